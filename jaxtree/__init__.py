@@ -1,0 +1,1 @@
+"""jaxtree: compact regression formulas found by a jitted greedy tree search."""

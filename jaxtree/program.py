@@ -1,0 +1,298 @@
+"""The tree as a fixed-capacity flat program.
+
+A weighted labeled binary tree with ``k`` operations has ``2k+1`` nodes: ``k`` internal
+nodes labelled ``+`` or ``*`` and ``k+1`` leaves ``w * phi_i(x_j)``. A :class:`Program`
+stores it in ``S = 2*max_k + 1`` slots so that growing the tree changes array *values*,
+never shapes, and one compiled function serves every iteration of a search.
+
+Layout (shared with :mod:`jaxtree.reference`, which re-implements it in plain numpy):
+
+* ``op[s]``: ``EMPTY`` (0, unused slot), ``LEAF`` (1), ``ADD`` (2) or ``MUL`` (3).
+* ``left[s]``, ``right[s]``: child slots of an op node, ``-1`` otherwise.
+* ``feature[s]``, ``basis[s]``: covariate ``j`` and basis function ``i`` of a leaf, ``-1``
+  otherwise. ``weight[s]``: the leaf weight ``w`` (``0`` for other slots).
+* ``intercept``: the free intercept ``w0``; ``n_slots``: number of slots in use.
+
+The root is slot 0. Inserting ``V op w' phi_i(x_j)`` at leaf slot ``d`` when ``m`` slots
+are used writes the old leaf to slot ``m``, the new leaf to ``m+1`` and turns slot ``d``
+into the op node with children ``(m, m+1)``. Design decision: this is not a postfix
+layout but its mirror image: a child always has a *higher* slot than its parent, so
+evaluating slots from last to first is a valid bottom-up order and an insertion is
+three writes, with no shifting of the program. Leaves are enumerated in ascending slot
+order (their *rank*), which fixes the deterministic tie-break of the search.
+
+Because every leaf occurs once, the tree ``T`` is affine in each leaf value
+``c_d = w_d phi_d(x)``: ``T = b_d + k_d c_d``. :func:`leaf_multipliers` computes all
+``k_d`` in one top-down pass (the product of the sibling subtrees' values at the ``*``
+nodes on the path to the root, the paper's Algorithm 2 for all leaves at once); it
+equals the reverse-mode derivative ``dT/dc_d``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+EMPTY, LEAF, ADD, MUL = 0, 1, 2, 3
+OP_SYMBOLS = {ADD: "+", MUL: "*"}
+
+
+class Program(NamedTuple):
+    """A weighted labeled binary tree in ``S = 2*max_k + 1`` padded slots (a pytree).
+
+    Attributes:
+      op: int32 ``(S,)`` node kind: ``EMPTY``, ``LEAF``, ``ADD`` or ``MUL``.
+      left: int32 ``(S,)`` left child slot of op nodes, ``-1`` elsewhere.
+      right: int32 ``(S,)`` right child slot of op nodes, ``-1`` elsewhere.
+      feature: int32 ``(S,)`` covariate index of leaves, ``-1`` elsewhere.
+      basis: int32 ``(S,)`` basis-function index of leaves, ``-1`` elsewhere.
+      weight: float ``(S,)`` leaf weights, ``|w| <= 1``; ``0`` elsewhere.
+      intercept: float ``()`` the free intercept ``w0``.
+      n_slots: int32 ``()`` number of slots in use (``0`` for the empty tree).
+    """
+
+    op: jax.Array
+    left: jax.Array
+    right: jax.Array
+    feature: jax.Array
+    basis: jax.Array
+    weight: jax.Array
+    intercept: jax.Array
+    n_slots: jax.Array
+
+    @property
+    def capacity(self) -> int:
+        """Number of slots ``S`` (static)."""
+        return self.op.shape[-1]
+
+    @property
+    def max_k(self) -> int:
+        """Largest number of operations the program can hold (static)."""
+        return (self.op.shape[-1] - 1) // 2
+
+
+def empty_program(max_k: int, dtype=jnp.float32) -> Program:
+    """Returns the empty tree with room for ``max_k`` operations.
+
+    Args:
+      max_k: capacity in operations; the program has ``2*max_k + 1`` slots.
+      dtype: float dtype of the weights and intercept.
+
+    Returns:
+      A :class:`Program` whose every slot is ``EMPTY``; it predicts its intercept, 0.
+    """
+    if max_k < 0:
+        raise ValueError(f"max_k must be >= 0; got {max_k}.")
+    s = 2 * max_k + 1
+    minus = jnp.full((s,), -1, jnp.int32)
+    return Program(
+        op=jnp.zeros((s,), jnp.int32),
+        left=minus,
+        right=minus,
+        feature=minus,
+        basis=minus,
+        weight=jnp.zeros((s,), dtype),
+        intercept=jnp.zeros((), dtype),
+        n_slots=jnp.zeros((), jnp.int32),
+    )
+
+
+def n_leaves(program: Program) -> jax.Array:
+    """Number of leaves in the tree (int32 scalar)."""
+    return jnp.sum(program.op == LEAF).astype(jnp.int32)
+
+
+def leaf_slots(program: Program, size: int) -> jax.Array:
+    """Slots of the leaves in ascending order, padded with ``-1`` to ``size`` entries."""
+    (slots,) = jnp.nonzero(program.op == LEAF, size=size, fill_value=-1)
+    return slots.astype(jnp.int32)
+
+
+def leaf_values(program: Program, x: jax.Array, basis) -> jax.Array:
+    """Values ``c_s = w_s * phi_{basis_s}(x_{feature_s})`` of every slot.
+
+    Args:
+      program: the tree.
+      x: float ``(m, p)`` covariates scaled to ``[0, 1]``.
+      basis: a :class:`jaxtree.basis.Basis`.
+
+    Returns:
+      float ``(S, m)``; zero for slots that are not leaves.
+    """
+    is_leaf = program.op == LEAF
+    feat = jnp.where(is_leaf, program.feature, 0)
+    idx = jnp.where(is_leaf, program.basis, 0)
+    xs = jnp.take(x, feat, axis=1).T  # (S, m)
+    phi = basis.evaluate_at(xs, idx[:, None])
+    return jnp.where(is_leaf[:, None], program.weight[:, None] * phi, 0.0).astype(x.dtype)
+
+
+def node_values(program: Program, c: jax.Array) -> jax.Array:
+    """Values of every node given the leaf values, bottom-up (last slot first).
+
+    Args:
+      program: the tree.
+      c: float ``(S, m)`` leaf values from :func:`leaf_values`.
+
+    Returns:
+      float ``(S, m)``: the value of the subtree rooted at each slot (0 for empty slots).
+    """
+    s = program.capacity
+
+    def body(t, v):
+        slot = s - 1 - t
+        op = program.op[slot]
+        lv = v[jnp.maximum(program.left[slot], 0)]
+        rv = v[jnp.maximum(program.right[slot], 0)]
+        val = jnp.where(op == ADD, lv + rv, jnp.where(op == MUL, lv * rv, c[slot]))
+        return v.at[slot].set(val)
+
+    return jax.lax.fori_loop(0, s, body, jnp.zeros_like(c))
+
+
+def tree_value(program: Program, v: jax.Array) -> jax.Array:
+    """``T(x)`` without intercept from node values ``v`` (0 for the empty tree)."""
+    return jnp.where(program.n_slots > 0, v[0], jnp.zeros_like(v[0]))
+
+
+def leaf_multipliers(program: Program, v: jax.Array) -> jax.Array:
+    """``k_s = dT/dc_s`` for every slot, top-down (first slot first).
+
+    At a ``+`` node both children inherit the parent's multiplier; at a ``*`` node each
+    child's multiplier is the parent's times its sibling's value.
+
+    Args:
+      program: the tree.
+      v: float ``(S, m)`` node values from :func:`node_values`.
+
+    Returns:
+      float ``(S, m)``; ``T = b_s + k_s * c_s`` for every leaf ``s``.
+    """
+    s = program.capacity
+
+    def body(slot, kk):
+        op = program.op[slot]
+        is_op = (op == ADD) | (op == MUL)
+        l = jnp.maximum(program.left[slot], 0)
+        r = jnp.maximum(program.right[slot], 0)
+        mul = op == MUL
+        kl = jnp.where(mul, kk[slot] * v[r], kk[slot])
+        kr = jnp.where(mul, kk[slot] * v[l], kk[slot])
+        kk = kk.at[l].set(jnp.where(is_op, kl, kk[l]))
+        return kk.at[r].set(jnp.where(is_op, kr, kk[r]))
+
+    k0 = jnp.zeros_like(v).at[0].set(1.0)
+    return jax.lax.fori_loop(0, s, body, k0)
+
+
+def evaluate(program: Program, x: jax.Array, basis) -> jax.Array:
+    """Predictions ``w0 + T(x)`` in the scaled space.
+
+    Args:
+      program: the tree.
+      x: float ``(m, p)`` covariates scaled to ``[0, 1]``.
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+
+    Returns:
+      float ``(m,)``.
+    """
+    v = node_values(program, leaf_values(program, x, basis))
+    return program.intercept + tree_value(program, v)
+
+
+def insert(program: Program, slot, op, feature, basis_index, weight) -> Program:
+    """Replaces leaf ``slot`` by ``leaf op weight*phi_basis_index(x_feature)``.
+
+    Traceable: all arguments may be traced scalars. When the program is empty the new
+    leaf becomes the root (``slot`` and ``op`` are ignored). The caller guarantees room:
+    ``n_slots + 2 <= capacity``.
+
+    Returns:
+      The new :class:`Program`; the intercept is unchanged.
+    """
+    p = program
+    m = p.n_slots
+    empty = m == 0
+    wdt = p.weight.dtype
+
+    def put(arr, idx, val):
+        return arr.at[idx].set(jnp.asarray(val, arr.dtype))
+
+    # Non-empty: old leaf -> m, new leaf -> m+1, slot -> op(m, m+1).
+    opa = put(put(put(p.op, m, LEAF), m + 1, LEAF), slot, op)
+    left = put(put(put(p.left, m, -1), m + 1, -1), slot, m)
+    right = put(put(put(p.right, m, -1), m + 1, -1), slot, m + 1)
+    feat = put(put(put(p.feature, m, p.feature[slot]), m + 1, feature), slot, -1)
+    bas = put(put(put(p.basis, m, p.basis[slot]), m + 1, basis_index), slot, -1)
+    w = put(put(put(p.weight, m, p.weight[slot]), m + 1, weight), slot, 0.0)
+    grown = Program(opa, left, right, feat, bas, w, p.intercept, m + 2)
+    # Empty: the new leaf becomes the root.
+    root = Program(
+        put(p.op, 0, LEAF), p.left, p.right, put(p.feature, 0, feature),
+        put(p.basis, 0, basis_index), put(p.weight, 0, jnp.asarray(weight, wdt)),
+        p.intercept, jnp.ones((), jnp.int32),
+    )
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(empty, a, b), root, grown)
+
+
+# ----------------------------------------------------------------------------- host side
+
+
+def to_numpy(program: Program) -> dict:
+    """The program's arrays as numpy (one host transfer)."""
+    return {k: np.asarray(v) for k, v in program._asdict().items()}
+
+
+def from_arrays(op, left, right, feature, basis, weight, intercept, n_slots, dtype=None) -> Program:
+    """Builds a :class:`Program` from array-likes (e.g. a reference tree or a JSON file)."""
+    w = jnp.asarray(weight, dtype) if dtype is not None else jnp.asarray(weight)
+    return Program(
+        op=jnp.asarray(op, jnp.int32), left=jnp.asarray(left, jnp.int32),
+        right=jnp.asarray(right, jnp.int32), feature=jnp.asarray(feature, jnp.int32),
+        basis=jnp.asarray(basis, jnp.int32), weight=w,
+        intercept=jnp.asarray(intercept, w.dtype), n_slots=jnp.asarray(n_slots, jnp.int32),
+    )
+
+
+def _fmt(w: float, digits: int) -> str:
+    return f"{w:.{digits}g}"
+
+
+def render(program: Program, basis, feature_names=None, digits: int = 3) -> str:
+    """A readable formula for the tree, e.g. ``0.3·sin(3πx1)·cos(2πx2) + 0.4·x3²``.
+
+    Args:
+      program: the tree (host or device arrays).
+      basis: the :class:`jaxtree.basis.Basis` it indexes.
+      feature_names: names of the covariates; default ``x1, x2, ...`` (1-based as in
+        the paper).
+      digits: significant digits of the weights.
+
+    Returns:
+      The formula of ``w0 + T(x)``, with ``x`` the covariates scaled to ``[0, 1]``.
+    """
+    a = to_numpy(program)
+    def name(j):
+        if feature_names is not None:
+            return str(feature_names[j])
+        return f"x{j + 1}"
+
+    def rec(slot, parent_op):
+        op = int(a["op"][slot])
+        if op == LEAF:
+            term = basis.render(int(a["basis"][slot]), name(int(a["feature"][slot])))
+            return f"{_fmt(float(a['weight'][slot]), digits)}·{term}"
+        lhs = rec(int(a["left"][slot]), op)
+        rhs = rec(int(a["right"][slot]), op)
+        if op == MUL:
+            return f"{lhs}·{rhs}"
+        text = f"{lhs} + {rhs}"
+        return f"({text})" if parent_op == MUL else text
+
+    w0 = _fmt(float(a["intercept"]), digits)
+    if int(a["n_slots"]) == 0:
+        return w0
+    return f"{w0} + {rec(0, None)}".replace("+ -", "- ")

@@ -1,0 +1,167 @@
+"""The JAX search against the numpy reference, float32 against float64, compilations."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxtree import basis as B
+from jaxtree import program as prog
+from jaxtree import reference as R
+from jaxtree import scoring, search
+
+SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
+
+
+def _problem(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 301))
+    p = int(rng.integers(1, 7))
+    x = rng.uniform(size=(n, p))
+    # a random sum/product of a few basis terms plus noise, in [-1, 1]-ish
+    phi = np.asarray(SMALL.evaluate(jnp.asarray(x)))
+    y = np.zeros(n)
+    for _ in range(3):
+        j, i = rng.integers(p), rng.integers(SMALL.q)
+        y = y + rng.uniform(-0.5, 0.5) * phi[:, j, i] * (1 + rng.uniform(-1, 1) * phi[:, rng.integers(p), rng.integers(SMALL.q)])
+    y = y + 0.05 * rng.standard_normal(n)
+    sw = rng.uniform(0.5, 2.0, size=n) if seed % 3 == 0 else None
+    k = int(rng.integers(1, 6))
+    return x, y, sw, k, phi
+
+
+def _jax_fit(x, y, sw, k, refine, chunk_size=64, max_k=None):
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), None if sw is None else jnp.asarray(sw),
+                         chunk_size=chunk_size)
+    cfg = search.Config(max_k=max_k or k, refine=refine, sweeps=3)
+    return search.fit(data, SMALL, k, cfg)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_matches_reference_iteration_by_iteration(seed):
+    x, y, sw, k, phi = _problem(seed)
+    refine = "coordinate" if seed % 4 else None
+    ref = R.fit(phi, y, k, sample_weight=sw, refine=refine, sweeps=3)
+    res = _jax_fit(x, y, sw, k, refine)
+    np.testing.assert_allclose(res.history, ref.history, rtol=1e-8, atol=1e-14)
+    ref_pred = R.evaluate(ref.tree, phi)
+    jax_pred = np.asarray(prog.evaluate(res.program, jnp.asarray(x), SMALL))
+    np.testing.assert_allclose(jax_pred, ref_pred, rtol=1e-7, atol=1e-9)
+
+
+def _random_program(rng, p, q, k):
+    tree = R.single_leaf(k, int(rng.integers(p)), int(rng.integers(q)), rng.uniform(-1, 1), rng.normal())
+    for _ in range(k):
+        slot = int(rng.choice(R.leaves(tree)))
+        tree = R.insert(tree, slot, int(rng.choice([R.ADD, R.MUL])), int(rng.integers(p)),
+                        int(rng.integers(q)), rng.uniform(-1, 1))
+    return tree
+
+
+def _as_program(tree):
+    return prog.from_arrays(tree.op, tree.left, tree.right, tree.feature, tree.basis,
+                            tree.weight, tree.intercept, tree.n_slots, dtype=jnp.float64)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scorer_equals_per_candidate_least_squares(seed):
+    rng = np.random.default_rng(100 + seed)
+    n, p, k = 150, 3, int(rng.integers(0, 4))
+    x = rng.uniform(size=(n, p))
+    y = rng.normal(size=n)
+    sw = rng.uniform(0, 2, size=n)
+    phi = np.asarray(SMALL.evaluate(jnp.asarray(x)))
+    tree = _random_program(rng, p, SMALL.q, k)
+    sse_ref, w_ref, a_ref = R.score_candidates(tree, phi, y, sw)
+    d = len(R.leaves(tree))
+    program = _as_program(tree)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(sw), chunk_size=32)
+    sc = scoring.score(program, data, SMALL, max_leaves=k + 1)
+    sse = np.asarray(sc.sse)[: 2 * d].reshape(d, 2, p, SMALL.q)
+    w = np.asarray(sc.weight)[: 2 * d].reshape(d, 2, p, SMALL.q)
+    a = np.asarray(sc.intercept)[: 2 * d].reshape(d, 2, p, SMALL.q)
+    scale = np.sum(sw * (y - np.average(y, weights=sw)) ** 2)
+    np.testing.assert_allclose(sse, sse_ref, rtol=1e-9, atol=1e-10 * scale)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(a, a_ref, rtol=1e-7, atol=1e-9)
+    assert np.all(np.isinf(np.asarray(sc.sse)[2 * d:]))
+
+
+def test_empty_program_scores_first_leaf(rng):
+    x = rng.uniform(size=(90, 2))
+    y = rng.normal(size=90)
+    phi = np.asarray(SMALL.evaluate(jnp.asarray(x)))
+    sse_ref, w_ref, _ = R.score_candidates(None, phi, y)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=40)
+    sc = scoring.score(prog.empty_program(2, jnp.float64), data, SMALL, max_leaves=3)
+    np.testing.assert_allclose(np.asarray(sc.sse)[0].reshape(2, SMALL.q), sse_ref, rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(sc.weight)[0].reshape(2, SMALL.q), w_ref, rtol=1e-7, atol=1e-12)
+    assert np.all(np.isinf(np.asarray(sc.sse)[1:]))
+
+
+def test_float32_picks_float64_candidates_at_n_100k():
+    rng = np.random.default_rng(7)
+    n, p = 100_000, 5
+    x = rng.uniform(size=(n, p))
+    g = 0.3 * np.sin(3 * np.pi * x[:, 0]) * np.cos(2 * np.pi * x[:, 1]) + 0.4 * x[:, 2] ** 2 - 0.3 * x[:, 3]
+    y = g + 0.05 * rng.standard_normal(n) + 3.0  # an offset makes raw moments cancel
+    bs = B.default_basis()
+    cfg = search.Config(max_k=4, refine="coordinate", sweeps=2)
+    choices = {}
+    for dt in (jnp.float64, jnp.float32):
+        data = scoring.chunk(jnp.asarray(x, dt), jnp.asarray(y, dt), chunk_size=4096)
+        res = search.fit(data, bs, 4, cfg)
+        choices[dt] = [c["flat_index"] for c in res.choices]
+        if dt == jnp.float64:
+            h64 = res.history
+        else:
+            np.testing.assert_allclose(res.history, h64, rtol=2e-4)
+    assert choices[jnp.float32] == choices[jnp.float64]
+
+
+def test_worst_candidate_error_float32(rng):
+    """Every candidate's float32 SSE is close to float64 (relative to the residual SS)."""
+    n, p = 50_000, 4
+    x = rng.uniform(size=(n, p))
+    y = np.sin(3 * x[:, 0]) * x[:, 1] + 5.0 + 0.05 * rng.standard_normal(n)
+    tree = R.single_leaf(3, 0, 5, 0.7, 5.0)
+    tree = R.insert(tree, 0, R.MUL, 1, 7, 0.9)
+    bs = SMALL
+    out = {}
+    for dt in (jnp.float64, jnp.float32):
+        program = prog.from_arrays(tree.op, tree.left, tree.right, tree.feature, tree.basis,
+                                   tree.weight, tree.intercept, tree.n_slots, dtype=dt)
+        data = scoring.chunk(jnp.asarray(x, dt), jnp.asarray(y, dt), chunk_size=2048)
+        sc = scoring.score(program, data, bs, max_leaves=4)
+        out[dt] = (np.asarray(sc.sse, np.float64)[:4], float(sc.rss))
+    err = np.max(np.abs(out[jnp.float32][0] - out[jnp.float64][0])) / out[jnp.float64][1]
+    assert err < 1e-5, err
+
+
+def test_whole_fit_compiles_step_once(rng):
+    x = rng.uniform(size=(200, 3)).astype(np.float32)
+    y = (x[:, 0] * x[:, 1]).astype(np.float32)
+    data = scoring.chunk(x, y, chunk_size=64)
+    cfg = search.Config(max_k=10, refine="coordinate", sweeps=1)
+    search.step_jit.clear_cache()
+    counts = []
+    orig = search.step
+
+    with jax.log_compiles():
+        pass
+    before = search.step_jit._cache_size()
+    search.fit(data, SMALL, 10, cfg)
+    after = search.step_jit._cache_size()
+    assert after - before == 1
+
+
+def test_loss_never_increases_and_status_ok(rng):
+    x = rng.uniform(size=(300, 4))
+    y = np.cos(2 * np.pi * x[:, 1]) * x[:, 0] + 0.1 * rng.standard_normal(300)
+    for refine in ("optax", "coordinate", None):
+        data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=128)
+        res = search.fit(data, SMALL, 6, search.Config(max_k=6, refine=refine))
+        assert np.all(np.diff(res.history) <= 1e-12), (refine, res.history)
+        assert res.status == search.STATUS_OK
+        w = np.asarray(res.program.weight)
+        assert np.all(np.isfinite(w)) and np.all(np.abs(w) <= 1 + 1e-12)
