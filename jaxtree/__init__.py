@@ -1,1 +1,36 @@
-"""jaxtree: compact regression formulas found by a jitted greedy tree search."""
+"""jaxtree: compact, human-readable regression formulas found by a jitted greedy search.
+
+A model is a weighted labeled binary tree (Xu, Honorio and Wang): internal nodes ``+``
+or ``*``, leaves ``w * phi_i(x_j)``. See :class:`TreeRegressor` for the estimator and
+:func:`predict` for the pure functional prediction.
+"""
+
+from jaxtree import basis, datasets, program, reference, refine, scoring, search, theory
+from jaxtree._validation import NotFittedError
+from jaxtree.basis import Basis, default_basis, get_basis, make_basis
+from jaxtree.estimator import TreeRegressor, load
+from jaxtree.model import TreeModel, predict
+from jaxtree.program import Program
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Basis",
+    "NotFittedError",
+    "Program",
+    "TreeModel",
+    "TreeRegressor",
+    "basis",
+    "datasets",
+    "default_basis",
+    "get_basis",
+    "load",
+    "make_basis",
+    "predict",
+    "program",
+    "reference",
+    "refine",
+    "scoring",
+    "search",
+    "theory",
+]

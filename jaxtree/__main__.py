@@ -1,0 +1,5 @@
+import sys
+
+from jaxtree.cli import main
+
+sys.exit(main())

@@ -1,0 +1,295 @@
+"""``TreeRegressor``: a scikit-learn style estimator over the functional core.
+
+It validates and scales the data, runs one of two engines that produce the same
+:class:`jaxtree.program.Program` (``"jax"``: the jitted batched search; ``"reference"``:
+the paper's algorithm in plain numpy), and wraps the result in a
+:class:`jaxtree.model.TreeModel`. Prediction, formulas and files are written once and
+serve both engines.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import warnings
+from typing import Any, Callable, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtree import _validation as V
+from jaxtree import basis as basis_
+from jaxtree import model as model_
+from jaxtree import program as prog
+from jaxtree import reference as reference_
+from jaxtree import scoring, search
+
+ENGINES = ("jax", "reference")
+PRECISIONS = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
+              "default": jax.lax.Precision.DEFAULT}
+
+
+class TreeRegressor:
+    """Compositional nonparametric regression tree (Xu, Honorio and Wang).
+
+    The model is ``y = w0 + T(x)``, where ``T`` is a binary tree of ``k`` operations
+    (``+`` or ``*``) over ``k+1`` leaves ``w * phi_i(x_j)``, ``|w| <= 1``, found by greedy
+    structure search. Covariates are min-max scaled to ``[0, 1]`` and ``y`` to
+    ``[-1, 1]`` with the training data; predictions are returned in ``y``'s units.
+
+    Args:
+      k: number of operations (the paper's ``k``: ``k=10`` gives 21 nodes, 11 leaves).
+      basis: a :class:`jaxtree.basis.Basis`, a preset name (``"default"``, ``"fourier"``,
+        ``"splines"``, ``"polynomial"``), a dict of family sizes for
+        :func:`jaxtree.basis.make_basis`, or None for the default ``q = 40`` set.
+      refine: weight adjustment after each insertion: ``"optax"`` (joint projected
+        L-BFGS, default), ``"coordinate"`` (the paper's coordinate descent) or None.
+      engine: ``"jax"`` (compiled, batched) or ``"reference"`` (plain numpy, the
+        paper's algorithm; supports ``refine`` ``"coordinate"`` or None).
+      chunk_size: rows per chunk of the streamed statistics (memory ``O(chunk*p*q)``).
+      coordinate_sweeps: passes over the leaves for ``refine="coordinate"``.
+      refine_steps: L-BFGS iterations for ``refine="optax"``.
+      precision: matmul precision of the scorer: ``"highest"`` (default; keeps float32
+        out of TF32 on GPUs), ``"high"`` or ``"default"``.
+      clip: clip covariates to the training range at predict time.
+      verbose: print each iteration's loss and insertion to stderr when > 0.
+      callback: ``callback(iteration, loss, info) -> bool`` after each iteration;
+        returning True stops the search early.
+      random_state: accepted for scikit-learn compatibility; the search is
+        deterministic and uses no randomness.
+
+    Attributes (after ``fit``):
+      model_: the fitted :class:`jaxtree.model.TreeModel` pytree.
+      history_: training MSE (in ``y``'s units) after the first leaf and each insertion.
+      choices_: the insertion chosen at each iteration.
+      n_features_in_: number of covariates; feature_names_in_: their names when X had
+        string column names.
+
+    Examples:
+      >>> import jaxtree
+      >>> X, y = jaxtree.datasets.paper_synthetic(n=300, p=4, seed=0)
+      >>> est = jaxtree.TreeRegressor(k=3).fit(X, y)
+      >>> est.predict(X[:2]).shape
+      (2,)
+    """
+
+    def __init__(self, k: int = 10, *, basis=None, refine: Optional[str] = "optax",
+                 engine: str = "jax", chunk_size: int = 2048, coordinate_sweeps: int = 3,
+                 refine_steps: int = 20, precision: str = "highest", clip: bool = True,
+                 verbose: int = 0, callback: Optional[Callable] = None, random_state=None):
+        self.k = k
+        self.basis = basis
+        self.refine = refine
+        self.engine = engine
+        self.chunk_size = chunk_size
+        self.coordinate_sweeps = coordinate_sweeps
+        self.refine_steps = refine_steps
+        self.precision = precision
+        self.clip = clip
+        self.verbose = verbose
+        self.callback = callback
+        self.random_state = random_state
+
+    # -------------------------------------------------------------- scikit-learn protocol
+
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(n for n in sig.parameters if n != "self")
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Hyperparameters as a dict (scikit-learn protocol)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Sets hyperparameters (scikit-learn protocol); returns self."""
+        valid = set(self._get_param_names())
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"Invalid parameter {name!r} for TreeRegressor; valid: {sorted(valid)}.")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {n: p.default for n, p in inspect.signature(type(self).__init__).parameters.items()}
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._get_param_names()
+                         if getattr(self, n) is not defaults.get(n) and getattr(self, n) != defaults.get(n))
+        return f"TreeRegressor({args})"
+
+    # ---------------------------------------------------------------------------- fit
+
+    def _check_params(self):
+        k = V.check_int(self.k, "k", 0)
+        V.check_choice(self.refine, "refine", search.REFINE_MODES)
+        V.check_choice(self.engine, "engine", ENGINES)
+        V.check_choice(self.precision, "precision", tuple(PRECISIONS))
+        chunk = V.check_int(self.chunk_size, "chunk_size", 1)
+        sweeps = V.check_int(self.coordinate_sweeps, "coordinate_sweeps", 0)
+        steps = V.check_int(self.refine_steps, "refine_steps", 0)
+        if self.engine == "reference" and self.refine == "optax":
+            raise ValueError(
+                "engine='reference' implements the paper's algorithm: use refine='coordinate' "
+                "or refine=None (refine='optax' needs engine='jax')."
+            )
+        if self.callback is not None and not callable(self.callback):
+            raise TypeError(f"callback must be callable; got {type(self.callback).__name__}.")
+        return k, chunk, sweeps, steps, basis_.get_basis(self.basis)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fits the tree.
+
+        Args:
+          X: ``(n_samples, n_features)`` numbers (numpy, pandas, ...); n >= 2.
+          y: ``(n_samples,)`` targets.
+          sample_weight: optional ``(n_samples,)`` non-negative weights.
+
+        Returns:
+          self. If interrupted (KeyboardInterrupt) the estimator is left as it was.
+
+        Raises:
+          ValueError / TypeError: for invalid data or hyperparameters, with the fix.
+        """
+        k, chunk, sweeps, steps, basis = self._check_params()
+        names = None
+        if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
+            names = tuple(X.columns)
+        xa = V.check_X(X)
+        n, p = xa.shape
+        if n < 2:
+            raise ValueError(f"fit needs at least 2 samples; got {n}.")
+        ya = V.check_y(y, n)
+        sw = V.check_sample_weight(sample_weight, n)
+        x64 = bool(jax.config.jax_enable_x64)
+        dtype = V.float_dtype_for(np.asarray(xa), x64)
+
+        xf = np.asarray(xa, np.float64)
+        x_min = xf.min(0)
+        rng_ = xf.max(0) - x_min
+        x_scale = np.where(rng_ > 0, 1.0 / np.where(rng_ > 0, rng_, 1.0), 1.0)
+        yf = np.asarray(ya, np.float64)
+        y_center = 0.5 * (yf.max() + yf.min())
+        half = 0.5 * (yf.max() - yf.min())
+        y_scale = half if half > 0 else 1.0
+        xs = (xf - x_min) * x_scale
+        ys = (yf - y_center) / y_scale
+
+        if self.engine == "jax":
+            program, history, choices, status = self._fit_jax(xs, ys, sw, k, chunk, sweeps, steps, basis, dtype)
+        else:
+            program, history, choices, status = self._fit_reference(xs, ys, sw, k, sweeps, basis, dtype)
+
+        if status != search.STATUS_OK:
+            warnings.warn("The search found no finite candidate at some iteration and kept the "
+                          "tree it had; the data may be degenerate.", RuntimeWarning, stacklevel=2)
+        feature_names = names or tuple(f"x{j + 1}" for j in range(p))
+        model = model_.TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
+                                 jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype),
+                                 basis, feature_names)
+        # Assign learned attributes only now: an interrupted fit leaves self untouched.
+        self.model_ = model
+        self.history_ = np.asarray(history) * y_scale ** 2
+        self.choices_ = choices
+        self.status_ = status
+        self.n_features_in_ = p
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self
+
+    def _progress(self, it, loss, info):
+        if self.verbose:
+            print(f"[jaxtree] iteration {it:3d}  loss {loss:.6g}  {info}", file=sys.stderr)
+        if self.callback is not None:
+            return bool(self.callback(it, loss, info))
+        return False
+
+    def _fit_jax(self, xs, ys, sw, k, chunk, sweeps, steps, basis, dtype):
+        data = scoring.chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype),
+                             None if sw is None else jnp.asarray(sw, dtype), chunk_size=chunk)
+        cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
+                            precision=PRECISIONS[self.precision])
+        res = search.fit(data, basis, k, cfg, callback=self._progress)
+        return res.program, res.history, res.choices, res.status
+
+    def _fit_reference(self, xs, ys, sw, k, sweeps, basis, dtype):
+        phi = np.asarray(basis.evaluate(jnp.asarray(xs, jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)), np.float64)
+
+        def cb(step, tree, loss):
+            return self._progress(step, loss, {})
+
+        res = reference_.fit(phi, ys, k, sample_weight=sw, refine=self.refine, sweeps=sweeps, callback=cb)
+        t = res.tree
+        program = prog.from_arrays(t.op, t.left, t.right, t.feature, t.basis, t.weight,
+                                   t.intercept, t.n_slots, dtype=dtype)
+        choices = [dict(zip(("flat_index", "op", "slot", "feature", "basis"), c)) for c in res.choices]
+        return program, res.history, choices, search.STATUS_OK
+
+    # ------------------------------------------------------------------------ predict
+
+    def _check_fitted(self):
+        if not hasattr(self, "model_"):
+            raise V.NotFittedError(
+                "This TreeRegressor is not fitted yet. Call fit(X, y) before predict, score, "
+                "formula or save."
+            )
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions in ``y``'s units, float64 numpy ``(n_samples,)``."""
+        self._check_fitted()
+        xa = V.check_X(X, n_features=self.n_features_in_)
+        out = model_.predict(self.model_, jnp.asarray(xa, self.model_.x_min.dtype), clip=self.clip)
+        return np.asarray(out, np.float64)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Coefficient of determination R² of the predictions."""
+        pred = self.predict(X)
+        ya = V.check_y(y, pred.shape[0]).astype(np.float64)
+        sw = V.check_sample_weight(sample_weight, pred.shape[0])
+        w = np.ones_like(ya) if sw is None else sw
+        ss_res = np.sum(w * (ya - pred) ** 2)
+        ss_tot = np.sum(w * (ya - np.average(ya, weights=w)) ** 2)
+        if ss_tot == 0:
+            return 1.0 if ss_res == 0 else 0.0
+        return float(1 - ss_res / ss_tot)
+
+    def formula(self, digits: int = 3) -> str:
+        """The fitted formula as text (covariates min-max scaled to [0, 1])."""
+        self._check_fitted()
+        return self.model_.formula(digits)
+
+    def save(self, path) -> None:
+        """Writes the fitted model to ``path`` as versioned JSON (see :func:`jaxtree.load`)."""
+        self._check_fitted()
+        extra = {"params": {k: v for k, v in self.get_params().items()
+                            if isinstance(v, (int, float, str, bool, type(None)))},
+                 "history": [float(h) for h in self.history_]}
+        model_.save(self.model_, path, extra)
+
+
+def load(path, custom_functions=None) -> TreeRegressor:
+    """Loads a model file written by :meth:`TreeRegressor.save` into a fitted estimator.
+
+    Args:
+      path: the JSON file.
+      custom_functions: ``{name: fn}`` for custom basis functions (they are saved by name).
+
+    Raises:
+      ValueError: for a file of another version, a corrupted or foreign file.
+    """
+    d = model_.load_dict(path)
+    m = model_.from_dict(d, custom_functions, path)
+    params = dict(d.get("extra", {}).get("params", {})) if isinstance(d.get("extra"), dict) else {}
+    valid = set(TreeRegressor._get_param_names())
+    est = TreeRegressor(**{k: v for k, v in params.items() if k in valid and k != "basis"})
+    est.basis = m.basis
+    est.model_ = m
+    hist = d.get("extra", {}).get("history", []) if isinstance(d.get("extra"), dict) else []
+    est.history_ = np.asarray(hist, np.float64)
+    est.choices_ = []
+    est.status_ = search.STATUS_OK
+    est.n_features_in_ = m.n_features
+    if not all(n == f"x{j + 1}" for j, n in enumerate(m.feature_names)):
+        est.feature_names_in_ = np.asarray(m.feature_names, dtype=object)
+    return est
