@@ -39,6 +39,26 @@ def mse(program: prog.Program, data: scoring.Data, basis) -> jax.Array:
     return sse / n
 
 
+def coordinate_moments(p: prog.Program, d, xb, yb, wb, basis) -> scoring.Moments:
+    """Moments of ``r = y - b_d`` and ``s = k_d phi_d(x)`` for leaf slot ``d`` on a chunk."""
+    c = prog.leaf_values(p, xb, basis)
+    v = prog.node_values(p, c)
+    t = prog.tree_value(p, v)
+    kd = prog.leaf_multipliers(p, v)[d]
+    s = kd * basis.evaluate_at(xb[:, jnp.maximum(p.feature[d], 0)], p.basis[d])
+    r = yb - (t - kd * c[d])
+    return scoring.pair_moments(wb, r, s)
+
+
+def coordinate_update(p: prog.Program, d, mo: scoring.Moments) -> prog.Program:
+    """Applies the clipped 1-D optimum for leaf ``d`` given its merged moments."""
+    fit = scoring.closed_form(mo)
+    w_old = p.weight[d]
+    w = jnp.where(fit.degenerate, w_old, fit.weight)
+    a = jnp.where(fit.degenerate, mo.rbar - w_old * mo.sbar, fit.intercept)
+    return p._replace(weight=p.weight.at[d].set(w), intercept=a.astype(p.intercept.dtype))
+
+
 def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
                max_leaves: int) -> prog.Program:
     """The paper's coordinate descent over leaf weights (see module docstring).
@@ -54,26 +74,13 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
     slots = prog.leaf_slots(program, max_leaves)
 
     def update(p, d):
-        feat = jnp.maximum(p.feature[d], 0)
-
         def body(acc, ch):
-            xb, yb, wb = ch
-            c = prog.leaf_values(p, xb, basis)
-            v = prog.node_values(p, c)
-            t = prog.tree_value(p, v)
-            kd = prog.leaf_multipliers(p, v)[d]
-            s = kd * basis.evaluate_at(xb[:, feat], p.basis[d])
-            r = yb - (t - kd * c[d])
-            return scoring.merge(acc, scoring.pair_moments(wb, r, s)), None
+            return scoring.merge(acc, coordinate_moments(p, d, ch[0], ch[1], ch[2], basis)), None
 
         z = jnp.zeros((), data.x.dtype)
         mo, _ = jax.lax.scan(body, scoring.Moments(z, z, z, z, z, z),
                              (data.x, data.y, data.w))
-        fit = scoring.closed_form(mo)
-        w_old = p.weight[d]
-        w = jnp.where(fit.degenerate, w_old, fit.weight)
-        a = jnp.where(fit.degenerate, mo.rbar - w_old * mo.sbar, fit.intercept)
-        return p._replace(weight=p.weight.at[d].set(w), intercept=a.astype(p.intercept.dtype))
+        return coordinate_update(p, d, mo)
 
     def step(i, p):
         d = slots[i % max_leaves]
@@ -82,19 +89,23 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
     return jax.lax.fori_loop(0, sweeps * max_leaves, step, program)
 
 
+def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis):
+    """Weighted SSE of one chunk and its gradient w.r.t. ``params = (weight, intercept)``."""
+
+    def f(pr):
+        pg = program._replace(weight=pr[0], intercept=pr[1])
+        res = yb - prog.evaluate(pg, xb, basis)
+        return jnp.sum(wb * res * res)
+
+    return jax.value_and_grad(f)(params)
+
+
 def _chunked_loss(basis):
     """Weighted MSE of (weights, intercept) with a chunk-by-chunk custom VJP."""
 
     def value_and_grad(params, program, data):
         def body(acc, ch):
-            xb, yb, wb = ch
-
-            def f(pr):
-                pg = program._replace(weight=pr[0], intercept=pr[1])
-                res = yb - prog.evaluate(pg, xb, basis)
-                return jnp.sum(wb * res * res)
-
-            val, g = jax.value_and_grad(f)(params)
+            val, g = chunk_value_and_grad(params, program, ch[0], ch[1], ch[2], basis)
             return jax.tree_util.tree_map(jnp.add, acc, (val, g)), None
 
         z = jnp.zeros((), data.x.dtype)

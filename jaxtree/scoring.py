@@ -203,6 +203,55 @@ def design(xb, basis) -> jax.Array:
     return basis.evaluate(xb).reshape(m, p * basis.q)
 
 
+def zero_moments(rows: int, cols: int, dtype) -> Moments:
+    """Empty accumulators for ``rows`` candidate rows and ``cols = p*q`` columns."""
+    z = jnp.zeros((rows, cols), dtype)
+    z1 = jnp.zeros((rows, 1), dtype)
+    return Moments(jnp.zeros((), dtype), z1, z, z1, z, z)
+
+
+def chunk_moments(program: prog.Program, slots, xb, yb, wb, basis,
+                  precision=jax.lax.Precision.HIGHEST) -> Moments:
+    """Centred moments of every candidate on one chunk of rows.
+
+    Args:
+      program: the current tree; slots: int32 ``(L,)`` from
+        :func:`jaxtree.program.leaf_slots`.
+      xb: float ``(m, p)``; yb, wb: float ``(m,)`` targets and weights.
+      basis: the basis; precision: matmul precision.
+
+    Returns:
+      :class:`Moments` with ``rbar, mrr`` of shape ``(2L, 1)`` and the others
+      ``(2L, p*q)``; merge chunks with :func:`merge`.
+    """
+    u, r = _rows(program, slots, xb, yb, basis)
+    phi = design(xb, basis)
+    n = jnp.sum(wb)
+    rbar = _safe_div(r @ wb, n)
+    rc = r - rbar[:, None]  # centred on the chunk: the co-moment needs no subtraction
+    wu = u * wb[None, :]
+    s1 = jnp.matmul(wu, phi, precision=precision)
+    s2 = jnp.matmul(wu * u, phi * phi, precision=precision)
+    mrs = jnp.matmul(wu * rc, phi, precision=precision)
+    sbar = _safe_div(s1, n)
+    return Moments(n, rbar[:, None], sbar, jnp.sum(wb * rc * rc, -1)[:, None],
+                   jnp.maximum(s2 - s1 * sbar, 0), mrs)
+
+
+def finish(program: prog.Program, slots, mo: Moments) -> Scores:
+    """Closed-form scores from the merged moments of all chunks."""
+    rows = mo.sbar.shape[0]
+    fit = closed_form(mo)
+    empty = program.n_slots == 0
+    rank_ok = jnp.repeat(slots >= 0, 2)
+    row_ok = jnp.where(empty, jnp.arange(rows) == 0, rank_ok)
+    sse = jnp.where(row_ok[:, None] & jnp.isfinite(fit.sse), fit.sse, jnp.inf)
+    # Current RSS: row 0 is '+' at the first leaf, r = y - yhat (tss for the empty tree).
+    rss = jnp.where(empty, mo.mrr[0, 0], mo.mrr[0, 0] + mo.n * mo.rbar[0, 0] ** 2)
+    # Targets were taken relative to the current intercept: make the new one absolute.
+    return Scores(sse, fit.weight, fit.intercept + program.intercept, slots, rss)
+
+
 def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
           precision=jax.lax.Precision.HIGHEST) -> Scores:
     """Scores all ``2*D*p*q`` candidate insertions of ``program`` in one pass.
@@ -219,40 +268,13 @@ def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
       :class:`Scores`. Memory is ``O(m*p*q + L*p*q)``, independent of ``n``.
     """
     slots = prog.leaf_slots(program, max_leaves)
-    rows = 2 * max_leaves
-    pq = data.x.shape[-1] * basis.q
-    dt = data.x.dtype
 
-    def body(acc, chunk_):
-        xb, yb, wb = chunk_
-        u, r = _rows(program, slots, xb, yb, basis)
-        phi = design(xb, basis)
-        n = jnp.sum(wb)
-        rbar = _safe_div(r @ wb, n)
-        rc = r - rbar[:, None]
-        wu = u * wb[None, :]
-        mm = lambda a, b: jnp.matmul(a, b, precision=precision)
-        s1 = mm(wu, phi)
-        s2 = mm(wu * u, phi * phi)
-        mrs = mm(wu * rc, phi)
-        sbar = _safe_div(s1, n)
-        mo = Moments(n, rbar[:, None], sbar, jnp.sum(wb * rc * rc, -1)[:, None],
-                     jnp.maximum(s2 - s1 * sbar, 0), mrs)
-        return merge(acc, mo), None
+    def body(acc, ch):
+        return merge(acc, chunk_moments(program, slots, ch[0], ch[1], ch[2], basis, precision)), None
 
-    z = jnp.zeros((rows, pq), dt)
-    z1 = jnp.zeros((rows, 1), dt)
-    init = Moments(jnp.zeros((), dt), z1, z, z1, z, z)
+    init = zero_moments(2 * max_leaves, data.x.shape[-1] * basis.q, data.x.dtype)
     mo, _ = jax.lax.scan(body, init, (data.x, data.y, data.w))
-    fit = closed_form(mo)
-    empty = program.n_slots == 0
-    rank_ok = jnp.repeat(slots >= 0, 2)
-    row_ok = jnp.where(empty, jnp.arange(rows) == 0, rank_ok)
-    sse = jnp.where(row_ok[:, None] & jnp.isfinite(fit.sse), fit.sse, jnp.inf)
-    # Current RSS: row 0 is '+' at the first leaf, r = y - yhat (tss for the empty tree).
-    rss = jnp.where(empty, mo.mrr[0, 0], mo.mrr[0, 0] + mo.n * mo.rbar[0, 0] ** 2)
-    # Targets were taken relative to the current intercept: make the new one absolute.
-    return Scores(sse, fit.weight, fit.intercept + program.intercept, slots, rss)
+    return finish(program, slots, mo)
 
 
 class Choice(NamedTuple):
