@@ -23,7 +23,7 @@ other jobs: trust ratios and medians more than absolute times.
 
 Run (from the repository root)::
 
-    python benchmarks/bench_core.py            # full, ~15-20 min on 2 CPU cores
+    python benchmarks/bench_core.py            # full, ~10 min on 2 idle CPU cores
     python benchmarks/bench_core.py --quick    # small sizes, < 60 s
     python benchmarks/bench_core.py --out DIR  # write DIR/core.json, DIR/core.csv
 
@@ -251,7 +251,7 @@ def compare_engines(ref_hist, ref_choices, jres) -> dict:
 # ------------------------------------------------------------------------------ sections
 
 
-def bench_fits(name, n, p, k, bs, repeats, ref_budget_s, ref_k, rows, out):
+def bench_fits(name, n, p, k, bs, repeats, ref_budget_s, ref_k, rows, out, save=None):
     """Sections 1 and 2: reference vs JAX fits at one size."""
     q = bs.q
     print(f"\n== {name}: n={n} p={p} q={q} k={k} ==", flush=True)
@@ -303,6 +303,8 @@ def bench_fits(name, n, p, k, bs, repeats, ref_budget_s, ref_k, rows, out):
                          metric=metric, value=cmp[metric],
                          note=f"{cmp['steps_compared']} steps"))
     out[name] = res
+    if save:
+        save()
 
 
 def score_program(n_leaves_target, p, k, bs):
@@ -343,8 +345,13 @@ def _basis_only(xs, bs):
 _basis_jit = jax.jit(_basis_only, static_argnums=1)
 
 
-def bench_roofline(sizes, chunks, k, bs, repeats, rows, out, extra_d=None):
-    """Section 3: scorer GFLOP/s against the float32 matmul stream of the same shapes."""
+def bench_roofline(sizes, chunks, k, bs, repeats, rows, out, extra_d=None, save=None,
+                   sweep_max_n=None):
+    """Section 3: scorer GFLOP/s against the float32 matmul stream of the same shapes.
+
+    Sizes with ``n > sweep_max_n`` time only chunk 2048 and the fastest chunk found at the
+    swept sizes with the same ``p`` (the full sweep is costly at n = 1M).
+    """
     q = bs.q
     L = k + 1
     print(f"\n== roofline: scorer vs float32 matmul stream, q={q}, max_leaves={L} ==")
@@ -358,10 +365,15 @@ def bench_roofline(sizes, chunks, k, bs, repeats, rows, out, extra_d=None):
         for D in sorted({L} | ({extra_d} if extra_d else set())):
             if (p, D) not in programs:
                 programs[(p, D)] = block(score_program(D, p, k, bs))
-        for m in chunks:
+        size_chunks = list(chunks)
+        if sweep_max_n is not None and n > sweep_max_n:
+            swept = [r for r in res if r["p"] == p and r["D"] == L and r["n"] <= sweep_max_n]
+            fastest = min(swept, key=lambda r: r["score_s"])["chunk"] if swept else 2048
+            size_chunks = sorted({2048, fastest})
+        for m in size_chunks:
             data = block(scoring.chunk(x, y, chunk_size=m))
             nc, mm_rows = data.x.shape[0], data.x.shape[1]
-            ds = [L] + ([extra_d] if extra_d and m == chunks[0] else [])
+            ds = [L] + ([extra_d] if extra_d and m == size_chunks[0] else [])
             # matmul stream of the same shapes
             rng = np.random.default_rng(3)
             a = jnp.asarray(rng.uniform(-1, 1, (nc, 2 * L, mm_rows)), DTYPE)
@@ -394,6 +406,9 @@ def bench_roofline(sizes, chunks, k, bs, repeats, rows, out, extra_d=None):
                                      q=q, k=k, D=D, chunk=m, metric=metric, value=row[metric],
                                      note=""))
             del data
+            out["roofline"] = {"rows": res, "partial": True}
+            if save:
+                save()
     best = {}
     for n, p in sizes:
         cand = [r for r in res if r["n"] == n and r["p"] == p and r["D"] == L]
@@ -428,33 +443,37 @@ def main(argv=None):
         print("WARNING: OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE are set; for comparable numbers "
               "run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python "
               "benchmarks/bench_core.py", flush=True)
-    rows, out = [], {"environment": env, "quick": args.quick}
+    rows, out = [], {"environment": env, "quick": args.quick, "complete": False}
     t_start = time.perf_counter()
-    if args.quick:
-        rep = args.repeats or 3
-        bench_fits("paper", 120, 10, 3, bs, rep, 60.0, 3, rows, out)
-        bench_fits("large_n", 5000, 5, 3, bs, rep, 60.0, 1, rows, out)
-        bench_roofline([(20000, 4)], [1024, 2048], 3, bs, rep, rows, out)
-    else:
-        rep = args.repeats or 3
-        bench_fits("paper", 250, 100, 10, bs, max(rep, 5), 600.0, 10, rows, out)
-        bench_fits("large_n", 100_000, 20, 10, bs, rep, 120.0, 2, rows, out)
-        bench_roofline([(100_000, 8), (100_000, 20), (1_000_000, 8), (1_000_000, 20)],
-                       [1024, 2048, 4096, 8192], 10, bs, rep, rows, out, extra_d=6)
-    out["total_wall_s"] = time.perf_counter() - t_start
-    print(f"\ntotal wall time {out['total_wall_s']:.1f} s")
-
     outdir = pathlib.Path(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
     stem = "core_quick" if args.quick else "core"
-    (outdir / f"{stem}.json").write_text(json.dumps(out, indent=1, default=_jsonable))
-    cols = ["section", "engine", "refine", "n", "p", "q", "k", "D", "chunk", "metric", "value",
-            "note"]
-    with open(outdir / f"{stem}.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
+
+    def save():  # after every section, so an interrupted run keeps what it measured
+        out["total_wall_s"] = time.perf_counter() - t_start
+        (outdir / f"{stem}.json").write_text(json.dumps(out, indent=1, default=_jsonable))
+        cols = ["section", "engine", "refine", "n", "p", "q", "k", "D", "chunk", "metric",
+                "value", "note"]
+        with open(outdir / f"{stem}.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=cols)
+            w.writeheader()
+            for r in rows:
+                w.writerow({c: r.get(c, "") for c in cols})
+
+    rep = args.repeats or 3
+    if args.quick:
+        bench_fits("paper", 120, 10, 3, bs, rep, 60.0, 3, rows, out, save)
+        bench_fits("large_n", 5000, 5, 3, bs, rep, 60.0, 1, rows, out, save)
+        bench_roofline([(20000, 4)], [1024, 2048], 3, bs, rep, rows, out, save=save)
+    else:
+        bench_fits("paper", 250, 100, 10, bs, max(rep, 5), 600.0, 10, rows, out, save)
+        bench_fits("large_n", 100_000, 20, 10, bs, rep, 120.0, 2, rows, out, save)
+        bench_roofline([(100_000, 8), (100_000, 20), (1_000_000, 8), (1_000_000, 20)],
+                       [1024, 2048, 4096, 8192], 10, bs, rep, rows, out, extra_d=6,
+                       save=save, sweep_max_n=100_000)
+    out["complete"] = True
+    save()
+    print(f"\ntotal wall time {out['total_wall_s']:.1f} s")
     print(f"wrote {outdir / (stem + '.json')} and {outdir / (stem + '.csv')}")
 
 

@@ -1,15 +1,129 @@
-"""Command line: ``jaxtree demo`` (more subcommands: ``jaxtree --help``)."""
+"""Command line: ``jaxtree demo | fit | predict | show`` (``jaxtree COMMAND --help``).
+
+* ``jaxtree fit data.csv --target y --out model.json``: fits a :class:`jaxtree.TreeRegressor`
+  with a progress bar (loss and chosen insertion per iteration), prints the formula and the
+  training R², and saves the model as JSON.
+* ``jaxtree predict model.json data.csv [--out predictions.csv]``: predictions as CSV
+  (column ``prediction``); the model's feature columns are selected by name.
+* ``jaxtree show model.json``: formula, sizes, feature names and training history.
+
+Tables are CSV (read with pandas when installed, else with the standard ``csv`` module, so
+the command works with the core dependencies only) or Parquet (``.parquet``/``.pq``; needs
+pyarrow). Every expected failure (missing file, unknown column, non-numeric data, a
+corrupt model file) prints one line ``jaxtree: error: ...`` on stderr and exits with 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
+import io
+import os
 import sys
 import time
 
+import numpy as np
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+class CLIError(Exception):
+    """An expected user error: printed as one line, exit code 2."""
+
+
+# ------------------------------------------------------------------------------ tables
+
+
+def _read_csv_plain(path: str):
+    """Reads a CSV with the standard library: ``(names, [column arrays])``."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        raise CLIError(f"{path}: the file is empty (expected a header row of column names).")
+    names, body = [s.strip() for s in rows[0]], [r for r in rows[1:] if r]
+    for i, r in enumerate(body):
+        if len(r) != len(names):
+            raise CLIError(f"{path}: row {i + 2} has {len(r)} fields but the header has {len(names)}.")
+    cols = []
+    for j in range(len(names)):
+        raw = [r[j].strip() for r in body]
+        try:
+            cols.append(np.array([float(v) if v != "" else np.nan for v in raw], np.float64))
+        except ValueError:
+            cols.append(np.array(raw, dtype=object))
+    return names, cols
+
+
+def _read_table(path: str):
+    """Reads CSV or Parquet into ``(column names, list of 1-D arrays)``.
+
+    Numeric columns come back as float64 arrays, others as object arrays (so the caller
+    can name them).
+    """
+    if not os.path.exists(path):
+        raise CLIError(f"{path}: no such file.")
+    if os.path.isdir(path):
+        raise CLIError(f"{path}: is a directory, expected a CSV or Parquet file.")
+    if path.lower().endswith(PARQUET_SUFFIXES):
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise CLIError(f"{path}: reading Parquet needs pyarrow, which is not installed "
+                           "(pip install pyarrow), or convert the file to CSV.") from None
+        table = pq.read_table(path)
+        names = [str(c) for c in table.column_names]
+        cols = []
+        for name in names:
+            a = np.asarray(table.column(name).to_numpy())
+            cols.append(a.astype(np.float64) if a.dtype.kind in "biuf" else a.astype(object))
+        return names, cols
+    try:
+        import pandas as pd
+    except ImportError:
+        return _read_csv_plain(path)
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise CLIError(f"{path}: the file is empty (expected a header row of column names).") from None
+    except pd.errors.ParserError as exc:
+        raise CLIError(f"{path}: not a readable CSV file ({exc}).") from None
+    names = [str(c) for c in df.columns]
+    cols = []
+    for c in df.columns:
+        s = df[c]
+        if pd.api.types.is_bool_dtype(s) or pd.api.types.is_numeric_dtype(s):
+            cols.append(s.to_numpy(dtype=np.float64, na_value=np.nan))
+        else:
+            cols.append(s.to_numpy(dtype=object))
+    return names, cols
+
+
+def _columns(path, names, cols, wanted, role="feature"):
+    """Selects ``wanted`` columns as a float64 ``(n, len(wanted))`` matrix, checking them."""
+    index = {n: i for i, n in enumerate(names)}
+    missing = [w for w in wanted if w not in index]
+    if missing:
+        raise CLIError(f"{path}: {role} column(s) {', '.join(map(repr, missing))} not found; "
+                       f"available columns: {', '.join(names)}.")
+    non_numeric = [w for w in wanted if cols[index[w]].dtype == object]
+    if non_numeric:
+        raise CLIError(f"{path}: non-numeric column(s) {', '.join(map(repr, non_numeric))}; jaxtree "
+                       "needs numbers: encode them, or choose the columns with --features.")
+    out = np.stack([cols[index[w]] for w in wanted], axis=1) if wanted else np.zeros((0, 0))
+    bad = ~np.isfinite(out)
+    if bad.any():
+        per_col = bad.sum(0)
+        which = [f"{w!r} ({int(c)})" for w, c in zip(wanted, per_col) if c]
+        raise CLIError(f"{path}: missing or non-finite values in column(s) {', '.join(which)}; "
+                       "remove or impute those rows first.")
+    return out
+
+
+# ------------------------------------------------------------------------------ commands
+
 
 def _demo(args) -> int:
-    import numpy as np
-
     import jaxtree
     from jaxtree.datasets import paper_function, paper_synthetic
 
@@ -27,26 +141,202 @@ def _demo(args) -> int:
     return 0
 
 
+def _insertion_text(it, info, feature_names, basis) -> str:
+    """``'+ 0.31·sin(3πage) at slot 2'`` for an iteration's chosen insertion."""
+    f, b = int(info["feature"]), int(info["basis"])
+    if not (0 <= f < len(feature_names) and 0 <= b < basis.q):
+        return "no candidate"
+    term = f"{float(info['weight']):.3g}·{basis.render(b, feature_names[f])}"
+    if it == 0:
+        return f"leaf {term}"
+    op = {2: "+", 3: "*"}.get(int(info["op"]), "?")
+    return f"{op} {term} at slot {int(info['slot'])}"
+
+
+def _fit(args) -> int:
+    import jaxtree
+    from jaxtree.basis import get_basis
+
+    names, cols = _read_table(args.data)
+    if args.target not in names:
+        raise CLIError(f"{args.data}: target column {args.target!r} not found; available columns: "
+                       f"{', '.join(names)}.")
+    if args.features:
+        features = [s.strip() for s in args.features.split(",") if s.strip()]
+        if args.target in features:
+            raise CLIError(f"--features must not include the target column {args.target!r}.")
+    else:
+        features = [n for n in names if n != args.target]
+    if not features:
+        raise CLIError(f"{args.data}: no feature columns besides the target {args.target!r}.")
+    X = _columns(args.data, names, cols, features)
+    y = _columns(args.data, names, cols, [args.target], role="target")[:, 0]
+    if X.shape[0] < 2:
+        raise CLIError(f"{args.data}: fit needs at least 2 rows; got {X.shape[0]}.")
+    if args.out is not None and os.path.isdir(args.out):
+        raise CLIError(f"--out {args.out}: is a directory, expected a file name like model.json.")
+    basis = get_basis(args.basis)
+    refine = None if args.refine == "none" else args.refine
+    half = 0.5 * (y.max() - y.min())
+    y_var_scale = (half if half > 0 else 1.0) ** 2  # the callback's loss is in scaled units
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=args.k + 1, desc="jaxtree fit", unit="it", file=sys.stderr,
+               disable=args.quiet, dynamic_ncols=True)
+
+    def progress(it, loss, info):
+        bar.update(1)
+        bar.set_postfix_str(f"mse {loss * y_var_scale:.4g}  {_insertion_text(it, info, features, basis)}")
+        return False
+
+    est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
+                                callback=progress)
+    try:
+        est.fit(X, y)
+    finally:
+        bar.close()
+    est.callback = None  # not serialisable, and no use after fit
+    est.model_ = dataclasses.replace(est.model_, feature_names=tuple(features))
+    est.feature_names_in_ = np.asarray(features, dtype=object)
+    print(est.formula())
+    print(f"training R²: {est.score(X, y):.4f}   (n={X.shape[0]}, p={X.shape[1]}, k={args.k})")
+    if args.out is not None:
+        est.save(args.out)
+        print(f"saved {args.out}")
+    return 0
+
+
+def _load(path):
+    import jaxtree
+
+    if not os.path.exists(path):
+        raise CLIError(f"{path}: no such model file.")
+    return jaxtree.load(path)
+
+
+def _predict(args) -> int:
+    est = _load(args.model)
+    names, cols = _read_table(args.data)
+    X = _columns(args.data, names, cols, list(est.model_.feature_names))
+    pred = est.predict(X)
+    buf = io.StringIO()
+    buf.write("prediction\n")
+    buf.writelines(f"{v!r}\n" for v in pred.tolist())
+    if args.out is None:
+        sys.stdout.write(buf.getvalue())
+    else:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(buf.getvalue())
+        print(f"wrote {len(pred)} predictions to {args.out}")
+    return 0
+
+
+def _show(args) -> int:
+    from jaxtree import program as prog
+
+    est = _load(args.model)
+    m = est.model_
+    n_slots = int(m.program.n_slots)
+    print(m.formula())
+    print(f"k (operations): {max(n_slots - 1, 0) // 2}   (capacity {m.program.max_k})")
+    print(f"leaves: {int(prog.n_leaves(m.program))}")
+    print(f"p (features): {m.n_features}")
+    print(f"q (basis functions): {m.basis.q}")
+    print(f"features: {', '.join(m.feature_names)}")
+    hist = np.asarray(est.history_, np.float64)
+    if hist.size:
+        print("training history (MSE after the first leaf and each insertion):")
+        for i, h in enumerate(hist):
+            print(f"  {i:3d}  {h:.6g}")
+    else:
+        print("training history: not recorded in this file")
+    return 0
+
+
+# ------------------------------------------------------------------------------ parser
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxtree", description="Compositional regression trees.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="fit the paper's synthetic function; print formula and test error")
+    parser = argparse.ArgumentParser(
+        prog="jaxtree", description="Compositional regression trees: compact formulas found by a "
+        "jitted greedy search.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    d = sub.add_parser("demo", help="fit the paper's synthetic function; print formula and test error",
+                       description="Fit the paper's synthetic function; print formula and test error.")
     d.add_argument("--n", type=int, default=1000, help="training samples (default 1000)")
     d.add_argument("--p", type=int, default=10, help="covariates (default 10)")
     d.add_argument("--k", type=int, default=10, help="operations (default 10)")
     d.add_argument("--seed", type=int, default=0)
     d.set_defaults(func=_demo)
+
+    f = sub.add_parser("fit", help="fit a tree to a CSV/Parquet table and save it as JSON",
+                       description="Fit a tree to a CSV or Parquet table; print the formula and "
+                       "training R², and save the model as JSON.")
+    f.add_argument("data", help="CSV file with a header row (or .parquet/.pq with pyarrow)")
+    f.add_argument("--target", required=True, metavar="COLUMN", help="name of the column to predict")
+    f.add_argument("--k", type=int, default=10, help="number of operations (default 10)")
+    f.add_argument("--refine", choices=("optax", "coordinate", "none"), default="optax",
+                   help="weight adjustment after each insertion (default optax)")
+    f.add_argument("--basis", choices=("default", "fourier", "splines", "polynomial"), default="default",
+                   help="basis function set (default: the paper's q=40 set)")
+    f.add_argument("--features", metavar="A,B,C",
+                   help="comma-separated feature columns (default: every column but the target)")
+    f.add_argument("--chunk-size", type=int, default=2048, metavar="N",
+                   help="rows per chunk of the streamed statistics (default 2048)")
+    f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
+    f.add_argument("--quiet", action="store_true", help="no progress bar")
+    f.set_defaults(func=_fit)
+
+    p = sub.add_parser("predict", help="predict with a saved model",
+                       description="Predict with a saved model; the model's feature columns are "
+                       "selected from the table by name (other columns, e.g. the target, are ignored).")
+    p.add_argument("model", help="model file written by 'jaxtree fit'")
+    p.add_argument("data", help="CSV file with a header row (or .parquet/.pq with pyarrow)")
+    p.add_argument("--out", metavar="PREDICTIONS.csv",
+                   help="write the predictions here (default: CSV on stdout)")
+    p.set_defaults(func=_predict)
+
+    s = sub.add_parser("show", help="describe a saved model",
+                       description="Print a saved model's formula, sizes, feature names and "
+                       "training history.")
+    s.add_argument("model", help="model file written by 'jaxtree fit'")
+    s.set_defaults(func=_show)
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        msg = f"{exc.filename}: {exc.strerror}"
+    else:
+        msg = str(exc) or type(exc).__name__
+    return " ".join(msg.split())
+
+
 def main(argv=None) -> int:
+    """Runs the command line; returns the exit status.
+
+    0 on success, 2 for a user error (one line ``jaxtree: error: ...`` on stderr), 1 for an
+    unexpected internal error (also one line; set ``JAXTREE_DEBUG=1`` for the traceback),
+    130 when interrupted. ``--help`` and argparse usage errors exit via ``SystemExit``.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"jaxtree: error: {exc}", file=sys.stderr)
+    except (CLIError, ValueError, TypeError, KeyError, OSError) as exc:
+        print(f"jaxtree: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("jaxtree: error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: still one line; JAXTREE_DEBUG=1 shows the traceback
+        if os.environ.get("JAXTREE_DEBUG"):
+            raise
+        print(f"jaxtree: error: internal error ({type(exc).__name__}: {_one_line(exc)}); rerun with "
+              "JAXTREE_DEBUG=1 for the traceback and please report it", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

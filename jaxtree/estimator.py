@@ -9,6 +9,7 @@ serve both engines.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import warnings
@@ -26,6 +27,23 @@ from jaxtree import reference as reference_
 from jaxtree import scoring, search
 
 ENGINES = ("jax", "reference")
+
+
+@functools.lru_cache(maxsize=None)
+def _combined(name: str, ours: type, theirs: type) -> type:
+    return type(name, (ours, theirs), {"__module__": ours.__module__, "__doc__": ours.__doc__})
+
+
+def _interop_class(name: str, ours: type) -> type:
+    """``ours``, or a subclass of ``ours`` and scikit-learn's class ``name`` if scikit-learn is
+    already loaded, so ``except sklearn.exceptions.NotFittedError`` and scikit-learn's checks
+    see their own class. Never imports scikit-learn (the core stays free of it)."""
+    theirs = getattr(sys.modules.get("sklearn.exceptions"), name, None)
+    if not isinstance(theirs, type) or issubclass(ours, theirs):
+        return ours
+    if issubclass(theirs, ours):
+        return theirs
+    return _combined(name, ours, theirs)
 PRECISIONS = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
               "default": jax.lax.Precision.DEFAULT}
 
@@ -52,7 +70,11 @@ class TreeRegressor:
       refine_steps: L-BFGS iterations for ``refine="optax"``.
       precision: matmul precision of the scorer: ``"highest"`` (default; keeps float32
         out of TF32 on GPUs), ``"high"`` or ``"default"``.
-      clip: clip covariates to the training range at predict time.
+      clip: policy for covariates outside the training range at predict time. True
+        (default): clip each covariate to its training ``[min, max]``, so predictions
+        far outside the data stay bounded (the basis functions are only bounded on the
+        scaled ``[0, 1]``). False: extrapolate the formula as is (cubics and Fourier
+        terms can grow or oscillate). :func:`jaxtree.predict` takes the same ``clip``.
       verbose: print each iteration's loss and insertion to stderr when > 0.
       callback: ``callback(iteration, loss, info) -> bool`` after each iteration;
         returning True stops the search early.
@@ -117,6 +139,17 @@ class TreeRegressor:
                          if getattr(self, n) is not defaults.get(n) and getattr(self, n) != defaults.get(n))
         return f"TreeRegressor({args})"
 
+    def __sklearn_tags__(self):
+        """scikit-learn's estimator tags (imported lazily: only scikit-learn calls this)."""
+        from sklearn.utils import RegressorTags, Tags, TargetTags
+
+        return Tags(estimator_type="regressor", target_tags=TargetTags(required=True),
+                    regressor_tags=RegressorTags())
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Whether ``fit`` has run (scikit-learn's ``check_is_fitted`` protocol)."""
+        return hasattr(self, "model_")
+
     # ---------------------------------------------------------------------------- fit
 
     def _check_params(self):
@@ -127,6 +160,7 @@ class TreeRegressor:
         chunk = V.check_int(self.chunk_size, "chunk_size", 1)
         sweeps = V.check_int(self.coordinate_sweeps, "coordinate_sweeps", 0)
         steps = V.check_int(self.refine_steps, "refine_steps", 0)
+        V.check_bool(self.clip, "clip")
         if self.engine == "reference" and self.refine == "optax":
             raise ValueError(
                 "engine='reference' implements the paper's algorithm: use refine='coordinate' "
@@ -154,7 +188,7 @@ class TreeRegressor:
         names = None
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
             names = tuple(X.columns)
-        xa = V.check_X(X)
+        xa = V.check_X(X, min_samples=2)
         n, p = xa.shape
         if n < 2:
             raise ValueError(f"fit needs at least 2 samples; got {n}.")
@@ -162,17 +196,28 @@ class TreeRegressor:
         sw = V.check_sample_weight(sample_weight, n)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.asarray(xa), x64)
+        V.check_representable(xa, ya, dtype)
 
+        if np.ndim(y) == 2:  # check_y accepted a column vector
+            warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
+                          "used as y.ravel(). Pass y with shape (n_samples,) to silence this.",
+                          _interop_class("DataConversionWarning", UserWarning), stacklevel=2)
+
+        # Scale with the rows that count, so a zero weight is the same as removing the row.
+        keep = slice(None) if sw is None else sw > 0
         xf = np.asarray(xa, np.float64)
-        x_min = xf.min(0)
-        rng_ = xf.max(0) - x_min
+        x_min = xf[keep].min(0)
+        rng_ = xf[keep].max(0) - x_min
         x_scale = np.where(rng_ > 0, 1.0 / np.where(rng_ > 0, rng_, 1.0), 1.0)
         yf = np.asarray(ya, np.float64)
-        y_center = 0.5 * (yf.max() + yf.min())
-        half = 0.5 * (yf.max() - yf.min())
+        y_center = 0.5 * (yf[keep].max() + yf[keep].min())
+        half = 0.5 * (yf[keep].max() - yf[keep].min())
         y_scale = half if half > 0 else 1.0
         xs = (xf - x_min) * x_scale
         ys = (yf - y_center) / y_scale
+        if sw is not None:  # zero-weight rows may lie outside the range: keep phi bounded
+            xs = np.where((sw > 0)[:, None], xs, np.clip(xs, 0.0, 1.0))
+            ys = np.where(sw > 0, ys, 0.0)
 
         if self.engine == "jax":
             program, history, choices, status = self._fit_jax(xs, ys, sw, k, chunk, sweeps, steps, basis, dtype)
@@ -230,7 +275,7 @@ class TreeRegressor:
 
     def _check_fitted(self):
         if not hasattr(self, "model_"):
-            raise V.NotFittedError(
+            raise _interop_class("NotFittedError", V.NotFittedError)(
                 "This TreeRegressor is not fitted yet. Call fit(X, y) before predict, score, "
                 "formula or save."
             )
@@ -280,12 +325,15 @@ def load(path, custom_functions=None) -> TreeRegressor:
     """
     d = model_.load_dict(path)
     m = model_.from_dict(d, custom_functions, path)
-    params = dict(d.get("extra", {}).get("params", {})) if isinstance(d.get("extra"), dict) else {}
+    params, hist = model_.read_extra(d, path)
     valid = set(TreeRegressor._get_param_names())
     est = TreeRegressor(**{k: v for k, v in params.items() if k in valid and k != "basis"})
     est.basis = m.basis
+    try:
+        est._check_params()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a valid jaxtree model file: bad saved parameter: {exc}") from None
     est.model_ = m
-    hist = d.get("extra", {}).get("history", []) if isinstance(d.get("extra"), dict) else []
     est.history_ = np.asarray(hist, np.float64)
     est.choices_ = []
     est.status_ = search.STATUS_OK

@@ -11,21 +11,29 @@ can be passed through ``jax.jit``, ``jax.grad`` (with respect to inputs or weigh
 and ``jax.vmap``.
 
 Files (decision: JSON, never pickle, so loading never executes code) carry
-``format = "jaxtree-model"`` and ``version``; floats are written with ``repr`` so a
-save/load round trip is exact.
+``format = "jaxtree-model"``, ``version`` and a ``checksum`` (SHA-256 of the canonical
+JSON of everything else); floats are written with ``repr`` so a save/load round trip is
+exact. Loading is all or nothing: a file of another version, a truncated, corrupted or
+foreign file raises ``ValueError``; every field is type- and range-checked and the
+program must be a well-formed tree, so a damaged file never gives a silently wrong
+model. A file without a ``checksum`` (e.g. written by hand) is accepted when it passes
+those checks; one with a checksum must match it exactly.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
+import os
 from typing import Any, Mapping, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _validation as V
 from jaxtree import basis as basis_
 from jaxtree import program as prog
 
@@ -62,8 +70,12 @@ class TreeModel:
 
     def formula(self, digits: int = 3) -> str:
         """The readable formula in user units (covariates min-max scaled to [0, 1])."""
-        inner = prog.render(self.program, self.basis, self.feature_names, digits)
         c, s = float(self.y_center), float(self.y_scale)
+        a = prog.to_numpy(self.program)
+        if not np.any((a["op"] == prog.LEAF) & (a["weight"] != 0)):
+            # Constant model (e.g. a constant y): say so instead of listing 0-weight leaves.
+            return f"y = {c + s * float(a['intercept']):.{digits}g}"
+        inner = prog.render(self.program, self.basis, self.feature_names, digits)
         if c == 0.0 and s == 1.0:
             return f"y = {inner}"
         return f"y = {c:.{digits}g} + {s:.{digits}g}·[{inner}]"
@@ -81,8 +93,14 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
     Args:
       model: a :class:`TreeModel` (e.g. ``TreeRegressor().fit(X, y).model_``).
       X: float ``(n, p)`` covariates in user units (or ``(p,)`` for one row).
-      clip: clip covariates to the training range first (the basis functions are only
-        bounded on ``[0, 1]``; extrapolating a cubic or a Fourier term is rarely wise).
+      clip: clip covariates to the training range first (default; the basis functions
+        are only bounded on ``[0, 1]``, extrapolating a cubic or a Fourier term is rarely
+        wise). ``clip=False`` evaluates the formula outside the training range as is.
+
+    Raises:
+      ValueError / TypeError: only for concrete host inputs (numpy arrays, lists,
+        pandas): wrong shape or feature count, NaN/inf, non-numeric data. JAX arrays
+        and tracers are never inspected, so ``jit``, ``vmap`` and ``grad`` are unaffected.
 
     Returns:
       float ``(n,)`` (or ``()``) predictions in the units of ``y``.
@@ -95,24 +113,58 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
       >>> yhat.shape
       (200,)
     """
-    x = jnp.asarray(X, model.x_min.dtype)
+    if V.is_host_array(X):
+        X = V.check_X(X, n_features=model.x_min.shape[-1], allow_1d=True)
+    return _predict_jit(model, jnp.asarray(X, model.x_min.dtype), clip)
+
+
+def _predict_impl(model: TreeModel, x, clip):
     single = x.ndim == 1
     x2 = x[None, :] if single else x
     out = model.y_center + model.y_scale * prog.evaluate(model.program, scale_x(model, x2, clip), model.basis)
     return out[0] if single else out
 
 
+# One compiled program per (shape, dtype, basis) instead of dozens of eager dispatches; under
+# an outer jit/vmap/grad it is simply inlined.
+_predict_jit = jax.jit(_predict_impl, static_argnums=2)
+
+
 # ------------------------------------------------------------------------------ files
+
+MAX_FAMILY_SIZE = 10_000
+"""Largest family size a file may ask for (a corrupted count must not exhaust memory)."""
+
+MAX_SLOTS = 2 * 100_000 + 1
+"""Largest program capacity a file may hold."""
+
+_TOP_KEYS = ("format", "version", "dtype", "basis", "feature_names", "scaling", "program")
+_OPTIONAL_KEYS = ("extra", "checksum")
+_SCALING_KEYS = ("x_min", "x_scale", "y_center", "y_scale")
+_INT_ARRAYS = ("op", "left", "right", "feature", "basis")
+_PROGRAM_KEYS = _INT_ARRAYS + ("weight", "intercept", "n_slots")
 
 
 def _floats(a) -> list:
     return [float(v) for v in np.asarray(a, np.float64).ravel()]
 
 
+def checksum(d: Mapping) -> str:
+    """``"sha256:<hex>"`` of the canonical JSON of ``d`` without its ``checksum`` key.
+
+    Raises:
+      ValueError / TypeError: if ``d`` is not JSON-serialisable (e.g. holds NaN).
+    """
+    body = {k: v for k, v in d.items() if k != "checksum"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
 def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None) -> dict:
-    """A JSON-serialisable description of ``model`` (exact floats)."""
+    """A JSON-serialisable description of ``model`` (exact floats, with a checksum)."""
     a = prog.to_numpy(model.program)
-    return {
+    d = {
         "format": FORMAT,
         "version": VERSION,
         "dtype": str(np.asarray(model.program.weight).dtype),
@@ -132,100 +184,205 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None) -> dict
         },
         "extra": dict(extra or {}),
     }
+    d["checksum"] = checksum(d)
+    return d
 
 
 def _fail(path, why: str):
     raise ValueError(f"{path}: not a valid jaxtree model file: {why}")
 
 
-def _validate_program(d: Mapping, p: int, q: int, path) -> None:
-    """Checks a program's structure so a corrupted file cannot produce a silent wrong model."""
-    keys = ("op", "left", "right", "feature", "basis", "weight")
-    s = len(d["op"])
-    if s < 1 or s % 2 == 0 or any(len(d[k]) != s for k in keys):
-        _fail(path, "program arrays must share one odd length 2*max_k+1")
-    n = d["n_slots"]
-    if not isinstance(n, int) or not (0 <= n <= s) or (n and n % 2 == 0):
-        _fail(path, f"bad n_slots {n!r}")
-    op, left, right = d["op"], d["left"], d["right"]
-    seen = set()
+def _is_int(v) -> bool:
+    return type(v) is int  # JSON ints only: no bools, no floats such as 1.0
 
-    def walk(slot, depth):
-        if not (0 <= slot < n) or slot in seen or depth > s:
-            _fail(path, "program is not a tree")
+
+def _is_number(v) -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
+def _dict(v, what: str, path, keys: Sequence[str], optional: Sequence[str] = ()) -> dict:
+    if not isinstance(v, dict):
+        _fail(path, f"{what} must be a JSON object; got {type(v).__name__}")
+    missing = [k for k in keys if k not in v]
+    unknown = sorted(str(k) for k in v if k not in keys and k not in optional)
+    if missing or unknown:
+        _fail(path, f"{what} must have the keys {list(keys)}; missing {missing}, unexpected {unknown}")
+    return v
+
+
+def _number_list(v, what: str, path, length: Optional[int] = None) -> list:
+    if not isinstance(v, list) or not all(_is_number(e) for e in v):
+        _fail(path, f"{what} must be a list of finite numbers")
+    if length is not None and len(v) != length:
+        _fail(path, f"{what} has {len(v)} entries; expected {length}")
+    return v
+
+
+def _check_basis_config(cfg, path) -> None:
+    """Bounds the family sizes before any basis is built (memory safety)."""
+    fams = cfg.get("families") if isinstance(cfg, dict) else None
+    if not isinstance(fams, list) or not fams:
+        _fail(path, "basis must be {'families': [...]} with at least one family")
+    for pos, fam in enumerate(fams):
+        if not isinstance(fam, dict):
+            _fail(path, f"basis family {pos} must be a JSON object")
+        for key, val in fam.items():
+            if isinstance(val, (int, float)) and not isinstance(val, bool) and not (
+                    _is_int(val) and 0 < val <= MAX_FAMILY_SIZE):
+                _fail(path, f"basis family {pos} has {key}={val!r}; expected an integer in "
+                            f"[1, {MAX_FAMILY_SIZE}]")
+
+
+def _validate_program(d: Mapping, p: int, q: int, path) -> None:
+    """Checks a program's structure so a corrupted file cannot produce a silent wrong model.
+
+    The program must be exactly what a search writes: one odd capacity ``S``; slots
+    ``0 .. n_slots-1`` form one tree rooted at slot 0 whose children follow their
+    parent; leaves have ``left = right = -1``, a valid feature and basis index and a
+    finite weight in ``[-1, 1]``; op nodes have ``feature = basis = -1`` and weight 0;
+    slots past ``n_slots`` are empty (op 0, indices -1, weight 0).
+    """
+    _dict(d, "program", path, _PROGRAM_KEYS)
+    for key in _INT_ARRAYS:
+        if not isinstance(d[key], list) or not all(_is_int(e) for e in d[key]):
+            _fail(path, f"program {key} must be a list of integers")
+    s = len(d["op"])
+    if not (1 <= s <= MAX_SLOTS) or s % 2 == 0 or any(len(d[k]) != s for k in _INT_ARRAYS):
+        _fail(path, "program arrays must share one odd length 2*max_k+1")
+    _number_list(d["weight"], "program weight", path, s)
+    if not _is_number(d["intercept"]):
+        _fail(path, "program intercept must be a finite number")
+    n = d["n_slots"]
+    if not _is_int(n) or not (0 <= n <= s) or (n and n % 2 == 0):
+        _fail(path, f"bad n_slots {n!r}; expected 0 or an odd integer <= {s}")
+    op, left, right, feat, bas, w = (d[k] for k in _INT_ARRAYS + ("weight",))
+    seen = set()
+    stack = [0] if n else []
+    while stack:  # iterative: a deep (or cyclic) corrupted tree cannot overflow the stack
+        slot = stack.pop()
+        if not (0 <= slot < n) or slot in seen:
+            _fail(path, "program is not a tree (a child is out of range or shared)")
         seen.add(slot)
         if op[slot] == prog.LEAF:
-            if not (0 <= d["feature"][slot] < p and 0 <= d["basis"][slot] < q):
-                _fail(path, f"leaf {slot} indexes a feature/basis function that does not exist")
-            w = d["weight"][slot]
-            if not (isinstance(w, (int, float)) and math.isfinite(w) and abs(w) <= 1 + 1e-6):
-                _fail(path, f"leaf {slot} weight {w!r} is not a finite number in [-1, 1]")
+            if left[slot] != -1 or right[slot] != -1:
+                _fail(path, f"leaf {slot} has children")
+            if not (0 <= feat[slot] < p and 0 <= bas[slot] < q):
+                _fail(path, f"leaf {slot} indexes a feature/basis function that does not exist "
+                            f"(feature {feat[slot]} of {p}, basis {bas[slot]} of {q})")
+            if not abs(w[slot]) <= 1 + 1e-6:
+                _fail(path, f"leaf {slot} weight {w[slot]!r} is not in [-1, 1]")
         elif op[slot] in (prog.ADD, prog.MUL):
-            if not (slot < left[slot] and slot < right[slot]):
+            if not (slot < left[slot] and slot < right[slot] and left[slot] != right[slot]):
                 _fail(path, "children must follow their parent")
-            walk(left[slot], depth + 1)
-            walk(right[slot], depth + 1)
+            if feat[slot] != -1 or bas[slot] != -1 or w[slot] != 0:
+                _fail(path, f"op node {slot} carries leaf data")
+            stack += [right[slot], left[slot]]
         else:
             _fail(path, f"slot {slot} has unknown op {op[slot]!r}")
-
-    if n:
-        walk(0, 0)
-        if len(seen) != n:
-            _fail(path, "program has unreachable slots")
-    if any(op[i] != prog.EMPTY for i in range(n, s)):
-        _fail(path, "slots past n_slots must be empty")
+    if len(seen) != n:
+        _fail(path, "program has unreachable slots")
+    for i in range(n, s):
+        if (op[i], left[i], right[i], feat[i], bas[i], w[i]) != (prog.EMPTY, -1, -1, -1, -1, 0):
+            _fail(path, "slots past n_slots must be empty")
 
 
 def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>") -> TreeModel:
-    """Rebuilds a :class:`TreeModel` from :func:`to_dict` output, validating everything."""
+    """Rebuilds a :class:`TreeModel` from :func:`to_dict` output, validating everything.
+
+    Raises:
+      ValueError: for another version, a foreign, malformed or corrupted description
+        (the message starts with ``path``). Never any other exception for bad content.
+    """
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         _fail(path, f"missing format marker {FORMAT!r} (is this a jaxtree model?)")
-    if d.get("version") != VERSION:
+    if not _is_int(d.get("version")) or d.get("version") != VERSION:
         raise ValueError(
             f"{path}: model file version {d.get('version')!r} is not supported by this jaxtree "
             f"(which reads version {VERSION}). Re-fit or re-save the model with a matching version."
         )
+    _dict(d, "the file", path, _TOP_KEYS, _OPTIONAL_KEYS)
+    if d.get("dtype") not in ("float32", "float64"):
+        _fail(path, f"unsupported dtype {d.get('dtype')!r}; expected 'float32' or 'float64'")
+    dtype = np.dtype(d["dtype"])
+    names = d["feature_names"]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        _fail(path, "feature_names must be a non-empty list of strings")
+    names = tuple(names)
+    p = len(names)
+    _check_basis_config(d["basis"], path)
     try:
         basis = basis_.Basis.from_config(d["basis"], custom_functions=custom_functions)
-        sc, pg = d["scaling"], d["program"]
-        names = tuple(str(n) for n in d["feature_names"])
-        x_min = np.asarray(sc["x_min"], np.float64)
-        x_scale = np.asarray(sc["x_scale"], np.float64)
-        y_center, y_scale = float(sc["y_center"]), float(sc["y_scale"])
-        dtype = np.dtype(d.get("dtype", "float32"))
-    except ValueError as exc:
-        if str(exc).startswith(str(path)):
-            raise
-        _fail(path, str(exc))
-    except (KeyError, TypeError, AttributeError) as exc:
-        _fail(path, f"missing or malformed field ({exc!r})")
-    p = len(names)
-    if dtype not in (np.float32, np.float64):
-        _fail(path, f"unsupported dtype {dtype}")
-    if x_min.shape != (p,) or x_scale.shape != (p,) or p == 0:
-        _fail(path, "scaling does not match the feature names")
-    if not (np.isfinite(x_min).all() and np.isfinite(x_scale).all() and (x_scale > 0).all()
-            and math.isfinite(y_center) and math.isfinite(y_scale) and y_scale > 0):
-        _fail(path, "scaling holds non-finite or non-positive values")
-    try:
-        _validate_program(pg, p, basis.q, path)
-        intercept = float(pg["intercept"])
-    except (KeyError, TypeError, IndexError) as exc:
-        _fail(path, f"malformed program ({exc!r})")
-    if not math.isfinite(intercept):
-        _fail(path, "intercept is not finite")
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
+        _fail(path, f"bad basis ({exc})")
+    sc = _dict(d["scaling"], "scaling", path, _SCALING_KEYS)
+    x_min = np.asarray(_number_list(sc["x_min"], "scaling x_min", path, p), np.float64)
+    x_scale = np.asarray(_number_list(sc["x_scale"], "scaling x_scale", path, p), np.float64)
+    if not all(_is_number(sc[k]) for k in ("y_center", "y_scale")):
+        _fail(path, "scaling y_center and y_scale must be finite numbers")
+    y_center, y_scale = float(sc["y_center"]), float(sc["y_scale"])
+    if not ((x_scale > 0).all() and y_scale > 0):
+        _fail(path, "scaling holds non-positive scales")
+    pg = d["program"]
+    _validate_program(pg, p, basis.q, path)
+    if "extra" in d and not isinstance(d["extra"], dict):
+        _fail(path, "extra must be a JSON object")
+    if "checksum" in d:
+        try:
+            ok = isinstance(d["checksum"], str) and d["checksum"] == checksum(d)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            _fail(path, "checksum mismatch: the file was corrupted or edited after saving. "
+                        "Re-save it from the model, or delete the 'checksum' entry to load a "
+                        "deliberately hand-edited file")
     if not jax.config.jax_enable_x64:
         dtype = np.dtype(np.float32)
+    with np.errstate(over="ignore"):
+        values = [x_min, x_scale, np.float64(y_center), np.float64(y_scale),
+                  np.asarray(pg["weight"], np.float64), np.float64(pg["intercept"])]
+        if not all(np.isfinite(np.asarray(v, dtype)).all() for v in values) or not (
+                np.asarray(x_scale, dtype) > 0).all() or not np.asarray(y_scale, dtype) > 0:
+            _fail(path, f"values do not fit in {dtype.name}")
     program = prog.from_arrays(pg["op"], pg["left"], pg["right"], pg["feature"], pg["basis"],
-                               np.asarray(pg["weight"], dtype), intercept, pg["n_slots"], dtype=dtype)
+                               np.asarray(pg["weight"], dtype), float(pg["intercept"]),
+                               pg["n_slots"], dtype=dtype)
     return TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
                      jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), basis, names)
 
 
+def read_extra(d: Mapping, path="<dict>") -> tuple:
+    """Validated ``(params, history)`` from a model file's ``extra`` entry.
+
+    ``params`` maps names to JSON scalars (estimator hyperparameters); ``history`` is a
+    list of finite numbers. Both default to empty.
+
+    Raises:
+      ValueError: if they are malformed.
+    """
+    extra = d.get("extra", {}) if isinstance(d, dict) else {}
+    if not isinstance(extra, dict):
+        _fail(path, "extra must be a JSON object")
+    params = extra.get("params", {})
+    if not isinstance(params, dict) or not all(
+            isinstance(v, (str, bool, type(None))) or _is_number(v) for v in params.values()):
+        _fail(path, "extra.params must map names to strings, numbers, booleans or null")
+    history = _number_list(extra.get("history", []), "extra.history", path)
+    return dict(params), list(history)
+
+
 def save(model: TreeModel, path, extra: Optional[Mapping[str, Any]] = None) -> None:
-    """Writes ``model`` to ``path`` as versioned JSON."""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(to_dict(model, extra), f, indent=1, allow_nan=False)
+    """Writes ``model`` to ``path`` as versioned JSON (atomically: the file is either
+    the old one or the complete new one, never half written)."""
+    text = json.dumps(to_dict(model, extra), indent=1, allow_nan=False)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def load_dict(path) -> dict:
@@ -233,9 +390,7 @@ def load_dict(path) -> dict:
     try:
         with open(path, "r", encoding="utf-8") as f:
             return json.load(f)
-    except FileNotFoundError:
-        raise
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise ValueError(f"{path}: not a valid jaxtree model file: not JSON ({exc}).") from None
 
 

@@ -122,12 +122,17 @@ def leaf_values(program: Program, x: jax.Array, basis) -> jax.Array:
     Returns:
       float ``(S, m)``; zero for slots that are not leaves.
     """
-    is_leaf = program.op == LEAF
-    feat = jnp.where(is_leaf, program.feature, 0)
-    idx = jnp.where(is_leaf, program.basis, 0)
-    xs = jnp.take(x, feat, axis=1).T  # (S, m)
-    phi = basis.evaluate_at(xs, idx[:, None])
-    return jnp.where(is_leaf[:, None], program.weight[:, None] * phi, 0.0).astype(x.dtype)
+    # Only the (at most max_k + 1) leaves are evaluated, not all 2*max_k + 1 slots.
+    n_leaf_max = (program.capacity + 1) // 2
+    slots = leaf_slots(program, n_leaf_max)
+    ok = slots >= 0
+    sl = jnp.where(ok, slots, 0)
+    xs = jnp.take(x, program.feature[sl].clip(0), axis=1).T  # (L, m)
+    phi = basis.evaluate_at(xs, program.basis[sl].clip(0)[:, None])
+    vals = jnp.where(ok[:, None], program.weight[sl][:, None] * phi, 0.0).astype(x.dtype)
+    # padding entries scatter zeros onto slot 0 ("drop" them: slot index past the end)
+    target = jnp.where(ok, slots, program.capacity)
+    return jnp.zeros((program.capacity, x.shape[0]), x.dtype).at[target].set(vals, mode="drop")
 
 
 def node_values(program: Program, c: jax.Array) -> jax.Array:

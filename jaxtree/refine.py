@@ -156,17 +156,24 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> pr
     vg = optax.value_and_grad_from_state(f)
     params0 = (program.weight, program.intercept)
     state0 = opt.init(params0)
-    best0 = (params0, f(params0))
+    best0 = (params0, jnp.asarray(jnp.inf, program.weight.dtype))  # step 0 evaluates params0
 
     def body(_, carry):
-        params, state, best = carry
-        value, grad = vg(params, state=state)
+        params, state, best, fresh = carry
+        # The line search stored the value and gradient at its (unprojected) new point;
+        # reuse them unless the projection moved the point, then evaluate afresh.
+        value, grad = jax.lax.cond(fresh, lambda: vg(params, state=state),
+                                   lambda: jax.value_and_grad(f)(params))
+        better = value < best[1]
+        best = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), (params, value), best)
         updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=f)
-        params = project(optax.apply_updates(params, updates))
-        val = f(params)
-        better = val < best[1]
-        best = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), (params, val), best)
-        return params, state, best
+        stepped = optax.apply_updates(params, updates)
+        params = project(stepped)
+        fresh = jnp.all(params[0] == stepped[0])
+        return params, state, best, fresh
 
-    _, _, (bp, _) = jax.lax.fori_loop(0, steps, body, (params0, state0, best0))
+    carry = (params0, state0, best0, jnp.asarray(False))
+    params, state, best, _ = jax.lax.fori_loop(0, steps, body, carry)
+    last = f(params)  # the final iterate has not been evaluated yet
+    bp, _ = jax.tree_util.tree_map(lambda a, b: jnp.where(last < best[1], a, b), (params, last), best)
     return program._replace(weight=bp[0], intercept=bp[1])

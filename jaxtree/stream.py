@@ -1,0 +1,412 @@
+"""Streaming the greedy search over data that does not fit in memory.
+
+The in-memory search (:func:`jaxtree.search.fit`) scans the chunks of a device-resident
+:class:`jaxtree.scoring.Data`. Here the rows live on the host (a ``numpy.memmap``, or any
+re-iterable source of row chunks) and every pass over the data reads them block by block:
+
+* a *block* is ``chunks_per_block`` chunks of ``chunk_size`` rows, stacked on the host into
+  ``(B, m, p)`` arrays; the last block is padded with zero-weight chunks, so every block has
+  the same shape and each kernel compiles once;
+* a kernel is a module-level jitted function ``(acc, ..., xb, yb, wb) -> acc`` that runs
+  ``lax.scan`` over the block's chunks, carrying the accumulator across blocks. The order of
+  the merges is therefore exactly the in-memory ``scan``'s (a padded chunk merges as an exact
+  identity), and the result equals the in-memory search (tested);
+* device memory holds one block (plus one in flight: dispatch is asynchronous, so the host
+  reads the next block while the device works on the current one).
+
+Each iteration makes these passes: one scoring pass (``chunk_moments`` merged with
+Chan's formulas), then for ``refine="coordinate"`` one pass per leaf and sweep
+(``coordinate_moments``), for ``refine="optax"`` one pass per loss/gradient evaluation
+of the L-BFGS line search (see :func:`_joint`), and one loss pass. Scaling needs one
+more pass before the search (:func:`scaling`).
+
+Host transfers: the choice (and the leaf slots) once per iteration, plus the per-pass
+host loop itself. That is the price of data that lives on the host.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Iterable, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jaxtree import program as prog
+from jaxtree import refine as refine_
+from jaxtree import scoring, search
+
+
+# ----------------------------------------------------------------------------- sources
+
+
+class ChunkReader:
+    """Re-iterable source of fixed-size row chunks from host arrays (e.g. ``np.memmap``).
+
+    Iterating yields ``(x, y, w)`` numpy chunks of exactly ``chunk_size`` rows: float
+    ``(m, p)``, ``(m,)``, ``(m,)``; the last chunk is padded with zero-weight rows. Only
+    one chunk of rows is read at a time. With ``x_min``/``x_scale``/``y_center``/``y_scale``
+    set (see :meth:`scaled`), chunks are scaled in float64 and cast to ``dtype``, exactly
+    as the in-memory estimator does.
+
+    Args:
+      x: ``(n, p)`` floating array (memmap or ndarray).
+      y: ``(n,)`` floating array.
+      sample_weight: ``(n,)`` non-negative weights or None.
+      chunk_size: rows per chunk, ``1 <= chunk_size <= n``.
+      dtype: dtype of the yielded chunks (default: ``x``'s).
+
+    Raises:
+      ValueError: for a non-floating dtype, wrong shapes or an invalid chunk size.
+    """
+
+    def __init__(self, x, y, sample_weight=None, chunk_size: int = 2048, dtype=None):
+        check_source_arrays(x, y, sample_weight, chunk_size)
+        self.x, self.y, self.sample_weight = x, y, sample_weight
+        self.n, self.p = x.shape
+        self.chunk_size = int(chunk_size)
+        self.dtype = np.dtype(dtype or x.dtype)
+        self._scale = None
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-self.n // self.chunk_size)
+
+    def scaled(self, x_min, x_scale, y_center, y_scale, dtype) -> "ChunkReader":
+        """A reader yielding ``(x - x_min) * x_scale`` and ``(y - y_center) / y_scale``."""
+        r = ChunkReader.__new__(ChunkReader)
+        r.__dict__.update(self.__dict__)
+        r.dtype = np.dtype(dtype)
+        r._scale = (np.asarray(x_min, np.float64), np.asarray(x_scale, np.float64),
+                    float(y_center), float(y_scale))
+        return r
+
+    def raw_chunks(self):
+        """Unpadded float64 chunks ``(x, y, w or None)`` (for the scaling pass)."""
+        m = self.chunk_size
+        for s in range(0, self.n, m):
+            e = min(s + m, self.n)
+            w = None if self.sample_weight is None else np.asarray(self.sample_weight[s:e], np.float64)
+            yield np.asarray(self.x[s:e], np.float64), np.asarray(self.y[s:e], np.float64), w
+
+    def __iter__(self):
+        m, dt = self.chunk_size, self.dtype
+        for x, y, w in self.raw_chunks():
+            if self._scale is not None:
+                x_min, x_scale, yc, ys = self._scale
+                x = (x - x_min) * x_scale
+                y = (y - yc) / ys
+            rows = x.shape[0]
+            xc = np.zeros((m, self.p), dt)
+            yc_ = np.zeros((m,), dt)
+            wc = np.zeros((m,), dt)
+            xc[:rows] = x
+            yc_[:rows] = y
+            wc[:rows] = 1 if w is None else w
+            yield xc, yc_, wc
+
+
+def check_source_arrays(x, y, sample_weight, chunk_size) -> None:
+    """Validates host arrays for streaming; raises ValueError naming the problem."""
+    for name, a in (("X", x), ("y", y), ("sample_weight", sample_weight)):
+        if a is None:
+            continue
+        if not hasattr(a, "dtype") or not hasattr(a, "shape"):
+            raise TypeError(f"{name} must be a numpy array or memmap for streaming; got "
+                            f"{type(a).__name__}.")
+        if np.dtype(a.dtype).kind != "f":
+            raise ValueError(f"{name} must have a floating dtype for streaming; got {a.dtype}. "
+                             f"Write the memmap as float32 or float64.")
+    if len(x.shape) != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(x.shape)}.")
+    n = x.shape[0]
+    if n < 2 or x.shape[1] == 0:
+        raise ValueError(f"X needs at least 2 rows and 1 column; got shape {tuple(x.shape)}.")
+    if len(y.shape) != 1 or y.shape[0] != n:
+        raise ValueError(f"y must have shape ({n},) to match X's {n} rows; got {tuple(y.shape)}.")
+    if sample_weight is not None and tuple(sample_weight.shape) != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},); got {tuple(sample_weight.shape)}.")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)):
+        raise TypeError(f"chunk_size must be an integer; got {chunk_size!r}.")
+    if not 1 <= chunk_size <= n:
+        raise ValueError(f"chunk_size must be between 1 and the number of rows {n}; got "
+                         f"{chunk_size}. Use a smaller chunk_size (or fit in memory).")
+
+
+def is_streamable(X) -> bool:
+    """True for inputs the estimator streams: a ``np.memmap`` or a :class:`ChunkReader`."""
+    return isinstance(X, (np.memmap, ChunkReader))
+
+
+class Scaling(dict):
+    """Training ranges from :func:`scaling` (keys x_min, x_scale, y_center, y_scale)."""
+
+
+def scaling(reader: ChunkReader) -> Scaling:
+    """One streamed pass: per-column min/max of ``X``, the range of ``y``, finiteness.
+
+    Returns the same scaling as the in-memory estimator: ``x -> (x - x_min) * x_scale``
+    into ``[0, 1]`` and ``y -> (y - y_center) / y_scale`` into ``[-1, 1]``.
+
+    Raises:
+      ValueError: for NaN/inf values (naming the first row), negative or all-zero weights.
+    """
+    lo = np.full(reader.p, np.inf)
+    hi = np.full(reader.p, -np.inf)
+    ylo, yhi, wsum, start = np.inf, -np.inf, 0.0, 0
+    for x, y, w in reader.raw_chunks():
+        for name, a in (("X", x), ("y", y), ("sample_weight", w)):
+            if a is not None and not np.isfinite(a).all():
+                row = start + int(np.argwhere(~np.isfinite(a))[0][0])
+                raise ValueError(f"{name} contains NaN or infinite values, the first at row {row}. "
+                                 "Remove or impute them before fitting.")
+        if w is not None:
+            if (w < 0).any():
+                raise ValueError("sample_weight must be non-negative.")
+            wsum += w.sum()
+        lo = np.minimum(lo, x.min(0))
+        hi = np.maximum(hi, x.max(0))
+        ylo, yhi = min(ylo, y.min()), max(yhi, y.max())
+        start += x.shape[0]
+    if reader.sample_weight is not None and not wsum > 0:
+        raise ValueError("sample_weight must have a positive sum.")
+    rng = hi - lo
+    x_scale = np.where(rng > 0, 1.0 / np.where(rng > 0, rng, 1.0), 1.0)
+    half = 0.5 * (yhi - ylo)
+    return Scaling(x_min=lo, x_scale=x_scale, y_center=0.5 * (yhi + ylo),
+                   y_scale=half if half > 0 else 1.0)
+
+
+def _blocks(source: Iterable, chunks_per_block: int, put: Callable):
+    """Stacks chunks of ``source`` into device blocks ``(B, m, ...)``; pads the last block."""
+    buf = []
+    for ch in source:
+        buf.append(ch)
+        if len(buf) == chunks_per_block:
+            yield put(tuple(np.stack(a) for a in zip(*buf)))
+            buf = []
+    if buf:
+        pad = chunks_per_block - len(buf)
+        arrs = [np.stack(a) for a in zip(*buf)]
+        arrs = [np.concatenate([a, np.zeros((pad,) + a.shape[1:], a.dtype)]) for a in arrs]
+        yield put(tuple(arrs))
+
+
+# ------------------------------------------------------------- per-block jitted kernels
+
+
+def _scan(f, acc, xb, yb, wb):
+    acc, _ = jax.lax.scan(lambda a, ch: (f(a, *ch), None), acc, (xb, yb, wb))
+    return acc
+
+
+@functools.partial(jax.jit, static_argnames=("basis", "precision"))
+def score_block(acc, program, slots, xb, yb, wb, *, basis, precision):
+    """Merges the candidate moments of a block of chunks ``(B, m, p)`` into ``acc``."""
+    return _scan(lambda a, x, y, w: scoring.merge(
+        a, scoring.chunk_moments(program, slots, x, y, w, basis, precision)), acc, xb, yb, wb)
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def coordinate_block(acc, program, d, xb, yb, wb, *, basis):
+    """Merges leaf ``d``'s coordinate moments of a block into ``acc``."""
+    return _scan(lambda a, x, y, w: scoring.merge(
+        a, refine_.coordinate_moments(program, d, x, y, w, basis)), acc, xb, yb, wb)
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def sse_block(acc, program, xb, yb, wb, *, basis):
+    """Adds the weighted SSE and weight sum of a block to ``acc = (sse, n)``."""
+    def f(a, x, y, w):
+        res = y - prog.evaluate(program, x, basis)
+        return a[0] + jnp.sum(w * res * res), a[1] + jnp.sum(w)
+    return _scan(f, acc, xb, yb, wb)
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis):
+    """Adds a block's weighted SSE and its gradient w.r.t. ``(weight, intercept)``."""
+    def f(a, x, y, w):
+        val, g = refine_.chunk_value_and_grad(params, program, x, y, w, basis)
+        return jax.tree_util.tree_map(jnp.add, a, (val, g))
+    return _scan(f, acc, xb, yb, wb)
+
+
+@functools.partial(jax.jit, static_argnames=("q",))
+def _choose(program, slots, mo, *, q):
+    scores = scoring.finish(program, slots, mo)
+    choice = scoring.select(scores, q)
+    new = scoring.apply(program, choice)
+    return new, choice, jnp.isfinite(choice.sse)
+
+
+_coordinate_update = jax.jit(refine_.coordinate_update)
+_leaf_slots = jax.jit(prog.leaf_slots, static_argnums=1)
+
+
+# ---------------------------------------------------------------------------- the search
+
+
+class _Passes:
+    """The streamed passes of one fit (holds the source, block size and device put)."""
+
+    def __init__(self, source, basis, chunks_per_block, put):
+        self.source, self.basis, self.B, self.put = source, basis, chunks_per_block, put
+
+    def blocks(self):
+        return _blocks(self.source, self.B, self.put)
+
+    def scores(self, program, slots, rows, cols, dtype, precision):
+        acc = scoring.zero_moments(rows, cols, dtype)
+        for xb, yb, wb in self.blocks():
+            acc = score_block(acc, program, slots, xb, yb, wb, basis=self.basis, precision=precision)
+        return acc
+
+    def coordinate(self, program, d, dtype):
+        z = jnp.zeros((), dtype)
+        acc = scoring.Moments(z, z, z, z, z, z)
+        for xb, yb, wb in self.blocks():
+            acc = coordinate_block(acc, program, d, xb, yb, wb, basis=self.basis)
+        return acc
+
+    def sse(self, program, dtype):
+        z = jnp.zeros((), dtype)
+        acc = (z, z)
+        for xb, yb, wb in self.blocks():
+            acc = sse_block(acc, program, xb, yb, wb, basis=self.basis)
+        return acc
+
+    def value_and_grad(self, params, program):
+        z = jnp.zeros((), params[1].dtype)
+        acc = (z, jax.tree_util.tree_map(jnp.zeros_like, params))
+        n = z
+        for xb, yb, wb in self.blocks():
+            acc = value_and_grad_block(acc, params, program, xb, yb, wb, basis=self.basis)
+            n = n + jnp.sum(wb)
+        val, g = acc
+        return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
+
+
+def _joint_impl(program, *, passes: "_Passes", steps: int):
+    """Projected L-BFGS (as :func:`jaxtree.refine.joint`) with host-driven passes.
+
+    optax's zoom line search calls ``value_fn`` inside ``lax.while_loop``, so it cannot run
+    host loops directly. Here the loss and its gradient are a ``jax.pure_callback`` to the
+    host, which streams one pass of jitted block kernels. The optimizer logic (init, update,
+    projection onto ``|w| <= 1``, keep-best) is exactly ``refine.joint``'s, under one jit
+    (compiled once per fit: ``passes`` is static).
+    """
+    wdt, adt = program.weight.dtype, program.intercept.dtype
+    spec = (jax.ShapeDtypeStruct((), adt),
+            (jax.ShapeDtypeStruct(program.weight.shape, wdt), jax.ShapeDtypeStruct((), adt)))
+
+    def host_vg(w, a, prg):
+        prg = jax.tree_util.tree_map(jnp.asarray, prg)
+        val, (gw, ga) = jax.device_get(passes.value_and_grad((jnp.asarray(w), jnp.asarray(a)), prg))
+        return np.asarray(val, adt), (np.asarray(gw, wdt), np.asarray(ga, adt))
+
+    @jax.custom_vjp
+    def f(params):
+        return jax.pure_callback(host_vg, spec, *params, program)[0]
+
+    def fwd(params):
+        return jax.pure_callback(host_vg, spec, *params, program)
+
+    def bwd(g, ct):
+        return (jax.tree_util.tree_map(lambda t: ct * t, g),)
+
+    f.defvjp(fwd, bwd)
+    is_leaf = program.op == prog.LEAF
+
+    def project(params):
+        w, a = params
+        w = optax.projections.projection_box(w, -1.0, 1.0)
+        return jnp.where(is_leaf, w, 0).astype(w.dtype), a
+
+    # Below: refine.joint's optimizer loop verbatim (keep in sync; see the report note).
+    opt = optax.lbfgs()
+    vg = optax.value_and_grad_from_state(f)
+    params0 = (program.weight, program.intercept)
+    state0 = opt.init(params0)
+    best0 = (params0, jnp.asarray(jnp.inf, program.weight.dtype))  # step 0 evaluates params0
+
+    def body(_, carry):
+        params, state, best, fresh = carry
+        value, grad = jax.lax.cond(fresh, lambda: vg(params, state=state),
+                                   lambda: jax.value_and_grad(f)(params))
+        better = value < best[1]
+        best = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), (params, value), best)
+        updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=f)
+        stepped = optax.apply_updates(params, updates)
+        params = project(stepped)
+        fresh = jnp.all(params[0] == stepped[0])
+        return params, state, best, fresh
+
+    carry = (params0, state0, best0, jnp.asarray(False))
+    params, state, best, _ = jax.lax.fori_loop(0, steps, body, carry)
+    last = f(params)  # the final iterate has not been evaluated yet
+    bp, _ = jax.tree_util.tree_map(lambda a, b: jnp.where(last < best[1], a, b), (params, last), best)
+    return program._replace(weight=bp[0], intercept=bp[1])
+
+
+_joint = jax.jit(_joint_impl, static_argnames=("passes", "steps"))
+
+
+def fit(source, basis, k: int, config: search.Config,
+        callback: Optional[Callable[[int, float, dict], bool]] = None, *,
+        chunks_per_block: int = 16, devices=None, dtype=None) -> search.SearchResult:
+    """The greedy search of :func:`jaxtree.search.fit`, streaming ``source`` every pass.
+
+    Args:
+      source: re-iterable (each ``iter()`` starts a new pass) of host chunks
+        ``(x (m, p), y (m,), w (m,))``, already scaled, all of the same chunk size ``m``
+        (pad the last with zero-weight rows), e.g. a scaled :class:`ChunkReader`.
+      basis: the basis; k: number of operations; config: as for ``search.fit``.
+      callback: as for ``search.fit``.
+      chunks_per_block: chunks sent to the device per kernel call (static; the device
+        holds ``O(chunks_per_block * m * p)`` input rows at a time).
+      devices: None (default device), an int, ``"all"`` or a list: shard the rows of
+        each block over these devices (see :mod:`jaxtree.sharding`).
+      dtype: dtype of the computation (default: the first chunk's).
+
+    Returns:
+      :class:`jaxtree.search.SearchResult`, equal to the in-memory search on the same rows.
+    """
+    from jaxtree import sharding  # local: sharding imports nothing from here
+
+    first = next(iter(source))
+    m, p = first[0].shape
+    dtype = np.dtype(dtype or first[0].dtype)
+    put = sharding.block_putter(devices, m, dtype)
+    passes = _Passes(source, basis, chunks_per_block, put)
+    max_leaves = config.max_k + 1
+    rows, cols = 2 * max_leaves, p * basis.q
+
+    program = prog.empty_program(config.max_k, dtype)
+    history, choices, status = [], [], search.STATUS_OK
+    for it in range(k + 1):
+        slots = _leaf_slots(program, max_leaves)
+        mo = passes.scores(program, slots, rows, cols, dtype, config.precision)
+        new, choice, ok = _choose(program, slots, mo, q=basis.q)
+        if not bool(ok):  # one small transfer; a failed iteration keeps the tree
+            status |= search.STATUS_NO_CANDIDATE
+            new = program
+        elif it > 0 and config.refine == "coordinate":
+            leaves = [int(d) for d in np.asarray(_leaf_slots(new, max_leaves)) if d >= 0]
+            for _ in range(config.sweeps):
+                for d in leaves:
+                    new = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
+        elif it > 0 and config.refine == "optax":
+            new = _joint(new, passes=passes, steps=config.steps)
+        program = new
+        sse, n = passes.sse(program, dtype)
+        loss = float(sse / n)
+        history.append(loss)
+        ch = {name: (v.item() if hasattr(v, "item") else v)
+              for name, v in jax.device_get(choice)._asdict().items()}
+        choices.append(ch)
+        if callback is not None and callback(it, loss, ch):
+            break
+    return search.SearchResult(program, np.asarray(history), choices, status)

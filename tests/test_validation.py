@@ -1,0 +1,272 @@
+"""Input validation at every public boundary (jaxtree._validation)."""
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import search
+
+N, P, K = 64, 3, 2  # one shape for the whole file: compilations are shared
+
+
+def make_data(seed=0, n=N):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 2.0, size=(n, P))
+    y = 0.5 * X[:, 0] ** 2 + 0.3 * np.sin(X[:, 1]) * X[:, 2]
+    return X, y
+
+
+def est(**kw):
+    return jaxtree.TreeRegressor(k=K, refine=None, **kw)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = make_data()
+    return est().fit(X, y), X, y
+
+
+# ------------------------------------------------------------------- bad inputs to fit
+
+BAD_FIT = [
+    (lambda X, y: (X[:, 0], y), ValueError, r"2-D.*reshape\(-1, 1\)"),
+    (lambda X, y: (X[None], y), ValueError, r"2-D"),
+    (lambda X, y: (X, y[:-1]), ValueError, r"64 rows but y has 63"),
+    (lambda X, y: (X, np.c_[y, y]), ValueError, r"y must be 1-D"),
+    (lambda X, y: (X[:0], y[:0]), ValueError, r"empty"),
+    (lambda X, y: (X[:, :0], y), ValueError, r"empty"),
+    (lambda X, y: (X[:1], y[:1]), ValueError, r"at least 2 samples; got 1.*more data"),
+    (lambda X, y: (X + 1j, y), TypeError, r"real.*complex"),
+    (lambda X, y: (X, y + 0j), TypeError, r"y must be real"),
+    (lambda X, y: (X.astype(str), y), TypeError, r"must hold numbers"),
+    (lambda X, y: (X.astype(object), y), TypeError, r"dtype object.*np.asarray"),
+    (lambda X, y: (np.array([["a", 1.0, 2.0]] * N, dtype=object), y), TypeError, r"non-numeric value 'a'"),
+    (lambda X, y: ([[1.0, 2.0, 3.0], [1.0, 2.0]], y[:2]), ValueError, r"rectangular.*same length"),
+    (lambda X, y: (np.array([[None, 1.0, 2.0]] * N, dtype=object), y), ValueError, r"missing values"),
+    (lambda X, y: (np.where(np.arange(N)[:, None] == 5, np.nan, X), y), ValueError,
+     r"X contains 3 NaN or infinite value\(s\), the first at row 5, column 0"),
+    (lambda X, y: (X, np.where(np.arange(N) == 7, np.inf, y)), ValueError,
+     r"y contains 1 NaN or infinite value\(s\), the first at row 7"),
+    (lambda X, y: (np.c_[np.where(np.arange(N) % 2, 1.5e308, -1.5e308), X[:, 1:]], y), ValueError,
+     r"X column 0 holds values too large.*Rescale"),
+]
+
+
+@pytest.mark.parametrize("make, exc, match", BAD_FIT)
+def test_bad_fit_inputs_raise_clear_errors(make, exc, match):
+    X, y = make_data()
+    Xb, yb = make(X, y)
+    e = est()
+    with pytest.raises(exc, match=match):
+        e.fit(Xb, yb)
+    assert not hasattr(e, "model_")
+
+
+@pytest.mark.parametrize("sw, match", [
+    (np.ones(N - 1), r"shape \(64,\)"),
+    (-np.ones(N), r"non-negative"),
+    (np.zeros(N), r"positive sum"),
+    (np.full(N, np.nan), r"sample_weight contains 64 NaN"),
+])
+def test_bad_sample_weight(sw, match):
+    X, y = make_data()
+    with pytest.raises(ValueError, match=match):
+        est().fit(X, y, sample_weight=sw)
+
+
+@pytest.mark.parametrize("params, exc, match", [
+    (dict(clip="yes"), TypeError, r"clip must be True or False"),
+    (dict(chunk_size=0), ValueError, r"chunk_size"),
+    (dict(engine="numpy"), ValueError, r"valid values are \['jax', 'reference'\]"),
+])
+def test_bad_params(params, exc, match):
+    X, y = make_data()
+    with pytest.raises(exc, match=match):
+        jaxtree.TreeRegressor(k=K, refine=None).set_params(**params).fit(X, y)
+
+
+# ---------------------------------------------------------------- bad inputs to predict
+
+
+def test_predict_checks(fitted):
+    e, X, y = fitted
+    with pytest.raises(jaxtree.NotFittedError, match="not fitted yet.*Call fit"):
+        est().predict(X)
+    with pytest.raises(ValueError, match="has 2 features, but the model was fitted with 3"):
+        e.predict(X[:, :2])
+    with pytest.raises(ValueError, match=r"X contains 1 NaN.*row 1, column 1"):
+        e.predict(np.array([[0.0, 0.0, 0.0], [0.0, np.nan, 0.0]]))
+    with pytest.raises(TypeError, match="complex"):
+        e.predict(X + 1j)
+    with pytest.raises(ValueError, match="64 rows but y has 2"):
+        e.score(X, y[:2])
+
+
+def test_functional_predict_validates_host_inputs_only(fitted):
+    e, X, _ = fitted
+    m = e.model_
+    with pytest.raises(ValueError, match=r"NaN.*row 0, column 1"):
+        jaxtree.predict(m, np.array([[0.0, np.inf, 0.0]]))
+    with pytest.raises(ValueError, match="fitted with 3"):
+        jaxtree.predict(m, X[:, :2])
+    with pytest.raises(ValueError, match="one row of 2 features"):
+        jaxtree.predict(m, [0.1, 0.2])
+    with pytest.raises(TypeError, match="must hold numbers"):
+        jaxtree.predict(m, X.astype(str))
+    # Lists and single rows are accepted.
+    ref = np.asarray(jaxtree.predict(m, X[:2]))
+    np.testing.assert_allclose(np.asarray(jaxtree.predict(m, X[:2].tolist())), ref)
+    np.testing.assert_allclose(float(jaxtree.predict(m, X[0])), ref[0])
+    # Transformations still work: tracers are never inspected.
+    np.testing.assert_allclose(np.asarray(jax.jit(jaxtree.predict)(m, X[:2])), ref, rtol=1e-12)
+    vm = jax.vmap(jaxtree.predict, in_axes=(None, 0))(m, X[:2])
+    np.testing.assert_allclose(np.asarray(vm), ref, rtol=1e-12)
+    # A concrete JAX array with a NaN is not inspected (no host transfer): NaN goes through.
+    assert np.isnan(np.asarray(jaxtree.predict(m, jnp.full((1, P), jnp.nan)))).all()
+
+
+# ------------------------------------------------------------------- accepted inputs
+
+
+def test_integer_and_low_precision_floats_are_computed_in_float32():
+    import ml_dtypes
+
+    X, y = make_data()
+    Xi = np.round(X * 10).astype(np.int64)
+    for Xa in (Xi, Xi.astype(np.float16), Xi.astype(ml_dtypes.bfloat16), Xi.astype(np.int8)):
+        e = est().fit(Xa, y)
+        assert e.model_.x_min.dtype == jnp.float32
+        pred = e.predict(Xa)
+        assert pred.dtype == np.float64 and np.isfinite(pred).all()
+    np.testing.assert_allclose(est().fit(Xi.astype(np.float16), y).predict(Xi), pred, rtol=1e-6)
+
+
+def test_read_only_and_non_contiguous_inputs_are_accepted_and_never_modified():
+    X, y = make_data()
+    Xbig = np.asfortranarray(np.c_[X, X])[:, ::2]  # non-contiguous view
+    assert not Xbig.flags.c_contiguous and not Xbig.flags.f_contiguous
+    Xro, yro = X.copy(), y.copy()
+    Xro.flags.writeable = False
+    yro.flags.writeable = False
+    sw = np.ones(N)
+    sw.flags.writeable = False
+    before = [a.copy() for a in (Xbig, Xro, yro, sw)]
+    e = est().fit(Xro, yro, sample_weight=sw)
+    e2 = est().fit(Xbig, y)
+    e.predict(Xro), e.score(Xro, yro), e2.predict(Xbig), jaxtree.predict(e.model_, Xro)
+    for a, b in zip((Xbig, Xro, yro, sw), before):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(e.predict(Xro), est().fit(X, y).predict(X))
+
+
+def test_pandas_inputs():
+    pd = pytest.importorskip("pandas")
+    X, y = make_data()
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    e = est().fit(df, pd.Series(y))
+    assert list(e.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_array_equal(e.predict(df), est().fit(X, y).predict(X))
+    bad = df.copy()
+    bad.iloc[4, 2] = np.nan
+    with pytest.raises(ValueError, match=r"1 missing value.*row 4, column 2.*fillna"):
+        est().fit(bad, y)
+    bad = df.copy()
+    bad["c"] = pd.array([1] * (N - 1) + [None], dtype="Int64")
+    with pytest.raises(ValueError, match=r"missing value.*row 63, column 2"):
+        est().fit(bad, y)
+    with pytest.raises(ValueError, match=r"y contains 1 missing"):
+        est().fit(df, pd.Series(np.where(np.arange(N) == 3, np.nan, y)))
+    bad = df.copy()
+    bad["c"] = "text"
+    with pytest.raises(TypeError, match=r"column\(s\) \['c'\] are not numeric"):
+        est().fit(bad, y)
+
+
+# ---------------------------------------------------------------- degenerate data
+
+
+def test_constant_column_never_wins():
+    X, y = make_data()
+    X = X.copy()
+    X[:, 0] = 3.0  # lowest index: it would win every tie
+    y = 0.5 * X[:, 1] ** 2 + 0.3 * X[:, 2]
+    e = est().fit(X, y)
+    assert all(c["feature"] != 0 for c in e.choices_)
+    assert np.isfinite(e.predict(X)).all()
+    assert e.status_ == search.STATUS_OK
+
+
+def test_constant_y_gives_the_constant_model():
+    X, _ = make_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e = est().fit(X, np.full(N, 2.5))
+    np.testing.assert_array_equal(e.predict(X), 2.5)
+    np.testing.assert_array_equal(e.predict(X * 100), 2.5)
+    assert e.formula() == "y = 2.5"
+    assert np.isfinite(e.history_).all() and e.history_[-1] == 0
+    assert e.score(X, np.full(N, 2.5)) == 1.0
+
+
+@pytest.mark.parametrize("scale", [1e30, 1e-30])
+def test_extreme_y_scales_are_safe(scale):
+    X, y = make_data()
+    base = est().fit(X, y)
+    e = est().fit(X, y * scale)
+    arrays = jax.tree_util.tree_leaves(e.model_.program)
+    assert all(np.isfinite(np.asarray(a)).all() for a in arrays)
+    assert np.isfinite(e.history_).all()
+    assert e.status_ == search.STATUS_OK
+    np.testing.assert_allclose(e.predict(X) / scale, base.predict(X), rtol=1e-9, atol=1e-12)
+
+
+def test_predict_clips_to_the_training_range(fitted):
+    e, X, _ = fitted
+    far = np.array([[1e6, -1e6, 50.0], [-1e3, 1e3, -50.0]])
+    clipped = np.clip(far, X.min(0), X.max(0))
+    np.testing.assert_allclose(e.predict(far), e.predict(clipped), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(jaxtree.predict(e.model_, far)), e.predict(clipped), rtol=1e-12)
+    raw = np.asarray(jaxtree.predict(e.model_, far, clip=False))
+    assert not np.allclose(raw, e.predict(clipped))
+    np.testing.assert_allclose(e.set_params(clip=False).predict(far), raw, rtol=1e-12)
+    e.set_params(clip=True)
+
+
+def test_warns_when_the_search_status_is_not_ok(monkeypatch):
+    X, y = make_data()
+    real = search.fit
+
+    def bad_fit(*args, **kwargs):
+        return real(*args, **kwargs)._replace(status=search.STATUS_NO_CANDIDATE)
+
+    monkeypatch.setattr(search, "fit", bad_fit)
+    with pytest.warns(RuntimeWarning, match="no finite candidate"):
+        e = est().fit(X, y)
+    assert e.status_ == search.STATUS_NO_CANDIDATE
+
+
+def test_interrupt_leaves_the_estimator_unchanged():
+    X, y = make_data()
+
+    def stop(it, loss, info):
+        if it == 1:
+            raise KeyboardInterrupt
+
+    fresh = est(callback=stop)
+    with pytest.raises(KeyboardInterrupt):
+        fresh.fit(X, y)
+    assert not hasattr(fresh, "model_") and not hasattr(fresh, "history_")
+
+    e = est().fit(X, y)
+    old_model, old_dict = e.model_, jaxtree.model.to_dict(e.model_)
+    old_history = e.history_.copy()
+    e.set_params(callback=stop)
+    with pytest.raises(KeyboardInterrupt):
+        e.fit(X[::-1] * 2, y[::-1])
+    assert e.model_ is old_model
+    assert jaxtree.model.to_dict(e.model_) == old_dict
+    np.testing.assert_array_equal(e.history_, old_history)
