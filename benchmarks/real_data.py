@@ -86,7 +86,7 @@ def load_airline() -> tuple[pd.DataFrame, pd.Series]:
         "air_time": df["air_time"],
         "dep_time": df["dep_time"],
         "arr_time": df["arr_time"],
-        "weekday": dates.dt.dayofweek,  # Monday = 0
+        "weekday": dates.dt.day_of_week,  # Monday = 0
         "day": df["day"],
         "month": df["month"],
     })

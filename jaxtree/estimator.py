@@ -18,13 +18,17 @@ from typing import Any, Callable, Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
+import tqdm
 
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
+from jaxtree import export as export_
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
 from jaxtree import scoring, search
+from jaxtree import sharding as sharding_
+from jaxtree import stream as stream_
 
 ENGINES = ("jax", "reference")
 
@@ -80,6 +84,12 @@ class TreeRegressor:
         returning True stops the search early.
       random_state: accepted for scikit-learn compatibility; the search is
         deterministic and uses no randomness.
+      devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
+        shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`).
+
+    Data larger than memory: pass ``X`` as a ``numpy.memmap`` (float dtype) or a
+    :class:`jaxtree.stream.ChunkReader`; every pass then streams it chunk by chunk
+    (engine ``'jax'`` only; see :mod:`jaxtree.stream`).
 
     Attributes (after ``fit``):
       model_: the fitted :class:`jaxtree.model.TreeModel` pytree.
@@ -99,7 +109,8 @@ class TreeRegressor:
     def __init__(self, k: int = 10, *, basis=None, refine: Optional[str] = "optax",
                  engine: str = "jax", chunk_size: int = 2048, coordinate_sweeps: int = 3,
                  refine_steps: int = 20, precision: str = "highest", clip: bool = True,
-                 verbose: int = 0, callback: Optional[Callable] = None, random_state=None):
+                 verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
+                 devices=None):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -112,6 +123,7 @@ class TreeRegressor:
         self.verbose = verbose
         self.callback = callback
         self.random_state = random_state
+        self.devices = devices
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -168,6 +180,8 @@ class TreeRegressor:
             )
         if self.callback is not None and not callable(self.callback):
             raise TypeError(f"callback must be callable; got {type(self.callback).__name__}.")
+        if self.devices is not None:
+            sharding_.resolve_devices(self.devices)  # ValueError naming the count available
         return k, chunk, sweeps, steps, basis_.get_basis(self.basis)
 
     def fit(self, X, y, sample_weight=None):
@@ -185,6 +199,8 @@ class TreeRegressor:
           ValueError / TypeError: for invalid data or hyperparameters, with the fix.
         """
         k, chunk, sweeps, steps, basis = self._check_params()
+        if stream_.is_streamable(X):  # data larger than memory: never materialised
+            return self._fit_stream(X, y, sample_weight, k, chunk, sweeps, steps, basis)
         names = None
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
             names = tuple(X.columns)
@@ -198,7 +214,7 @@ class TreeRegressor:
         dtype = V.float_dtype_for(np.asarray(xa), x64)
         V.check_representable(xa, ya, dtype)
 
-        if np.ndim(y) == 2:  # check_y accepted a column vector
+        if np.asarray(y).ndim == 2:  # check_y accepted a column vector
             warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
                           "used as y.ravel(). Pass y with shape (n_samples,) to silence this.",
                           _interop_class("DataConversionWarning", UserWarning), stacklevel=2)
@@ -219,10 +235,16 @@ class TreeRegressor:
             xs = np.where((sw > 0)[:, None], xs, np.clip(xs, 0.0, 1.0))
             ys = np.where(sw > 0, ys, 0.0)
 
-        if self.engine == "jax":
-            program, history, choices, status = self._fit_jax(xs, ys, sw, k, chunk, sweeps, steps, basis, dtype)
-        else:
-            program, history, choices, status = self._fit_reference(xs, ys, sw, k, sweeps, basis, dtype)
+        self._bar = _ProgressBar(k, self.verbose, names or tuple(f"x{j + 1}" for j in range(p)),
+                                 basis, y_scale)
+        try:
+            if self.engine == "jax":
+                program, history, choices, status = self._fit_jax(xs, ys, sw, k, chunk, sweeps, steps, basis, dtype)
+            else:
+                program, history, choices, status = self._fit_reference(xs, ys, sw, k, sweeps, basis, dtype)
+        finally:
+            self._bar.close()
+            del self._bar
 
         if status != search.STATUS_OK:
             warnings.warn("The search found no finite candidate at some iteration and kept the "
@@ -244,19 +266,66 @@ class TreeRegressor:
         return self
 
     def _progress(self, it, loss, info):
-        if self.verbose:
-            print(f"[jaxtree] iteration {it:3d}  loss {loss:.6g}  {info}", file=sys.stderr)
-        if self.callback is not None:
-            return bool(self.callback(it, loss, info))
-        return False
+        """Per-iteration hook of every engine: the progress bar, then the user's callback."""
+        bar = getattr(self, "_bar", None)
+        if bar is None and self.verbose:  # a fit path without its own bar
+            bar = self._bar = _ProgressBar(int(self.k), self.verbose)
+        if bar is not None:
+            bar.update(it, loss, info)
+        stop = bool(self.callback(it, loss, info)) if self.callback is not None else False
+        if bar is not None and (stop or it >= bar.total - 1) and bar.names is None:
+            bar.close()
+            del self._bar
+        return stop
 
     def _fit_jax(self, xs, ys, sw, k, chunk, sweeps, steps, basis, dtype):
         data = scoring.chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype),
                              None if sw is None else jnp.asarray(sw, dtype), chunk_size=chunk)
         cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
                             precision=PRECISIONS[self.precision])
+        if self.devices is not None:
+            data = sharding_.shard_data(data, self.devices)
         res = search.fit(data, basis, k, cfg, callback=self._progress)
         return res.program, res.history, res.choices, res.status
+
+    def _fit_stream(self, X, y, sample_weight, k, chunk, sweeps, steps, basis):
+        """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`)."""
+        if self.engine != "jax":
+            raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
+        if isinstance(X, stream_.ChunkReader):
+            if y is not None or sample_weight is not None:
+                raise ValueError("With a ChunkReader pass y=None and sample_weight=None: the "
+                                 "reader already holds them.")
+            reader = X
+        else:
+            y = y if isinstance(y, np.ndarray) else V.check_y(y, X.shape[0] if X.ndim else 0)
+            reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
+        x64 = bool(jax.config.jax_enable_x64)
+        dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
+        sc = stream_.scaling(reader)
+        cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
+                            precision=PRECISIONS[self.precision])
+        res = stream_.fit(reader.scaled(sc["x_min"], sc["x_scale"], sc["y_center"],
+                                        sc["y_scale"], dtype),
+                          basis, k, cfg, callback=self._progress, devices=self.devices)
+        if res.status != search.STATUS_OK:
+            warnings.warn("The search found no finite candidate at some iteration and kept the "
+                          "tree it had; the data may be degenerate.", RuntimeWarning, stacklevel=3)
+        p = reader.p
+        model = model_.TreeModel(res.program, jnp.asarray(sc["x_min"], dtype),
+                                 jnp.asarray(sc["x_scale"], dtype),
+                                 jnp.asarray(sc["y_center"], dtype),
+                                 jnp.asarray(sc["y_scale"], dtype), basis,
+                                 tuple(f"x{j + 1}" for j in range(p)))
+        # Assign learned attributes only now: an interrupted fit leaves self untouched.
+        self.model_ = model
+        self.history_ = np.asarray(res.history) * sc["y_scale"] ** 2
+        self.choices_ = res.choices
+        self.status_ = res.status
+        self.n_features_in_ = p
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return self
 
     def _fit_reference(self, xs, ys, sw, k, sweeps, basis, dtype):
         phi = np.asarray(basis.evaluate(jnp.asarray(xs, jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)), np.float64)
@@ -304,6 +373,33 @@ class TreeRegressor:
         self._check_fitted()
         return self.model_.formula(digits)
 
+    # ------------------------------------------------------------------------- exports
+
+    def to_sympy(self, **kwargs):
+        """The fitted formula as a sympy expression in ``X``'s units (see :func:`jaxtree.export.to_sympy`)."""
+        self._check_fitted()
+        return export_.to_sympy(self.model_, **kwargs)
+
+    def to_latex(self, **kwargs) -> str:
+        """The fitted formula as LaTeX (see :func:`jaxtree.export.to_latex`)."""
+        self._check_fitted()
+        return export_.to_latex(self.model_, **kwargs)
+
+    def to_dot(self, **kwargs) -> str:
+        """The fitted tree as Graphviz DOT text (see :func:`jaxtree.export.to_dot`)."""
+        self._check_fitted()
+        return export_.to_dot(self.model_, **kwargs)
+
+    def plot_tree(self, ax=None, **kwargs):
+        """Draws the fitted tree with matplotlib; returns the Figure."""
+        self._check_fitted()
+        return export_.plot_tree(self.model_, ax=ax, **kwargs)
+
+    def plot_history(self, ax=None):
+        """Plots the training loss after each iteration (``history_``); returns the Figure."""
+        self._check_fitted()
+        return export_.plot_history(self.history_, ax=ax)
+
     def save(self, path) -> None:
         """Writes the fitted model to ``path`` as versioned JSON (see :func:`jaxtree.load`)."""
         self._check_fitted()
@@ -311,6 +407,45 @@ class TreeRegressor:
                             if isinstance(v, (int, float, str, bool, type(None)))},
                  "history": [float(h) for h in self.history_]}
         model_.save(self.model_, path, extra)
+
+
+class _ProgressBar:
+    """A tqdm bar over the ``k+1`` iterations of a fit, shown when ``verbose > 0``.
+
+    Each update shows the training loss (in ``y``'s units when the scale is known) and the
+    chosen insertion; ``verbose > 1`` also writes one line per iteration.
+    """
+
+    def __init__(self, k: int, verbose, names=None, basis=None, y_scale: float = 1.0):
+        self.total, self.verbose, self.names, self.basis = k + 1, verbose, names, basis
+        self.y_scale = float(y_scale)
+        self.bar = (tqdm.tqdm(total=k + 1, desc="jaxtree", unit="it", file=sys.stderr,
+                              leave=True, dynamic_ncols=True) if verbose else None)
+
+    def describe(self, it, info) -> str:
+        try:
+            j, i, op = int(info["feature"]), int(info["basis"]), int(info["op"])
+        except (KeyError, TypeError, ValueError):
+            return ""
+        names = self.names or tuple(f"x{m + 1}" for m in range(j + 1))
+        if self.basis is None or not (0 <= j < len(names) and 0 <= i < self.basis.q):
+            return f"feature {names[j] if 0 <= j < len(names) else j}, basis {i}"
+        leaf = self.basis.render(i, str(names[j]))
+        return f"first leaf {leaf}" if it == 0 else f"{prog.OP_SYMBOLS.get(op, '?')} {leaf}"
+
+    def update(self, it, loss, info) -> None:
+        if self.bar is None:
+            return
+        text = f"loss={loss * self.y_scale ** 2:.4g} {self.describe(it, info)}".rstrip()
+        self.bar.set_postfix_str(text, refresh=False)
+        self.bar.update(1)
+        if self.verbose > 1:
+            self.bar.write(f"[jaxtree] iteration {it:3d}  {text}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def load(path, custom_functions=None) -> TreeRegressor:

@@ -26,8 +26,27 @@ from jaxtree import program as prog
 from jaxtree import scoring
 
 
+REFINE_ROWS = 16384
+
+
+def coarse(data: scoring.Data, max_rows: int = REFINE_ROWS) -> scoring.Data:
+    """Regroups chunks into larger ones (a free reshape) for passes that need no ``Phi``.
+
+    The scorer's chunk is small because it materialises ``Phi (m, p*q)``; tree
+    evaluation needs only ``O(S*m)`` memory, and on CPU its per-chunk loop overhead
+    dominates at small ``m``, so refinement and loss passes use up to ``max_rows`` rows.
+    """
+    nc, m = data.y.shape
+    r = max([d for d in range(1, nc + 1) if nc % d == 0 and d * m <= max(max_rows, m)])
+    if r == 1:
+        return data
+    return scoring.Data(data.x.reshape(nc // r, r * m, -1), data.y.reshape(nc // r, r * m),
+                        data.w.reshape(nc // r, r * m))
+
+
 def mse(program: prog.Program, data: scoring.Data, basis) -> jax.Array:
     """Weighted mean squared error of ``program`` on chunked ``data`` (scaled units)."""
+    data = coarse(data)
 
     def body(acc, ch):
         xb, yb, wb = ch
@@ -72,6 +91,7 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
       The program with adjusted weights and intercept.
     """
     slots = prog.leaf_slots(program, max_leaves)
+    data = coarse(data)
 
     def update(p, d):
         def body(acc, ch):
@@ -142,6 +162,7 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> pr
       The program with the best weights seen (never worse than the input).
     """
     loss = _chunked_loss(basis)
+    data = coarse(data)
     is_leaf = program.op == prog.LEAF
 
     def f(params):

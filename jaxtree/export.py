@@ -1,0 +1,456 @@
+r"""Exports of a fitted :class:`jaxtree.model.TreeModel`: sympy, LaTeX, standalone callables,
+Graphviz DOT and matplotlib drawings.
+
+A fitted model predicts
+
+.. math::
+
+    \hat y = c + s \bigl(w_0 + T(u)\bigr), \qquad u_j = (x_j - m_j)\, a_j,
+
+with ``m = x_min``, ``a = x_scale`` (covariates min-max scaled to ``[0, 1]``), ``c = y_center``,
+``s = y_scale`` and ``T`` the tree of ``+``/``*`` nodes over leaves ``w * phi_i(u_j)``.
+
+* :func:`to_sympy` returns that expression in the original units of ``x`` and ``y``.
+* :func:`to_latex` and :func:`to_dot` describe the tree in the scaled covariates ``u``, like
+  :meth:`TreeModel.formula` (they need neither sympy nor Graphviz).
+* :func:`to_callable` returns a standalone ``f(X) -> y`` (plain numpy, or jitted JAX) equal to
+  :func:`jaxtree.predict`.
+* :func:`plot_tree` and :func:`plot_history` draw with matplotlib.
+
+sympy and matplotlib are optional (``pip install jaxtree[export]``) and imported only when
+needed. Every function reads the model once to the host; none is meant for a hot path.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, Mapping, Optional
+
+import numpy as np
+
+from jaxtree import basis as basis_
+from jaxtree import program as prog
+
+__all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history"]
+
+BACKENDS = ("numpy", "jax")
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _require(module: str, what: str):
+    try:
+        return __import__(module, fromlist=["_"])
+    except ImportError as exc:
+        raise ImportError(
+            f"{what} needs {module.split('.')[0]}, which is not installed. Install it with "
+            "`pip install jaxtree[export]`."
+        ) from exc
+
+
+class _Host:
+    """The model's arrays on the host (float64) and its leaf functions, read once."""
+
+    def __init__(self, model):
+        a = prog.to_numpy(model.program)
+        self.op, self.left, self.right = a["op"], a["left"], a["right"]
+        self.feature, self.basis_index = a["feature"], a["basis"]
+        self.weight = np.asarray(a["weight"], np.float64)
+        self.intercept = float(a["intercept"])
+        self.n_slots = int(a["n_slots"])
+        self.x_min = np.asarray(model.x_min, np.float64)
+        self.x_scale = np.asarray(model.x_scale, np.float64)
+        self.y_center = float(model.y_center)
+        self.y_scale = float(model.y_scale)
+        self.basis = model.basis
+        self.names = tuple(str(n) for n in model.feature_names)
+        # Global basis index -> (family, index within the family).
+        self.functions = [(fam, m) for fam in model.basis.families for m in range(fam.size)]
+
+    def fold(self, leaf: Callable[[int], Any], add: Callable, mul: Callable, empty):
+        """Folds the tree bottom-up: ``leaf(slot)`` at leaves, ``add``/``mul`` at op nodes."""
+        if self.n_slots == 0:
+            return empty
+
+        def rec(slot):
+            op = int(self.op[slot])
+            if op == prog.LEAF:
+                return leaf(slot)
+            lhs, rhs = rec(int(self.left[slot])), rec(int(self.right[slot]))
+            return add(lhs, rhs) if op == prog.ADD else mul(lhs, rhs)
+
+        return rec(0)
+
+
+def _check_model(model) -> None:
+    if not all(hasattr(model, a) for a in ("program", "x_min", "x_scale", "basis")):
+        raise TypeError(
+            f"expected a fitted jaxtree.TreeModel (e.g. est.model_); got {type(model).__name__}. "
+            "For an estimator use its methods (est.to_sympy(), ...) or pass est.model_."
+        )
+
+
+# ------------------------------------------------------------------------------- sympy
+
+
+def _sympy_function(sp, fam, m: int, u, custom: Mapping[str, Callable]):
+    if isinstance(fam, basis_.Hats):
+        h = sp.Rational(1, fam.n - 1)
+        return sp.Max(0, 1 - sp.Abs(u - m * h) / h)
+    if isinstance(fam, basis_.Sines):
+        return sp.sin((m + 1) * sp.pi * u)
+    if isinstance(fam, basis_.Cosines):
+        return sp.cos((m + 1) * sp.pi * u)
+    if isinstance(fam, basis_.Powers):
+        return u ** (m + 1)
+    if isinstance(fam, basis_.TruncatedCubics):
+        return sp.Max(u - sp.Rational(m + 1, fam.n + 1), 0) ** 3
+    # A custom function: the user's sympy counterpart, or an undefined Function of that name.
+    if fam.name in custom:
+        return custom[fam.name](u)
+    ident = re.sub(r"\W+", "_", fam.name).strip("_") or "phi"
+    if ident[0].isdigit():
+        ident = "f_" + ident
+    return sp.Function(ident)(u)
+
+
+def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[str, Callable]] = None):
+    """The fitted formula as a sympy expression in the original units of ``x`` and ``y``.
+
+    Each scaled covariate is substituted, ``u_j = (x_j - x_min_j) * x_scale_j``, and the
+    output mapped back, ``y = y_center + y_scale * (w0 + T(u))``. Hats become
+    ``Max(0, 1 - |u - t|/h)``, truncated cubics ``Max(u - t, 0)**3``; custom basis functions
+    become undefined ``sympy.Function`` s named after them unless ``custom_functions`` maps
+    their name to a sympy counterpart (e.g. ``{"tanh": sympy.tanh}``).
+
+    Args:
+      model: a fitted :class:`jaxtree.model.TreeModel` (``est.model_``).
+      clip: clamp each ``u_j`` to ``[0, 1]`` with ``Min``/``Max``, as :func:`jaxtree.predict`
+        does by default. Without it the expression equals the predictions inside the training
+        range of ``x``.
+      custom_functions: ``{name: f}`` with ``f(sympy_expr) -> sympy_expr``.
+
+    Returns:
+      A sympy expression in symbols named after ``model.feature_names``.
+
+    Raises:
+      ImportError: if sympy is not installed (``pip install jaxtree[export]``).
+    """
+    _check_model(model)
+    sp = _require("sympy", "to_sympy")
+    h = _Host(model)
+    custom = dict(custom_functions or {})
+    symbols = [sp.Symbol(n, real=True) for n in h.names]
+    scaled = []
+    for j, x in enumerate(symbols):
+        u = (x - sp.Float(h.x_min[j])) * sp.Float(h.x_scale[j])
+        scaled.append(sp.Min(sp.Max(u, 0), 1) if clip else u)
+
+    def leaf(slot):
+        fam, m = h.functions[int(h.basis_index[slot])]
+        phi = _sympy_function(sp, fam, m, scaled[int(h.feature[slot])], custom)
+        return sp.Float(h.weight[slot]) * phi
+
+    tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, sp.Integer(0))
+    return sp.Float(h.y_center) + sp.Float(h.y_scale) * (sp.Float(h.intercept) + tree)
+
+
+# ------------------------------------------------------------------------------- LaTeX
+
+
+def _latex_number(v: float, digits: int) -> str:
+    text = f"{v:.{digits}g}"
+    if "e" in text:
+        mant, exp = text.split("e")
+        return f"{mant} \\cdot 10^{{{int(exp)}}}"
+    return text
+
+
+def _latex_var(name: str) -> str:
+    m = re.fullmatch(r"([A-Za-z])_?(\d+)", name)
+    if m:
+        return f"{m.group(1)}_{{{m.group(2)}}}"
+    if re.fullmatch(r"[A-Za-z]", name):
+        return name
+    escaped = re.sub(r"([_#$%&{}])", r"\\\1", name)
+    return f"\\mathrm{{{escaped}}}"
+
+
+def _latex_function(fam, m: int, var: str, digits: int) -> str:
+    if isinstance(fam, basis_.Hats):
+        return f"\\operatorname{{hat}}({var}; {_latex_number(m / (fam.n - 1), 4)})"
+    if isinstance(fam, (basis_.Sines, basis_.Cosines)):
+        fn = "\\sin" if isinstance(fam, basis_.Sines) else "\\cos"
+        freq = "" if m == 0 else str(m + 1)
+        return f"{fn}({freq}\\pi {var})"
+    if isinstance(fam, basis_.Powers):
+        return var if m == 0 else f"{var}^{{{m + 1}}}"
+    if isinstance(fam, basis_.TruncatedCubics):
+        t = _latex_number((m + 1) / (fam.n + 1), 4)
+        return f"({var} - {t})_+^{{3}}"
+    text = fam.template.format(x=var, arg=var, cx=var)
+    if re.fullmatch(r"[A-Za-z]+\(.*\)", text):
+        head, rest = text.split("(", 1)
+        return f"\\operatorname{{{head}}}({rest}"
+    return text
+
+
+def to_latex(model, *, digits: int = 3) -> str:
+    """The fitted formula as a LaTeX string (no sympy needed).
+
+    Written like :meth:`jaxtree.model.TreeModel.formula`: covariates min-max scaled to
+    ``[0, 1]``, ``y = c + s [w_0 + T]`` (the bracket is omitted when ``c = 0``, ``s = 1``).
+    For the formula in the original units use ``sympy.latex(to_sympy(model))``.
+
+    Args:
+      model: a fitted :class:`jaxtree.model.TreeModel`.
+      digits: significant digits of the numbers.
+
+    Returns:
+      A LaTeX math string (without ``$`` delimiters), e.g.
+      ``y = 0.1 + 2\\left[0.05 + 0.3\\,\\sin(3\\pi x_{1})\\,x_{2}\\right]``.
+    """
+    _check_model(model)
+    h = _Host(model)
+
+    def leaf(slot):
+        fam, m = h.functions[int(h.basis_index[slot])]
+        var = _latex_var(h.names[int(h.feature[slot])])
+        return ("leaf", f"{_latex_number(h.weight[slot], digits)}\\,"
+                        f"{_latex_function(fam, m, var, digits)}")
+
+    def add(a, b):
+        return ("+", f"{a[1]} + {b[1]}")
+
+    def mul(a, b):
+        parts = [f"\\left({t}\\right)" if kind == "+" else t for kind, t in (a, b)]
+        return ("*", "\\,".join(parts))
+
+    tree = h.fold(leaf, add, mul, None)
+    inner = _latex_number(h.intercept, digits)
+    if tree is not None:
+        inner = f"{inner} + {tree[1]}"
+    inner = inner.replace("+ -", "- ")
+    if h.y_center == 0.0 and h.y_scale == 1.0:
+        return f"y = {inner}"
+    return (f"y = {_latex_number(h.y_center, digits)} + {_latex_number(h.y_scale, digits)}"
+            f"\\left[{inner}\\right]")
+
+
+# ---------------------------------------------------------------------------- callables
+
+
+def _numeric_function(xp, fam, m: int, u):
+    if isinstance(fam, basis_.Hats):
+        return xp.maximum(1 - xp.abs(u * (fam.n - 1) - m), 0)
+    if isinstance(fam, basis_.Sines):
+        return xp.sin((m + 1) * math.pi * u)
+    if isinstance(fam, basis_.Cosines):
+        return xp.cos((m + 1) * math.pi * u)
+    if isinstance(fam, basis_.Powers):
+        return u ** (m + 1)
+    if isinstance(fam, basis_.TruncatedCubics):
+        return xp.maximum(u - (m + 1) / (fam.n + 1), 0) ** 3
+    return xp.asarray(fam.fn(u))
+
+
+def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable:
+    """A standalone function ``f(X) -> y`` equal to ``jaxtree.predict(model, X, clip=clip)``.
+
+    The tree is unrolled into plain array code at export time, so ``f`` needs no jaxtree
+    machinery: with ``backend="numpy"`` it is pure numpy in float64 (custom basis functions
+    are called as given, on numpy arrays); with ``backend="jax"`` it is ``jax.numpy`` code
+    under ``jax.jit`` in the model's dtype (differentiable, vmappable).
+
+    Args:
+      model: a fitted :class:`jaxtree.model.TreeModel`.
+      backend: ``"numpy"`` or ``"jax"``.
+      clip: clip covariates to the training range first, as ``predict`` does by default.
+
+    Returns:
+      ``f``: float ``(n, p)`` (or one row ``(p,)``) -> ``(n,)`` (or ``()``).
+
+    Raises:
+      ValueError: for an unknown backend.
+    """
+    _check_model(model)
+    if backend not in BACKENDS:
+        raise ValueError(f"Unknown backend {backend!r}; valid values are {list(BACKENDS)}.")
+    h = _Host(model)
+    if backend == "numpy":
+        xp = np
+        x_min, x_scale = h.x_min, h.x_scale
+        dtype = np.float64
+    else:
+        import jax
+        import jax.numpy as xp
+
+        dtype = np.asarray(model.x_min).dtype
+        x_min, x_scale = xp.asarray(h.x_min, dtype), xp.asarray(h.x_scale, dtype)
+    p = h.x_min.shape[0]
+
+    def f(X):
+        x = xp.asarray(X, dtype)
+        single = x.ndim == 1
+        x2 = x[None, :] if single else x
+        if x2.ndim != 2 or x2.shape[1] != p:
+            raise ValueError(f"X must have shape (n_samples, {p}) or ({p},); got {x.shape}.")
+        u = (x2 - x_min) * x_scale
+        if clip:
+            u = xp.clip(u, 0.0, 1.0)
+
+        def leaf(slot):
+            fam, m = h.functions[int(h.basis_index[slot])]
+            return h.weight[slot] * _numeric_function(xp, fam, m, u[:, int(h.feature[slot])])
+
+        tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, 0.0)
+        out = h.y_center + h.y_scale * (h.intercept + tree + xp.zeros(x2.shape[0], dtype))
+        out = out.astype(dtype)
+        return out[0] if single else out
+
+    return f if backend == "numpy" else jax.jit(f)
+
+
+# --------------------------------------------------------------------------------- DOT
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def to_dot(model, *, digits: int = 3, name: str = "jaxtree") -> str:
+    """The tree as Graphviz DOT text, drawn like the paper's figures.
+
+    Op nodes are circles labelled ``+`` or ``*``; leaves are boxes ``w·φ(x)`` (covariates
+    scaled to ``[0, 1]``). A tree with ``k`` operations has ``2k+1`` nodes; the intercept and
+    the output scaling are the graph's label. Render with ``dot -Tpng tree.dot -o tree.png``
+    or the ``graphviz`` Python package.
+
+    Args:
+      model: a fitted :class:`jaxtree.model.TreeModel`.
+      digits: significant digits of the weights.
+      name: the graph's name.
+
+    Returns:
+      The DOT source.
+    """
+    _check_model(model)
+    h = _Host(model)
+    lines = [f'digraph "{_dot_escape(name)}" {{', '  node [fontname="Helvetica"];']
+    for slot in range(h.n_slots):
+        op = int(h.op[slot])
+        if op == prog.LEAF:
+            term = h.basis.render(int(h.basis_index[slot]), h.names[int(h.feature[slot])])
+            label = f"{h.weight[slot]:.{digits}g}·{term}"
+            lines.append(f'  n{slot} [label="{_dot_escape(label)}", shape=box];')
+        else:
+            sym = prog.OP_SYMBOLS[op]
+            lines.append(f'  n{slot} [label="{sym}", shape=circle];')
+    for slot in range(h.n_slots):
+        if int(h.op[slot]) in (prog.ADD, prog.MUL):
+            lines.append(f"  n{slot} -> n{int(h.left[slot])};")
+            lines.append(f"  n{slot} -> n{int(h.right[slot])};")
+    caption = (f"y = {h.y_center:.{digits}g} + {h.y_scale:.{digits}g}·"
+               f"({h.intercept:.{digits}g} + T)")
+    lines.append(f'  label="{_dot_escape(caption)}";')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------- plots
+
+
+def _axes(ax, figsize):
+    if ax is not None:
+        return ax.figure, ax
+    plt = _require("matplotlib.pyplot", "plotting")
+    fig, ax = plt.subplots(figsize=figsize)
+    return fig, ax
+
+
+def _layout(h: _Host):
+    """(x, depth) per used slot: leaves left to right, parents centred over children."""
+    pos, counter = {}, [0]
+
+    def rec(slot, depth):
+        if int(h.op[slot]) == prog.LEAF:
+            pos[slot] = (float(counter[0]), depth)
+            counter[0] += 1
+        else:
+            rec(int(h.left[slot]), depth + 1)
+            rec(int(h.right[slot]), depth + 1)
+            xl, xr = pos[int(h.left[slot])][0], pos[int(h.right[slot])][0]
+            pos[slot] = ((xl + xr) / 2, depth)
+
+    if h.n_slots:
+        rec(0, 0)
+    return pos
+
+
+def plot_tree(model, ax=None, *, digits: int = 2):
+    """Draws the tree with matplotlib: ``+``/``*`` circles over ``w·φ(x)`` boxes.
+
+    Args:
+      model: a fitted :class:`jaxtree.model.TreeModel`.
+      ax: a matplotlib Axes to draw on; a new figure when None.
+      digits: significant digits of the weights.
+
+    Returns:
+      The matplotlib ``Figure``.
+
+    Raises:
+      ImportError: if matplotlib is not installed (``pip install jaxtree[export]``).
+    """
+    _check_model(model)
+    h = _Host(model)
+    pos = _layout(h)
+    n_leaves = sum(1 for s in pos if int(h.op[s]) == prog.LEAF)
+    depth = max((d for _, d in pos.values()), default=0)
+    fig, ax = _axes(ax, (max(4.0, 1.9 * n_leaves), max(2.5, 1.1 * (depth + 1))))
+    for slot, (x, d) in pos.items():
+        if int(h.op[slot]) in (prog.ADD, prog.MUL):
+            for child in (int(h.left[slot]), int(h.right[slot])):
+                cx, cd = pos[child]
+                ax.plot([x, cx], [-d, -cd], color="0.4", lw=1, zorder=1)
+    for slot, (x, d) in pos.items():
+        op = int(h.op[slot])
+        if op == prog.LEAF:
+            term = h.basis.render(int(h.basis_index[slot]), h.names[int(h.feature[slot])])
+            text, box = f"{h.weight[slot]:.{digits}g}·{term}", dict(boxstyle="round", fc="#eef3fb")
+        else:
+            text, box = prog.OP_SYMBOLS[op], dict(boxstyle="circle", fc="#fdf1dc")
+        ax.text(x, -d, text, ha="center", va="center", fontsize=9, bbox=box, zorder=2)
+    ax.set_title(f"y = {h.y_center:.3g} + {h.y_scale:.3g}·({h.intercept:.3g} + T)", fontsize=10)
+    ax.set_xlim(-0.8, max(n_leaves - 1, 0) + 0.8)
+    ax.set_ylim(-depth - 0.6, 0.6)
+    ax.axis("off")
+    return fig
+
+
+def plot_history(history, ax=None):
+    """Plots the training loss after the first leaf and each insertion.
+
+    Args:
+      history: ``est.history_`` (float ``(k+1,)``), or a fitted estimator.
+      ax: a matplotlib Axes to draw on; a new figure when None.
+
+    Returns:
+      The matplotlib ``Figure``.
+
+    Raises:
+      ImportError: if matplotlib is not installed (``pip install jaxtree[export]``).
+      ValueError: if ``history`` is not 1-D.
+    """
+    h = np.asarray(getattr(history, "history_", history), np.float64)
+    if h.ndim != 1:
+        raise ValueError(f"history must be 1-D (n_iterations,); got shape {h.shape}.")
+    fig, ax = _axes(ax, (5.0, 3.2))
+    ax.plot(np.arange(h.shape[0]), h, marker="o")
+    if h.size and (h > 0).all():
+        ax.set_yscale("log")
+    ax.set_xlabel("operations k")
+    ax.set_ylabel("training MSE")
+    ax.grid(True, alpha=0.3)
+    return fig

@@ -1,0 +1,190 @@
+"""The ``jaxtree`` command line, run in-process (``jaxtree.cli.main``) with capsys."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import cli
+from jaxtree.datasets import paper_synthetic
+
+N, P, K = 120, 4, 2
+FIT_ARGS = ["--k", str(K), "--refine", "coordinate", "--chunk-size", "64"]
+
+
+def _write_csv(path, X, y, extra=None):
+    names = [f"f{j}" for j in range(X.shape[1])]
+    cols = names + ["target"] + ([extra[0]] if extra else [])
+    with open(path, "w") as f:
+        f.write(",".join(cols) + "\n")
+        for i, (row, t) in enumerate(zip(X, y)):
+            vals = [repr(float(v)) for v in row] + [repr(float(t))] + ([extra[1][i]] if extra else [])
+            f.write(",".join(vals) + "\n")
+    return names
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    """A CSV and the model ``jaxtree fit`` wrote for it (fitted once per module)."""
+    d = tmp_path_factory.mktemp("cli")
+    X, y = paper_synthetic(N, p=P, seed=3)
+    data = d / "train.csv"
+    _write_csv(data, X, y)
+    model = d / "model.json"
+    rc = cli.main(["fit", str(data), "--target", "target", "--out", str(model), *FIT_ARGS])
+    assert rc == 0
+    return X, y, data, model
+
+
+def test_help_subprocess():
+    out = subprocess.run([sys.executable, "-m", "jaxtree", "--help"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0
+    for cmd in ("demo", "fit", "predict", "show"):
+        assert cmd in out.stdout
+
+
+@pytest.mark.parametrize("cmd", ["fit", "predict", "show", "demo"])
+def test_help_of_each_command(cmd, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main([cmd, "--help"])
+    assert e.value.code == 0
+    assert "usage: jaxtree " + cmd in capsys.readouterr().out
+
+
+def test_fit_prints_formula_r2_progress_and_matches_estimator(tmp_path, capsys):
+    X, y = paper_synthetic(N, p=P, seed=3)
+    data = tmp_path / "d.csv"
+    names = _write_csv(data, X, y)
+    model = tmp_path / "m.json"
+    assert cli.main(["fit", str(data), "--target", "target", "--out", str(model), *FIT_ARGS]) == 0
+    out, err = capsys.readouterr()
+    est = jaxtree.TreeRegressor(k=K, refine="coordinate", chunk_size=64).fit(X, y)
+    assert "training R²" in out and f"{est.score(X, y):.4f}" in out
+    assert "f0" in out.splitlines()[0] or "f2" in out.splitlines()[0]  # formula with column names
+    assert "mse" in err and "leaf" in err and "at slot" in err  # the progress bar
+    loaded = jaxtree.load(model)
+    assert loaded.model_.feature_names == tuple(names)
+    np.testing.assert_allclose(loaded.predict(X), est.predict(X), rtol=1e-9, atol=1e-12)
+    assert len(json.loads(model.read_text())["extra"]["history"]) == K + 1
+
+
+def test_predict_round_trip_stdout_and_file(fitted, tmp_path, capsys):
+    X, y, data, model = fitted
+    capsys.readouterr()
+    assert cli.main(["predict", str(model), str(data)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "prediction"
+    pred = np.array([float(v) for v in lines[1:]])
+    est = jaxtree.TreeRegressor(k=K, refine="coordinate", chunk_size=64).fit(X, y)
+    np.testing.assert_allclose(pred, est.predict(X), rtol=1e-9, atol=1e-12)
+    out = tmp_path / "p.csv"
+    assert cli.main(["predict", str(model), str(data), "--out", str(out)]) == 0
+    np.testing.assert_allclose(np.loadtxt(out, skiprows=1), pred, rtol=0, atol=0)
+
+
+def test_predict_selects_feature_columns_by_name(fitted, tmp_path, capsys):
+    X, y, data, model = fitted
+    # columns reordered, target dropped, an extra text column: only the names matter
+    p = tmp_path / "shuffled.csv"
+    with open(p, "w") as f:
+        f.write("note,f3,f1,f0,f2\n")
+        for row in X:
+            f.write("x," + ",".join(repr(float(row[j])) for j in (3, 1, 0, 2)) + "\n")
+    capsys.readouterr()
+    assert cli.main(["predict", str(model), str(p)]) == 0
+    pred = np.array([float(v) for v in capsys.readouterr().out.splitlines()[1:]])
+    np.testing.assert_allclose(pred, jaxtree.load(model).predict(X), rtol=1e-12)
+
+
+def test_show(fitted, capsys):
+    _, _, _, model = fitted
+    capsys.readouterr()
+    assert cli.main(["show", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("y = ")
+    assert f"k (operations): {K}" in out and f"leaves: {K + 1}" in out
+    assert f"p (features): {P}" in out and "q (basis functions): 40" in out
+    assert "features: f0, f1, f2, f3" in out
+    assert "training history" in out and f"  {K:3d}  " in out
+
+
+def test_fit_with_features_subset(fitted, tmp_path, capsys):
+    _, _, data, _ = fitted
+    model = tmp_path / "m.json"
+    assert cli.main(["fit", str(data), "--target", "target", "--features", "f0,f2",
+                     "--out", str(model), "--quiet", "--refine", "none", "--k", "1"]) == 0
+    assert jaxtree.load(model).model_.feature_names == ("f0", "f2")
+    assert capsys.readouterr().err == ""  # --quiet: no progress bar
+
+
+def test_csv_reader_without_pandas_matches_pandas(tmp_path, monkeypatch):
+    X, y = paper_synthetic(10, p=4, seed=0)
+    p = tmp_path / "d.csv"
+    _write_csv(p, X, y, extra=("tag", [f"t{i}" for i in range(10)]))
+    names, cols = cli._read_table(str(p))
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas -> ImportError
+    names2, cols2 = cli._read_table(str(p))
+    assert names == names2 == ["f0", "f1", "f2", "f3", "target", "tag"]
+    for a, b in zip(cols[:5], cols2[:5]):
+        np.testing.assert_array_equal(a, b)
+    assert cols2[5].dtype == object and cols[5].dtype == object
+
+
+def _bad_inputs(tmp_path, data):
+    text = tmp_path / "text.csv"
+    text.write_text("a,city,target\n1,paris,2\n2,rome,3\n3,oslo,1\n")
+    nan = tmp_path / "nan.csv"
+    nan.write_text("a,b,target\n1,,2\n2,3,3\n3,4,1\n")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("{ not json")
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({"format": "something-else"}))
+    lacking = tmp_path / "lacking.csv"
+    lacking.write_text("f0,f1\n0.1,0.2\n")
+    return {
+        "missing data": (["fit", str(tmp_path / "nope.csv"), "--target", "y"], "no such file"),
+        "missing target": (["fit", str(data), "--target", "nope"], "available columns: f0, f1, f2, f3, target"),
+        "non-numeric": (["fit", str(text), "--target", "target"], "'city'"),
+        "missing values": (["fit", str(nan), "--target", "target"], "'b' (1)"),
+        "empty csv": (["fit", str(empty), "--target", "target"], "empty"),
+        "unknown feature": (["fit", str(data), "--target", "target", "--features", "f0,zz"], "'zz'"),
+        "missing model": (["predict", str(tmp_path / "nope.json"), str(data)], "no such model file"),
+        "corrupt model": (["predict", str(garbage), str(data)], "not a valid jaxtree model file"),
+        "foreign model": (["show", str(foreign)], "not a valid jaxtree model file"),
+        "csv as model": (["show", str(data)], "not a valid jaxtree model file"),
+        "features missing at predict": (["predict", "MODEL", str(lacking)], "'f2', 'f3' not found"),
+    }
+
+
+@pytest.mark.parametrize("case", [
+    "missing data", "missing target", "non-numeric", "missing values", "empty csv", "unknown feature",
+    "missing model", "corrupt model", "foreign model", "csv as model", "features missing at predict"])
+def test_bad_input_one_line_error(case, fitted, tmp_path, capsys):
+    _, _, data, model = fitted
+    argv, needle = _bad_inputs(tmp_path, data)[case]
+    argv = [str(model) if a == "MODEL" else a for a in argv]
+    capsys.readouterr()
+    rc = cli.main(argv)
+    err = capsys.readouterr().err
+    assert rc != 0
+    assert "Traceback" not in err
+    lines = err.strip("\n").split("\n")
+    assert len(lines) == 1, err
+    assert lines[0].startswith("jaxtree: error: ")
+    assert needle in lines[0]
+
+
+def test_parquet_without_pyarrow_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    p = tmp_path / "d.parquet"
+    p.write_bytes(b"PAR1")
+    assert cli.main(["fit", str(p), "--target", "y"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs pyarrow" in err

@@ -1,0 +1,124 @@
+"""Streaming fits (jaxtree.stream): same result as the in-memory search, validation."""
+
+import os
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import basis as B
+from jaxtree import scoring, search, stream
+
+from conftest import paper_g
+
+
+def _data(n=1500, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, p))
+    y = paper_g(np.c_[x, rng.random((n, 4 - p))] if p < 4 else x) + 0.05 * rng.standard_normal(n)
+    return x, y
+
+
+BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
+
+
+def _both(x, y, dtype, refine, k=2, chunk=200, block=3, w=None):
+    basis = BASIS or B.get_basis(None)
+    cfg = search.Config(max_k=k, refine=refine, sweeps=2, steps=5)
+    reader = stream.ChunkReader(x, y, w, chunk_size=chunk).scaled(
+        np.zeros(x.shape[1]), np.ones(x.shape[1]), 0.0, 1.0, dtype)
+    rs = stream.fit(reader, basis, k, cfg, chunks_per_block=block)
+    data = scoring.chunk(jnp.asarray(x, dtype), jnp.asarray(y, dtype),
+                         None if w is None else jnp.asarray(w, dtype), chunk)
+    rm = search.fit(data, basis, k, cfg)
+    return rs, rm
+
+
+@pytest.mark.parametrize("refine", [None, "coordinate"])
+def test_stream_equals_in_memory_float64(refine):
+    x, y = _data()
+    w = np.random.default_rng(1).random(x.shape[0])
+    rs, rm = _both(x, y, np.float64, refine, w=w)
+    assert [c["flat_index"] for c in rs.choices] == [c["flat_index"] for c in rm.choices]
+    np.testing.assert_allclose(rs.history, rm.history, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(rs.program.weight), np.asarray(rm.program.weight),
+                               rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.slow
+def test_stream_equals_in_memory_optax_float64():
+    x, y = _data()
+    rs, rm = _both(x, y, np.float64, "optax")
+    assert [c["flat_index"] for c in rs.choices] == [c["flat_index"] for c in rm.choices]
+    np.testing.assert_allclose(rs.history, rm.history, rtol=1e-6)
+
+
+def test_stream_float32_same_choices():
+    x, y = _data(seed=3)
+    rs, rm = _both(x, y, np.float32, "coordinate")
+    assert [c["flat_index"] for c in rs.choices] == [c["flat_index"] for c in rm.choices]
+    np.testing.assert_allclose(rs.history, rm.history, rtol=1e-4)
+
+
+def test_kernels_compile_once():
+    x, y = _data(n=900)
+    before = stream.score_block._cache_size()
+    _both(x, y, np.float64, "coordinate", k=3, chunk=128, block=2)
+    # one new entry per (dtype, shape) at most, never one per iteration
+    assert stream.score_block._cache_size() - before <= 1
+    assert stream.coordinate_block._cache_size() <= 4
+
+
+def _memmap(tmp_path, a, dtype=np.float32, name="x"):
+    m = np.memmap(os.path.join(tmp_path, name), dtype=dtype, mode="w+", shape=a.shape)
+    m[:] = a
+    m.flush()
+    return m
+
+
+def test_estimator_memmap_equals_in_memory(tmp_path):
+    x, y = _data(n=1200, p=4)
+    mx = _memmap(tmp_path, x)
+    my = _memmap(tmp_path, y, name="y")
+    kw = dict(k=2, refine="coordinate", chunk_size=256, basis=BASIS)
+    a = jaxtree.TreeRegressor(**kw).fit(np.asarray(mx), np.asarray(my))
+    b = jaxtree.TreeRegressor(**kw).fit(mx, my)
+    assert [c["flat_index"] for c in a.choices_] == [c["flat_index"] for c in b.choices_]
+    np.testing.assert_allclose(b.predict(x), a.predict(x), rtol=1e-5, atol=1e-6)
+    c = jaxtree.TreeRegressor(**kw).fit(stream.ChunkReader(mx, my, chunk_size=256), None)
+    np.testing.assert_allclose(c.predict(x), b.predict(x), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda t, x, y: (_memmap(t, x.astype(np.int32), np.int32), y, 256), "floating dtype"),
+    (lambda t, x, y: (_memmap(t, x[:, 0]), y, 256), "2-D"),
+    (lambda t, x, y: (_memmap(t, x), y[:-1], 256), "y must have shape"),
+    (lambda t, x, y: (_memmap(t, x), y, 0), "chunk_size"),
+    (lambda t, x, y: (_memmap(t, x), y, 10_000), "chunk_size"),
+])
+def test_stream_validation(tmp_path, make, match):
+    x, y = _data(n=300)
+    X, Y, chunk = make(tmp_path, x, y)
+    with pytest.raises(ValueError, match=match):
+        jaxtree.TreeRegressor(k=1, chunk_size=chunk).fit(X, Y)
+
+
+def test_stream_nan_names_row(tmp_path):
+    x, y = _data(n=300)
+    x[123, 1] = np.nan
+    with pytest.raises(ValueError, match="row 123"):
+        jaxtree.TreeRegressor(k=1, chunk_size=100).fit(_memmap(tmp_path, x), y)
+
+
+def test_interrupted_stream_leaves_unfitted(tmp_path):
+    x, y = _data(n=300)
+
+    def cb(it, loss, info):
+        if it == 1:
+            raise KeyboardInterrupt
+
+    est = jaxtree.TreeRegressor(k=2, refine=None, chunk_size=100, callback=cb, basis=BASIS)
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(_memmap(tmp_path, x), y)
+    assert not hasattr(est, "model_")
