@@ -36,6 +36,7 @@ def coarse(data: scoring.Data, max_rows: int = REFINE_ROWS) -> scoring.Data:
     evaluation needs only ``O(S*m)`` memory, and on CPU its per-chunk loop overhead
     dominates at small ``m``, so refinement and loss passes use up to ``max_rows`` rows.
     """
+    data = scoring.Data(data.x, data.y, data.w)  # these passes never use a cached Phi
     nc, m = data.y.shape
     r = max([d for d in range(1, nc + 1) if nc % d == 0 and d * m <= max(max_rows, m)])
     if r == 1:

@@ -167,3 +167,14 @@ def test_loss_never_increases_and_status_ok(rng):
         assert res.status == search.STATUS_OK
         w = np.asarray(res.program.weight)
         assert np.all(np.isfinite(w)) and np.all(np.abs(w) <= 1 + 1e-12)
+
+
+def test_cached_basis_gives_the_same_fit(rng):
+    x = rng.uniform(size=(300, 3))
+    y = np.sin(3 * x[:, 0]) * x[:, 1] + 0.05 * rng.standard_normal(300)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=64)
+    cfg = search.Config(max_k=3, refine="coordinate")
+    plain = search.fit(data, SMALL, 3, cfg)
+    cached = search.fit(scoring.cache_basis(data, SMALL), SMALL, 3, cfg)
+    assert [c["flat_index"] for c in plain.choices] == [c["flat_index"] for c in cached.choices]
+    np.testing.assert_allclose(cached.history, plain.history, rtol=1e-12)
