@@ -217,11 +217,29 @@ def markdown(results: dict, env: dict) -> str:
         lines.append(f"| *paper: tree k={pap['k']} on {pap['data']}* | *{pap['rmse_tree']}* | "
                      f"| | | *{pap['n_train']}* |")
         lines.append(f"| *paper: Gaussian process* | *{pap['rmse_gp']}* | | | | |")
-        tree = next(m for m in r["models"] if m["model"].startswith("jaxtree"))
+        tree = next((m for m in r["models"] if m["model"].startswith("jaxtree")),
+                    {"formula": "(not run)"})
         lines += ["", "Times are wall seconds on a shared machine; jaxtree's fit time includes "
                   "JIT compilation (warm: a second fit of the same shape), its predict time "
                   "is the second call (first, compiling, in brackets).", "", "jaxtree formula:", "", "```", tree["formula"], "```", ""]
     return "\n".join(lines)
+
+
+def write_outputs(out: pathlib.Path, env: dict, results: dict) -> None:
+    """Writes real_data.json/.md, keeping data sets of an earlier run not rerun now."""
+    path = out / "real_data.json"
+    merged = {}
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+            if old.get("environment", {}).get("quick") == env["quick"]:
+                merged.update(old.get("results", {}))
+        except (OSError, ValueError):
+            pass
+    merged.update(results)
+    merged = {k: merged[k] for k in ("airline", "weather") if k in merged}
+    path.write_text(json.dumps({"environment": env, "results": merged}, indent=2))
+    (out / "real_data.md").write_text(markdown(merged, env) + "\n")
 
 
 def main(argv=None):
@@ -234,6 +252,8 @@ def main(argv=None):
     parser.add_argument("--gp-rows", type=int, default=None,
                         help="training rows for the Gaussian process (default 2000; 300 quick)")
     parser.add_argument("--refine", default="optax", choices=["optax", "coordinate"])
+    parser.add_argument("--models", default="mean,tree,hgb,gp",
+                        help="comma-separated subset of mean,tree,hgb,gp (default all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
@@ -243,6 +263,10 @@ def main(argv=None):
         parser.error(f"unknown data set(s) {', '.join(map(repr, unknown))}; "
                      f"valid: {', '.join(valid)}")
     args.datasets = list(dict.fromkeys(args.datasets)) or valid
+    models_wanted = [m.strip() for m in args.models.split(",") if m.strip()]
+    bad = [m for m in models_wanted if m not in ("mean", "tree", "hgb", "gp")]
+    if bad or not models_wanted:
+        parser.error(f"--models: unknown {bad}; valid: mean, tree, hgb, gp")
     gp_rows = args.gp_rows or (300 if args.quick else 2000)
     out = pathlib.Path(args.out) if args.out else \
         ROOT / "benchmarks" / "results" / ("quick" if args.quick else "")
@@ -270,26 +294,33 @@ def main(argv=None):
         refine = "coordinate" if args.quick else args.refine
         print(f"{name}: {len(X)} complete rows -> {len(ytr)} train / {len(yte)} test, "
               f"{X.shape[1]} covariates, k={k}", flush=True)
-        models = [run_mean(Xtr, ytr, Xte, yte)]
-        models.append(run_tree(Xtr, ytr, Xte, yte, k, refine, warm_refit=not args.quick))
-        print(f"  tree RMSE {models[-1]['rmse']:.3f} fit {models[-1]['fit_s']:.1f}s", flush=True)
-        models.append(run_hgb(Xtr, ytr, Xte, yte, 30 if args.quick else 100))
-        print(f"  HGB RMSE {models[-1]['rmse']:.3f} fit {models[-1]['fit_s']:.1f}s", flush=True)
-        models.append(run_gp(Xtr, ytr, Xte, yte, gp_rows, rng))
-        print(f"  GP RMSE {models[-1]['rmse']:.3f} fit {models[-1]['fit_s']:.1f}s", flush=True)
+        models = []
+        if "mean" in models_wanted:
+            models.append(run_mean(Xtr, ytr, Xte, yte))
+        if "tree" in models_wanted:
+            models.append(run_tree(Xtr, ytr, Xte, yte, k, refine, warm_refit=not args.quick))
+            print(f"  tree RMSE {models[-1]['rmse']:.3f} fit {models[-1]['fit_s']:.1f}s",
+                  flush=True)
+            print(f"  formula: {models[-1]['formula']}", flush=True)
+        if "hgb" in models_wanted:
+            models.append(run_hgb(Xtr, ytr, Xte, yte, 30 if args.quick else 100))
+            print(f"  HGB RMSE {models[-1]['rmse']:.3f} fit {models[-1]['fit_s']:.1f}s",
+                  flush=True)
+        if "gp" in models_wanted:
+            models.append(run_gp(Xtr, ytr, Xte, yte, gp_rows, rng))
+            print(f"  GP RMSE {models[-1]['rmse']:.3f} fit {models[-1]['fit_s']:.1f}s",
+                  flush=True)
         var = float(np.var(yte))
         for m in models:
             m["r2"] = 1.0 - m["rmse"] ** 2 / var
         results[name] = {"description": spec["description"], "n_complete": len(X),
                          "n_train": len(ytr), "n_test": len(yte), "k": k,
                          "features": list(X.columns), "y_sd": float(np.sqrt(var)),
-                         "models": models, "paper": PAPER[name]}
-    md = markdown(results, env)
+                         "models": models, "paper": PAPER[name], "date": env["date"],
+                         "commit": env["commit"]}
+        write_outputs(out, env, results)  # after each data set: a long run keeps its parts
     print()
-    print(md)
-    (out / "real_data.json").write_text(json.dumps({"environment": env, "results": results},
-                                                   indent=2))
-    (out / "real_data.md").write_text(md + "\n")
+    print(markdown(results, env))
     print(f"wrote {out}/real_data.json and real_data.md")
     return 0
 

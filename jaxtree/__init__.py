@@ -5,9 +5,10 @@ or ``*``, leaves ``w * phi_i(x_j)``. See :class:`TreeRegressor` for the estimato
 :func:`predict` for the pure functional prediction.
 """
 
-from jaxtree import basis, datasets, program, reference, refine, scoring, search, theory
+from jaxtree import basis, batch, datasets, export, program, reference, refine, scoring, search, theory
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
+from jaxtree.batch import BatchResult, fit_batch
 from jaxtree.estimator import TreeRegressor, load
 from jaxtree.model import TreeModel, predict
 from jaxtree.program import Program
@@ -15,14 +16,18 @@ from jaxtree.program import Program
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchResult",
     "Basis",
     "NotFittedError",
     "Program",
     "TreeModel",
     "TreeRegressor",
     "basis",
+    "batch",
     "datasets",
     "default_basis",
+    "export",
+    "fit_batch",
     "get_basis",
     "load",
     "make_basis",

@@ -166,13 +166,16 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> pr
     data = coarse(data)
     is_leaf = program.op == prog.LEAF
 
+    dt = program.weight.dtype
+
     def f(params):
-        return loss(params, program, data)
+        # optax's line search may promote to float64 under x64: compute in the data dtype.
+        return loss(jax.tree_util.tree_map(lambda t: t.astype(dt), params), program, data)
 
     def project(params):
         w, a = params
         w = optax.projections.projection_box(w, -1.0, 1.0)
-        return jnp.where(is_leaf, w, 0).astype(w.dtype), a
+        return jnp.where(is_leaf, w, 0).astype(dt), a.astype(dt)
 
     opt = optax.lbfgs()
     vg = optax.value_and_grad_from_state(f)

@@ -105,7 +105,9 @@ def shard_data(data: scoring.Data, devices=None) -> scoring.Data:
     mesh = data_mesh(devices)
     m2 = padded_chunk(data.x.shape[1], mesh.size)
     sh = row_sharding(mesh)
-    return scoring.Data(*(jax.device_put(_pad_rows(a, m2), sh) for a in data))
+    # Optional fields (e.g. a cached basis ``phi (nc, m, p*q)``) are sharded the same way.
+    return type(data)(*(None if a is None else jax.device_put(_pad_rows(a, m2), sh)
+                        for a in data))
 
 
 def block_putter(devices, m: int, dtype):

@@ -1,0 +1,385 @@
+"""Scaling benchmark: fit time against n, p, q and k; memory; roofline; precision.
+
+Each measurement runs in its own subprocess (``--child``) so that peak RSS
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``) is per size, and compilation caches do not
+leak between sizes. In the child:
+
+* data: ``x ~ U[0,1]^p`` (already in the scaled range), ``y`` the paper's synthetic truth
+  scaled into ``[-1, 1]`` plus noise; for ``n >= --stream-from`` the rows are written to a
+  float32 ``np.memmap`` first (by the parent, chunk by chunk) and the fit streams them with
+  :func:`jaxtree.stream.fit` (device memory O(block)); smaller sizes use the in-memory
+  :func:`jaxtree.search.fit`;
+* ``fit_s``: wall time of one whole fit of ``k`` operations, compilation included
+  (``compile_s`` is the first fit minus the second for in-memory sizes where a second
+  fit is affordable, else "n/a"); ``iter_s``: median time of iterations 2..k from the
+  callback's timestamps (compilation excluded);
+* roofline (in-memory sizes): one scoring pass of the final tree (``D = k+1`` leaves),
+  compiled apart, median of repeats: ``GFLOP/s = 12*D*n*p*q / time``, against a jitted
+  float32 stream of the same three matrix products per chunk (``(2L, m) @ (m, p*q)``);
+* on a GPU (``jax.default_backend() == "gpu"``): whether ``precision="default"`` (TF32)
+  chooses any different candidate than ``"highest"``.
+
+Every record holds device, jax version, dtype, precision, commit and date.
+
+Run (repository root)::
+
+    python benchmarks/bench_scale.py --quick          # ~2-4 min on 2 CPU cores
+    python benchmarks/bench_scale.py                  # n up to 1e7, p/q/k sweeps, airline
+    python benchmarks/bench_scale.py --only n --max-n 1e6
+
+Outputs ``benchmarks/results/scale[_quick].json``, ``.csv`` and ``.png``. The script runs
+unchanged on a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def commit() -> str:
+    try:
+        head = (ROOT / ".git" / "HEAD").read_text().strip()
+        if head.startswith("ref:"):
+            ref = head.split()[1]
+            p = ROOT / ".git" / ref
+            if p.exists():
+                return p.read_text().strip()
+            for line in (ROOT / ".git" / "packed-refs").read_text().splitlines():
+                if line.endswith(ref):
+                    return line.split()[0]
+        return head
+    except OSError:
+        return "unknown"
+
+
+def make_y(x, rng):
+    g = (0.3 * np.sin(3 * np.pi * x[:, 0]) * np.cos(2 * np.pi * x[:, 1 % x.shape[1]])
+         + 0.4 * x[:, 2 % x.shape[1]] ** 2 - 0.3 * x[:, 3 % x.shape[1]])
+    return (g + 0.05 * rng.standard_normal(x.shape[0])).astype(np.float32)
+
+
+def write_memmap(path, n, p, seed=0, block=1 << 20):
+    """Writes ``path.x`` (n, p) and ``path.y`` (n,) float32 memmaps chunk by chunk; returns path."""
+    rng = np.random.default_rng(seed)
+    xp, yp = path + ".x", path + ".y"
+    mx = np.memmap(xp, np.float32, "w+", shape=(n, p))
+    my = np.memmap(yp, np.float32, "w+", shape=(n,))
+    for s in range(0, n, block):
+        e = min(n, s + block)
+        x = rng.random((e - s, p), dtype=np.float32)
+        mx[s:e] = x
+        my[s:e] = make_y(x, rng)
+    mx.flush()
+    my.flush()
+    del mx, my
+    return path
+
+
+def basis_for_q(q):
+    from jaxtree import basis as B
+    if q == 40:
+        return B.get_basis(None)
+    # split q over hats/sines/cosines/powers/truncated cubics roughly like the default set
+    powers = min(3, q)
+    rest = q - powers
+    hats, sines = rest // 4 + rest % 4, rest // 4
+    return B.make_basis(hats=hats, sines=sines, cosines=rest // 4, powers=powers,
+                        truncated_cubics=rest // 4)
+
+
+# --------------------------------------------------------------------------- the child
+
+
+def child(a) -> dict:
+    import resource
+
+    import jax
+    import jax.numpy as jnp
+
+    from jaxtree import scoring, search, stream
+
+    prec = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
+            "default": jax.lax.Precision.DEFAULT}
+    basis = basis_for_q(a.q)
+    q = basis.q
+    cfg = search.Config(max_k=a.k, refine=None if a.refine == "none" else a.refine,
+                        precision=prec[a.precision])
+    rec = dict(n=a.n, p=a.p, q=q, k=a.k, refine=a.refine, chunk=a.chunk, dtype="float32",
+               precision=a.precision, device=str(jax.devices()), backend=jax.default_backend(),
+               jax=jax.__version__, streamed=bool(a.memmap))
+    stamps = []
+
+    def cb(it, loss, info):
+        stamps.append(time.perf_counter())
+        return False
+
+    if a.memmap:
+        mx = np.memmap(a.memmap + ".x", np.float32, "r", shape=(a.n, a.p))
+        my = np.memmap(a.memmap + ".y", np.float32, "r", shape=(a.n,))
+        src = stream.ChunkReader(mx, my, chunk_size=a.chunk)
+        t0 = time.perf_counter()
+        res = stream.fit(src, basis, a.k, cfg, callback=cb, chunks_per_block=a.block)
+        rec["fit_s"] = time.perf_counter() - t0
+        rec["compile_s"] = "n/a"
+    else:
+        rng = np.random.default_rng(0)
+        x = rng.random((a.n, a.p), dtype=np.float32)
+        y = make_y(x, rng)
+        data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), None, a.chunk)
+        del x, y
+        t0 = time.perf_counter()
+        res = search.fit(data, basis, a.k, cfg, callback=cb)
+        first = time.perf_counter() - t0
+        if a.n <= a.second_fit_max:
+            stamps.clear()
+            t0 = time.perf_counter()
+            res = search.fit(data, basis, a.k, cfg, callback=cb)
+            rec["fit_s"] = time.perf_counter() - t0
+            rec["compile_s"] = first - rec["fit_s"]
+            rec["fit_first_s"] = first
+        else:
+            rec["fit_s"] = first
+            rec["compile_s"] = "n/a"
+        if a.roofline:
+            rec.update(roofline(res.program, data, basis, a))
+        if a.precision_check and jax.default_backend() == "gpu":
+            alt = search.fit(data, basis, a.k, cfg._replace(precision=jax.lax.Precision.DEFAULT))
+            rec["tf32_same_choices"] = ([c["flat_index"] for c in alt.choices]
+                                        == [c["flat_index"] for c in res.choices])
+    it = np.diff([t0] + stamps)
+    rec["iter_s"] = float(np.median(it[2:])) if len(it) > 3 else float(np.median(it))
+    rec["iters_s"] = [float(v) for v in it]
+    rec["final_mse_scaled"] = float(res.history[-1])
+    rec["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return rec
+
+
+def roofline(program, data, basis, a) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    from jaxtree import program as prog
+    from jaxtree import scoring
+
+    L = a.k + 1
+    pq = a.p * basis.q
+    D = int(prog.n_leaves(program))
+    score = jax.jit(lambda pr, d: scoring.score(pr, d, basis, max_leaves=L,
+                                                precision=jax.lax.Precision.HIGHEST))
+    f = score.lower(program, data).compile()
+
+    def mm(u, phi):
+        def body(acc, ph):
+            s1 = u @ ph
+            s2 = (u * u) @ (ph * ph)
+            s3 = (u * 1.5) @ ph
+            return acc + s1 + s2 + s3, None
+        acc, _ = jax.lax.scan(body, jnp.zeros((2 * L, pq), jnp.float32), phi)
+        return acc
+
+    nc, m = data.x.shape[:2]
+    u = jnp.ones((2 * L, m), jnp.float32)
+    phi = jax.random.uniform(jax.random.PRNGKey(0), (min(nc, 64), m, pq), jnp.float32)
+    g = jax.jit(mm).lower(u, phi).compile()
+
+    def med(fn, *args, reps=5):
+        jax.block_until_ready(fn(*args))
+        ts = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            ts.append(time.perf_counter() - t)
+        return statistics.median(ts)
+
+    ts = med(f, program, data)
+    tm = med(g, u, phi) * nc / phi.shape[0]
+    n = a.n
+    # nominal flops use the D real leaves (the paper's count); the kernel computes all 2L rows
+    return dict(score_s=ts, D=D, score_gflops=12 * D * n * a.p * basis.q / ts / 1e9,
+                score_gflops_padded=6 * 2 * L * nc * m * pq / ts / 1e9,
+                matmul_gflops=6 * 2 * L * nc * m * pq / tm / 1e9)
+
+
+# -------------------------------------------------------------------------- the parent
+
+
+def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_check=False):
+    cmd = [sys.executable, __file__, "--child", "--n", str(n), "--p", str(p), "--q", str(q),
+           "--k", str(k), "--refine", refine, "--chunk", str(args.chunk),
+           "--block", str(args.block), "--precision", args.precision,
+           "--second-fit-max", str(int(args.second_fit_max))]
+    if memmap:
+        cmd += ["--memmap", memmap]
+    if roofline:
+        cmd.append("--roofline")
+    if precision_check:
+        cmd.append("--precision-check")
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if out.returncode != 0:
+        print(out.stderr[-3000:], file=sys.stderr)
+        return dict(n=n, p=p, q=q, k=k, refine=refine, error=out.stderr[-500:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def slope(xs, ys):
+    xs, ys = np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float))
+    return float(np.polyfit(xs, ys, 1)[0]) if len(xs) > 1 else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--only", choices=["n", "p", "q", "k", "airline"], action="append")
+    ap.add_argument("--max-n", type=float, default=1e7)
+    ap.add_argument("--stream-from", type=float, default=2e6,
+                    help="n at and above which the data is a memmap streamed from disk")
+    ap.add_argument("--refine", default="coordinate", choices=["coordinate", "optax", "none"])
+    ap.add_argument("--chunk", type=int, default=2048)
+    ap.add_argument("--block", type=int, default=32, help="chunks per streamed block")
+    ap.add_argument("--precision", default="highest", choices=["highest", "high", "default"])
+    ap.add_argument("--airline-refine", nargs="*", choices=["coordinate", "optax", "none"],
+                    help="extra refine modes timed at airline scale (default: --refine only)")
+    ap.add_argument("--ns", type=float, nargs="*", help="override the n sweep sizes")
+    ap.add_argument("--n-sweep-k", type=int, default=None, help="k of the n sweep (default 10)")
+    ap.add_argument("--second-fit-max", type=float, default=1e6)
+    ap.add_argument("--tmp", default=None, help="folder for the memmap files")
+    # child mode
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    for name in ("n", "p", "q", "k"):
+        ap.add_argument(f"--{name}", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--memmap", help=argparse.SUPPRESS)
+    ap.add_argument("--roofline", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--precision-check", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(child(a)))
+        return
+
+    only = set(a.only or ["n", "p", "q", "k", "airline"])
+    meta = dict(commit=commit(), date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                host=platform.node(), cpu_count=os.cpu_count(), python=platform.python_version(),
+                quick=a.quick, refine=a.refine, precision=a.precision, chunk=a.chunk)
+    if a.quick:
+        ns, ps, qs, ks = [1000, 10_000, 100_000], [2, 4, 8], [10, 20, 40], [2, 4, 8]
+        base_n, big_k = 20_000, 5
+    else:
+        ns = [n for n in (1000, 10_000, 100_000, 1_000_000, 3_000_000, 10_000_000)
+              if n <= a.max_n]
+        ps, qs, ks = [2, 4, 8, 16], [10, 20, 40, 80], [2, 4, 8, 16]
+        base_n, big_k = 100_000, 10
+    if a.ns:
+        ns = [int(v) for v in a.ns]
+    n_k = a.n_sweep_k or big_k
+    rows = []
+    tmp = a.tmp or tempfile.mkdtemp(prefix="jaxtree_scale_")
+
+    def record(sweep, r):
+        r = {**r, "sweep": sweep, **{k: v for k, v in meta.items() if k not in r}}
+        if "size_xy_f32_mb" not in r and "n" in r and "p" in r:
+            r["size_xy_f32_mb"] = r["n"] * (r["p"] + 1) * 4 / 2**20
+        rows.append(r)
+        part = pathlib.Path(a.out) / "scale_partial.jsonl"  # survives a crash mid-run
+        part.parent.mkdir(parents=True, exist_ok=True)
+        with open(part, "a") as fh:
+            fh.write(json.dumps(r, default=str) + "\n")
+        print(json.dumps({k: r.get(k) for k in ("sweep", "n", "p", "q", "k", "fit_s", "iter_s",
+                                                "compile_s", "peak_rss_mb", "size_xy_f32_mb",
+                                                "score_gflops", "matmul_gflops", "streamed",
+                                                "error")}), flush=True)
+        return r
+
+    if "n" in only:
+        for n in ns:
+            mm = None
+            if n >= a.stream_from:
+                mm = write_memmap(os.path.join(tmp, f"n{n}"), n, 8)
+            record("n", run_child(a, n, 8, 40, n_k, a.refine, memmap=mm,
+                                  roofline=mm is None and n >= 10_000,
+                                  precision_check=mm is None and n >= 10_000))
+            if mm:
+                for f in (mm + ".x", mm + ".y"):
+                    os.remove(f)
+    if "airline" in only and not a.quick:
+        for refine in dict.fromkeys([a.refine] + (a.airline_refine or [])):
+            record("airline", run_child(a, 700_000, 8, 40, 10, refine))
+    if "p" in only:
+        for p in ps:
+            record("p", run_child(a, base_n, p, 40, big_k, a.refine))
+    if "q" in only:
+        for q in qs:
+            record("q", run_child(a, base_n, 8, q, big_k, a.refine))
+    if "k" in only:
+        for k in ks:
+            record("k", run_child(a, base_n, 8, 40, k, a.refine))
+
+    ok = [r for r in rows if "error" not in r]
+    slopes = {}
+    for sweep, var, expect in (("n", "n", 1.0), ("p", "p", 1.0), ("q", "q", 1.0), ("k", "k", 2.0)):
+        rs = [r for r in ok if r["sweep"] == sweep and (sweep != "n" or r["n"] >= 10_000)]
+        if len(rs) > 1:
+            slopes[sweep] = dict(fit=slope([r[var] for r in rs], [r["fit_s"] for r in rs]),
+                                 iter=slope([r[var] for r in rs], [r["iter_s"] for r in rs]),
+                                 expected_fit=expect)
+    summary = dict(meta=meta, slopes=slopes, rows=rows)
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = "scale_quick" if a.quick else "scale"
+    if a.only:
+        stem += "_" + "_".join(sorted(only))
+    (out / f"{stem}.json").write_text(json.dumps(summary, indent=1, default=str))
+    keys = sorted({k for r in rows for k in r if k != "iters_s"})
+    with open(out / f"{stem}.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k) for k in keys})
+    print("slopes (log-log):", json.dumps(slopes))
+    try:
+        plot(ok, out / f"{stem}.png", meta)
+    except Exception as exc:  # plotting is a convenience
+        print("plot failed:", exc, file=sys.stderr)
+
+
+def plot(rows, path, meta):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axs = plt.subplots(1, 4, figsize=(16, 3.8))
+    for ax, sweep in zip(axs, "npqk"):
+        rs = sorted((r for r in rows if r["sweep"] == sweep), key=lambda r: r[sweep])
+        if not rs:
+            ax.set_visible(False)
+            continue
+        xs = [r[sweep] for r in rs]
+        ax.loglog(xs, [r["fit_s"] for r in rs], "o-", label="fit (s)")
+        ax.loglog(xs, [r["iter_s"] for r in rs], "s--", label="iteration (s)")
+        ax.set_xlabel(sweep)
+        ax.set_title(f"time vs {sweep}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"jaxtree scaling, refine={meta['refine']}, precision={meta['precision']}, "
+                 f"{rows[0].get('device', '')}, commit {meta['commit'][:8]}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Sharding the sample axis over several (forced host) devices, in a subprocess."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import sharding
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+SCRIPT = textwrap.dedent("""
+    import json, os, tempfile
+    import jax, numpy as np
+    import jaxtree
+    from jaxtree import basis as B, scoring, sharding
+    assert len(jax.devices()) == 4, jax.devices()
+    X, y = jaxtree.datasets.paper_synthetic(n=1000, p=4, seed=0)
+    X = np.asarray(X, np.float32)
+    b = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
+    out = {}
+    kw = dict(k=3, refine="coordinate", chunk_size=250, basis=b)   # 250 % 4 != 0: padded
+    one = jaxtree.TreeRegressor(**kw).fit(X, y)
+    out["one"] = [[c["flat_index"] for c in one.choices_], one.predict(X).tolist()]
+    for dev in (4, "all", 2):
+        est = jaxtree.TreeRegressor(devices=dev, **kw).fit(X, y)
+        out[str(dev)] = [[c["flat_index"] for c in est.choices_], est.predict(X).tolist()]
+    d = sharding.shard_data(scoring.chunk(X, np.asarray(y, np.float32), None, 250), 4)
+    out["spec"] = list(d.x.sharding.spec)
+    out["m"] = int(d.x.shape[1])
+    out["n_shards"] = len(d.x.addressable_shards)
+    path = os.path.join(tempfile.mkdtemp(), "x")
+    mx = np.memmap(path, np.float32, "w+", shape=X.shape); mx[:] = X; mx.flush()
+    st = jaxtree.TreeRegressor(devices=4, **kw).fit(mx, y)
+    out["stream4"] = [[c["flat_index"] for c in st.choices_], st.predict(X).tolist()]
+    try:
+        jaxtree.TreeRegressor(devices=5, **kw).fit(X, y)
+        out["err"] = None
+    except ValueError as e:
+        out["err"] = str(e)
+    print("RESULT" + json.dumps(out))
+""")
+
+
+def test_four_devices_same_tree_and_predictions():
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
+           "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout.split("RESULT", 1)[1])
+    ref_choices, ref_pred = out["one"]
+    for key in ("4", "all", "2", "stream4"):
+        choices, pred = out[key]
+        assert choices == ref_choices, key
+        np.testing.assert_allclose(pred, ref_pred, rtol=1e-5, atol=1e-5 * np.ptp(ref_pred))
+    assert out["spec"] == [None, "data"]
+    assert out["m"] == 252 and out["n_shards"] == 4
+    assert out["err"] is not None and "only 4 device(s)" in out["err"]
+
+
+def test_resolve_devices_errors():
+    n = len(sharding.resolve_devices("all"))
+    with pytest.raises(ValueError, match=f"only {n} device"):
+        sharding.resolve_devices(n + 1)
+    with pytest.raises(ValueError):
+        sharding.resolve_devices(0)
+    with pytest.raises(ValueError):
+        sharding.resolve_devices("gpu")
+    with pytest.raises(TypeError):
+        sharding.resolve_devices(1.5)
+    assert len(sharding.resolve_devices(None)) == 1
+
+
+def test_estimator_rejects_too_many_devices():
+    X, y = jaxtree.datasets.paper_synthetic(n=50, p=4, seed=0)
+    n = len(sharding.resolve_devices("all"))
+    with pytest.raises(ValueError, match="available"):
+        jaxtree.TreeRegressor(k=1, devices=n + 1).fit(X, y)
