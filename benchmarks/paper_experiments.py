@@ -32,7 +32,7 @@ paired data. Experiment 4's bases (q is set by the family sizes of
 
 Run from the repository root::
 
-    python benchmarks/paper_experiments.py all                 # ~10-15 min on 2 CPU cores
+    python benchmarks/paper_experiments.py all          # ~31 min wall, loaded 2-core CPU
     python benchmarks/paper_experiments.py exp1 exp3 --trials 10
     python benchmarks/paper_experiments.py all --quick --out /tmp/q   # < 60 s
 

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
 from jaxtree import model as model_
@@ -111,38 +112,11 @@ def _check_batch(X, y, sample_weight):
     return xa, ya, sw
 
 
-def _scale(xf: np.ndarray, yf: np.ndarray):
-    """Per-data-set scaling of ``TreeRegressor.fit`` (float64), vectorised over ``B``.
-
-    Args:
-      xf: float64 ``(B, n, p)``; yf: float64 ``(B, n)``.
-
-    Returns:
-      ``(xs, ys, x_min (B, p), x_scale (B, p), y_center (B,), y_scale (B,))``.
-    """
-    x_min = xf.min(1)
-    rng_ = xf.max(1) - x_min
-    x_scale = np.where(rng_ > 0, 1.0 / np.where(rng_ > 0, rng_, 1.0), 1.0)
-    y_center = 0.5 * (yf.max(1) + yf.min(1))
-    half = 0.5 * (yf.max(1) - yf.min(1))
-    y_scale = np.where(half > 0, half, 1.0)
-    xs = (xf - x_min[:, None, :]) * x_scale[:, None, :]
-    ys = (yf - y_center[:, None]) / y_scale[:, None]
-    return xs, ys, x_min, x_scale, y_center, y_scale
-
-
 def _chunk_batch(xs, ys, sw, chunk_size: int, dtype) -> scoring.Data:
     """:func:`jaxtree.scoring.chunk` for every data set: ``(B, n_chunks, m, ...)``."""
-    B, n, p = xs.shape
-    m = int(min(chunk_size, n))
-    nc = -(-n // m)
-    pad = nc * m - n
-    w = np.ones((B, n)) if sw is None else np.asarray(sw, np.float64)
-    x = np.pad(np.asarray(xs, dtype), ((0, 0), (0, pad), (0, 0)))
-    y = np.pad(np.asarray(ys, dtype), ((0, 0), (0, pad)))
-    w = np.pad(np.asarray(w, dtype), ((0, 0), (0, pad)))
-    return scoring.Data(jnp.asarray(x.reshape(B, nc, m, p)), jnp.asarray(y.reshape(B, nc, m)),
-                        jnp.asarray(w.reshape(B, nc, m)))
+    w = np.ones(np.shape(ys)) if sw is None else sw
+    chunk = jax.vmap(lambda x_, y_, w_: scoring.chunk(x_, y_, w_, chunk_size))
+    return chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
 
 
 def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
@@ -193,7 +167,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         if len(names) != p:
             raise ValueError(f"feature_names has {len(names)} names but X has {p} features.")
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
-    xs, ys, x_min, x_scale, y_center, y_scale = _scale(np.asarray(xa, np.float64), np.asarray(ya, np.float64))
+    sc = scaling_.fit(xa, ya, sw)
+    xs, ys = scaling_.apply(sc, xa, ya, sw)
+    x_min, x_scale, y_center, y_scale = sc
     data = _chunk_batch(xs, ys, sw, chunk, dtype)
     cfg = search.Config(max_k=k, refine=refine, sweeps=sweeps, steps=steps, precision=PRECISIONS[precision])
 

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 import tqdm
 
+from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
 from jaxtree import export as export_
@@ -225,21 +226,10 @@ class TreeRegressor:
                           "used as y.ravel(). Pass y with shape (n_samples,) to silence this.",
                           _interop_class("DataConversionWarning", UserWarning), stacklevel=2)
 
-        # Scale with the rows that count, so a zero weight is the same as removing the row.
-        keep = slice(None) if sw is None else sw > 0
-        xf = np.asarray(xa, np.float64)
-        x_min = xf[keep].min(0)
-        rng_ = xf[keep].max(0) - x_min
-        x_scale = np.where(rng_ > 0, 1.0 / np.where(rng_ > 0, rng_, 1.0), 1.0)
-        yf = np.asarray(ya, np.float64)
-        y_center = 0.5 * (yf[keep].max() + yf[keep].min())
-        half = 0.5 * (yf[keep].max() - yf[keep].min())
-        y_scale = half if half > 0 else 1.0
-        xs = (xf - x_min) * x_scale
-        ys = (yf - y_center) / y_scale
-        if sw is not None:  # zero-weight rows may lie outside the range: keep phi bounded
-            xs = np.where((sw > 0)[:, None], xs, np.clip(xs, 0.0, 1.0))
-            ys = np.where(sw > 0, ys, 0.0)
+        sc = scaling_.fit(xa, ya, sw)
+        xs, ys = scaling_.apply(sc, xa, ya, sw)
+        x_min, x_scale = sc.x_min, sc.x_scale
+        y_center, y_scale = float(sc.y_center), float(sc.y_scale)
 
         self._bar = _ProgressBar(k, self.verbose, names or tuple(f"x{j + 1}" for j in range(p)),
                                  basis, y_scale)

@@ -1,0 +1,53 @@
+"""The one place that maps user units to the search's space and back.
+
+Covariates go to ``[0, 1]`` with the training minimum and range, ``y`` to ``[-1, 1]``
+with the training midpoint and half-range (the paper needs ``|phi| <= 1`` on ``[0, 1]``
+and ``Y = [-1, 1]``). Rows with zero sample weight do not count, so a zero weight is the
+same as removing the row; they are clipped into range so the basis stays bounded.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+
+class Scaling(NamedTuple):
+    """``x_s = (x - x_min) * x_scale``; ``y_s = (y - y_center) / y_scale`` (float64)."""
+
+    x_min: np.ndarray
+    x_scale: np.ndarray
+    y_center: np.ndarray
+    y_scale: np.ndarray
+
+
+def from_extremes(x_min, x_max, y_min, y_max) -> Scaling:
+    """The scaling given training extremes (any leading batch shape)."""
+    x_min = np.asarray(x_min, np.float64)
+    span = np.asarray(x_max, np.float64) - x_min
+    x_scale = np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 1.0)
+    y_min, y_max = np.asarray(y_min, np.float64), np.asarray(y_max, np.float64)
+    half = 0.5 * (y_max - y_min)
+    return Scaling(x_min, x_scale, 0.5 * (y_max + y_min), np.where(half > 0, half, 1.0))
+
+
+def fit(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None) -> Scaling:
+    """Scaling from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0`` ignored."""
+    x = np.asarray(x, np.float64)
+    y = np.asarray(y, np.float64)
+    keep = np.ones(y.shape, bool) if sw is None else np.asarray(sw) > 0
+    xk = keep[..., None]
+    return from_extremes(np.where(xk, x, np.inf).min(-2), np.where(xk, x, -np.inf).max(-2),
+                         np.where(keep, y, np.inf).min(-1), np.where(keep, y, -np.inf).max(-1))
+
+
+def apply(s: Scaling, x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
+    """Scaled ``(x, y)`` in float64; zero-weight rows clipped into range."""
+    xs = (np.asarray(x, np.float64) - s.x_min[..., None, :]) * s.x_scale[..., None, :]
+    ys = (np.asarray(y, np.float64) - s.y_center[..., None]) / s.y_scale[..., None]
+    if sw is not None:
+        keep = np.asarray(sw) > 0
+        xs = np.where(keep[..., None], xs, np.clip(xs, 0.0, 1.0))
+        ys = np.where(keep, ys, 0.0)
+    return xs, ys
