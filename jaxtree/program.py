@@ -111,8 +111,41 @@ def leaf_slots(program: Program, size: int) -> jax.Array:
     return slots.astype(jnp.int32)
 
 
+def leaf_basis(program: Program, x: jax.Array, basis) -> jax.Array:
+    """``phi_{basis_d}(x_{feature_d})`` at each leaf, in ascending slot order.
+
+    Args:
+      program: the tree.
+      x: float ``(m, p)`` covariates scaled to ``[0, 1]``.
+      basis: a :class:`jaxtree.basis.Basis`.
+
+    Returns:
+      float ``(L, m)`` with ``L = max_k + 1``; rows past the number of leaves are 0.
+      It depends on the structure only, not on the weights, so weight refinement can
+      compute it once.
+    """
+    slots = leaf_slots(program, (program.capacity + 1) // 2)
+    ok = slots >= 0
+    sl = jnp.where(ok, slots, 0)
+    xs = jnp.take(x, program.feature[sl].clip(0), axis=1).T  # (L, m)
+    phi = basis.evaluate_at(xs, program.basis[sl].clip(0)[:, None])
+    return jnp.where(ok[:, None], phi, 0.0).astype(x.dtype)
+
+
+def leaf_values_from_basis(program: Program, z: jax.Array) -> jax.Array:
+    """Slot values ``(S, m)`` from :func:`leaf_basis` output ``z (L, m)`` and the weights."""
+    slots = leaf_slots(program, z.shape[0])
+    ok = slots >= 0
+    vals = program.weight[jnp.where(ok, slots, 0)][:, None] * z
+    # padding entries go past the end and are dropped
+    target = jnp.where(ok, slots, program.capacity)
+    return jnp.zeros((program.capacity, z.shape[1]), z.dtype).at[target].set(vals, mode="drop")
+
+
 def leaf_values(program: Program, x: jax.Array, basis) -> jax.Array:
     """Values ``c_s = w_s * phi_{basis_s}(x_{feature_s})`` of every slot.
+
+    Only the (at most ``max_k + 1``) leaves are evaluated, not all ``2*max_k + 1`` slots.
 
     Args:
       program: the tree.
@@ -122,17 +155,7 @@ def leaf_values(program: Program, x: jax.Array, basis) -> jax.Array:
     Returns:
       float ``(S, m)``; zero for slots that are not leaves.
     """
-    # Only the (at most max_k + 1) leaves are evaluated, not all 2*max_k + 1 slots.
-    n_leaf_max = (program.capacity + 1) // 2
-    slots = leaf_slots(program, n_leaf_max)
-    ok = slots >= 0
-    sl = jnp.where(ok, slots, 0)
-    xs = jnp.take(x, program.feature[sl].clip(0), axis=1).T  # (L, m)
-    phi = basis.evaluate_at(xs, program.basis[sl].clip(0)[:, None])
-    vals = jnp.where(ok[:, None], program.weight[sl][:, None] * phi, 0.0).astype(x.dtype)
-    # padding entries scatter zeros onto slot 0 ("drop" them: slot index past the end)
-    target = jnp.where(ok, slots, program.capacity)
-    return jnp.zeros((program.capacity, x.shape[0]), x.dtype).at[target].set(vals, mode="drop")
+    return leaf_values_from_basis(program, leaf_basis(program, x, basis))
 
 
 def node_values(program: Program, c: jax.Array) -> jax.Array:
@@ -177,20 +200,25 @@ def leaf_multipliers(program: Program, v: jax.Array) -> jax.Array:
       float ``(S, m)``; ``T = b_s + k_s * c_s`` for every leaf ``s``.
     """
     s = program.capacity
+    idx = jnp.arange(s, dtype=jnp.int32)
+    is_op = (program.op == ADD) | (program.op == MUL)
+    drop = jnp.int32(s)  # scatter target past the end: ignored
+    parent = jnp.full((s,), -1, jnp.int32)
+    parent = parent.at[jnp.where(is_op, program.left, drop)].set(idx, mode="drop")
+    parent = parent.at[jnp.where(is_op, program.right, drop)].set(idx, mode="drop")
+    par = jnp.maximum(parent, 0)
+    sibling = jnp.where(program.left[par] == idx, program.right[par], program.left[par])
+    under_mul = (parent >= 0) & (program.op[par] == MUL)
 
+    # Parents precede children, so one ascending pass reads only finished rows; each
+    # step writes one row (gathering parent and sibling) rather than scattering two.
     def body(slot, kk):
-        op = program.op[slot]
-        is_op = (op == ADD) | (op == MUL)
-        l = jnp.maximum(program.left[slot], 0)
-        r = jnp.maximum(program.right[slot], 0)
-        mul = op == MUL
-        kl = jnp.where(mul, kk[slot] * v[r], kk[slot])
-        kr = jnp.where(mul, kk[slot] * v[l], kk[slot])
-        kk = kk.at[l].set(jnp.where(is_op, kl, kk[l]))
-        return kk.at[r].set(jnp.where(is_op, kr, kk[r]))
+        factor = jnp.where(under_mul[slot], v[jnp.maximum(sibling[slot], 0)], 1.0)
+        row = jnp.where(parent[slot] >= 0, kk[par[slot]] * factor, kk[slot])
+        return kk.at[slot].set(row)
 
     k0 = jnp.zeros_like(v).at[0].set(1.0)
-    return jax.lax.fori_loop(0, s, body, k0)
+    return jax.lax.fori_loop(1, s, body, k0)
 
 
 def evaluate(program: Program, x: jax.Array, basis) -> jax.Array:

@@ -45,6 +45,24 @@ def coarse(data: scoring.Data, max_rows: int = REFINE_ROWS) -> scoring.Data:
                         data.w.reshape(nc // r, r * m))
 
 
+LEAF_CACHE_BYTES = 512 * 2**20
+
+
+def leaf_cache(program: prog.Program, data: scoring.Data, basis):
+    """Each chunk's :func:`jaxtree.program.leaf_basis`, ``(n_chunks, L, m)``, or None.
+
+    Refinement changes weights, never the structure, so the leaves' basis values are
+    computed once per refinement instead of once per pass (the basis evaluation costs
+    several times the tree arithmetic). Held only while it takes at most
+    ``LEAF_CACHE_BYTES`` (``L*n`` floats); above that each pass re-evaluates it.
+    """
+    nc, m, _ = data.x.shape
+    n_leaves = (program.capacity + 1) // 2
+    if nc * m * n_leaves * data.x.dtype.itemsize > LEAF_CACHE_BYTES:
+        return None
+    return jax.lax.map(lambda xb: prog.leaf_basis(program, xb, basis), data.x)
+
+
 def mse(program: prog.Program, data: scoring.Data, basis) -> jax.Array:
     """Weighted mean squared error of ``program`` on chunked ``data`` (scaled units)."""
     data = coarse(data)
@@ -59,13 +77,18 @@ def mse(program: prog.Program, data: scoring.Data, basis) -> jax.Array:
     return sse / n
 
 
-def coordinate_moments(p: prog.Program, d, xb, yb, wb, basis) -> scoring.Moments:
-    """Moments of ``r = y - b_d`` and ``s = k_d phi_d(x)`` for leaf slot ``d`` on a chunk."""
-    c = prog.leaf_values(p, xb, basis)
+def coordinate_moments(p: prog.Program, d, xb, yb, wb, basis, zb=None) -> scoring.Moments:
+    """Moments of ``r = y - b_d`` and ``s = k_d phi_d(x)`` for leaf slot ``d`` on a chunk.
+
+    ``zb``: optional cached :func:`jaxtree.program.leaf_basis` of the chunk ``(L, m)``.
+    """
+    zb = prog.leaf_basis(p, xb, basis) if zb is None else zb
+    c = prog.leaf_values_from_basis(p, zb)
     v = prog.node_values(p, c)
     t = prog.tree_value(p, v)
     kd = prog.leaf_multipliers(p, v)[d]
-    s = kd * basis.evaluate_at(xb[:, jnp.maximum(p.feature[d], 0)], p.basis[d])
+    rank = jnp.sum((p.op == prog.LEAF) & (jnp.arange(p.capacity) < d))
+    s = kd * zb[rank]
     r = yb - (t - kd * c[d])
     return scoring.pair_moments(wb, r, s)
 
@@ -93,14 +116,15 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
     """
     slots = prog.leaf_slots(program, max_leaves)
     data = coarse(data)
+    cache = leaf_cache(program, data, basis)
 
     def update(p, d):
         def body(acc, ch):
-            return scoring.merge(acc, coordinate_moments(p, d, ch[0], ch[1], ch[2], basis)), None
+            return scoring.merge(acc, coordinate_moments(p, d, *ch[:3], basis, ch[3])), None
 
         z = jnp.zeros((), data.x.dtype)
         mo, _ = jax.lax.scan(body, scoring.Moments(z, z, z, z, z, z),
-                             (data.x, data.y, data.w))
+                             (data.x, data.y, data.w, cache))
         return coordinate_update(p, d, mo)
 
     def step(i, p):
@@ -110,12 +134,17 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
     return jax.lax.fori_loop(0, sweeps * max_leaves, step, program)
 
 
-def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis):
-    """Weighted SSE of one chunk and its gradient w.r.t. ``params = (weight, intercept)``."""
+def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=None):
+    """Weighted SSE of one chunk and its gradient w.r.t. ``params = (weight, intercept)``.
+
+    ``zb``: optional cached :func:`jaxtree.program.leaf_basis` of the chunk ``(L, m)``.
+    """
+    zb = prog.leaf_basis(program, xb, basis) if zb is None else zb
 
     def f(pr):
         pg = program._replace(weight=pr[0], intercept=pr[1])
-        res = yb - prog.evaluate(pg, xb, basis)
+        v = prog.node_values(pg, prog.leaf_values_from_basis(pg, zb))
+        res = yb - pg.intercept - prog.tree_value(pg, v)
         return jnp.sum(wb * res * res)
 
     return jax.value_and_grad(f)(params)
@@ -124,28 +153,28 @@ def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis):
 def _chunked_loss(basis):
     """Weighted MSE of (weights, intercept) with a chunk-by-chunk custom VJP."""
 
-    def value_and_grad(params, program, data):
+    def value_and_grad(params, program, data, cache):
         def body(acc, ch):
-            val, g = chunk_value_and_grad(params, program, ch[0], ch[1], ch[2], basis)
+            val, g = chunk_value_and_grad(params, program, *ch[:3], basis, ch[3])
             return jax.tree_util.tree_map(jnp.add, acc, (val, g)), None
 
         z = jnp.zeros((), data.x.dtype)
         init = (z, jax.tree_util.tree_map(jnp.zeros_like, params))
-        (val, g), _ = jax.lax.scan(body, init, (data.x, data.y, data.w))
+        (val, g), _ = jax.lax.scan(body, init, (data.x, data.y, data.w, cache))
         n = jnp.sum(data.w)
         return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
 
     @jax.custom_vjp
-    def loss(params, program, data):
-        return value_and_grad(params, program, data)[0]
+    def loss(params, program, data, cache):
+        return value_and_grad(params, program, data, cache)[0]
 
-    def fwd(params, program, data):
-        val, g = value_and_grad(params, program, data)
-        return val, (g, program, data)
+    def fwd(params, program, data, cache):
+        val, g = value_and_grad(params, program, data, cache)
+        return val, (g, program, data, cache)
 
     def bwd(res, ct):
-        g, program, data = res
-        zeros = jax.tree_util.tree_map(jnp.zeros_like, (program, data))
+        g, program, data, cache = res
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, (program, data, cache))
         return (jax.tree_util.tree_map(lambda t: ct * t, g),) + zeros
 
     loss.defvjp(fwd, bwd)
@@ -164,13 +193,14 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> pr
     """
     loss = _chunked_loss(basis)
     data = coarse(data)
+    cache = leaf_cache(program, data, basis)
     is_leaf = program.op == prog.LEAF
 
     dt = program.weight.dtype
 
     def f(params):
         # optax's line search may promote to float64 under x64: compute in the data dtype.
-        return loss(jax.tree_util.tree_map(lambda t: t.astype(dt), params), program, data)
+        return loss(jax.tree_util.tree_map(lambda t: t.astype(dt), params), program, data, cache)
 
     def project(params):
         w, a = params
