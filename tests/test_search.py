@@ -178,3 +178,24 @@ def test_cached_basis_gives_the_same_fit(rng):
     cached = search.fit(scoring.cache_basis(data, SMALL), SMALL, 3, cfg)
     assert [c["flat_index"] for c in plain.choices] == [c["flat_index"] for c in cached.choices]
     np.testing.assert_allclose(cached.history, plain.history, rtol=1e-12)
+
+
+def test_chunk_gradient_equals_reverse_mode(rng):
+    from jaxtree import refine
+
+    tree = _random_program(rng, 3, SMALL.q, 4)
+    program = _as_program(tree)
+    x = jnp.asarray(rng.uniform(size=(50, 3)))
+    y = jnp.asarray(rng.normal(size=50))
+    w = jnp.asarray(rng.uniform(0, 2, size=50))
+    params = (program.weight, program.intercept)
+    val, (gw, ga) = refine.chunk_value_and_grad(params, program, x, y, w, SMALL)
+
+    def sse(pr):
+        res = y - prog.evaluate(program._replace(weight=pr[0], intercept=pr[1]), x, SMALL)
+        return jnp.sum(w * res * res)
+
+    want_val, (want_gw, want_ga) = jax.value_and_grad(sse)(params)
+    np.testing.assert_allclose(val, want_val, rtol=1e-12)
+    np.testing.assert_allclose(gw, want_gw, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ga, want_ga, rtol=1e-10)
