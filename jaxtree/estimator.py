@@ -280,7 +280,8 @@ class TreeRegressor:
         if self.cache_basis:
             data = scoring.cache_basis(data, basis)
         cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
-                            precision=PRECISIONS[self.precision])
+                            precision=PRECISIONS[self.precision],
+                            buckets=_buckets_for(xs.shape[0], xs.shape[1], basis.q, k))
         if self.devices is not None:
             data = sharding_.shard_data(data, self.devices)
         res = search.fit(data, basis, k, cfg, callback=self._progress)
@@ -444,6 +445,18 @@ class _ProgressBar:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+BUCKET_MIN_WORK = 10_000_000
+
+
+def _buckets_for(n: int, p: int, q: int, k: int) -> tuple:
+    """Row buckets for the scorer when a fit is large enough to repay their compilation.
+
+    Decision: below ``n*p*q = 1e7`` compilation dominates a fit, so the scorer uses one
+    row count; above it, power-of-two buckets roughly halve the scoring work.
+    """
+    return scoring.default_buckets(k + 1) if n * p * q >= BUCKET_MIN_WORK else ()
 
 
 def load(path, custom_functions=None) -> TreeRegressor:

@@ -48,6 +48,8 @@ class Config(NamedTuple):
       sweeps: coordinate-descent passes over the leaves.
       steps: L-BFGS iterations of the joint refinement.
       precision: matmul precision of the scorer.
+      buckets: leaf-count buckets of the scorer (see :func:`jaxtree.scoring.score`);
+        ``()`` scores on all ``2*(max_k+1)`` rows every iteration (fastest compile).
     """
 
     max_k: int
@@ -55,6 +57,7 @@ class Config(NamedTuple):
     sweeps: int = 3
     steps: int = 20
     precision: jax.lax.Precision = jax.lax.Precision.HIGHEST
+    buckets: tuple = ()
 
 
 class StepInfo(NamedTuple):
@@ -75,7 +78,7 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
     """
     max_leaves = config.max_k + 1
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
-                           precision=config.precision)
+                           precision=config.precision, buckets=config.buckets)
     choice = scoring.select(scores, basis.q)
     ok = jnp.isfinite(choice.sse)
     was_empty = program.n_slots == 0

@@ -199,3 +199,14 @@ def test_chunk_gradient_equals_reverse_mode(rng):
     np.testing.assert_allclose(val, want_val, rtol=1e-12)
     np.testing.assert_allclose(gw, want_gw, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ga, want_ga, rtol=1e-10)
+
+
+def test_row_buckets_give_identical_scores_and_fit(rng):
+    x = rng.uniform(size=(256, 3))
+    y = np.sin(3 * x[:, 0]) * x[:, 1] + x[:, 2] ** 2 + 0.05 * rng.standard_normal(256)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=64)
+    plain = search.fit(data, SMALL, 5, search.Config(max_k=5, refine="coordinate"))
+    bucketed = search.fit(data, SMALL, 5, search.Config(max_k=5, refine="coordinate",
+                                                        buckets=scoring.default_buckets(6)))
+    assert [c["flat_index"] for c in plain.choices] == [c["flat_index"] for c in bucketed.choices]
+    np.testing.assert_allclose(bucketed.history, plain.history, rtol=1e-12)
