@@ -5,7 +5,8 @@ or ``*``, leaves ``w * phi_i(x_j)``. See :class:`TreeRegressor` for the estimato
 :func:`predict` for the pure functional prediction.
 """
 
-from jaxtree import basis, batch, datasets, export, program, reference, refine, scoring, search, theory
+from jaxtree import (basis, batch, datasets, export, program, reference, refine, scoring, search,
+                     sharding, stream, theory)
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
 from jaxtree.batch import BatchResult, fit_batch
@@ -37,5 +38,7 @@ __all__ = [
     "refine",
     "scoring",
     "search",
+    "sharding",
+    "stream",
     "theory",
 ]

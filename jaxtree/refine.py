@@ -196,13 +196,27 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> pr
     loss = _chunked_loss(basis)
     data = coarse(data)
     cache = leaf_cache(program, data, basis)
-    is_leaf = program.op == prog.LEAF
+    return lbfgs_box(program, lambda params: loss(params, program, data, cache), steps=steps)
 
+
+def lbfgs_box(program: prog.Program, loss_fn, *, steps: int) -> prog.Program:
+    """Projected L-BFGS over ``(weight, intercept)`` of ``program`` with ``|w| <= 1``.
+
+    Args:
+      program: the tree whose weights start the search.
+      loss_fn: ``loss_fn((weight, intercept)) -> scalar``, differentiable (reverse mode),
+        computed in the program's dtype.
+      steps: static number of L-BFGS iterations.
+
+    Returns:
+      The program with the best iterate seen (never worse than the input).
+    """
+    is_leaf = program.op == prog.LEAF
     dt = program.weight.dtype
 
     def f(params):
         # optax's line search may promote to float64 under x64: compute in the data dtype.
-        return loss(jax.tree_util.tree_map(lambda t: t.astype(dt), params), program, data, cache)
+        return loss_fn(jax.tree_util.tree_map(lambda t: t.astype(dt), params))
 
     def project(params):
         w, a = params
@@ -213,7 +227,7 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> pr
     vg = optax.value_and_grad_from_state(f)
     params0 = (program.weight, program.intercept)
     state0 = opt.init(params0)
-    best0 = (params0, jnp.asarray(jnp.inf, program.weight.dtype))  # step 0 evaluates params0
+    best0 = (params0, jnp.asarray(jnp.inf, dt))  # step 0 evaluates params0
 
     def body(_, carry):
         params, state, best, fresh = carry

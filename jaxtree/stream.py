@@ -32,7 +32,6 @@ from typing import Callable, Iterable, Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from jaxtree import program as prog
 from jaxtree import refine as refine_
@@ -318,37 +317,7 @@ def _joint_impl(program, *, passes: "_Passes", steps: int):
         return (jax.tree_util.tree_map(lambda t: ct * t, g),)
 
     f.defvjp(fwd, bwd)
-    is_leaf = program.op == prog.LEAF
-
-    def project(params):
-        w, a = params
-        w = optax.projections.projection_box(w, -1.0, 1.0)
-        return jnp.where(is_leaf, w, 0).astype(w.dtype), a
-
-    # Below: refine.joint's optimizer loop verbatim (keep in sync; see the report note).
-    opt = optax.lbfgs()
-    vg = optax.value_and_grad_from_state(f)
-    params0 = (program.weight, program.intercept)
-    state0 = opt.init(params0)
-    best0 = (params0, jnp.asarray(jnp.inf, program.weight.dtype))  # step 0 evaluates params0
-
-    def body(_, carry):
-        params, state, best, fresh = carry
-        value, grad = jax.lax.cond(fresh, lambda: vg(params, state=state),
-                                   lambda: jax.value_and_grad(f)(params))
-        better = value < best[1]
-        best = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), (params, value), best)
-        updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=f)
-        stepped = optax.apply_updates(params, updates)
-        params = project(stepped)
-        fresh = jnp.all(params[0] == stepped[0])
-        return params, state, best, fresh
-
-    carry = (params0, state0, best0, jnp.asarray(False))
-    params, state, best, _ = jax.lax.fori_loop(0, steps, body, carry)
-    last = f(params)  # the final iterate has not been evaluated yet
-    bp, _ = jax.tree_util.tree_map(lambda a, b: jnp.where(last < best[1], a, b), (params, last), best)
-    return program._replace(weight=bp[0], intercept=bp[1])
+    return refine_.lbfgs_box(program, f, steps=steps)
 
 
 _joint = jax.jit(_joint_impl, static_argnames=("passes", "steps"))
