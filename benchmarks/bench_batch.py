@@ -12,12 +12,13 @@ Writes ``benchmarks/results/batch.json`` (``batch_quick.json`` with ``--quick``)
 
 from __future__ import annotations
 
+import sys
+
 import argparse
 import json
 import os
 import platform
 import statistics
-import subprocess
 import time
 
 import jax
@@ -28,16 +29,10 @@ import jaxtree
 from jaxtree import batch, program as prog, scoring, search
 from jaxtree.estimator import PRECISIONS
 from jaxtree.datasets import paper_synthetic
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+from _common import git_commit  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
-                              text=True, timeout=10).stdout.strip() or "unknown"
-    except Exception:
-        return "unknown"
 
 
 def _data(B, n, p):
@@ -97,7 +92,7 @@ def main(argv=None):
 
     meta = {"jax": jax.__version__, "device": str(jax.devices()[0]), "backend": jax.default_backend(),
             "platform": platform.platform(), "cpu_count": os.cpu_count(), "dtype": "float32",
-            "precision": "highest", "x64": bool(jax.config.jax_enable_x64), "commit": _commit(),
+            "precision": "highest", "x64": bool(jax.config.jax_enable_x64), "commit": git_commit(),
             "n": n, "p": a.p, "k": k, "q": basis.q, "refine": a.refine, "chunk_size": a.chunk_size,
             "repeats": repeats}
     print(" ".join(f"{key}={v}" for key, v in meta.items()))

@@ -61,6 +61,8 @@ from jaxtree import basis as B
 from jaxtree import program as prog
 from jaxtree import reference as R
 from jaxtree import scoring, search
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+from _common import git_commit  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PRECISION = jax.lax.Precision.HIGHEST
@@ -69,31 +71,6 @@ REFINE_MODES = ("coordinate", "optax", None)
 
 
 # --------------------------------------------------------------------------- environment
-
-
-def git_commit() -> str:
-    """``HEAD``'s commit, read from ``.git`` (no git process); ``"unknown"`` on failure."""
-    try:
-        git = ROOT / ".git"
-        if git.is_file():  # worktree: "gitdir: <path>"
-            git = pathlib.Path(git.read_text().split(":", 1)[1].strip())
-        head = (git / "HEAD").read_text().strip()
-        if not head.startswith("ref:"):
-            return head
-        ref = head.split(":", 1)[1].strip()
-        for base in (git, git.parent / (git / "commondir").read_text().strip()
-                     if (git / "commondir").exists() else git):
-            loose = base / ref
-            if loose.exists():
-                return loose.read_text().strip()
-            packed = base / "packed-refs"
-            if packed.exists():
-                for line in packed.read_text().splitlines():
-                    if line.endswith(" " + ref):
-                        return line.split()[0]
-    except Exception:  # noqa: BLE001 - any failure means unknown
-        pass
-    return "unknown"
 
 
 def blas_info() -> list | str:

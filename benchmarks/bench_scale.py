@@ -117,9 +117,13 @@ def child(a) -> dict:
             "default": jax.lax.Precision.DEFAULT}
     basis = basis_for_q(a.q)
     q = basis.q
+    # the estimator's default: row buckets in the scorer once a fit is large enough
+    from jaxtree.estimator import _buckets_for
+    buckets = _buckets_for(a.n, a.p, q, a.k)
     cfg = search.Config(max_k=a.k, refine=None if a.refine == "none" else a.refine,
-                        precision=prec[a.precision])
+                        precision=prec[a.precision], buckets=buckets)
     rec = dict(n=a.n, p=a.p, q=q, k=a.k, refine=a.refine, chunk=a.chunk, dtype="float32",
+               buckets=list(buckets),
                precision=a.precision, device=str(jax.devices()), backend=jax.default_backend(),
                jax=jax.__version__, streamed=bool(a.memmap))
     stamps = []

@@ -52,7 +52,6 @@ import math
 import os
 import pathlib
 import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -67,6 +66,8 @@ import jax  # noqa: E402
 
 import jaxtree  # noqa: E402
 from jaxtree.basis import make_basis  # noqa: E402
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+from _common import git_commit  # noqa: E402
 
 NOISE = 0.05
 
@@ -118,18 +119,6 @@ TRIAL_COLUMNS = ["experiment", "param", "value", "n", "p", "q", "k", "n_test", "
 
 
 # ------------------------------------------------------------------------- environment
-
-
-def git_commit() -> str:
-    """``git rev-parse HEAD`` of the checkout; ``"unknown"`` if that fails."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=10)
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
-    except Exception:  # noqa: BLE001 - git missing, not a repository, ...
-        pass
-    return "unknown"
 
 
 def environment(refine: str) -> dict:

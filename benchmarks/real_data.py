@@ -59,6 +59,8 @@ if str(ROOT) not in sys.path:
 import jax  # noqa: E402
 
 import jaxtree  # noqa: E402
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+from _common import git_commit  # noqa: E402
 
 PAPER = {
     "airline": {"data": "US flights 2008 (Hensman et al. 2013 subset)", "n_train": 700_000,
@@ -183,18 +185,6 @@ def run_hgb(Xtr, ytr, Xte, yte, max_iter):
 
 
 # ---------------------------------------------------------------------------- report
-
-
-def git_commit() -> str:
-    import subprocess
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=10)
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
-    except Exception:  # noqa: BLE001
-        pass
-    return "unknown"
 
 
 def markdown(results: dict, env: dict) -> str:

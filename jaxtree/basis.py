@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import operator
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence

@@ -27,7 +27,6 @@ import numpy as np
 
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
-from jaxtree import basis as basis_
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import scoring, search

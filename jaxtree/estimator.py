@@ -13,7 +13,7 @@ import functools
 import inspect
 import sys
 import warnings
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import jax
 import jax.numpy as jnp
