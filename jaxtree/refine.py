@@ -204,14 +204,23 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> pr
     return lbfgs_box(program, lambda params: loss(params, program, data, cache), steps=steps)
 
 
+def lbfgs_rtol(dtype) -> float:
+    """Relative loss decrease below which joint refinement stops early."""
+    return 1e-12 if jnp.dtype(dtype) == jnp.float64 else 1e-7
+
+
 def lbfgs_box(program: prog.Program, loss_fn, *, steps: int) -> prog.Program:
     """Projected L-BFGS over ``(weight, intercept)`` of ``program`` with ``|w| <= 1``.
+
+    Stops after ``steps`` iterations, or earlier once an iteration lowers the loss by
+    less than ``lbfgs_rtol(dtype)`` relative (rounding level: further steps cannot be
+    told apart from noise in that dtype).
 
     Args:
       program: the tree whose weights start the search.
       loss_fn: ``loss_fn((weight, intercept)) -> scalar``, differentiable (reverse mode),
         computed in the program's dtype.
-      steps: static number of L-BFGS iterations.
+      steps: static maximum number of L-BFGS iterations.
 
     Returns:
       The program with the best iterate seen (never worse than the input).
@@ -234,8 +243,15 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int) -> prog.Program:
     state0 = opt.init(params0)
     best0 = (params0, jnp.asarray(jnp.inf, dt))  # step 0 evaluates params0
 
-    def body(_, carry):
-        params, state, best, fresh = carry
+    rtol = lbfgs_rtol(dt)
+
+    def cond(carry):
+        i, improved = carry[0], carry[-1]
+        return (i < steps) & improved
+
+    def body(carry):
+        i, params, state, best, fresh, _ = carry
+        prev = best[1]
         # The line search stored the value and gradient at its (unprojected) new point;
         # reuse them unless the projection moved the point, then evaluate afresh.
         value, grad = jax.lax.cond(fresh, lambda: vg(params, state=state),
@@ -246,10 +262,13 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int) -> prog.Program:
         stepped = optax.apply_updates(params, updates)
         params = project(stepped)
         fresh = jnp.all(params[0] == stepped[0])
-        return params, state, best, fresh
+        # ``prev`` is the best loss before this iteration's point was evaluated; after
+        # the first iteration a negligible decrease ends the loop.
+        improved = (i == 0) | (prev - best[1] > rtol * jnp.abs(prev))
+        return i + 1, params, state, best, fresh, improved
 
-    carry = (params0, state0, best0, jnp.asarray(False))
-    params, state, best, _ = jax.lax.fori_loop(0, steps, body, carry)
+    carry = (jnp.asarray(0), params0, state0, best0, jnp.asarray(False), jnp.asarray(True))
+    _, params, state, best, _, _ = jax.lax.while_loop(cond, body, carry)
     last = f(params)  # the final iterate has not been evaluated yet
     bp, _ = jax.tree_util.tree_map(lambda a, b: jnp.where(last < best[1], a, b), (params, last), best)
     return program._replace(weight=bp[0], intercept=bp[1])
