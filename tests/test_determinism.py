@@ -5,18 +5,7 @@ import numpy as np
 import jaxtree
 from jaxtree import model as model_
 
-N, P, K = 64, 3, 2
-
-
-def data(seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1.0, 2.0, size=(N, P))
-    y = 0.5 * X[:, 0] ** 2 + 0.3 * np.sin(X[:, 1]) * X[:, 2] + 0.05 * rng.normal(size=N)
-    return X, y
-
-
-def key(choices):
-    return [(c["op"], c["slot"], c["feature"], c["basis"]) for c in choices]
+from _shared import K, N, choice_key as key, smooth_data as data  # noqa: E402
 
 
 def test_run_to_run_bitwise_identical():

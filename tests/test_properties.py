@@ -10,24 +10,13 @@ import jaxtree
 from jaxtree import program as prog
 from jaxtree import reference
 
-N, P, K = 64, 3, 2
+from _shared import K, N, P, choice_key as key, smooth_data as data  # noqa: E402
 BASIS = jaxtree.default_basis()
 MAX_K = 4
 _evaluate = jax.jit(prog.evaluate, static_argnums=2)  # one compilation for every example
 
 few = settings(max_examples=6, deadline=None)
 seeds = st.integers(0, 2 ** 31 - 1)
-
-
-def data(seed, n=N):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1.0, 2.0, size=(n, P))
-    y = 0.5 * X[:, 0] ** 2 + 0.3 * np.sin(X[:, 1]) * X[:, 2] + 0.05 * rng.normal(size=n)
-    return X, y
-
-
-def key(choices):
-    return [(c["op"], c["slot"], c["feature"], c["basis"]) for c in choices]
 
 
 def fit(X, y, **kw):
