@@ -65,6 +65,7 @@ def main():
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
     import jaxtree
+    from jaxtree import _scaling as scaling_
     from jaxtree import model as model_
     from jaxtree import scoring, search
 
@@ -88,11 +89,9 @@ def main():
     allst = np.asarray(multihost_utils.process_allgather(stats))  # (nproc, 2p+3)
     x_min, x_max = allst[:, :p].min(0), allst[:, p:2 * p].max(0)
     y_lo, y_hi = allst[:, 2 * p].min(), allst[:, 2 * p + 1].max()
-    rng = x_max - x_min
-    x_scale = np.where(rng > 0, 1 / np.where(rng > 0, rng, 1), 1.0)
-    y_center, y_scale = float(0.5 * (y_hi + y_lo)), float(max(0.5 * (y_hi - y_lo), 1e-300))
-    xs = ((x - x_min) * x_scale).astype(np.float32)
-    ys = ((y - y_center) / y_scale).astype(np.float32)
+    sc = scaling_.from_extremes(x_min, x_max, y_lo, y_hi)  # the estimator's scaling
+    xs, ys = (a_.astype(np.float32) for a_ in scaling_.apply(sc, x, y))
+    x_min, x_scale, y_center, y_scale = sc
 
     # ---- same chunk count everywhere; pad this process's rows with zero weights
     devices = jax.devices()  # all devices of all processes, process-major

@@ -32,14 +32,20 @@ def from_extremes(x_min, x_max, y_min, y_max) -> Scaling:
     return Scaling(x_min, x_scale, 0.5 * (y_max + y_min), np.where(half > 0, half, 1.0))
 
 
-def fit(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None) -> Scaling:
-    """Scaling from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0`` ignored."""
+def extremes(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
+    """``(x_min, x_max, y_min, y_max)`` over rows of ``x (..., n, p)``, ``y (..., n)``
+    with positive weight (all rows when ``sw`` is None)."""
     x = np.asarray(x, np.float64)
     y = np.asarray(y, np.float64)
     keep = np.ones(y.shape, bool) if sw is None else np.asarray(sw) > 0
     xk = keep[..., None]
-    return from_extremes(np.where(xk, x, np.inf).min(-2), np.where(xk, x, -np.inf).max(-2),
-                         np.where(keep, y, np.inf).min(-1), np.where(keep, y, -np.inf).max(-1))
+    return (np.where(xk, x, np.inf).min(-2), np.where(xk, x, -np.inf).max(-2),
+            np.where(keep, y, np.inf).min(-1), np.where(keep, y, -np.inf).max(-1))
+
+
+def fit(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None) -> Scaling:
+    """Scaling from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0`` ignored."""
+    return from_extremes(*extremes(x, y, sw))
 
 
 def apply(s: Scaling, x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):

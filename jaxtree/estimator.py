@@ -228,11 +228,9 @@ class TreeRegressor:
 
         sc = scaling_.fit(xa, ya, sw)
         xs, ys = scaling_.apply(sc, xa, ya, sw)
-        x_min, x_scale = sc.x_min, sc.x_scale
-        y_center, y_scale = float(sc.y_center), float(sc.y_scale)
 
         self._bar = _ProgressBar(k, self.verbose, names or tuple(f"x{j + 1}" for j in range(p)),
-                                 basis, y_scale)
+                                 basis, float(sc.y_scale))
         try:
             if self.engine == "jax":
                 program, history, choices, status = self._fit_jax(xs, ys, sw, k, chunk, sweeps, steps, basis, dtype)
@@ -242,19 +240,23 @@ class TreeRegressor:
             self._bar.close()
             del self._bar
 
+        return self._set_fitted(program, history, choices, status, sc, dtype, basis,
+                                names or tuple(f"x{j + 1}" for j in range(p)), names)
+
+    def _set_fitted(self, program, history, choices, status, sc, dtype, basis, feature_names,
+                    names):
+        """Sets the learned attributes (all at once, at the end: an interrupted fit
+        leaves the estimator as it was) and warns about a degenerate search."""
         if status != search.STATUS_OK:
             warnings.warn("The search found no finite candidate at some iteration and kept the "
-                          "tree it had; the data may be degenerate.", RuntimeWarning, stacklevel=2)
-        feature_names = names or tuple(f"x{j + 1}" for j in range(p))
-        model = model_.TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
-                                 jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype),
-                                 basis, feature_names)
-        # Assign learned attributes only now: an interrupted fit leaves self untouched.
-        self.model_ = model
-        self.history_ = np.asarray(history) * y_scale ** 2
+                          "tree it had; the data may be degenerate.", RuntimeWarning, stacklevel=3)
+        as_ = functools.partial(jnp.asarray, dtype=dtype)
+        self.model_ = model_.TreeModel(program, as_(sc.x_min), as_(sc.x_scale), as_(sc.y_center),
+                                       as_(sc.y_scale), basis, tuple(feature_names))
+        self.history_ = np.asarray(history) * float(sc.y_scale) ** 2
         self.choices_ = choices
         self.status_ = status
-        self.n_features_in_ = p
+        self.n_features_in_ = len(feature_names)
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
@@ -304,27 +306,10 @@ class TreeRegressor:
         sc = stream_.scaling(reader)
         cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
                             precision=PRECISIONS[self.precision])
-        res = stream_.fit(reader.scaled(sc["x_min"], sc["x_scale"], sc["y_center"],
-                                        sc["y_scale"], dtype),
+        res = stream_.fit(reader.scaled(sc, dtype),
                           basis, k, cfg, callback=self._progress, devices=self.devices)
-        if res.status != search.STATUS_OK:
-            warnings.warn("The search found no finite candidate at some iteration and kept the "
-                          "tree it had; the data may be degenerate.", RuntimeWarning, stacklevel=3)
-        p = reader.p
-        model = model_.TreeModel(res.program, jnp.asarray(sc["x_min"], dtype),
-                                 jnp.asarray(sc["x_scale"], dtype),
-                                 jnp.asarray(sc["y_center"], dtype),
-                                 jnp.asarray(sc["y_scale"], dtype), basis,
-                                 tuple(f"x{j + 1}" for j in range(p)))
-        # Assign learned attributes only now: an interrupted fit leaves self untouched.
-        self.model_ = model
-        self.history_ = np.asarray(res.history) * sc["y_scale"] ** 2
-        self.choices_ = res.choices
-        self.status_ = res.status
-        self.n_features_in_ = p
-        if hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        return self
+        return self._set_fitted(res.program, res.history, res.choices, res.status, sc, dtype,
+                                basis, tuple(f"x{j + 1}" for j in range(reader.p)), None)
 
     def _fit_reference(self, xs, ys, sw, k, sweeps, basis, dtype):
         phi = np.asarray(basis.evaluate(jnp.asarray(xs, jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)), np.float64)

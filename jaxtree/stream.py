@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _scaling as scaling_
 from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring, search
@@ -73,13 +74,12 @@ class ChunkReader:
     def n_chunks(self) -> int:
         return -(-self.n // self.chunk_size)
 
-    def scaled(self, x_min, x_scale, y_center, y_scale, dtype) -> "ChunkReader":
-        """A reader yielding ``(x - x_min) * x_scale`` and ``(y - y_center) / y_scale``."""
+    def scaled(self, sc: "scaling_.Scaling", dtype) -> "ChunkReader":
+        """A reader yielding chunks scaled by ``sc`` (:func:`jaxtree._scaling.apply`)."""
         r = ChunkReader.__new__(ChunkReader)
         r.__dict__.update(self.__dict__)
         r.dtype = np.dtype(dtype)
-        r._scale = (np.asarray(x_min, np.float64), np.asarray(x_scale, np.float64),
-                    float(y_center), float(y_scale))
+        r._scale = sc
         return r
 
     def raw_chunks(self):
@@ -94,9 +94,7 @@ class ChunkReader:
         m, dt = self.chunk_size, self.dtype
         for x, y, w in self.raw_chunks():
             if self._scale is not None:
-                x_min, x_scale, yc, ys = self._scale
-                x = (x - x_min) * x_scale
-                y = (y - yc) / ys
+                x, y = scaling_.apply(self._scale, x, y, w)
             rows = x.shape[0]
             xc = np.zeros((m, self.p), dt)
             yc_ = np.zeros((m,), dt)
@@ -139,15 +137,12 @@ def is_streamable(X) -> bool:
     return isinstance(X, (np.memmap, ChunkReader))
 
 
-class Scaling(dict):
-    """Training ranges from :func:`scaling` (keys x_min, x_scale, y_center, y_scale)."""
-
-
-def scaling(reader: ChunkReader) -> Scaling:
+def scaling(reader: ChunkReader) -> scaling_.Scaling:
     """One streamed pass: per-column min/max of ``X``, the range of ``y``, finiteness.
 
-    Returns the same scaling as the in-memory estimator: ``x -> (x - x_min) * x_scale``
-    into ``[0, 1]`` and ``y -> (y - y_center) / y_scale`` into ``[-1, 1]``.
+    Returns the same scaling as the in-memory estimator (:mod:`jaxtree._scaling`):
+    ``x -> (x - x_min) * x_scale`` into ``[0, 1]`` and ``y -> (y - y_center) / y_scale``
+    into ``[-1, 1]``; rows with zero weight do not count.
 
     Raises:
       ValueError: for NaN/inf values (naming the first row), negative or all-zero weights.
@@ -165,17 +160,13 @@ def scaling(reader: ChunkReader) -> Scaling:
             if (w < 0).any():
                 raise ValueError("sample_weight must be non-negative.")
             wsum += w.sum()
-        lo = np.minimum(lo, x.min(0))
-        hi = np.maximum(hi, x.max(0))
-        ylo, yhi = min(ylo, y.min()), max(yhi, y.max())
+        part = scaling_.extremes(x, y, w)
+        lo, hi = np.minimum(lo, part[0]), np.maximum(hi, part[1])
+        ylo, yhi = min(ylo, part[2]), max(yhi, part[3])
         start += x.shape[0]
     if reader.sample_weight is not None and not wsum > 0:
         raise ValueError("sample_weight must have a positive sum.")
-    rng = hi - lo
-    x_scale = np.where(rng > 0, 1.0 / np.where(rng > 0, rng, 1.0), 1.0)
-    half = 0.5 * (yhi - ylo)
-    return Scaling(x_min=lo, x_scale=x_scale, y_center=0.5 * (yhi + ylo),
-                   y_scale=half if half > 0 else 1.0)
+    return scaling_.from_extremes(lo, hi, ylo, yhi)
 
 
 def _blocks(source: Iterable, chunks_per_block: int, put: Callable):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import jaxtree
+from jaxtree import _scaling
 from jaxtree import basis as B
 from jaxtree import scoring, search, stream
 
@@ -26,8 +27,9 @@ BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
 def _both(x, y, dtype, refine, k=2, chunk=200, block=3, w=None):
     basis = BASIS or B.get_basis(None)
     cfg = search.Config(max_k=k, refine=refine, sweeps=2, steps=5)
-    reader = stream.ChunkReader(x, y, w, chunk_size=chunk).scaled(
-        np.zeros(x.shape[1]), np.ones(x.shape[1]), 0.0, 1.0, dtype)
+    identity = _scaling.Scaling(np.zeros(x.shape[1]), np.ones(x.shape[1]), np.asarray(0.0),
+                                np.asarray(1.0))
+    reader = stream.ChunkReader(x, y, w, chunk_size=chunk).scaled(identity, dtype)
     rs = stream.fit(reader, basis, k, cfg, chunks_per_block=block)
     data = scoring.chunk(jnp.asarray(x, dtype), jnp.asarray(y, dtype),
                          None if w is None else jnp.asarray(w, dtype), chunk)
