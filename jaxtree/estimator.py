@@ -9,6 +9,7 @@ serve both engines.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import sys
@@ -229,19 +230,14 @@ class TreeRegressor:
         sc = scaling_.fit(xa, ya, sw)
         xs, ys = scaling_.apply(sc, xa, ya, sw)
 
-        self._bar = _ProgressBar(k, self.verbose, names or tuple(f"x{j + 1}" for j in range(p)),
-                                 basis, float(sc.y_scale))
-        try:
+        feature_names = names or tuple(f"x{j + 1}" for j in range(p))
+        with self._progress_bar(k, feature_names, basis, sc):
             if self.engine == "jax":
                 program, history, choices, status = self._fit_jax(xs, ys, sw, k, chunk, sweeps, steps, basis, dtype)
             else:
                 program, history, choices, status = self._fit_reference(xs, ys, sw, k, sweeps, basis, dtype)
-        finally:
-            self._bar.close()
-            del self._bar
-
         return self._set_fitted(program, history, choices, status, sc, dtype, basis,
-                                names or tuple(f"x{j + 1}" for j in range(p)), names)
+                                feature_names, names)
 
     def _set_fitted(self, program, history, choices, status, sc, dtype, basis, feature_names,
                     names):
@@ -263,18 +259,20 @@ class TreeRegressor:
             del self.feature_names_in_
         return self
 
+    @contextlib.contextmanager
+    def _progress_bar(self, k, feature_names, basis, sc):
+        """The progress bar of one fit (closed even when the fit fails)."""
+        self._bar = _ProgressBar(k, self.verbose, feature_names, basis, float(sc.y_scale))
+        try:
+            yield
+        finally:
+            self._bar.close()
+            del self._bar
+
     def _progress(self, it, loss, info):
         """Per-iteration hook of every engine: the progress bar, then the user's callback."""
-        bar = getattr(self, "_bar", None)
-        if bar is None and self.verbose:  # a fit path without its own bar
-            bar = self._bar = _ProgressBar(int(self.k), self.verbose)
-        if bar is not None:
-            bar.update(it, loss, info)
-        stop = bool(self.callback(it, loss, info)) if self.callback is not None else False
-        if bar is not None and (stop or it >= bar.total - 1) and bar.names is None:
-            bar.close()
-            del self._bar
-        return stop
+        self._bar.update(it, loss, info)
+        return bool(self.callback(it, loss, info)) if self.callback is not None else False
 
     def _fit_jax(self, xs, ys, sw, k, chunk, sweeps, steps, basis, dtype):
         data = scoring.chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype),
@@ -306,10 +304,12 @@ class TreeRegressor:
         sc = stream_.scaling(reader)
         cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
                             precision=PRECISIONS[self.precision])
-        res = stream_.fit(reader.scaled(sc, dtype),
-                          basis, k, cfg, callback=self._progress, devices=self.devices)
+        feature_names = tuple(f"x{j + 1}" for j in range(reader.p))
+        with self._progress_bar(k, feature_names, basis, sc):
+            res = stream_.fit(reader.scaled(sc, dtype), basis, k, cfg, callback=self._progress,
+                              devices=self.devices)
         return self._set_fitted(res.program, res.history, res.choices, res.status, sc, dtype,
-                                basis, tuple(f"x{j + 1}" for j in range(reader.p)), None)
+                                basis, feature_names, None)
 
     def _fit_reference(self, xs, ys, sw, k, sweeps, basis, dtype):
         phi = np.asarray(basis.evaluate(jnp.asarray(xs, jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)), np.float64)
