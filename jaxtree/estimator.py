@@ -298,6 +298,8 @@ class TreeRegressor:
             reader = X
         else:
             y = y if isinstance(y, np.ndarray) else V.check_y(y, X.shape[0] if X.ndim else 0)
+            if y.dtype.kind in "biu":  # integer targets: n numbers, cheap to hold as floats
+                y = np.asarray(y, np.float64)
             reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
