@@ -37,6 +37,7 @@ REFINE_MODES = ("optax", "coordinate", None)
 
 STATUS_OK = 0
 STATUS_NO_CANDIDATE = 1  # every candidate score was non-finite: the tree was kept
+STATUS_FULL = 2  # the program had no room for another operation: the tree was kept
 
 
 class Config(NamedTuple):
@@ -80,8 +81,9 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
                            precision=config.precision, buckets=config.buckets)
     choice = scoring.select(scores, basis.q)
-    ok = jnp.isfinite(choice.sse)
     was_empty = program.n_slots == 0
+    room = was_empty | (program.n_slots + 2 <= program.capacity)
+    ok = jnp.isfinite(choice.sse) & room
     new = scoring.apply(program, choice)
     if config.refine == "coordinate":
         adjust = lambda p: refine_.coordinate(p, data, basis, sweeps=config.sweeps,
@@ -93,7 +95,8 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
     new = jax.lax.cond(was_empty, lambda p: p, adjust, new)
     new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, program)
     loss = refine_.mse(new, data, basis)
-    status = jnp.where(ok, STATUS_OK, STATUS_NO_CANDIDATE).astype(jnp.int32)
+    status = jnp.where(ok, STATUS_OK, jnp.where(room, STATUS_NO_CANDIDATE, STATUS_FULL))
+    status = status.astype(jnp.int32)
     return new, StepInfo(loss, choice, status)
 
 

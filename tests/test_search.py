@@ -210,3 +210,18 @@ def test_row_buckets_give_identical_scores_and_fit(rng):
                                                         buckets=scoring.default_buckets(6)))
     assert [c["flat_index"] for c in plain.choices] == [c["flat_index"] for c in bucketed.choices]
     np.testing.assert_allclose(bucketed.history, plain.history, rtol=1e-12)
+
+
+def test_step_on_a_full_program_keeps_it_and_reports(rng):
+    x = rng.uniform(size=(64, 2))
+    y = x[:, 0] * x[:, 1]
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=64)
+    cfg = search.Config(max_k=1, refine=None)
+    program = prog.empty_program(1, jnp.float64)
+    for _ in range(2):  # the first leaf, then the one operation there is room for
+        program, info = search.step_jit(program, data, SMALL, cfg)
+        assert int(info.status) == search.STATUS_OK
+    full, info = search.step_jit(program, data, SMALL, cfg)
+    assert int(info.status) == search.STATUS_FULL
+    for a, b in zip(full, program):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
