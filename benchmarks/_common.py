@@ -18,3 +18,29 @@ def git_commit() -> str:
     except Exception:  # noqa: BLE001 - git missing, not a repository, ...
         pass
     return "unknown"
+
+
+def environment() -> dict:
+    """What every benchmark record carries: date, commit, versions, device, cores, x64."""
+    import datetime
+    import os
+    import platform
+
+    import jax
+    import numpy as np
+
+    import jaxtree
+
+    dev = jax.devices()[0]
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "jaxtree": jaxtree.__version__,
+        "jax": jax.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "device": f"{dev.platform}:{getattr(dev, 'device_kind', '')}",
+        "n_devices": jax.device_count(),
+        "cpu_count": os.cpu_count(),
+        "jax_enable_x64": bool(jax.config.jax_enable_x64),
+    }

@@ -44,11 +44,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import json
 import os
 import pathlib
-import platform
 import statistics
 import sys
 import time
@@ -62,7 +60,7 @@ from jaxtree import program as prog
 from jaxtree import reference as R
 from jaxtree import scoring, search
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from _common import git_commit  # noqa: E402
+from _common import environment as common_environment  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PRECISION = jax.lax.Precision.HIGHEST
@@ -84,17 +82,8 @@ def blas_info() -> list | str:
 
 
 def environment() -> dict:
-    dev = jax.devices()[0]
     return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "commit": git_commit(),
-        "jax": jax.__version__,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-        "device": f"{dev.platform}:{getattr(dev, 'device_kind', '')}",
-        "n_devices": jax.device_count(),
-        "cpu_count": os.cpu_count(),
-        "jax_enable_x64": bool(jax.config.jax_enable_x64),
+        **common_environment(),
         "dtype_jax": jnp.dtype(DTYPE).name,
         "dtype_reference": "float64",
         "precision": str(PRECISION),

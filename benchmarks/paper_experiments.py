@@ -46,12 +46,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import json
 import math
-import os
 import pathlib
-import platform
 import sys
 import time
 import warnings
@@ -67,7 +64,7 @@ import jax  # noqa: E402
 import jaxtree  # noqa: E402
 from jaxtree.basis import make_basis  # noqa: E402
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from _common import git_commit  # noqa: E402
+from _common import environment as common_environment  # noqa: E402
 
 NOISE = 0.05
 
@@ -122,17 +119,8 @@ TRIAL_COLUMNS = ["experiment", "param", "value", "n", "p", "q", "k", "n_test", "
 
 
 def environment(refine: str) -> dict:
-    dev = jax.devices()[0]
     return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "commit": git_commit(),
-        "jaxtree": jaxtree.__version__,
-        "jax": jax.__version__,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-        "device": f"{dev.platform}:{getattr(dev, 'device_kind', '')}",
-        "cpu_count": os.cpu_count(),
-        "jax_enable_x64": bool(jax.config.jax_enable_x64),
+        **common_environment(),
         "dtype": "float32 (x64 off: float64 inputs are computed in float32)"
         if not jax.config.jax_enable_x64 else "float64",
         "precision": "highest (TreeRegressor default)",
