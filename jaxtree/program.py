@@ -134,12 +134,13 @@ def leaf_basis(program: Program, x: jax.Array, basis) -> jax.Array:
 
 def leaf_values_from_basis(program: Program, z: jax.Array) -> jax.Array:
     """Slot values ``(S, m)`` from :func:`leaf_basis` output ``z (L, m)`` and the weights."""
-    slots = leaf_slots(program, z.shape[0])
-    ok = slots >= 0
-    vals = program.weight[jnp.where(ok, slots, 0)][:, None] * z
-    # padding entries go past the end and are dropped
-    target = jnp.where(ok, slots, program.capacity)
-    return jnp.zeros((program.capacity, z.shape[1]), z.dtype).at[target].set(vals, mode="drop")
+    # A gather of whole rows (each slot reads its leaf rank's row), cheaper than a
+    # scatter of the leaf rows into the slots on CPU.
+    is_leaf = program.op == LEAF
+    rank = jnp.cumsum(is_leaf) - 1
+    ok = is_leaf & (rank < z.shape[0])
+    rows = z[jnp.clip(rank, 0, z.shape[0] - 1)]
+    return jnp.where(ok[:, None], program.weight[:, None] * rows, 0).astype(z.dtype)
 
 
 def leaf_values(program: Program, x: jax.Array, basis) -> jax.Array:
@@ -175,10 +176,12 @@ def node_values(program: Program, c: jax.Array) -> jax.Array:
         op = program.op[slot]
         lv = v[jnp.maximum(program.left[slot], 0)]
         rv = v[jnp.maximum(program.right[slot], 0)]
-        val = jnp.where(op == ADD, lv + rv, jnp.where(op == MUL, lv * rv, c[slot]))
+        val = jnp.where(op == ADD, lv + rv, jnp.where(op == MUL, lv * rv, v[slot]))
         return v.at[slot].set(val)
 
-    return jax.lax.fori_loop(0, s, body, jnp.zeros_like(c))
+    # Leaf (and empty) slots keep their value from ``c``; op slots are overwritten
+    # bottom-up, so the loop carries one (S, m) array, not two.
+    return jax.lax.fori_loop(0, s, body, c)
 
 
 def tree_value(program: Program, v: jax.Array) -> jax.Array:

@@ -98,17 +98,24 @@ def coordinate_moments(p: prog.Program, d, xb, yb, wb, basis, zb=None) -> scorin
     return scoring.pair_moments(wb, r, s)
 
 
-def coordinate_update(p: prog.Program, d, mo: scoring.Moments) -> prog.Program:
-    """Applies the clipped 1-D optimum for leaf ``d`` given its merged moments."""
+def coordinate_update(p: prog.Program, d, mo: scoring.Moments):
+    """Applies the clipped 1-D optimum for leaf ``d`` given its merged moments.
+
+    Returns:
+      ``(program, loss)``: the updated program and its weighted mean squared error,
+      exact from the moments (the tree after the update is ``a + b_d + w k_d phi_d``).
+    """
     fit = scoring.closed_form(mo)
     w_old = p.weight[d]
     w = jnp.where(fit.degenerate, w_old, fit.weight)
     a = jnp.where(fit.degenerate, mo.rbar - w_old * mo.sbar, fit.intercept)
-    return p._replace(weight=p.weight.at[d].set(w), intercept=a.astype(p.intercept.dtype))
+    sse = jnp.maximum(mo.mrr - 2 * w * mo.mrs + w * w * mo.mss, 0)
+    new = p._replace(weight=p.weight.at[d].set(w), intercept=a.astype(p.intercept.dtype))
+    return new, scoring._safe_div(sse, mo.n).astype(p.weight.dtype)
 
 
 def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
-               max_leaves: int) -> prog.Program:
+               max_leaves: int):
     """The paper's coordinate descent over leaf weights (see module docstring).
 
     Args:
@@ -117,7 +124,8 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
       max_leaves: static upper bound on the number of leaves.
 
     Returns:
-      The program with adjusted weights and intercept.
+      ``(program, loss)``: the program with adjusted weights and intercept, and its
+      weighted mean squared error (from the last update's moments: no extra pass).
     """
     slots = prog.leaf_slots(program, max_leaves)
     data = coarse(data)
@@ -132,11 +140,15 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
                              (data.x, data.y, data.w, cache))
         return coordinate_update(p, d, mo)
 
-    def step(i, p):
+    def step(i, carry):
         d = slots[i % max_leaves]
-        return jax.lax.cond(d >= 0, lambda: update(p, jnp.maximum(d, 0)), lambda: p)
+        return jax.lax.cond(d >= 0, lambda: update(carry[0], jnp.maximum(d, 0)) + (jnp.asarray(True),),
+                            lambda: carry)
 
-    return jax.lax.fori_loop(0, sweeps * max_leaves, step, program)
+    init = (program, jnp.zeros((), program.weight.dtype), jnp.asarray(False))
+    out, loss, updated = jax.lax.fori_loop(0, sweeps * max_leaves, step, init)
+    # Without any update (no sweeps, or no leaves) the loss needs its own pass.
+    return out, jax.lax.cond(updated, lambda: loss, lambda: mse(program, data, basis))
 
 
 def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=None):
@@ -152,9 +164,13 @@ def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=No
     wres = wb * res
     # dT/dw_s = k_s * phi_s (T is affine in each leaf value): the gradient from one
     # top-down pass, several times cheaper than reverse mode through the tree loop.
-    phi = prog.leaf_values_from_basis(pg._replace(weight=jnp.ones_like(w)), zb)
-    gw = -2.0 * jnp.sum(prog.leaf_multipliers(pg, v) * phi * wres[None, :], axis=1)
-    return jnp.sum(wres * res), (gw.astype(w.dtype), (-2.0 * jnp.sum(wres)).astype(a.dtype))
+    # Only the leaves' rows are needed: (L, m) products, scattered into (S,) at the end.
+    slots = prog.leaf_slots(program, zb.shape[0])
+    kl = prog.leaf_multipliers(pg, v)[jnp.maximum(slots, 0)]
+    gl = -2.0 * jnp.sum(kl * zb * wres[None, :], axis=1)
+    gw = jnp.zeros_like(w).at[jnp.where(slots >= 0, slots, w.shape[0])].set(
+        gl.astype(w.dtype), mode="drop")
+    return jnp.sum(wres * res), (gw, (-2.0 * jnp.sum(wres)).astype(a.dtype))
 
 
 def _chunked_loss(basis):
@@ -188,7 +204,7 @@ def _chunked_loss(basis):
     return loss
 
 
-def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> prog.Program:
+def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int):
     """Joint projected L-BFGS refinement of all leaf weights and the intercept.
 
     Args:
@@ -196,7 +212,8 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int) -> pr
       steps: static number of L-BFGS iterations (each one or a few passes over data).
 
     Returns:
-      The program with the best weights seen (never worse than the input).
+      ``(program, loss)``: the program with the best weights seen (never worse than the
+      input) and its weighted mean squared error.
     """
     loss = _chunked_loss(basis)
     data = coarse(data)
@@ -209,12 +226,14 @@ def lbfgs_rtol(dtype) -> float:
     return 1e-12 if jnp.dtype(dtype) == jnp.float64 else 1e-7
 
 
-def lbfgs_box(program: prog.Program, loss_fn, *, steps: int) -> prog.Program:
+def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
     """Projected L-BFGS over ``(weight, intercept)`` of ``program`` with ``|w| <= 1``.
 
     Stops after ``steps`` iterations, or earlier once an iteration lowers the loss by
     less than ``lbfgs_rtol(dtype)`` relative (rounding level: further steps cannot be
-    told apart from noise in that dtype).
+    told apart from noise in that dtype). The test comes before the next update, so a
+    run that stops early spends no line search on a point it would not use, and every
+    point it produces is evaluated exactly once (the line search's value is reused).
 
     Args:
       program: the tree whose weights start the search.
@@ -223,7 +242,8 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int) -> prog.Program:
       steps: static maximum number of L-BFGS iterations.
 
     Returns:
-      The program with the best iterate seen (never worse than the input).
+      ``(program, loss)``: the program with the best iterate seen (never worse than the
+      input) and ``loss_fn`` there.
     """
     is_leaf = program.op == prog.LEAF
     dt = program.weight.dtype
@@ -241,15 +261,11 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int) -> prog.Program:
     vg = optax.value_and_grad_from_state(f)
     params0 = (program.weight, program.intercept)
     state0 = opt.init(params0)
-    best0 = (params0, jnp.asarray(jnp.inf, dt))  # step 0 evaluates params0
-
+    best0 = (params0, jnp.asarray(jnp.inf, dt))  # iteration 0 evaluates params0
     rtol = lbfgs_rtol(dt)
 
-    def cond(carry):
-        i, improved = carry[0], carry[-1]
-        return (i < steps) & improved
-
     def body(carry):
+        # Iteration i evaluates the point that iteration i-1 produced, then steps on.
         i, params, state, best, fresh, _ = carry
         prev = best[1]
         # The line search stored the value and gradient at its (unprojected) new point;
@@ -258,17 +274,18 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int) -> prog.Program:
                                    lambda: jax.value_and_grad(f)(params))
         better = value < best[1]
         best = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), (params, value), best)
-        updates, state = opt.update(grad, state, params, value=value, grad=grad, value_fn=f)
-        stepped = optax.apply_updates(params, updates)
-        params = project(stepped)
-        fresh = jnp.all(params[0] == stepped[0])
-        # ``prev`` is the best loss before this iteration's point was evaluated; after
-        # the first iteration a negligible decrease ends the loop.
-        improved = (i == 0) | (prev - best[1] > rtol * jnp.abs(prev))
-        return i + 1, params, state, best, fresh, improved
+        # ``prev`` is the best loss before this point; the first step is always taken.
+        go = ((i == 0) | (prev - best[1] > rtol * jnp.abs(prev))) & (i < steps)
+
+        def update(_):
+            updates, st = opt.update(grad, state, params, value=value, grad=grad, value_fn=f)
+            stepped = optax.apply_updates(params, updates)
+            new = project(stepped)
+            return new, st, jnp.all(new[0] == stepped[0])
+
+        params, state, fresh = jax.lax.cond(go, update, lambda _: (params, state, fresh), None)
+        return i + 1, params, state, best, fresh, go
 
     carry = (jnp.asarray(0), params0, state0, best0, jnp.asarray(False), jnp.asarray(True))
-    _, params, state, best, _, _ = jax.lax.while_loop(cond, body, carry)
-    last = f(params)  # the final iterate has not been evaluated yet
-    bp, _ = jax.tree_util.tree_map(lambda a, b: jnp.where(last < best[1], a, b), (params, last), best)
-    return program._replace(weight=bp[0], intercept=bp[1])
+    _, _, _, (bp, bv), _, _ = jax.lax.while_loop(lambda c: c[-1], body, carry)
+    return program._replace(weight=bp[0], intercept=bp[1]), bv

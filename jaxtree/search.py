@@ -85,16 +85,21 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
     room = was_empty | (program.n_slots + 2 <= program.capacity)
     ok = jnp.isfinite(choice.sse) & room
     new = scoring.apply(program, choice)
+    # Every branch reports the training loss it already knows, so no extra pass over the
+    # data: the chosen candidate's SSE, the last coordinate update's moments, or the
+    # best L-BFGS value.
+    sse_loss = (choice.sse / jnp.sum(data.w)).astype(data.x.dtype)
     if config.refine == "coordinate":
         adjust = lambda p: refine_.coordinate(p, data, basis, sweeps=config.sweeps,
                                               max_leaves=max_leaves)
     elif config.refine == "optax":
         adjust = lambda p: refine_.joint(p, data, basis, steps=config.steps)
     else:
-        adjust = lambda p: p
-    new = jax.lax.cond(was_empty, lambda p: p, adjust, new)
+        adjust = lambda p: (p, sse_loss)
+    new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), adjust, new)
     new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, program)
-    loss = refine_.mse(new, data, basis)
+    # A failed iteration keeps the tree: only then is its loss computed afresh.
+    loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(program, data, basis))
     status = jnp.where(ok, STATUS_OK, jnp.where(room, STATUS_NO_CANDIDATE, STATUS_FULL))
     status = status.astype(jnp.int32)
     return new, StepInfo(loss, choice, status)

@@ -17,8 +17,9 @@ re-iterable source of row chunks) and every pass over the data reads them block 
 Each iteration makes these passes: one scoring pass (``chunk_moments`` merged with
 Chan's formulas), then for ``refine="coordinate"`` one pass per leaf and sweep
 (``coordinate_moments``), for ``refine="optax"`` one pass per loss/gradient evaluation
-of the L-BFGS line search (see :func:`_joint`), and one loss pass. Scaling needs one
-more pass before the search (:func:`scaling`).
+of the L-BFGS line search (see :func:`_joint`). The reported loss comes from these
+passes, not from one of its own. Scaling needs one more pass before the search
+(:func:`scaling`).
 
 Host transfers: the choice (and the leaf slots) once per iteration, plus the per-pass
 host loop itself. That is the price of data that lives on the host.
@@ -350,19 +351,24 @@ def fit(source, basis, k: int, config: search.Config,
         slots = _leaf_slots(program, max_leaves)
         mo = passes.scores(program, slots, rows, cols, dtype, config.precision)
         new, choice, ok = _choose(program, slots, mo, q=basis.q)
+        # As in search.step, the loss comes from what the iteration already computed (the
+        # candidate's SSE, the last coordinate update, the best L-BFGS value); only a
+        # failed iteration, which keeps the tree, needs a pass of its own.
+        loss = choice.sse / mo.n
         if not bool(ok):  # one small transfer; a failed iteration keeps the tree
             status |= search.STATUS_NO_CANDIDATE
             new = program
-        elif it > 0 and config.refine == "coordinate":
+            sse, n = passes.sse(program, dtype)
+            loss = sse / n
+        elif it > 0 and config.refine == "coordinate" and config.sweeps > 0:
             leaves = [int(d) for d in np.asarray(_leaf_slots(new, max_leaves)) if d >= 0]
             for _ in range(config.sweeps):
                 for d in leaves:
-                    new = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
+                    new, loss = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
         elif it > 0 and config.refine == "optax":
-            new = _joint(new, passes=passes, steps=config.steps)
+            new, loss = _joint(new, passes=passes, steps=config.steps)
         program = new
-        sse, n = passes.sse(program, dtype)
-        loss = float(sse / n)
+        loss = float(loss)
         history.append(loss)
         ch = {name: (v.item() if hasattr(v, "item") else v)
               for name, v in jax.device_get(choice)._asdict().items()}

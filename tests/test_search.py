@@ -225,3 +225,43 @@ def test_step_on_a_full_program_keeps_it_and_reports(rng):
     assert int(info.status) == search.STATUS_FULL
     for a, b in zip(full, program):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_reported_loss_is_the_mse_of_the_returned_program(rng):
+    # The step reports the loss its own passes computed (candidate SSE, last coordinate
+    # update, best L-BFGS value): it must equal a fresh pass over the data.
+    from jaxtree import refine
+
+    x = rng.uniform(size=(200, 3))
+    y = np.sin(3 * x[:, 0]) * x[:, 1] + x[:, 2] ** 2 + 0.05 * rng.standard_normal(200)
+    w = rng.uniform(0.5, 2.0, size=200)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(w), chunk_size=64)
+    for refine_mode in ("optax", "coordinate", None):
+        cfg = search.Config(max_k=3, refine=refine_mode)
+        program = prog.empty_program(3, jnp.float64)
+        for _ in range(5):  # the first leaf, 3 insertions, then a step on the full program
+            program, info = search.step_jit(program, data, SMALL, cfg)
+            want = float(refine.mse(program, data, SMALL))
+            np.testing.assert_allclose(float(info.loss), want, rtol=1e-10, err_msg=str(refine_mode))
+        assert int(info.status) == search.STATUS_FULL
+
+
+def test_refinements_return_the_loss_of_their_program(rng):
+    from jaxtree import refine
+
+    tree = _random_program(rng, 3, SMALL.q, 4)
+    program = _as_program(tree)
+    x = rng.uniform(size=(150, 3))
+    y = np.asarray(prog.evaluate(program, jnp.asarray(x), SMALL)) + 0.1 * rng.standard_normal(150)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=32)
+    start = float(refine.mse(program, data, SMALL))
+    for name, fn in [("joint", lambda p: refine.joint(p, data, SMALL, steps=10)),
+                     ("coordinate", lambda p: refine.coordinate(p, data, SMALL, sweeps=2, max_leaves=5)),
+                     ("coordinate0", lambda p: refine.coordinate(p, data, SMALL, sweeps=0, max_leaves=5)),
+                     ("joint0", lambda p: refine.joint(p, data, SMALL, steps=0))]:
+        out, loss = jax.jit(fn)(program)
+        np.testing.assert_allclose(float(loss), float(refine.mse(out, data, SMALL)), rtol=1e-10,
+                                   err_msg=name)
+        assert float(loss) <= start * (1 + 1e-12), name
+        if name.endswith("0"):  # no iteration: the input comes back unchanged
+            np.testing.assert_array_equal(np.asarray(out.weight), np.asarray(program.weight))
