@@ -305,7 +305,8 @@ class TreeRegressor:
         dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
         sc = stream_.scaling(reader)
         cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
-                            precision=PRECISIONS[self.precision])
+                            precision=PRECISIONS[self.precision],
+                            buckets=_buckets_for(reader.n, reader.p, basis.q, k))
         feature_names = tuple(f"x{j + 1}" for j in range(reader.p))
         with self._progress_bar(k, feature_names, basis, sc):
             res = stream_.fit(reader.scaled(sc, dtype), basis, k, cfg, callback=self._progress,

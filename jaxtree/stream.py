@@ -193,11 +193,32 @@ def _scan(f, acc, xb, yb, wb):
     return acc
 
 
-@functools.partial(jax.jit, static_argnames=("basis", "precision"))
-def score_block(acc, program, slots, xb, yb, wb, *, basis, precision):
-    """Merges the candidate moments of a block of chunks ``(B, m, p)`` into ``acc``."""
-    return _scan(lambda a, x, y, w: scoring.merge(
-        a, scoring.chunk_moments(program, slots, x, y, w, basis, precision)), acc, xb, yb, wb)
+@functools.partial(jax.jit, static_argnames=("basis", "precision", "buckets"))
+def score_block(acc, program, slots, xb, yb, wb, *, basis, precision, buckets=()):
+    """Merges the candidate moments of a block of chunks ``(B, m, p)`` into ``acc``.
+
+    ``buckets``: the scorer's row buckets (:func:`jaxtree.scoring.score`): the products
+    run on the first ``2b`` rows of ``acc`` only, ``b`` the smallest bucket holding the
+    leaves (``lax.switch``, compiled once). The other rows of ``acc`` stay as they are, and
+    each row's merges are exactly the in-memory ones.
+    """
+    n_rows_leaves = slots.shape[0]
+
+    def rows(b):
+        def run(a):
+            sub = jax.tree_util.tree_map(lambda t: t[:2 * b] if t.ndim else t, a)
+            sub = _scan(lambda m, x, y, w: scoring.merge(
+                m, scoring.chunk_moments(program, slots[:b], x, y, w, basis, precision)),
+                sub, xb, yb, wb)
+            return jax.tree_util.tree_map(lambda t, full: full.at[:2 * b].set(t) if full.ndim else t,
+                                          sub, a)
+        return run
+
+    sizes = tuple(b for b in buckets if b < n_rows_leaves) + (n_rows_leaves,)
+    if len(sizes) == 1:
+        return rows(n_rows_leaves)(acc)
+    idx = jnp.searchsorted(jnp.asarray(sizes), jnp.maximum(prog.n_leaves(program), 1))
+    return jax.lax.switch(idx, [rows(b) for b in sizes], acc)
 
 
 @functools.partial(jax.jit, static_argnames=("basis",))
@@ -249,10 +270,11 @@ class _Passes:
     def blocks(self):
         return _blocks(self.source, self.B, self.put)
 
-    def scores(self, program, slots, rows, cols, dtype, precision):
+    def scores(self, program, slots, rows, cols, dtype, precision, buckets=()):
         acc = scoring.zero_moments(rows, cols, dtype)
         for xb, yb, wb in self.blocks():
-            acc = score_block(acc, program, slots, xb, yb, wb, basis=self.basis, precision=precision)
+            acc = score_block(acc, program, slots, xb, yb, wb, basis=self.basis,
+                              precision=precision, buckets=buckets)
         return acc
 
     def coordinate(self, program, d, dtype):
@@ -349,7 +371,7 @@ def fit(source, basis, k: int, config: search.Config,
     history, choices, status = [], [], search.STATUS_OK
     for it in range(k + 1):
         slots = _leaf_slots(program, max_leaves)
-        mo = passes.scores(program, slots, rows, cols, dtype, config.precision)
+        mo = passes.scores(program, slots, rows, cols, dtype, config.precision, config.buckets)
         new, choice, ok = _choose(program, slots, mo, q=basis.q)
         # As in search.step, the loss comes from what the iteration already computed (the
         # candidate's SSE, the last coordinate update, the best L-BFGS value); only a

@@ -24,9 +24,9 @@ def _data(n=1500, p=3, seed=0):
 BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
 
 
-def _both(x, y, dtype, refine, k=2, chunk=200, block=3, w=None):
+def _both(x, y, dtype, refine, k=2, chunk=200, block=3, w=None, buckets=()):
     basis = BASIS or B.get_basis(None)
-    cfg = search.Config(max_k=k, refine=refine, sweeps=2, steps=5)
+    cfg = search.Config(max_k=k, refine=refine, sweeps=2, steps=5, buckets=buckets)
     identity = _scaling.Scaling(np.zeros(x.shape[1]), np.ones(x.shape[1]), np.asarray(0.0),
                                 np.asarray(1.0))
     reader = stream.ChunkReader(x, y, w, chunk_size=chunk).scaled(identity, dtype)
@@ -46,6 +46,19 @@ def test_stream_equals_in_memory_float64(refine):
     np.testing.assert_allclose(rs.history, rm.history, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(rs.program.weight), np.asarray(rm.program.weight),
                                rtol=1e-6, atol=1e-9)
+
+
+def test_stream_row_buckets_equal_in_memory_and_plain():
+    # The streamed scorer runs on the smallest bucket of rows that holds the leaves, with
+    # the in-memory merges row by row: same choices, same history as both other fits.
+    x, y = _data(seed=2)
+    stream.score_block.clear_cache()
+    rs, rm = _both(x, y, np.float64, None, k=5, buckets=scoring.default_buckets(6))
+    assert stream.score_block._cache_size() == 1  # one compilation for every bucket
+    plain, _ = _both(x, y, np.float64, None, k=5)
+    for other in (rm, plain):
+        assert [c["flat_index"] for c in rs.choices] == [c["flat_index"] for c in other.choices]
+        np.testing.assert_allclose(rs.history, other.history, rtol=1e-12)
 
 
 @pytest.mark.slow
