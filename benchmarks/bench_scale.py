@@ -106,9 +106,11 @@ def child(a) -> dict:
             "default": jax.lax.Precision.DEFAULT}
     basis = basis_for_q(a.q)
     q = basis.q
-    # the estimator's default: row buckets in the scorer once a fit is large enough
+    # row buckets in the scorer: "auto" is the estimator's default (on once a fit is large
+    # enough); the sweeps force "on" so that every point of a sweep runs the same program
     from jaxtree.estimator import _buckets_for
-    buckets = _buckets_for(a.n, a.p, q, a.k)
+    buckets = {"auto": _buckets_for(a.n, a.p, q, a.k), "on": scoring.default_buckets(a.k + 1),
+               "off": ()}[a.buckets]
     cfg = search.Config(max_k=a.k, refine=None if a.refine == "none" else a.refine,
                         precision=prec[a.precision], buckets=buckets)
     rec = dict(n=a.n, p=a.p, q=q, k=a.k, refine=a.refine, chunk=a.chunk, dtype="float32",
@@ -216,9 +218,11 @@ def roofline(program, data, basis, a) -> dict:
 # -------------------------------------------------------------------------- the parent
 
 
-def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_check=False):
+def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_check=False,
+              buckets=None):
     cmd = [sys.executable, __file__, "--child", "--n", str(n), "--p", str(p), "--q", str(q),
            "--k", str(k), "--refine", refine, "--chunk", str(args.chunk),
+           "--buckets", buckets or args.buckets,
            "--block", str(args.block), "--precision", args.precision,
            "--second-fit-max", str(int(args.second_fit_max)), "--repeats", str(args.repeats)]
     if memmap:
@@ -253,6 +257,10 @@ def main():
     ap.add_argument("--repeats", type=int, default=3,
                     help="timed fits after the compiling one (in-memory sizes); the fastest counts")
     ap.add_argument("--chunk", type=int, default=2048)
+    ap.add_argument("--buckets", default="on", choices=["on", "off", "auto"],
+                    help="scorer row buckets in the sweeps: on (default, the same program at "
+                         "every point), off, or auto (the estimator's rule; airline rows "
+                         "always use auto)")
     ap.add_argument("--block", type=int, default=32, help="chunks per streamed block")
     ap.add_argument("--precision", default="highest", choices=["highest", "high", "default"])
     ap.add_argument("--airline-refine", nargs="*", choices=["coordinate", "optax", "none"],
@@ -319,13 +327,14 @@ def main():
                     os.remove(f)
     if "airline" in only and not a.quick:
         for refine in dict.fromkeys([a.refine] + (a.airline_refine or [])):
-            record("airline", run_child(a, 700_000, 8, 40, 10, refine))
+            record("airline", run_child(a, 700_000, 8, 40, 10, refine, buckets="auto",
+                                        precision_check=True))
     if "p" in only:
         for p in ps:
-            record("p", run_child(a, base_n, p, 40, big_k, a.refine))
+            record("p", run_child(a, base_n, p, 40, big_k, a.refine, roofline=True))
     if "q" in only:
         for q in qs:
-            record("q", run_child(a, base_n, 8, q, big_k, a.refine))
+            record("q", run_child(a, base_n, 8, q, big_k, a.refine, roofline=True))
     if "k" in only:
         for k in ks:
             record("k", run_child(a, base_n, 8, 40, k, a.refine))
@@ -338,6 +347,9 @@ def main():
             slopes[sweep] = dict(fit=slope([r[var] for r in rs], [r["fit_s"] for r in rs]),
                                  iter=slope([r[var] for r in rs], [r["iter_s"] for r in rs]),
                                  expected_fit=expect)
+            sc = [r for r in rs if r.get("score_s")]
+            if len(sc) > 1 and sweep != "k":  # one scoring pass of the final tree
+                slopes[sweep]["score_pass"] = slope([r[var] for r in sc], [r["score_s"] for r in sc])
     summary = dict(meta=meta, slopes=slopes, rows=rows)
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

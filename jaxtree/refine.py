@@ -142,8 +142,8 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
 
     def step(i, carry):
         d = slots[i % max_leaves]
-        return jax.lax.cond(d >= 0, lambda: update(carry[0], jnp.maximum(d, 0)) + (jnp.asarray(True),),
-                            lambda: carry)
+        updated = lambda: update(carry[0], jnp.maximum(d, 0)) + (jnp.asarray(True),)
+        return jax.lax.cond(d >= 0, updated, lambda: carry)
 
     init = (program, jnp.zeros((), program.weight.dtype), jnp.asarray(False))
     out, loss, updated = jax.lax.fori_loop(0, sweeps * max_leaves, step, init)

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The GPU measurements of the scaling issue, as one prepared run (about 5-8 minutes on one
+# H100/H200 with JAX's CUDA plugin installed; nothing is downloaded):
+#
+#   1. airline scale (n = 700,000, p = 8, q = 40, k = 10): whole fit and per iteration for
+#      refine = optax (default), coordinate and None, and whether precision="default"
+#      (TF32) chooses any other candidate than "highest";
+#   2. the n sweep 1e5, 1e6, 1e7 with the data in device memory (same TF32 check);
+#   3. fit_batch against separate fits (B = 1, 8, 32).
+#
+# Every record carries the device, jax version, precision and commit. Run from anywhere:
+#
+#   bash benchmarks/gpu.sh                 # results in $OUT, else benchmarks/results/gpu/
+#   JAXTREE_GPU_SMOKE=1 bash benchmarks/gpu.sh   # tiny sizes, to check the script (any device)
+#
+# The outputs are few on purpose (the device tool brings back at most 8 files): the JSON of
+# each benchmark, the scaling plots and one log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+dest=${OUT:-benchmarks/results/gpu}
+work=$(mktemp -d)
+mkdir -p "$dest"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+py=${PYTHON:-python3}
+log="$dest/gpu_log.txt"
+
+if [ -n "${JAXTREE_GPU_SMOKE:-}" ]; then
+    airline=(--only n --ns 20000 --n-sweep-k 3)  # stands in for the airline rows
+    sweep=(--ns 1e3 1e4)
+    batch=(--quick)
+else
+    airline=(--only airline --airline-refine coordinate none)
+    sweep=(--ns 1e5 1e6 1e7)
+    batch=()
+fi
+
+{
+    "$py" -c "import jax, jaxtree; print('devices', jax.devices(), 'jax', jax.__version__, 'jaxtree', jaxtree.__version__)"
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
+    echo "== 1. airline scale"
+    timeout 300 "$py" benchmarks/bench_scale.py "${airline[@]}" --stream-from 1e12 \
+        --repeats 3 --out "$work/airline"
+    echo "== 2. n sweep in device memory"
+    timeout 300 "$py" benchmarks/bench_scale.py --only n "${sweep[@]}" --stream-from 1e12 \
+        --second-fit-max 1e7 --repeats 2 --out "$work/n"
+    echo "== 3. fit_batch"
+    timeout 150 "$py" benchmarks/bench_batch.py "${batch[@]}" --out "$work/batch.json"
+} 2>&1 | tee "$log"
+
+# keep: gpu_airline_scale_*.json/.png, gpu_n_scale_*.json/.png, gpu_batch.json, gpu_log.txt
+for part in airline n; do
+    for f in "$work/$part"/scale_*.json "$work/$part"/scale_*.png; do
+        [ -e "$f" ] && cp "$f" "$dest/gpu_${part}_$(basename "$f")"
+    done
+done
+[ -e "$work/batch.json" ] && cp "$work/batch.json" "$dest/gpu_batch.json"
+ls -l "$dest"
