@@ -210,8 +210,8 @@ def score_block(acc, program, slots, xb, yb, wb, *, basis, precision, buckets=()
             sub = _scan(lambda m, x, y, w: scoring.merge(
                 m, scoring.chunk_moments(program, slots[:b], x, y, w, basis, precision)),
                 sub, xb, yb, wb)
-            return jax.tree_util.tree_map(lambda t, full: full.at[:2 * b].set(t) if full.ndim else t,
-                                          sub, a)
+            put = lambda t, full: full.at[:2 * b].set(t) if full.ndim else t
+            return jax.tree_util.tree_map(put, sub, a)
         return run
 
     sizes = tuple(b for b in buckets if b < n_rows_leaves) + (n_rows_leaves,)

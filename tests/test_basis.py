@@ -362,7 +362,8 @@ def test_evaluate_axis_places_the_function_index(axis):
     got = basis.evaluate(x, axis=axis)
     assert got.shape == want.shape
     np.testing.assert_array_equal(np.asarray(got), want)
-    np.testing.assert_array_equal(np.asarray(jax.jit(lambda t: basis.evaluate(t, axis=axis))(x)), want)
+    jitted = jax.jit(lambda t: basis.evaluate(t, axis=axis))
+    np.testing.assert_array_equal(np.asarray(jitted(x)), want)
 
 
 @pytest.mark.parametrize("axis", [3, -4, 1.0, True, None])

@@ -255,9 +255,10 @@ def test_refinements_return_the_loss_of_their_program(rng):
     y = np.asarray(prog.evaluate(program, jnp.asarray(x), SMALL)) + 0.1 * rng.standard_normal(150)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=32)
     start = float(refine.mse(program, data, SMALL))
+    coord = lambda p, sweeps: refine.coordinate(p, data, SMALL, sweeps=sweeps, max_leaves=5)
     for name, fn in [("joint", lambda p: refine.joint(p, data, SMALL, steps=10)),
-                     ("coordinate", lambda p: refine.coordinate(p, data, SMALL, sweeps=2, max_leaves=5)),
-                     ("coordinate0", lambda p: refine.coordinate(p, data, SMALL, sweeps=0, max_leaves=5)),
+                     ("coordinate", lambda p: coord(p, 2)),
+                     ("coordinate0", lambda p: coord(p, 0)),
                      ("joint0", lambda p: refine.joint(p, data, SMALL, steps=0))]:
         out, loss = jax.jit(fn)(program)
         np.testing.assert_allclose(float(loss), float(refine.mse(out, data, SMALL)), rtol=1e-10,
