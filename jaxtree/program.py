@@ -164,7 +164,7 @@ def node_values(program: Program, c: jax.Array) -> jax.Array:
 
     Args:
       program: the tree.
-      c: float ``(S, m)`` leaf values from :func:`leaf_values`.
+      c: float ``(S, m)`` leaf values from :func:`leaf_values` (zero at other slots).
 
     Returns:
       float ``(S, m)``: the value of the subtree rooted at each slot (0 for empty slots).
