@@ -39,12 +39,13 @@ fi
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
     echo "== 1. airline scale"
     timeout 300 "$py" benchmarks/bench_scale.py "${airline[@]}" --stream-from 1e12 \
-        --repeats 3 --out "$work/airline"
+        --repeats 3 --out "$work/airline" || echo "STEP FAILED: airline"
     echo "== 2. n sweep in device memory"
     timeout 300 "$py" benchmarks/bench_scale.py --only n "${sweep[@]}" --stream-from 1e12 \
-        --second-fit-max 1e7 --repeats 2 --out "$work/n"
+        --second-fit-max 1e7 --repeats 2 --out "$work/n" || echo "STEP FAILED: n sweep"
     echo "== 3. fit_batch"
-    timeout 150 "$py" benchmarks/bench_batch.py "${batch[@]}" --out "$work/batch.json"
+    timeout 150 "$py" benchmarks/bench_batch.py "${batch[@]}" --out "$work/batch.json" \
+        || echo "STEP FAILED: fit_batch"
 } 2>&1 | tee "$log"
 
 # keep: gpu_airline_scale_*.json/.png, gpu_n_scale_*.json/.png, gpu_batch.json, gpu_log.txt
@@ -55,3 +56,5 @@ for part in airline n; do
 done
 [ -e "$work/batch.json" ] && cp "$work/batch.json" "$dest/gpu_batch.json"
 ls -l "$dest"
+# exit status: non-zero when a step failed or timed out (its partial output is kept)
+! grep -q "^STEP FAILED" "$log"

@@ -97,3 +97,20 @@ def test_real_data_unknown_dataset_is_a_usage_error():
     res = _run(REAL, "planets", "--out", "/nonexistent-never-written")
     assert res.returncode == 2
     assert "airline" in res.stderr and "weather" in res.stderr
+
+
+@pytest.mark.slow
+def test_gpu_script_runs_end_to_end_in_smoke_mode(tmp_path):
+    # benchmarks/gpu.sh is meant for a session with a GPU; its smoke mode runs the same
+    # steps at tiny sizes on any device, so the script cannot rot unnoticed.
+    import os
+
+    env = {**os.environ, "JAXTREE_GPU_SMOKE": "1", "OUT": str(tmp_path), "PYTHON": sys.executable}
+    res = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu.sh")], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-2000:]
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {"gpu_log.txt", "gpu_batch.json", "gpu_n_scale_n.json"} <= names
+    assert len(names) <= 8  # the device tool brings back at most 8 files
+    log = (tmp_path / "gpu_log.txt").read_text()
+    assert '"error": null' in log and '"error": "' not in log
