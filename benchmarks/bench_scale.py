@@ -269,6 +269,7 @@ def main():
     ap.add_argument("--n-sweep-k", type=int, default=None, help="k of the n sweep (default 10)")
     ap.add_argument("--second-fit-max", type=float, default=1e6)
     ap.add_argument("--tmp", default=None, help="folder for the memmap files")
+    ap.add_argument("--replot", metavar="JSON", help="redraw the plot of a results file and exit")
     # child mode
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     for name in ("n", "p", "q", "k"):
@@ -279,6 +280,11 @@ def main():
     a = ap.parse_args()
     if a.child:
         print(json.dumps(child(a)))
+        return
+    if a.replot:
+        res = json.loads(pathlib.Path(a.replot).read_text())
+        plot([r for r in res["rows"] if "error" not in r],
+             pathlib.Path(a.replot).with_suffix(".png"), res["meta"])
         return
 
     only = set(a.only or ["n", "p", "q", "k", "airline"])
@@ -384,6 +390,9 @@ def plot(rows, path, meta):
         xs = [r[sweep] for r in rs]
         ax.loglog(xs, [r["fit_s"] for r in rs], "o-", label="fit (s)")
         ax.loglog(xs, [r["iter_s"] for r in rs], "s--", label="iteration (s)")
+        sc = [(r[sweep], r["score_s"]) for r in rs if r.get("score_s")]
+        if sc:
+            ax.loglog(*zip(*sc), "^:", label="scoring pass (s)")
         ax.set_xlabel(sweep)
         ax.set_title(f"time vs {sweep}")
         ax.grid(True, which="both", alpha=0.3)
