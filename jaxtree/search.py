@@ -108,6 +108,12 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
 step_jit = jax.jit(step, static_argnames=("basis", "config"))
 
 
+def host_choice(choice: scoring.Choice) -> dict:
+    """A chosen insertion as a dict of Python scalars (transferred from the device)."""
+    return {name: (v.item() if hasattr(v, "item") else v)
+            for name, v in jax.device_get(choice)._asdict().items()}
+
+
 class SearchResult(NamedTuple):
     """Outcome of :func:`fit` (host values)."""
 
@@ -139,8 +145,7 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
         host = jax.device_get(info)  # the one transfer per iteration
         status |= int(host.status)
         history.append(float(host.loss))
-        ch = {name: (v.item() if hasattr(v, "item") else v)
-              for name, v in host.choice._asdict().items()}
+        ch = host_choice(host.choice)
         choices.append(ch)
         if callback is not None and callback(it, float(host.loss), ch):
             break

@@ -392,8 +392,7 @@ def fit(source, basis, k: int, config: search.Config,
         program = new
         loss = float(loss)
         history.append(loss)
-        ch = {name: (v.item() if hasattr(v, "item") else v)
-              for name, v in jax.device_get(choice)._asdict().items()}
+        ch = search.host_choice(choice)
         choices.append(ch)
         if callback is not None and callback(it, loss, ch):
             break
