@@ -243,6 +243,9 @@ def to_latex(model, *, digits: int = 3) -> str:
 
 
 def _numeric_function(xp, fam, m: int, u):
+    # The families of _sympy_function, written as Basis.evaluate computes them (a hat as
+    # max(1 - |u (n-1) - m|, 0), not the readable |u - t|/h) so that to_callable agrees
+    # with predict to rounding; the two sets of formulas differ on purpose.
     if isinstance(fam, basis_.Hats):
         return xp.maximum(1 - xp.abs(u * (fam.n - 1) - m), 0)
     if isinstance(fam, basis_.Sines):
