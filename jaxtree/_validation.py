@@ -131,12 +131,13 @@ def float_dtype_for(arr: np.ndarray, x64: bool) -> np.dtype:
     return np.dtype(np.float32)
 
 
-def _check_finite(arr: np.ndarray, name: str) -> None:
+def _check_finite(arr: np.ndarray, name: str, axes=("row", "column")) -> None:
+    """Raises a ValueError naming the count and the first NaN/inf (``axes`` name the axes)."""
     bad = ~np.isfinite(arr)
     if bad.any():
         count = int(bad.sum())
         first = np.argwhere(bad)[0]
-        where = f"row {first[0]}" + (f", column {first[1]}" if arr.ndim == 2 else "")
+        where = ", ".join(f"{axis} {int(i)}" for axis, i in zip(axes, first))
         raise ValueError(
             f"{name} contains {count} NaN or infinite value(s), the first at {where}. "
             "Remove or impute them first."

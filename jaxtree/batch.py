@@ -90,12 +90,7 @@ def _check_batch(X, y, sample_weight):
         raise ValueError(f"X has shape {xa.shape} so y must have shape ({B}, {n}); got {ya.shape}. "
                          "Every data set needs one target per row.")
     for name, arr in (("X", xa), ("y", ya)):
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            first = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise ValueError(f"{name} contains {int(bad.sum())} NaN or infinite value(s), the first at "
-                             f"index {first} (data set, row{', column' if arr.ndim == 3 else ''}). "
-                             "Remove or impute them before fitting.")
+        V._check_finite(arr, name, axes=("data set", "row", "column"))
     sw = None
     if sample_weight is not None:
         sw = V._as_float_array(sample_weight, "sample_weight")

@@ -92,7 +92,8 @@ def test_saved_batch_member_round_trips(tmp_path):
     (lambda X, y: (X, y[:2]), r"shape \(3, 50\)"),
     (lambda X, y: (X, y[:, :40]), r"shape \(3, 50\)"),
     (lambda X, y: (X[:, :1], y[:, :1]), "at least 2 samples"),
-    (lambda X, y: (np.where(np.arange(4) == 2, np.nan, X), y), "NaN"),
+    (lambda X, y: (np.where(np.arange(4) == 2, np.nan, X), y),
+     r"X contains 150 NaN.*the first at data set 0, row 0, column 2"),
     (lambda X, y: (X.astype(str), y), "numbers"),
 ])
 def test_bad_shapes_raise(make, match):
