@@ -5,7 +5,6 @@ import json
 import math
 import random
 
-import jax
 import numpy as np
 import pytest
 
