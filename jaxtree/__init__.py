@@ -5,8 +5,9 @@ or ``*``, leaves ``w * phi_i(x_j)``. See :class:`TreeRegressor` for the estimato
 :func:`predict` for the pure functional prediction.
 """
 
-from jaxtree import (basis, batch, datasets, export, program, reference, refine, scoring, search,
-                     sharding, stream, theory)
+from jaxtree import (basis, batch, datasets, debug, export, program, reference, refine, scoring,
+                     search, sharding, stream, theory)
+from jaxtree._compilation_cache import disable as disable_compilation_cache
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
 from jaxtree.batch import BatchResult, fit_batch
@@ -26,7 +27,9 @@ __all__ = [
     "basis",
     "batch",
     "datasets",
+    "debug",
     "default_basis",
+    "disable_compilation_cache",
     "export",
     "fit_batch",
     "get_basis",

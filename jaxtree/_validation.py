@@ -8,10 +8,21 @@ Each message says what was expected, what was received, and how to fix it. Polic
   and computed in float32; float64 stays float64 when x64 is enabled. Read-only and
   non-contiguous arrays are accepted. The user's arrays are never modified (at most they
   are read through a view).
-* Rejected with ``TypeError``: complex numbers, strings, dates, object arrays, other
-  non-numeric data. Rejected with ``ValueError``: wrong rank or shape, mismatched
-  lengths, empty arrays, too few samples, NaN/inf (with the count and the first offending
-  position), missing values in pandas inputs, ranges too wide to represent.
+* Object arrays whose elements are all real numbers (Python or numpy ints, floats, bools)
+  are converted to float64, as scikit-learn's ``check_array`` does (a copy: the user's
+  array is not touched).
+* Rejected with ``TypeError``: strings, dates, object arrays holding anything but real
+  numbers, other non-numeric data. Complex data is rejected with
+  :class:`ComplexDataError`, both a ``TypeError`` (jaxtree's rule: a bad dtype) and a
+  ``ValueError`` (scikit-learn's rule, which its ``check_estimator`` asserts). Rejected
+  with ``ValueError``: wrong rank or shape, mismatched lengths, empty arrays, too few
+  samples, NaN/inf (with the count and the first offending position), missing values in
+  pandas inputs, ranges too wide to represent.
+* Messages name a column by its index and, when the names are known (a DataFrame, or the
+  names seen in fit), by its name: ``row 4, column 2 ('dose')``.
+* Column names (scikit-learn's rule, :func:`check_feature_names`): a model fitted on a
+  DataFrame with string column names checks that ``predict``'s DataFrame has the same
+  names in the same order, and warns when names are present on one side only.
 * Constant columns and a constant ``y`` are allowed: a constant column never wins a
   candidate (its regressor is degenerate) and a constant ``y`` gives the constant model.
 """
@@ -19,12 +30,41 @@ Each message says what was expected, what was received, and how to fix it. Polic
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
 
 class NotFittedError(ValueError, AttributeError):
     """Raised when a model is used before ``fit`` (like scikit-learn's)."""
+
+
+class ComplexDataError(TypeError, ValueError):
+    """Raised for complex input: a ``TypeError`` (a bad dtype, jaxtree's rule) that is also a
+    ``ValueError`` (scikit-learn's ``check_complex_data`` expects one), so ``except`` clauses
+    written for either rule catch it."""
+
+
+def _column(j: int, names) -> str:
+    """``"column 2"``, or ``"column 2 ('dose')"`` when the column names are known."""
+    if names is not None and 0 <= j < len(names):
+        return f"column {j} ({str(names[j])!r})"
+    return f"column {j}"
+
+
+def frame_feature_names(X):
+    """The column names of a DataFrame-like ``X`` when all are strings, else None.
+
+    As scikit-learn's ``_get_feature_names``, except that mixed or non-string column names
+    give None rather than an error (``fit`` records names only when all are strings).
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return None
+    columns = list(columns)
+    if columns and all(isinstance(c, str) for c in columns):
+        return tuple(columns)
+    return None
 
 
 def _is_pandas(a) -> bool:
@@ -45,7 +85,8 @@ def _pandas_to_numpy(a, name: str) -> np.ndarray:
     missing = np.asarray(a.isna().to_numpy(), bool)
     if missing.any():
         first = np.argwhere(missing)[0]
-        where = f"row {first[0]}" + (f", column {first[1]}" if missing.ndim == 2 else "")
+        where = f"row {first[0]}" + (f", {_column(int(first[1]), columns)}"
+                                     if missing.ndim == 2 else "")
         raise ValueError(
             f"{name} contains {int(missing.sum())} missing value(s) (NaN/None/pd.NA), the first "
             f"at {where}. Impute them (e.g. {name}.fillna(...)) or drop those rows "
@@ -98,21 +139,31 @@ def _as_float_array(a, name: str) -> np.ndarray:
                 f"{name} contains missing values (None/pd.NA). Impute or drop them first."
             )
         for pos, v in enumerate(flat):
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            if not isinstance(v, numbers.Real):
                 idx = np.unravel_index(pos, arr.shape) if arr.ndim else ()
+                try:  # Python's own wording, e.g. "float() argument must be a string or a
+                    float(v)  # real number, not 'dict'" (scikit-learn's check matches it)
+                    why = "only numbers are converted"
+                except (TypeError, ValueError) as exc:
+                    why = str(exc)
+                if isinstance(v, complex):
+                    raise ComplexDataError(
+                        f"{name} must be real; got the complex value {v!r} at index "
+                        f"{tuple(int(i) for i in idx)} (Complex data not supported). Pass the "
+                        "real part or split real and imaginary parts into separate columns."
+                    )
                 raise TypeError(
                     f"{name} must hold numbers; got an object array with the non-numeric value "
-                    f"{v!r} ({type(v).__name__}) at index {tuple(int(i) for i in idx)}. "
+                    f"{v!r} ({type(v).__name__}) at index {tuple(int(i) for i in idx)} ({why}). "
                     "Convert or drop non-numeric columns first."
                 )
-        raise TypeError(
-            f"{name} has dtype object; pass a numeric array instead, e.g. "
-            f"np.asarray({name}, dtype=np.float64)."
-        )
+        # Every element is a real number: convert, as scikit-learn does (a copy).
+        arr = arr.astype(np.float64)
     if np.iscomplexobj(arr):
-        raise TypeError(
-            f"{name} must be real; got complex dtype {arr.dtype}. Pass the real part "
-            f"(np.real({name})) or split real and imaginary parts into separate columns."
+        raise ComplexDataError(
+            f"{name} must be real; got complex dtype {arr.dtype} (Complex data not supported). "
+            f"Pass the real part (np.real({name})) or split real and imaginary parts into "
+            "separate columns."
         )
     if _is_low_float(arr.dtype):
         return arr.astype(np.float32)
@@ -131,13 +182,15 @@ def float_dtype_for(arr: np.ndarray, x64: bool) -> np.dtype:
     return np.dtype(np.float32)
 
 
-def _check_finite(arr: np.ndarray, name: str, axes=("row", "column")) -> None:
-    """Raises a ValueError naming the count and the first NaN/inf (``axes`` name the axes)."""
+def _check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_names=None) -> None:
+    """Raises a ValueError naming the count and the first NaN/inf (``axes`` name the axes;
+    ``column_names``, when known, name the ``"column"`` axis' entries too)."""
     bad = ~np.isfinite(arr)
     if bad.any():
         count = int(bad.sum())
         first = np.argwhere(bad)[0]
-        where = ", ".join(f"{axis} {int(i)}" for axis, i in zip(axes, first))
+        where = ", ".join(_column(int(i), column_names) if axis == "column" else f"{axis} {int(i)}"
+                          for axis, i in zip(axes, first))
         raise ValueError(
             f"{name} contains {count} NaN or infinite value(s), the first at {where}. "
             "Remove or impute them first."
@@ -145,7 +198,7 @@ def _check_finite(arr: np.ndarray, name: str, axes=("row", "column")) -> None:
 
 
 def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: int = 1,
-            allow_1d: bool = False) -> np.ndarray:
+            allow_1d: bool = False, feature_names=None) -> np.ndarray:
     """Validates a covariate matrix; returns a numpy array, a view of ``X`` where possible.
 
     Args:
@@ -154,11 +207,14 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
       name: the argument's name in messages.
       min_samples: the fewest rows accepted.
       allow_1d: accept a single row ``(n_features,)`` (functional predict).
+      feature_names: the column names, to name a column in messages; by default those of a
+        DataFrame ``X`` with string column names.
 
     Raises:
       TypeError: for non-numeric, object or complex data.
       ValueError: for a wrong shape, empty or too small input, NaN/inf or missing values.
     """
+    names = frame_feature_names(X) if feature_names is None else tuple(feature_names)
     arr = _as_float_array(X, name)
     if allow_1d and arr.ndim == 1:
         if arr.shape[0] == 0:
@@ -185,14 +241,81 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
             f"(n_samples={arr.shape[0]}). A regression cannot be estimated from a single row: "
             "pass more data."
         )
-    _check_finite(arr, name)
     if n_features is not None and arr.shape[1] != n_features:
+        # One sentence, in scikit-learn's words (its check_n_features_in_after_fitting
+        # matches "X has 1 features, but \w+ is expecting 3 features as input").
         raise ValueError(
-            f"{name} has {arr.shape[1]} features, but the model was fitted with {n_features} "
-            f"({name} has {arr.shape[1]} features, but predict is expecting {n_features} "
-            "features as input). Pass the same columns, in the same order, as in fit."
+            f"{name} has {arr.shape[1]} features, but predict is expecting {n_features} "
+            "features as input, the number of columns in fit. Pass the same columns, in the "
+            "same order, as in fit."
         )
+    _check_finite(arr, name, column_names=names)
     return arr
+
+
+def _name_list(names, limit: int = 5) -> str:
+    """scikit-learn's layout: one ``- name`` line per name, at most ``limit``, then ``- ...``."""
+    lines = [f"- {n}\n" for n in names[:limit]]
+    return "".join(lines) + ("- ...\n" if len(names) > limit else "")
+
+
+def check_feature_names(X, fitted_names, estimator_name: str = "TreeRegressor") -> None:
+    """Checks ``X``'s column names against the names seen in ``fit`` (scikit-learn's rule).
+
+    A model fitted on a DataFrame with string column names (``feature_names_in_``) and
+    given a DataFrame with other names, or the same names in another order, would silently
+    predict from the wrong columns; that raises. Names present on one side only warn, in
+    scikit-learn's words (an array has no names to check, so it is trusted).
+
+    Args:
+      X: the input of ``predict``/``score``: a DataFrame, array or list.
+      fitted_names: ``feature_names_in_`` of the fitted model (a sequence of strings), or
+        None when it was fitted without names.
+      estimator_name: the class name used in the warnings.
+
+    Raises:
+      ValueError: when both have names and they differ in names, count or order. The
+        message starts as scikit-learn's ("The feature names should match those that were
+        passed during fit.", then the unseen / missing names, or "Feature names must be in
+        the same order as they were in fit.") and ends with the fix.
+
+    Warns:
+      UserWarning: "X does not have valid feature names, but TreeRegressor was fitted with
+        feature names" (fitted on a DataFrame, given an array or a DataFrame without string
+        column names), or "X has feature names, but TreeRegressor was fitted without
+        feature names" (the reverse).
+    """
+    names = frame_feature_names(X)
+    fitted = None if fitted_names is None else tuple(str(n) for n in fitted_names)
+    if names is None and fitted is None:
+        return
+    if fitted is None:
+        warnings.warn(f"X has feature names, but {estimator_name} was fitted without feature "
+                      "names", UserWarning, stacklevel=3)
+        return
+    if names is None:
+        warnings.warn(f"X does not have valid feature names, but {estimator_name} was fitted "
+                      "with feature names", UserWarning, stacklevel=3)
+        return
+    if names == fitted:
+        return
+    unexpected = sorted(set(names) - set(fitted))
+    missing = sorted(set(fitted) - set(names))
+    message = "The feature names should match those that were passed during fit.\n"
+    if unexpected:
+        message += "Feature names unseen at fit time:\n" + _name_list(unexpected)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + _name_list(missing)
+    if not unexpected and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+        if len(names) == len(fitted):
+            moved = [n for n, f in zip(names, fitted) if n != f]
+            message += f"Reordered columns: {moved}.\n"
+        else:
+            message += "Some columns are repeated.\n"
+    message += (f"Fitted with columns {list(fitted)}; got {list(names)}. Select and order the "
+                f"columns as in fit: X[{list(fitted)}].")
+    raise ValueError(message)
 
 
 def check_y(y, n_samples: int) -> np.ndarray:
@@ -231,8 +354,10 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     return arr
 
 
-def check_representable(X: np.ndarray, y: np.ndarray, dtype) -> None:
+def check_representable(X: np.ndarray, y: np.ndarray, dtype, feature_names=None) -> None:
     """Checks that the min-max scaling of ``X`` and ``y`` is representable in ``dtype``.
+
+    ``feature_names`` (optional, ``n_features`` strings) name the offending column.
 
     Raises:
       ValueError: when a column's range (``max - min``) overflows, or a value does not fit
@@ -246,7 +371,7 @@ def check_representable(X: np.ndarray, y: np.ndarray, dtype) -> None:
             big = ~(np.isfinite(span) & (np.abs(a2).max(0) <= limit) & (span <= limit))
             if big.any():
                 col = int(np.argmax(big))
-                where = f" column {col}" if name == "X" else ""
+                where = f" {_column(col, feature_names)}" if name == "X" else ""
                 raise ValueError(
                     f"{name}{where} holds values too large to compute with in {np.dtype(dtype).name} "
                     f"(max |value| {np.abs(a2[:, col]).max():.3g}, range {span[col]:.3g}). "

@@ -25,12 +25,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _compilation_cache
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import scoring, search
-from jaxtree.estimator import PRECISIONS, TreeRegressor
+from jaxtree.estimator import TreeRegressor, check_params
 
 
 def _step_batch(programs: prog.Program, data: scoring.Data, basis, config: search.Config):
@@ -148,10 +149,11 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
       >>> len(res), res.models.x_min.shape
       (3, (3, 2))
     """
-    template = TreeRegressor(k=k, basis=basis, refine=refine, chunk_size=chunk_size,
-                             coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
-                             precision=precision)
-    k, chunk, sweeps, steps, bs = template._check_params()
+    _compilation_cache.enable()
+    settings = dict(k=k, basis=basis, refine=refine, chunk_size=chunk_size,
+                    coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
+                    precision=precision)
+    params = check_params(settings)
     xa, ya, sw = _check_batch(X, y, sample_weight)
     B, n, p = xa.shape
     if feature_names is None:
@@ -163,41 +165,27 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     sc = scaling_.fit(xa, ya, sw)
     xs, ys = scaling_.apply(sc, xa, ya, sw)
-    x_min, x_scale, y_center, y_scale = sc
-    data = _chunk_batch(xs, ys, sw, chunk, dtype)
-    cfg = search.Config(max_k=k, refine=refine, sweeps=sweeps, steps=steps, precision=PRECISIONS[precision])
+    data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
+    cfg = search.Config(max_k=params.k, refine=refine, sweeps=params.sweeps, steps=params.steps,
+                        precision=scoring.PRECISIONS[precision])
+    # No row buckets here: under vmap, lax.switch on a batched index becomes a select that
+    # runs every branch, which would cost more than scoring all rows.
 
-    one = prog.empty_program(k, dtype)
+    one = prog.empty_program(params.k, dtype)
     programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape), one)
-    history = np.zeros((B, k + 1))
-    status = np.zeros((B,), np.int64)
-    choices = [[] for _ in range(B)]
-    for it in range(k + 1):
-        programs, info = step_batch_jit(programs, data, bs, cfg)
-        host = jax.device_get(info)  # the one transfer per iteration
-        status |= np.asarray(host.status, np.int64)
-        history[:, it] = np.asarray(host.loss, np.float64)
-        fields = host.choice._asdict()
-        for b in range(B):
-            choices[b].append({name: np.asarray(v)[b].item() for name, v in fields.items()})
+    res = search.run(lambda prg: step_batch_jit(prg, data, params.basis, cfg), programs,
+                     params.k + 1, loss_scale=np.asarray(sc.y_scale, np.float64) ** 2)
+    status = np.asarray(res.status, np.int64)
     if (status != search.STATUS_OK).any():
         bad = np.flatnonzero(status != search.STATUS_OK).tolist()
-        warnings.warn(f"The search found no finite candidate at some iteration for data set(s) {bad} "
-                      "and kept the tree it had; the data may be degenerate.", RuntimeWarning, stacklevel=2)
+        why = search.message(np.bitwise_or.reduce(status))
+        warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
 
-    models = model_.TreeModel(programs, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
-                              jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), bs, names)
-    history = history * (y_scale ** 2)[:, None]
+    models = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, names)
     estimators = []
     for b in range(B):
-        est = TreeRegressor(**template.get_params())
-        est.basis = basis
-        est.model_ = jax.tree_util.tree_map(lambda a, b=b: a[b], models)
-        est.history_ = history[b].copy()
-        est.choices_ = choices[b]
-        est.status_ = int(status[b])
-        est.n_features_in_ = p
-        if feature_names is not None:
-            est.feature_names_in_ = np.asarray(names, dtype=object)
-        estimators.append(est)
-    return BatchResult(estimators, models, history, status)
+        est = TreeRegressor(**settings)
+        member = jax.tree_util.tree_map(lambda a, b=b: a[b], models)
+        estimators.append(est._set_fitted(member, res.history[b], res.choices[b], int(status[b]),
+                                          names if feature_names is not None else None, warn=False))
+    return BatchResult(estimators, models, res.history, status)

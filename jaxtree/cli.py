@@ -141,21 +141,8 @@ def _demo(args) -> int:
     return 0
 
 
-def _insertion_text(it, info, feature_names, basis) -> str:
-    """``'+ 0.31·sin(3πage) at slot 2'`` for an iteration's chosen insertion."""
-    f, b = int(info["feature"]), int(info["basis"])
-    if not (0 <= f < len(feature_names) and 0 <= b < basis.q):
-        return "no candidate"
-    term = f"{float(info['weight']):.3g}·{basis.render(b, feature_names[f])}"
-    if it == 0:
-        return f"leaf {term}"
-    op = {2: "+", 3: "*"}.get(int(info["op"]), "?")
-    return f"{op} {term} at slot {int(info['slot'])}"
-
-
 def _fit(args) -> int:
     import jaxtree
-    from jaxtree.basis import get_basis
 
     names, cols = _read_table(args.data)
     if args.target not in names:
@@ -175,32 +162,20 @@ def _fit(args) -> int:
         raise CLIError(f"{args.data}: fit needs at least 2 rows; got {X.shape[0]}.")
     if args.out is not None and os.path.isdir(args.out):
         raise CLIError(f"--out {args.out}: is a directory, expected a file name like model.json.")
-    basis = get_basis(args.basis)
     refine = None if args.refine == "none" else args.refine
-    half = 0.5 * (y.max() - y.min())
-    y_var_scale = (half if half > 0 else 1.0) ** 2  # the callback's loss is in scaled units
-
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=args.k + 1, desc="jaxtree fit", unit="it", file=sys.stderr,
-               disable=args.quiet, dynamic_ncols=True)
-
-    def progress(it, loss, info):
-        bar.update(1)
-        bar.set_postfix_str(f"mse {loss * y_var_scale:.4g}  {_insertion_text(it, info, features, basis)}")
-        return False
-
+    # The estimator's own progress bar (MSE in the target's units, the chosen insertion).
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
-                                callback=progress)
-    try:
-        est.fit(X, y)
-    finally:
-        bar.close()
-    est.callback = None  # not serialisable, and no use after fit
+                                verbose=0 if args.quiet else 1)
+    try:  # with pandas the progress bar names the columns
+        import pandas as pd
+        frame = pd.DataFrame(X, columns=features)
+    except ImportError:
+        frame = X
+    est.fit(frame, y)
     est.model_ = dataclasses.replace(est.model_, feature_names=tuple(features))
     est.feature_names_in_ = np.asarray(features, dtype=object)
     print(est.formula())
-    print(f"training R²: {est.score(X, y):.4f}   (n={X.shape[0]}, p={X.shape[1]}, k={args.k})")
+    print(f"training R²: {est.score(frame, y):.4f}   (n={X.shape[0]}, p={X.shape[1]}, k={args.k})")
     if args.out is not None:
         est.save(args.out)
         print(f"saved {args.out}")
@@ -216,10 +191,13 @@ def _load(path):
 
 
 def _predict(args) -> int:
+    import jaxtree
+
     est = _load(args.model)
     names, cols = _read_table(args.data)
     X = _columns(args.data, names, cols, list(est.model_.feature_names))
-    pred = est.predict(X)
+    # The columns were selected by the model's feature names: predict on the model directly.
+    pred = np.asarray(jaxtree.predict(est.model_, X, clip=est.clip), np.float64)
     buf = io.StringIO()
     buf.write("prediction\n")
     buf.writelines(f"{v!r}\n" for v in pred.tolist())
@@ -261,6 +239,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jaxtree", description="Compositional regression trees: compact formulas found by a "
         "jitted greedy search.")
+    import jax  # noqa: PLC0415 - already loaded by the jaxtree package, which runs this module
+
+    import jaxtree  # noqa: PLC0415
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s {jaxtree.__version__} (jax {jax.__version__})")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     d = sub.add_parser("demo", help="fit the paper's synthetic function; print formula and test error",

@@ -14,13 +14,14 @@ import functools
 import inspect
 import sys
 import warnings
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import tqdm
 
+from jaxtree import _compilation_cache
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
@@ -28,6 +29,7 @@ from jaxtree import export as export_
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
+from jaxtree import refine as refine_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
@@ -50,9 +52,6 @@ def _interop_class(name: str, ours: type) -> type:
     if issubclass(theirs, ours):
         return theirs
     return _combined(name, ours, theirs)
-PRECISIONS = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
-              "default": jax.lax.Precision.DEFAULT}
-
 
 class TreeRegressor:
     """Compositional nonparametric regression tree (Xu, Honorio and Wang).
@@ -84,8 +83,14 @@ class TreeRegressor:
       verbose: print each iteration's loss and insertion to stderr when > 0.
       callback: ``callback(iteration, loss, info) -> bool`` after each iteration;
         returning True stops the search early.
-      random_state: accepted for scikit-learn compatibility; the search is
-        deterministic and uses no randomness.
+      random_state: seed of the held-out split when ``validation_fraction`` is set (None
+        means 0: fits are deterministic); the search itself uses no randomness.
+      validation_fraction: None (default) grows the tree to ``k`` operations. A float in
+        ``(0, 1)`` chooses the size from the data: that fraction of the rows is held out, the
+        search runs to ``k`` on the rest while recording the held-out MSE after every
+        iteration, the smallest size within 1% of the best held-out MSE is chosen (``k_``),
+        and the tree is refitted on all rows with ``k_`` operations. ``path_`` lists every
+        size with its training and held-out error and formula. Engine ``"jax"``, in memory.
       cache_basis: evaluate the basis once for all rows and keep it (opt-in: holds
         ``n*p*q`` floats, ``4*n*p*q`` bytes in float32 — 0.9 GB at n=700,000, p=8,
         q=40) instead of re-evaluating it chunk by chunk in every iteration.
@@ -99,7 +104,12 @@ class TreeRegressor:
     Attributes (after ``fit``):
       model_: the fitted :class:`jaxtree.model.TreeModel` pytree.
       history_: training MSE (in ``y``'s units) after the first leaf and each insertion.
-      choices_: the insertion chosen at each iteration.
+      choices_: the insertion chosen at each iteration (a dict with the keys
+        :data:`jaxtree.search.CHOICE_KEYS`, the same on both engines).
+      status_: the search's :class:`jaxtree.search.Status` flags.
+      k_: the number of operations of the fitted tree.
+      path_: with ``validation_fraction``: one dict per size (``n_ops``, ``train_mse``,
+        ``val_mse``, ``formula``) from the selection run; else None.
       n_features_in_: number of covariates; feature_names_in_: their names when X had
         string column names.
 
@@ -115,7 +125,8 @@ class TreeRegressor:
                  engine: str = "jax", chunk_size: int = 2048, coordinate_sweeps: int = 3,
                  refine_steps: int = 20, precision: str = "highest", clip: bool = True,
                  verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
-                 devices=None, cache_basis: bool = False):
+                 devices=None, cache_basis: bool = False,
+                 validation_fraction: Optional[float] = None):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -130,6 +141,7 @@ class TreeRegressor:
         self.random_state = random_state
         self.cache_basis = cache_basis
         self.devices = devices
+        self.validation_fraction = validation_fraction
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -170,25 +182,8 @@ class TreeRegressor:
 
     # ---------------------------------------------------------------------------- fit
 
-    def _check_params(self):
-        k = V.check_int(self.k, "k", 0)
-        V.check_choice(self.refine, "refine", search.REFINE_MODES)
-        V.check_choice(self.engine, "engine", ENGINES)
-        V.check_choice(self.precision, "precision", tuple(PRECISIONS))
-        chunk = V.check_int(self.chunk_size, "chunk_size", 1)
-        sweeps = V.check_int(self.coordinate_sweeps, "coordinate_sweeps", 0)
-        steps = V.check_int(self.refine_steps, "refine_steps", 0)
-        V.check_bool(self.clip, "clip")
-        if self.engine == "reference" and self.refine == "optax":
-            raise ValueError(
-                "engine='reference' implements the paper's algorithm: use refine='coordinate' "
-                "or refine=None (refine='optax' needs engine='jax')."
-            )
-        if self.callback is not None and not callable(self.callback):
-            raise TypeError(f"callback must be callable; got {type(self.callback).__name__}.")
-        if self.devices is not None:
-            sharding_.resolve_devices(self.devices)  # ValueError naming the count available
-        return k, chunk, sweeps, steps, basis_.get_basis(self.basis)
+    def _check_params(self) -> "_Params":
+        return check_params(self.get_params())
 
     def fit(self, X, y, sample_weight=None):
         """Fits the tree.
@@ -204,11 +199,12 @@ class TreeRegressor:
         Raises:
           ValueError / TypeError: for invalid data or hyperparameters, with the fix.
         """
-        k, chunk, sweeps, steps, basis = self._check_params()
+        _compilation_cache.enable()
+        params = self._check_params()
         # Data larger than memory is streamed, never materialised; the reference engine
         # (plain numpy) reads a memmap like any array.
         if stream_.is_streamable(X) and not (self.engine == "reference" and isinstance(X, np.memmap)):
-            return self._fit_stream(X, y, sample_weight, k, chunk, sweeps, steps, basis)
+            return self._fit_stream(X, y, sample_weight, params)
         names = None
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
             names = tuple(X.columns)
@@ -229,30 +225,30 @@ class TreeRegressor:
 
         sc = scaling_.fit(xa, ya, sw)
         xs, ys = scaling_.apply(sc, xa, ya, sw)
-
         feature_names = names or tuple(f"x{j + 1}" for j in range(p))
-        with self._progress_bar(k, feature_names, basis, sc):
+        with self._progress_bar(params, feature_names):
             if self.engine == "jax":
-                program, history, choices, status = self._fit_jax(xs, ys, sw, k, chunk, sweeps, steps, basis, dtype)
+                res = self._fit_jax(xs, ys, sw, params, dtype, sc)
             else:
-                program, history, choices, status = self._fit_reference(xs, ys, sw, k, sweeps, basis, dtype)
-        return self._set_fitted(program, history, choices, status, sc, dtype, basis,
-                                feature_names, names)
+                res = self._fit_reference(xs, ys, sw, params, dtype, sc)
+        model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
+        return self._set_fitted(model, res.history, res.choices, res.status, names)
 
-    def _set_fitted(self, program, history, choices, status, sc, dtype, basis, feature_names,
-                    names):
-        """Sets the learned attributes (all at once, at the end: an interrupted fit
-        leaves the estimator as it was) and warns about a degenerate search."""
-        if status != search.STATUS_OK:
-            warnings.warn("The search found no finite candidate at some iteration and kept the "
-                          "tree it had; the data may be degenerate.", RuntimeWarning, stacklevel=3)
-        as_ = functools.partial(jnp.asarray, dtype=dtype)
-        self.model_ = model_.TreeModel(program, as_(sc.x_min), as_(sc.x_scale), as_(sc.y_center),
-                                       as_(sc.y_scale), basis, tuple(feature_names))
-        self.history_ = np.asarray(history) * float(sc.y_scale) ** 2
-        self.choices_ = choices
+    def _set_fitted(self, model, history, choices, status, names, warn: bool = True):
+        """The one place where a search result becomes a fitted estimator (``fit``,
+        ``fit_batch`` and ``load``). Sets every learned attribute at once, at the end, so an
+        interrupted fit leaves the estimator as it was; warns about a degenerate search."""
+        status = search.Status(int(status))
+        bad = status & ~search.Status.STOPPED
+        if warn and bad:
+            warnings.warn(f"{search.message(bad)}.", RuntimeWarning, stacklevel=3)
+        self.model_ = model
+        self.history_ = np.asarray(history, np.float64)
+        self.choices_ = list(choices)
         self.status_ = status
-        self.n_features_in_ = len(feature_names)
+        self.k_ = max(len(self.history_) - 1, 0) if len(self.choices_) else _n_ops(model.program)
+        self.path_ = self.__dict__.pop("_path", None)
+        self.n_features_in_ = model.n_features
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
@@ -260,9 +256,9 @@ class TreeRegressor:
         return self
 
     @contextlib.contextmanager
-    def _progress_bar(self, k, feature_names, basis, sc):
+    def _progress_bar(self, params, feature_names):
         """The progress bar of one fit (closed even when the fit fails)."""
-        self._bar = _ProgressBar(k, self.verbose, feature_names, basis, float(sc.y_scale))
+        self._bar = _ProgressBar(params.k, self.verbose, feature_names, params.basis)
         try:
             yield
         finally:
@@ -270,27 +266,62 @@ class TreeRegressor:
             del self._bar
 
     def _progress(self, it, loss, info):
-        """Per-iteration hook of every engine: the progress bar, then the user's callback."""
+        """Per-iteration hook of every engine (loss in ``y``'s units): the progress bar, then
+        the user's callback."""
         self._bar.update(it, loss, info)
         return bool(self.callback(it, loss, info)) if self.callback is not None else False
 
-    def _fit_jax(self, xs, ys, sw, k, chunk, sweeps, steps, basis, dtype):
+    def _config(self, params, n, p) -> search.Config:
+        return search.Config(max_k=params.k, refine=self.refine, sweeps=params.sweeps,
+                             steps=params.steps, precision=scoring.PRECISIONS[self.precision],
+                             buckets=scoring.buckets_for(n, p, params.basis.q, params.k))
+
+    def _data(self, xs, ys, sw, params, dtype):
         data = scoring.chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype),
-                             None if sw is None else jnp.asarray(sw, dtype), chunk_size=chunk)
+                             None if sw is None else jnp.asarray(sw, dtype), chunk_size=params.chunk)
         if self.cache_basis:
-            data = scoring.cache_basis(data, basis)
-        cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
-                            precision=PRECISIONS[self.precision],
-                            buckets=_buckets_for(xs.shape[0], xs.shape[1], basis.q, k))
+            data = scoring.cache_basis(data, params.basis)
         if self.devices is not None:
             data = sharding_.shard_data(data, self.devices)
-        res = search.fit(data, basis, k, cfg, callback=self._progress)
-        return res.program, res.history, res.choices, res.status
+        return data
 
-    def _fit_stream(self, X, y, sample_weight, k, chunk, sweeps, steps, basis):
+    def _fit_jax(self, xs, ys, sw, params, dtype, sc):
+        cfg = self._config(params, xs.shape[0], xs.shape[1])
+        scale = float(sc.y_scale) ** 2
+        if self.validation_fraction is None:
+            return search.fit(self._data(xs, ys, sw, params, dtype), params.basis, params.k, cfg,
+                              callback=self._progress, loss_scale=scale)
+        # Choose the size on held-out rows, then refit on all rows (same compiled step).
+        train, held = _split(xs.shape[0], self.validation_fraction, self.random_state)
+        part = lambda a: None if a is None else a[train]
+        data = self._data(xs[train], ys[train], part(sw), params, dtype)
+        held_data = scoring.chunk(jnp.asarray(xs[held], dtype), jnp.asarray(ys[held], dtype),
+                                  None if sw is None else jnp.asarray(sw[held], dtype),
+                                  chunk_size=params.chunk)
+        step = search.with_validation(
+            lambda p: search.step_jit(p, data, params.basis, cfg),
+            lambda p: _held_out_mse(p, held_data, params.basis))
+        sel = search.run(step, prog.empty_program(cfg.max_k, dtype), params.k + 1,
+                         self._progress, loss_scale=scale, keep_states=True)
+        k_best = _choose_size(sel.val_history)
+        names = self._bar.names
+        self._path = [dict(n_ops=i, train_mse=float(sel.history[i]), val_mse=float(sel.val_history[i]),
+                           formula=model_.TreeModel.from_scaling(
+                               sel.programs[i], sc, dtype, params.basis,
+                               names).formula())
+                      for i in range(len(sel.history))]
+        self._bar.reset(k_best, "refit")
+        return search.fit(self._data(xs, ys, sw, params, dtype), params.basis, k_best, cfg,
+                          callback=self._progress, loss_scale=scale)
+
+    def _fit_stream(self, X, y, sample_weight, params):
         """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`)."""
         if self.engine != "jax":
             raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
+        if self.validation_fraction is not None:
+            raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
+                             "ChunkReader) yet; set validation_fraction=None and choose k, or fit an "
+                             "in-memory array.")
         if isinstance(X, stream_.ChunkReader):
             if y is not None or sample_weight is not None:
                 raise ValueError("With a ChunkReader pass y=None and sample_weight=None: the "
@@ -300,32 +331,37 @@ class TreeRegressor:
             y = y if isinstance(y, np.ndarray) else V.check_y(y, X.shape[0] if X.ndim else 0)
             if y.dtype.kind in "biu":  # integer targets: n numbers, cheap to hold as floats
                 y = np.asarray(y, np.float64)
-            reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
+            reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=params.chunk)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
         sc = stream_.scaling(reader)
-        cfg = search.Config(max_k=k, refine=self.refine, sweeps=sweeps, steps=steps,
-                            precision=PRECISIONS[self.precision],
-                            buckets=_buckets_for(reader.n, reader.p, basis.q, k))
         feature_names = tuple(f"x{j + 1}" for j in range(reader.p))
-        with self._progress_bar(k, feature_names, basis, sc):
-            res = stream_.fit(reader.scaled(sc, dtype), basis, k, cfg, callback=self._progress,
-                              devices=self.devices)
-        return self._set_fitted(res.program, res.history, res.choices, res.status, sc, dtype,
-                                basis, feature_names, None)
+        with self._progress_bar(params, feature_names):
+            res = stream_.fit(reader.scaled(sc, dtype), params.basis, params.k,
+                              self._config(params, reader.n, reader.p), callback=self._progress,
+                              devices=self.devices, loss_scale=float(sc.y_scale) ** 2)
+        model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
+        return self._set_fitted(model, res.history, res.choices, res.status, None)
 
-    def _fit_reference(self, xs, ys, sw, k, sweeps, basis, dtype):
-        phi = np.asarray(basis.evaluate(jnp.asarray(xs, jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)), np.float64)
+    def _fit_reference(self, xs, ys, sw, params, dtype, sc):
+        """The paper's algorithm in numpy (:func:`jaxtree.reference.step`) under the same
+        driver as the JAX engine: same choices' keys, history units, callback and status."""
+        xdt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+        phi = np.asarray(params.basis.evaluate(jnp.asarray(xs, xdt)), np.float64)
+        ys = np.asarray(ys, np.float64)
 
-        def cb(step, tree, loss):
-            return self._progress(step, loss, {})
+        def step(tree):
+            tree, r = reference_.step(tree, phi, ys, sw, max_k=params.k, refine=self.refine,
+                                      sweeps=params.sweeps)
+            choice = scoring.Choice(r.flat_index, r.slot, r.op, r.feature, r.basis, r.weight,
+                                    r.intercept, r.sse)
+            return tree, search.StepInfo(r.loss, choice, search.STATUS_OK)
 
-        res = reference_.fit(phi, ys, k, sample_weight=sw, refine=self.refine, sweeps=sweeps, callback=cb)
-        t = res.tree
+        res = search.run(step, None, params.k + 1, self._progress, loss_scale=float(sc.y_scale) ** 2)
+        t = res.program
         program = prog.from_arrays(t.op, t.left, t.right, t.feature, t.basis, t.weight,
                                    t.intercept, t.n_slots, dtype=dtype)
-        choices = [dict(zip(("flat_index", "op", "slot", "feature", "basis"), c)) for c in res.choices]
-        return program, res.history, choices, search.STATUS_OK
+        return res._replace(program=program)
 
     # ------------------------------------------------------------------------ predict
 
@@ -337,14 +373,23 @@ class TreeRegressor:
             )
 
     def predict(self, X) -> np.ndarray:
-        """Predictions in ``y``'s units, float64 numpy ``(n_samples,)``."""
+        """Predictions in ``y``'s units, float64 numpy ``(n_samples,)``.
+
+        ``X`` must have the columns of ``fit``, in the same order. A DataFrame is checked by
+        its column names when the model was fitted on one (``feature_names_in_``): other
+        names or another order raise ValueError; names on one side only warn
+        (scikit-learn's rule, see :func:`jaxtree._validation.check_feature_names`).
+        """
         self._check_fitted()
-        xa = V.check_X(X, n_features=self.n_features_in_)
+        names = getattr(self, "feature_names_in_", None)
+        V.check_feature_names(X, names, type(self).__name__)
+        xa = V.check_X(X, n_features=self.n_features_in_, feature_names=names)
         out = model_.predict(self.model_, jnp.asarray(xa, self.model_.x_min.dtype), clip=self.clip)
         return np.asarray(out, np.float64)
 
     def score(self, X, y, sample_weight=None) -> float:
-        """Coefficient of determination R² of the predictions."""
+        """Coefficient of determination R² of the predictions (``X`` is checked as in
+        :meth:`predict`, column names included)."""
         pred = self.predict(X)
         ya = V.check_y(y, pred.shape[0]).astype(np.float64)
         sw = V.check_sample_weight(sample_weight, pred.shape[0])
@@ -399,52 +444,54 @@ class TreeRegressor:
 class _ProgressBar:
     """A tqdm bar over the ``k+1`` iterations of a fit, shown when ``verbose > 0``.
 
-    Each update shows the training loss (in ``y``'s units when the scale is known) and the
-    chosen insertion; ``verbose > 1`` also writes one line per iteration.
+    Each update shows the training MSE (in ``y``'s units) and the chosen insertion; ``verbose >
+    1`` also writes one line per iteration. Until the first iteration ends the bar says
+    "compiling" (the first step's time includes its compilation). The CLI uses this bar too.
     """
 
-    def __init__(self, k: int, verbose, names=None, basis=None, y_scale: float = 1.0):
+    def __init__(self, k: int, verbose, names=None, basis=None):
         self.total, self.verbose, self.names, self.basis = k + 1, verbose, names, basis
-        self.y_scale = float(y_scale)
-        self.bar = (tqdm.tqdm(total=k + 1, desc="jaxtree", unit="it", file=sys.stderr,
+        self.bar = (tqdm.tqdm(total=k + 1, desc="jaxtree (compiling)", unit="it", file=sys.stderr,
                               leave=True, dynamic_ncols=True) if verbose else None)
 
     def describe(self, it, info) -> str:
+        """``'leaf 0.31·sin(3πage)'`` or ``'+ 0.2·x2² at slot 2'`` for an iteration's choice."""
         try:
             j, i, op = int(info["feature"]), int(info["basis"]), int(info["op"])
         except (KeyError, TypeError, ValueError):
             return ""
         names = self.names or tuple(f"x{m + 1}" for m in range(j + 1))
         if self.basis is None or not (0 <= j < len(names) and 0 <= i < self.basis.q):
-            return f"feature {names[j] if 0 <= j < len(names) else j}, basis {i}"
-        leaf = self.basis.render(i, str(names[j]))
-        return f"first leaf {leaf}" if it == 0 else f"{prog.OP_SYMBOLS.get(op, '?')} {leaf}"
+            return "no candidate"
+        term = self.basis.render(i, str(names[j]))
+        if "weight" in info:
+            term = f"{float(info['weight']):.3g}·{term}"
+        if it == 0 or op == prog.LEAF:
+            return f"leaf {term}"
+        return f"{prog.OP_SYMBOLS.get(op, '?')} {term} at slot {int(info['slot'])}"
 
     def update(self, it, loss, info) -> None:
         if self.bar is None:
             return
-        text = f"loss={loss * self.y_scale ** 2:.4g} {self.describe(it, info)}".rstrip()
+        if self.bar.desc == "jaxtree (compiling)":
+            self.bar.set_description_str("jaxtree", refresh=False)
+        text = f"mse={loss:.4g} {self.describe(it, info)}".rstrip()
         self.bar.set_postfix_str(text, refresh=False)
         self.bar.update(1)
         if self.verbose > 1:
             self.bar.write(f"[jaxtree] iteration {it:3d}  {text}", file=sys.stderr)
 
+    def reset(self, k: int, what: str) -> None:
+        """Starts a second phase of the fit (e.g. the refit after choosing the size)."""
+        self.total = k + 1
+        if self.bar is not None:
+            self.bar.reset(total=k + 1)
+            self.bar.set_description_str(f"jaxtree {what}", refresh=False)
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
-
-
-BUCKET_MIN_WORK = 10_000_000
-
-
-def _buckets_for(n: int, p: int, q: int, k: int) -> tuple:
-    """Row buckets for the scorer when a fit is large enough to repay their compilation.
-
-    Decision: below ``n*p*q = 1e7`` compilation dominates a fit, so the scorer uses one
-    row count; above it, power-of-two buckets roughly halve the scoring work.
-    """
-    return scoring.default_buckets(k + 1) if n * p * q >= BUCKET_MIN_WORK else ()
 
 
 def load(path, custom_functions=None) -> TreeRegressor:
@@ -467,11 +514,101 @@ def load(path, custom_functions=None) -> TreeRegressor:
         est._check_params()
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{path}: not a valid jaxtree model file: bad saved parameter: {exc}") from None
-    est.model_ = m
-    est.history_ = np.asarray(hist, np.float64)
-    est.choices_ = []
-    est.status_ = search.STATUS_OK
-    est.n_features_in_ = m.n_features
-    if not all(n == f"x{j + 1}" for j, n in enumerate(m.feature_names)):
-        est.feature_names_in_ = np.asarray(m.feature_names, dtype=object)
-    return est
+    default_names = all(n == f"x{j + 1}" for j, n in enumerate(m.feature_names))
+    return est._set_fitted(m, hist, [], search.Status.OK, None if default_names else m.feature_names)
+
+
+class _Params(NamedTuple):
+    """Validated hyperparameters that the fit paths use."""
+
+    k: int
+    chunk: int
+    sweeps: int
+    steps: int
+    basis: basis_.Basis
+
+
+def _check_callback(value, name):
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be callable; got {type(value).__name__}.")
+
+
+def _check_devices(value, name):
+    if value is not None:
+        sharding_.resolve_devices(value)  # ValueError naming the count available
+
+
+# One declarative table of the estimator's constraints (scikit-learn's
+# ``_parameter_constraints``): name -> check(value, name). fit_batch checks its own
+# arguments with the same table.
+PARAMETER_CONSTRAINTS = {
+    "k": lambda v, n: V.check_int(v, n, 0),
+    "refine": lambda v, n: V.check_choice(v, n, search.REFINE_MODES),
+    "engine": lambda v, n: V.check_choice(v, n, ENGINES),
+    "precision": lambda v, n: V.check_choice(v, n, tuple(scoring.PRECISIONS)),
+    "chunk_size": lambda v, n: V.check_int(v, n, 1),
+    "coordinate_sweeps": lambda v, n: V.check_int(v, n, 0),
+    "refine_steps": lambda v, n: V.check_int(v, n, 0),
+    "clip": V.check_bool,
+    "callback": _check_callback,
+    "devices": _check_devices,
+}
+
+
+def check_params(params) -> _Params:
+    """Checks hyperparameters against :data:`PARAMETER_CONSTRAINTS` (names not in ``params``
+    are not checked) and returns the ones the fit paths use.
+
+    Raises:
+      ValueError / TypeError: naming the parameter, the value and the valid choices.
+    """
+    for name, check in PARAMETER_CONSTRAINTS.items():
+        if name in params:
+            check(params[name], name)
+    if params.get("engine", "jax") == "reference" and params.get("validation_fraction") is not None:
+        raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
+                         "paper's algorithm with a fixed k).")
+    if params.get("engine", "jax") == "reference" and params.get("refine", "optax") == "optax":
+        raise ValueError(
+            "engine='reference' implements the paper's algorithm: use refine='coordinate' "
+            "or refine=None (refine='optax' needs engine='jax')."
+        )
+    return _Params(int(params.get("k", 10)), int(params.get("chunk_size", 2048)),
+                   int(params.get("coordinate_sweeps", 3)), int(params.get("refine_steps", 20)),
+                   basis_.get_basis(params.get("basis")))
+
+
+_held_out_mse = jax.jit(refine_.mse, static_argnames=("basis",))
+
+SIZE_RTOL = 0.01
+"""The size chosen by validation is the smallest within this fraction of the best held-out MSE."""
+
+
+def _n_ops(program) -> int:
+    return int((int(np.asarray(program.n_slots)) - 1) // 2) if int(np.asarray(program.n_slots)) else 0
+
+
+def _split(n: int, fraction, random_state):
+    """Deterministic held-out split: ``(train_rows, held_rows)``, each non-empty."""
+    rng = np.random.default_rng(0 if random_state is None else random_state)
+    order = rng.permutation(n)
+    n_held = min(max(int(round(fraction * n)), 1), n - 2)
+    return np.sort(order[n_held:]), np.sort(order[:n_held])
+
+
+def _choose_size(val_history) -> int:
+    """The smallest number of operations whose held-out MSE is within ``SIZE_RTOL`` of the best
+    (the path starts at 0 operations, the first leaf)."""
+    val = np.asarray(val_history, np.float64)
+    best = np.min(val)
+    return int(np.flatnonzero(val <= best + SIZE_RTOL * abs(best))[0])
+
+
+def _check_fraction(value, name):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < 1:
+        raise ValueError(f"{name} must be None or a number strictly between 0 and 1; got {value!r}.")
+
+
+PARAMETER_CONSTRAINTS["validation_fraction"] = _check_fraction

@@ -68,6 +68,14 @@ class TreeModel:
     def n_features(self) -> int:
         return int(self.x_min.shape[-1])
 
+    @classmethod
+    def from_scaling(cls, program, sc, dtype, basis, feature_names) -> "TreeModel":
+        """A model from a search's program and the :mod:`jaxtree._scaling` record of its data
+        (arrays cast to ``dtype``; with a leading batch axis when ``program`` has one)."""
+        as_ = lambda a: jnp.asarray(a, dtype)
+        return cls(program, as_(sc.x_min), as_(sc.x_scale), as_(sc.y_center), as_(sc.y_scale),
+                   basis, tuple(feature_names))
+
     def formula(self, digits: int = 3) -> str:
         """The readable formula in user units (covariates min-max scaled to [0, 1])."""
         c, s = float(self.y_center), float(self.y_scale)

@@ -648,6 +648,73 @@ def _validate(
     return phi, y, sw
 
 
+@dataclasses.dataclass(frozen=True)
+class StepRecord:
+    """What one iteration of :func:`step` chose (the fields of the JAX engine's choice).
+
+    Attributes:
+        flat_index: the chosen candidate's index in the iteration's score array.
+        slot: the leaf replaced (0 for the initial leaf).
+        op: ``LEAF`` for the initial leaf, else ``ADD`` or ``MUL``.
+        feature, basis: the new leaf's covariate ``j`` and basis function ``i``.
+        weight, intercept: the new leaf's weight and the re-fitted intercept (before
+            refinement).
+        sse: the chosen candidate's weighted SSE (before refinement).
+        loss: the weighted training MSE after the iteration (after refinement).
+    """
+
+    flat_index: int
+    slot: int
+    op: int
+    feature: int
+    basis: int
+    weight: float
+    intercept: float
+    sse: float
+    loss: float
+
+
+def step(
+    tree: ReferenceTree | None,
+    phi: np.ndarray,
+    y: np.ndarray,
+    sw: np.ndarray | None,
+    *,
+    max_k: int,
+    refine: str | None = "coordinate",
+    sweeps: int = 3,
+) -> tuple[ReferenceTree, StepRecord]:
+    """One iteration of Algorithm 1 on validated float64 inputs.
+
+    With ``tree=None`` it picks the initial leaf (the best ``w0 + w phi_i(x_j)``); otherwise it
+    scores all ``2 D p q`` insertions (:func:`score_candidates`), picks one by the tie rule
+    (:func:`select_candidate`), inserts it with its weight and intercept, then refines
+    (:func:`refine_coordinate` if ``refine == "coordinate"``).
+
+    Returns:
+        ``(tree, record)``: the new tree (capacity ``2 max_k + 1``) and a :class:`StepRecord`.
+    """
+    sw = np.ones_like(y) if sw is None else sw
+    _, p, q = phi.shape
+    sse, w, a = score_candidates(tree, phi, y, sw)
+    if tree is None:
+        flat = select_candidate(sse, weighted_tss(y, sw))
+        j, i = (int(v) for v in np.unravel_index(flat, (p, q)))
+        tree = single_leaf(max_k, j, i, w[j, i], a[j, i])
+        record = (flat, 0, LEAF, j, i, float(w[j, i]), float(a[j, i]), float(sse[j, i]))
+    else:
+        flat = select_candidate(sse, weighted_mse(tree, phi, y, sw) * np.sum(sw))
+        rank, op_idx, j, i = (int(v) for v in np.unravel_index(flat, sse.shape))
+        slot, op = leaves(tree)[rank], _OPS[op_idx]
+        weight, intercept = float(w[rank, op_idx, j, i]), float(a[rank, op_idx, j, i])
+        tree = insert(tree, slot, op, j, i, weight)
+        tree.intercept = intercept
+        if refine == "coordinate":
+            tree = refine_coordinate(tree, phi, y, sw, sweeps=sweeps)
+        record = (flat, slot, op, j, i, weight, intercept, float(sse[rank, op_idx, j, i]))
+    return tree, StepRecord(*record, loss=weighted_mse(tree, phi, y, sw))
+
+
 def fit(
     phi: np.ndarray,
     y: np.ndarray,
@@ -696,33 +763,12 @@ def fit(
         True
     """
     phi, y, sw = _validate(phi, y, k, sample_weight, refine, sweeps)
-    k = int(k)
-    _, p, q = phi.shape
-    tss = weighted_tss(y, sw)
-
-    # Initialise the tree with the best single leaf.
-    sse, w, a = score_candidates(None, phi, y, sw)
-    flat = select_candidate(sse, tss)
-    j, i = np.unravel_index(flat, (p, q))
-    tree = single_leaf(k, int(j), int(i), w[j, i], a[j, i])
-    choices = [(flat, LEAF, 0, int(j), int(i))]
-    history = [weighted_mse(tree, phi, y, sw)]
-    if callback is not None:
-        callback(0, tree, history[-1])
-
-    for step in range(1, k + 1):
-        leaf_slots = leaves(tree)
-        sse, w, a = score_candidates(tree, phi, y, sw)
-        flat = select_candidate(sse, history[-1] * np.sum(sw))
-        rank, op_idx, j, i = (int(v) for v in np.unravel_index(flat, sse.shape))
-        slot, op = leaf_slots[rank], _OPS[op_idx]
-        tree = insert(tree, slot, op, j, i, w[rank, op_idx, j, i])
-        tree.intercept = float(a[rank, op_idx, j, i])
-        if refine == "coordinate":
-            tree = refine_coordinate(tree, phi, y, sw, sweeps=sweeps)
-        choices.append((flat, op, slot, j, i))
-        history.append(weighted_mse(tree, phi, y, sw))
+    tree, history, choices = None, [], []
+    for it in range(int(k) + 1):
+        tree, record = step(tree, phi, y, sw, max_k=int(k), refine=refine, sweeps=sweeps)
+        choices.append((record.flat_index, record.op, record.slot, record.feature, record.basis))
+        history.append(record.loss)
         if callback is not None:
-            callback(step, tree, history[-1])
+            callback(it, tree, history[-1])
 
     return FitResult(tree=tree, history=history, choices=choices)

@@ -205,15 +205,30 @@ class Scores(NamedTuple):
     rss: jax.Array
 
 
-def _rows(program, slots, xb, yb, basis):
-    """Regressor multipliers ``U`` and targets ``R``, each ``(2L, m)``, for one chunk."""
+def leaf_terms(program, slots, xb, yb, basis):
+    """The per-leaf quantities every move's rows are built from, for one chunk.
+
+    Args:
+      program: the tree; slots: int32 ``(L,)`` leaf slots (``-1`` padding reads slot 0).
+      xb: float ``(m, p)``; yb: float ``(m,)``; basis: the basis.
+
+    Returns:
+      ``(k, c, e)``: the multipliers ``k_d`` and leaf values ``c_d``, float ``(L, m)``
+      (for the empty tree slot 0 gives ``k = 1``, ``c = 0``), and the residual
+      ``e = y - w0 - T``, float ``(m,)``.
+    """
     c = prog.leaf_values(program, xb, basis)
     v = prog.node_values(program, c)
     t = prog.tree_value(program, v)
     km = prog.leaf_multipliers(program, v)
     sl = jnp.maximum(slots, 0)
-    kl, cl = km[sl], c[sl]  # (L, m); for the empty tree slot 0 gives k=1, c=0
-    e = (yb - program.intercept - t)[None, :]
+    return km[sl], c[sl], yb - program.intercept - t
+
+
+def _rows(program, slots, xb, yb, basis):
+    """Regressor multipliers ``U`` and targets ``R``, each ``(2L, m)``, for one chunk."""
+    kl, cl, e = leaf_terms(program, slots, xb, yb, basis)
+    e = e[None, :]
     kc = kl * cl
     u = jnp.stack([kl, kc], 1).reshape(-1, xb.shape[0])
     r = jnp.stack([jnp.broadcast_to(e, kl.shape), e + kc], 1).reshape(-1, xb.shape[0])
@@ -256,11 +271,30 @@ def chunk_moments(program: prog.Program, slots, xb, yb, wb, basis,
     """
     u, r = _rows(program, slots, xb, yb, basis)
     phi = design(xb, basis) if phi is None else phi
+    return row_moments(u, r, wb, phi, basis.q, precision)
+
+
+def row_moments(u, r, wb, phi, q: int, precision=jax.lax.Precision.HIGHEST) -> Moments:
+    """Centred moments of ``r_l ~ a + w' u_l * phi_c`` for given rows, on one chunk.
+
+    The matrix-product core of :func:`chunk_moments`, for any stack of rows (the
+    insertions' ``2L`` rows, or other moves' rows, see :mod:`jaxtree.moves`).
+
+    Args:
+      u: float ``(R, m)`` regressor multipliers; r: float ``(R, m)`` targets.
+      wb: float ``(m,)`` sample weights; phi: float ``(m, q*p)`` function-major design
+        (:func:`design`); q: number of basis functions (static).
+      precision: matmul precision.
+
+    Returns:
+      :class:`Moments` with ``rbar, mrr`` ``(R, 1)`` and the others ``(R, p*q)``
+      (feature-major columns ``j*q + i``).
+    """
     n = jnp.sum(wb)
     rbar = _safe_div(r @ wb, n)
     rc = r - rbar[:, None]  # centred on the chunk: the co-moment needs no subtraction
     wu = u * wb[None, :]
-    order = functools.partial(to_feature_major, q=basis.q, p=xb.shape[1])
+    order = functools.partial(to_feature_major, q=q, p=phi.shape[1] // q)
     s1 = order(jnp.matmul(wu, phi, precision=precision))
     s2 = order(jnp.matmul(wu * u, phi * phi, precision=precision))
     mrs = order(jnp.matmul(wu * rc, phi, precision=precision))
@@ -326,6 +360,22 @@ def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
         idx = jnp.searchsorted(jnp.asarray(sizes), jnp.maximum(prog.n_leaves(program), 1))
         mo = jax.lax.switch(idx, [functools.partial(moments, b) for b in sizes])
     return finish(program, prog.leaf_slots(program, max_leaves), mo)
+
+
+PRECISIONS = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
+              "default": jax.lax.Precision.DEFAULT}
+"""The scorer's matmul precisions by name (``"highest"`` keeps float32 out of TF32 on GPUs)."""
+
+BUCKET_MIN_WORK = 10_000_000
+
+
+def buckets_for(n: int, p: int, q: int, k: int) -> tuple:
+    """Row buckets for the scorer when a fit is large enough to repay their compilation.
+
+    Decision: below ``n*p*q = 1e7`` compilation dominates a fit, so the scorer uses one
+    row count; above it, power-of-two buckets roughly halve the scoring work.
+    """
+    return default_buckets(k + 1) if n * p * q >= BUCKET_MIN_WORK else ()
 
 
 def default_buckets(max_leaves: int) -> tuple:

@@ -28,6 +28,7 @@ host loop itself. That is the price of data that lives on the host.
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Callable, Iterable, Optional
 
 import jax
@@ -302,30 +303,40 @@ class _Passes:
         return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
 
 
-def _joint_impl(program, *, passes: "_Passes", steps: int):
+# The streamed passes of the fit whose refinement is running. The loss callback of the jitted
+# refinement reads it from here, so the compiled program does not depend on the fit (a second
+# fit of the same shapes compiles nothing) and holds no reference to its data source (the
+# slot is cleared when the refinement ends). The lock makes concurrent streamed fits take turns
+# at refinement.
+_ACTIVE: list = [None]
+_ACTIVE_LOCK = threading.Lock()
+
+
+def _host_value_and_grad(w, a, prg):
+    prg = jax.tree_util.tree_map(jnp.asarray, prg)
+    val, (gw, ga) = jax.device_get(_ACTIVE[0].value_and_grad((jnp.asarray(w), jnp.asarray(a)), prg))
+    return np.asarray(val, a.dtype), (np.asarray(gw, w.dtype), np.asarray(ga, a.dtype))
+
+
+def _joint_impl(program, *, steps: int):
     """Projected L-BFGS (as :func:`jaxtree.refine.joint`) with host-driven passes.
 
     optax's zoom line search calls ``value_fn`` inside ``lax.while_loop``, so it cannot run
     host loops directly. Here the loss and its gradient are a ``jax.pure_callback`` to the
-    host, which streams one pass of jitted block kernels. The optimizer logic (init, update,
-    projection onto ``|w| <= 1``, keep-best) is exactly ``refine.joint``'s, under one jit
-    (compiled once per fit: ``passes`` is static).
+    host, which streams one pass of jitted block kernels over the active fit's source
+    (:data:`_ACTIVE`). The optimizer logic (init, update, projection onto ``|w| <= 1``,
+    keep-best) is exactly ``refine.joint``'s, under one jit compiled once per shapes.
     """
     wdt, adt = program.weight.dtype, program.intercept.dtype
     spec = (jax.ShapeDtypeStruct((), adt),
             (jax.ShapeDtypeStruct(program.weight.shape, wdt), jax.ShapeDtypeStruct((), adt)))
 
-    def host_vg(w, a, prg):
-        prg = jax.tree_util.tree_map(jnp.asarray, prg)
-        val, (gw, ga) = jax.device_get(passes.value_and_grad((jnp.asarray(w), jnp.asarray(a)), prg))
-        return np.asarray(val, adt), (np.asarray(gw, wdt), np.asarray(ga, adt))
-
     @jax.custom_vjp
     def f(params):
-        return jax.pure_callback(host_vg, spec, *params, program)[0]
+        return jax.pure_callback(_host_value_and_grad, spec, *params, program)[0]
 
     def fwd(params):
-        return jax.pure_callback(host_vg, spec, *params, program)
+        return jax.pure_callback(_host_value_and_grad, spec, *params, program)
 
     def bwd(g, ct):
         return (jax.tree_util.tree_map(lambda t: ct * t, g),)
@@ -334,20 +345,72 @@ def _joint_impl(program, *, passes: "_Passes", steps: int):
     return refine_.lbfgs_box(program, f, steps=steps)
 
 
-_joint = jax.jit(_joint_impl, static_argnames=("passes", "steps"))
+_joint_jit = jax.jit(_joint_impl, static_argnames=("steps",))
+
+
+def _joint(program, passes: "_Passes", steps: int):
+    with _ACTIVE_LOCK:
+        _ACTIVE[0] = passes
+        try:
+            return jax.block_until_ready(_joint_jit(program, steps=steps))
+        finally:
+            _ACTIVE[0] = None
+
+
+class _Step:
+    """One streamed search iteration, ``step(program) -> (program, StepInfo)``.
+
+    The same signature and results as :func:`jaxtree.search.step` (run by
+    :func:`jaxtree.search.run`), with every pass over the data read block by block from the
+    host source.
+    """
+
+    def __init__(self, passes: "_Passes", config: search.Config, p: int, dtype):
+        self.passes, self.config, self.dtype = passes, config, dtype
+        self.max_leaves = config.max_k + 1
+        self.rows, self.cols = 2 * self.max_leaves, p * passes.basis.q
+
+    def __call__(self, program):
+        cfg, passes, dtype = self.config, self.passes, self.dtype
+        slots = _leaf_slots(program, self.max_leaves)
+        mo = passes.scores(program, slots, self.rows, self.cols, dtype, cfg.precision, cfg.buckets)
+        was_empty = int(program.n_slots) == 0
+        room = was_empty or int(program.n_slots) + 2 <= program.capacity
+        new, choice, ok = _choose(program, slots, mo, q=passes.basis.q)
+        if was_empty:
+            choice = choice._replace(op=jnp.asarray(prog.LEAF, jnp.int32), slot=jnp.asarray(0, jnp.int32))
+        # As in search.step, the loss comes from what the iteration already computed (the
+        # candidate's SSE, the last coordinate update, the best L-BFGS value); only a
+        # failed iteration, which keeps the tree, needs a pass of its own.
+        loss = choice.sse / mo.n
+        status = search.STATUS_OK
+        if not (bool(ok) and room):  # one small transfer; a failed iteration keeps the tree
+            status = search.STATUS_NO_CANDIDATE if room else search.STATUS_FULL
+            new = program
+            sse, n = passes.sse(program, dtype)
+            loss = sse / n
+        elif not was_empty and cfg.refine == "coordinate" and cfg.sweeps > 0:
+            leaves = [int(d) for d in np.asarray(_leaf_slots(new, self.max_leaves)) if d >= 0]
+            for _ in range(cfg.sweeps):
+                for d in leaves:
+                    new, loss = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
+        elif not was_empty and cfg.refine == "optax":
+            new, loss = _joint(new, passes, cfg.steps)
+        return new, search.StepInfo(jnp.asarray(loss, dtype), choice, jnp.asarray(status, jnp.int32))
 
 
 def fit(source, basis, k: int, config: search.Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
-        chunks_per_block: int = 16, devices=None, dtype=None) -> search.SearchResult:
-    """The greedy search of :func:`jaxtree.search.fit`, streaming ``source`` every pass.
+        chunks_per_block: int = 16, devices=None, dtype=None,
+        loss_scale: float = 1.0) -> search.SearchResult:
+    """The search of :func:`jaxtree.search.fit`, streaming ``source`` every pass.
 
     Args:
       source: re-iterable (each ``iter()`` starts a new pass) of host chunks
         ``(x (m, p), y (m,), w (m,))``, already scaled, all of the same chunk size ``m``
         (pad the last with zero-weight rows), e.g. a scaled :class:`ChunkReader`.
       basis: the basis; k: number of operations; config: as for ``search.fit``.
-      callback: as for ``search.fit``.
+      callback, loss_scale: as for :func:`jaxtree.search.run`.
       chunks_per_block: chunks sent to the device per kernel call (static; the device
         holds ``O(chunks_per_block * m * p)`` input rows at a time).
       devices: None (default device), an int, ``"all"`` or a list: shard the rows of
@@ -363,37 +426,6 @@ def fit(source, basis, k: int, config: search.Config,
     m, p = first[0].shape
     dtype = np.dtype(dtype or first[0].dtype)
     put = sharding.block_putter(devices, m, dtype)
-    passes = _Passes(source, basis, chunks_per_block, put)
-    max_leaves = config.max_k + 1
-    rows, cols = 2 * max_leaves, p * basis.q
-
-    program = prog.empty_program(config.max_k, dtype)
-    history, choices, status = [], [], search.STATUS_OK
-    for it in range(k + 1):
-        slots = _leaf_slots(program, max_leaves)
-        mo = passes.scores(program, slots, rows, cols, dtype, config.precision, config.buckets)
-        new, choice, ok = _choose(program, slots, mo, q=basis.q)
-        # As in search.step, the loss comes from what the iteration already computed (the
-        # candidate's SSE, the last coordinate update, the best L-BFGS value); only a
-        # failed iteration, which keeps the tree, needs a pass of its own.
-        loss = choice.sse / mo.n
-        if not bool(ok):  # one small transfer; a failed iteration keeps the tree
-            status |= search.STATUS_NO_CANDIDATE
-            new = program
-            sse, n = passes.sse(program, dtype)
-            loss = sse / n
-        elif it > 0 and config.refine == "coordinate" and config.sweeps > 0:
-            leaves = [int(d) for d in np.asarray(_leaf_slots(new, max_leaves)) if d >= 0]
-            for _ in range(config.sweeps):
-                for d in leaves:
-                    new, loss = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
-        elif it > 0 and config.refine == "optax":
-            new, loss = _joint(new, passes=passes, steps=config.steps)
-        program = new
-        loss = float(loss)
-        history.append(loss)
-        ch = search.host_choice(choice)
-        choices.append(ch)
-        if callback is not None and callback(it, loss, ch):
-            break
-    return search.SearchResult(program, np.asarray(history), choices, status)
+    step = _Step(_Passes(source, basis, chunks_per_block, put), config, p, dtype)
+    return search.run(step, prog.empty_program(config.max_k, dtype), k + 1, callback,
+                      loss_scale=loss_scale)

@@ -1,0 +1,217 @@
+"""JAX's persistent compilation cache, on by default, so a second process fits fast.
+
+A first fit compiles the search step, the scorer, the refinement and prediction: several
+seconds on a 2-core CPU, for every new process, although the programs are the same each
+time. JAX can keep compiled programs on disk (its *persistent compilation cache*); a later
+process with the same shapes, dtypes and settings then loads them instead of compiling.
+``benchmarks/bench_first_fit.py`` measures the effect on the demo's fit.
+
+What this module does, at the first fit (never at import):
+
+* If the user has configured a cache (``jax.config.jax_compilation_cache_dir`` set, or the
+  ``JAX_COMPILATION_CACHE_DIR`` environment variable) or disabled JAX's cache
+  (``jax_enable_compilation_cache=False``), nothing is changed.
+* If jaxtree's cache is turned off (``JAXTREE_COMPILATION_CACHE=0``, or ``false``/``no``/
+  ``off``, in the environment, or :func:`disable` called), nothing is changed.
+* Otherwise it uses ``$XDG_CACHE_HOME/jaxtree/jax`` (``~/.cache/jaxtree/jax`` when
+  ``XDG_CACHE_HOME`` is unset or not absolute, as the XDG spec says), created with mode
+  ``0o700``. It sets ``jax_compilation_cache_dir`` to it and, only when the user left it at
+  JAX's default, ``jax_persistent_cache_min_compile_time_secs`` to
+  :data:`MIN_COMPILE_TIME_SECS`.
+
+Security. JAX treats the cache as trusted code: whoever can write to the directory can make
+this process run arbitrary code. So the directory (and its parent ``jaxtree``) must be
+owned by the current user and not writable by group or others. An existing directory that
+fails this check is refused, with one warning per process, and the fit runs without the
+cache. A directory jaxtree creates gets mode ``0o700``.
+
+Why a library turns on a global JAX option (README-ready text). jaxtree's rule is that the
+library never changes global JAX configuration (x64, devices, precision): those are the
+user's. The persistent cache is the one exception, asked for in issue 12 ("a fast first
+fit"): the compilation of a fit costs seconds in every new process, which is most of the
+time of a small fit, and scripts, notebooks and the command line start new processes all
+the time. The exception is acceptable because (1) it changes no numerical result (a cached
+program is the program XLA would compile); (2) it is set lazily at the first fit, never at
+import; (3) it is set only when the user has not configured a cache, and a
+user's choice always wins; (4) it is off with ``JAXTREE_COMPILATION_CACHE=0`` or
+``jaxtree.disable_compilation_cache()``; (5) it uses a private per-user directory, refused
+when others could write to it. A side effect to know: other JAX programs in the same
+process compile into the same cache after jaxtree's first fit (JAX's cache is
+process-global); call ``jaxtree.disable_compilation_cache()`` before the first fit if that
+is unwanted.
+
+Decision on ``MIN_COMPILE_TIME_SECS``: JAX's default (1 s) stores only programs whose
+compilation took longer than a second. Measured on the 2-core CPU (jax 0.10.2), the demo's
+fit (n=1000, p=10, k=10) compiles 13 programs: the search step (19.5 s) and 12 small ones
+(reshapes, pads, broadcasts, dtype conversions: 0.01-0.10 s each, 0.6 s together). 0.05 s
+stores the step and the five slowest small ones and skips the tiniest, whose lookup would
+cost about what compiling them does, so that other JAX code in the process does not fill the
+directory with entries of a few kB. The cache has no size limit (JAX's default; a limit
+needs the optional ``filelock`` package): the demo's entries take 0.3 MB. Delete the
+directory to clear it. ``jax_persistent_cache_min_entry_size_bytes`` stays at JAX's
+default (0: JAX picks the filesystem's minimum, 0 for a local disk), so small programs are
+not excluded by size.
+
+What the cache cannot remove: JAX still traces and lowers every function in a new process
+(the cache key is computed from the lowered program), and loading a cached executable is
+not free. For the demo's step that is 1.4 s of tracing, 0.9 s of lowering and 0.8 s of
+loading (``benchmarks/bench_first_fit.py`` reports the whole fit).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import warnings
+
+ENV_VAR = "JAXTREE_COMPILATION_CACHE"
+"""Environment variable; ``0``, ``false``, ``no`` or ``off`` turns jaxtree's cache off."""
+
+MIN_COMPILE_TIME_SECS = 0.05
+"""Programs that took at least this long to compile are stored (JAX's default is 1 s)."""
+
+_JAX_DEFAULT_MIN_COMPILE_TIME_SECS = 1.0
+_OFF_VALUES = ("0", "false", "no", "off")
+
+_lock = threading.Lock()
+_decided = False  # enable() ran its checks once in this process (the outcome is final)
+_disabled = False  # disable() was called
+_ours: dict = {}  # the options enable() set, to undo in disable(): {option: previous value}
+
+
+def default_cache_dir() -> str:
+    """The directory jaxtree uses: ``$XDG_CACHE_HOME/jaxtree/jax`` or ``~/.cache/jaxtree/jax``.
+
+    Returns:
+      An absolute path (it may not exist yet).
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative path is invalid, ignore it
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "jaxtree", "jax")
+
+
+def _env_off() -> bool:
+    return os.environ.get(ENV_VAR, "").strip().lower() in _OFF_VALUES
+
+
+def _insecure_reason(path: str) -> str | None:
+    """Why ``path`` must not hold trusted code, or None when it is safe.
+
+    Safe: a real directory (not a symlink), owned by the current user, not writable by
+    group or others. Where the platform has no user ids (Windows) only the type is checked.
+    """
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"cannot be inspected ({exc})"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a directory"
+    if hasattr(os, "getuid"):
+        if st.st_uid != os.getuid():
+            return f"is owned by user id {st.st_uid}, not by the current user ({os.getuid()})"
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return (f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):#o}); "
+                    f"fix it with: chmod 700 {path}")
+    return None
+
+
+def _make_private_dir(path: str) -> None:
+    """Creates ``path`` and missing parents with mode 0o700 (existing ones are left as they are)."""
+    parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent):
+        _make_private_dir(parent)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return
+    os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask; make it exact
+
+
+def enable() -> str | None:
+    """Turns on JAX's persistent compilation cache in jaxtree's private directory, if allowed.
+
+    Called at the start of :meth:`jaxtree.TreeRegressor.fit` and :func:`jaxtree.fit_batch`.
+    Idempotent and thread-safe: the checks run once per process and their outcome is kept
+    (a refused directory warns once). It does nothing when the user configured JAX's cache
+    (``jax_compilation_cache_dir``, ``JAX_COMPILATION_CACHE_DIR``,
+    ``jax_enable_compilation_cache=False``), when ``JAXTREE_COMPILATION_CACHE=0``, or after
+    :func:`disable`.
+
+    Returns:
+      The cache directory this call or an earlier one set, or None when jaxtree did not set
+      one (off, configured by the user, or refused).
+
+    Warns:
+      UserWarning: once, when the directory exists with an unsafe owner or permissions, or
+        cannot be created; the fit then runs without the cache.
+    """
+    global _decided
+    with _lock:
+        if _decided or _disabled:
+            return _ours.get("jax_compilation_cache_dir", (None, None))[1]
+        _decided = True
+        if _env_off():
+            return None
+        import jax  # noqa: PLC0415 - jaxtree imports jax anyway; keeps this module light
+
+        if (jax.config.jax_compilation_cache_dir or os.environ.get("JAX_COMPILATION_CACHE_DIR")
+                or not jax.config.jax_enable_compilation_cache):
+            return None  # the user's choice wins
+        path = default_cache_dir()
+        try:
+            _make_private_dir(path)
+        except OSError as exc:
+            warnings.warn(f"jaxtree: could not create the compilation cache directory {path} "
+                          f"({exc}); fitting without a persistent compilation cache. Set "
+                          f"{ENV_VAR}=0 to silence this.", UserWarning, stacklevel=3)
+            return None
+        for d in (os.path.dirname(path), path):
+            reason = _insecure_reason(d)
+            if reason is not None:
+                warnings.warn(
+                    f"jaxtree: not using {path} as JAX's compilation cache: {d} {reason}. JAX "
+                    "runs the cached programs as trusted code, so the directory must be private "
+                    "(owned by you, mode 0o700). Fitting without a persistent compilation "
+                    f"cache. Fix the permissions, or set {ENV_VAR}=0 to silence this.",
+                    UserWarning, stacklevel=3)
+                return None
+        _ours["jax_compilation_cache_dir"] = (None, path)
+        jax.config.update("jax_compilation_cache_dir", path)
+        min_time = jax.config.jax_persistent_cache_min_compile_time_secs
+        if min_time == _JAX_DEFAULT_MIN_COMPILE_TIME_SECS:  # not chosen by the user
+            _ours["jax_persistent_cache_min_compile_time_secs"] = (min_time, MIN_COMPILE_TIME_SECS)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_TIME_SECS)
+        return path
+
+
+def disable() -> None:
+    """Turns jaxtree's persistent compilation cache off for the rest of the process.
+
+    Call it before the first fit to keep jaxtree from touching JAX's configuration (or set
+    the environment variable ``JAXTREE_COMPILATION_CACHE=0``). Called after a fit that
+    turned the cache on, it restores the options jaxtree set (``jax_compilation_cache_dir``
+    and ``jax_persistent_cache_min_compile_time_secs``, when they still hold jaxtree's
+    values) and resets JAX's cache, so later compilations are not stored. A cache the user
+    configured is never touched.
+
+    Examples:
+      >>> import jaxtree
+      >>> jaxtree.disable_compilation_cache()  # doctest: +SKIP
+    """
+    global _disabled
+    with _lock:
+        _disabled = True
+        if not _ours:
+            return
+        import jax  # noqa: PLC0415
+        from jax.experimental.compilation_cache import compilation_cache  # noqa: PLC0415
+
+        for option, (previous, ours) in _ours.items():
+            if getattr(jax.config, option) == ours:  # the user has not changed it since
+                jax.config.update(option, previous)
+        _ours.clear()
+        compilation_cache.reset_cache()
