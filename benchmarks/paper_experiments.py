@@ -184,11 +184,19 @@ def basis_for(q: int):
     return basis
 
 
+def trial_data(n, p, seed, n_test=None):
+    """One trial's data: ``n + n_test`` draws of the paper's problem (``n_test`` defaults to
+    ``n // 3``), split in order. Returns ``(X_train, y_train, X_test, y_test)``; the test ``y``
+    is noisy, ``jaxtree.datasets.paper_function(X_test)`` is the truth."""
+    n_test = n // 3 if n_test is None else n_test
+    X, y = jaxtree.datasets.paper_synthetic(n + n_test, p, noise=NOISE, seed=seed)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
 def run_trial(n, p, q, k, seed, refine):
     """One fit: returns test MSE (noisy y), train MSE, RMSE vs g, fit seconds, leaves."""
-    n_test = n // 3
-    X, y = jaxtree.datasets.paper_synthetic(n + n_test, p, noise=NOISE, seed=seed)
-    Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+    Xtr, ytr, Xte, yte = trial_data(n, p, seed)
+    n_test = len(yte)
     est = jaxtree.TreeRegressor(k=k, basis=basis_for(q), refine=refine)
     t0 = time.perf_counter()
     est.fit(Xtr, ytr)

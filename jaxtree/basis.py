@@ -27,30 +27,22 @@ The paper's basis (:func:`default_basis`) has ``q = 40``: 10 hats, ``sin(i pi x)
 ``0.1, ..., 0.9``.
 
 Numerics. XLA's ``sin``/``cos`` cost about 9 ns per element on CPU, and the basis is evaluated on
-millions of rows per search iteration, so this module never calls them. Instead
-``sin(pi f x)`` and ``cos(pi f x)`` come from a reduced argument and a polynomial:
+millions of rows per search iteration, so this module never calls them: ``Sines`` and
+``Cosines`` use the polynomial kernels of :mod:`jaxtree._trig` (an exact argument reduction,
+Taylor polynomials in the reduced argument, and one complex product per non-power-of-two
+frequency; the math and its measurements are in that module's docstring). Measured against
+float64 numpy on ``[0, 1]``: max absolute error about ``3e-7`` in float32 and ``4e-16`` in
+float64 for frequencies up to 20.
 
-.. math::
+:meth:`Basis.evaluate_at` evaluates one function per element from a *parametric* formula (the
+element's family and two parameters gathered from small constant tables, then a select among
+the families' parametric forms), so it costs a few dozen flops per element instead of ``q``
+evaluations.
 
-    f x = k + r,\quad k = \mathrm{round}(f x),\ |r| \le 1/2,\qquad
-    \sin(\pi f x) = (-1)^k \sin(\pi r),\quad \cos(\pi f x) = (-1)^k \cos(\pi r),
-
-with ``sin(pi r)``, ``cos(pi r)`` as Taylor polynomials in ``r^2`` (degree chosen by dtype).
-For a power of two ``f`` the product ``f x`` is exact; for other integers ``f`` the product is
-made exact with a Veltkamp split of ``x``, so the reduction loses nothing even in float32.
-
-A family of frequencies ``1..n`` (shared by the ``Sines`` and ``Cosines`` families) evaluates the
-polynomial only at the powers of two ``f = 1, 2, 4, ...`` and builds every other frequency as one
-complex product ``e^{i pi (a + b) x} = e^{i pi a x} e^{i pi b x}`` with ``a`` the highest power of
-two in ``f``: six flops per frequency, and an error that grows with the number of binary digits
-of ``f`` rather than with ``f`` (the three-term Chebyshev recurrence
-``sin((i+1)t) = 2 cos(t) sin(it) - sin((i-1)t)`` is cheaper still, but its float32 error grows
-like ``i^2`` near ``t = 0`` and ``t = pi``). Measured against float64 numpy on ``[0, 1]``: max
-absolute error about ``3e-7`` in float32 and ``4e-16`` in float64 for frequencies up to 20.
-
-:meth:`Basis.evaluate_at` evaluates one function per element from a *parametric* formula (a family
-code and two parameters gathered from small constant tables, then a select among the family
-formulas), so it costs a few dozen flops per element instead of ``q`` evaluations.
+One owner per formula. Each family class holds every form of its functions: the array
+evaluation (``evaluate``), the parametric traced form (``params``, ``evaluate_params``), the
+text name (``templates``, ``render``) and the exports that :mod:`jaxtree.export` asks it for
+(``to_sympy``, ``to_latex``, ``to_numeric``). A new family is one new class.
 
 Examples:
     >>> import jax.numpy as jnp
@@ -82,6 +74,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _trig
+
 __all__ = [
     "Basis",
     "Cosines",
@@ -96,8 +90,6 @@ __all__ = [
     "PRESETS",
 ]
 
-# Family codes used by the parametric formula of `Basis.evaluate_at`.
-_HAT, _SIN, _COS, _POW, _TCUBIC, _CUSTOM = range(6)
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
@@ -135,91 +127,6 @@ def _float_dtype(x: Any) -> jnp.ndarray:
     return x
 
 
-def _is_high_precision(dtype: Any) -> bool:
-    return jnp.finfo(dtype).eps < 1e-10
-
-
-def _sincos_pi_poly(r: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
-    """Returns (sin(pi r), cos(pi r)) for |r| <= ~0.51 by Taylor polynomials in r**2.
-
-    Args:
-        r: Reduced argument, float array of any shape.
-
-    Returns:
-        Two arrays shaped and typed like ``r``. Truncation error below 1e-9 (float32 degree) or
-        2e-17 (float64 degree) for ``|r| <= 1/2``.
-    """
-    n_terms = 11 if _is_high_precision(r.dtype) else 7
-    sin_c = [(-1) ** k * math.pi ** (2 * k + 1) / math.factorial(2 * k + 1) for k in range(n_terms)]
-    cos_c = [(-1) ** k * math.pi ** (2 * k) / math.factorial(2 * k) for k in range(n_terms)]
-    r2 = r * r
-    ps = jnp.asarray(sin_c[-1], r.dtype)
-    for c in reversed(sin_c[:-1]):
-        ps = ps * r2 + jnp.asarray(c, r.dtype)
-    pc = jnp.asarray(cos_c[-1], r.dtype)
-    for c in reversed(cos_c[:-1]):
-        pc = pc * r2 + jnp.asarray(c, r.dtype)
-    return r * ps, pc
-
-
-def _sincos_pi_times(x: jnp.ndarray, f: Any) -> tuple[jnp.ndarray, jnp.ndarray]:
-    """Returns (sin(pi f x), cos(pi f x)) accurately without calling sin or cos.
-
-    The product ``f x`` is split as ``f x_hi + f x_lo`` (Veltkamp split of ``x``) so that both
-    parts are exact for integer ``|f| < 2**(p // 2)`` (``p`` the mantissa bits: 4096 in float32),
-    then reduced by the nearest integer ``k``; the sign ``(-1)**k`` is applied last.
-
-    Args:
-        x: Float array of any shape.
-        f: Integer-valued frequency: a Python int (a power of two skips the split) or a float
-            array broadcastable to ``x`` with the same dtype.
-
-    Returns:
-        Two arrays of the broadcast shape of ``x`` and ``f``, dtype of ``x``.
-    """
-    dtype = x.dtype
-    if isinstance(f, int) and f > 0 and f & (f - 1) == 0:
-        t = x * jnp.asarray(f, dtype)  # exact: scaling by a power of two
-        k = jnp.round(t)
-        r = t - k
-    else:
-        f = jnp.asarray(f, dtype)
-        n_mant = jnp.finfo(dtype).nmant + 1
-        split = jnp.asarray(2.0 ** ((n_mant + 1) // 2) + 1.0, dtype)
-        c = x * split
-        x_hi = c - (c - x)
-        x_lo = x - x_hi
-        t_hi = f * x_hi  # exact
-        k = jnp.round(t_hi)
-        r = (t_hi - k) + f * x_lo
-    half_k = k * jnp.asarray(0.5, dtype)
-    sign = jnp.where(jnp.floor(half_k) == half_k, jnp.asarray(1, dtype), jnp.asarray(-1, dtype))
-    s, c = _sincos_pi_poly(r)
-    return _clip_unit(sign * s), _clip_unit(sign * c)
-
-
-def _clip_unit(v: jnp.ndarray) -> jnp.ndarray:
-    """Clips to [-1, 1]: removes the last-ulp overshoot of the polynomial and products."""
-    return jnp.clip(v, -1, 1)
-
-
-def _sincos_pi_range(x: jnp.ndarray, n: int) -> list[tuple[jnp.ndarray, jnp.ndarray]]:
-    """Returns [(sin(pi i x), cos(pi i x)) for i = 1..n].
-
-    Powers of two come from the polynomial; frequency ``i = a + b`` (``a`` its highest power of
-    two) is the complex product of frequencies ``a`` and ``b``, both already known.
-    """
-    out: list[tuple[jnp.ndarray, jnp.ndarray]] = [None] * (n + 1)  # type: ignore[list-item]
-    for i in range(1, n + 1):
-        a = 1 << (i.bit_length() - 1)
-        if a == i:
-            out[i] = _sincos_pi_times(x, i)
-        else:
-            (sa, ca), (sb, cb) = out[a], out[i - a]
-            out[i] = (_clip_unit(sa * cb + ca * sb), _clip_unit(ca * cb - sa * sb))
-    return out[1:]
-
-
 _SIMPLE_SYMBOL = re.compile(r"[^\W\d_](_?\d+)?")  # x, x1, x_1, α
 _NO_PARENS = re.compile(r"[\w.\[\]'\"]+")  # identifiers, attribute and item access, numbers
 
@@ -239,14 +146,86 @@ def _render_fields(var: str) -> dict[str, str]:
 # --------------------------------------------------------------------------------------------
 # Families
 # --------------------------------------------------------------------------------------------
+#
+# Every family owns every form of its formula (STYLE.md: one owner per fact). The methods,
+# with ``m`` the function's index within the family (``0 <= m < size``):
+#
+#   evaluate(x, cache, axis)        all ``size`` functions on an array (the scorer's hot path);
+#   params()                        ``(a, b)`` per function, for the parametric form below;
+#   evaluate_params(x, a, b, cache) one function per element, chosen by per-element ``a, b``
+#                                   (:meth:`Basis.evaluate_at`, used by predict and refinement);
+#   render(m, var)                  the text name (``templates()`` holds the placeholders);
+#   to_sympy(m, u, custom)          a sympy expression in the symbol or expression ``u``;
+#   to_latex(m, var)                LaTeX, ``var`` already LaTeX (no ``digits``: centers and
+#                                   knots are constants, written with 4 digits as in the names);
+#   to_numeric(xp, m, u)            ``numpy`` or ``jax.numpy`` code on the array ``u``.
+#
+# Two sets of formulas differ on purpose. ``to_numeric`` is written as ``evaluate`` computes
+# the function (a hat as ``max(1 - |u (n-1) - m|, 0)``, not the readable ``|u - t|/h``) so
+# that ``jaxtree.export.to_callable`` agrees with ``predict`` to rounding; ``to_sympy`` shows
+# the readable form with exact rationals (``Max(0, 1 - |u - t|/h)``), equal in exact
+# arithmetic. ``to_numeric`` calls ``xp.sin``/``xp.cos``: it is an export, not a hot path, and
+# the callable built from it must not need jaxtree.
+#
+# Parameters of ``evaluate_params``: :meth:`Basis.evaluate_at` gathers ``(a, b)`` for every
+# element from one table holding all families' rows, evaluates every family's parametric form
+# on all elements and selects, per element, the value of the family the element belongs to.
+# So a family sees the parameters of other families' elements too: they are finite numbers,
+# and the family's value there is computed and discarded. A parametric form must stay finite
+# for any finite parameters (a NaN there would poison the gradient through the select; e.g.
+# ``x ** a`` for Powers would), which is why the trigonometric form needs no masking of the
+# other families' ``a`` (its polynomial is finite for any finite argument).
+
+
+def _sympy():
+    """Imports sympy or raises an ImportError that says how to install it."""
+    try:
+        import sympy
+    except ImportError as exc:
+        raise ImportError(
+            "symbolic basis functions need sympy, which is not installed. Install it with "
+            "`pip install jaxtree[export]`."
+        ) from exc
+    return sympy
+
+
+def _latex_number(v: float, digits: int) -> str:
+    """Formats a number for LaTeX with ``digits`` significant digits: 1e-05 -> 1 \\cdot 10^{-5}."""
+    text = f"{v:.{digits}g}"
+    if "e" in text:
+        mant, exp = text.split("e")
+        return f"{mant} \\cdot 10^{{{int(exp)}}}"
+    return text
+
+
+def _shared_sincos_params(x: jnp.ndarray, a: jnp.ndarray, cache: dict):
+    """(sin(pi a x), cos(pi a x)) for per-element frequencies ``a``, once per ``cache``.
+
+    ``Sines`` and ``Cosines`` receive the same gathered ``a`` from :meth:`Basis.evaluate_at`, so
+    the first of them computes both and the second reuses them: one polynomial per element.
+    """
+    if "sincos_params" not in cache:
+        cache["sincos_params"] = _trig.sincos_pi_times(x, a)
+    return cache["sincos_params"]
+
+
+class _FamilyBase:
+    """Renderings shared by the families; each family adds its formulas."""
+
+    def render(self, m: int, var: str = "x") -> str:
+        """The name of function ``m`` of the family with variable ``var`` (see Basis.render)."""
+        return self.templates()[m].format(**_render_fields(var))
 
 
 @dataclasses.dataclass(frozen=True)
-class Hats:
+class Hats(_FamilyBase):
     """Degree-1 B-spline hat functions on ``n`` equally spaced centers.
 
     ``phi_m(x) = max(0, 1 - |x - t_m| / h)`` with ``t_m = m / (n-1)`` for ``m = 0..n-1`` and
     half-width ``h = 1 / (n-1)``. Values lie in ``[0, 1]``; they sum to one on ``[0, 1]``.
+
+    Computed as ``max(0, 1 - |x (n-1) - m|)`` (no division, exact centers); the sympy form
+    shows the readable ``|x - t_m| / h``.
 
     Attributes:
         n: Number of hats, ``n >= 2``.
@@ -271,17 +250,92 @@ class Hats:
         xe, centers = _along(x, np.arange(self.n), axis)
         return jnp.maximum(1 - jnp.abs(xe * jnp.asarray(self.n - 1, x.dtype) - centers), 0)
 
-    def params(self) -> list[tuple[int, float, float]]:
-        """(family code, a, b) per function for the parametric formula of ``evaluate_at``."""
-        return [(_HAT, float(self.n - 1), float(m)) for m in range(self.n)]
+    def params(self) -> list[tuple[float, float]]:
+        """``(a, b) = (n - 1, m)`` per function, for :meth:`evaluate_params`."""
+        return [(float(self.n - 1), float(m)) for m in range(self.n)]
+
+    def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
+        """Parametric form ``max(0, 1 - |x a - b|)``: x, a, b float arrays of one shape."""
+        return jnp.maximum(1 - jnp.abs(x * a - b), 0)
+
+    def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
+        """``Max(0, 1 - |u - t_m|/h)`` with exact rationals ``t_m = m h``, ``h = 1/(n-1)``."""
+        sp = _sympy()
+        h = sp.Rational(1, self.n - 1)
+        return sp.Max(0, 1 - sp.Abs(u - m * h) / h)
+
+    def to_latex(self, m: int, var: str) -> str:
+        """``\\operatorname{hat}(var; t_m)``, the center with 4 significant digits."""
+        return f"\\operatorname{{hat}}({var}; {_latex_number(m / (self.n - 1), 4)})"
+
+    def to_numeric(self, xp, m: int, u):
+        """``max(1 - |u (n-1) - m|, 0)`` with ``xp`` = numpy or jax.numpy, as evaluate does."""
+        return xp.maximum(1 - xp.abs(u * (self.n - 1) - m), 0)
 
     def to_config(self) -> dict:
         """JSON-serialisable description of the family."""
         return {"kind": "hats", "n": self.n}
 
 
+class _Trig(_FamilyBase):
+    """What ``Sines`` and ``Cosines`` share: frequencies ``1..n``, kernels in ``jaxtree._trig``.
+
+    Subclasses set ``_part`` (0 for sin, 1 for cos of the kernels' ``(sin, cos)`` pairs),
+    ``_sympy_name`` and ``_latex_name``.
+    """
+
+    _part: int
+    _sympy_name: str
+    _latex_name: str
+
+    @property
+    def size(self) -> int:
+        """Number of functions in the family."""
+        return self.n
+
+    def templates(self) -> tuple[str, ...]:
+        """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
+        head = self._sympy_name
+        return tuple(f"{head}({'' if i == 1 else i}π{{cx}})" for i in range(1, self.n + 1))
+
+    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
+        """Evaluates the family: float array (...,) -> n values stacked at ``axis``.
+
+        Shares one :func:`jaxtree._trig.sincos_pi_range` with the other trigonometric family
+        evaluated on the same ``x`` through ``cache``.
+        """
+        pairs = _trig.shared_sincos_pi_range(x, self.n, cache)
+        return jnp.stack([pair[self._part] for pair in pairs], axis=axis)
+
+    def params(self) -> list[tuple[float, float]]:
+        """``(a, b) = (frequency, 0)`` per function, for :meth:`evaluate_params`."""
+        return [(float(i), 0.0) for i in range(1, self.n + 1)]
+
+    def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
+        """Parametric form ``sin(pi a x)`` or ``cos(pi a x)``: x, a float arrays of one shape.
+
+        Computed once per ``cache`` for both trigonometric families (one polynomial per
+        element), without calling ``sin``/``cos`` (:func:`jaxtree._trig.sincos_pi_times`).
+        """
+        return _shared_sincos_params(x, a, cache)[self._part]
+
+    def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
+        """``sin((m+1) pi u)`` or ``cos((m+1) pi u)`` with sympy's exact ``pi``."""
+        sp = _sympy()
+        return getattr(sp, self._sympy_name)((m + 1) * sp.pi * u)
+
+    def to_latex(self, m: int, var: str) -> str:
+        """``\\sin(3\\pi var)`` (the frequency 1 omitted)."""
+        freq = "" if m == 0 else str(m + 1)
+        return f"{self._latex_name}({freq}\\pi {var})"
+
+    def to_numeric(self, xp, m: int, u):
+        """``xp.sin((m+1) pi u)`` or ``xp.cos(...)`` with ``xp`` = numpy or jax.numpy."""
+        return getattr(xp, self._sympy_name)((m + 1) * math.pi * u)
+
+
 @dataclasses.dataclass(frozen=True)
-class Sines:
+class Sines(_Trig):
     """Sines ``sin(i pi x)`` for ``i = 1..n``.
 
     Attributes:
@@ -289,26 +343,12 @@ class Sines:
     """
 
     n: int
+    _part = 0
+    _sympy_name = "sin"
+    _latex_name = "\\sin"
 
     def __post_init__(self):
         object.__setattr__(self, "n", _check_count("Sines.n", self.n, 1))
-
-    @property
-    def size(self) -> int:
-        """Number of functions in the family."""
-        return self.n
-
-    def templates(self) -> tuple[str, ...]:
-        """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
-        return tuple(f"sin({'' if i == 1 else i}π{{cx}})" for i in range(1, self.n + 1))
-
-    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
-        """Evaluates the family: float array (...,) -> n values stacked at ``axis``."""
-        return jnp.stack([s for s, _ in _trig(x, self.n, cache)], axis=axis)
-
-    def params(self) -> list[tuple[int, float, float]]:
-        """(family code, a, b) per function for the parametric formula of ``evaluate_at``."""
-        return [(_SIN, float(i), 0.0) for i in range(1, self.n + 1)]
 
     def to_config(self) -> dict:
         """JSON-serialisable description of the family."""
@@ -316,7 +356,7 @@ class Sines:
 
 
 @dataclasses.dataclass(frozen=True)
-class Cosines:
+class Cosines(_Trig):
     """Cosines ``cos(i pi x)`` for ``i = 1..n``.
 
     Attributes:
@@ -324,44 +364,23 @@ class Cosines:
     """
 
     n: int
+    _part = 1
+    _sympy_name = "cos"
+    _latex_name = "\\cos"
 
     def __post_init__(self):
         object.__setattr__(self, "n", _check_count("Cosines.n", self.n, 1))
-
-    @property
-    def size(self) -> int:
-        """Number of functions in the family."""
-        return self.n
-
-    def templates(self) -> tuple[str, ...]:
-        """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
-        return tuple(f"cos({'' if i == 1 else i}π{{cx}})" for i in range(1, self.n + 1))
-
-    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
-        """Evaluates the family: float array (...,) -> n values stacked at ``axis``."""
-        return jnp.stack([c for _, c in _trig(x, self.n, cache)], axis=axis)
-
-    def params(self) -> list[tuple[int, float, float]]:
-        """(family code, a, b) per function for the parametric formula of ``evaluate_at``."""
-        return [(_COS, float(i), 0.0) for i in range(1, self.n + 1)]
 
     def to_config(self) -> dict:
         """JSON-serialisable description of the family."""
         return {"kind": "cosines", "n": self.n}
 
 
-def _trig(x: jnp.ndarray, n: int, cache: dict) -> list[tuple[jnp.ndarray, jnp.ndarray]]:
-    """Frequencies 1..n of (sin, cos)(pi i x), shared between families through ``cache``."""
-    have = cache.get("trig", [])
-    if len(have) < n:
-        have = _sincos_pi_range(x, max(n, cache.get("max_freq", n)))
-        cache["trig"] = have
-    return have[:n]
-
-
 @dataclasses.dataclass(frozen=True)
-class Powers:
+class Powers(_FamilyBase):
     """Monomials ``x, x^2, ..., x^degree``.
+
+    Computed by repeated multiplication (``x^d = x^(d-1) * x``), in every numeric form.
 
     Attributes:
         degree: Highest power, ``degree >= 1``.
@@ -391,9 +410,34 @@ class Powers:
             cols.append(cols[-1] * x)
         return jnp.stack(cols, axis=axis)
 
-    def params(self) -> list[tuple[int, float, float]]:
-        """(family code, a, b) per function for the parametric formula of ``evaluate_at``."""
-        return [(_POW, float(d), 0.0) for d in range(1, self.degree + 1)]
+    def params(self) -> list[tuple[float, float]]:
+        """``(a, b) = (d, 0)`` per function ``x^d``, for :meth:`evaluate_params`."""
+        return [(float(d), 0.0) for d in range(1, self.degree + 1)]
+
+    def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
+        """Parametric form ``x^a`` for integer ``a`` in ``1..degree`` (0 for other ``a``).
+
+        The same products as :meth:`evaluate` (so the same rounding), selected by ``a``.
+        """
+        zero = jnp.zeros((), x.dtype)
+        acc = x
+        val = jnp.where(a == 1, x, zero)
+        for d in range(2, self.degree + 1):
+            acc = acc * x
+            val = jnp.where(a == d, acc, val)
+        return val
+
+    def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
+        """``u**(m+1)``."""
+        return u ** (m + 1)
+
+    def to_latex(self, m: int, var: str) -> str:
+        """``var`` or ``var^{d}``."""
+        return var if m == 0 else f"{var}^{{{m + 1}}}"
+
+    def to_numeric(self, xp, m: int, u):
+        """``u ** (m+1)`` (numpy and jax.numpy arrays alike)."""
+        return u ** (m + 1)
 
     def to_config(self) -> dict:
         """JSON-serialisable description of the family."""
@@ -401,7 +445,7 @@ class Powers:
 
 
 @dataclasses.dataclass(frozen=True)
-class TruncatedCubics:
+class TruncatedCubics(_FamilyBase):
     """Truncated cubics ``(x - t_m)_+^3`` with knots ``t_m = m / (n+1)``, ``m = 1..n``.
 
     ``n = 9`` gives the knots ``0.1, 0.2, ..., 0.9``. Values lie in ``[0, 1)`` on ``[0, 1]``.
@@ -434,9 +478,28 @@ class TruncatedCubics:
         u = jnp.maximum(xe - knots, 0)
         return u * u * u
 
-    def params(self) -> list[tuple[int, float, float]]:
-        """(family code, a, b) per function for the parametric formula of ``evaluate_at``."""
-        return [(_TCUBIC, float(t), 0.0) for t in self.knots()]
+    def params(self) -> list[tuple[float, float]]:
+        """``(a, b) = (t_m, 0)`` per function, for :meth:`evaluate_params`."""
+        return [(float(t), 0.0) for t in self.knots()]
+
+    def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
+        """Parametric form ``max(x - a, 0)^3``: x, a float arrays of one shape."""
+        u = jnp.maximum(x - a, 0)
+        return u * u * u
+
+    def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
+        """``Max(u - t, 0)**3`` with the exact knot ``t = (m+1)/(n+1)``."""
+        sp = _sympy()
+        return sp.Max(u - sp.Rational(m + 1, self.n + 1), 0) ** 3
+
+    def to_latex(self, m: int, var: str) -> str:
+        """``(var - t)_+^{3}``, the knot with 4 significant digits."""
+        t = _latex_number((m + 1) / (self.n + 1), 4)
+        return f"({var} - {t})_+^{{3}}"
+
+    def to_numeric(self, xp, m: int, u):
+        """``max(u - t, 0) ** 3`` with ``xp`` = numpy or jax.numpy."""
+        return xp.maximum(u - (m + 1) / (self.n + 1), 0) ** 3
 
     def to_config(self) -> dict:
         """JSON-serialisable description of the family."""
@@ -444,7 +507,7 @@ class TruncatedCubics:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class CustomFunction:
+class CustomFunction(_FamilyBase):
     """A user-supplied basis function.
 
     Equality and hashing use the name and the *identity* of ``fn``, so a basis holding custom
@@ -542,15 +605,53 @@ class CustomFunction:
         """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
         return (self.template,)
 
-    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
-        """Evaluates the function: float array (...,) -> one value stacked at ``axis``."""
+    def _values(self, x: jnp.ndarray) -> jnp.ndarray:
+        """``fn(x)`` checked to be elementwise, in the dtype of ``x``."""
         values = jnp.asarray(self.fn(x))
         if values.shape != x.shape:
             raise ValueError(
                 f"custom basis function {self.name!r} must be elementwise: on an input of shape "
                 f"{x.shape} it returned shape {values.shape}."
             )
-        return jnp.expand_dims(values.astype(x.dtype), axis)
+        return values.astype(x.dtype)
+
+    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
+        """Evaluates the function: float array (...,) -> one value stacked at ``axis``."""
+        return jnp.expand_dims(self._values(x), axis)
+
+    def params(self) -> list[tuple[float, float]]:
+        """``(a, b) = (0, 0)``: the function has no parameters."""
+        return [(0.0, 0.0)]
+
+    def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
+        """``fn(x)`` on every element (``a``, ``b`` unused)."""
+        return self._values(x)
+
+    def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
+        """``custom[name](u)`` if given, else an undefined ``sympy.Function`` named after it.
+
+        The function's name is made an identifier (``"tanh(3{x})"`` -> ``tanh_3_x``).
+        """
+        custom = custom or {}
+        if self.name in custom:
+            return custom[self.name](u)
+        sp = _sympy()
+        ident = re.sub(r"\W+", "_", self.name).strip("_") or "phi"
+        if ident[0].isdigit():
+            ident = "f_" + ident
+        return sp.Function(ident)(u)
+
+    def to_latex(self, m: int, var: str) -> str:
+        """The name template with ``var``; ``name(...)`` becomes ``\\operatorname{name}(...)``."""
+        text = self.template.format(x=var, arg=var, cx=var)
+        if re.fullmatch(r"[A-Za-z]+\(.*\)", text):
+            head, rest = text.split("(", 1)
+            return f"\\operatorname{{{head}}}({rest}"
+        return text
+
+    def to_numeric(self, xp, m: int, u):
+        """``fn(u)`` as given (on numpy arrays for ``xp = numpy``)."""
+        return xp.asarray(self.fn(u))
 
     def to_config(self) -> dict:
         """JSON-serialisable description: the name only (pass ``fn`` again to load)."""
@@ -676,7 +777,38 @@ class Basis:
             raise TypeError(f"var must be a str; got {type(var).__name__}.")
         if not var:
             raise ValueError("var must be a non-empty str, e.g. 'x1'.")
-        return self.templates[int(i)].format(**_render_fields(var))
+        family, m = self.locate(i)
+        return family.render(m, var)
+
+    def locate(self, i: int) -> tuple[_Family, int]:
+        """Returns the family holding function ``i`` and the function's index within it.
+
+        Args:
+            i: Function index in ``[0, q)``.
+
+        Returns:
+            ``(family, m)`` with ``0 <= m < family.size``; the family's methods (``render``,
+            ``to_sympy``, ``to_latex``, ``to_numeric``) take ``m``.
+
+        Raises:
+            TypeError: If ``i`` is not an int.
+            ValueError: If ``i`` is out of range.
+
+        Examples:
+            >>> from jaxtree.basis import Basis, Sines, Powers
+            >>> Basis((Sines(3), Powers(2))).locate(4)
+            (Powers(degree=2), 1)
+        """
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"i must be an int in [0, {self.q}); got {type(i).__name__}.")
+        if not 0 <= i < self.q:
+            raise ValueError(f"i must be in [0, {self.q}) for this basis; got {i}.")
+        m = int(i)
+        for family in self.families:
+            if m < family.size:
+                return family, m
+            m -= family.size
+        raise AssertionError("unreachable: i < q")  # pragma: no cover
 
     # ---- evaluation ------------------------------------------------------------------------
 
@@ -712,11 +844,13 @@ class Basis:
     def evaluate_at(self, x: jnp.ndarray, index: jnp.ndarray) -> jnp.ndarray:
         """Evaluates one basis function per element: ``phi_index(x)``.
 
-        Costs a few dozen flops per element, not ``q`` evaluations: each index selects a
-        family code and two parameters from constant tables, and the result is a select among
-        the family formulas (plus one column per custom function, if any). Agrees with
-        ``evaluate(x)[..., index]`` to rounding (float32 ~1e-6 for frequencies <= 20; built-in
-        non-trigonometric families exactly).
+        Costs a few dozen flops per element, not ``q`` evaluations: each index selects its
+        family and two parameters from constant tables, and the result is a select among the
+        families' parametric forms (``evaluate_params``; one column per custom function).
+        Agrees with
+        ``evaluate(x)[..., index]`` to rounding (float32 ~1e-6 for frequencies <= 20; the
+        other built-in families to an ulp: the formulas are the same, but the compiler may
+        fuse a multiply-add differently in the two programs).
 
         Args:
             x: Float array of shape (...,).
@@ -739,58 +873,25 @@ class Basis:
         return _evaluate_at_jit(self, x, index)
 
     def _evaluate_at_impl(self, x: jnp.ndarray, index: jnp.ndarray) -> jnp.ndarray:
+        # One row (family number g, a, b) per function; every family's parametric form runs on
+        # all elements and a select keeps, per element, its own family's value. The families
+        # share work through `cache` (both trigonometric families: one polynomial).
         x, index = jnp.broadcast_arrays(x, index)
         dtype = x.dtype
-        rows: list[tuple[int, float, float]] = []
-        n_custom = 0
-        for fam in self.families:
-            if isinstance(fam, CustomFunction):
-                rows.append((_CUSTOM, float(n_custom), 0.0))
-                n_custom += 1
-            else:
-                rows.extend(fam.params())
-        code_t = np.array([r[0] for r in rows], np.int32)
+        rows = [(g, a, b) for g, fam in enumerate(self.families) for a, b in fam.params()]
+        group_t = np.array([r[0] for r in rows], np.int32)
         a_t = np.array([r[1] for r in rows], dtype)
         b_t = np.array([r[2] for r in rows], dtype)
-        codes = set(code_t.tolist())
 
         valid = (index >= 0) & (index < self.q)
         idx = jnp.clip(index, 0, self.q - 1)
-        code = jnp.asarray(code_t)[idx]
+        group = jnp.asarray(group_t)[idx]
         a = jnp.asarray(a_t)[idx]
         b = jnp.asarray(b_t)[idx]
-        zero = jnp.zeros((), dtype)
-
-        conds, values = [], []
-        if _HAT in codes:
-            conds.append(code == _HAT)
-            values.append(jnp.maximum(1 - jnp.abs(x * a - b), 0))
-        if _SIN in codes or _COS in codes:
-            # A non-trig element gets frequency 1: harmless and keeps the split exact.
-            freq = jnp.where((code == _SIN) | (code == _COS), a, jnp.ones((), dtype))
-            s, c = _sincos_pi_times(x, freq)
-            conds += [code == _SIN, code == _COS]
-            values += [s, c]
-        if _POW in codes:
-            max_deg = max(f.degree for f in self.families if isinstance(f, Powers))
-            acc = x
-            val = jnp.where(a == 1, x, zero)
-            for d in range(2, max_deg + 1):
-                acc = acc * x
-                val = jnp.where(a == d, acc, val)
-            conds.append(code == _POW)
-            values.append(val)
-        if _TCUBIC in codes:
-            u = jnp.maximum(x - a, 0)
-            conds.append(code == _TCUBIC)
-            values.append(u * u * u)
-        if _CUSTOM in codes:
-            customs = [f for f in self.families if isinstance(f, CustomFunction)]
-            cols = jnp.stack([f.evaluate(x, {})[..., 0] for f in customs], axis=-1)
-            which = jnp.clip(a.astype(jnp.int32), 0, n_custom - 1)
-            conds.append(code == _CUSTOM)
-            values.append(jnp.take_along_axis(cols, which[..., None], axis=-1)[..., 0])
-        out = jnp.select(conds, values, zero)
+        cache: dict = {}
+        conds = [group == g for g in range(len(self.families))]
+        values = [fam.evaluate_params(x, a, b, cache) for fam in self.families]
+        out = jnp.select(conds, values, jnp.zeros((), dtype))
         return jnp.where(valid, out, jnp.asarray(jnp.nan, dtype))
 
     # ---- composition and serialisation -----------------------------------------------------

@@ -85,10 +85,14 @@ class TreeRegressor:
         returning True stops the search early.
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
+      search: ``"greedy"`` (the paper's algorithm, one insertion at a time) or ``"backfit"``
+        (adds pair lookahead while the tree is small and replacement moves after every
+        insertion; see :func:`jaxtree.search.search_config`). Streaming supports ``"greedy"``.
       validation_fraction: None (default) grows the tree to ``k`` operations. A float in
         ``(0, 1)`` chooses the size from the data: that fraction of the rows is held out, the
         search runs to ``k`` on the rest while recording the held-out MSE after every
-        iteration, the smallest size within 1% of the best held-out MSE is chosen (``k_``),
+        iteration, the smallest size within one standard error of the best held-out MSE
+        (``MSE * sqrt(2 / n_held)``) is chosen (``k_``),
         and the tree is refitted on all rows with ``k_`` operations. ``path_`` lists every
         size with its training and held-out error and formula. Engine ``"jax"``, in memory.
       cache_basis: evaluate the basis once for all rows and keep it (opt-in: holds
@@ -108,8 +112,9 @@ class TreeRegressor:
         :data:`jaxtree.search.CHOICE_KEYS`, the same on both engines).
       status_: the search's :class:`jaxtree.search.Status` flags.
       k_: the number of operations of the fitted tree.
-      path_: with ``validation_fraction``: one dict per size (``n_ops``, ``train_mse``,
-        ``val_mse``, ``formula``) from the selection run; else None.
+      path_: with ``validation_fraction``: one dict per iteration of the selection run
+        (``n_ops``, ``train_mse``, ``val_mse``, ``formula`` and ``model``, a
+        :class:`jaxtree.model.TreeModel` to predict with at that size); else None.
       n_features_in_: number of covariates; feature_names_in_: their names when X had
         string column names.
 
@@ -126,7 +131,7 @@ class TreeRegressor:
                  refine_steps: int = 20, precision: str = "highest", clip: bool = True,
                  verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
                  devices=None, cache_basis: bool = False,
-                 validation_fraction: Optional[float] = None):
+                 validation_fraction: Optional[float] = None, search: str = "greedy"):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -142,6 +147,7 @@ class TreeRegressor:
         self.cache_basis = cache_basis
         self.devices = devices
         self.validation_fraction = validation_fraction
+        self.search = search
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -216,7 +222,7 @@ class TreeRegressor:
         sw = V.check_sample_weight(sample_weight, n)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.asarray(xa), x64)
-        V.check_representable(xa, ya, dtype)
+        V.check_representable(xa, ya, dtype, feature_names=names)
 
         if np.asarray(y).ndim == 2:  # check_y accepted a column vector
             warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
@@ -239,14 +245,14 @@ class TreeRegressor:
         ``fit_batch`` and ``load``). Sets every learned attribute at once, at the end, so an
         interrupted fit leaves the estimator as it was; warns about a degenerate search."""
         status = search.Status(int(status))
-        bad = status & ~search.Status.STOPPED
+        bad = status & search.Status.NO_CANDIDATE  # FULL: the tree reached k operations
         if warn and bad:
             warnings.warn(f"{search.message(bad)}.", RuntimeWarning, stacklevel=3)
         self.model_ = model
         self.history_ = np.asarray(history, np.float64)
         self.choices_ = list(choices)
         self.status_ = status
-        self.k_ = max(len(self.history_) - 1, 0) if len(self.choices_) else _n_ops(model.program)
+        self.k_ = _n_ops(model.program)
         self.path_ = self.__dict__.pop("_path", None)
         self.n_features_in_ = model.n_features
         if names is not None:
@@ -272,9 +278,10 @@ class TreeRegressor:
         return bool(self.callback(it, loss, info)) if self.callback is not None else False
 
     def _config(self, params, n, p) -> search.Config:
-        return search.Config(max_k=params.k, refine=self.refine, sweeps=params.sweeps,
-                             steps=params.steps, precision=scoring.PRECISIONS[self.precision],
-                             buckets=scoring.buckets_for(n, p, params.basis.q, params.k))
+        return search.search_config(
+            self.search, params.k, -(-n // params.chunk), params.chunk, refine=self.refine,
+            sweeps=params.sweeps, steps=params.steps, precision=scoring.PRECISIONS[self.precision],
+            buckets=scoring.buckets_for(n, p, params.basis.q, params.k))
 
     def _data(self, xs, ys, sw, params, dtype):
         data = scoring.chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype),
@@ -303,14 +310,16 @@ class TreeRegressor:
             lambda p: _held_out_mse(p, held_data, params.basis))
         sel = search.run(step, prog.empty_program(cfg.max_k, dtype), params.k + 1,
                          self._progress, loss_scale=scale, keep_states=True)
-        k_best = _choose_size(sel.val_history)
+        k_best = _n_ops(sel.programs[_choose_size(sel.val_history, len(held))])
         names = self._bar.names
-        self._path = [dict(n_ops=i, train_mse=float(sel.history[i]), val_mse=float(sel.val_history[i]),
-                           formula=model_.TreeModel.from_scaling(
-                               sel.programs[i], sc, dtype, params.basis,
-                               names).formula())
-                      for i in range(len(sel.history))]
+        models = [model_.TreeModel.from_scaling(jax.tree_util.tree_map(jnp.asarray, p), sc, dtype,
+                                                params.basis, names) for p in sel.programs]
+        self._path = [dict(n_ops=_n_ops(m.program), train_mse=float(h), val_mse=float(v),
+                           formula=m.formula(), model=m)
+                      for m, h, v in zip(models, sel.history, sel.val_history)]
         self._bar.reset(k_best, "refit")
+        if cfg.pair_leaves:  # a pair uses two operations: the capacity bounds the refit's size
+            cfg = cfg._replace(max_k=max(k_best, 1))
         return search.fit(self._data(xs, ys, sw, params, dtype), params.basis, k_best, cfg,
                           callback=self._progress, loss_scale=scale)
 
@@ -331,7 +340,9 @@ class TreeRegressor:
             y = y if isinstance(y, np.ndarray) else V.check_y(y, X.shape[0] if X.ndim else 0)
             if y.dtype.kind in "biu":  # integer targets: n numbers, cheap to hold as floats
                 y = np.asarray(y, np.float64)
-            reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=params.chunk)
+            # A small memmap simply fits: one chunk of all its rows.
+            chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
+            reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
         sc = stream_.scaling(reader)
@@ -353,8 +364,8 @@ class TreeRegressor:
         def step(tree):
             tree, r = reference_.step(tree, phi, ys, sw, max_k=params.k, refine=self.refine,
                                       sweeps=params.sweeps)
-            choice = scoring.Choice(r.flat_index, r.slot, r.op, r.feature, r.basis, r.weight,
-                                    r.intercept, r.sse)
+            choice = search.Choice(r.flat_index, r.slot, r.op, r.feature, r.basis, r.weight,
+                                   r.intercept, r.sse)
             return tree, search.StepInfo(r.loss, choice, search.STATUS_OK)
 
         res = search.run(step, None, params.k + 1, self._progress, loss_scale=float(sc.y_scale) ** 2)
@@ -552,6 +563,7 @@ PARAMETER_CONSTRAINTS = {
     "clip": V.check_bool,
     "callback": _check_callback,
     "devices": _check_devices,
+    "search": lambda v, n: V.check_choice(v, n, search.SEARCHES),
 }
 
 
@@ -565,6 +577,9 @@ def check_params(params) -> _Params:
     for name, check in PARAMETER_CONSTRAINTS.items():
         if name in params:
             check(params[name], name)
+    if params.get("engine", "jax") == "reference" and params.get("search", "greedy") != "greedy":
+        raise ValueError("engine='reference' implements the paper's algorithm: use search='greedy' "
+                         "(other searches need engine='jax').")
     if params.get("engine", "jax") == "reference" and params.get("validation_fraction") is not None:
         raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
                          "paper's algorithm with a fixed k).")
@@ -580,10 +595,6 @@ def check_params(params) -> _Params:
 
 _held_out_mse = jax.jit(refine_.mse, static_argnames=("basis",))
 
-SIZE_RTOL = 0.01
-"""The size chosen by validation is the smallest within this fraction of the best held-out MSE."""
-
-
 def _n_ops(program) -> int:
     return int((int(np.asarray(program.n_slots)) - 1) // 2) if int(np.asarray(program.n_slots)) else 0
 
@@ -596,12 +607,18 @@ def _split(n: int, fraction, random_state):
     return np.sort(order[n_held:]), np.sort(order[:n_held])
 
 
-def _choose_size(val_history) -> int:
-    """The smallest number of operations whose held-out MSE is within ``SIZE_RTOL`` of the best
-    (the path starts at 0 operations, the first leaf)."""
+def _choose_size(val_history, n_held: int) -> int:
+    """The smallest number of operations whose held-out MSE is within one standard error of
+    the best (the "one-standard-error rule"; the path starts at 0 operations, the first leaf).
+
+    The standard error of a held-out MSE over ``n_held`` rows with Gaussian residuals is
+    ``MSE * sqrt(2 / n_held)``; it is the tolerance, so a larger tree must beat a smaller
+    one by more than the held-out set can resolve.
+    """
     val = np.asarray(val_history, np.float64)
     best = np.min(val)
-    return int(np.flatnonzero(val <= best + SIZE_RTOL * abs(best))[0])
+    tol = np.sqrt(2.0 / max(int(n_held), 1)) * abs(best)
+    return int(np.flatnonzero(val <= best + tol)[0])
 
 
 def _check_fraction(value, name):

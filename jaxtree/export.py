@@ -23,14 +23,13 @@ needed. Every function reads the model once to the host; none is meant for a hot
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
-from jaxtree import basis as basis_
 from jaxtree import program as prog
+from jaxtree.basis import _latex_number
 
 __all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history"]
 
@@ -66,8 +65,10 @@ class _Host:
         self.y_scale = float(model.y_scale)
         self.basis = model.basis
         self.names = tuple(str(n) for n in model.feature_names)
-        # Global basis index -> (family, index within the family).
-        self.functions = [(fam, m) for fam in model.basis.families for m in range(fam.size)]
+        # Global basis index -> (family, index within the family). Each leaf function renders
+        # itself: the family's to_sympy / to_latex / to_numeric (jaxtree.basis), so no formula
+        # of a basis function is written in this module.
+        self.functions = [model.basis.locate(i) for i in range(model.basis.q)]
 
     def fold(self, leaf: Callable[[int], Any], add: Callable, mul: Callable, empty):
         """Folds the tree bottom-up: ``leaf(slot)`` at leaves, ``add``/``mul`` at op nodes."""
@@ -93,27 +94,6 @@ def _check_model(model) -> None:
 
 
 # ------------------------------------------------------------------------------- sympy
-
-
-def _sympy_function(sp, fam, m: int, u, custom: Mapping[str, Callable]):
-    if isinstance(fam, basis_.Hats):
-        h = sp.Rational(1, fam.n - 1)
-        return sp.Max(0, 1 - sp.Abs(u - m * h) / h)
-    if isinstance(fam, basis_.Sines):
-        return sp.sin((m + 1) * sp.pi * u)
-    if isinstance(fam, basis_.Cosines):
-        return sp.cos((m + 1) * sp.pi * u)
-    if isinstance(fam, basis_.Powers):
-        return u ** (m + 1)
-    if isinstance(fam, basis_.TruncatedCubics):
-        return sp.Max(u - sp.Rational(m + 1, fam.n + 1), 0) ** 3
-    # A custom function: the user's sympy counterpart, or an undefined Function of that name.
-    if fam.name in custom:
-        return custom[fam.name](u)
-    ident = re.sub(r"\W+", "_", fam.name).strip("_") or "phi"
-    if ident[0].isdigit():
-        ident = "f_" + ident
-    return sp.Function(ident)(u)
 
 
 def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[str, Callable]] = None):
@@ -149,8 +129,10 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
         scaled.append(sp.Min(sp.Max(u, 0), 1) if clip else u)
 
     def leaf(slot):
+        # The readable form (exact rationals, |u - t|/h), equal to predict in exact arithmetic;
+        # the numeric form of to_callable differs on purpose (see jaxtree.basis families).
         fam, m = h.functions[int(h.basis_index[slot])]
-        phi = _sympy_function(sp, fam, m, scaled[int(h.feature[slot])], custom)
+        phi = fam.to_sympy(m, scaled[int(h.feature[slot])], custom)
         return sp.Float(h.weight[slot]) * phi
 
     tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, sp.Integer(0))
@@ -158,14 +140,6 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
 
 
 # ------------------------------------------------------------------------------- LaTeX
-
-
-def _latex_number(v: float, digits: int) -> str:
-    text = f"{v:.{digits}g}"
-    if "e" in text:
-        mant, exp = text.split("e")
-        return f"{mant} \\cdot 10^{{{int(exp)}}}"
-    return text
 
 
 def _latex_var(name: str) -> str:
@@ -176,25 +150,6 @@ def _latex_var(name: str) -> str:
         return name
     escaped = re.sub(r"([_#$%&{}])", r"\\\1", name)
     return f"\\mathrm{{{escaped}}}"
-
-
-def _latex_function(fam, m: int, var: str, digits: int) -> str:
-    if isinstance(fam, basis_.Hats):
-        return f"\\operatorname{{hat}}({var}; {_latex_number(m / (fam.n - 1), 4)})"
-    if isinstance(fam, (basis_.Sines, basis_.Cosines)):
-        fn = "\\sin" if isinstance(fam, basis_.Sines) else "\\cos"
-        freq = "" if m == 0 else str(m + 1)
-        return f"{fn}({freq}\\pi {var})"
-    if isinstance(fam, basis_.Powers):
-        return var if m == 0 else f"{var}^{{{m + 1}}}"
-    if isinstance(fam, basis_.TruncatedCubics):
-        t = _latex_number((m + 1) / (fam.n + 1), 4)
-        return f"({var} - {t})_+^{{3}}"
-    text = fam.template.format(x=var, arg=var, cx=var)
-    if re.fullmatch(r"[A-Za-z]+\(.*\)", text):
-        head, rest = text.split("(", 1)
-        return f"\\operatorname{{{head}}}({rest}"
-    return text
 
 
 def to_latex(model, *, digits: int = 3) -> str:
@@ -219,7 +174,7 @@ def to_latex(model, *, digits: int = 3) -> str:
         fam, m = h.functions[int(h.basis_index[slot])]
         var = _latex_var(h.names[int(h.feature[slot])])
         return ("leaf", f"{_latex_number(h.weight[slot], digits)}\\,"
-                        f"{_latex_function(fam, m, var, digits)}")
+                        f"{fam.to_latex(m, var)}")
 
     def add(a, b):
         return ("+", f"{a[1]} + {b[1]}")
@@ -240,23 +195,6 @@ def to_latex(model, *, digits: int = 3) -> str:
 
 
 # ---------------------------------------------------------------------------- callables
-
-
-def _numeric_function(xp, fam, m: int, u):
-    # The families of _sympy_function, written as Basis.evaluate computes them (a hat as
-    # max(1 - |u (n-1) - m|, 0), not the readable |u - t|/h) so that to_callable agrees
-    # with predict to rounding; the two sets of formulas differ on purpose.
-    if isinstance(fam, basis_.Hats):
-        return xp.maximum(1 - xp.abs(u * (fam.n - 1) - m), 0)
-    if isinstance(fam, basis_.Sines):
-        return xp.sin((m + 1) * math.pi * u)
-    if isinstance(fam, basis_.Cosines):
-        return xp.cos((m + 1) * math.pi * u)
-    if isinstance(fam, basis_.Powers):
-        return u ** (m + 1)
-    if isinstance(fam, basis_.TruncatedCubics):
-        return xp.maximum(u - (m + 1) / (fam.n + 1), 0) ** 3
-    return xp.asarray(fam.fn(u))
 
 
 def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable:
@@ -305,8 +243,11 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
             u = xp.clip(u, 0.0, 1.0)
 
         def leaf(slot):
+            # to_numeric is written as Basis.evaluate computes the function (a hat as
+            # max(1 - |u (n-1) - m|, 0), not the readable |u - t|/h of to_sympy) so that f
+            # agrees with predict to rounding; see the family methods in jaxtree.basis.
             fam, m = h.functions[int(h.basis_index[slot])]
-            return h.weight[slot] * _numeric_function(xp, fam, m, u[:, int(h.feature[slot])])
+            return h.weight[slot] * fam.to_numeric(xp, m, u[:, int(h.feature[slot])])
 
         tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, 0.0)
         out = h.y_center + h.y_scale * (h.intercept + tree + xp.zeros(x2.shape[0], dtype))

@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import moves
 from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring
@@ -100,6 +101,68 @@ class Config(NamedTuple):
     steps: int = 20
     precision: jax.lax.Precision = jax.lax.Precision.HIGHEST
     buckets: tuple = ()
+    pair_leaves: int = 0
+    pair_max_leaves: int = 0
+    pair_chunks: int = 0
+    replace_moves: int = 0
+
+
+SEARCHES = ("greedy", "backfit")
+"""Search strategies (the estimator's ``search=``): ``"greedy"`` is the paper's algorithm
+exactly; ``"backfit"`` adds pair lookahead and replacement moves (:func:`search_config`)."""
+
+
+def search_config(search: str, max_k: int, n_chunks: int, chunk: int, **kw) -> Config:
+    """The :class:`Config` of a named search strategy.
+
+    ``"backfit"`` (measured in BENCHMARKS.md):
+
+    * **pair lookahead** while the tree has 1 to ``PAIR_MAX_LEAVES`` leaves: the best
+      product ``w' phi_a(x_i) phi_b(x_l)`` inserted under ``+`` or ``*`` at the first leaf
+      rank (:func:`jaxtree.moves.score_pairs`) competes with the best single insertion. Pairs
+      are screened on at most ``PAIR_ROWS`` rows (the first chunks), the winner's weight is
+      then fitted exactly on all rows, and the pair is taken when its gain per operation
+      beats the single insertion's (it uses two operations). This finds products such as
+      ``sin(3 pi x1) cos(2 pi x2)`` whose factors carry no marginal signal, which a
+      one-leaf-at-a-time search only stumbles upon through noise.
+    * **replacement** (backfitting) after every insertion: up to ``REPLACE_MOVES`` times,
+      re-choose the leaf ``(i, j)`` whose replacement lowers the loss most given the rest of
+      the tree (:func:`jaxtree.moves.score_replace`), refine, and keep it only if the loss
+      fell. Early choices made on little evidence get revised.
+    """
+    if search == "greedy":
+        return Config(max_k=max_k, **kw)
+    pair_chunks = max(1, min(n_chunks, PAIR_ROWS // max(chunk, 1)))
+    return Config(max_k=max_k, pair_leaves=1, pair_max_leaves=PAIR_MAX_LEAVES,
+                  pair_chunks=pair_chunks, replace_moves=REPLACE_MOVES, **kw)
+
+
+PAIR_MAX_LEAVES = 4
+PAIR_ROWS = 4096
+REPLACE_MOVES = 2
+MOVE_INSERT, MOVE_PAIR = 0, 1
+
+
+class Choice(NamedTuple):
+    """The record of one iteration's move (the same fields on every engine and path).
+
+    The fields of :class:`jaxtree.scoring.Choice`, plus ``move`` (``MOVE_INSERT`` or
+    ``MOVE_PAIR``), the pair's second factor ``feature2``/``basis2`` (``-1`` otherwise) and
+    ``replaced``, the number of replacement moves kept after the insertion.
+    """
+
+    flat_index: Any
+    slot: Any
+    op: Any
+    feature: Any
+    basis: Any
+    weight: Any
+    intercept: Any
+    sse: Any
+    move: Any = MOVE_INSERT
+    feature2: Any = -1
+    basis2: Any = -1
+    replaced: Any = 0
 
 
 class StepInfo(NamedTuple):
@@ -115,15 +178,85 @@ class StepInfo(NamedTuple):
     val_loss: Any = None
 
 
-def step(program: prog.Program, data: scoring.Data, basis, config: Config):
-    """One greedy iteration: score all candidates, insert the best, refine.
+def _adjust(data, basis, config: Config):
+    """The configured weight refinement, ``p -> (p, loss)`` (None: no refinement)."""
+    if config.refine == "coordinate":
+        return lambda p: refine_.coordinate(p, data, basis, sweeps=config.sweeps,
+                                            max_leaves=config.max_k + 1)
+    if config.refine == "optax":
+        return lambda p: refine_.joint(p, data, basis, steps=config.steps)
+    return None
 
-    On the empty program this picks the first leaf. Pure and traceable.
+
+def _exact_leaf_fit(program, slot, data, basis):
+    """Refits leaf ``slot``'s weight and the intercept exactly on all rows: ``(p, mse)``."""
+    coarse = refine_.coarse(data)
+
+    def body(acc, ch):
+        return scoring.merge(acc, refine_.coordinate_moments(program, slot, *ch, basis)), None
+
+    z = jnp.zeros((), data.x.dtype)
+    mo, _ = jax.lax.scan(body, scoring.Moments(z, z, z, z, z, z), (coarse.x, coarse.y, coarse.w))
+    return refine_.coordinate_update(program, slot, mo)
+
+
+def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n):
+    """The best pair insertion if it beats the single insertion per operation.
+
+    Returns ``(program, sse, pair_choice, take)``; ``take`` is False where no pair fits.
+    """
+    head = jax.tree_util.tree_map(lambda a: a[:config.pair_chunks], data)
+    ps = moves.score_pairs(program, head, basis, max_rows=config.pair_leaves,
+                           precision=config.precision)
+    pc = moves.select_pair(ps, basis.q)
+    cand = moves.apply_pair(program, pc)
+    slot_a = jnp.where(program.n_slots == 0, 1, program.n_slots + 2)
+    cand, mse = _exact_leaf_fit(cand, slot_a, data, basis)
+    sse = mse * n
+    # Not on the empty tree: a product at the root would leave no '+' above it, and the
+    # moves insert only at leaves, so no additive term could join it later.
+    early = (program.n_slots > 0) & (prog.n_leaves(program) <= config.pair_max_leaves)
+    room = program.n_slots + 4 <= program.capacity
+    take = (early & room & jnp.isfinite(ps.sse).any() & jnp.isfinite(sse)
+            & ((rss - sse) > 2 * (rss - single_sse)))
+    return cand, sse, pc, take
+
+
+def _replace_moves(program, loss, data, basis, config: Config, adjust):
+    """Up to ``config.replace_moves`` best replacements, each refined and kept only if the
+    loss fell (relative ``1e-7`` float32 / ``1e-12`` float64). Returns ``(p, loss, kept)``."""
+    rtol = refine_.lbfgs_rtol(program.weight.dtype) * 10
+    n = jnp.sum(data.w)
+
+    def body(_, carry):
+        p, cur, kept, go = carry
+        rs = moves.score_replace(p, data, basis, max_leaves=config.max_k + 1,
+                                 precision=config.precision)
+        rc = moves.select_replace(rs, basis.q)
+        cand = moves.apply_replace(p, rc)
+        cand, cand_loss = adjust(cand) if adjust is not None else (cand, rc.sse / n)
+        better = go & jnp.isfinite(cand_loss) & (cand_loss < cur * (1 - rtol))
+        p = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), cand, p)
+        return p, jnp.where(better, cand_loss, cur), kept + better.astype(jnp.int32), better
+
+    init = (program, loss, jnp.zeros((), jnp.int32), program.n_slots > 1)
+    p, loss, kept, _ = jax.lax.fori_loop(0, config.replace_moves, body, init)
+    return p, loss, kept
+
+
+def step(program: prog.Program, data: scoring.Data, basis, config: Config):
+    """One search iteration: score all candidates, apply the best move, refine.
+
+    With the default :class:`Config` this is the paper's greedy iteration (insert the best
+    ``V op w'phi``, then adjust the weights). Pair lookahead and replacement moves are on
+    when ``config`` says so (:func:`search_config`). On the empty program this picks the
+    first leaf (or pair). Pure and traceable.
 
     Returns:
       ``(program, StepInfo)``.
     """
     max_leaves = config.max_k + 1
+    dt = data.x.dtype
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
                            precision=config.precision, buckets=config.buckets)
     choice = scoring.select(scores, basis.q)
@@ -131,38 +264,55 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
     room = was_empty | (program.n_slots + 2 <= program.capacity)
     ok = jnp.isfinite(choice.sse) & room
     new = scoring.apply(program, choice)
+    n = jnp.sum(data.w)
+    sse = choice.sse
+    record = Choice(*choice)
+    if config.pair_leaves:
+        pair_new, pair_sse, pc, take = _pair_lookahead(program, data, basis, config,
+                                                       choice.sse, scores.rss, n)
+        new = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), pair_new, new)
+        sse = jnp.where(take, pair_sse, sse)
+        ok = ok | take
+        pick = lambda a, b: jnp.where(take, a, b).astype(jnp.asarray(b).dtype)
+        record = Choice(pick(-1, record.flat_index), pick(pc.slot, record.slot),
+                        pick(pc.op, record.op), pick(pc.feature_a, record.feature),
+                        pick(pc.basis_a, record.basis), pick(new.weight[jnp.where(was_empty, 1, program.n_slots + 2)], record.weight),
+                        pick(new.intercept, record.intercept), pick(pair_sse, record.sse),
+                        pick(MOVE_PAIR, jnp.int32(MOVE_INSERT)), pick(pc.feature_b, jnp.int32(-1)),
+                        pick(pc.basis_b, jnp.int32(-1)), jnp.int32(0))
     # Every branch reports the training loss it already knows, so no extra pass over the
     # data: the chosen candidate's SSE, the last coordinate update's moments, or the
     # best L-BFGS value.
-    sse_loss = (choice.sse / jnp.sum(data.w)).astype(data.x.dtype)
-    if config.refine == "coordinate":
-        adjust = lambda p: refine_.coordinate(p, data, basis, sweeps=config.sweeps,
-                                              max_leaves=max_leaves)
-    elif config.refine == "optax":
-        adjust = lambda p: refine_.joint(p, data, basis, steps=config.steps)
-    else:
-        adjust = lambda p: (p, sse_loss)
-    new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), adjust, new)
+    sse_loss = (sse / n).astype(dt)
+    adjust = _adjust(data, basis, config)
+    refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
+    new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
+    if config.replace_moves:
+        new, loss, kept = _replace_moves(new, loss, data, basis, config, adjust)
+        record = record._replace(replaced=kept)
     new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, program)
     # A failed iteration keeps the tree: only then is its loss computed afresh.
     loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(program, data, basis))
     status = jnp.where(ok, STATUS_OK, jnp.where(room, STATUS_NO_CANDIDATE, STATUS_FULL))
     status = status.astype(jnp.int32)
     # The first leaf is reported as LEAF (not as an insertion under '+'), as by the reference.
-    choice = choice._replace(op=jnp.where(was_empty, prog.LEAF, choice.op).astype(jnp.int32),
-                             slot=jnp.where(was_empty, 0, choice.slot).astype(jnp.int32))
-    return new, StepInfo(loss, choice, status)
+    record = record._replace(op=jnp.where(was_empty, prog.LEAF, record.op).astype(jnp.int32),
+                             slot=jnp.where(was_empty, 0, record.slot).astype(jnp.int32))
+    return new, StepInfo(loss.astype(dt), record, status)
 
 
 step_jit = jax.jit(step, static_argnames=("basis", "config"))
 
 
-CHOICE_KEYS = scoring.Choice._fields
+CHOICE_KEYS = Choice._fields
 """Keys of every record in ``choices`` (the same on every engine and path):
 ``flat_index`` (the candidate's index in the iteration's score array), ``slot`` (the leaf
 replaced), ``op`` (``program.LEAF`` for the first leaf, then ``ADD``/``MUL``), ``feature``,
-``basis``, ``weight``, ``intercept`` (re-fitted, scaled units) and ``sse`` (the
-candidate's weighted residual sum of squares, scaled units, before refinement)."""
+``basis``, ``weight``, ``intercept`` (re-fitted, scaled units), ``sse`` (the
+candidate's weighted residual sum of squares, scaled units, before refinement), ``move``
+(``MOVE_INSERT`` or ``MOVE_PAIR``; a pair's ``flat_index`` is -1), ``feature2``/``basis2``
+(a pair's second factor, else -1)
+and ``replaced`` (replacement moves kept after the insertion)."""
 
 
 def host_choice(choice) -> dict:
@@ -226,11 +376,17 @@ def run(step: Callable, state, n_iter: int,
         host = jax.device_get((info, state) if keep_states else info)  # one transfer
         if keep_states:
             host, kept = host
-            states.append(kept)
         loss = np.asarray(host.loss, np.float64) * loss_scale
         flags = np.asarray(host.status, np.int64)
+        if not loss.ndim and flags & STATUS_FULL:
+            # The tree holds its capacity (a pair move filled it before k + 1 iterations):
+            # the search is done, and this iteration, which kept the tree, is not recorded.
+            status = STATUS_OK if status is None else status
+            break
         status = flags if status is None else status | flags
         history.append(loss)
+        if keep_states:
+            states.append(kept)
         if host.val_loss is not None:
             val.append(np.asarray(host.val_loss, np.float64) * loss_scale)
         if loss.ndim:  # a batch: one record per member

@@ -396,7 +396,8 @@ class _Step:
                     new, loss = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
         elif not was_empty and cfg.refine == "optax":
             new, loss = _joint(new, passes, cfg.steps)
-        return new, search.StepInfo(jnp.asarray(loss, dtype), choice, jnp.asarray(status, jnp.int32))
+        return new, search.StepInfo(jnp.asarray(loss, dtype), search.Choice(*choice),
+                                    jnp.asarray(status, jnp.int32))
 
 
 def fit(source, basis, k: int, config: search.Config,
@@ -421,6 +422,10 @@ def fit(source, basis, k: int, config: search.Config,
       :class:`jaxtree.search.SearchResult`, equal to the in-memory search on the same rows.
     """
     from jaxtree import sharding  # local: sharding imports nothing from here
+
+    if config.pair_leaves or config.replace_moves:
+        raise ValueError("Streamed fits run the paper's greedy search only (search='greedy'); "
+                         "pair lookahead and replacement moves need the data in memory.")
 
     first = next(iter(source))
     m, p = first[0].shape

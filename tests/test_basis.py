@@ -370,3 +370,105 @@ def test_evaluate_axis_places_the_function_index(axis):
 def test_evaluate_axis_errors(axis):
     with pytest.raises(ValueError, match="axis must be an integer"):
         default_basis().evaluate(jnp.zeros((4, 2)), axis=axis)
+
+
+# ------------------------------------------ each family's forms agree with its evaluation
+
+
+def _tanh2(x):
+    return jnp.tanh(2 * x)
+
+
+ALL_FORMS = [
+    Hats(2), Hats(7), Sines(9), Cosines(9), Powers(4), TruncatedCubics(5),
+    CustomFunction("tanh(2{x})", _tanh2),
+]
+
+
+def _family_id(family):
+    return f"{type(family).__name__}{family.size}"
+
+
+def _points():
+    # [0, 1] and beyond it (predict with clip=False evaluates there).
+    rng = np.random.default_rng(11)
+    return np.r_[np.linspace(-0.5, 1.5, 801), rng.uniform(0.0, 1.0, 500)]
+
+
+@pytest.mark.parametrize("family", ALL_FORMS, ids=_family_id)
+def test_parametric_form_matches_evaluate_float64(family):
+    # Each function's parametric traced form (evaluate_params with its own params row) equals
+    # its column of the array evaluation; eagerly, non-trigonometric families bit for bit.
+    exact = not isinstance(family, (Sines, Cosines))
+    with jax.enable_x64(True):
+        x = jnp.asarray(_points(), jnp.float64)
+        full = np.asarray(family.evaluate(x, {}))
+        assert full.shape == (x.size, family.size) and full.dtype == np.float64
+        params = family.params()
+        assert len(params) == family.size
+        for m, (a, b) in enumerate(params):
+            got = family.evaluate_params(x, jnp.full(x.shape, a), jnp.full(x.shape, b), {})
+            assert got.dtype == jnp.float64
+            if exact:
+                np.testing.assert_array_equal(np.asarray(got), full[:, m])
+            else:
+                np.testing.assert_allclose(np.asarray(got), full[:, m], rtol=0, atol=1e-12)
+        # The same through Basis.evaluate_at (jitted; every function at every point).
+        basis = Basis((family,))
+        every = basis.evaluate_at(x[None, :], jnp.arange(basis.q, dtype=jnp.int32)[:, None])
+        # (to an ulp: inside one jitted program XLA may fuse x * a - b differently)
+        np.testing.assert_allclose(np.asarray(every).T, full, rtol=0,
+                                   atol=1e-14 if exact else 1e-12)
+
+
+@pytest.mark.parametrize("family", ALL_FORMS, ids=_family_id)
+def test_family_renderings_match_evaluate(family):
+    # For every function m: the sympy form (lambdified), the numpy and jax.numpy forms used by
+    # to_callable, and the text name agree with the family's own evaluation and names.
+    sp = pytest.importorskip("sympy")
+    x = _points()
+    with jax.enable_x64(True):
+        full = np.asarray(family.evaluate(jnp.asarray(x, jnp.float64), {}))
+        u = sp.Symbol("u", real=True)
+        for m in range(family.size):
+            expr = family.to_sympy(m, u, {"tanh(2{x})": lambda v: sp.tanh(2 * v)})
+            np.testing.assert_allclose(sp.lambdify([u], expr, "numpy")(x) + 0 * x, full[:, m],
+                                       rtol=0, atol=1e-12)
+            np.testing.assert_allclose(family.to_numeric(np, m, x), full[:, m], rtol=0, atol=1e-12)
+            got = family.to_numeric(jnp, m, jnp.asarray(x))
+            np.testing.assert_allclose(np.asarray(got), full[:, m], rtol=0, atol=1e-12)
+            assert family.render(m, "x") == Basis((family,)).names[m]
+
+
+def test_family_latex_and_locate():
+    assert Hats(5).to_latex(2, "x") == "\\operatorname{hat}(x; 0.5)"
+    assert Sines(3).to_latex(2, "x_{1}") == "\\sin(3\\pi x_{1})"
+    assert Cosines(3).to_latex(0, "x") == "\\cos(\\pi x)"
+    assert Powers(3).to_latex(0, "x") == "x" and Powers(3).to_latex(2, "x") == "x^{3}"
+    assert TruncatedCubics(9).to_latex(0, "x") == "(x - 0.1)_+^{3}"
+    assert CustomFunction("tanh", jnp.tanh).to_latex(0, "x") == "\\operatorname{tanh}(x)"
+    assert CustomFunction("{x}⁴", lambda v: v**4).to_latex(0, "y") == "y⁴"
+    basis = _custom_basis()
+    flat = [(fam, m) for fam in basis.families for m in range(fam.size)]
+    assert [basis.locate(i) for i in range(basis.q)] == flat
+    assert basis.locate(np.int64(4)) == (Sines(3), 0)
+    with pytest.raises(ValueError, match=r"\[0, 17\)"):
+        basis.locate(basis.q)
+    with pytest.raises(TypeError, match="i must be an int"):
+        basis.locate(1.0)
+
+
+def test_evaluate_at_gradient_ignores_other_families():
+    # evaluate_at runs every family's parametric form on every element and selects; the
+    # discarded values (other families' parameters, x outside [0, 1]) must not leak into the
+    # gradient: it equals the gradient of the selected column of evaluate.
+    basis = _custom_basis()
+    rng = np.random.default_rng(5)
+    with jax.enable_x64(True):
+        x = jnp.asarray(rng.uniform(-2.0, 3.0, 400), jnp.float64)
+        index = jnp.asarray(rng.integers(0, basis.q, 400), jnp.int32)
+        g_at = jax.jit(jax.grad(lambda v: basis.evaluate_at(v, index).sum()))(x)
+        g_full = jax.jit(jax.grad(
+            lambda v: jnp.take_along_axis(basis.evaluate(v), index[:, None], axis=1).sum()))(x)
+        assert bool(jnp.all(jnp.isfinite(g_at)))
+        np.testing.assert_allclose(np.asarray(g_at), np.asarray(g_full), rtol=1e-9, atol=1e-9)

@@ -188,3 +188,10 @@ def test_parquet_without_pyarrow_is_a_clear_error(tmp_path, capsys, monkeypatch)
     assert cli.main(["fit", str(p), "--target", "y"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs pyarrow" in err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.startswith(f"jaxtree {jaxtree.__version__} (jax ")

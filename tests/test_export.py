@@ -12,6 +12,7 @@ import pytest
 
 import jaxtree
 from jaxtree import export
+from jaxtree.basis import Basis, Cosines, CustomFunction, Hats, Powers, Sines, TruncatedCubics
 
 sp = pytest.importorskip("sympy")
 
@@ -162,3 +163,61 @@ def test_missing_sympy_gives_install_hint(fitted, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install jaxtree\[export\]"):
         fitted[0].to_sympy()
     assert fitted[0].to_latex().startswith("y = ")  # LaTeX does not need sympy
+
+
+# ------------------------------------------------- every family alone: exports equal predict
+
+
+def _tanh2(x):
+    return jnp.tanh(2 * x)
+
+
+ONE_FAMILY = {
+    "hats": lambda: Hats(5),
+    "sines": lambda: Sines(4),
+    "cosines": lambda: Cosines(4),
+    "powers": lambda: Powers(3),
+    "truncated_cubics": lambda: TruncatedCubics(4),
+    "custom": lambda: CustomFunction("tanh(2{x})", _tanh2),
+}
+SYMPY_COUNTERPARTS = {"tanh(2{x})": lambda u: sp.tanh(2 * u)}
+
+
+@pytest.fixture(scope="module", params=sorted(ONE_FAMILY))
+def fitted_one_family(request):
+    """A float32 model whose basis is one family; target built from that family's later
+    functions so the tree uses more than the first one. The reference engine fits without
+    compiling (the jax engine compiles once per basis: ~15 s each on 2 loaded cores)."""
+    basis = Basis((ONE_FAMILY[request.param](),))
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1.0, 2.0, size=(200, 3)).astype(np.float32)
+    u = (X - X.min(0)) / (X.max(0) - X.min(0))
+    phi = np.asarray(basis.evaluate(jnp.asarray(u, jnp.float64)))  # (n, 3, q)
+    q = basis.q
+    y = (phi[:, 0, q - 1] * phi[:, 1, q // 2] + 0.5 * phi[:, 2, min(1, q - 1)]).astype(np.float32)
+    e = jaxtree.TreeRegressor(k=3, refine=None, engine="reference", basis=basis).fit(X, y)
+    assert e.model_.x_min.dtype == np.float32
+    # Test points inside the training range [-1, 2] and far outside it.
+    Xt = np.r_[rng.uniform(-1.0, 2.0, (100, 3)), rng.uniform(-4.0, 5.0, (100, 3))]
+    return e, Xt.astype(np.float32)
+
+
+@pytest.mark.parametrize("clip", [True, False])
+def test_each_family_exports_equal_predict(fitted_one_family, clip):
+    # sympy (lambdified, float64), to_callable numpy (float64) and jax (float32) against the
+    # float32 predictions: rtol 1e-5, and an absolute floor of 1e-5 of the largest prediction
+    # for values near zero (measured worst absolute error 1.5e-6; a wrong knot, center or
+    # frequency errs by 1e-2 or more).
+    e, Xt = fitted_one_family
+    want = np.asarray(jaxtree.predict(e.model_, Xt, clip=clip), np.float64)
+    if clip:
+        np.testing.assert_array_equal(want, e.predict(Xt))  # the estimator clips by default
+    assert np.std(want) > 1e-2  # the formula is not a constant
+    tol = dict(rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    symbols = [sp.Symbol(n, real=True) for n in e.model_.feature_names]
+    expr = e.to_sympy(clip=clip, custom_functions=SYMPY_COUNTERPARTS)
+    f_sympy = sp.lambdify(symbols, expr, "numpy")
+    np.testing.assert_allclose(f_sympy(*Xt.astype(np.float64).T), want, **tol)
+    for backend in ("numpy", "jax"):
+        f = export.to_callable(e.model_, backend, clip=clip)
+        np.testing.assert_allclose(np.asarray(f(Xt), np.float64), want, **tol)

@@ -11,6 +11,7 @@ import pickle
 import re
 import sys
 
+import jax
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,26 +25,28 @@ import jaxtree
 
 N, P, K = 64, 3, 2  # one shape for the jax-engine tests: compilations are shared
 
-EXPECTED_FAILED_CHECKS = {
-    "check_complex_data": (
-        "jaxtree rejects complex input with TypeError (its rule: TypeError for a bad dtype, "
-        "ValueError for a bad value); scikit-learn expects ValueError."
-    ),
-    "check_dtype_object": (
-        "jaxtree rejects object arrays even when every element is a number (TypeError asking "
-        "for a numeric array, see jaxtree._validation); scikit-learn expects them converted."
-    ),
-}
+EXPECTED_FAILED_CHECKS = {}
+"""No check fails with the reference engine: complex input raises a ValueError (that is also
+a TypeError, see jaxtree._validation.ComplexDataError) and object arrays of numbers are
+converted, as scikit-learn expects."""
+
+FLOAT32_FAILED_CHECKS = {"check_sample_weight_equivalence_on_dense_data": (
+    "with x64 disabled jaxtree computes in float32, and fitting with integer weights differs "
+    "from fitting repeated rows by float32 rounding: measured 1 ulp (max relative difference "
+    "1.19e-07 on 2 of 15 predictions, default TreeRegressor()), above the check's rtol=1e-07. "
+    "The sums run in another order (w*x once against x repeated w times); with x64 enabled "
+    "the check passes. test_integer_weights_equal_repeated_rows_in_float32 bounds the "
+    "difference instead."
+)}
+"""Only when x64 is off (this suite enables x64 in conftest.py, so it applies to users
+running ``check_estimator(TreeRegressor())`` in a default JAX process)."""
 
 
 def _expected_failed(estimator):
-    if estimator.engine != "jax":
-        return EXPECTED_FAILED_CHECKS
-    return {**EXPECTED_FAILED_CHECKS, "check_readonly_memmap_input": (
-        "engine='jax' streams a numpy.memmap X (jaxtree.stream), and a streamed fit refuses a "
-        "chunk_size larger than n (the scaling issue asks for that ValueError); this check "
-        "fits a few rows with chunk_size=64."
-    )}
+    failed = dict(EXPECTED_FAILED_CHECKS)
+    if not jax.config.jax_enable_x64:
+        failed.update(FLOAT32_FAILED_CHECKS)
+    return failed
 
 
 def make_data(seed=0, n=N):
@@ -114,7 +117,8 @@ def test_pandas_feature_names():
     e = est().fit(df, y)
     np.testing.assert_array_equal(e.feature_names_in_, ["age", "dose", "weight"])
     assert "age" in e.formula()
-    np.testing.assert_array_equal(e.predict(df), e.predict(X))
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        np.testing.assert_array_equal(e.predict(df), e.predict(X))
     e.fit(X, y)  # refitting on a plain array forgets the names
     assert not hasattr(e, "feature_names_in_")
 
@@ -148,8 +152,8 @@ def test_verbose_writes_a_progress_bar_to_stderr(capfd):
     X, y = make_data()
     est(verbose=1).fit(X, y)
     err = capfd.readouterr().err
-    assert "jaxtree" in err and f"{K + 1}/{K + 1}" in err and "loss=" in err
-    assert re.search(r"loss=\S+ [+*] \S", err)  # the last insertion: op and leaf
+    assert "jaxtree" in err and f"{K + 1}/{K + 1}" in err and "mse=" in err
+    assert re.search(r"mse=\S+ [+*] \S+ at slot \d", err)  # the last insertion: op, leaf, slot
     est(verbose=0).fit(X, y)
     assert capfd.readouterr().err == ""
 
@@ -168,3 +172,37 @@ def test_callback_stops_early():
     assert len(e.history_) == 2 < len(full.history_)
     assert int(e.model_.program.n_slots) == 3 < int(full.model_.program.n_slots)
     assert e.formula().count("·") < full.formula().count("·")
+
+
+def test_integer_weights_equal_repeated_rows_in_float32():
+    """scikit-learn's sample-weight equivalence, in float32: equal up to float32 rounding.
+
+    The same data as ``check_sample_weight_equivalence_on_dense_data`` (15 rows, 30
+    features, integer weights 0..4 against repeated rows), passed as float32 so jaxtree
+    computes in float32 although x64 is on. The fits may differ by float32 rounding only.
+    """
+    from sklearn.utils import shuffle
+
+    rng = np.random.RandomState(42)
+    X = rng.rand(15, 30).astype(np.float32)
+    y = rng.randint(0, 3, size=15).astype(np.float32)
+    sw = rng.randint(0, 5, size=15)
+    Xw, yw, sww = shuffle(X, y, sw, random_state=0)
+    rep = est(chunk_size=64).fit(X.repeat(sw, axis=0), y.repeat(sw))
+    wtd = est(chunk_size=64).fit(Xw, yw, sample_weight=sww)
+    assert rep.model_.x_min.dtype == np.float32
+    assert [c["feature"] for c in rep.choices_] == [c["feature"] for c in wtd.choices_]
+    np.testing.assert_allclose(wtd.predict(X), rep.predict(X), rtol=4e-7, atol=1e-6)
+    # Zero weights remove rows: weight-0 rows may take any value.
+    X2 = Xw.copy()
+    X2[sww == 0] = 1e3
+    np.testing.assert_allclose(est(chunk_size=64).fit(X2, yw, sample_weight=sww).predict(X),
+                               wtd.predict(X), rtol=4e-7, atol=1e-6)
+
+
+def test_scikit_learn_column_name_consistency_check():
+    """scikit-learn's own check of feature_names_in_ and predict/score's column checks (not
+    part of ``check_estimator``'s list, so run here directly)."""
+    from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
+
+    check_dataframe_column_names_consistency("TreeRegressor", est(engine="reference"))

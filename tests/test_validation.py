@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import jaxtree
+from jaxtree import _validation as V
 from jaxtree import search
 
 N, P, K = 64, 3, 2  # one shape for the whole file: compilations are shared
@@ -40,11 +41,16 @@ BAD_FIT = [
     (lambda X, y: (X[:0], y[:0]), ValueError, r"empty"),
     (lambda X, y: (X[:, :0], y), ValueError, r"empty"),
     (lambda X, y: (X[:1], y[:1]), ValueError, r"at least 2 samples; got 1.*more data"),
-    (lambda X, y: (X + 1j, y), TypeError, r"real.*complex"),
-    (lambda X, y: (X, y + 0j), TypeError, r"y must be real"),
+    (lambda X, y: (X + 1j, y), V.ComplexDataError,
+     r"real.*complex.*Complex data not supported"),
+    (lambda X, y: (X, y + 0j), V.ComplexDataError, r"y must be real"),
+    (lambda X, y: (X.astype(object) + 1j, y), V.ComplexDataError,
+     r"complex value.*index \(0, 0\).*Complex data not supported"),
     (lambda X, y: (X.astype(str), y), TypeError, r"must hold numbers"),
-    (lambda X, y: (X.astype(object), y), TypeError, r"dtype object.*np.asarray"),
-    (lambda X, y: (np.array([["a", 1.0, 2.0]] * N, dtype=object), y), TypeError, r"non-numeric value 'a'"),
+    (lambda X, y: (np.array([["a", 1.0, 2.0]] * N, dtype=object), y), TypeError,
+     r"non-numeric value 'a'.*could not convert string"),
+    (lambda X, y: (np.array([[1.0, {"foo": "bar"}, 2.0]] * N, dtype=object), y), TypeError,
+     r"index \(0, 1\).*float\(\) argument must be a string or a real number, not 'dict'"),
     (lambda X, y: ([[1.0, 2.0, 3.0], [1.0, 2.0]], y[:2]), ValueError, r"rectangular.*same length"),
     (lambda X, y: (np.array([[None, 1.0, 2.0]] * N, dtype=object), y), ValueError, r"missing values"),
     (lambda X, y: (np.where(np.arange(N)[:, None] == 5, np.nan, X), y), ValueError,
@@ -64,6 +70,27 @@ def test_bad_fit_inputs_raise_clear_errors(make, exc, match):
     with pytest.raises(exc, match=match):
         e.fit(Xb, yb)
     assert not hasattr(e, "model_")
+
+
+def test_complex_input_is_both_a_type_and_a_value_error(fitted):
+    """jaxtree's rule (TypeError for a bad dtype) and scikit-learn's (ValueError)."""
+    e, X, _ = fitted
+    for exc in (TypeError, ValueError):
+        with pytest.raises(exc, match="Complex data not supported"):
+            e.predict(X + 1j)
+
+
+def test_object_arrays_of_numbers_are_converted_like_float64(fitted):
+    e, X, y = fitted
+    Xo = X.astype(object)
+    Xo[0, 0] = int(round(X[0, 0]))  # Python ints, numpy floats and bools mix in one array
+    Xo[1, 1] = True
+    Xf = np.array(Xo.tolist(), dtype=np.float64)
+    ref = est().fit(Xf, y)
+    got = est().fit(Xo, y.astype(object))
+    np.testing.assert_array_equal(got.predict(Xo), ref.predict(Xf))
+    assert got.formula() == ref.formula()
+    assert Xo.dtype == object and Xo[1, 1] is True  # the user's array is untouched
 
 
 @pytest.mark.parametrize("sw, match", [
@@ -96,8 +123,10 @@ def test_predict_checks(fitted):
     e, X, y = fitted
     with pytest.raises(jaxtree.NotFittedError, match="not fitted yet.*Call fit"):
         est().predict(X)
-    with pytest.raises(ValueError, match="has 2 features, but the model was fitted with 3"):
+    with pytest.raises(ValueError, match="X has 2 features, but predict is expecting 3 features "
+                       "as input") as info:
         e.predict(X[:, :2])
+    assert str(info.value).count("2 features") == 1  # one sentence, not the same one twice
     with pytest.raises(ValueError, match=r"X contains 1 NaN.*row 1, column 1"):
         e.predict(np.array([[0.0, 0.0, 0.0], [0.0, np.nan, 0.0]]))
     with pytest.raises(TypeError, match="complex"):
@@ -111,7 +140,7 @@ def test_functional_predict_validates_host_inputs_only(fitted):
     m = e.model_
     with pytest.raises(ValueError, match=r"NaN.*row 0, column 1"):
         jaxtree.predict(m, np.array([[0.0, np.inf, 0.0]]))
-    with pytest.raises(ValueError, match="fitted with 3"):
+    with pytest.raises(ValueError, match="expecting 3 features as input"):
         jaxtree.predict(m, X[:, :2])
     with pytest.raises(ValueError, match="one row of 2 features"):
         jaxtree.predict(m, [0.1, 0.2])
@@ -270,3 +299,105 @@ def test_interrupt_leaves_the_estimator_unchanged():
     assert e.model_ is old_model
     assert jaxtree.model.to_dict(e.model_) == old_dict
     np.testing.assert_array_equal(e.history_, old_history)
+
+
+# ------------------------------------------------------------------- column names
+
+
+NAMES = ["month", "day", "hour"]
+
+
+@pytest.fixture(scope="module")
+def fitted_frame():
+    pd = pytest.importorskip("pandas")
+    X, y = make_data()
+    df = pd.DataFrame(X, columns=NAMES)
+    return est().fit(df, y), df, y
+
+
+def test_reordered_columns_raise_instead_of_predicting_wrong(fitted_frame):
+    e, df, y = fitted_frame
+    swapped = df[["day", "month", "hour"]]
+    # Without the check these predictions would silently come from swapped columns.
+    assert not np.allclose(jaxtree.predict(e.model_, swapped.to_numpy()),
+                           jaxtree.predict(e.model_, df.to_numpy()))
+    for call in (e.predict, lambda X: e.score(X, y)):
+        with pytest.raises(ValueError) as info:
+            call(swapped)
+        msg = str(info.value)
+        assert msg.startswith("The feature names should match those that were passed during fit.\n"
+                              "Feature names must be in the same order as they were in fit.\n")
+        assert "Reordered columns: ['day', 'month']" in msg
+        assert "X[['month', 'day', 'hour']]" in msg  # the fix
+
+
+def test_unexpected_and_missing_columns_are_named(fitted_frame):
+    e, df, _ = fitted_frame
+    with pytest.raises(ValueError, match=r"unseen at fit time:\n- minute\n"
+                       r"Feature names seen at fit time, yet now missing:\n- hour\n"):
+        e.predict(df.rename(columns={"hour": "minute"}))
+    with pytest.raises(ValueError, match=r"yet now missing:\n- hour\n"):
+        e.predict(df[["month", "day"]])  # names first, as scikit-learn does
+    with pytest.raises(ValueError, match=r"unseen at fit time:\n- extra\n"):
+        e.predict(df.assign(extra=1.0))
+    with pytest.raises(ValueError, match=r"same order.*\nSome columns are repeated"):
+        e.predict(df[["month", "day", "hour", "hour"]])
+
+
+def test_matching_columns_predict_silently(fitted_frame):
+    e, df, y = fitted_frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pred = e.predict(df)
+        e.score(df, y)
+    np.testing.assert_array_equal(pred, est().fit(df.to_numpy(), y).predict(df.to_numpy()))
+
+
+def test_names_on_one_side_only_warn_in_scikit_learns_words(fitted_frame, fitted):
+    e, df, _ = fitted_frame
+    with pytest.warns(UserWarning, match="^X does not have valid feature names, but TreeRegressor "
+                      "was fitted with feature names$") as rec:
+        e.predict(df.to_numpy())
+    assert len(rec) == 1 and rec[0].filename == __file__  # points at the caller's line
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        e.predict(df.set_axis([0, 1, 2], axis=1))  # non-string column names are no names
+    e_arr = fitted[0]
+    with pytest.warns(UserWarning, match="^X has feature names, but TreeRegressor was fitted "
+                      "without feature names$"):
+        pred = e_arr.predict(df)
+    np.testing.assert_array_equal(pred, e_arr.predict(df.to_numpy()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e_arr.predict(df.to_numpy())  # no names on either side: nothing to say
+
+
+def test_check_feature_names_lists_at_most_five_names():
+    pd = pytest.importorskip("pandas")
+    fitted = [f"a{i}" for i in range(8)]
+    X = pd.DataFrame(np.zeros((1, 8)), columns=[f"b{i}" for i in range(8)])
+    with pytest.raises(ValueError) as info:
+        V.check_feature_names(X, np.asarray(fitted, dtype=object))
+    assert "- b4\n- ...\nFeature names seen" in str(info.value)
+
+
+# ------------------------------------------------------- messages name the column
+
+
+def test_messages_name_the_column_when_names_are_known(fitted_frame):
+    pd = pytest.importorskip("pandas")
+    e, df, y = fitted_frame
+    bad = df.copy()
+    bad.iloc[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"row 3, column 1 \('day'\)"):
+        e.predict(bad)  # a DataFrame: pandas' missing-value check
+    with pytest.raises(ValueError, match=r"X contains 1 NaN.*row 3, column 1 \('day'\)"):
+        with pytest.warns(UserWarning, match="valid feature names"):
+            e.predict(bad.to_numpy())  # an array: the names seen in fit
+    with pytest.raises(ValueError, match=r"row 3, column 1 \('day'\)"):
+        est().fit(bad, y)
+    with pytest.raises(ValueError, match=r"X contains 1 NaN.*row 3, column 1\.") as info:
+        est().fit(bad.to_numpy(), y)  # no names known: the index only
+    assert "'day'" not in str(info.value)
+    with pytest.raises(ValueError, match=r"X column 2 \('hour'\) holds values too large"):
+        big = np.c_[df.to_numpy()[:, :2], np.where(np.arange(N) % 2, 1.5e308, -1.5e308)]
+        V.check_representable(big, y, np.float64, feature_names=NAMES)
