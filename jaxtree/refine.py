@@ -226,12 +226,21 @@ def lbfgs_rtol(dtype) -> float:
     return 1e-12 if jnp.dtype(dtype) == jnp.float64 else 1e-7
 
 
+MAX_FAILS = 3
+"""Non-improving L-BFGS iterations in a row after which :func:`lbfgs_box` stops (each one
+before that restarts from the best point with a fresh memory)."""
+
+
 def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
     """Projected L-BFGS over ``(weight, intercept)`` of ``program`` with ``|w| <= 1``.
 
-    Stops after ``steps`` iterations, or earlier once an iteration lowers the loss by
-    less than ``lbfgs_rtol(dtype)`` relative (rounding level: further steps cannot be
-    told apart from noise in that dtype). The test comes before the next update, so a
+    Stops after ``steps`` iterations, or earlier once ``MAX_FAILS`` iterations in a row lower
+    the loss by less than ``lbfgs_rtol(dtype)`` relative (rounding level: further steps
+    cannot be told apart from noise in that dtype); after each such iteration it restarts
+    from the best point with a fresh memory. Weights on a bound whose gradient points outward are
+    held there (active set: their gradient is masked), so the quasi-Newton model covers the
+    free weights only. Without these two rules a step cut by the projection ended the search
+    short of the optimum (issue 16's KKT oracle: up to 27% above L-BFGS-B). The test comes before the next update, so a
     run that stops early spends no line search on a point it would not use, and every
     point it produces is evaluated exactly once (the line search's value is reused).
 
@@ -266,7 +275,7 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
 
     def body(carry):
         # Iteration i evaluates the point that iteration i-1 produced, then steps on.
-        i, params, state, best, fresh, _ = carry
+        i, params, state, best, fresh, _, fails = carry
         prev = best[1]
         # The line search stored the value and gradient at its (unprojected) new point;
         # reuse them unless the projection moved the point, then evaluate afresh.
@@ -274,18 +283,33 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
                                    lambda: jax.value_and_grad(f)(params))
         better = value < best[1]
         best = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), (params, value), best)
-        # ``prev`` is the best loss before this point; the first step is always taken.
-        go = ((i == 0) | (prev - best[1] > rtol * jnp.abs(prev))) & (i < steps)
+        improved = (i == 0) | (prev - best[1] > rtol * jnp.abs(prev))
+        # A step that did not improve (typically one the projection clipped) restarts from
+        # the best point with a fresh L-BFGS memory; MAX_FAILS of them in a row stop.
+        fails = jnp.where(improved, 0, fails + 1)
+        go = (fails < MAX_FAILS) & (i < steps)
+        restart = fails > 0
+        params = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), best[0], params)
+        state = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), state0, state)
+        value, grad = jax.lax.cond(restart, lambda: jax.value_and_grad(f)(params),
+                                   lambda: (value, grad))
 
         def update(_):
-            updates, st = opt.update(grad, state, params, value=value, grad=grad, value_fn=f)
+            # Active set: a weight on its bound whose gradient pushes it outward is held
+            # there (its gradient masked), so L-BFGS models only the free weights instead of
+            # proposing steps the projection would cut.
+            w, gw = params[0], grad[0]
+            held = is_leaf & (jnp.abs(w) >= 1) & (jnp.sign(w) * gw < 0)
+            g = (jnp.where(held, 0, gw).astype(gw.dtype), grad[1])
+            updates, st = opt.update(g, state, params, value=value, grad=g, value_fn=f)
             stepped = optax.apply_updates(params, updates)
             new = project(stepped)
             return new, st, jnp.all(new[0] == stepped[0])
 
         params, state, fresh = jax.lax.cond(go, update, lambda _: (params, state, fresh), None)
-        return i + 1, params, state, best, fresh, go
+        return i + 1, params, state, best, fresh, go, fails
 
-    carry = (jnp.asarray(0), params0, state0, best0, jnp.asarray(False), jnp.asarray(True))
-    _, _, _, (bp, bv), _, _ = jax.lax.while_loop(lambda c: c[-1], body, carry)
+    carry = (jnp.asarray(0), params0, state0, best0, jnp.asarray(False), jnp.asarray(True),
+             jnp.asarray(0))
+    _, _, _, (bp, bv), _, _, _ = jax.lax.while_loop(lambda c: c[-2], body, carry)
     return program._replace(weight=bp[0], intercept=bp[1]), bv

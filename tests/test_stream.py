@@ -110,13 +110,24 @@ def test_estimator_memmap_equals_in_memory(tmp_path):
     (lambda t, x, y: (_memmap(t, x[:, 0]), y, 256), "2-D"),
     (lambda t, x, y: (_memmap(t, x), y[:-1], 256), "y must have shape"),
     (lambda t, x, y: (_memmap(t, x), y, 0), "chunk_size"),
-    (lambda t, x, y: (_memmap(t, x), y, 10_000), "chunk_size"),
 ])
 def test_stream_validation(tmp_path, make, match):
     x, y = _data(n=300)
     X, Y, chunk = make(tmp_path, x, y)
     with pytest.raises(ValueError, match=match):
         jaxtree.TreeRegressor(k=1, chunk_size=chunk).fit(X, Y)
+
+
+def test_small_memmap_fits_with_a_chunk_larger_than_n(tmp_path):
+    # scikit-learn's read-only memmap check fits 21 rows: a chunk_size above n means one
+    # chunk of all rows, as in memory (the ChunkReader itself still refuses chunk_size > n).
+    x, y = _data(n=300)
+    mx = _memmap(tmp_path, x)
+    a = jaxtree.TreeRegressor(k=1, chunk_size=10_000, refine=None).fit(mx, y)
+    b = jaxtree.TreeRegressor(k=1, chunk_size=10_000, refine=None).fit(np.asarray(x), y)
+    np.testing.assert_allclose(a.predict(x), b.predict(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="chunk_size"):
+        stream.ChunkReader(mx, y, chunk_size=10_000)
 
 
 def test_stream_nan_names_row(tmp_path):
