@@ -5,8 +5,8 @@ or ``*``, leaves ``w * phi_i(x_j)``. See :class:`TreeRegressor` for the estimato
 :func:`predict` for the pure functional prediction.
 """
 
-from jaxtree import (basis, batch, datasets, debug, export, program, reference, refine, scoring,
-                     search, sharding, stream, theory)
+from jaxtree import (basis, batch, datasets, debug, export, moves, program, reference, refine,
+                     scoring, search, sharding, stream, theory)
 from jaxtree._compilation_cache import disable as disable_compilation_cache
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
@@ -35,6 +35,7 @@ __all__ = [
     "get_basis",
     "load",
     "make_basis",
+    "moves",
     "predict",
     "program",
     "reference",

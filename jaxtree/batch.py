@@ -33,6 +33,13 @@ from jaxtree import program as prog
 from jaxtree import scoring, search
 from jaxtree.estimator import TreeRegressor, check_params
 
+__all__ = [
+    "BatchResult",
+    "fit_batch",
+    "step_batch_jit",
+]
+
+
 
 def _step_batch(programs: prog.Program, data: scoring.Data, basis, config: search.Config):
     """:func:`jaxtree.search.step` over a leading batch axis of programs and data."""

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = [
+    "paper_function",
+    "paper_synthetic",
+]
+
+
 
 def paper_function(X) -> np.ndarray:
     """The paper's truth ``g(x) = 0.3 sin(3πx1) cos(2πx2) + 0.4 x3² - 0.3 x4``.

@@ -34,6 +34,15 @@ from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
 
+__all__ = [
+    "check_params",
+    "ENGINES",
+    "load",
+    "PARAMETER_CONSTRAINTS",
+    "TreeRegressor",
+]
+
+
 ENGINES = ("jax", "reference")
 
 

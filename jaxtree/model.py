@@ -37,6 +37,24 @@ from jaxtree import _validation as V
 from jaxtree import basis as basis_
 from jaxtree import program as prog
 
+__all__ = [
+    "checksum",
+    "FORMAT",
+    "from_dict",
+    "load",
+    "load_dict",
+    "MAX_FAMILY_SIZE",
+    "MAX_SLOTS",
+    "predict",
+    "read_extra",
+    "save",
+    "scale_x",
+    "to_dict",
+    "TreeModel",
+    "VERSION",
+]
+
+
 FORMAT = "jaxtree-model"
 VERSION = 1
 

@@ -76,6 +76,29 @@ import jax.numpy as jnp
 from jaxtree import program as prog
 from jaxtree import scoring
 
+__all__ = [
+    "apply_delete",
+    "apply_pair",
+    "apply_replace",
+    "delete",
+    "DeleteChoice",
+    "DeleteScores",
+    "gram_moments",
+    "pair_room",
+    "PairChoice",
+    "PairScores",
+    "parents",
+    "ReplaceChoice",
+    "ReplaceScores",
+    "score_delete",
+    "score_pairs",
+    "score_replace",
+    "select_delete",
+    "select_pair",
+    "select_replace",
+]
+
+
 _HIGHEST = jax.lax.Precision.HIGHEST
 
 

@@ -36,6 +36,30 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+__all__ = [
+    "ADD",
+    "EMPTY",
+    "LEAF",
+    "MUL",
+    "empty_program",
+    "evaluate",
+    "from_arrays",
+    "insert",
+    "leaf_basis",
+    "leaf_multipliers",
+    "leaf_slots",
+    "leaf_values",
+    "leaf_values_from_basis",
+    "n_leaves",
+    "node_values",
+    "OP_SYMBOLS",
+    "Program",
+    "render",
+    "to_numpy",
+    "tree_value",
+]
+
+
 EMPTY, LEAF, ADD, MUL = 0, 1, 2, 3
 OP_SYMBOLS = {ADD: "+", MUL: "*"}
 

@@ -30,6 +30,23 @@ import optax
 from jaxtree import program as prog
 from jaxtree import scoring
 
+__all__ = [
+    "chunk_value_and_grad",
+    "coarse",
+    "coordinate",
+    "coordinate_moments",
+    "coordinate_update",
+    "joint",
+    "lbfgs_box",
+    "lbfgs_rtol",
+    "leaf_cache",
+    "LEAF_CACHE_BYTES",
+    "MAX_FAILS",
+    "mse",
+    "REFINE_ROWS",
+]
+
+
 
 REFINE_ROWS = 16384
 

@@ -49,6 +49,36 @@ import jax.numpy as jnp
 
 from jaxtree import program as prog
 
+__all__ = [
+    "apply",
+    "BUCKET_MIN_WORK",
+    "buckets_for",
+    "cache_basis",
+    "Choice",
+    "chunk",
+    "chunk_moments",
+    "closed_form",
+    "css_rtol",
+    "Data",
+    "default_buckets",
+    "design",
+    "finish",
+    "Fit",
+    "leaf_terms",
+    "merge",
+    "Moments",
+    "pair_moments",
+    "PRECISIONS",
+    "row_moments",
+    "score",
+    "Scores",
+    "select",
+    "tie_rtol",
+    "to_feature_major",
+    "zero_moments",
+]
+
+
 
 class Data(NamedTuple):
     """Training data cut into equal chunks of rows (a pytree).

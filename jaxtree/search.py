@@ -43,6 +43,35 @@ from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring
 
+__all__ = [
+    "MOVE_INSERT",
+    "MOVE_PAIR",
+    "Choice",
+    "CHOICE_KEYS",
+    "Config",
+    "fit",
+    "host_choice",
+    "message",
+    "PAIR_MAX_LEAVES",
+    "PAIR_ROWS",
+    "REFINE_MODES",
+    "REPLACE_MOVES",
+    "run",
+    "search_config",
+    "SEARCHES",
+    "SearchResult",
+    "Status",
+    "STATUS_FULL",
+    "STATUS_NO_CANDIDATE",
+    "STATUS_OK",
+    "STATUS_STOPPED",
+    "step",
+    "step_jit",
+    "StepInfo",
+    "with_validation",
+]
+
+
 REFINE_MODES = ("optax", "coordinate", None)
 
 

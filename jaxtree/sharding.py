@@ -31,6 +31,17 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jaxtree import scoring
 
+__all__ = [
+    "AXIS",
+    "block_putter",
+    "data_mesh",
+    "padded_chunk",
+    "resolve_devices",
+    "row_sharding",
+    "shard_data",
+]
+
+
 AXIS = "data"
 
 

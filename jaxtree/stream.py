@@ -40,6 +40,19 @@ from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring, search
 
+__all__ = [
+    "check_source_arrays",
+    "ChunkReader",
+    "coordinate_block",
+    "fit",
+    "is_streamable",
+    "scaling",
+    "score_block",
+    "sse_block",
+    "value_and_grad_block",
+]
+
+
 
 # ----------------------------------------------------------------------------- sources
 

@@ -28,3 +28,15 @@ def test_core_does_not_import_sklearn():
     code = "import sys, jaxtree; jaxtree.TreeRegressor; print('sklearn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_public_module_declares_its_api():
+    for mod in (jaxtree.batch, jaxtree.datasets, jaxtree.estimator, jaxtree.model, jaxtree.moves,
+                jaxtree.program, jaxtree.refine, jaxtree.scoring, jaxtree.search, jaxtree.sharding,
+                jaxtree.stream, jaxtree.debug):
+        assert isinstance(mod.__all__, list) and mod.__all__, mod.__name__
+        missing = [n for n in mod.__all__ if not hasattr(mod, n)]
+        assert not missing, (mod.__name__, missing)
+        undocumented = [n for n in mod.__all__ if (inspect.isfunction(getattr(mod, n))
+                        or inspect.isclass(getattr(mod, n))) and not inspect.getdoc(getattr(mod, n))]
+        assert not undocumented, (mod.__name__, undocumented)
