@@ -243,7 +243,7 @@ def lbfgs_rtol(dtype) -> float:
     return 1e-12 if jnp.dtype(dtype) == jnp.float64 else 1e-7
 
 
-MAX_FAILS = 3
+MAX_FAILS = 2
 """Non-improving L-BFGS iterations in a row after which :func:`lbfgs_box` stops (each one
 before that restarts from the best point with a fresh memory)."""
 
