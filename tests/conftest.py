@@ -17,3 +17,12 @@ def paper_g(x):
     """The paper's synthetic truth (DESIGN.md section 7)."""
     return (0.3 * np.sin(3 * np.pi * x[:, 0]) * np.cos(2 * np.pi * x[:, 1])
             + 0.4 * x[:, 2] ** 2 - 0.3 * x[:, 3])
+
+
+@pytest.fixture
+def x64():
+    """x64 on for the test (the suite's default, restored if a test had switched it off)."""
+    old = bool(jax.config.jax_enable_x64)
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", old)

@@ -37,12 +37,7 @@ KKT_TOL = 1e-5  # a no-op refinement leaves gradients of order 1e-2 .. 1
 BOX_EPS = 1e-9
 
 
-@pytest.fixture(autouse=True)
-def _x64():
-    old = bool(jax.config.jax_enable_x64)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", old)
+pytestmark = pytest.mark.usefixtures("x64")  # float64 oracles (tests/conftest.py)
 
 
 _joint = jax.jit(refine.joint, static_argnames=("basis", "steps"))

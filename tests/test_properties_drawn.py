@@ -23,12 +23,7 @@ from jaxtree import basis as B
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
 
 
-@pytest.fixture(autouse=True)
-def _x64():
-    old = bool(jax.config.jax_enable_x64)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", old)
+pytestmark = pytest.mark.usefixtures("x64")  # float64 oracles (tests/conftest.py)
 
 
 problems = st.fixed_dictionaries({
