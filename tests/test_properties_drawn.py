@@ -11,7 +11,6 @@ so that the JAX engine compiles a bounded number of programs; 15 examples run in
 default suite (25 took 116 s of CPU on 2 loaded cores), ``test_engines_agree_many`` runs 300 under ``-m slow``.
 """
 
-import jax
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
