@@ -232,22 +232,32 @@ def _exact_leaf_fit(program, slot, data, basis):
 def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n):
     """The best pair insertion if it beats the single insertion per operation.
 
-    Returns ``(program, sse, pair_choice, take)``; ``take`` is False where no pair fits.
+    Returns ``(program, sse, pair_choice, take)``; ``take`` is False where no pair fits. The
+    pair scoring (the costly Gram matrices) runs only while pairs are allowed (``lax.cond``).
     """
-    head = jax.tree_util.tree_map(lambda a: a[:config.pair_chunks], data)
-    ps = moves.score_pairs(program, head, basis, max_rows=config.pair_leaves,
-                           precision=config.precision)
-    pc = moves.select_pair(ps, basis.q)
-    cand = moves.apply_pair(program, pc)
-    slot_a = jnp.where(program.n_slots == 0, 1, program.n_slots + 2)
-    cand, mse = _exact_leaf_fit(cand, slot_a, data, basis)
-    sse = mse * n
     # Not on the empty tree: a product at the root would leave no '+' above it, and the
     # moves insert only at leaves, so no additive term could join it later.
     early = (program.n_slots > 0) & (prog.n_leaves(program) <= config.pair_max_leaves)
     room = program.n_slots + 4 <= program.capacity
-    take = (early & room & jnp.isfinite(ps.sse).any() & jnp.isfinite(sse)
-            & ((rss - sse) > 2 * (rss - single_sse)))
+
+    def pair(_):
+        head = jax.tree_util.tree_map(lambda a: a[:config.pair_chunks], data)
+        ps = moves.score_pairs(program, head, basis, max_rows=config.pair_leaves,
+                               precision=config.precision)
+        pc = moves.select_pair(ps, basis.q)
+        cand = moves.apply_pair(program, pc)
+        cand, mse = _exact_leaf_fit(cand, program.n_slots + 2, data, basis)
+        sse = (mse * n).astype(rss.dtype)
+        ok = jnp.isfinite(ps.sse).any() & jnp.isfinite(sse)
+        return cand, jnp.where(ok, sse, jnp.inf).astype(rss.dtype), pc
+
+    def none(_):
+        _, sse_shape, pc_shape = jax.eval_shape(pair, None)
+        pc = jax.tree_util.tree_map(lambda t: jnp.zeros(t.shape, t.dtype), pc_shape)
+        return program, jnp.full(sse_shape.shape, jnp.inf, sse_shape.dtype), pc
+
+    cand, sse, pc = jax.lax.cond(early & room, pair, none, None)
+    take = early & room & jnp.isfinite(sse) & ((rss - sse) > 2 * (rss - single_sse))
     return cand, sse, pc, take
 
 
