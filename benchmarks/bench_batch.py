@@ -27,7 +27,7 @@ import numpy as np
 
 import jaxtree
 from jaxtree import batch, program as prog, scoring, search
-from jaxtree.estimator import PRECISIONS
+from jaxtree.scoring import PRECISIONS
 from jaxtree.datasets import paper_synthetic
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from _common import environment  # noqa: E402

@@ -102,18 +102,18 @@ def child(a) -> dict:
 
     from jaxtree import scoring, search, stream
 
-    prec = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
-            "default": jax.lax.Precision.DEFAULT}
+    prec = scoring.PRECISIONS
     basis = basis_for_q(a.q)
     q = basis.q
     # row buckets in the scorer: "auto" is the estimator's default (on once a fit is large
     # enough); the sweeps force "on" so that every point of a sweep runs the same program
-    from jaxtree.estimator import _buckets_for
-    buckets = {"auto": _buckets_for(a.n, a.p, q, a.k), "on": scoring.default_buckets(a.k + 1),
+    buckets = {"auto": scoring.buckets_for(a.n, a.p, q, a.k), "on": scoring.default_buckets(a.k + 1),
                "off": ()}[a.buckets]
-    cfg = search.Config(max_k=a.k, refine=None if a.refine == "none" else a.refine,
-                        precision=prec[a.precision], buckets=buckets)
-    rec = dict(n=a.n, p=a.p, q=q, k=a.k, refine=a.refine, chunk=a.chunk, dtype="float32",
+    cfg = search.search_config(a.search, a.k, -(-a.n // a.chunk), a.chunk,
+                               refine=None if a.refine == "none" else a.refine,
+                               precision=prec[a.precision], buckets=buckets)
+    rec = dict(n=a.n, p=a.p, q=q, k=a.k, refine=a.refine, search=a.search, chunk=a.chunk,
+               dtype="float32",
                buckets=list(buckets),
                precision=a.precision, device=str(jax.devices()), backend=jax.default_backend(),
                jax=jax.__version__, streamed=bool(a.memmap))
@@ -223,7 +223,7 @@ def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_c
     cmd = [sys.executable, __file__, "--child", "--n", str(n), "--p", str(p), "--q", str(q),
            "--k", str(k), "--refine", refine, "--chunk", str(args.chunk),
            "--buckets", buckets or args.buckets,
-           "--block", str(args.block), "--precision", args.precision,
+           "--block", str(args.block), "--precision", args.precision, "--search", args.search,
            "--second-fit-max", str(int(args.second_fit_max)), "--repeats", str(args.repeats)]
     if memmap:
         cmd += ["--memmap", memmap]
@@ -263,6 +263,8 @@ def main():
                          "always use auto)")
     ap.add_argument("--block", type=int, default=32, help="chunks per streamed block")
     ap.add_argument("--precision", default="highest", choices=["highest", "high", "default"])
+    ap.add_argument("--search", default="greedy", choices=["greedy", "backfit"],
+                    help="search strategy (TreeRegressor's search=; default the paper's greedy)")
     ap.add_argument("--airline-refine", nargs="*", choices=["coordinate", "optax", "none"],
                     help="extra refine modes timed at airline scale (default: --refine only)")
     ap.add_argument("--ns", type=float, nargs="*", help="override the n sweep sizes")

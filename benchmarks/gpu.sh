@@ -6,7 +6,9 @@
 #      refine = optax (default), coordinate and None, and whether precision="default"
 #      (TF32) chooses any other candidate than "highest";
 #   2. the n sweep 1e5, 1e6, 1e7 with the data in device memory (same TF32 check);
-#   3. fit_batch against separate fits (B = 1, 8, 32).
+#   3. fit_batch against separate fits (B = 1, 8, 32);
+#   4. the new search moves at airline scale (search="backfit": pair lookahead and
+#      replacement moves, default optax refinement) beside step 1's greedy rows.
 #
 # Every record carries the device, jax version, precision and commit. Run from anywhere:
 #
@@ -26,10 +28,12 @@ log="$dest/gpu_log.txt"
 
 if [ -n "${JAXTREE_GPU_SMOKE:-}" ]; then
     airline=(--only n --ns 20000 --n-sweep-k 3)  # stands in for the airline rows
+    moves=(--only n --ns 20000 --n-sweep-k 3)
     sweep=(--ns 1e3 1e4)
     batch=(--quick)
 else
     airline=(--only airline --airline-refine coordinate none)
+    moves=(--only airline)
     sweep=(--ns 1e5 1e6 1e7)
     batch=()
 fi
@@ -46,10 +50,13 @@ fi
     echo "== 3. fit_batch"
     timeout 150 "$py" benchmarks/bench_batch.py "${batch[@]}" --out "$work/batch.json" \
         || echo "STEP FAILED: fit_batch"
+    echo "== 4. search moves (search=backfit) at airline scale"
+    timeout 300 "$py" benchmarks/bench_scale.py "${moves[@]}" --search backfit --stream-from 1e12 \
+        --repeats 2 --out "$work/moves" || echo "STEP FAILED: search moves"
 } 2>&1 | tee "$log"
 
-# keep: gpu_airline_scale_*.json/.png, gpu_n_scale_*.json/.png, gpu_batch.json, gpu_log.txt
-for part in airline n; do
+# keep: gpu_{airline,n,moves}_scale_*.json/.png, gpu_batch.json, gpu_log.txt
+for part in airline n moves; do
     for f in "$work/$part"/scale_*.json "$work/$part"/scale_*.png; do
         [ -e "$f" ] && cp "$f" "$dest/gpu_${part}_$(basename "$f")"
     done
