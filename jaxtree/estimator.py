@@ -215,6 +215,7 @@ class TreeRegressor:
           ValueError / TypeError: for invalid data or hyperparameters, with the fix.
         """
         _compilation_cache.enable()
+        self.__dict__.pop("_path", None)  # a size path only from this fit's selection run
         params = self._check_params()
         # Data larger than memory is streamed, never materialised; the reference engine
         # (plain numpy) reads a memmap like any array.
