@@ -47,7 +47,7 @@ def _compile_seconds(X, y, k, refine, chunk, basis):
     first call measures it (later rows report None).
     """
     B, n, p = X.shape
-    cfg = search.Config(max_k=k, refine=refine, sweeps=3, steps=20, precision=PRECISIONS["highest"])
+    cfg = search.Config(max_k=k, refine=refine, coordinate_sweeps=3, refine_steps=20, precision=PRECISIONS["highest"])
     data_b = batch._chunk_batch(X.astype(np.float64), y.astype(np.float64), None, chunk, np.float32)
     progs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape),
                                    prog.empty_program(k, jnp.float32))

@@ -109,7 +109,7 @@ def _is_low_float(dtype: np.dtype) -> bool:
     return False
 
 
-def _as_float_array(a, name: str) -> np.ndarray:
+def as_float_array(a, name: str) -> np.ndarray:
     """``a`` as a real numeric numpy array (no copy when it already is one).
 
     Low-precision floats become float32; integers and booleans stay as they are (callers
@@ -182,7 +182,7 @@ def float_dtype_for(arr: np.ndarray, x64: bool) -> np.dtype:
     return np.dtype(np.float32)
 
 
-def _check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_names=None) -> None:
+def check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_names=None) -> None:
     """Raises a ValueError naming the count and the first NaN/inf (``axes`` name the axes;
     ``column_names``, when known, name the ``"column"`` axis' entries too)."""
     bad = ~np.isfinite(arr)
@@ -215,11 +215,11 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
       ValueError: for a wrong shape, empty or too small input, NaN/inf or missing values.
     """
     names = frame_feature_names(X) if feature_names is None else tuple(feature_names)
-    arr = _as_float_array(X, name)
+    arr = as_float_array(X, name)
     if allow_1d and arr.ndim == 1:
         if arr.shape[0] == 0:
             raise ValueError(f"{name} is empty (shape {arr.shape}); it needs at least one value.")
-        _check_finite(arr, name)
+        check_finite(arr, name)
         if n_features is not None and arr.shape[0] != n_features:
             raise ValueError(
                 f"{name} is one row of {arr.shape[0]} features, but the model was fitted with "
@@ -249,7 +249,7 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
             "features as input, the number of columns in fit. Pass the same columns, in the "
             "same order, as in fit."
         )
-    _check_finite(arr, name, column_names=names)
+    check_finite(arr, name, column_names=names)
     return arr
 
 
@@ -323,7 +323,7 @@ def check_y(y, n_samples: int) -> np.ndarray:
     if y is None:
         raise ValueError("fit requires y to be passed, but the target y is None. jaxtree is "
                          "supervised: call fit(X, y).")
-    arr = _as_float_array(y, "y")
+    arr = as_float_array(y, "y")
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
@@ -331,7 +331,7 @@ def check_y(y, n_samples: int) -> np.ndarray:
     if arr.shape[0] != n_samples:
         raise ValueError(f"X has {n_samples} rows but y has {arr.shape[0]}; they must match "
                          "(one target per row of X).")
-    _check_finite(arr, "y")
+    check_finite(arr, "y")
     return arr
 
 
@@ -339,13 +339,13 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     """Validates non-negative weights ``(n_samples,)`` with a positive sum (None passes)."""
     if sample_weight is None:
         return None
-    arr = _as_float_array(sample_weight, "sample_weight")
+    arr = as_float_array(sample_weight, "sample_weight")
     if arr.ndim == 0:
         arr = np.full(n_samples, float(arr))
     if arr.shape != (n_samples,):
         raise ValueError(f"sample_weight must have shape ({n_samples},) (one weight per row); "
                          f"got {arr.shape}.")
-    _check_finite(arr, "sample_weight")
+    check_finite(arr, "sample_weight")
     if (arr < 0).any():
         raise ValueError("sample_weight must be non-negative; set the weight of rows to ignore to 0.")
     if not arr.sum() > 0:

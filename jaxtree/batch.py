@@ -80,7 +80,7 @@ class BatchResult:
 
 def _check_batch(X, y, sample_weight):
     """Validates ``(B, n, p)`` / ``(B, n)`` / ``(B, n)`` or ``(n,)`` inputs (numpy out)."""
-    xa = V._as_float_array(X, "X")
+    xa = V.as_float_array(X, "X")
     if xa.ndim != 3:
         hint = " For a single data set use TreeRegressor, or X[None]." if xa.ndim == 2 else ""
         raise ValueError(f"X must be 3-D (n_datasets, n_samples, n_features); got shape {xa.shape}.{hint}")
@@ -89,7 +89,7 @@ def _check_batch(X, y, sample_weight):
         raise ValueError(f"X is empty (shape {xa.shape}); it needs at least one data set, row and column.")
     if n < 2:
         raise ValueError(f"fit_batch needs at least 2 samples per data set; got {n}.")
-    ya = V._as_float_array(y, "y")
+    ya = V.as_float_array(y, "y")
     if ya.ndim == 3 and ya.shape[2] == 1:
         ya = ya[..., 0]
     if ya.ndim != 2:
@@ -98,10 +98,10 @@ def _check_batch(X, y, sample_weight):
         raise ValueError(f"X has shape {xa.shape} so y must have shape ({B}, {n}); got {ya.shape}. "
                          "Every data set needs one target per row.")
     for name, arr in (("X", xa), ("y", ya)):
-        V._check_finite(arr, name, axes=("data set", "row", "column"))
+        V.check_finite(arr, name, axes=("data set", "row", "column"))
     sw = None
     if sample_weight is not None:
-        sw = V._as_float_array(sample_weight, "sample_weight")
+        sw = V.as_float_array(sample_weight, "sample_weight")
         if sw.ndim == 1 and sw.shape == (n,):
             sw = np.broadcast_to(sw, (B, n))
         if sw.shape != (B, n):
@@ -173,7 +173,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     sc = scaling_.fit(xa, ya, sw)
     xs, ys = scaling_.apply(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
-    cfg = search.Config(max_k=params.k, refine=refine, sweeps=params.sweeps, steps=params.steps,
+    cfg = search.Config(max_k=params.k, refine=refine, coordinate_sweeps=params.sweeps,
+                        refine_steps=params.steps,
                         precision=scoring.PRECISIONS[precision])
     # No row buckets here: under vmap, lax.switch on a batched index becomes a select that
     # runs every branch, which would cost more than scoring all rows.

@@ -290,7 +290,8 @@ class TreeRegressor:
     def _config(self, params, n, p) -> search.Config:
         return search.search_config(
             self.search, params.k, -(-n // params.chunk), params.chunk, refine=self.refine,
-            sweeps=params.sweeps, steps=params.steps, precision=scoring.PRECISIONS[self.precision],
+            coordinate_sweeps=params.sweeps, refine_steps=params.steps,
+            precision=scoring.PRECISIONS[self.precision],
             buckets=scoring.buckets_for(n, p, params.basis.q, params.k))
 
     def _data(self, xs, ys, sw, params, dtype):

@@ -41,7 +41,7 @@ __all__ = [
     "checksum",
     "FORMAT",
     "from_dict",
-    "load",
+    "load_model",
     "load_dict",
     "MAX_FAMILY_SIZE",
     "MAX_SLOTS",
@@ -420,6 +420,6 @@ def load_dict(path) -> dict:
         raise ValueError(f"{path}: not a valid jaxtree model file: not JSON ({exc}).") from None
 
 
-def load(path, custom_functions: Optional[Mapping] = None) -> TreeModel:
+def load_model(path, custom_functions: Optional[Mapping] = None) -> TreeModel:
     """Reads a model written by :func:`save`; raises ValueError for any bad file."""
     return from_dict(load_dict(path), custom_functions, path)

@@ -434,7 +434,7 @@ def gram_moments(u, r, wb, phi, precision=_HIGHEST) -> scoring.Moments:
       subtraction, and chunks merge with Chan's update.
     """
     n = jnp.sum(wb)
-    rbar = scoring._safe_div(jnp.sum(wb * r), n)
+    rbar = scoring.safe_div(jnp.sum(wb * r), n)
     rc = r - rbar
     wu = wb * u
     gram = lambda a, b: jnp.matmul(a.T, b, precision=precision)
@@ -442,7 +442,7 @@ def gram_moments(u, r, wb, phi, precision=_HIGHEST) -> scoring.Moments:
     s1 = gram(phi * wu[:, None], phi)
     s2 = gram(phi2 * (wu * u)[:, None], phi2)
     mrs = gram(phi * (wu * rc)[:, None], phi)
-    sbar = scoring._safe_div(s1, n)
+    sbar = scoring.safe_div(s1, n)
     return scoring.Moments(n, rbar, sbar, jnp.sum(wb * rc * rc),
                            jnp.maximum(s2 - s1 * sbar, 0), mrs)
 

@@ -128,7 +128,7 @@ def coordinate_update(p: prog.Program, d, mo: scoring.Moments):
     a = jnp.where(fit.degenerate, mo.rbar - w_old * mo.sbar, fit.intercept)
     sse = jnp.maximum(mo.mrr - 2 * w * mo.mrs + w * w * mo.mss, 0)
     new = p._replace(weight=p.weight.at[d].set(w), intercept=a.astype(p.intercept.dtype))
-    return new, scoring._safe_div(sse, mo.n).astype(p.weight.dtype)
+    return new, scoring.safe_div(sse, mo.n).astype(p.weight.dtype)
 
 
 def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,

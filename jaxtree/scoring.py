@@ -50,6 +50,7 @@ import jax.numpy as jnp
 from jaxtree import program as prog
 
 __all__ = [
+    "safe_div",
     "apply",
     "BUCKET_MIN_WORK",
     "buckets_for",
@@ -160,7 +161,9 @@ class Moments(NamedTuple):
     mrs: jax.Array
 
 
-def _safe_div(a, b):
+def safe_div(a, b):
+    """``a / b`` where ``b > 0``, else 0 (NaN-safe in value and gradient: weight sums and
+    variances of empty or constant chunks are 0)."""
     ok = b > 0
     return jnp.where(ok, a / jnp.where(ok, b, 1), 0)
 
@@ -168,8 +171,8 @@ def _safe_div(a, b):
 def merge(a: Moments, b: Moments) -> Moments:
     """Chan, Golub and LeVeque's pairwise merge of two sets of centred moments."""
     n = a.n + b.n
-    fb = _safe_div(b.n, n)
-    f = _safe_div(a.n * b.n, n)
+    fb = safe_div(b.n, n)
+    f = safe_div(a.n * b.n, n)
     dr = b.rbar - a.rbar
     ds = b.sbar - a.sbar
     return Moments(
@@ -195,7 +198,7 @@ def closed_form(mo: Moments) -> Fit:
     """The exact clipped one-dimensional least-squares fit from centred moments."""
     s2 = mo.mss + mo.n * mo.sbar * mo.sbar
     degenerate = mo.mss <= css_rtol(mo.mss.dtype) * s2
-    w = jnp.clip(_safe_div(mo.mrs, jnp.where(degenerate, 0, mo.mss)), -1.0, 1.0)
+    w = jnp.clip(safe_div(mo.mrs, jnp.where(degenerate, 0, mo.mss)), -1.0, 1.0)
     w = jnp.where(degenerate, 0, w)
     sse = jnp.maximum(mo.mrr - 2 * w * mo.mrs + w * w * mo.mss, 0)
     return Fit(w, mo.rbar - w * mo.sbar, sse, degenerate)
@@ -204,8 +207,8 @@ def closed_form(mo: Moments) -> Fit:
 def pair_moments(w, r, s) -> Moments:
     """Centred moments of one chunk for rows of ``r`` and ``s`` (..., m), weights (m,)."""
     n = jnp.sum(w)
-    rbar = _safe_div(jnp.sum(w * r, -1), n)
-    sbar = _safe_div(jnp.sum(w * s, -1), n)
+    rbar = safe_div(jnp.sum(w * r, -1), n)
+    sbar = safe_div(jnp.sum(w * s, -1), n)
     rc = r - rbar[..., None]
     sc = s - sbar[..., None]
     return Moments(n, rbar, sbar, jnp.sum(w * rc * rc, -1), jnp.sum(w * sc * sc, -1),
@@ -321,14 +324,14 @@ def row_moments(u, r, wb, phi, q: int, precision=jax.lax.Precision.HIGHEST) -> M
       (feature-major columns ``j*q + i``).
     """
     n = jnp.sum(wb)
-    rbar = _safe_div(r @ wb, n)
+    rbar = safe_div(r @ wb, n)
     rc = r - rbar[:, None]  # centred on the chunk: the co-moment needs no subtraction
     wu = u * wb[None, :]
     order = functools.partial(to_feature_major, q=q, p=phi.shape[1] // q)
     s1 = order(jnp.matmul(wu, phi, precision=precision))
     s2 = order(jnp.matmul(wu * u, phi * phi, precision=precision))
     mrs = order(jnp.matmul(wu * rc, phi, precision=precision))
-    sbar = _safe_div(s1, n)
+    sbar = safe_div(s1, n)
     return Moments(n, rbar[:, None], sbar, jnp.sum(wb * rc * rc, -1)[:, None],
                    jnp.maximum(s2 - s1 * sbar, 0), mrs)
 

@@ -117,8 +117,8 @@ class Config(NamedTuple):
     Attributes:
       max_k: capacity in operations.
       refine: ``"optax"``, ``"coordinate"`` or ``None``.
-      sweeps: coordinate-descent passes over the leaves.
-      steps: L-BFGS iterations of the joint refinement.
+      coordinate_sweeps: coordinate-descent passes over the leaves.
+      refine_steps: L-BFGS iterations of the joint refinement.
       precision: matmul precision of the scorer.
       buckets: leaf-count buckets of the scorer (see :func:`jaxtree.scoring.score`);
         ``()`` scores on all ``2*(max_k+1)`` rows every iteration (fastest compile).
@@ -126,8 +126,8 @@ class Config(NamedTuple):
 
     max_k: int
     refine: Optional[str] = "optax"
-    sweeps: int = 3
-    steps: int = 20
+    coordinate_sweeps: int = 3
+    refine_steps: int = 20
     precision: jax.lax.Precision = jax.lax.Precision.HIGHEST
     buckets: tuple = ()
     pair_leaves: int = 0
@@ -210,10 +210,10 @@ class StepInfo(NamedTuple):
 def _adjust(data, basis, config: Config):
     """The configured weight refinement, ``p -> (p, loss)`` (None: no refinement)."""
     if config.refine == "coordinate":
-        return lambda p: refine_.coordinate(p, data, basis, sweeps=config.sweeps,
+        return lambda p: refine_.coordinate(p, data, basis, sweeps=config.coordinate_sweeps,
                                             max_leaves=config.max_k + 1)
     if config.refine == "optax":
-        return lambda p: refine_.joint(p, data, basis, steps=config.steps)
+        return lambda p: refine_.joint(p, data, basis, steps=config.refine_steps)
     return None
 
 

@@ -402,13 +402,13 @@ class _Step:
             new = program
             sse, n = passes.sse(program, dtype)
             loss = sse / n
-        elif not was_empty and cfg.refine == "coordinate" and cfg.sweeps > 0:
+        elif not was_empty and cfg.refine == "coordinate" and cfg.coordinate_sweeps > 0:
             leaves = [int(d) for d in np.asarray(_leaf_slots(new, self.max_leaves)) if d >= 0]
-            for _ in range(cfg.sweeps):
+            for _ in range(cfg.coordinate_sweeps):
                 for d in leaves:
                     new, loss = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
         elif not was_empty and cfg.refine == "optax":
-            new, loss = _joint(new, passes, cfg.steps)
+            new, loss = _joint(new, passes, cfg.refine_steps)
         return new, search.StepInfo(jnp.asarray(loss, dtype), search.Choice(*choice),
                                     jnp.asarray(status, jnp.int32))
 

@@ -40,7 +40,7 @@ def _jax_fit(x, y, sw, k, refine, chunk_size=64, max_k=5, n_pad=320):
     y = np.pad(y, (0, pad), constant_values=123.0)
     sw = np.pad(sw, (0, pad))
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(sw), chunk_size=chunk_size)
-    cfg = search.Config(max_k=max_k, refine=refine, sweeps=3)
+    cfg = search.Config(max_k=max_k, refine=refine, coordinate_sweeps=3)
     return search.fit(data, SMALL, k, cfg)
 
 
@@ -114,7 +114,7 @@ def test_float32_picks_float64_candidates_at_n_100k():
     g = 0.3 * np.sin(3 * np.pi * x[:, 0]) * np.cos(2 * np.pi * x[:, 1]) + 0.4 * x[:, 2] ** 2 - 0.3 * x[:, 3]
     y = g + 0.05 * rng.standard_normal(n) + 3.0  # an offset makes raw moments cancel
     bs = B.default_basis()
-    cfg = search.Config(max_k=4, refine="coordinate", sweeps=2)
+    cfg = search.Config(max_k=4, refine="coordinate", coordinate_sweeps=2)
     choices = {}
     for dt in (jnp.float64, jnp.float32):
         data = scoring.chunk(jnp.asarray(x, dt), jnp.asarray(y, dt), chunk_size=4096)
@@ -150,7 +150,7 @@ def test_whole_fit_compiles_step_once(rng):
     x = rng.uniform(size=(200, 3)).astype(np.float32)
     y = (x[:, 0] * x[:, 1]).astype(np.float32)
     data = scoring.chunk(x, y, chunk_size=64)
-    cfg = search.Config(max_k=10, refine="coordinate", sweeps=1)
+    cfg = search.Config(max_k=10, refine="coordinate", coordinate_sweeps=1)
     search.step_jit.clear_cache()
     res = search.fit(data, SMALL, 10, cfg)
     assert len(res.history) == 11

@@ -26,7 +26,7 @@ BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
 
 def _both(x, y, dtype, refine, k=2, chunk=200, block=3, w=None, buckets=()):
     basis = BASIS or B.get_basis(None)
-    cfg = search.Config(max_k=k, refine=refine, sweeps=2, steps=5, buckets=buckets)
+    cfg = search.Config(max_k=k, refine=refine, coordinate_sweeps=2, refine_steps=5, buckets=buckets)
     identity = _scaling.Scaling(np.zeros(x.shape[1]), np.ones(x.shape[1]), np.asarray(0.0),
                                 np.asarray(1.0))
     reader = stream.ChunkReader(x, y, w, chunk_size=chunk).scaled(identity, dtype)

@@ -72,8 +72,8 @@ MUTANTS = [
            "d = slots[(max_leaves - 1 - i) % max_leaves]",
            "coordinate descent visits leaves in descending order"),
     # ---- scoring: the closed form, the rows, the merge, the tie rule
-    Mutant("closed_form_sign", "scoring.py", "w = jnp.clip(_safe_div(mo.mrs,",
-           "w = jnp.clip(-_safe_div(mo.mrs,", "flip the sign of w' in closed_form"),
+    Mutant("closed_form_sign", "scoring.py", "w = jnp.clip(safe_div(mo.mrs,",
+           "w = jnp.clip(-safe_div(mo.mrs,", "flip the sign of w' in closed_form"),
     Mutant("clip_dropped", "scoring.py", "mo.mss)), -1.0, 1.0)", "mo.mss)), -9.0, 9.0)",
            "closed form not clipped to [-1, 1]"),
     Mutant("rows_targets_swapped", "scoring.py",
@@ -110,7 +110,7 @@ MUTANTS = [
     Mutant("root_multiplier", "program.py", "k0 = jnp.zeros_like(v).at[0].set(1.0)",
            "k0 = jnp.zeros_like(v).at[0].set(0.5)", "root multiplier 0.5"),
     # ---- search: the step
-    Mutant("search_steps_zero", "search.py", "refine_.joint(p, data, basis, steps=config.steps)",
+    Mutant("search_steps_zero", "search.py", "refine_.joint(p, data, basis, steps=config.refine_steps)",
            "refine_.joint(p, data, basis, steps=0)", "search.step calls joint with 0 steps"),
     Mutant("search_loss_scale", "search.py", "sse_loss = (choice.sse / jnp.sum(data.w))",
            "sse_loss = (choice.sse / (1.0 + jnp.sum(data.w)))", "unrefined loss mis-normalised"),
