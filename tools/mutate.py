@@ -112,8 +112,12 @@ MUTANTS = [
     # ---- search: the step
     Mutant("search_steps_zero", "search.py", "refine_.joint(p, data, basis, steps=config.refine_steps)",
            "refine_.joint(p, data, basis, steps=0)", "search.step calls joint with 0 steps"),
-    Mutant("search_loss_scale", "search.py", "sse_loss = (choice.sse / jnp.sum(data.w))",
-           "sse_loss = (choice.sse / (1.0 + jnp.sum(data.w)))", "unrefined loss mis-normalised"),
+    Mutant("search_loss_scale", "search.py", "sse_loss = (sse / n).astype(dt)",
+           "sse_loss = (sse / (1.0 + n)).astype(dt)", "unrefined loss mis-normalised"),
+    Mutant("pair_rule_inverted", "search.py", "((rss - sse) > 2 * (rss - single_sse))",
+           "((rss - sse) < 2 * (rss - single_sse))", "pair taken when it is worse per operation"),
+    Mutant("replace_keeps_worse", "search.py", "(cand_loss < cur * (1 - rtol))",
+           "(cand_loss > cur * (1 - rtol))", "replacement kept when the loss rose"),
 ]
 
 
