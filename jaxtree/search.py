@@ -315,7 +315,7 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
         pick = lambda a, b: jnp.where(take, a, b).astype(jnp.asarray(b).dtype)
         record = Choice(pick(-1, record.flat_index), pick(pc.slot, record.slot),
                         pick(pc.op, record.op), pick(pc.feature_a, record.feature),
-                        pick(pc.basis_a, record.basis), pick(new.weight[jnp.where(was_empty, 1, program.n_slots + 2)], record.weight),
+                        pick(pc.basis_a, record.basis), pick(new.weight[program.n_slots + 2], record.weight),
                         pick(new.intercept, record.intercept), pick(pair_sse, record.sse),
                         pick(MOVE_PAIR, jnp.int32(MOVE_INSERT)), pick(pc.feature_b, jnp.int32(-1)),
                         pick(pc.basis_b, jnp.int32(-1)), jnp.int32(0))
