@@ -6,7 +6,7 @@ or ``*``, leaves ``w * phi_i(x_j)``. See :class:`TreeRegressor` for the estimato
 """
 
 from jaxtree import (basis, batch, datasets, debug, export, moves, program, reference, refine,
-                     scoring, search, sharding, stream, theory)
+                     scoring, search, sharding, simplify, stream, theory)
 from jaxtree._compilation_cache import disable as disable_compilation_cache
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
@@ -43,6 +43,7 @@ __all__ = [
     "scoring",
     "search",
     "sharding",
+    "simplify",
     "stream",
     "theory",
 ]

@@ -20,7 +20,16 @@ family                     functions                            names (variable 
 ``TruncatedCubics(n)``     ``(x - t_m)_+^3``,                   ``(x-0.1)₊³``
                            ``t_m = m / (n+1)``, ``m = 1..n``
 ``CustomFunction``         any elementwise ``jnp`` function     from the user's template
+``PowerLaws(exponents)``   ``x^a`` (``log x`` for ``a = 0``)     ``⟨x⁻²⟩``, ``⟨log(x)⟩``
+                           on the covariate's *original* values,
+                           affine onto ``[-1, 1]`` per covariate
+``Decays(scales)``         ``exp(-x / (c (hi - lo)))``, affine   ``⟨exp(-x/0.25)⟩``
+                           onto ``[-1, 1]``
 =========================  ===================================  ==============================
+
+``PowerLaws`` and ``Decays`` (the ``"physics"`` preset, opt-in; issue 14) are described in the
+design note above :class:`PowerLaws`: ``PowerLaws`` needs the covariates' training ranges
+(:meth:`Basis.bind`, done by ``TreeRegressor.fit``), which are stored with the model.
 
 The paper's basis (:func:`default_basis`) has ``q = 40``: 10 hats, ``sin(i pi x)`` and
 ``cos(i pi x)`` for ``i = 1..9``, ``x, x^2, x^3`` and 9 truncated cubics with knots
@@ -84,8 +93,12 @@ __all__ = [
     "Powers",
     "Sines",
     "TruncatedCubics",
+    "Decays",
     "default_basis",
     "get_basis",
+    "PHYSICS_EXPONENTS",
+    "PHYSICS_SCALES",
+    "PowerLaws",
     "make_basis",
     "PRESETS",
 ]
@@ -211,6 +224,10 @@ def _shared_sincos_params(x: jnp.ndarray, a: jnp.ndarray, cache: dict):
 
 class _FamilyBase:
     """Renderings shared by the families; each family adds its formulas."""
+
+    # True for families whose functions depend on the covariate (per-covariate constants,
+    # :class:`PowerLaws`): their evaluate_params/to_sympy/to_numeric also take ``feature``.
+    per_feature = False
 
     def render(self, m: int, var: str = "x") -> str:
         """The name of function ``m`` of the family with variable ``var`` (see Basis.render)."""
@@ -658,8 +675,385 @@ class CustomFunction(_FamilyBase):
         return {"kind": "function", "name": self.name}
 
 
-_Family = Hats | Sines | Cosines | Powers | TruncatedCubics | CustomFunction
-_FAMILY_TYPES = (Hats, Sines, Cosines, Powers, TruncatedCubics, CustomFunction)
+# --------------------------------------------------------------------------------------------
+# Families on the covariates' original values (opt-in: the "physics" preset)
+# --------------------------------------------------------------------------------------------
+#
+# Design (issue 14). The search, the scorer and predict hand every family the covariate
+# min-max scaled to ``z in [0, 1]``. A law such as ``1/r`` or ``log x`` is not a function of
+# ``z`` alone: it depends on where the training range ``[lo_j, hi_j]`` sits. So these families
+# map ``z`` back, ``x = lo_j + (hi_j - lo_j) z``, with per-covariate constants *bound at fit
+# time* (:meth:`Basis.bind`; ``TreeRegressor`` binds the training range), and normalise each
+# function *affinely onto [-1, 1] over the training range of each covariate*:
+#
+#     phi_{a,j}(x) = A_{a,j} g_a(x / M_j) + B_{a,j},   M_j = max(|lo_j|, |hi_j|),
+#
+# with ``A, B`` chosen so that ``min phi = -1`` and ``max phi = +1`` on ``[lo_j, hi_j]``.
+#
+# Why spanning [-1, 1] (and not ``g / max|g|``): ``y`` is scaled to ``[-1, 1]`` (paper) and the
+# intercept is free, so a law ``y = c + d g(x_j)`` is *one leaf with |w| = 1* exactly, and a
+# separable law ``y = c + sum_j d_j g_j(x_j)`` on a product domain is reachable with
+# ``sum |w_j| = 1`` (the range of a separable sum is the sum of the ranges). Products of powers
+# become such sums under ``TreeRegressor(target_transform="log")``. The default basis's values
+# are not changed (the paper's numbers and the numpy reference depend on them); a
+# multiplicative law that the box still blocks is reached with ``TreeRegressor(y_bound=...)``.
+#
+# The constants are static (python floats in the hashable basis): a fit on data with another
+# range compiles once more, but growing the tree never retraces. They are written in the
+# model file with the family (``to_config``), so a loaded model evaluates the same functions.
+
+
+_LOG = 0.0  # Box-Cox convention: the exponent 0 stands for log x.
+
+PHYSICS_EXPONENTS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+"""Exponents of the ``"physics"`` preset's :class:`PowerLaws` (``0`` means ``log x``)."""
+
+PHYSICS_SCALES = (0.1, 0.25, 0.5, 1.0)
+"""Scales of the ``"physics"`` preset's :class:`Decays`, as fractions of each covariate's range."""
+
+
+def _is_integer_power(a: float) -> bool:
+    return a >= 1 and float(a).is_integer()
+
+
+def _power_g(t, a: float, xp=jnp):
+    """``t**a`` (``log t`` for ``a == 0``) as every numeric form computes it.
+
+    Integer powers by repeated multiplication (any sign of ``t``); other exponents through
+    ``exp(a log t)`` on ``t`` clamped to the smallest normal number (callers zero the
+    function where ``t <= 0`` is possible, so the clamp only keeps values finite).
+    """
+    if _is_integer_power(a):
+        out = t
+        for _ in range(int(a) - 1):
+            out = out * t
+        return out
+    tiny = np.finfo(np.float32).tiny
+    ts = xp.maximum(t, tiny)
+    if a == _LOG:
+        return xp.log(ts)
+    return xp.exp(a * xp.log(ts))
+
+
+def _power_name(a: float) -> str:
+    """Text of ``x^a`` with ``{x}`` placeholder: ``log({arg})``, ``√{x}``, ``{x}⁻²``, ``{x}^1.5``."""
+    if a == _LOG:
+        return "log({arg})"
+    if a == 0.5:
+        return "√{x}"
+    if float(a).is_integer():
+        return "{x}" if a == 1 else "{x}" + str(int(a)).translate(_SUPERSCRIPT)
+    return "{x}^" + format(a, "g")
+
+
+def _check_floats(name: str, values, *, positive: bool = False, allow_none: bool = False):
+    """A tuple of finite python floats (TypeError/ValueError that say what to pass)."""
+    if values is None and allow_none:
+        return None
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise TypeError(f"{name} must be a sequence of numbers; got {type(values).__name__}.")
+    out = []
+    for v in np.asarray(values, dtype=object).ravel().tolist():
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name} must hold numbers; got {v!r}.")
+        v = float(v)
+        if not math.isfinite(v) or (positive and v <= 0):
+            kind = "positive finite" if positive else "finite"
+            raise ValueError(f"{name} must hold {kind} numbers; got {v!r}.")
+        out.append(v)
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class PowerLaws(_FamilyBase):
+    """Powers and the logarithm of a covariate's *original* values, spanning ``[-1, 1]``.
+
+    Function ``m`` is ``phi(x) = A g(x / M) + B`` with ``g(t) = t**a_m`` (``log t`` when
+    ``a_m == 0``, the Box-Cox convention), ``x = lo_j + (hi_j - lo_j) z`` the covariate in its own
+    units, ``M = max(|lo_j|, |hi_j|)``, and ``A, B`` per covariate so that ``phi`` spans exactly
+    ``[-1, 1]`` on the training range ``[lo_j, hi_j]`` (see the design note above the class).
+    Rendered ``⟨x⁻²⟩``: angle brackets mean "normalised to ``[-1, 1]`` on the training range";
+    :func:`jaxtree.export.to_sympy` writes the exact affine form in original units.
+
+    Domains. Integer exponents ``>= 1`` work for any covariate. Other positive exponents need
+    ``lo_j >= 0``; ``log`` and negative exponents need ``lo_j > 0``. Where a covariate does not
+    qualify (or is constant), the function is *skipped* for it: it is the constant 0, so
+    it never improves the fit and is never chosen over a real candidate (a zero column scores
+    ``w' = 0``). :meth:`valid` tells which pairs are live.
+
+    The family is unusable until bound to the training ranges (:meth:`bind`, done by
+    :meth:`Basis.bind` and ``TreeRegressor.fit``); an unbound family raises on evaluation.
+
+    Attributes:
+        exponents: Tuple of distinct finite exponents; ``0`` means ``log x``.
+        lo: Per-covariate training minimum (tuple of floats), or None when unbound.
+        hi: Per-covariate training maximum, or None when unbound.
+    """
+
+    exponents: tuple = PHYSICS_EXPONENTS
+    lo: tuple | None = None
+    hi: tuple | None = None
+    per_feature = True
+
+    def __post_init__(self):
+        exps = _check_floats("PowerLaws.exponents", self.exponents)
+        if not exps or len(set(exps)) != len(exps) or len(exps) > 64:
+            raise ValueError(
+                f"PowerLaws.exponents must be 1 to 64 distinct numbers; got {self.exponents!r}. "
+                "For example PowerLaws((-1, 0, 0.5, 2)) (0 means log x).")
+        if any(abs(a) > 16 for a in exps):
+            raise ValueError(f"PowerLaws.exponents must lie in [-16, 16]; got {exps}.")
+        lo = _check_floats("PowerLaws.lo", self.lo, allow_none=True)
+        hi = _check_floats("PowerLaws.hi", self.hi, allow_none=True)
+        if (lo is None) != (hi is None):
+            raise ValueError("PowerLaws.lo and PowerLaws.hi must both be given or both be None.")
+        if lo is not None and (len(lo) != len(hi) or not lo or any(a > b for a, b in zip(lo, hi))):
+            raise ValueError(
+                "PowerLaws.lo and PowerLaws.hi must be non-empty, of one length, with lo <= hi "
+                f"per covariate; got lo={lo}, hi={hi}.")
+        object.__setattr__(self, "exponents", exps)
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
+
+    @property
+    def size(self) -> int:
+        """Number of functions in the family."""
+        return len(self.exponents)
+
+    @property
+    def bound(self) -> bool:
+        """Whether the per-covariate training ranges are set."""
+        return self.lo is not None
+
+    def bind(self, lo, hi) -> PowerLaws:
+        """The family bound to per-covariate training ranges ``lo (p,)``, ``hi (p,)``."""
+        return PowerLaws(self.exponents, tuple(map(float, lo)), tuple(map(float, hi)))
+
+    def templates(self) -> tuple[str, ...]:
+        """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
+        return tuple("⟨" + _power_name(a) + "⟩" for a in self.exponents)
+
+    def _require_bound(self, p: int | None = None):
+        if not self.bound:
+            raise ValueError(
+                "PowerLaws works on the covariates' original units and needs their training "
+                "ranges: bind the basis first, basis.bind(x_min, x_max) (TreeRegressor.fit "
+                "does this for you).")
+        if p is not None and p != len(self.lo):
+            raise ValueError(
+                f"this basis was bound to {len(self.lo)} covariates but the input has {p} in its "
+                "last axis. PowerLaws needs the covariates in the last axis, (..., p).")
+
+    def valid(self) -> np.ndarray:
+        """bool ``(size, p)``: whether function ``m`` is live for covariate ``j``."""
+        return self._tables()[0]
+
+    def _tables(self):
+        """``valid, t0, t1, A, B`` as float64 ``(size, p)`` tables (``t = t0 + t1 z``)."""
+        self._require_bound()
+        cached = self.__dict__.get("_tables_cache")
+        if cached is not None:
+            return cached
+        lo, hi = np.asarray(self.lo), np.asarray(self.hi)
+        big = np.maximum(np.abs(lo), np.abs(hi))
+        big = np.where(big > 0, big, 1.0)
+        t0, t1 = lo / big, (hi - lo) / big
+        shape = (self.size, lo.shape[0])
+        valid, a_t, b_t = np.zeros(shape, bool), np.zeros(shape), np.zeros(shape)
+        for m, a in enumerate(self.exponents):
+            if _is_integer_power(a):
+                ok = hi > lo
+            elif a > 0:
+                ok = (hi > lo) & (lo >= 0)
+            else:
+                ok = (hi > lo) & (lo > 0)
+            with np.errstate(all="ignore"):
+                g_lo = _power_g(np.where(ok, t0, 1.0), a, np)
+                g_hi = _power_g(np.where(ok, t0 + t1, 2.0), a, np)
+            g_min, g_max = np.minimum(g_lo, g_hi), np.maximum(g_lo, g_hi)
+            if _is_integer_power(a) and int(a) % 2 == 0:  # an even power crossing zero
+                g_min = np.where((t0 < 0) & (t0 + t1 > 0), 0.0, g_min)
+            span = g_max - g_min
+            ok = ok & np.isfinite(span) & (span > 0)
+            amp = np.where(ok, 2.0 / np.where(ok, span, 1.0), 0.0)
+            valid[m], a_t[m], b_t[m] = ok, amp, np.where(ok, -1.0 - amp * g_min, 0.0)
+        tables = (valid, np.broadcast_to(t0, shape), np.broadcast_to(t1, shape), a_t, b_t)
+        self.__dict__["_tables_cache"] = tables
+        return tables
+
+    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
+        """Evaluates the family: float array (..., p) -> ``size`` values stacked at ``axis``.
+
+        The last axis of ``x`` must be the covariates (the scorer's ``(m, p)`` chunks).
+        """
+        self._require_bound(x.shape[-1] if x.ndim else None)
+        _, t0, t1, a_t, b_t = self._tables()
+        t = jnp.asarray(t0[0], x.dtype) + jnp.asarray(t1[0], x.dtype) * x
+        cols = [jnp.asarray(a_t[m], x.dtype) * _power_g(t, a) + jnp.asarray(b_t[m], x.dtype)
+                for m, a in enumerate(self.exponents)]
+        return jnp.stack(cols, axis=axis)
+
+    def params(self) -> list[tuple[float, float]]:
+        """``(a, b) = (m, 0)``: the function's index in the family."""
+        return [(float(m), 0.0) for m in range(self.size)]
+
+    def evaluate_params(self, x, a, b, cache: dict, feature=None) -> jnp.ndarray:
+        """Parametric form: function ``a`` (its index) on covariate ``feature`` per element.
+
+        The same operations as :meth:`evaluate`, selected per element by ``a``.
+        """
+        if feature is None:
+            raise ValueError("PowerLaws needs each element's covariate: pass feature= to "
+                             "Basis.evaluate_at.")
+        self._require_bound()
+        _, t0, t1, a_t, b_t = self._tables()
+        p = t0.shape[1]
+        j = jnp.clip(feature, 0, p - 1)
+        m = jnp.clip(a, 0, self.size - 1).astype(jnp.int32)
+        dt = x.dtype
+        t = jnp.asarray(t0[0], dt)[j] + jnp.asarray(t1[0], dt)[j] * x
+        amp = jnp.asarray(a_t, dt)[m, j]
+        off = jnp.asarray(b_t, dt)[m, j]
+        g = jnp.zeros((), dt)
+        for k, e in enumerate(self.exponents):
+            g = jnp.where(m == k, _power_g(t, e), g)
+        return amp * g + off
+
+    def _affine_in_x(self, m: int, j: int) -> tuple[float, float]:
+        """``(A', B')`` with ``phi = A' x**a + B'`` (``A' log x + B'``) in original units."""
+        valid, _, _, a_t, b_t = self._tables()
+        if not valid[m, j]:
+            return 0.0, 0.0
+        a = self.exponents[m]
+        big = max(abs(self.lo[j]), abs(self.hi[j])) or 1.0
+        if a == _LOG:  # A log(x / M) + B = A log x + (B - A log M)
+            return float(a_t[m, j]), float(b_t[m, j] - a_t[m, j] * math.log(big))
+        return float(a_t[m, j] / big ** a), float(b_t[m, j])
+
+    def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None, *,
+                 feature: int, x=None):
+        """``A' * x**a + B'`` (``A' log x + B'``) in the covariate's own units ``x``.
+
+        ``x`` is the covariate (a sympy expression, clipped by the caller if wanted); exponents
+        are exact rationals (``x**(-2)``, ``sqrt(x)``).
+        """
+        sp = _sympy()
+        amp, off = self._affine_in_x(m, feature)
+        if amp == 0.0:
+            return sp.Integer(0)
+        a = self.exponents[m]
+        g = sp.log(x) if a == _LOG else x ** sp.nsimplify(a)
+        return sp.Float(amp) * g + sp.Float(off)
+
+    def to_latex(self, m: int, var: str) -> str:
+        """``\\langle var^{a} \\rangle`` (``\\log``, ``\\sqrt``), normalised on the training range."""
+        a = self.exponents[m]
+        if a == _LOG:
+            inner = f"\\log {var}"
+        elif a == 0.5:
+            inner = f"\\sqrt{{{var}}}"
+        elif a == 1:
+            inner = var
+        else:
+            inner = f"{var}^{{{format(a, 'g')}}}"
+        return f"\\langle {inner} \\rangle"
+
+    def to_numeric(self, xp, m: int, u, *, feature: int):
+        """``A g(t0 + t1 u) + B`` on the scaled column ``u``, as :meth:`evaluate` computes it."""
+        _, t0, t1, a_t, b_t = self._tables()
+        j = feature
+        t = t0[0, j] + t1[0, j] * u
+        return a_t[m, j] * _power_g(t, self.exponents[m], xp) + b_t[m, j]
+
+    def to_config(self) -> dict:
+        """JSON-serialisable description, with the bound ranges (the normalising constants)."""
+        return {"kind": "power_laws", "exponents": list(self.exponents),
+                "lo": None if self.lo is None else list(self.lo),
+                "hi": None if self.hi is None else list(self.hi)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Decays(_FamilyBase):
+    """Exponential decays ``exp(-x / s)`` with ``s = c (hi_j - lo_j)``, spanning ``[-1, 1]``.
+
+    With the scale a fraction ``c`` of each covariate's range, ``exp(-x/s)`` normalised on the
+    training range equals ``exp(-z/c)`` normalised on ``[0, 1]`` (``z`` the min-max scaled
+    covariate): ``phi(z) = (2 exp(-z/c) - 1 - e) / (1 - e)`` with ``e = exp(-1/c)``, ``phi(0) = 1``,
+    ``phi(1) = -1``. So no per-covariate constant is needed, and the exports in original units
+    (``z = (x - lo) / (hi - lo)``) show ``exp(-(x - lo) / (c (hi - lo)))``. Any covariate
+    qualifies. Rendered ``⟨exp(-x/0.25)⟩`` (the variable scaled to ``[0, 1]``).
+
+    Attributes:
+        scales: Tuple of distinct positive fractions ``c`` of the covariate's range.
+    """
+
+    scales: tuple = PHYSICS_SCALES
+    per_feature = False
+
+    def __post_init__(self):
+        scales = _check_floats("Decays.scales", self.scales, positive=True)
+        if not scales or len(set(scales)) != len(scales) or len(scales) > 64:
+            raise ValueError(f"Decays.scales must be 1 to 64 distinct positive numbers; got "
+                             f"{self.scales!r}. For example Decays((0.25, 1.0)).")
+        if min(scales) < 1e-3:
+            raise ValueError(f"Decays.scales must be >= 1e-3 (exp(-1/c) underflows); got {scales}.")
+        object.__setattr__(self, "scales", scales)
+
+    @property
+    def size(self) -> int:
+        """Number of functions in the family."""
+        return len(self.scales)
+
+    def templates(self) -> tuple[str, ...]:
+        """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
+        return tuple(f"⟨exp(-{{x}}/{_fmt(c)})⟩" for c in self.scales)
+
+    @staticmethod
+    def _phi(x, rate, xp=jnp):
+        e = xp.exp(-rate)
+        return (2 * xp.exp(-rate * x) - 1 - e) / (1 - e)
+
+    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
+        """Evaluates the family: float array (...,) -> ``size`` values stacked at ``axis``."""
+        cols = [self._phi(x, jnp.asarray(1.0 / c, x.dtype)) for c in self.scales]
+        return jnp.stack(cols, axis=axis)
+
+    def params(self) -> list[tuple[float, float]]:
+        """``(a, b) = (1/c, 0)`` per function, for :meth:`evaluate_params`."""
+        return [(1.0 / c, 0.0) for c in self.scales]
+
+    def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
+        """Parametric form with rate ``a = 1/c`` (kept finite for other families' ``a``)."""
+        rate = jnp.where(a > 0, a, 1.0)
+        return self._phi(x, rate)
+
+    def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
+        """``(2 exp(-u/c) - 1 - e) / (1 - e)``, ``e = exp(-1/c)`` as a float."""
+        sp = _sympy()
+        c = self.scales[m]
+        e = math.exp(-1.0 / c)
+        return (2 * sp.exp(-u / sp.Float(c)) - 1 - sp.Float(e)) / sp.Float(1 - e)
+
+    def to_latex(self, m: int, var: str) -> str:
+        """``\\langle e^{-var/c} \\rangle`` (normalised to ``[-1, 1]`` on ``[0, 1]``)."""
+        return f"\\langle e^{{-{var}/{_latex_number(self.scales[m], 4)}}} \\rangle"
+
+    def to_numeric(self, xp, m: int, u):
+        """As :meth:`evaluate`, with ``xp`` = numpy or jax.numpy."""
+        rate = 1.0 / self.scales[m]
+        if xp is np:
+            return self._phi(np.asarray(u, np.float64), rate, np)
+        return self._phi(u, xp.asarray(rate, u.dtype), xp)
+
+    def to_config(self) -> dict:
+        """JSON-serialisable description of the family."""
+        return {"kind": "decays", "scales": list(self.scales)}
+
+
+_Family = (Hats | Sines | Cosines | Powers | TruncatedCubics | CustomFunction | PowerLaws
+           | Decays)
+_FAMILY_TYPES = (Hats, Sines, Cosines, Powers, TruncatedCubics, CustomFunction, PowerLaws,
+                 Decays)
 _CONFIG_KINDS = {
     "hats": (Hats, "n"),
     "sines": (Sines, "n"),
@@ -667,6 +1061,11 @@ _CONFIG_KINDS = {
     "powers": (Powers, "degree"),
     "truncated_cubics": (TruncatedCubics, "n"),
     "function": (CustomFunction, "name"),
+}
+# Families described by several keys: kind -> (type, required keys, optional keys).
+_MULTI_KEY_KINDS = {
+    "power_laws": (PowerLaws, ("exponents",), ("lo", "hi")),
+    "decays": (Decays, ("scales",), ()),
 }
 
 
@@ -841,7 +1240,7 @@ class Basis:
                 f"shape {x.shape}; got {axis!r}.")
         return _evaluate_jit(self, x, int(axis))
 
-    def evaluate_at(self, x: jnp.ndarray, index: jnp.ndarray) -> jnp.ndarray:
+    def evaluate_at(self, x: jnp.ndarray, index: jnp.ndarray, feature=None) -> jnp.ndarray:
         """Evaluates one basis function per element: ``phi_index(x)``.
 
         Costs a few dozen flops per element, not ``q`` evaluations: each index selects its
@@ -856,12 +1255,16 @@ class Basis:
             x: Float array of shape (...,).
             index: Integer array broadcastable with ``x``, values in ``[0, q)``. Elements with
                 an index outside that range give NaN.
+            feature: Integer array broadcastable with ``x``: each element's covariate. Needed
+                only by a basis with per-covariate families (:class:`PowerLaws`, see
+                :attr:`per_feature`); ignored otherwise.
 
         Returns:
             Array of the broadcast shape of ``x`` and ``index``, dtype of ``x``.
 
         Raises:
-            TypeError: If ``index`` is not an integer array.
+            TypeError: If ``index`` (or ``feature``) is not an integer array.
+            ValueError: If the basis has per-covariate families and ``feature`` is None.
         """
         x = _float_dtype(x)
         index = jnp.asarray(index)
@@ -870,13 +1273,66 @@ class Basis:
                 f"index must be an integer array; got dtype {index.dtype}. Use "
                 "index.astype(jnp.int32)."
             )
-        return _evaluate_at_jit(self, x, index)
+        if not self.per_feature:
+            return _evaluate_at_jit(self, x, index, None)
+        if feature is None:
+            raise ValueError(
+                "this basis has per-covariate families (PowerLaws): pass feature=, each "
+                "element's covariate index, to evaluate_at.")
+        feature = jnp.asarray(feature)
+        if not jnp.issubdtype(feature.dtype, jnp.integer):
+            raise TypeError(f"feature must be an integer array; got dtype {feature.dtype}.")
+        return _evaluate_at_jit(self, x, index, feature)
 
-    def _evaluate_at_impl(self, x: jnp.ndarray, index: jnp.ndarray) -> jnp.ndarray:
+    @property
+    def per_feature(self) -> bool:
+        """Whether a family depends on the covariate (needs ``feature`` in evaluate_at)."""
+        return any(f.per_feature for f in self.families)
+
+    @property
+    def bound(self) -> bool:
+        """False while a per-covariate family still needs :meth:`bind`."""
+        return all(getattr(f, "bound", True) for f in self.families)
+
+    def bind(self, x_min, x_max) -> Basis:
+        """The basis with its per-covariate families bound to the training ranges.
+
+        Families on the covariates' original units (:class:`PowerLaws`) need each covariate's
+        training range to map the scaled ``z in [0, 1]`` back, ``x = lo + (hi - lo) z``, and
+        to normalise onto ``[-1, 1]``. Other families are unchanged; a basis without such
+        families is returned as is (so the default basis never changes). Binding a bound
+        basis again replaces its ranges.
+
+        Args:
+            x_min: float ``(p,)`` training minimum of each covariate.
+            x_max: float ``(p,)`` training maximum of each covariate.
+
+        Returns:
+            The bound basis.
+
+        Raises:
+            ValueError: If the ranges are not finite 1-D arrays of one length with
+                ``x_min <= x_max``.
+        """
+        if not self.per_feature:
+            return self
+        lo = np.asarray(x_min, np.float64)
+        hi = np.asarray(x_max, np.float64)
+        if lo.ndim != 1 or lo.shape != hi.shape or not lo.size:
+            raise ValueError(
+                f"bind needs x_min and x_max of shape (p,); got {lo.shape} and {hi.shape}.")
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
+            raise ValueError("bind needs finite x_min <= x_max per covariate.")
+        return Basis(tuple(f.bind(lo, hi) if f.per_feature else f for f in self.families))
+
+    def _evaluate_at_impl(self, x: jnp.ndarray, index: jnp.ndarray, feature=None) -> jnp.ndarray:
         # One row (family number g, a, b) per function; every family's parametric form runs on
         # all elements and a select keeps, per element, its own family's value. The families
         # share work through `cache` (both trigonometric families: one polynomial).
-        x, index = jnp.broadcast_arrays(x, index)
+        if feature is None:
+            x, index = jnp.broadcast_arrays(x, index)
+        else:
+            x, index, feature = jnp.broadcast_arrays(x, index, feature)
         dtype = x.dtype
         rows = [(g, a, b) for g, fam in enumerate(self.families) for a, b in fam.params()]
         group_t = np.array([r[0] for r in rows], np.int32)
@@ -890,7 +1346,8 @@ class Basis:
         b = jnp.asarray(b_t)[idx]
         cache: dict = {}
         conds = [group == g for g in range(len(self.families))]
-        values = [fam.evaluate_params(x, a, b, cache) for fam in self.families]
+        values = [fam.evaluate_params(x, a, b, cache, feature=feature) if fam.per_feature
+                  else fam.evaluate_params(x, a, b, cache) for fam in self.families]
         out = jnp.select(conds, values, jnp.zeros((), dtype))
         return jnp.where(valid, out, jnp.asarray(jnp.nan, dtype))
 
@@ -951,10 +1408,23 @@ class Basis:
                     f"basis config family {pos} must be a dict with a 'kind' key; got {entry!r}."
                 )
             kind = entry["kind"]
+            if kind in _MULTI_KEY_KINDS:
+                family_type, keys, optional = _MULTI_KEY_KINDS[kind]
+                if not set(keys) <= set(entry) <= set(keys) | set(optional) | {"kind"}:
+                    raise ValueError(
+                        f"basis config family {pos} ({kind!r}) must have the keys "
+                        f"{['kind', *keys]} (optional {list(optional)}); got "
+                        f"{sorted(map(str, entry))}.")
+                try:
+                    families.append(family_type(**{k: entry[k] for k in (*keys, *optional)
+                                                   if k in entry}))
+                except TypeError as err:
+                    raise ValueError(f"basis config family {pos}: {err}") from None
+                continue
             if kind not in _CONFIG_KINDS:
                 raise ValueError(
                     f"basis config family {pos} has unknown kind {kind!r}; valid kinds are "
-                    f"{sorted(_CONFIG_KINDS)}."
+                    f"{sorted([*_CONFIG_KINDS, *_MULTI_KEY_KINDS])}."
                 )
             family_type, key = _CONFIG_KINDS[kind]
             if set(entry) != {"kind", key}:
@@ -1011,12 +1481,14 @@ def make_basis(
     cosines: int = 9,
     powers: int = 3,
     truncated_cubics: int = 9,
+    power_laws: Sequence[float] = (),
+    decays: Sequence[float] = (),
     functions: Sequence[tuple[str, Callable]] | Mapping[str, Callable] = (),
 ) -> Basis:
     """Builds a basis from per-family counts.
 
-    Families appear in the order hats, sines, cosines, powers, truncated cubics, custom
-    functions; a count of 0 leaves the family out.
+    Families appear in the order hats, sines, cosines, powers, truncated cubics, power laws,
+    decays, custom functions; a count of 0 (an empty sequence) leaves the family out.
 
     Args:
         hats: Number of hat functions, 0 or >= 2.
@@ -1024,6 +1496,10 @@ def make_basis(
         cosines: Number of cosines ``cos(i pi x)``, ``i = 1..cosines``.
         powers: Highest power: ``x, ..., x^powers``.
         truncated_cubics: Number of truncated cubics, knots ``m / (n+1)``.
+        power_laws: Exponents of a :class:`PowerLaws` family on the covariates' original
+            units (``0`` means ``log x``), e.g. :data:`PHYSICS_EXPONENTS`; empty for none.
+        decays: Scales of a :class:`Decays` family (fractions of each covariate's range),
+            e.g. :data:`PHYSICS_SCALES`; empty for none.
         functions: Custom functions as ``(name, fn)`` pairs (or a dict name -> fn). ``name``
             is a template with a ``{x}`` placeholder (``"tanh(3{x})"``) or a function name
             (``"tanh"``, rendered ``tanh(x)``); ``fn`` an elementwise ``jnp`` function.
@@ -1065,6 +1541,10 @@ def make_basis(
     ]:
         if counts[key]:
             families.append(family_type(counts[key]))
+    if len(_check_floats("power_laws", power_laws)):
+        families.append(PowerLaws(tuple(power_laws)))
+    if len(_check_floats("decays", decays, positive=True)):
+        families.append(Decays(tuple(decays)))
 
     if isinstance(functions, Mapping):
         functions = list(functions.items())
@@ -1105,13 +1585,23 @@ def default_basis() -> Basis:
     return make_basis()
 
 
-PRESETS: dict[str, dict[str, int]] = {
+_NO_DEFAULT_FAMILIES = {"hats": 0, "sines": 0, "cosines": 0, "powers": 0, "truncated_cubics": 0}
+
+PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
+    "physics": {**_NO_DEFAULT_FAMILIES, "power_laws": PHYSICS_EXPONENTS,
+                "decays": PHYSICS_SCALES},
     "fourier": {"hats": 0, "sines": 20, "cosines": 20, "powers": 0, "truncated_cubics": 0},
     "splines": {"hats": 20, "sines": 0, "cosines": 0, "powers": 0, "truncated_cubics": 20},
     "polynomial": {"hats": 0, "sines": 0, "cosines": 0, "powers": 3, "truncated_cubics": 20},
 }
-"""Named bases accepted by :func:`get_basis`, as :func:`make_basis` keyword arguments."""
+"""Named bases accepted by :func:`get_basis`, as :func:`make_basis` keyword arguments.
+
+``"physics"`` (``q = 13``) holds only families on the covariates' original units: ``x^a`` for
+:data:`PHYSICS_EXPONENTS` (``log x``, ``1/x``, ``1/x²``, ``√x``, ...) and ``exp(-x/s)`` for
+:data:`PHYSICS_SCALES`, each normalised to span ``[-1, 1]`` on the training range. Join names
+with ``+`` to concatenate presets: ``"default+physics"`` is the paper's 40 functions followed
+by these 13 (``q = 53``)."""
 
 
 def get_basis(spec: Basis | str | Mapping[str, Any] | None = None) -> Basis:
@@ -1120,7 +1610,9 @@ def get_basis(spec: Basis | str | Mapping[str, Any] | None = None) -> Basis:
     Args:
         spec: ``None`` or ``"default"`` (the paper's basis); a preset name (``"fourier"``:
             20 sines and 20 cosines, ``"splines"``: 20 hats and 20 truncated cubics,
-            ``"polynomial"``: ``x, x², x³`` and 20 truncated cubics); a :class:`Basis`; a dict of
+            ``"polynomial"``: ``x, x², x³`` and 20 truncated cubics, ``"physics"``: see
+            :data:`PRESETS`), or names joined by ``+`` (``"default+physics"``, the columns of
+            each in order); a :class:`Basis`; a dict of
             :func:`make_basis` keyword arguments; or a :meth:`Basis.to_config` dict without
             custom functions.
 
@@ -1144,6 +1636,12 @@ def get_basis(spec: Basis | str | Mapping[str, Any] | None = None) -> Basis:
         return spec
     if isinstance(spec, str):
         key = spec.strip().lower()
+        if "+" in key:  # "default+physics": the presets' columns in order
+            parts = [get_basis(part) for part in key.split("+")]
+            out = parts[0]
+            for part in parts[1:]:
+                out = out + part
+            return out
         if key not in PRESETS:
             raise ValueError(
                 f"unknown basis {spec!r}; valid names are {sorted(PRESETS)}, or pass a Basis or "
@@ -1153,7 +1651,8 @@ def get_basis(spec: Basis | str | Mapping[str, Any] | None = None) -> Basis:
     if isinstance(spec, Mapping):
         if "families" in spec:
             return Basis.from_config(spec)
-        valid = ["hats", "sines", "cosines", "powers", "truncated_cubics", "functions"]
+        valid = ["hats", "sines", "cosines", "powers", "truncated_cubics", "power_laws",
+                 "decays", "functions"]
         unknown = sorted(map(str, set(spec) - set(valid)))
         if unknown:
             raise ValueError(f"unknown basis option(s) {unknown}; valid options are {valid}.")

@@ -161,6 +161,10 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision)
     params = check_params(settings)
+    if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
+        raise ValueError("fit_batch does not support basis families on the covariates' original "
+                         "units (PowerLaws, e.g. the 'physics' preset): their constants depend on "
+                         "each problem's ranges. Fit each problem with TreeRegressor instead.")
     xa, ya, sw = _check_batch(X, y, sample_weight)
     B, n, p = xa.shape
     if feature_names is None:

@@ -10,6 +10,7 @@ serve both engines.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import sys
@@ -31,7 +32,10 @@ from jaxtree import program as prog
 from jaxtree import reference as reference_
 from jaxtree import refine as refine_
 from jaxtree import scoring, search
+from jaxtree import _target as target_
+from jaxtree import shapes as shapes_
 from jaxtree import sharding as sharding_
+from jaxtree import simplify as simplify_
 from jaxtree import stream as stream_
 
 __all__ = [
@@ -39,6 +43,7 @@ __all__ = [
     "ENGINES",
     "load",
     "PARAMETER_CONSTRAINTS",
+    "TARGET_TRANSFORMS",
     "TreeRegressor",
 ]
 
@@ -94,6 +99,14 @@ class TreeRegressor:
         returning True stops the search early.
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
+      shapes: number of shape-function terms fitted before the tree (default 0: none).
+        Each is a whole one-covariate function ``f(x_j)`` or a two-covariate function
+        ``f(x_i, x_l)`` (hats, see :mod:`jaxtree.shapes`), chosen greedily by least squares
+        and backfitted; the tree of ``k`` operations is then searched on their residual, and
+        one backfitting round refits the shapes given the tree. Counted as one insertion
+        each. The model is ``w0 + sum of shapes + T(x)``. In-memory fits only.
+      shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
+        two-covariate shape.
       search: ``"greedy"`` (the paper's algorithm, one insertion at a time) or ``"backfit"``
         (adds pair lookahead while the tree is small and replacement moves after every
         insertion; see :func:`jaxtree.search.search_config`). Streaming supports ``"greedy"``.
@@ -109,6 +122,19 @@ class TreeRegressor:
         q=40) instead of re-evaluating it chunk by chunk in every iteration.
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
         shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`).
+      target_transform: None (fit ``y``), ``"log"`` (fit ``log y``, for ``y > 0``: products
+        and powers become sums; predictions are ``exp(f) * s`` with Duan's smearing factor
+        ``s``, see :mod:`jaxtree._target`) or ``"auto"`` (fit both on a deterministic 75/25
+        split of the rows, keep the one with the lower held-out MSE in ``y``'s units, refit on
+        all rows; the identity whenever some ``y <= 0``). The choice is ``target_transform_``.
+      y_bound: the search maps ``y`` (or ``log y``) into ``[-y_bound, y_bound]``; 1 (default)
+        is the paper's ``Y = [-1, 1]``. A value below 1 keeps the theory's assumptions
+        (``[-y_bound, y_bound]`` lies in ``[-1, 1]``) and lets the weight box ``|w| <= 1``
+        reach laws that would need ``|w| > 1`` otherwise: with ``x`` scaled to ``[0, 1]``,
+        ``y = x1`` needs ``w = 2`` at ``y_bound=1`` and ``w = 0.5`` at ``0.25``.
+      prune_tol: None (default) keeps the searched tree. A number ``>= 0``: after the search,
+        drop leaves while the cheapest removal lowers the training ``R²`` by at most
+        ``prune_tol``, re-fitting the weights after each (:func:`jaxtree.simplify.prune`).
 
     Data larger than memory: pass ``X`` as a ``numpy.memmap`` (float dtype) or a
     :class:`jaxtree.stream.ChunkReader`; every pass then streams it chunk by chunk
@@ -126,6 +152,10 @@ class TreeRegressor:
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.
       n_features_in_: number of covariates; feature_names_in_: their names when X had
         string column names.
+      target_transform_: ``"identity"`` or ``"log"``: the transform the model uses.
+      target_transform_scores_: with ``target_transform="auto"``, the held-out MSE of each
+        candidate transform (``inf`` for ``"log"`` when some ``y <= 0``); else None.
+      pruned_: with ``prune_tol``, the removed leaves as ``(feature, basis, R² cost)``.
 
     Examples:
       >>> import jaxtree
@@ -140,7 +170,10 @@ class TreeRegressor:
                  refine_steps: int = 20, precision: str = "highest", clip: bool = True,
                  verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
                  devices=None, cache_basis: bool = False,
-                 validation_fraction: Optional[float] = None, search: str = "greedy"):
+                 validation_fraction: Optional[float] = None, search: str = "greedy",
+                 target_transform: Optional[str] = None, y_bound: float = 1.0,
+                 prune_tol: Optional[float] = None, shapes: int = 0,
+                 shape_knots: tuple = (24, 12)):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -157,6 +190,11 @@ class TreeRegressor:
         self.devices = devices
         self.validation_fraction = validation_fraction
         self.search = search
+        self.target_transform = target_transform
+        self.y_bound = y_bound
+        self.prune_tol = prune_tol
+        self.shapes = shapes
+        self.shape_knots = shape_knots
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -214,12 +252,20 @@ class TreeRegressor:
         Raises:
           ValueError / TypeError: for invalid data or hyperparameters, with the fix.
         """
+        self._check_params()
+        if self.target_transform == "auto":
+            return _fit_auto_transform(self, X, y, sample_weight)
+        return self._fit_fixed(X, y, sample_weight, self.target_transform or "identity")
+
+    def _fit_fixed(self, X, y, sample_weight, transform: str):
+        """``fit`` with a fixed target transform (``"identity"`` or ``"log"``)."""
         _compilation_cache.enable()
         self.__dict__.pop("_path", None)  # a size path only from this fit's selection run
         params = self._check_params()
         # Data larger than memory is streamed, never materialised; the reference engine
         # (plain numpy) reads a memmap like any array.
         if stream_.is_streamable(X) and not (self.engine == "reference" and isinstance(X, np.memmap)):
+            _check_streamable_options(self, transform)
             return self._fit_stream(X, y, sample_weight, params)
         names = None
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
@@ -239,16 +285,28 @@ class TreeRegressor:
                           "used as y.ravel(). Pass y with shape (n_samples,) to silence this.",
                           _interop_class("DataConversionWarning", UserWarning), stacklevel=2)
 
-        sc = scaling_.fit(xa, ya, sw)
-        xs, ys = scaling_.apply(sc, xa, ya, sw)
+        yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
+        sc = _bounded_scaling(scaling_.fit(xa, yt, sw), self.y_bound)
+        params = _bind_basis(params, sc)
+        xs, ys = scaling_.apply(sc, xa, yt, sw)
         feature_names = names or tuple(f"x{j + 1}" for j in range(p))
         with self._progress_bar(params, feature_names):
             if self.engine == "jax":
                 res = self._fit_jax(xs, ys, sw, params, dtype, sc)
             else:
                 res = self._fit_reference(xs, ys, sw, params, dtype, sc)
+        shape_fit = self.__dict__.pop("_shape_fit", None)
+        if shape_fit is not None:  # the tree is pruned against the shapes' residual
+            ys = ys - np.asarray(shapes_.evaluate(shape_fit[0], jnp.asarray(xs, dtype),
+                                                  shape_fit[1]), np.float64)
+        res, pruned = _prune_result(self, res, xs, ys, sw, params, dtype)
         model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
-        return self._set_fitted(model, res.history, res.choices, res.status, names)
+        if shape_fit is not None:
+            model = dataclasses.replace(model, shapes=shape_fit[0], shape_spec=shape_fit[1])
+        model = _attach_target(model, transform, xa, yt, sw)
+        self._set_fitted(model, res.history, res.choices, res.status, names)
+        self.pruned_ = pruned
+        return self
 
     def _set_fitted(self, model, history, choices, status, names, warn: bool = True):
         """The one place where a search result becomes a fitted estimator (``fit``,
@@ -264,6 +322,9 @@ class TreeRegressor:
         self.status_ = status
         self.k_ = _n_ops(model.program)
         self.path_ = self.__dict__.pop("_path", None)
+        self.target_transform_ = model.target_transform
+        self.target_transform_scores_ = self.__dict__.pop("_transform_scores", None)
+        self.pruned_ = None
         self.n_features_in_ = model.n_features
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
@@ -274,7 +335,8 @@ class TreeRegressor:
     @contextlib.contextmanager
     def _progress_bar(self, params, feature_names):
         """The progress bar of one fit (closed even when the fit fails)."""
-        self._bar = _ProgressBar(params.k, self.verbose, feature_names, params.basis)
+        self._bar = _ProgressBar(params.k + int(self.shapes or 0), self.verbose, feature_names,
+                                 params.basis)
         try:
             yield
         finally:
@@ -304,6 +366,8 @@ class TreeRegressor:
         return data
 
     def _fit_jax(self, xs, ys, sw, params, dtype, sc):
+        if self.shapes:
+            return self._fit_shapes(xs, ys, sw, params, dtype, sc)
         cfg = self._config(params, xs.shape[0], xs.shape[1])
         scale = float(sc.y_scale) ** 2
         if self.validation_fraction is None:
@@ -334,10 +398,51 @@ class TreeRegressor:
         return search.fit(self._data(xs, ys, sw, params, dtype), params.basis, k_best, cfg,
                           callback=self._progress, loss_scale=scale)
 
+    def _fit_shapes(self, xs, ys, sw, params, dtype, sc):
+        """Shapes first, then the tree on their residual, then one backfitting round (the
+        shapes refitted given the tree, the tree's weights refined given the shapes).
+
+        The shape search and the tree search each run through the one driver
+        (:func:`jaxtree.search.run`); their histories and choices are concatenated (the
+        tree's losses are the full model's: it is fitted to the shapes' residual).
+        """
+        data = self._data(xs, ys, sw, params, dtype)
+        n1, n2 = (int(v) for v in self.shape_knots)
+        spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes),
+                                 pairs=shapes_.screen_pairs(data))
+        gr = shapes_.grams_jit(data, spec)
+        scale = float(sc.y_scale) ** 2
+        sres = search.run(lambda s: search.shape_step_jit(s, data, gr, spec),
+                          shapes_.start(data, spec), int(self.shapes), self._progress,
+                          loss_scale=scale)
+        state = shapes_.finish_jit(sres.program, data, gr, spec, 2)
+        offset = len(sres.history)
+        cfg = self._config(params, xs.shape[0], xs.shape[1])
+        tree = search.fit(data._replace(y=data.y - state.fit), params.basis, params.k, cfg,
+                          callback=lambda it, loss, ch: self._progress(it + offset, loss, ch),
+                          loss_scale=scale)
+        # One backfitting round: shapes given the tree, then the tree's weights given them.
+        program = jax.tree_util.tree_map(jnp.asarray, tree.program)
+        t_fit = _tree_values(program, data.x, params.basis)
+        state = shapes_.finish_jit(state, data._replace(y=data.y - t_fit), gr, spec, 2)
+        resid = data._replace(y=data.y - state.fit)
+        if self.refine == "optax":
+            program, _ = _joint(program, resid, params.basis, steps=params.steps)
+        # The last entry is the final model's loss (after the backfitting round).
+        history = list(sres.history) + list(tree.history)
+        history[-1] = float(_held_out_mse(program, resid, params.basis)) * scale
+        self._shape_fit = (state.shapes, spec)
+        status = search.Status(int(sres.status) & ~int(search.Status.FULL)) | tree.status
+        return search.SearchResult(program, np.asarray(history, np.float64),
+                                   list(sres.choices) + list(tree.choices), status)
+
     def _fit_stream(self, X, y, sample_weight, params):
         """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`)."""
         if self.engine != "jax":
             raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
+        if self.shapes:
+            raise ValueError("shapes > 0 is not supported for streamed data (a memmap or "
+                             "ChunkReader) yet: fit an in-memory array, or set shapes=0.")
         if self.validation_fraction is not None:
             raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
                              "ChunkReader) yet; set validation_fraction=None and choose k, or fit an "
@@ -356,7 +461,8 @@ class TreeRegressor:
             reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
-        sc = stream_.scaling(reader)
+        sc = _bounded_scaling(stream_.scaling(reader), self.y_bound)
+        params = _bind_basis(params, sc)
         feature_names = tuple(f"x{j + 1}" for j in range(reader.p))
         with self._progress_bar(params, feature_names):
             res = stream_.fit(reader.scaled(sc, dtype), params.basis, params.k,
@@ -427,6 +533,12 @@ class TreeRegressor:
         self._check_fitted()
         return self.model_.formula(digits)
 
+    def law(self, digits: int = 4):
+        """The fitted formula as a readable sympy expression in ``X``'s and ``y``'s units,
+        constants merged and rounded (see :func:`jaxtree.simplify.law`; needs sympy)."""
+        self._check_fitted()
+        return simplify_.law(self.model_, digits)
+
     # ------------------------------------------------------------------------- exports
 
     def to_sympy(self, **kwargs):
@@ -482,7 +594,10 @@ class _ProgressBar:
             j, i, op = int(info["feature"]), int(info["basis"]), int(info["op"])
         except (KeyError, TypeError, ValueError):
             return ""
-        names = self.names or tuple(f"x{m + 1}" for m in range(j + 1))
+        names = self.names or tuple(f"x{m + 1}" for m in range(max(j, int(info.get("feature2", -1))) + 1))
+        if info.get("move") == search.MOVE_SHAPE:
+            j2 = int(info["feature2"])
+            return f"shape f({names[j]})" if j2 < 0 else f"shape f({names[j]}, {names[j2]})"
         if self.basis is None or not (0 <= j < len(names) and 0 <= i < self.basis.q):
             return "no candidate"
         term = self.basis.render(i, str(names[j]))
@@ -563,6 +678,16 @@ def _check_devices(value, name):
 # One declarative table of the estimator's constraints (scikit-learn's
 # ``_parameter_constraints``): name -> check(value, name). fit_batch checks its own
 # arguments with the same table.
+def _check_shape_knots(value, name):
+    ok = (isinstance(value, (tuple, list)) and len(value) == 2
+          and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 2 <= v <= 64
+                  for v in value))
+    if not ok:
+        raise ValueError(f"{name} must be a pair (n1, n2) of integers in [2, 64] (hats per "
+                         f"one-covariate shape, hats per axis of a two-covariate shape); got "
+                         f"{value!r}.")
+
+
 PARAMETER_CONSTRAINTS = {
     "k": lambda v, n: V.check_int(v, n, 0),
     "refine": lambda v, n: V.check_choice(v, n, search.REFINE_MODES),
@@ -575,6 +700,8 @@ PARAMETER_CONSTRAINTS = {
     "callback": _check_callback,
     "devices": _check_devices,
     "search": lambda v, n: V.check_choice(v, n, search.SEARCHES),
+    "shapes": lambda v, n: V.check_int(v, n, 0),
+    "shape_knots": _check_shape_knots,
 }
 
 
@@ -594,6 +721,12 @@ def check_params(params) -> _Params:
     if params.get("engine", "jax") == "reference" and params.get("validation_fraction") is not None:
         raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
                          "paper's algorithm with a fixed k).")
+    if params.get("shapes") and params.get("engine", "jax") == "reference":
+        raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
+                         "algorithm, which has no shape terms).")
+    if params.get("shapes") and params.get("validation_fraction") is not None:
+        raise ValueError("validation_fraction does not choose the number of shapes yet: set "
+                         "validation_fraction=None, or shapes=0.")
     if params.get("engine", "jax") == "reference" and params.get("refine", "optax") == "optax":
         raise ValueError(
             "engine='reference' implements the paper's algorithm: use refine='coordinate' "
@@ -605,6 +738,13 @@ def check_params(params) -> _Params:
 
 
 _held_out_mse = jax.jit(refine_.mse, static_argnames=("basis",))
+_joint = jax.jit(refine_.joint, static_argnames=("basis", "steps"))
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def _tree_values(program, x, basis):
+    """The tree's predictions (scaled space) on chunked covariates ``(n_chunks, m, p)``."""
+    return jax.vmap(lambda xb: prog.evaluate(program, xb, basis))(x)
 
 def _n_ops(program) -> int:
     return int((int(np.asarray(program.n_slots)) - 1) // 2) if int(np.asarray(program.n_slots)) else 0
@@ -640,3 +780,116 @@ def _check_fraction(value, name):
 
 
 PARAMETER_CONSTRAINTS["validation_fraction"] = _check_fraction
+
+
+# ------------------------------------------------------------------ exact laws (issue 14)
+# Target transforms, the y bound, binding per-covariate basis families to the training
+# ranges and pruning: each a small function called once from ``fit``.
+
+TARGET_TRANSFORMS = (None, "identity", "log", "auto")
+
+
+def _check_y_bound(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not (
+            0 < value <= 1):
+        raise ValueError(f"{name} must be a number in (0, 1] (y is mapped into [-{name}, {name}]"
+                         f"); got {value!r}.")
+
+
+def _check_prune_tol(value, name):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not (
+            np.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be None or a number >= 0 (the largest drop of training "
+                         f"R² a removed leaf may cost, e.g. 1e-4); got {value!r}.")
+
+
+PARAMETER_CONSTRAINTS["target_transform"] = lambda v, n: V.check_choice(v, n, TARGET_TRANSFORMS)
+PARAMETER_CONSTRAINTS["y_bound"] = _check_y_bound
+PARAMETER_CONSTRAINTS["prune_tol"] = _check_prune_tol
+
+
+def _check_streamable_options(est, transform):
+    if transform != "identity" or est.prune_tol is not None:
+        raise ValueError("target_transform and prune_tol are not supported for streamed data (a "
+                         "memmap or ChunkReader) yet; fit an in-memory array, or leave them at "
+                         "their defaults (None).")
+
+
+def _bounded_scaling(sc, y_bound):
+    """The scaling with ``y`` mapped into ``[-y_bound, y_bound]`` instead of ``[-1, 1]``."""
+    y_bound = float(y_bound)
+    return sc if y_bound == 1.0 else sc._replace(y_scale=np.asarray(sc.y_scale) / y_bound)
+
+
+def _bind_basis(params, sc):
+    """Binds families on the covariates' original units to the training ranges."""
+    x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
+    return params._replace(basis=params.basis.bind(sc.x_min, x_max))
+
+
+def _prune_result(est, res, xs, ys, sw, params, dtype):
+    """``(res, removed)``: the search result with leaves pruned when ``prune_tol`` is set."""
+    if est.prune_tol is None:
+        return res, None
+    data = est._data(xs, ys, sw, params, dtype)
+    program = jax.tree_util.tree_map(jnp.asarray, res.program)
+    out = simplify_.prune(program, data, params.basis, float(est.prune_tol), refine=est.refine,
+                          refine_steps=params.steps, coordinate_sweeps=params.sweeps)
+    if est.verbose > 0 and out.removed:
+        print(f"[jaxtree] pruned {len(out.removed)} leaf(s) at prune_tol={est.prune_tol}",
+              file=sys.stderr)
+    return res._replace(program=out.program), out.removed
+
+
+def _attach_target(model, transform, xa, yt, sw):
+    """The model with its target transform (and Duan's smearing factor for ``"log"``)."""
+    if transform == "identity":
+        return model
+    import dataclasses
+
+    f = np.asarray(model_.predict(model, jnp.asarray(xa, model.x_min.dtype)), np.float64)
+    s = target_.smearing(yt, f, sw)
+    return dataclasses.replace(model, target_transform=transform,
+                               smearing=jnp.asarray(s, model.x_min.dtype))
+
+
+def _fit_auto_transform(est, X, y, sample_weight):
+    """``target_transform="auto"``: choose identity or log on held-out rows, refit on all.
+
+    A deterministic split (``random_state``, 25% held out) fits both transforms on the
+    rest; the held-out MSE in ``y``'s units (predictions back-transformed) decides, ties to
+    the identity. ``log`` is not tried when some ``y <= 0``. Then the chosen transform is
+    refitted on all rows. The estimator is left as it was if a fit fails.
+    """
+    if stream_.is_streamable(X):
+        _check_streamable_options(est, "auto")
+    xa = V.check_X(X, min_samples=2)
+    n = xa.shape[0]
+    ya = V.check_y(y, n)
+    sw = V.check_sample_weight(sample_weight, n)
+    keep = np.ones(n, bool) if sw is None else sw > 0
+    scores = {"identity": np.inf, "log": np.inf}
+    saved = dict(est.__dict__)
+    try:
+        if n >= 8 and (ya[keep] > 0).all():
+            train, held = _split(n, 0.25, est.random_state)
+            w = np.ones(len(held)) if sw is None else sw[held]
+            for t in ("identity", "log"):
+                est._fit_fixed(xa[train], ya[train], None if sw is None else sw[train], t)
+                err = (est.predict(xa[held]) - ya[held]) ** 2
+                scores[t] = float(np.sum(w * err) / max(np.sum(w), 1e-300))
+        else:
+            scores["identity"] = np.nan  # not compared: log is not applicable
+        choice = "log" if scores["log"] < scores["identity"] else "identity"
+        est._fit_fixed(X, y, sample_weight, choice)
+    except BaseException:
+        est.__dict__.clear()
+        est.__dict__.update(saved)
+        raise
+    est.target_transform_scores_ = scores
+    if est.verbose > 0:
+        print(f"[jaxtree] target_transform='auto' chose {choice!r} (held-out MSE: identity "
+              f"{scores['identity']:.4g}, log {scores['log']:.4g})", file=sys.stderr)
+    return est

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
+from jaxtree import _target
 from jaxtree import program as prog
 from jaxtree.basis import _latex_number
 
@@ -64,6 +65,7 @@ class _Host:
         self.y_center = float(model.y_center)
         self.y_scale = float(model.y_scale)
         self.basis = model.basis
+        self.target = _target.of(model)
         self.names = tuple(str(n) for n in model.feature_names)
         # Global basis index -> (family, index within the family). Each leaf function renders
         # itself: the family's to_sympy / to_latex / to_numeric (jaxtree.basis), so no formula
@@ -123,20 +125,28 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
     h = _Host(model)
     custom = dict(custom_functions or {})
     symbols = [sp.Symbol(n, real=True) for n in h.names]
-    scaled = []
+    scaled, original = [], []
     for j, x in enumerate(symbols):
         u = (x - sp.Float(h.x_min[j])) * sp.Float(h.x_scale[j])
         scaled.append(sp.Min(sp.Max(u, 0), 1) if clip else u)
+        hi = h.x_min[j] + 1.0 / h.x_scale[j]
+        original.append(sp.Min(sp.Max(x, sp.Float(h.x_min[j])), sp.Float(hi)) if clip else x)
 
     def leaf(slot):
         # The readable form (exact rationals, |u - t|/h), equal to predict in exact arithmetic;
         # the numeric form of to_callable differs on purpose (see jaxtree.basis families).
+        # Families on the original units (PowerLaws) are written in the covariate itself.
         fam, m = h.functions[int(h.basis_index[slot])]
-        phi = fam.to_sympy(m, scaled[int(h.feature[slot])], custom)
+        j = int(h.feature[slot])
+        if fam.per_feature:
+            phi = fam.to_sympy(m, scaled[j], custom, feature=j, x=original[j])
+        else:
+            phi = fam.to_sympy(m, scaled[j], custom)
         return sp.Float(h.weight[slot]) * phi
 
     tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, sp.Integer(0))
-    return sp.Float(h.y_center) + sp.Float(h.y_scale) * (sp.Float(h.intercept) + tree)
+    inner = sp.Float(h.y_center) + sp.Float(h.y_scale) * (sp.Float(h.intercept) + tree)
+    return h.target.to_sympy(inner, sp)
 
 
 # ------------------------------------------------------------------------------- LaTeX
@@ -189,9 +199,9 @@ def to_latex(model, *, digits: int = 3) -> str:
         inner = f"{inner} + {tree[1]}"
     inner = inner.replace("+ -", "- ")
     if h.y_center == 0.0 and h.y_scale == 1.0:
-        return f"y = {inner}"
-    return (f"y = {_latex_number(h.y_center, digits)} + {_latex_number(h.y_scale, digits)}"
-            f"\\left[{inner}\\right]")
+        return h.target.to_latex(inner, digits)
+    return h.target.to_latex(f"{_latex_number(h.y_center, digits)} + "
+                             f"{_latex_number(h.y_scale, digits)}\\left[{inner}\\right]", digits)
 
 
 # ---------------------------------------------------------------------------- callables
@@ -247,11 +257,14 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
             # max(1 - |u (n-1) - m|, 0), not the readable |u - t|/h of to_sympy) so that f
             # agrees with predict to rounding; see the family methods in jaxtree.basis.
             fam, m = h.functions[int(h.basis_index[slot])]
-            return h.weight[slot] * fam.to_numeric(xp, m, u[:, int(h.feature[slot])])
+            j = int(h.feature[slot])
+            if fam.per_feature:
+                return h.weight[slot] * fam.to_numeric(xp, m, u[:, j], feature=j)
+            return h.weight[slot] * fam.to_numeric(xp, m, u[:, j])
 
         tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, 0.0)
         out = h.y_center + h.y_scale * (h.intercept + tree + xp.zeros(x2.shape[0], dtype))
-        out = out.astype(dtype)
+        out = h.target.to_numeric(out, xp).astype(dtype)
         return out[0] if single else out
 
     return f if backend == "numpy" else jax.jit(f)

@@ -33,9 +33,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _target
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
 from jaxtree import program as prog
+from jaxtree import shapes as shapes_
 
 __all__ = [
     "checksum",
@@ -72,6 +74,11 @@ class TreeModel:
       y_scale: float ``()`` half-range of the training targets (1 if constant).
       basis: the :class:`jaxtree.basis.Basis` (static).
       feature_names: names of the covariates (static tuple).
+      target_transform: ``"identity"`` or ``"log"`` (static): with ``"log"`` the tree fits
+        ``log y`` and predictions are ``exp(...) * smearing`` (see :mod:`jaxtree._target`).
+      smearing: float ``()`` Duan's smearing factor of a ``"log"`` model; None otherwise.
+      shapes: the shape-function terms (:class:`jaxtree.shapes.Shapes`) added to the tree,
+        or None. ``shape_spec``: their static :class:`jaxtree.shapes.ShapeSpec`.
     """
 
     program: prog.Program
@@ -81,6 +88,11 @@ class TreeModel:
     y_scale: jax.Array
     basis: basis_.Basis = dataclasses.field(metadata=dict(static=True))
     feature_names: tuple = dataclasses.field(metadata=dict(static=True))
+    target_transform: str = dataclasses.field(default="identity", metadata=dict(static=True))
+    smearing: Optional[jax.Array] = None
+    shapes: Optional[shapes_.Shapes] = None
+    shape_spec: Optional[shapes_.ShapeSpec] = dataclasses.field(default=None,
+                                                                metadata=dict(static=True))
 
     @property
     def n_features(self) -> int:
@@ -98,13 +110,20 @@ class TreeModel:
         """The readable formula in user units (covariates min-max scaled to [0, 1])."""
         c, s = float(self.y_center), float(self.y_scale)
         a = prog.to_numpy(self.program)
+        target = _target.of(self)
         if not np.any((a["op"] == prog.LEAF) & (a["weight"] != 0)):
             # Constant model (e.g. a constant y): say so instead of listing 0-weight leaves.
-            return f"y = {c + s * float(a['intercept']):.{digits}g}"
+            return target.to_text(f"{c + s * float(a['intercept']):.{digits}g}", digits)
         inner = prog.render(self.program, self.basis, self.feature_names, digits)
+        if self.shapes is not None and int(self.shapes.n_terms):
+            # Shape terms are named functions (their tables: TreeRegressor.shape_terms()).
+            terms = shapes_.term_names(self.shapes, self.shape_spec, self.feature_names)
+            head = " + ".join(terms)
+            k = float(self.shapes.intercept)
+            inner = f"{head} + {inner}" if k == 0 else f"{k:.{digits}g} + {head} + {inner}"
         if c == 0.0 and s == 1.0:
-            return f"y = {inner}"
-        return f"y = {c:.{digits}g} + {s:.{digits}g}·[{inner}]"
+            return target.to_text(inner, digits)
+        return target.to_text(f"{c:.{digits}g} + {s:.{digits}g}·[{inner}]", digits)
 
 
 def scale_x(model: TreeModel, x, clip: bool = True):
@@ -147,7 +166,13 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
 def _predict_impl(model: TreeModel, x, clip):
     single = x.ndim == 1
     x2 = x[None, :] if single else x
-    out = model.y_center + model.y_scale * prog.evaluate(model.program, scale_x(model, x2, clip), model.basis)
+    xs = scale_x(model, x2, clip)
+    inner = prog.evaluate(model.program, xs, model.basis)
+    if model.shapes is not None:  # hats are defined on [0, 1]: shapes always see clipped x
+        inner = inner + shapes_.evaluate(model.shapes, jnp.clip(xs, 0.0, 1.0), model.shape_spec)
+    out = model.y_center + model.y_scale * inner
+    if model.target_transform == "log":  # the tree fits log y (jaxtree._target)
+        out = jnp.exp(out) * model.smearing
     return out[0] if single else out
 
 
@@ -165,7 +190,9 @@ MAX_SLOTS = 2 * 100_000 + 1
 """Largest program capacity a file may hold."""
 
 _TOP_KEYS = ("format", "version", "dtype", "basis", "feature_names", "scaling", "program")
-_OPTIONAL_KEYS = ("extra", "checksum")
+_OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes")
+_SHAPE_KEYS = ("n1", "n2", "pairs", "main", "main_on", "pair", "pair_on", "intercept", "order",
+               "n_terms")
 _SCALING_KEYS = ("x_min", "x_scale", "y_center", "y_scale")
 _INT_ARRAYS = ("op", "left", "right", "feature", "basis")
 _PROGRAM_KEYS = _INT_ARRAYS + ("weight", "intercept", "n_slots")
@@ -210,8 +237,62 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None) -> dict
         },
         "extra": dict(extra or {}),
     }
+    target = _target.of(model)
+    if target.name != "identity":  # written only when used: older files stay byte-identical
+        d["target"] = {"transform": target.name, "smearing": target.smearing}
+    if model.shapes is not None:  # written only when used: older files stay byte-identical
+        d["shapes"] = _shapes_to_dict(model.shapes, model.shape_spec)
     d["checksum"] = checksum(d)
     return d
+
+
+def _shapes_to_dict(sh: shapes_.Shapes, spec: shapes_.ShapeSpec) -> dict:
+    return {"n1": spec.n1, "n2": spec.n2, "pairs": [list(pr) for pr in spec.pairs],
+            "main": [_floats(r) for r in np.asarray(sh.main)],
+            "main_on": [bool(v) for v in np.asarray(sh.main_on)],
+            "pair": [_floats(r) for r in np.asarray(sh.pair)],
+            "pair_on": [bool(v) for v in np.asarray(sh.pair_on)],
+            "intercept": float(sh.intercept),
+            "order": [int(v) for v in np.asarray(sh.order)], "n_terms": int(sh.n_terms)}
+
+
+def _shapes_from_dict(s, p: int, dtype, path):
+    """Validated :class:`jaxtree.shapes.Shapes` and spec from a file's ``shapes`` entry."""
+    s = _dict(s, "shapes", path, _SHAPE_KEYS)
+    n1, n2 = s["n1"], s["n2"]
+    if not (_is_int(n1) and _is_int(n2) and 2 <= n1 <= MAX_FAMILY_SIZE and 2 <= n2 <= 1000):
+        _fail(path, "shapes n1 and n2 must be integers >= 2")
+    pairs = s["pairs"]
+    if not isinstance(pairs, list) or not all(
+            isinstance(pr, list) and len(pr) == 2 and all(_is_int(v) for v in pr)
+            and 0 <= pr[0] < pr[1] < p for pr in pairs):
+        _fail(path, f"shapes pairs must be a list of [i, l] with 0 <= i < l < {p}")
+    bools = lambda v, n: isinstance(v, list) and len(v) == n and all(isinstance(b, bool) for b in v)
+    if not (bools(s["main_on"], p) and bools(s["pair_on"], len(pairs))):
+        _fail(path, "shapes main_on / pair_on must be lists of booleans, one per covariate / pair")
+    if not (isinstance(s["main"], list) and len(s["main"]) == p):
+        _fail(path, f"shapes main must hold {p} rows")
+    main = [_number_list(r, "shapes main", path, n1) for r in s["main"]]
+    if not (isinstance(s["pair"], list) and len(s["pair"]) == len(pairs)):
+        _fail(path, f"shapes pair must hold {len(pairs)} rows")
+    pair = [_number_list(r, "shapes pair", path, n2 * n2) for r in s["pair"]]
+    order, n_terms = s["order"], s["n_terms"]
+    n_cand = p + len(pairs)
+    if not (isinstance(order, list) and order and all(_is_int(v) and -1 <= v < n_cand for v in order)
+            and _is_int(n_terms) and 0 <= n_terms <= len(order)):
+        _fail(path, "shapes order / n_terms are malformed")
+    on = list(s["main_on"]) + list(s["pair_on"])
+    if sorted(order[:n_terms]) != [t for t in range(n_cand) if on[t]]:
+        _fail(path, "shapes order does not list exactly the terms marked on")
+    if not _is_number(s["intercept"]):
+        _fail(path, "shapes intercept must be a finite number")
+    spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=len(order), pairs=tuple(map(tuple, pairs)))
+    arr = lambda v, shape: jnp.asarray(np.asarray(v, np.float64).reshape(shape), dtype)
+    sh = shapes_.Shapes(arr(main, (p, n1)), jnp.asarray(s["main_on"], bool),
+                        arr(pair, (len(pairs), n2 * n2)), jnp.asarray(s["pair_on"], bool),
+                        jnp.asarray(float(s["intercept"]), dtype), jnp.asarray(order, jnp.int32),
+                        jnp.asarray(n_terms, jnp.int32))
+    return sh, spec
 
 
 def _fail(path, why: str):
@@ -345,6 +426,10 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
         basis = basis_.Basis.from_config(d["basis"], custom_functions=custom_functions)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
         _fail(path, f"bad basis ({exc})")
+    for fam in basis.families:  # families on original units carry one range per covariate
+        if fam.per_feature and (not fam.bound or len(fam.lo) != p):
+            _fail(path, f"basis family {fam.to_config()['kind']!r} must hold the training range "
+                        f"of each of the {p} covariates (lo and hi lists of length {p})")
     sc = _dict(d["scaling"], "scaling", path, _SCALING_KEYS)
     x_min = np.asarray(_number_list(sc["x_min"], "scaling x_min", path, p), np.float64)
     x_scale = np.asarray(_number_list(sc["x_scale"], "scaling x_scale", path, p), np.float64)
@@ -357,6 +442,15 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     _validate_program(pg, p, basis.q, path)
     if "extra" in d and not isinstance(d["extra"], dict):
         _fail(path, "extra must be a JSON object")
+    transform, smear = "identity", None
+    if "target" in d:
+        tg = _dict(d["target"], "target", path, ("transform", "smearing"))
+        if tg["transform"] not in _target.TRANSFORMS or tg["transform"] == "identity":
+            _fail(path, f"target transform {tg['transform']!r} is not one of "
+                        f"{[t for t in _target.TRANSFORMS if t != 'identity']}")
+        if not (_is_number(tg["smearing"]) and float(tg["smearing"]) > 0):
+            _fail(path, "target smearing must be a positive finite number")
+        transform, smear = tg["transform"], float(tg["smearing"])
     if "checksum" in d:
         try:
             ok = isinstance(d["checksum"], str) and d["checksum"] == checksum(d)
@@ -377,8 +471,10 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     program = prog.from_arrays(pg["op"], pg["left"], pg["right"], pg["feature"], pg["basis"],
                                np.asarray(pg["weight"], dtype), float(pg["intercept"]),
                                pg["n_slots"], dtype=dtype)
+    sh, spec = _shapes_from_dict(d["shapes"], p, dtype, path) if "shapes" in d else (None, None)
     return TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
-                     jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), basis, names)
+                     jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), basis, names,
+                     transform, None if smear is None else jnp.asarray(smear, dtype), sh, spec)
 
 
 def read_extra(d: Mapping, path="<dict>") -> tuple:

@@ -151,8 +151,10 @@ def leaf_basis(program: Program, x: jax.Array, basis) -> jax.Array:
     slots = leaf_slots(program, (program.capacity + 1) // 2)
     ok = slots >= 0
     sl = jnp.where(ok, slots, 0)
-    xs = jnp.take(x, program.feature[sl].clip(0), axis=1).T  # (L, m)
-    phi = basis.evaluate_at(xs, program.basis[sl].clip(0)[:, None])
+    feat = program.feature[sl].clip(0)
+    xs = jnp.take(x, feat, axis=1).T  # (L, m)
+    # The covariate index matters only to per-covariate families (basis.PowerLaws).
+    phi = basis.evaluate_at(xs, program.basis[sl].clip(0)[:, None], feature=feat[:, None])
     return jnp.where(ok[:, None], phi, 0.0).astype(x.dtype)
 
 

@@ -42,10 +42,12 @@ from jaxtree import moves
 from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring
+from jaxtree import shapes as shapes_
 
 __all__ = [
     "MOVE_INSERT",
     "MOVE_PAIR",
+    "MOVE_SHAPE",
     "Choice",
     "CHOICE_KEYS",
     "Config",
@@ -58,6 +60,7 @@ __all__ = [
     "REPLACE_MOVES",
     "run",
     "search_config",
+    "shape_step",
     "SEARCHES",
     "SearchResult",
     "Status",
@@ -169,14 +172,15 @@ def search_config(search: str, max_k: int, n_chunks: int, chunk: int, **kw) -> C
 PAIR_MAX_LEAVES = 4
 PAIR_ROWS = 4096
 REPLACE_MOVES = 2
-MOVE_INSERT, MOVE_PAIR = 0, 1
+MOVE_INSERT, MOVE_PAIR, MOVE_SHAPE = 0, 1, 2
 
 
 class Choice(NamedTuple):
     """The record of one iteration's move (the same fields on every engine and path).
 
-    The fields of :class:`jaxtree.scoring.Choice`, plus ``move`` (``MOVE_INSERT`` or
-    ``MOVE_PAIR``), the pair's second factor ``feature2``/``basis2`` (``-1`` otherwise) and
+    The fields of :class:`jaxtree.scoring.Choice`, plus ``move`` (``MOVE_INSERT``,
+    ``MOVE_PAIR`` or ``MOVE_SHAPE``), the pair's second factor ``feature2``/``basis2``
+    (``-1`` otherwise; a two-covariate shape's second covariate is ``feature2``) and
     ``replaced``, the number of replacement moves kept after the insertion.
     """
 
@@ -341,6 +345,36 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
 
 
 step_jit = jax.jit(step, static_argnames=("basis", "config"))
+
+
+def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.ShapeSpec,
+               sweeps: int = 1):
+    """One shape-function insertion (:func:`jaxtree.shapes.fit_step`) as a driver step.
+
+    The record has ``move=MOVE_SHAPE``, ``op=ADD``, ``feature`` (and ``feature2`` for a
+    two-covariate shape, else -1), ``flat_index`` the term id, ``sse`` the weighted SSE
+    after the backfit, and ``basis``/``weight``/``slot`` -1/0/-1 (a shape has many
+    coefficients; see the model's shapes). Pure and traceable.
+    """
+    new, (loss, tid, _, ok) = shapes_.fit_step(state, data, grams, spec, sweeps)
+    p = data.x.shape[-1]
+    first = jnp.asarray([a for a, _ in spec.pairs] or [0], jnp.int32)
+    second = jnp.asarray([b for _, b in spec.pairs] or [0], jnp.int32)
+    c = jnp.clip(tid - p, 0, max(len(spec.pairs) - 1, 0))
+    main = tid < p
+    i32 = lambda v: jnp.asarray(v, jnp.int32)
+    choice = Choice(tid, i32(-1), i32(prog.ADD), jnp.where(main, tid, first[c]).astype(jnp.int32),
+                    i32(-1), jnp.zeros((), loss.dtype), new.shapes.intercept,
+                    loss * jnp.sum(data.w), i32(MOVE_SHAPE),
+                    jnp.where(main, -1, second[c]).astype(jnp.int32), i32(-1), i32(0))
+    full = state.shapes.n_terms >= spec.max_terms
+    status = jnp.where(ok, STATUS_OK, jnp.where(full, STATUS_FULL, STATUS_NO_CANDIDATE))
+    new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, state)
+    loss = jnp.where(ok, loss, shapes_.mse(data, state.fit))
+    return new, StepInfo(loss, choice, status.astype(jnp.int32))
+
+
+shape_step_jit = jax.jit(shape_step, static_argnames=("spec", "sweeps"))
 
 
 CHOICE_KEYS = Choice._fields

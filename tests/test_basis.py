@@ -338,7 +338,8 @@ def test_get_basis():
     assert fourier.q == 40 and "sin(20πx)" in fourier.names and "cos(20πx)" in fourier.names
     assert get_basis("splines").q == 40
     assert get_basis("polynomial").q == 23
-    assert set(PRESETS) == {"default", "fourier", "splines", "polynomial"}
+    assert set(PRESETS) == {"default", "fourier", "splines", "polynomial", "physics"}
+    assert get_basis("physics").q == 13 and get_basis("default+physics").q == 53
     with pytest.raises(ValueError, match=r"unknown basis 'wavelet'.*'fourier'"):
         get_basis("wavelet")
     with pytest.raises(ValueError, match=r"unknown basis option\(s\) \['sine'\]"):

@@ -1,0 +1,91 @@
+r"""Target transforms: fit ``log y`` for a positive target, predict in ``y``'s units.
+
+With ``target_transform="log"`` the search fits ``f(x) ~ log y`` (products and powers of the
+covariates become sums, which the tree holds with small weights). Predictions are mapped back
+with Duan's (1983) *smearing* estimate of the back-transform's bias:
+
+.. math::
+
+    \hat y(x) = e^{f(x)} \cdot \hat s, \qquad
+    \hat s = \frac{\sum_i v_i e^{\log y_i - f(x_i)}}{\sum_i v_i},
+
+(``v`` the sample weights). ``exp(f)`` alone estimates the conditional *median* (the geometric
+mean) of ``y``; if ``log y = f(x) + e`` with ``e`` independent of ``x``, ``E[y | x] =
+e^{f(x)} E[e^{e}]``, and ``\hat s`` estimates ``E[e^e]`` from the training residuals without
+assuming their distribution. On noise-free data ``\hat s = 1`` to rounding.
+
+The transform and ``\hat s`` belong to the fitted model (:class:`jaxtree.model.TreeModel`
+fields ``target_transform`` and ``smearing``), are written in its file and applied by
+``predict`` and every export. This module is the one owner of that arithmetic.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+TRANSFORMS = ("identity", "log")
+"""Transforms a model can carry; the estimator also accepts ``None`` (identity) and ``"auto"``."""
+
+
+def forward(y: np.ndarray, name: str, sw: Optional[np.ndarray] = None) -> np.ndarray:
+    """``y`` in the space the search fits (``log y`` for ``"log"``), float64.
+
+    Raises:
+      ValueError: for ``"log"`` when a target with positive weight is ``<= 0``.
+    """
+    y = np.asarray(y, np.float64)
+    if name == "identity":
+        return y
+    keep = np.ones(y.shape, bool) if sw is None else np.asarray(sw) > 0
+    bad = keep & ~(y > 0)
+    if bad.any():
+        raise ValueError(
+            f"target_transform='log' needs every target y > 0; got {int(bad.sum())} value(s) "
+            f"<= 0 (smallest {float(y[keep].min())!r}). Shift or rescale y to be positive, or "
+            "use target_transform=None ('auto' falls back to the identity for such y).")
+    return np.log(np.where(keep, y, 1.0))
+
+
+def smearing(y_log: np.ndarray, f: np.ndarray, sw: Optional[np.ndarray] = None) -> float:
+    """Duan's smearing factor ``sum v e^(log y - f) / sum v`` (see the module docstring)."""
+    r = np.asarray(y_log, np.float64) - np.asarray(f, np.float64)
+    w = np.ones_like(r) if sw is None else np.asarray(sw, np.float64)
+    return float(np.sum(w * np.exp(r)) / np.sum(w))
+
+
+class Target(NamedTuple):
+    """A model's transform: maps the tree's output ``u`` (in ``log y`` or ``y``) to ``y``."""
+
+    name: str
+    smearing: float
+
+    def to_numeric(self, u, xp):
+        """``u`` or ``exp(u) * s`` with ``xp`` = numpy or jax.numpy."""
+        return u if self.name == "identity" else xp.exp(u) * self.smearing
+
+    def to_sympy(self, u, sp):
+        """The sympy form of :meth:`to_numeric`."""
+        return u if self.name == "identity" else sp.Float(self.smearing) * sp.exp(u)
+
+    def to_text(self, inner: str, digits: int) -> str:
+        """``y = inner`` or ``y = s·exp(inner)`` (``inner`` the right-hand side)."""
+        if self.name == "identity":
+            return f"y = {inner}"
+        return f"y = {self.smearing:.{digits}g}·exp({inner})"
+
+    def to_latex(self, inner: str, digits: int) -> str:
+        """LaTeX counterpart of :meth:`to_text`."""
+        if self.name == "identity":
+            return f"y = {inner}"
+        from jaxtree.basis import _latex_number
+
+        return f"y = {_latex_number(self.smearing, digits)}\\,\\exp\\left({inner}\\right)"
+
+
+def of(model) -> Target:
+    """The :class:`Target` of a fitted model (identity for models without a transform)."""
+    name = getattr(model, "target_transform", "identity")
+    s = getattr(model, "smearing", None)
+    return Target(name, 1.0 if s is None else float(np.asarray(s)))

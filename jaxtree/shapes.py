@@ -1,0 +1,526 @@
+"""Shape-function terms: whole one- and two-covariate functions inserted in one move.
+
+A *main* shape over covariate ``j`` is ``f_j(x_j) = sum_m b_m hat_m(x_j)`` with ``n1``
+hat functions (degree-1 B-splines on equally spaced knots of the scaled covariate,
+``hat_m(z) = max(0, 1 - |z (n1-1) - m|)``); a *pair* shape over ``(i, l)`` is the tensor
+product ``f_il(x_i, x_l) = sum_ab b_ab hat_a(x_i) hat_b(x_l)`` with ``n2`` hats per axis.
+Both are sums of the paper's leaves ``w phi(x_j)`` (a pair term is a product of two
+leaves), so the model stays in the paper's class; they are stored compactly (one
+coefficient table per term), not as hundreds of leaves, and printed as named shapes
+``f(dep_time)``, ``f(month, day)``.
+
+Why (issue 11): on real tables the greedy search builds smooth one- and two-covariate
+effects one basis function at a time, which is slow and coarse; a generalised additive
+model with pairwise interactions (EBM's GA2M) is the form such data has. The moves here
+are least-squares problems of the same shape as the tree's candidates: for every
+candidate term the weighted Gram ``Phi^T W Phi`` of its block of the design and
+``Phi^T W e`` for the current residual ``e``. Because a shape is added at the top level
+(``y ~ w0 + sum_t f_t + T``), the Grams do not depend on the model: they are computed
+once per fit (hats have 2 nonzeros per row, tensor hats 4, so the Gram of a block is a
+segment sum of ``4 x 4`` outer products by cell), and each iteration needs only the
+right-hand sides, one pass over the data.
+
+Search (:func:`fit`, run by :func:`jaxtree.search.run`, the one driver): each step scores
+every unchosen main and every screened pair by the ridge least-squares gain on the
+current residual, adds the best one, and refits all chosen terms by block backfitting
+(Gauss-Seidel sweeps, each block an exact box-constrained ridge solve).
+
+Decisions:
+
+* **Pair screening** (EBM's FAST, simplified): when there are more than
+  :data:`MAX_PAIRS` pairs, every pair is scored once with a coarse ``3 x 3`` tensor on the
+  residual of all main shapes (fitted by backfitting on at most :data:`SCREEN_ROWS`
+  rows, and at most :data:`SCREEN_UPDATES` rows times pairs) and the best :data:`MAX_PAIRS`
+  are kept (:func:`screen_pairs`). At ``p <= 11`` every pair is a candidate.
+* **Box**: every coefficient is a leaf weight, so ``|b| <= 1`` in the scaled space (``y`` in
+  ``[-1, 1]``, hats in ``[0, 1]``: a coefficient is the shape's value at a knot, so the box
+  rarely binds). Each block solve is a ridge solve followed by projected-gradient steps
+  onto the box.
+* **Ridge** ``lambda = RIDGE * (weighted rows) / knots`` per block keeps empty cells (knots
+  no training row reaches) at zero instead of undetermined.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtree import scoring
+
+__all__ = [
+    "candidate_gains",
+    "corners",
+    "evaluate",
+    "finish",
+    "fit_step",
+    "grams",
+    "init",
+    "MAX_PAIRS",
+    "mse",
+    "pair_list",
+    "refit",
+    "RIDGE",
+    "SCREEN_ROWS",
+    "SCREEN_UPDATES",
+    "screen_pairs",
+    "Shapes",
+    "ShapeSpec",
+    "start",
+    "State",
+    "term_names",
+]
+
+MAX_PAIRS = 64
+SCREEN_ROWS = 50_000
+SCREEN_UPDATES = 5_000_000  # rows x pairs of the coarse screen
+RIDGE = 1e-4
+_PG_STEPS = 10  # projected-gradient steps of a block's box-constrained solve
+_ACTIVE_SET_STEPS = 6
+
+
+class ShapeSpec(NamedTuple):
+    """Static settings of the shape terms (hashable; a change recompiles).
+
+    Attributes:
+      n1: hats per main shape. n2: hats per axis of a pair shape.
+      max_terms: capacity: at most this many terms (mains and pairs together).
+      pairs: the candidate pairs ``((i, l), ...)`` with ``i < l`` (static; see
+        :func:`pair_list`).
+    """
+
+    n1: int = 16
+    n2: int = 8
+    max_terms: int = 10
+    pairs: tuple = ()
+
+
+class Shapes(NamedTuple):
+    """The fitted shape terms (a pytree, scaled space).
+
+    Attributes:
+      main: float ``(p, n1)`` hat coefficients of each covariate's main shape.
+      main_on: bool ``(p,)`` which main shapes are in the model.
+      pair: float ``(P, n2*n2)`` coefficients of each candidate pair (row-major in
+        ``(a, b)``), P = ``len(spec.pairs)``.
+      pair_on: bool ``(P,)`` which pairs are in the model.
+      intercept: float ``()``.
+      order: int32 ``(max_terms,)`` the terms in the order they were chosen: ``j`` for main
+        ``j``, ``p + c`` for candidate pair ``c``, ``-1`` for unused.
+      n_terms: int32 ``()``.
+    """
+
+    main: jax.Array
+    main_on: jax.Array
+    pair: jax.Array
+    pair_on: jax.Array
+    intercept: jax.Array
+    order: jax.Array
+    n_terms: jax.Array
+
+
+def pair_list(p: int) -> tuple:
+    """All pairs ``(i, l)``, ``i < l``, of ``p`` covariates."""
+    return tuple(itertools.combinations(range(p), 2))
+
+
+def init(p: int, spec: ShapeSpec, dtype=jnp.float32) -> Shapes:
+    """No terms: predicts 0."""
+    n_pairs = len(spec.pairs)
+    return Shapes(jnp.zeros((p, spec.n1), dtype), jnp.zeros((p,), bool),
+                  jnp.zeros((n_pairs, spec.n2 * spec.n2), dtype), jnp.zeros((n_pairs,), bool),
+                  jnp.zeros((), dtype), jnp.full((spec.max_terms,), -1, jnp.int32),
+                  jnp.zeros((), jnp.int32))
+
+
+def corners(z, n: int):
+    """Knot indices and hat values of scaled ``z`` (any shape) for ``n`` hats.
+
+    Returns ``(i0, f)``: ``hat_{i0}(z) = 1 - f`` and ``hat_{i0+1}(z) = f``, all other hats 0
+    (``z`` is clipped to ``[0, 1]``, as the model clips its inputs).
+    """
+    u = jnp.clip(z, 0.0, 1.0) * (n - 1)
+    i0 = jnp.clip(jnp.floor(u), 0, n - 2).astype(jnp.int32)
+    return i0, u - i0
+
+
+def _hats(z, n: int):
+    """Dense hat values ``(..., n)`` (the same numbers as :class:`jaxtree.basis.Hats`)."""
+    return jnp.maximum(1 - jnp.abs(z[..., None] * (n - 1) - jnp.arange(n, dtype=z.dtype)), 0)
+
+
+def _main_design(xb, n1: int):
+    """``(m, p, n1)`` hat values of every covariate."""
+    return _hats(jnp.clip(xb, 0.0, 1.0), n1)
+
+
+def _pair_design(xb, pairs, n2: int):
+    """``(m, P, n2*n2)`` tensor-hat values of every candidate pair."""
+    ia = jnp.asarray([a for a, _ in pairs], jnp.int32)
+    ib = jnp.asarray([b for _, b in pairs], jnp.int32)
+    h = _hats(jnp.clip(xb, 0.0, 1.0), n2)  # (m, p, n2)
+    return (h[:, ia, :, None] * h[:, ib, None, :]).reshape(xb.shape[0], len(pairs), n2 * n2)
+
+
+def evaluate(shapes: Shapes, x, spec: ShapeSpec):
+    """``intercept + sum of the chosen terms`` at scaled covariates ``x (m, p)``; pure,
+    works under jit, vmap and grad (with respect to ``x`` and the coefficients)."""
+    main = jnp.where(shapes.main_on[:, None], shapes.main, 0)
+    out = shapes.intercept + jnp.einsum("mpk,pk->m", _main_design(x, spec.n1), main)
+    if spec.pairs:
+        pair = jnp.where(shapes.pair_on[:, None], shapes.pair, 0)
+        out = out + jnp.einsum("mck,ck->m", _pair_design(x, spec.pairs, spec.n2), pair)
+    return out
+
+
+def _local_gram(v):
+    """``(rows, C*C)`` outer products of the ``C`` nonzero values of each row."""
+    return (v[..., :, None] * v[..., None, :]).reshape(*v.shape[:-1], -1)
+
+
+def grams(data: scoring.Data, spec: ShapeSpec):
+    """Weighted Grams of every candidate block, once per fit (chunked segment sums).
+
+    Returns ``(g1, s1, g2, s2, n)``: ``g1 (p, n1, n1)``, ``s1 (p, n1)`` (weighted column
+    sums), ``g2 (P, n2², n2²)``, ``s2 (P, n2²)`` and the total weight ``n``.
+    """
+    n1, n2, pairs = spec.n1, spec.n2, spec.pairs
+    p = data.x.shape[-1]
+    dt = data.x.dtype
+    ia = np.asarray([a for a, _ in pairs], np.int32)
+    ib = np.asarray([b for _, b in pairs], np.int32)
+    # The C nonzeros of each row of a block sit at knots (i0 + da) [* n2 + (j0 + db)].
+    off1 = np.array([0, 1])
+    off2 = np.array([0, 1, n2, n2 + 1])
+
+    def body(acc, ch):
+        g1, s1, g2, s2, n = acc
+        xb, wb = ch
+        i0, f = corners(xb, n1)  # (m, p)
+        v1 = jnp.stack([1 - f, f], -1) * wb[:, None, None]  # weighted values (m, p, 2)
+        u1 = jnp.stack([1 - f, f], -1)
+        idx1 = i0[..., None] + off1  # (m, p, 2)
+        loc = (v1[..., :, None] * u1[..., None, :])  # (m, p, 2, 2)
+        rows = idx1[..., :, None] * n1 + idx1[..., None, :] + (jnp.arange(p) * n1 * n1)[None, :, None, None]
+        g1 = g1 + jax.ops.segment_sum(loc.reshape(-1), rows.reshape(-1), p * n1 * n1)
+        s1 = s1 + jax.ops.segment_sum(v1.reshape(-1), (idx1 + (jnp.arange(p) * n1)[None, :, None]).reshape(-1),
+                                      p * n1)
+        if pairs:
+            j0, h = corners(xb, n2)
+            fa, fb = h[:, ia], h[:, ib]
+            va = jnp.stack([1 - fa, 1 - fa, fa, fa], -1)
+            vb = jnp.stack([1 - fb, fb, 1 - fb, fb], -1)
+            u2 = va * vb  # (m, P, 4)
+            v2 = u2 * wb[:, None, None]
+            idx2 = (j0[:, ia] * n2 + j0[:, ib])[..., None] + off2  # (m, P, 4)
+            m2 = n2 * n2
+            base = (jnp.arange(len(pairs)) * m2 * m2)[None, :, None, None]
+            rows2 = idx2[..., :, None] * m2 + idx2[..., None, :] + base
+            g2 = g2 + jax.ops.segment_sum((v2[..., :, None] * u2[..., None, :]).reshape(-1),
+                                          rows2.reshape(-1), len(pairs) * m2 * m2)
+            s2 = s2 + jax.ops.segment_sum(v2.reshape(-1),
+                                          (idx2 + (jnp.arange(len(pairs)) * m2)[None, :, None]).reshape(-1),
+                                          len(pairs) * m2)
+        return (g1, s1, g2, s2, n + jnp.sum(wb)), None
+
+    m2 = n2 * n2
+    init_ = (jnp.zeros((p * n1 * n1,), dt), jnp.zeros((p * n1,), dt),
+             jnp.zeros((len(pairs) * m2 * m2,), dt), jnp.zeros((len(pairs) * m2,), dt),
+             jnp.zeros((), dt))
+    (g1, s1, g2, s2, n), _ = jax.lax.scan(body, init_, (data.x, data.w))
+    return (g1.reshape(p, n1, n1), s1.reshape(p, n1), g2.reshape(len(pairs), m2, m2),
+            s2.reshape(len(pairs), m2), n)
+
+
+# ------------------------------------------------------------------------------- search
+
+
+class State(NamedTuple):
+    """Search state: the shapes and their fitted values on the data chunks ``(nc, m)``."""
+
+    shapes: Shapes
+    fit: jax.Array
+
+
+def _flat(shapes: Shapes, spec: ShapeSpec):
+    """Coefficients of all candidate terms in one ``(p + P, M)`` table, ``M = max(n1, n2²)``."""
+    mm = max(spec.n1, spec.n2 * spec.n2)
+    main = jnp.pad(shapes.main, ((0, 0), (0, mm - spec.n1)))
+    pair = jnp.pad(shapes.pair, ((0, 0), (0, mm - spec.n2 * spec.n2)))
+    return jnp.concatenate([main, pair], 0)
+
+
+def _unflat(shapes: Shapes, coef, spec: ShapeSpec) -> Shapes:
+    p = shapes.main.shape[0]
+    return shapes._replace(main=coef[:p, :spec.n1], pair=coef[p:, :spec.n2 * spec.n2])
+
+
+def _term_corners(xb, tid, p: int, spec: ShapeSpec):
+    """The nonzero design entries of term ``tid`` (main ``tid < p`` or pair ``tid - p``) on a
+    chunk: knot indices and hat values, each ``(m, 4)`` (a main term's last two are 0)."""
+    j = jnp.clip(tid, 0, p - 1)
+    i0, f = corners(xb[:, j], spec.n1)
+    zero = jnp.zeros_like(f)
+    idx = jnp.stack([i0, i0 + 1, i0, i0], -1)
+    val = jnp.stack([1 - f, f, zero, zero], -1)
+    if not spec.pairs:
+        return idx, val
+    ia = jnp.asarray([a for a, _ in spec.pairs], jnp.int32)
+    ib = jnp.asarray([b for _, b in spec.pairs], jnp.int32)
+    c = jnp.clip(tid - p, 0, len(spec.pairs) - 1)
+    a0, fa = corners(xb[:, ia[c]], spec.n2)
+    b0, fb = corners(xb[:, ib[c]], spec.n2)
+    base = a0 * spec.n2 + b0
+    idx2 = jnp.stack([base, base + 1, base + spec.n2, base + spec.n2 + 1], -1)
+    val2 = jnp.stack([(1 - fa) * (1 - fb), (1 - fa) * fb, fa * (1 - fb), fa * fb], -1)
+    main = tid < p
+    return jnp.where(main, idx, idx2), jnp.where(main, val, val2)
+
+
+def _apply(idx, val, coef):
+    """``Phi @ coef`` from a chunk's corners: ``(m,)``."""
+    return jnp.sum(val * coef[idx], -1)
+
+
+def _accumulate(idx, val, weights, size: int):
+    """``Phi^T weights`` from a chunk's corners: ``(size,)``."""
+    return jax.ops.segment_sum((val * weights[:, None]).reshape(-1), idx.reshape(-1), size)
+
+
+def _block_system(g, s, n, size=None, ridge=RIDGE):
+    """Centred, ridge-regularised Gram ``A`` of one block (``size`` live columns of a padded
+    block; ``lambda = ridge * trace / size``, the mean diagonal)."""
+    a = g - jnp.outer(s, s) / jnp.maximum(n, 1e-30)
+    size = g.shape[-1] if size is None else size
+    lam = ridge * jnp.maximum(jnp.trace(g) / size, 1e-30)
+    return a + lam * jnp.eye(g.shape[-1], dtype=g.dtype)
+
+
+def _box_solve(a, c):
+    """``argmin 0.5 b'Ab - c'b`` subject to ``|b| <= 1`` for a small SPD ``A``.
+
+    Active-set (projected Newton) iterations: fix the coordinates at a bound whose gradient
+    points out of the box, solve exactly for the others, clip; then projected-gradient
+    steps polish. Exact when the box does not bind (the first solve)."""
+    n = a.shape[-1]
+    eye = jnp.eye(n, dtype=a.dtype)
+
+    def newton(_, b):
+        g = a @ b - c
+        held = ((b >= 1) & (g <= 0)) | ((b <= -1) & (g >= 0))
+        fixed = jnp.where(held, b, 0)
+        free = ~held
+        a_ff = jnp.where(free[:, None] & free[None, :], a, eye)
+        rhs = jnp.where(free, c - a @ fixed, fixed)
+        return jnp.clip(jnp.linalg.solve(a_ff, rhs), -1.0, 1.0)
+
+    b = jax.lax.fori_loop(0, _ACTIVE_SET_STEPS, newton, jnp.zeros((n,), a.dtype))
+    lip = jnp.max(jnp.sum(jnp.abs(a), -1))
+    step = 1.0 / jnp.maximum(lip, 1e-30)
+    return jax.lax.fori_loop(0, _PG_STEPS, lambda _, b: jnp.clip(b - step * (a @ b - c), -1.0, 1.0), b)
+
+
+def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
+    """``Phi_c^T W e`` of every candidate block and ``sum W e`` for the residual ``e = y - fit``
+    (segment sums over each row's 2 or 4 nonzero hat values)."""
+    p = data.x.shape[-1]
+    n1, n2, n_pairs = spec.n1, spec.n2, len(spec.pairs)
+    ia = np.asarray([a for a, _ in spec.pairs], np.int32)
+    ib = np.asarray([b for _, b in spec.pairs], np.int32)
+
+    def body(acc, ch):
+        xb, yb, wb, fb = ch
+        we = wb * (yb - fb)
+        i0, f = corners(xb, n1)  # (m, p)
+        idx1 = jnp.stack([i0, i0 + 1], -1) + (jnp.arange(p) * n1)[None, :, None]
+        val1 = jnp.stack([1 - f, f], -1) * we[:, None, None]
+        b1 = acc[0] + jax.ops.segment_sum(val1.reshape(-1), idx1.reshape(-1), p * n1)
+        b2 = acc[1]
+        if n_pairs:
+            j0, h = corners(xb, n2)
+            fa, fb_ = h[:, ia], h[:, ib]
+            base = j0[:, ia] * n2 + j0[:, ib] + (jnp.arange(n_pairs) * n2 * n2)[None, :]
+            idx2 = jnp.stack([base, base + 1, base + n2, base + n2 + 1], -1)
+            val2 = jnp.stack([(1 - fa) * (1 - fb_), (1 - fa) * fb_, fa * (1 - fb_), fa * fb_], -1)
+            b2 = b2 + jax.ops.segment_sum((val2 * we[:, None, None]).reshape(-1), idx2.reshape(-1),
+                                          n_pairs * n2 * n2)
+        return (b1, b2, acc[2] + jnp.sum(we)), None
+
+    dt = data.x.dtype
+    init_ = (jnp.zeros((p * n1,), dt), jnp.zeros((n_pairs * n2 * n2,), dt), jnp.zeros((), dt))
+    (b1, b2, esum), _ = jax.lax.scan(body, init_, (data.x, data.y, data.w, fit))
+    return b1.reshape(p, n1), b2.reshape(n_pairs, n2 * n2), esum
+
+
+def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec):
+    """Ridge least-squares gain (drop in weighted SSE) of adding each candidate block to the
+    residual, ``(p + P,)``: ``c' A^{-1} c`` with ``c`` the centred right-hand side."""
+    g1, s1, g2, s2, n = gr
+    ebar = esum / jnp.maximum(n, 1e-30)
+
+    def gain(g, s, b):
+        a = _block_system(g, s, n)
+        c = b - s * ebar
+        return c @ jnp.linalg.solve(a, c)
+
+    out = jax.vmap(gain)(g1, s1, b1)
+    if spec.pairs:
+        out = jnp.concatenate([out, jax.vmap(gain)(g2, s2, b2)])
+    return out
+
+
+def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int):
+    """Block backfitting (Gauss-Seidel) over the chosen terms, ``sweeps`` times. Each block
+    update is one pass over the data: the previous block's change is applied to the fitted
+    values while this block's right-hand side is accumulated."""
+    g1, s1, g2, s2, n = gr
+    p = data.x.shape[-1]
+    mm = max(spec.n1, spec.n2 * spec.n2)
+    gram = jnp.concatenate([jnp.pad(g1, ((0, 0), (0, mm - spec.n1), (0, mm - spec.n1))),
+                            jnp.pad(g2, ((0, 0), (0, mm - g2.shape[1]), (0, mm - g2.shape[1])))], 0)
+    sums = jnp.concatenate([jnp.pad(s1, ((0, 0), (0, mm - spec.n1))),
+                            jnp.pad(s2, ((0, 0), (0, mm - s2.shape[1])))], 0)
+    size = jnp.concatenate([jnp.full((p,), spec.n1), jnp.full((len(spec.pairs),), spec.n2 * spec.n2)])
+    shapes = state.shapes
+    coef = _flat(shapes, spec)
+
+    def update(t, carry):
+        coef, fit, icpt = carry
+        tid = shapes.order[t % jnp.maximum(shapes.n_terms, 1)]
+        old = coef[tid]
+
+        def body(acc, ch):
+            xb, yb, wb, fb = ch
+            idx, val = _term_corners(xb, tid, p, spec)
+            e = wb * (yb - fb + _apply(idx, val, old))
+            return (acc[0] + _accumulate(idx, val, e, mm), acc[1] + jnp.sum(e)), None
+
+        (b, esum), _ = jax.lax.scan(body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
+                                    (data.x, data.y, data.w, fit))
+        live = jnp.arange(mm) < size[tid]
+        a = _block_system(gram[tid], sums[tid], n, size[tid])
+        a = jnp.where(live[:, None] & live[None, :], a, jnp.eye(mm, dtype=a.dtype))
+        c = jnp.where(live, b - sums[tid] * esum / n, 0)
+        new = _box_solve(a, c)
+        shift = (esum - sums[tid] @ new) / n  # the block's own intercept
+        delta = new - old
+        fit = fit + jax.vmap(lambda xb: _apply(*_term_corners(xb, tid, p, spec), delta))(data.x) + shift
+        return coef.at[tid].set(new), fit, icpt + shift
+
+    n_up = sweeps * shapes.n_terms
+    coef, fit, icpt = jax.lax.fori_loop(0, n_up, update, (coef, state.fit, shapes.intercept))
+    return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit)
+
+
+def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int = 2):
+    """One search iteration: add the best unchosen term, then backfit all chosen terms.
+
+    Returns ``(state, (loss, term, gain, ok))``: the weighted MSE after the step, the chosen
+    term id (``j`` for main ``j``, ``p + c`` for pair ``c``), its screening gain and whether a
+    term was added (False when none has a positive finite gain or the capacity is full).
+    """
+    g1, s1, g2, s2, n = gr
+    p = data.x.shape[-1]
+    shapes = state.shapes
+    b1, b2, esum = _rhs(data, state.fit, spec)
+    gains = candidate_gains(gr, b1, b2, esum, spec)
+    chosen = jnp.concatenate([shapes.main_on, shapes.pair_on])
+    gains = jnp.where(chosen | ~jnp.isfinite(gains), -jnp.inf, gains)
+    tid = jnp.argmax(gains).astype(jnp.int32)
+    ok = (gains[tid] > 0) & (shapes.n_terms < spec.max_terms)
+    main_on = shapes.main_on.at[jnp.clip(tid, 0, p - 1)].set(
+        jnp.where(ok & (tid < p), True, shapes.main_on[jnp.clip(tid, 0, p - 1)]))
+    pair_on = shapes.pair_on
+    if spec.pairs:
+        c = jnp.clip(tid - p, 0, len(spec.pairs) - 1)
+        pair_on = pair_on.at[c].set(jnp.where(ok & (tid >= p), True, pair_on[c]))
+    slot = jnp.clip(shapes.n_terms, 0, spec.max_terms - 1)
+    order = shapes.order.at[slot].set(jnp.where(ok, tid, shapes.order[slot]))
+    grown = shapes._replace(main_on=main_on, pair_on=pair_on, order=order,
+                            n_terms=shapes.n_terms + ok.astype(jnp.int32))
+    new = _sweep(State(grown, state.fit), data, gr, spec, sweeps)
+    loss = mse(data, new.fit)
+    return new, (loss, tid, gains[tid], ok)
+
+
+def mse(data, fit):
+    """Weighted mean squared residual of fitted values ``fit`` (chunked like ``data.y``)."""
+    return jnp.sum(data.w * (data.y - fit) ** 2) / jnp.sum(data.w)
+
+
+fit_step_jit = jax.jit(fit_step, static_argnames=("spec", "sweeps"))
+grams_jit = jax.jit(grams, static_argnames=("spec",))
+
+
+def start(data: scoring.Data, spec: ShapeSpec) -> State:
+    """The empty model: the intercept is the weighted mean of ``y``."""
+    p = data.x.shape[-1]
+    sh = init(p, spec, data.x.dtype)
+    mean = jnp.sum(data.w * data.y) / jnp.sum(data.w)
+    sh = sh._replace(intercept=mean.astype(data.x.dtype))
+    return State(sh, jnp.full(data.y.shape, mean, data.x.dtype))
+
+
+def term_names(shapes: Shapes, spec: ShapeSpec, feature_names) -> list:
+    """The chosen terms in order, as ``f(name)`` / ``f(name_i, name_l)``."""
+    order = np.asarray(shapes.order)[: int(shapes.n_terms)]
+    p = len(feature_names)
+    out = []
+    for t in order:
+        if t < p:
+            out.append(f"f({feature_names[t]})")
+        else:
+            a, b = spec.pairs[t - p]
+            out.append(f"f({feature_names[a]}, {feature_names[b]})")
+    return out
+
+
+def finish(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int = 3) -> State:
+    """Further backfitting sweeps over the chosen terms (e.g. after the search or on new
+    partial residuals); the loss never increases (each block update is an exact minimiser)."""
+    return _sweep(state, data, gr, spec, sweeps)
+
+
+finish_jit = jax.jit(finish, static_argnames=("spec", "sweeps"))
+
+
+def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3) -> State:
+    """Backfits the chosen terms of ``shapes`` to ``data`` (e.g. ``y`` minus a tree), starting
+    from their current coefficients."""
+    gr = grams_jit(data, spec)
+    fit = jax.vmap(lambda xb: evaluate(shapes, xb, spec))(data.x)
+    return finish_jit(State(shapes, fit), data, gr, spec, sweeps)
+
+
+def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS) -> tuple:
+    """The ``keep`` most promising pairs (EBM's FAST, simplified; static tuple).
+
+    All pairs when there are at most ``keep``. Otherwise, on the first rows (at most
+    :data:`SCREEN_ROWS`, and :data:`SCREEN_UPDATES` rows times pairs): fit every main shape
+    (``n1 = 8``) by backfitting, then score every pair's coarse ``3 x 3`` tensor-hat block on
+    the residual by its ridge gain and keep the best ``keep`` (ties by pair order).
+    """
+    p = data.x.shape[-1]
+    pairs = pair_list(p)
+    if len(pairs) <= keep:
+        return pairs
+    m = data.x.shape[1]
+    rows = max(m, min(SCREEN_ROWS, SCREEN_UPDATES // len(pairs)))
+    head = jax.tree_util.tree_map(lambda a: a[:max(1, rows // m)], data)
+    mains = ShapeSpec(n1=8, n2=3, max_terms=p, pairs=())
+    st = start(head, mains)
+    st = st._replace(shapes=st.shapes._replace(main_on=jnp.ones((p,), bool),
+                                               order=jnp.arange(p, dtype=jnp.int32),
+                                               n_terms=jnp.asarray(p, jnp.int32)))
+    st = finish_jit(st, head, grams_jit(head, mains), mains, 3)
+    coarse = ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs)
+    gr = grams_jit(head, coarse)
+    b1, b2, esum = jax.jit(_rhs, static_argnames="spec")(head, st.fit, coarse)
+    gains = np.asarray(candidate_gains(gr, b1, b2, esum, coarse))[p:]
+    gains = np.where(np.isfinite(gains), gains, -np.inf)
+    best = np.argsort(-gains, kind="stable")[:keep]
+    return tuple(pairs[i] for i in sorted(best))

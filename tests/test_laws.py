@@ -1,0 +1,308 @@
+"""Exact laws (issue 14): basis families on the covariates' original units, the y bound,
+target transforms, pruning and the printed law."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import export, model as model_, simplify
+from jaxtree.basis import (PHYSICS_EXPONENTS, PHYSICS_SCALES, Basis, Decays, PowerLaws,
+                           default_basis, get_basis, make_basis)
+
+# Ranges: positive (every function live), touching zero, crossing zero, negative, constant.
+LO = np.array([0.5, 0.0, -2.0, -3.0, 4.0])
+HI = np.array([7.0, 3.0, 1.5, -0.5, 4.0])
+
+
+def _grid(n=257):
+    z = np.linspace(0.0, 1.0, n)
+    return np.repeat(z[:, None], LO.size, axis=1)
+
+
+def _numpy_power_law(x, a, lo, hi):
+    """Independent formula: g(x) = x**a (log x for a = 0) mapped affinely onto [-1, 1] over
+    [lo, hi], from a dense grid of the interval itself (not the library's constants)."""
+    g = (lambda t: np.log(t)) if a == 0 else (lambda t: np.power(t, a))
+    dense = np.linspace(lo, hi, 20001)
+    gd = g(dense)
+    return 2.0 * (g(x) - gd.min()) / (gd.max() - gd.min()) - 1.0
+
+
+def _live(a, lo, hi):
+    if hi <= lo:
+        return False
+    if a >= 1 and float(a).is_integer():
+        return True
+    return lo >= 0 if a > 0 else lo > 0
+
+
+# ----------------------------------------------------------------------------- families
+
+
+def test_power_laws_span_minus_one_to_one_and_match_numpy():
+    fam = PowerLaws(PHYSICS_EXPONENTS).bind(LO, HI)
+    z = _grid()
+    vals = np.asarray(Basis((fam,)).evaluate(jnp.asarray(z)))  # (n, p, q)
+    valid = fam.valid()
+    for m, a in enumerate(PHYSICS_EXPONENTS):
+        for j in range(LO.size):
+            col = vals[:, j, m]
+            assert valid[m, j] == _live(a, LO[j], HI[j]), (a, j)
+            if not valid[m, j]:
+                np.testing.assert_array_equal(col, 0.0)  # skipped: the constant 0
+                continue
+            assert col.min() >= -1 - 1e-12 and col.max() <= 1 + 1e-12
+            crosses = LO[j] < 0 < HI[j] and a in (2.0,)  # even power: minimum inside
+            if not crosses:  # monotone: the extremes are the grid's endpoints
+                assert col.min() == pytest.approx(-1, abs=1e-12)
+            assert col.max() == pytest.approx(1, abs=1e-12)
+            x = LO[j] + (HI[j] - LO[j]) * z[:, j]
+            if a != 0 and not float(a).is_integer():
+                x = np.maximum(x, 1e-300)
+            want = _numpy_power_law(x, a, LO[j], HI[j])
+            # the dense grid's extremes of an even power crossing 0 are exact to ~1e-8
+            np.testing.assert_allclose(col, want, atol=1e-7, err_msg=f"a={a}, j={j}")
+
+
+def test_decays_span_and_match_numpy():
+    fam = Decays(PHYSICS_SCALES)
+    z = np.linspace(0, 1, 101)
+    vals = np.asarray(Basis((fam,)).evaluate(jnp.asarray(z)))
+    lo, hi = 2.0, 12.0
+    x = lo + (hi - lo) * z
+    for m, c in enumerate(PHYSICS_SCALES):
+        s = c * (hi - lo)
+        g = np.exp(-x / s)
+        want = 2 * (g - np.exp(-hi / s)) / (np.exp(-lo / s) - np.exp(-hi / s)) - 1
+        np.testing.assert_allclose(vals[:, m], want, atol=1e-13)
+        assert vals[0, m] == pytest.approx(1) and vals[-1, m] == pytest.approx(-1)
+
+
+def test_evaluate_at_agrees_with_evaluate_jitted():
+    basis = get_basis("default+physics").bind(LO, HI)
+    z = _grid(33)
+    full = np.asarray(basis.evaluate(jnp.asarray(z)))
+    idx = jnp.arange(basis.q, dtype=jnp.int32)[:, None]
+    f = jax.jit(lambda x, i, j: basis.evaluate_at(x, i, feature=j))
+    for j in range(LO.size):
+        got = f(jnp.asarray(z[:, j])[None, :], idx, jnp.full((basis.q, 1), j, jnp.int32))
+        np.testing.assert_allclose(np.asarray(got).T, full[:, j, :], atol=1e-12)
+
+
+def test_default_basis_values_unchanged_by_the_new_presets():
+    base = default_basis()
+    assert base.q == 40 and make_basis().q == 40
+    mixed = get_basis("default+physics").bind(LO, HI)
+    assert mixed.q == 40 + len(PHYSICS_EXPONENTS) + len(PHYSICS_SCALES)
+    z = jnp.asarray(_grid(17))
+    np.testing.assert_array_equal(np.asarray(mixed.evaluate(z))[..., :40],
+                                  np.asarray(base.evaluate(z)))
+    assert base.bind(LO, HI) is base  # nothing to bind in the paper's basis
+
+
+def test_config_round_trip_and_errors():
+    fam = PowerLaws((-1.0, 0.0, 2.0)).bind(LO, HI)
+    basis = Basis((fam, Decays((0.5,))))
+    again = Basis.from_config(json.loads(json.dumps(basis.to_config())))
+    assert again == basis
+    with pytest.raises(ValueError, match="bind"):
+        Basis((PowerLaws(),)).evaluate(jnp.zeros((3, 2)))
+    with pytest.raises(ValueError, match="feature="):
+        basis.evaluate_at(jnp.zeros(3), jnp.zeros(3, jnp.int32))
+    with pytest.raises(ValueError, match="last axis"):
+        basis.evaluate(jnp.zeros((3, 2)))
+    with pytest.raises(ValueError, match="distinct"):
+        PowerLaws((1.0, 1.0))
+    with pytest.raises(ValueError, match="positive"):
+        Decays((0.0,))
+    with pytest.raises(ValueError, match="valid names"):
+        get_basis("default+nope")
+
+
+def test_names_mark_the_normalisation():
+    basis = get_basis("physics")
+    assert basis.names[:4] == ("⟨x⁻²⟩", "⟨x⁻¹⟩", "⟨x^-0.5⟩", "⟨log(x)⟩")
+    assert basis.render(4, "r") == "⟨√r⟩"
+
+
+# ----------------------------------------------------------------------------- fits
+
+N = 400
+
+
+def _law_data(seed=0, n=N):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(1, 5, n), rng.uniform(1, 3, n), rng.uniform(1, 2, n)])
+    return X, X[:, 0] * X[:, 1] / X[:, 2] ** 2
+
+
+@pytest.fixture(scope="module")
+def law_fit():
+    X, y = _law_data()
+    est = jaxtree.TreeRegressor(k=3, basis="physics", target_transform="log", search="backfit",
+                                prune_tol=1e-6).fit(X, y)
+    return est, X, y
+
+
+def test_planted_power_law_is_recovered_and_printed(law_fit):
+    sp = pytest.importorskip("sympy")
+    est, X, y = law_fit
+    assert est.target_transform_ == "log"
+    assert est.k_ == 2 and len(est.pruned_) == 1  # three log leaves; the spare one pruned
+    Xt, yt = _law_data(seed=1)
+    assert est.score(Xt, yt) > 0.99999
+    x1, x2, x3 = sp.symbols("x1 x2 x3", real=True)
+    law = est.law()
+    ratio = sp.simplify(law / (x1 * x2 / x3 ** 2))
+    assert ratio.free_symbols == set(), law  # the law up to a constant
+    assert abs(float(ratio) - 1) < 1e-3, law
+    assert str(law) == "1.0*x1*x2/x3**2"
+
+
+def test_exports_agree_with_predict(law_fit, tmp_path):
+    sp = pytest.importorskip("sympy")
+    est, X, _ = law_fit
+    pred = est.predict(X)
+    f_np = export.to_callable(est.model_, "numpy")
+    f_jax = export.to_callable(est.model_, "jax")
+    np.testing.assert_allclose(f_np(X), pred, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(f_jax(X)), pred, rtol=1e-12)
+    expr = est.to_sympy()
+    syms = sp.symbols("x1 x2 x3", real=True)
+    lam = sp.lambdify(syms, expr, "numpy")
+    np.testing.assert_allclose(lam(*X.T), pred, rtol=1e-10)
+    tex = est.to_latex()
+    assert "\\exp" in tex and "\\langle \\log x_{1} \\rangle" in tex
+    assert est.formula().startswith("y = ") and "exp(" in est.formula()
+    # save / load: the ranges and the transform travel in the file
+    path = tmp_path / "law.json"
+    est.save(path)
+    d = json.loads(path.read_text())
+    fam = next(f for f in d["basis"]["families"] if f["kind"] == "power_laws")
+    assert fam["lo"] == [float(v) for v in X.min(0)]
+    assert d["target"]["transform"] == "log"
+    loaded = jaxtree.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), pred)
+    assert loaded.target_transform_ == "log"
+    assert loaded.get_params()["target_transform"] == "log"
+
+
+def test_corrupted_ranges_are_refused(law_fit, tmp_path):
+    est, X, _ = law_fit
+    d = model_.to_dict(est.model_)
+    fam = next(f for f in d["basis"]["families"] if f["kind"] == "power_laws")
+    fam["lo"] = fam["lo"][:2]
+    fam["hi"] = fam["hi"][:2]
+    d.pop("checksum")
+    with pytest.raises(ValueError, match="training range"):
+        model_.from_dict(d)
+
+
+def test_exports_identity_target_mixed_basis_with_negative_covariate():
+    sp = pytest.importorskip("sympy")
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.uniform(0.5, 4, N), rng.uniform(-1, 2, N)])
+    y = 2.0 / X[:, 0] + X[:, 1] ** 2
+    est = jaxtree.TreeRegressor(k=2, basis="default+physics", y_bound=0.5).fit(X, y)
+    pred = est.predict(X)
+    assert est.score(X, y) > 0.999
+    np.testing.assert_allclose(export.to_callable(est.model_)(X), pred, rtol=1e-12)
+    lam = sp.lambdify(sp.symbols("x1 x2", real=True), est.to_sympy(), "numpy")
+    np.testing.assert_allclose(lam(*X.T), pred, rtol=1e-10, atol=1e-12)
+    # log x2 and 1/x2 are skipped for the covariate that crosses zero
+    fam = est.model_.basis.families[-2]
+    assert not fam.valid()[PHYSICS_EXPONENTS.index(0.0), 1]
+
+
+def test_y_bound_makes_a_linear_law_one_leaf():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 2))
+    y = X[:, 0]
+    paper = jaxtree.TreeRegressor(k=0).fit(X, y)
+    assert paper.score(X, y) < 0.999  # w = 2 is outside the box
+    bounded = jaxtree.TreeRegressor(k=0, y_bound=0.25).fit(X, y)
+    assert bounded.score(X, y) > 1 - 1e-9
+    assert "x1" in bounded.formula() and "cos" not in bounded.formula()
+    with pytest.raises(ValueError, match="y_bound"):
+        jaxtree.TreeRegressor(y_bound=0).fit(X, y)
+    with pytest.raises(ValueError, match="y_bound"):
+        jaxtree.TreeRegressor(y_bound=1.5).fit(X, y)
+
+
+# ----------------------------------------------------------------------- target transform
+
+
+def test_log_transform_round_trip_and_smearing():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 3, size=(300, 2))
+    y = 3.0 * X[:, 0] ** 2 * np.exp(0.05 * rng.standard_normal(300))
+    est = jaxtree.TreeRegressor(k=1, basis="physics", target_transform="log").fit(X, y)
+    m = est.model_
+    f = np.log(est.predict(X) / float(m.smearing))  # the tree's output in log units
+    resid = np.log(y) - f
+    assert float(m.smearing) == pytest.approx(np.mean(np.exp(resid)), rel=1e-9)
+    assert float(m.smearing) > 1.0  # exp of noise: the mean exceeds the median
+    assert np.mean(est.predict(X)) == pytest.approx(np.mean(y), rel=2e-3)
+
+
+def test_log_transform_refuses_non_positive_y():
+    X = np.random.default_rng(0).uniform(size=(50, 2))
+    y = X[:, 0] - 0.5
+    with pytest.raises(ValueError, match=r"target_transform='log' needs every target y > 0"):
+        jaxtree.TreeRegressor(k=1, target_transform="log").fit(X, y)
+    with pytest.raises(ValueError, match="valid values"):
+        jaxtree.TreeRegressor(target_transform="sqrt").fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, target_transform="auto").fit(X, y)
+    assert est.target_transform_ == "identity"
+    assert est.target_transform_scores_["log"] == np.inf
+
+
+def test_auto_is_deterministic_and_chooses_log_for_a_product():
+    X, y = _law_data(n=200)
+    kw = dict(k=2, basis="physics", target_transform="auto")
+    a = jaxtree.TreeRegressor(**kw).fit(X, y)
+    b = jaxtree.TreeRegressor(**kw).fit(X, y)
+    assert a.target_transform_ == b.target_transform_ == "log"
+    assert a.target_transform_scores_ == b.target_transform_scores_
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert a.target_transform_scores_["log"] < a.target_transform_scores_["identity"]
+
+
+# ----------------------------------------------------------------------------- pruning
+
+
+def test_prune_removes_only_cheap_leaves():
+    from jaxtree import scoring
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(256, 2))
+    y = 0.3 * X[:, 0] + 0.01 * np.sin(6 * X[:, 1])
+    est = jaxtree.TreeRegressor(k=3, y_bound=0.25).fit(X, y)
+    basis = est.model_.basis
+    xs = np.asarray(model_.scale_x(est.model_, jnp.asarray(X)))
+    ys = (y - float(est.model_.y_center)) / float(est.model_.y_scale)
+    data = scoring.chunk(jnp.asarray(xs), jnp.asarray(ys), None, chunk_size=128)
+    prog0 = est.model_.program
+    tss = float(np.sum((ys - ys.mean()) ** 2))
+    sse0 = float(np.sum((np.asarray(jaxtree.program.evaluate(prog0, jnp.asarray(xs), basis))
+                         + float(prog0.intercept) - ys) ** 2))
+    none = simplify.prune(prog0, data, basis, 0.0)
+    assert none.removed == [] or all(c <= 1e-12 for _, _, c in none.removed)
+    tol = 0.05
+    out = simplify.prune(prog0, data, basis, tol)
+    assert out.removed  # the small sine (R² share ~0.2%) goes
+    sse1 = float(np.sum((np.asarray(jaxtree.program.evaluate(out.program, jnp.asarray(xs), basis))
+                         + float(out.program.intercept) - ys) ** 2))
+    assert sse1 - sse0 <= tol * tss * len(out.removed) + 1e-9
+    with pytest.raises(ValueError, match="tol"):
+        simplify.prune(prog0, data, basis, -1.0)
+
+
+def test_fit_batch_refuses_per_covariate_families():
+    X = np.random.default_rng(0).uniform(1, 2, size=(2, 30, 2))
+    with pytest.raises(ValueError, match="fit_batch"):
+        jaxtree.fit_batch(X, X[..., 0], k=1, basis="physics")

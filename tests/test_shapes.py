@@ -1,0 +1,253 @@
+"""Shape-function terms (jaxtree.shapes) against float64 brute force, and through the
+estimator (issue 11: one- and two-covariate shape insertions)."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import debug, scoring, search
+from jaxtree import shapes as S
+
+
+def _hats_np(z, n):
+    """Independent hat formula: piecewise-linear interpolation weights on n knots."""
+    z = np.clip(z, 0, 1)
+    t = np.linspace(0, 1, n)
+    return np.maximum(0, 1 - np.abs(z[:, None] - t[None, :]) * (n - 1))
+
+
+def _block_np(x, term, spec):
+    if term < x.shape[1]:
+        return _hats_np(x[:, term], spec.n1)
+    a, b = spec.pairs[term - x.shape[1]]
+    ha, hb = _hats_np(x[:, a], spec.n2), _hats_np(x[:, b], spec.n2)
+    return (ha[:, :, None] * hb[:, None, :]).reshape(len(x), -1)
+
+
+def _problem(seed, n=300, p=4, chunk=64):
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, p))
+    x[:5] = np.r_[0.0, 1.0, 0.5, 1e-9, 1 - 1e-9][:, None]  # knots and edges
+    y = rng.standard_normal(n)
+    w = rng.uniform(0.2, 2.0, n)
+    spec = S.ShapeSpec(n1=5, n2=3, max_terms=4, pairs=S.pair_list(p))
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(w), chunk_size=chunk)
+    return x, y, w, spec, data
+
+
+def test_grams_and_rhs_equal_dense_float64(x64):
+    x, y, w, spec, data = _problem(0)
+    g1, s1, g2, s2, n = S.grams_jit(data, spec)
+    p = x.shape[1]
+    for j in range(p):
+        phi = _block_np(x, j, spec)
+        np.testing.assert_allclose(g1[j], phi.T @ (w[:, None] * phi), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(s1[j], phi.T @ w, rtol=1e-12)
+    for c in range(len(spec.pairs)):
+        phi = _block_np(x, p + c, spec)
+        np.testing.assert_allclose(g2[c], phi.T @ (w[:, None] * phi), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(s2[c], phi.T @ w, rtol=1e-12)
+    np.testing.assert_allclose(n, w.sum(), rtol=1e-12)
+    fit = jnp.asarray(np.random.default_rng(1).standard_normal(data.y.shape))
+    b1, b2, esum = jax.jit(S._rhs, static_argnames="spec")(data, fit, spec)
+    e = y - np.asarray(fit).ravel()[: len(y)]
+    for j in range(p):
+        np.testing.assert_allclose(b1[j], _block_np(x, j, spec).T @ (w * e), rtol=1e-10, atol=1e-10)
+    for c in range(len(spec.pairs)):
+        np.testing.assert_allclose(b2[c], _block_np(x, p + c, spec).T @ (w * e), rtol=1e-10,
+                                   atol=1e-10)
+    np.testing.assert_allclose(esum, np.sum(w * e), rtol=1e-10)
+
+
+def test_gain_is_the_drop_of_the_penalised_least_squares_objective(x64):
+    """Gain of each block = min over (a) of sum w (e - a)^2 minus min over (a, b) of
+    sum w (e - a - Phi b)^2 + lam |b|^2, solved by an independent augmented lstsq."""
+    x, y, w, spec, data = _problem(2)
+    gr = S.grams_jit(data, spec)
+    fit = jnp.zeros(data.y.shape)
+    b1, b2, esum = jax.jit(S._rhs, static_argnames="spec")(data, fit, spec)
+    gains = np.asarray(S.candidate_gains(gr, b1, b2, esum, spec))
+    sw = np.sqrt(w)
+    base = np.sum(w * (y - np.average(y, weights=w)) ** 2)
+    for t in range(x.shape[1] + len(spec.pairs)):
+        phi = _block_np(x, t, spec)
+        g = phi.T @ (w[:, None] * phi)
+        lam = S.RIDGE * np.trace(g) / g.shape[0]
+        a = np.vstack([np.c_[sw, sw[:, None] * phi], np.c_[np.zeros(len(g)), np.sqrt(lam) * np.eye(len(g))]])
+        rhs = np.r_[sw * y, np.zeros(len(g))]
+        coef, *_ = np.linalg.lstsq(a, rhs, rcond=None)
+        obj = np.sum((a @ coef - rhs) ** 2)
+        np.testing.assert_allclose(gains[t], base - obj, rtol=1e-7, atol=1e-9)
+    assert np.all(gains > 0)
+
+
+def test_box_solve_satisfies_kkt(x64):
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        m = rng.standard_normal((30, 8))
+        a = jnp.asarray(m.T @ m + 0.1 * np.eye(8))
+        c = jnp.asarray(rng.standard_normal(8) * 60)  # large: the box binds
+        b = np.asarray(S._box_solve(a, c))
+        grad = np.asarray(a) @ b - np.asarray(c)
+        assert np.all(np.abs(b) <= 1 + 1e-12)
+        assert np.any(np.abs(b) == 1.0)
+        free = np.abs(b) < 1 - 1e-9
+        np.testing.assert_allclose(grad[free], 0, atol=1e-5 * np.abs(c).max())
+        assert np.all(grad[b >= 1 - 1e-12] <= 1e-6) and np.all(grad[b <= -1 + 1e-12] >= -1e-6)
+
+
+def test_steps_never_raise_the_loss_and_report_the_model_mse(x64):
+    x, y, w, spec, data = _problem(4)
+    y = np.sin(4 * x[:, 0]) * x[:, 1] + 0.3 * x[:, 2] ** 2 + 0.05 * np.random.default_rng(0).standard_normal(len(x))
+    data = data._replace(y=scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=64).y)
+    gr = S.grams_jit(data, spec)
+    st = S.start(data, spec)
+    prev = float(S.mse(data, st.fit))
+    for _ in range(spec.max_terms):
+        st, info = search.shape_step_jit(st, data, gr, spec)
+        loss = float(info.loss)
+        assert loss <= prev * (1 + 1e-12)
+        prev = loss
+        direct = S.evaluate(st.shapes, jnp.asarray(x), spec)
+        np.testing.assert_allclose(np.asarray(st.fit).ravel()[: len(y)], direct, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(loss, np.average((y - direct) ** 2, weights=w), rtol=1e-10)
+    assert int(st.shapes.n_terms) == spec.max_terms
+    # More sweeps: a block-coordinate minimiser never increases the loss either.
+    more = S.finish_jit(st, data, gr, spec, 3)
+    assert float(S.mse(data, more.fit)) <= prev * (1 + 1e-12)
+
+
+def test_single_block_backfit_equals_the_exact_box_free_solution(x64):
+    """One main term, sweeps to convergence = the ridge least-squares fit of that block."""
+    x, y, w, spec, data = _problem(5)
+    spec = spec._replace(max_terms=1, pairs=())
+    y = 0.3 * np.cos(3 * x[:, 2])
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(w), chunk_size=64)
+    gr = S.grams_jit(data, spec)
+    st, info = search.shape_step_jit(S.start(data, spec), data, gr, spec)
+    assert int(info.choice.feature) == 2 and int(info.choice.move) == search.MOVE_SHAPE
+    assert int(info.choice.feature2) == -1
+    phi = _block_np(x, 2, spec)
+    g = phi.T @ (w[:, None] * phi)
+    lam = S.RIDGE * np.trace(g) / len(g)
+    sw = np.sqrt(w)
+    a = np.vstack([np.c_[sw, sw[:, None] * phi], np.c_[np.zeros(len(g)), np.sqrt(lam) * np.eye(len(g))]])
+    coef, *_ = np.linalg.lstsq(a, np.r_[sw * y, np.zeros(len(g))], rcond=None)
+    np.testing.assert_allclose(st.shapes.main[2], coef[1:], atol=1e-8)
+    np.testing.assert_allclose(float(st.shapes.intercept), coef[0], atol=1e-8)
+
+
+def test_planted_interaction_without_marginal_signal_is_found_by_screening():
+    rng = np.random.default_rng(0)
+    n, p = 3000, 20
+    x = rng.random((n, p))
+    y = np.sin(2 * np.pi * x[:, 3]) * np.sin(2 * np.pi * x[:, 11]) + 0.05 * rng.standard_normal(n)
+    data = scoring.chunk(jnp.asarray(x, jnp.float32), jnp.asarray(y, jnp.float32), chunk_size=1024)
+    pairs = S.screen_pairs(data, keep=8)
+    assert len(pairs) == 8 and (3, 11) in pairs
+    spec = S.ShapeSpec(n1=8, n2=8, max_terms=1, pairs=pairs)
+    st, info = search.shape_step_jit(S.start(data, spec), data, S.grams_jit(data, spec), spec)
+    assert (int(info.choice.feature), int(info.choice.feature2)) == (3, 11)
+    assert float(info.loss) < 0.02
+
+
+def test_evaluate_matches_independent_formula_and_is_differentiable(x64):
+    x, _, _, spec, _ = _problem(6)
+    p = x.shape[1]
+    rng = np.random.default_rng(7)
+    sh = S.init(p, spec, jnp.float64)._replace(
+        main=jnp.asarray(rng.uniform(-1, 1, (p, spec.n1))), main_on=jnp.asarray([True, False, True, False]),
+        pair=jnp.asarray(rng.uniform(-1, 1, (len(spec.pairs), spec.n2 ** 2))),
+        pair_on=jnp.zeros(len(spec.pairs), bool).at[4].set(True), intercept=jnp.asarray(0.25))
+    want = 0.25 + _block_np(x, 0, spec) @ sh.main[0] + _block_np(x, 2, spec) @ sh.main[2] \
+        + _block_np(x, p + 4, spec) @ sh.pair[4]
+    np.testing.assert_allclose(S.evaluate(sh, jnp.asarray(x), spec), want, rtol=1e-12)
+    np.testing.assert_allclose(jax.jit(S.evaluate, static_argnums=2)(sh, jnp.asarray(x), spec), want,
+                               rtol=1e-12)
+    one = jax.vmap(lambda r: S.evaluate(sh, r[None], spec)[0])(jnp.asarray(x))
+    np.testing.assert_allclose(one, want, rtol=1e-12)
+    g = jax.grad(lambda m: S.evaluate(sh._replace(main=m), jnp.asarray(x), spec).sum())(sh.main)
+    np.testing.assert_allclose(g[0], _block_np(x, 0, spec).sum(0), rtol=1e-12)
+    np.testing.assert_allclose(g[1], 0)  # main 1 is off
+
+
+# ----------------------------------------------------------------------------- estimator
+
+
+def _table(seed=0, n=2000):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 4))
+    bump = np.exp(-((X[:, 1] - 0.4) ** 2 + (X[:, 2] - 0.6) ** 2) / 0.05)
+    y = 3 * np.sin(3 * X[:, 0]) + 2 * bump + np.abs(X[:, 3] - 0.3) + 0.05 * rng.standard_normal(n)
+    return X, y
+
+
+def test_estimator_with_shapes_beats_the_greedy_tree_and_reports_its_loss():
+    X, y = _table()
+    Xt, yt = _table(1, 1000)
+    greedy = jaxtree.TreeRegressor(k=6).fit(X, y)
+    est = jaxtree.TreeRegressor(k=2, shapes=4, shape_knots=(12, 8)).fit(X, y)
+    err = np.sqrt(np.mean((est.predict(Xt) - yt) ** 2))
+    assert err < 0.6 * np.sqrt(np.mean((greedy.predict(Xt) - yt) ** 2))
+    assert err < 0.1
+    # history_: shapes first, then the tree; the last entry is the final model's MSE
+    assert len(est.history_) == 4 + 3 and len(est.choices_) == 7
+    assert [c["move"] for c in est.choices_[:4]] == [search.MOVE_SHAPE] * 4
+    np.testing.assert_allclose(est.history_[-1], np.mean((est.predict(X) - y) ** 2), rtol=1e-3)
+    assert "f(x2, x3)" in est.formula() or "f(x3, x2)" in est.formula()
+    # the pure predict function agrees, under jit and grad
+    m = est.model_
+    np.testing.assert_allclose(jax.jit(jaxtree.predict)(m, X), est.predict(X), rtol=1e-5, atol=1e-5)
+    g = jax.grad(lambda x: jaxtree.predict(m, x).sum())(jnp.asarray(X[:10], jnp.float32))
+    assert np.isfinite(np.asarray(g)).all()
+
+
+def test_shapes_model_save_load_round_trip(tmp_path):
+    X, y = _table(n=600)
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4)).fit(X, y)
+    path = tmp_path / "m.json"
+    est.save(path)
+    back = jaxtree.load(path)
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    assert back.formula() == est.formula()
+    d = json.loads(path.read_text())
+    d["shapes"]["order"][0] = 99
+    d.pop("checksum")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match="shapes"):
+        jaxtree.load(bad)
+
+
+def test_second_fit_with_shapes_compiles_nothing():
+    X, y = _table(n=700)
+    est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4))
+    est.fit(X, y)
+    with debug.count_compilations() as count:
+        est.fit(X, y + 1.0)
+    assert count.lowerings == 0 and count.compiles == 0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(shapes=-1), "shapes"),
+    (dict(shapes=2, shape_knots=(1, 4)), "shape_knots"),
+    (dict(shapes=2, shape_knots=(4,)), "shape_knots"),
+    (dict(shapes=2, engine="reference", refine="coordinate"), "engine='jax'"),
+    (dict(shapes=2, validation_fraction=0.2), "validation_fraction"),
+])
+def test_shape_parameter_errors(kwargs, match):
+    X, y = _table(n=100)
+    with pytest.raises(ValueError, match=match):
+        jaxtree.TreeRegressor(k=1, **kwargs).fit(X, y)
+
+
+def test_shapes_refuse_streamed_data(tmp_path):
+    X, y = _table(n=300)
+    mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float32, shape=X.shape)
+    mm[:] = X
+    with pytest.raises(ValueError, match="streamed"):
+        jaxtree.TreeRegressor(k=1, shapes=2).fit(mm, y)
