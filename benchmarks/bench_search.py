@@ -139,8 +139,12 @@ def fit_tree(kwargs: dict, Xtr, ytr, Xte, warm: bool = False, formula: bool = Tr
             est.fit(Xtr, ytr)
             fit_s = time.perf_counter() - t0
             pred = np.asarray(est.predict(Xte), np.float64)
+            shapes = getattr(est.model_, "shapes", None)
             rec = {"fit_s": fit_s, "n_iterations": len(est.history_) - 1,
-                   "n_ops": n_ops(est), "train_mse": float(est.history_[-1]), "pred": pred}
+                   "n_ops": n_ops(est), "train_mse": float(est.history_[-1]), "pred": pred,
+                   "n_shapes": 0 if shapes is None else int(shapes.n_terms)}
+            # insertions: the tree's operations plus the shape terms (one insertion each)
+            rec["n_insertions"] = rec["n_ops"] + rec["n_shapes"]
             if warm:
                 t0 = time.perf_counter()
                 jaxtree.TreeRegressor(**kwargs).fit(Xtr, ytr)
@@ -326,17 +330,19 @@ def suite_real(name, configs, args, log):
     models.append({**run_ridge(Xtr, ytr, Xte, yte), "model": "RidgeCV", "kind": "baseline"})
     for m in models:
         m["r2"] = r2(m.get("rmse"), yte)
-    lines = ["| model | test RMSE | R² | ops | fit s (warm) |", "|---|---:|---:|---:|---:|"]
+    lines = ["| model | test RMSE | R² | ops | shapes | fit s (warm) |",
+             "|---|---:|---:|---:|---:|---:|"]
     for m in models:
         if "error" in m:
-            lines.append(f"| {m['model']} | error: {_short(m['error'])} | | | |")
+            lines.append(f"| {m['model']} | error: {_short(m['error'])} | | | | |")
             continue
         warm = f" ({m['fit_s_warm']:.2f})" if "fit_s_warm" in m else ""
         lines.append(f"| {m['model']} | {_f(m['rmse'], 3)} | {_f(m['r2'], 3)} | "
-                     f"{m.get('n_ops', '')} | {_f(m['fit_s'], 2)}{warm} |")
+                     f"{m.get('n_ops', '')} | {m.get('n_shapes', '')} | {_f(m['fit_s'], 2)}{warm} |")
     head = (f"{spec['description']}: {len(ytr)} train / {len(yte)} test rows (real_data.py's "
             f"split, seed {args.seed}), test sd {np.std(yte):.3f}. ops = operations in the "
-            f"fitted tree; fit s includes compilation, warm = a second fit of the same shape.")
+            f"fitted tree, shapes = shape-function terms (one insertion each); fit s includes "
+            f"compilation, warm = a second fit of the same shape.")
     meta = {"description": spec["description"], "n_complete": len(X), "n_train": len(ytr),
             "n_test": len(yte), "features": list(X.columns), "y_sd": float(np.std(yte)),
             "paper": real_data.PAPER[name], "paper_k": spec["k"]}

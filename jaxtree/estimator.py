@@ -147,6 +147,9 @@ class TreeRegressor:
         :data:`jaxtree.search.CHOICE_KEYS`, the same on both engines).
       status_: the search's :class:`jaxtree.search.Status` flags.
       k_: the number of operations of the fitted tree.
+      shape_path_: with ``shapes`` and ``validation_fraction``: one dict per number of shape
+        terms of the selection run (``n_shapes``, ``train_mse``, ``val_mse``, ``terms``); else
+        None.
       path_: with ``validation_fraction``: one dict per iteration of the selection run
         (``n_ops``, ``train_mse``, ``val_mse``, ``formula`` and ``model``, a
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.
@@ -261,6 +264,7 @@ class TreeRegressor:
         """``fit`` with a fixed target transform (``"identity"`` or ``"log"``)."""
         _compilation_cache.enable()
         self.__dict__.pop("_path", None)  # a size path only from this fit's selection run
+        self.__dict__.pop("_shape_path", None)
         params = self._check_params()
         # Data larger than memory is streamed, never materialised; the reference engine
         # (plain numpy) reads a memmap like any array.
@@ -322,6 +326,7 @@ class TreeRegressor:
         self.status_ = status
         self.k_ = _n_ops(model.program)
         self.path_ = self.__dict__.pop("_path", None)
+        self.shape_path_ = self.__dict__.pop("_shape_path", None)
         self.target_transform_ = model.target_transform
         self.target_transform_scores_ = self.__dict__.pop("_transform_scores", None)
         self.pruned_ = None
@@ -345,7 +350,8 @@ class TreeRegressor:
 
     def _progress(self, it, loss, info):
         """Per-iteration hook of every engine (loss in ``y``'s units): the progress bar, then
-        the user's callback."""
+        the user's callback (iterations numbered across the shape and tree stages)."""
+        it = it + self.__dict__.get("_it_offset", 0)
         self._bar.update(it, loss, info)
         return bool(self.callback(it, loss, info)) if self.callback is not None else False
 
@@ -365,8 +371,8 @@ class TreeRegressor:
             data = sharding_.shard_data(data, self.devices)
         return data
 
-    def _fit_jax(self, xs, ys, sw, params, dtype, sc):
-        if self.shapes:
+    def _fit_jax(self, xs, ys, sw, params, dtype, sc, tree_only: bool = False):
+        if self.shapes and not tree_only:
             return self._fit_shapes(xs, ys, sw, params, dtype, sc)
         cfg = self._config(params, xs.shape[0], xs.shape[1])
         scale = float(sc.y_scale) ** 2
@@ -404,23 +410,34 @@ class TreeRegressor:
 
         The shape search and the tree search each run through the one driver
         (:func:`jaxtree.search.run`); their histories and choices are concatenated (the
-        tree's losses are the full model's: it is fitted to the shapes' residual).
+        tree's losses are the full model's: it is fitted to the shapes' residual). With
+        ``validation_fraction`` the number of shapes is chosen first (one-standard-error
+        rule on held-out rows, ``shapes`` is the upper bound), then the tree's size on the
+        shapes' residual, as for a tree alone.
         """
-        data = self._data(xs, ys, sw, params, dtype)
         n1, n2 = (int(v) for v in self.shape_knots)
-        spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes),
-                                 pairs=shapes_.screen_pairs(data))
-        gr = shapes_.grams_jit(data, spec)
         scale = float(sc.y_scale) ** 2
+        n_shapes, pairs = int(self.shapes), None
+        if self.validation_fraction is not None:
+            n_shapes, pairs = self._choose_shapes(xs, ys, sw, params, dtype, scale)
+        data = self._data(xs, ys, sw, params, dtype)
+        pairs = shapes_.screen_pairs(data) if pairs is None else pairs
+        spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes), pairs=pairs)
+        gr = shapes_.grams_jit(data, spec)
         sres = search.run(lambda s: search.shape_step_jit(s, data, gr, spec),
-                          shapes_.start(data, spec), int(self.shapes), self._progress,
-                          loss_scale=scale)
+                          shapes_.start(data, spec), n_shapes, self._progress, loss_scale=scale)
         state = shapes_.finish_jit(sres.program, data, gr, spec, 2)
-        offset = len(sres.history)
-        cfg = self._config(params, xs.shape[0], xs.shape[1])
-        tree = search.fit(data._replace(y=data.y - state.fit), params.basis, params.k, cfg,
-                          callback=lambda it, loss, ch: self._progress(it + offset, loss, ch),
-                          loss_scale=scale)
+        g_rows = np.asarray(state.fit, np.float64).reshape(-1)[: xs.shape[0]]
+        self._it_offset = len(sres.history)
+        try:
+            tree = self._fit_jax(xs, ys - g_rows, sw, params, dtype, sc, tree_only=True)
+        finally:
+            self._it_offset = 0
+        if "_path" in self.__dict__:  # the tree sizes' path: each model with these shapes
+            for row in self._path:
+                row["model"] = dataclasses.replace(row["model"], shapes=state.shapes,
+                                                   shape_spec=spec)
+                row["formula"] = row["model"].formula()
         # One backfitting round: shapes given the tree, then the tree's weights given them.
         program = jax.tree_util.tree_map(jnp.asarray, tree.program)
         t_fit = _tree_values(program, data.x, params.basis)
@@ -435,6 +452,36 @@ class TreeRegressor:
         status = search.Status(int(sres.status) & ~int(search.Status.FULL)) | tree.status
         return search.SearchResult(program, np.asarray(history, np.float64),
                                    list(sres.choices) + list(tree.choices), status)
+
+    def _choose_shapes(self, xs, ys, sw, params, dtype, scale):
+        """``(number of shapes, candidate pairs)`` chosen on held-out rows: the shape search
+        on the training part with the held-out MSE after each term; the smallest count within
+        one standard error of the best (counting the intercept-only model as 0 terms)."""
+        n1, n2 = (int(v) for v in self.shape_knots)
+        train, held = _split(xs.shape[0], self.validation_fraction, self.random_state)
+        part = lambda a: None if a is None else a[train]
+        data = self._data(xs[train], ys[train], part(sw), params, dtype)
+        held_data = scoring.chunk(jnp.asarray(xs[held], dtype), jnp.asarray(ys[held], dtype),
+                                  None if sw is None else jnp.asarray(sw[held], dtype),
+                                  chunk_size=params.chunk)
+        pairs = shapes_.screen_pairs(data)
+        spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes), pairs=pairs)
+        gr = shapes_.grams_jit(data, spec)
+        step = search.with_validation(lambda s: search.shape_step_jit(s, data, gr, spec),
+                                      lambda s: _shape_mse(s.shapes, held_data, spec))
+        start = shapes_.start(data, spec)
+        sel = search.run(step, start, int(self.shapes), loss_scale=scale, keep_states=True)
+        empty = float(_shape_mse(start.shapes, held_data, spec)) * scale
+        val = np.r_[empty, sel.val_history]
+        n_best = _choose_size(val, len(held))
+        names = self._bar.names
+        self._shape_path = [dict(n_shapes=0, train_mse=float(_shape_mse(start.shapes, data, spec))
+                                 * scale, val_mse=empty, terms=[])]
+        for i, (st, h, v) in enumerate(zip(sel.programs, sel.history, sel.val_history)):
+            self._shape_path.append(dict(n_shapes=i + 1, train_mse=float(h), val_mse=float(v),
+                                         terms=shapes_.term_names(st.shapes, spec, names)))
+        self._bar.reset(n_best + params.k, "refit")
+        return n_best, pairs
 
     def _fit_stream(self, X, y, sample_weight, params):
         """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`)."""
@@ -565,6 +612,16 @@ class TreeRegressor:
         """Plots the training loss after each iteration (``history_``); returns the Figure."""
         self._check_fitted()
         return export_.plot_history(self.history_, ax=ax)
+
+    def shape_terms(self) -> list:
+        """The shape terms in ``X``'s and ``y``'s units (see :func:`jaxtree.export.shape_terms`)."""
+        self._check_fitted()
+        return export_.shape_terms(self.model_)
+
+    def plot_shapes(self, **kwargs):
+        """Plots each shape term, a curve or a heat map (see :func:`jaxtree.export.plot_shapes`)."""
+        self._check_fitted()
+        return export_.plot_shapes(self.model_, **kwargs)
 
     def save(self, path) -> None:
         """Writes the fitted model to ``path`` as versioned JSON (see :func:`jaxtree.load`)."""
@@ -724,9 +781,6 @@ def check_params(params) -> _Params:
     if params.get("shapes") and params.get("engine", "jax") == "reference":
         raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
                          "algorithm, which has no shape terms).")
-    if params.get("shapes") and params.get("validation_fraction") is not None:
-        raise ValueError("validation_fraction does not choose the number of shapes yet: set "
-                         "validation_fraction=None, or shapes=0.")
     if params.get("engine", "jax") == "reference" and params.get("refine", "optax") == "optax":
         raise ValueError(
             "engine='reference' implements the paper's algorithm: use refine='coordinate' "
@@ -739,6 +793,12 @@ def check_params(params) -> _Params:
 
 _held_out_mse = jax.jit(refine_.mse, static_argnames=("basis",))
 _joint = jax.jit(refine_.joint, static_argnames=("basis", "steps"))
+
+
+@functools.partial(jax.jit, static_argnames=("spec",))
+def _shape_mse(shapes, data, spec):
+    """Weighted MSE of shape terms alone on chunked data (scaled space)."""
+    return shapes_.mse(data, jax.vmap(lambda xb: shapes_.evaluate(shapes, xb, spec))(data.x))
 
 
 @functools.partial(jax.jit, static_argnames=("basis",))

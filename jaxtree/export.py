@@ -29,10 +29,13 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 
 from jaxtree import _target
+from jaxtree import basis as basis_
 from jaxtree import program as prog
+from jaxtree import shapes as shapes_
 from jaxtree.basis import _latex_number
 
-__all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history"]
+__all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history",
+           "shape_terms", "plot_shapes"]
 
 BACKENDS = ("numpy", "jax")
 
@@ -145,8 +148,40 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
         return sp.Float(h.weight[slot]) * phi
 
     tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, sp.Integer(0))
+    tree = tree + _shapes_sympy(model, symbols, h, sp)
     inner = sp.Float(h.y_center) + sp.Float(h.y_scale) * (sp.Float(h.intercept) + tree)
     return h.target.to_sympy(inner, sp)
+
+
+def _shapes_sympy(model, symbols, h, sp):
+    """The shape terms (:mod:`jaxtree.shapes`) as sums of hats of the clipped scaled covariates
+    (shapes always clip, whatever ``clip`` says for the tree); 0 without shapes."""
+    if getattr(model, "shapes", None) is None:
+        return sp.Integer(0)
+    spec = model.shape_spec
+    u = [sp.Min(sp.Max((x - sp.Float(h.x_min[j])) * sp.Float(h.x_scale[j]), 0), 1)
+         for j, x in enumerate(symbols)]
+    h1, h2 = basis_.Hats(spec.n1), basis_.Hats(spec.n2)
+    out = sp.Float(float(model.shapes.intercept))
+    for feats, coef in shapes_.host_terms(model.shapes, spec):
+        if len(feats) == 1:
+            out += sum(sp.Float(c) * h1.to_sympy(m, u[feats[0]]) for m, c in enumerate(coef) if c)
+        else:
+            a, b = feats
+            out += sum(sp.Float(coef[i, l]) * h2.to_sympy(i, u[a]) * h2.to_sympy(l, u[b])
+                       for i in range(spec.n2) for l in range(spec.n2) if coef[i, l])
+    return out
+
+
+def _shapes_latex(model, h) -> str:
+    """``f(x_1) + f(x_2, x_3) + ...``: the shape terms by name (their tables:
+    ``TreeRegressor.shape_terms()``); empty without shapes."""
+    if getattr(model, "shapes", None) is None or not int(model.shapes.n_terms):
+        return ""
+    names = [", ".join(_latex_var(h.names[j]) for j in feats)
+             for feats, _ in shapes_.host_terms(model.shapes, model.shape_spec)]
+    k = _latex_number(float(model.shapes.intercept), 3)
+    return f"{k} + " + " + ".join(f"f({n})" for n in names)
 
 
 # ------------------------------------------------------------------------------- LaTeX
@@ -197,6 +232,9 @@ def to_latex(model, *, digits: int = 3) -> str:
     inner = _latex_number(h.intercept, digits)
     if tree is not None:
         inner = f"{inner} + {tree[1]}"
+    shapes_text = _shapes_latex(model, h)
+    if shapes_text:
+        inner = f"{shapes_text} + {inner}"
     inner = inner.replace("+ -", "- ")
     if h.y_center == 0.0 and h.y_scale == 1.0:
         return h.target.to_latex(inner, digits)
@@ -263,6 +301,9 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
             return h.weight[slot] * fam.to_numeric(xp, m, u[:, j])
 
         tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, 0.0)
+        if getattr(model, "shapes", None) is not None:
+            tree = tree + shapes_.to_numeric(xp, model.shapes, model.shape_spec,
+                                             (x2 - x_min) * x_scale)
         out = h.y_center + h.y_scale * (h.intercept + tree + xp.zeros(x2.shape[0], dtype))
         out = h.target.to_numeric(out, xp).astype(dtype)
         return out[0] if single else out
@@ -410,4 +451,64 @@ def plot_history(history, ax=None):
     ax.set_xlabel("operations k")
     ax.set_ylabel("training MSE")
     ax.grid(True, alpha=0.3)
+    return fig
+
+
+def shape_terms(model) -> list:
+    """The shape terms of a model (:mod:`jaxtree.shapes`) in original units, in the order
+    they were chosen; ``[]`` for a model without shapes.
+
+    Each term is a dict: ``features`` (names, 1 or 2), ``knots`` (one array per covariate:
+    the hat centres in the covariate's units) and ``values``: the term's contribution to
+    ``y`` at the knots (float64 ``(n1,)`` or ``(n2, n2)``, in ``y``'s units; the shape is the
+    linear interpolation of these values between knots, flat outside the training range).
+    """
+    _check_model(model)
+    if getattr(model, "shapes", None) is None:
+        return []
+    spec = model.shape_spec
+    x_min = np.asarray(model.x_min, np.float64)
+    x_scale = np.asarray(model.x_scale, np.float64)
+    names = tuple(str(n) for n in model.feature_names)
+    out = []
+    for feats, coef in shapes_.host_terms(model.shapes, spec):
+        n = spec.n1 if len(feats) == 1 else spec.n2
+        knots = [x_min[j] + np.linspace(0.0, 1.0, n) / x_scale[j] for j in feats]
+        out.append({"features": tuple(names[j] for j in feats), "knots": knots,
+                    "values": float(model.y_scale) * np.asarray(coef, np.float64)})
+    return out
+
+
+def plot_shapes(model, *, columns: int = 4):
+    """Plots every shape term: a curve for a one-covariate shape, a heat map for a pair.
+
+    Returns:
+      The matplotlib ``Figure``.
+
+    Raises:
+      ImportError: without matplotlib. ValueError: for a model without shape terms.
+    """
+    terms = shape_terms(model)
+    if not terms:
+        raise ValueError("this model has no shape terms (fit with TreeRegressor(shapes=...)).")
+    plt = _require("matplotlib.pyplot", "plotting")
+    cols = min(columns, len(terms))
+    rows = -(-len(terms) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    for ax, t in zip(axes.ravel(), terms):
+        if len(t["features"]) == 1:
+            ax.plot(t["knots"][0], t["values"], marker=".")
+            ax.set_xlabel(t["features"][0])
+            ax.set_title(f"f({t['features'][0]})", fontsize=9)
+        else:
+            (ka, kb), v = t["knots"], t["values"]
+            im = ax.pcolormesh(kb, ka, v, shading="gouraud", cmap="RdBu_r",
+                               vmin=-np.abs(v).max(), vmax=np.abs(v).max())
+            fig.colorbar(im, ax=ax)
+            ax.set_xlabel(t["features"][1])
+            ax.set_ylabel(t["features"][0])
+            ax.set_title(f"f({', '.join(t['features'])})", fontsize=9)
+    for ax in axes.ravel()[len(terms):]:
+        ax.axis("off")
+    fig.tight_layout()
     return fig

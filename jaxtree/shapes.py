@@ -59,6 +59,7 @@ __all__ = [
     "finish",
     "fit_step",
     "grams",
+    "host_terms",
     "init",
     "MAX_PAIRS",
     "mse",
@@ -73,6 +74,7 @@ __all__ = [
     "start",
     "State",
     "term_names",
+    "to_numeric",
 ]
 
 MAX_PAIRS = 64
@@ -91,12 +93,17 @@ class ShapeSpec(NamedTuple):
       max_terms: capacity: at most this many terms (mains and pairs together).
       pairs: the candidate pairs ``((i, l), ...)`` with ``i < l`` (static; see
         :func:`pair_list`).
+      hierarchy: score a pair by its gain beyond the gains of its two covariates' main
+        shapes not yet chosen (the interaction part), so ``f(a) + f(b)`` is preferred to a
+        pair ``f(a, b)`` that only adds their main effects (readability; EBM fits mains
+        before pairs for the same reason). False: every candidate by its own gain.
     """
 
     n1: int = 16
     n2: int = 8
     max_terms: int = 10
     pairs: tuple = ()
+    hierarchy: bool = True
 
 
 class Shapes(NamedTuple):
@@ -419,15 +426,23 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int):
 def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int = 2):
     """One search iteration: add the best unchosen term, then backfit all chosen terms.
 
+    Candidates are ranked by their ridge gain (:func:`candidate_gains`), a pair's less the
+    gains of its open main shapes when ``spec.hierarchy``.
+
     Returns ``(state, (loss, term, gain, ok))``: the weighted MSE after the step, the chosen
-    term id (``j`` for main ``j``, ``p + c`` for pair ``c``), its screening gain and whether a
-    term was added (False when none has a positive finite gain or the capacity is full).
+    term id (``j`` for main ``j``, ``p + c`` for pair ``c``), its score and whether a
+    term was added (False when none has a positive finite score or the capacity is full).
     """
     g1, s1, g2, s2, n = gr
     p = data.x.shape[-1]
     shapes = state.shapes
     b1, b2, esum = _rhs(data, state.fit, spec)
     gains = candidate_gains(gr, b1, b2, esum, spec)
+    if spec.hierarchy and spec.pairs:
+        ia = jnp.asarray([a for a, _ in spec.pairs], jnp.int32)
+        ib = jnp.asarray([b for _, b in spec.pairs], jnp.int32)
+        open_main = jnp.where(shapes.main_on, 0.0, jnp.maximum(gains[:p], 0.0))
+        gains = gains.at[p:].add(-(open_main[ia] + open_main[ib]))
     chosen = jnp.concatenate([shapes.main_on, shapes.pair_on])
     gains = jnp.where(chosen | ~jnp.isfinite(gains), -jnp.inf, gains)
     tid = jnp.argmax(gains).astype(jnp.int32)
@@ -524,3 +539,37 @@ def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS) -> tuple:
     gains = np.where(np.isfinite(gains), gains, -np.inf)
     best = np.argsort(-gains, kind="stable")[:keep]
     return tuple(pairs[i] for i in sorted(best))
+
+
+def host_terms(shapes: Shapes, spec: ShapeSpec) -> list:
+    """The chosen terms in order, on the host: ``(features, coef)`` with ``features`` a 1- or
+    2-tuple of covariate indices and ``coef`` float64 ``(n1,)`` or ``(n2, n2)`` (row: the first
+    covariate's hat, column: the second's). For exports, plots and tables."""
+    main, pair = np.asarray(shapes.main, np.float64), np.asarray(shapes.pair, np.float64)
+    p = main.shape[0]
+    out = []
+    for t in np.asarray(shapes.order)[: int(shapes.n_terms)]:
+        t = int(t)
+        if t < p:
+            out.append(((t,), main[t]))
+        else:
+            out.append((spec.pairs[t - p], pair[t - p].reshape(spec.n2, spec.n2)))
+    return out
+
+
+def to_numeric(xp, shapes: Shapes, spec: ShapeSpec, u):
+    """The shapes' sum at scaled covariates ``u (m, p)`` with ``xp`` = numpy or jax.numpy
+    (standalone array code for :func:`jaxtree.export.to_callable`); clips ``u`` to ``[0, 1]``."""
+    u = xp.clip(u, 0.0, 1.0)
+
+    def hats(z, n):
+        return xp.maximum(1 - xp.abs(z[:, None] * (n - 1) - xp.arange(n)), 0)
+
+    out = float(shapes.intercept) + xp.zeros(u.shape[0], u.dtype)
+    for feats, coef in host_terms(shapes, spec):
+        if len(feats) == 1:
+            out = out + hats(u[:, feats[0]], spec.n1) @ xp.asarray(coef, u.dtype)
+        else:
+            ha, hb = hats(u[:, feats[0]], spec.n2), hats(u[:, feats[1]], spec.n2)
+            out = out + xp.sum((ha @ xp.asarray(coef, u.dtype)) * hb, -1)
+    return out

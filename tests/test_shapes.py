@@ -237,7 +237,6 @@ def test_second_fit_with_shapes_compiles_nothing():
     (dict(shapes=2, shape_knots=(1, 4)), "shape_knots"),
     (dict(shapes=2, shape_knots=(4,)), "shape_knots"),
     (dict(shapes=2, engine="reference", refine="coordinate"), "engine='jax'"),
-    (dict(shapes=2, validation_fraction=0.2), "validation_fraction"),
 ])
 def test_shape_parameter_errors(kwargs, match):
     X, y = _table(n=100)
@@ -251,3 +250,69 @@ def test_shapes_refuse_streamed_data(tmp_path):
     mm[:] = X
     with pytest.raises(ValueError, match="streamed"):
         jaxtree.TreeRegressor(k=1, shapes=2).fit(mm, y)
+
+
+def test_exports_of_a_shapes_model_agree_with_predict():
+    sympy = pytest.importorskip("sympy")
+    X, y = _table(n=600)
+    est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4)).fit(X, y)
+    m = est.model_
+    want = est.predict(X[:40])
+    np.testing.assert_allclose(jaxtree.export.to_callable(m)(X[:40]), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(jaxtree.export.to_callable(m, "jax")(X[:40]), want, rtol=1e-5,
+                               atol=1e-5)
+    expr = jaxtree.export.to_sympy(m)
+    f = sympy.lambdify(sympy.symbols("x1:5", real=True), expr, "numpy")
+    np.testing.assert_allclose(f(*X[:40].T), want, rtol=1e-4, atol=1e-4)
+    tex = jaxtree.export.to_latex(m)
+    assert tex.count("f(") == 2
+
+
+def test_shape_terms_are_the_model_in_original_units():
+    X, y = _table(n=600)
+    X = X * np.array([10.0, 2.0, 5.0, 1.0]) + 3.0
+    est = jaxtree.TreeRegressor(k=0, shapes=2, shape_knots=(6, 4)).fit(X, y)
+    terms = est.shape_terms()
+    assert len(terms) == 2
+    m = est.model_
+    # Rebuild the shapes' part of the prediction by interpolating each term's table.
+    part = np.zeros(50)
+    xs = X[:50]
+    for t in terms:
+        cols = [list(m.feature_names).index(n) for n in t["features"]]
+        if len(cols) == 1:
+            part += np.interp(xs[:, cols[0]], t["knots"][0], t["values"])
+        else:
+            ka, kb = t["knots"]
+            wa = _hats_np((xs[:, cols[0]] - ka[0]) / (ka[-1] - ka[0]), len(ka))
+            wb = _hats_np((xs[:, cols[1]] - kb[0]) / (kb[-1] - kb[0]), len(kb))
+            part += np.einsum("na,ab,nb->n", wa, t["values"], wb)
+    const = float(m.y_center) + float(m.y_scale) * (float(m.shapes.intercept) + float(m.program.intercept))
+    tree = est.predict(xs) - const - part  # the k=0 tree: one leaf
+    np.testing.assert_allclose(tree, float(m.y_scale) * np.asarray(
+        jaxtree.program.evaluate(m.program, jaxtree.model.scale_x(m, jnp.asarray(xs, jnp.float32)),
+                                 m.basis) - m.program.intercept), atol=1e-4)
+    fig = est.plot_shapes()
+    assert len(fig.axes) >= 2
+
+
+def test_validation_chooses_the_number_of_shapes_of_a_planted_additive_model():
+    """Two planted one-covariate shapes plus noise: with up to 6 shapes allowed, held-out rows
+    choose 2 (or 3 within one standard error, never the noise-fitting maximum), and every
+    path row's held-out MSE is that of its model."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = rng.random((n, 5))
+    y = np.sin(4 * X[:, 0]) + np.abs(X[:, 2] - 0.5) + 0.3 * rng.standard_normal(n)
+    est = jaxtree.TreeRegressor(k=0, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
+                                random_state=0).fit(X, y)
+    n_shapes = int(est.model_.shapes.n_terms)
+    assert 2 <= n_shapes <= 3
+    assert [r["n_shapes"] for r in est.shape_path_] == list(range(7))
+    terms = est.shape_path_[n_shapes]["terms"]
+    assert {"f(x1)", "f(x3)"} <= set(terms) or any("x1" in t and "x3" in t for t in terms)
+    vals = [r["val_mse"] for r in est.shape_path_]
+    assert vals[0] > 1.5 * min(vals)  # the intercept-only model is clearly worse
+    again = jaxtree.TreeRegressor(k=0, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
+                                  random_state=0).fit(X, y)
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))
