@@ -396,30 +396,35 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int):
     coef = _flat(shapes, spec)
 
     def update(t, carry):
-        coef, fit, icpt = carry
+        coef, fit, icpt, prev, prev_delta, prev_shift = carry
         tid = shapes.order[t % jnp.maximum(shapes.n_terms, 1)]
         old = coef[tid]
 
         def body(acc, ch):
             xb, yb, wb, fb = ch
+            # the previous block's change, applied in this block's pass (one pass per update)
+            fb = fb + _apply(*_term_corners(xb, prev, p, spec), prev_delta) + prev_shift
             idx, val = _term_corners(xb, tid, p, spec)
             e = wb * (yb - fb + _apply(idx, val, old))
-            return (acc[0] + _accumulate(idx, val, e, mm), acc[1] + jnp.sum(e)), None
+            return (acc[0] + _accumulate(idx, val, e, mm), acc[1] + jnp.sum(e)), fb
 
-        (b, esum), _ = jax.lax.scan(body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
-                                    (data.x, data.y, data.w, fit))
+        (b, esum), fit = jax.lax.scan(
+            body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
+            (data.x, data.y, data.w, fit))
         live = jnp.arange(mm) < size[tid]
         a = _block_system(gram[tid], sums[tid], n, size[tid])
         a = jnp.where(live[:, None] & live[None, :], a, jnp.eye(mm, dtype=a.dtype))
         c = jnp.where(live, b - sums[tid] * esum / n, 0)
         new = _box_solve(a, c)
         shift = (esum - sums[tid] @ new) / n  # the block's own intercept
-        delta = new - old
-        fit = fit + jax.vmap(lambda xb: _apply(*_term_corners(xb, tid, p, spec), delta))(data.x) + shift
-        return coef.at[tid].set(new), fit, icpt + shift
+        return coef.at[tid].set(new), fit, icpt + shift, tid, new - old, shift
 
     n_up = sweeps * shapes.n_terms
-    coef, fit, icpt = jax.lax.fori_loop(0, n_up, update, (coef, state.fit, shapes.intercept))
+    zero = jnp.zeros((), state.fit.dtype)
+    init = (coef, state.fit, shapes.intercept, jnp.zeros((), jnp.int32),
+            jnp.zeros((mm,), state.fit.dtype), zero)
+    coef, fit, icpt, last, delta, shift = jax.lax.fori_loop(0, n_up, update, init)
+    fit = fit + jax.vmap(lambda xb: _apply(*_term_corners(xb, last, p, spec), delta))(data.x) + shift
     return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit)
 
 
