@@ -35,7 +35,7 @@ from jaxtree import shapes as shapes_
 from jaxtree.basis import _latex_number
 
 __all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history",
-           "shape_terms", "plot_shapes"]
+           "shape_terms", "plot_shapes", "plot_path"]
 
 BACKENDS = ("numpy", "jax")
 
@@ -511,4 +511,35 @@ def plot_shapes(model, *, columns: int = 4):
     for ax in axes.ravel()[len(terms):]:
         ax.axis("off")
     fig.tight_layout()
+    return fig
+
+
+def plot_path(path, ax=None):
+    """Plots a size path: training and held-out MSE against the number of operations (or
+    of shape terms), the size-versus-error picture of symbolic-regression tools.
+
+    Args:
+      path: ``est.path_`` or ``est.shape_path_`` (a fit with ``validation_fraction``), or the
+        estimator itself (its ``path_``).
+      ax: a matplotlib Axes to draw on; a new figure when None.
+
+    Returns:
+      The matplotlib ``Figure``.
+
+    Raises:
+      ValueError: if there is no path (fit with ``validation_fraction`` to get one).
+    """
+    rows = getattr(path, "path_", path)
+    if not rows:
+        raise ValueError("no size path: fit with validation_fraction set to record one "
+                         "(est.path_, est.shape_path_).")
+    key = "n_ops" if "n_ops" in rows[0] else "n_shapes"
+    size = np.asarray([r[key] for r in rows], np.float64)
+    fig, ax = _axes(ax, (5.0, 3.2))
+    ax.plot(size, [r["train_mse"] for r in rows], marker="o", label="training")
+    ax.plot(size, [r["val_mse"] for r in rows], marker="s", label="held out")
+    ax.set_xlabel("operations" if key == "n_ops" else "shape terms")
+    ax.set_ylabel("MSE")
+    ax.legend()
+    ax.grid(True, alpha=0.3)
     return fig

@@ -87,6 +87,9 @@ def test_validation_fraction_recovers_the_size_of_a_planted_noisy_tree():
         pred = np.asarray(jaxtree.predict(row["model"], X))
         np.testing.assert_allclose(np.mean((pred[train] - y[train]) ** 2), row["train_mse"], rtol=1e-6)
         np.testing.assert_allclose(np.mean((pred[held] - y[held]) ** 2), row["val_mse"], rtol=1e-6)
+    fig = jaxtree.export.plot_path(est)
+    assert fig.axes[0].get_xlabel() == "operations"
+    np.testing.assert_allclose(fig.axes[0].lines[1].get_ydata(), [r["val_mse"] for r in est.path_])
     # Deterministic for a given random_state.
     again = jaxtree.TreeRegressor(k=6, basis=basis, validation_fraction=0.3, random_state=0).fit(X, y)
     assert again.k_ == est.k_ and again.formula() == est.formula()

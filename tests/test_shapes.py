@@ -304,15 +304,25 @@ def test_validation_chooses_the_number_of_shapes_of_a_planted_additive_model():
     n = 3000
     X = rng.random((n, 5))
     y = np.sin(4 * X[:, 0]) + np.abs(X[:, 2] - 0.5) + 0.3 * rng.standard_normal(n)
-    est = jaxtree.TreeRegressor(k=0, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
+    est = jaxtree.TreeRegressor(k=1, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
                                 random_state=0).fit(X, y)
     n_shapes = int(est.model_.shapes.n_terms)
+    # The tree's path rows carry the shapes they were searched with: their recorded errors
+    # are their models' errors on the same held-out rows.
+    from jaxtree.estimator import _split
+    train, held = _split(n, 0.3, 0)
+    for row in est.path_:
+        pred = np.asarray(jaxtree.predict(row["model"], X))
+        np.testing.assert_allclose(np.mean((pred[held] - y[held]) ** 2), row["val_mse"], rtol=1e-4)
     assert 2 <= n_shapes <= 3
     assert [r["n_shapes"] for r in est.shape_path_] == list(range(7))
     terms = est.shape_path_[n_shapes]["terms"]
     assert {"f(x1)", "f(x3)"} <= set(terms) or any("x1" in t and "x3" in t for t in terms)
     vals = [r["val_mse"] for r in est.shape_path_]
     assert vals[0] > 1.5 * min(vals)  # the intercept-only model is clearly worse
-    again = jaxtree.TreeRegressor(k=0, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
+    fig = jaxtree.export.plot_path(est.shape_path_)
+    assert fig.axes[0].get_xlabel() == "shape terms"
+    assert len(fig.axes[0].lines[1].get_xdata()) == 7
+    again = jaxtree.TreeRegressor(k=1, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
                                   random_state=0).fit(X, y)
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
