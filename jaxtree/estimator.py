@@ -107,7 +107,11 @@ class TreeRegressor:
         each. The model is ``w0 + sum of shapes + T(x)``. In-memory fits only.
       shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
         two-covariate shape.
-      search: ``"greedy"`` (the paper's algorithm, one insertion at a time) or ``"backfit"``
+      beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
+        each iteration keeps the ``beam_width`` best distinct children by candidate SSE;
+        1 is the greedy search exactly).
+      search: ``"greedy"`` (the paper's algorithm, one insertion at a time), ``"beam"``
+        (``beam_width`` greedy trees advanced together, the best kept) or ``"backfit"``
         (adds pair lookahead while the tree is small and replacement moves after every
         insertion; see :func:`jaxtree.search.search_config`). Streaming supports ``"greedy"``.
       validation_fraction: None (default) grows the tree to ``k`` operations. A float in
@@ -176,7 +180,7 @@ class TreeRegressor:
                  validation_fraction: Optional[float] = None, search: str = "greedy",
                  target_transform: Optional[str] = None, y_bound: float = 1.0,
                  prune_tol: Optional[float] = None, shapes: int = 0,
-                 shape_knots: tuple = (24, 12)):
+                 shape_knots: tuple = (24, 12), beam_width: int = 4):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -198,6 +202,7 @@ class TreeRegressor:
         self.prune_tol = prune_tol
         self.shapes = shapes
         self.shape_knots = shape_knots
+        self.beam_width = beam_width
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -376,6 +381,10 @@ class TreeRegressor:
             return self._fit_shapes(xs, ys, sw, params, dtype, sc)
         cfg = self._config(params, xs.shape[0], xs.shape[1])
         scale = float(sc.y_scale) ** 2
+        if self.search == "beam":
+            return search.beam_fit(self._data(xs, ys, sw, params, dtype), params.basis, params.k,
+                                   cfg, int(self.beam_width), callback=self._progress,
+                                   loss_scale=scale)
         if self.validation_fraction is None:
             return search.fit(self._data(xs, ys, sw, params, dtype), params.basis, params.k, cfg,
                               callback=self._progress, loss_scale=scale)
@@ -490,6 +499,9 @@ class TreeRegressor:
         if self.shapes:
             raise ValueError("shapes > 0 is not supported for streamed data (a memmap or "
                              "ChunkReader) yet: fit an in-memory array, or set shapes=0.")
+        if self.search == "beam":
+            raise ValueError("search='beam' is not supported for streamed data (a memmap or "
+                             "ChunkReader) yet: fit an in-memory array, or use search='greedy'.")
         if self.validation_fraction is not None:
             raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
                              "ChunkReader) yet; set validation_fraction=None and choose k, or fit an "
@@ -758,6 +770,7 @@ PARAMETER_CONSTRAINTS = {
     "devices": _check_devices,
     "search": lambda v, n: V.check_choice(v, n, search.SEARCHES),
     "shapes": lambda v, n: V.check_int(v, n, 0),
+    "beam_width": lambda v, n: V.check_int(v, n, 1),
     "shape_knots": _check_shape_knots,
 }
 
@@ -778,6 +791,9 @@ def check_params(params) -> _Params:
     if params.get("engine", "jax") == "reference" and params.get("validation_fraction") is not None:
         raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
                          "paper's algorithm with a fixed k).")
+    if params.get("search") == "beam" and params.get("validation_fraction") is not None:
+        raise ValueError("search='beam' does not choose k by validation_fraction yet: set "
+                         "validation_fraction=None, or use search='greedy' or 'backfit'.")
     if params.get("shapes") and params.get("engine", "jax") == "reference":
         raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
                          "algorithm, which has no shape terms).")

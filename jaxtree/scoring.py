@@ -57,6 +57,7 @@ __all__ = [
     "cache_basis",
     "Choice",
     "chunk",
+    "choice_at",
     "chunk_moments",
     "closed_form",
     "css_rtol",
@@ -439,6 +440,13 @@ def select(scores: Scores, q: int) -> Choice:
     best = jnp.min(flat)
     thr = best + tie_rtol(flat.dtype) * scores.rss
     idx = jnp.argmax(flat <= thr).astype(jnp.int32)
+    return choice_at(scores, idx, q)
+
+
+def choice_at(scores: Scores, idx, q: int) -> Choice:
+    """The candidate at flat index ``idx`` of ``scores.sse`` as a :class:`Choice`."""
+    flat = scores.sse.reshape(-1)
+    idx = jnp.asarray(idx, jnp.int32)
     pq = scores.sse.shape[1]
     row, col = idx // pq, idx % pq
     slot = scores.leaf_slots[row // 2]

@@ -32,6 +32,7 @@ so a new move or loss is written once, in the step.
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Any, Callable, NamedTuple, Optional
 
 import jax
@@ -59,6 +60,9 @@ __all__ = [
     "REFINE_MODES",
     "REPLACE_MOVES",
     "run",
+    "beam_fit",
+    "beam_step",
+    "BEAM_WIDTH",
     "search_config",
     "shape_step",
     "SEARCHES",
@@ -139,9 +143,10 @@ class Config(NamedTuple):
     replace_moves: int = 0
 
 
-SEARCHES = ("greedy", "backfit")
+SEARCHES = ("greedy", "backfit", "beam")
 """Search strategies (the estimator's ``search=``): ``"greedy"`` is the paper's algorithm
-exactly; ``"backfit"`` adds pair lookahead and replacement moves (:func:`search_config`)."""
+exactly; ``"backfit"`` adds pair lookahead and replacement moves (:func:`search_config`);
+``"beam"`` advances several greedy trees together (:func:`beam_fit`)."""
 
 
 def search_config(search: str, max_k: int, n_chunks: int, chunk: int, **kw) -> Config:
@@ -162,7 +167,7 @@ def search_config(search: str, max_k: int, n_chunks: int, chunk: int, **kw) -> C
       the tree (:func:`jaxtree.moves.score_replace`), refine, and keep it only if the loss
       fell. Early choices made on little evidence get revised.
     """
-    if search == "greedy":
+    if search in ("greedy", "beam"):  # the beam advances greedy steps (beam_fit)
         return Config(max_k=max_k, **kw)
     pair_chunks = max(1, min(n_chunks, PAIR_ROWS // max(chunk, 1)))
     return Config(max_k=max_k, pair_leaves=1, pair_max_leaves=PAIR_MAX_LEAVES,
@@ -375,6 +380,111 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
 
 
 shape_step_jit = jax.jit(shape_step, static_argnames=("spec", "sweeps"))
+
+
+BEAM_WIDTH = 4
+"""Default width of :func:`beam_fit` (the estimator's ``search="beam"``)."""
+
+
+def beam_step(programs: prog.Program, data: scoring.Data, basis, config: Config):
+    """One beam-search iteration over ``B`` trees (a batch of programs, leading axis ``B``).
+
+    Every member's candidates are scored in one vmapped batch. Each member proposes its
+    greedy choice (:func:`jaxtree.scoring.select`, the greedy search's tie rule) and its next
+    ``B - 1`` best candidates; the ``B`` proposals with the lowest candidate SSE whose SSEs
+    are distinct (relative ``tie_rtol`` of the residual sum of squares: the same tree reached
+    twice is kept once) become the new members, each refined as the greedy search refines.
+    On the empty trees only member 0 proposes (all members are the same empty tree). With
+    ``B = 1`` this is the greedy search exactly.
+
+    Returns:
+      ``(programs, StepInfo)``: the info of the member with the lowest refined loss (its
+      choice record; ``loss`` is that member's), status OK when any proposal was finite.
+    """
+    width = programs.op.shape[0]
+    max_leaves = config.max_k + 1
+    dt = data.x.dtype
+    q = basis.q
+    scores = jax.vmap(lambda p: scoring.score(p, data, basis, max_leaves=max_leaves,
+                                              precision=config.precision, buckets=()))(programs)
+    flat = scores.sse.reshape(width, -1)
+    first = jax.vmap(lambda s: scoring.select(s, q))(scores)  # the greedy choice of each member
+    rest = flat.at[jnp.arange(width), first.flat_index].set(jnp.inf)
+    _, others = jax.lax.top_k(-rest, max(width - 1, 1))
+    idx = jnp.concatenate([first.flat_index[:, None], others[:, : width - 1]], 1)  # (B, B)
+    sse = jnp.take_along_axis(flat, idx, 1)
+    was_empty = programs.n_slots[0] == 0
+    sse = jnp.where(was_empty & (jnp.arange(width) > 0)[:, None], jnp.inf, sse)
+    sse = sse.reshape(-1)
+    order = jnp.argsort(sse, stable=True)
+    ranked = sse[order]
+    tol = scoring.tie_rtol(dt) * jnp.max(scores.rss)
+    dup = jnp.concatenate([jnp.zeros((1,), bool), jnp.abs(jnp.diff(ranked)) <= tol])
+    keep = order[jnp.argsort(dup, stable=True)[:width]]  # distinct first, then duplicates
+    parent, which = keep // width, keep % width
+    member = lambda tree, i: jax.tree_util.tree_map(lambda a: a[i], tree)
+
+    def child(par, w):
+        sc = member(scores, par)
+        return scoring.choice_at(sc, idx[par, w], q), member(programs, par)
+
+    choices, parents = jax.vmap(child)(parent, which)
+    n = jnp.sum(data.w)
+    new = jax.vmap(scoring.apply)(parents, choices)
+    adjust = _adjust(data, basis, config)
+    sse_loss = (choices.sse / n).astype(dt)
+    if adjust is not None:
+        refined, loss = jax.vmap(adjust)(new)
+        new = jax.tree_util.tree_map(lambda a, b: jnp.where(was_empty, b, a), refined, new)
+        loss = jnp.where(was_empty, sse_loss, loss)
+    else:
+        loss = sse_loss
+    room = was_empty | (programs.n_slots[0] + 2 <= programs.capacity)
+    ok = jnp.isfinite(choices.sse) & room
+    new = jax.tree_util.tree_map(
+        lambda a, b: jnp.where(ok.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, parents)
+    loss = jnp.where(ok, loss, jnp.inf)
+    best = jnp.argmin(loss)
+    rec = Choice(*member(choices, best))
+    rec = rec._replace(op=jnp.where(was_empty, prog.LEAF, rec.op).astype(jnp.int32),
+                       slot=jnp.where(was_empty, 0, rec.slot).astype(jnp.int32))
+    status = jnp.where(ok[best], STATUS_OK, jnp.where(room, STATUS_NO_CANDIDATE, STATUS_FULL))
+    # A member whose proposal was not finite keeps its parent; its loss is then unknown
+    # (inf) and it is never the reported best while a finite member exists.
+    return new, StepInfo(loss[best].astype(dt), rec, status.astype(jnp.int32))
+
+
+beam_step_jit = jax.jit(beam_step, static_argnames=("basis", "config"))
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def _member_mse(programs, data, basis):
+    return jax.vmap(lambda p: refine_.mse(p, data, basis))(programs)
+
+
+def beam_fit(data: scoring.Data, basis, k: int, config: Config, width: int = BEAM_WIDTH,
+             callback: Optional[Callable[[int, float, dict], bool]] = None, *,
+             loss_scale: float = 1.0) -> SearchResult:
+    """Beam search of ``width`` trees (:func:`beam_step`) for the first leaf and ``k``
+    insertions, run by the one driver; returns the best member. ``width=1`` is
+    :func:`fit` exactly. The history is the best member's loss after each iteration (the
+    best member may change from one iteration to the next, so it can differ from the
+    final tree's own path)."""
+    if width < 1:
+        raise ValueError(f"width must be >= 1; got {width}.")
+    if config.pair_leaves or config.replace_moves:
+        raise ValueError("the beam search advances greedy insertions only: use it with the "
+                         "greedy Config (no pair or replacement moves).")
+    empty = prog.empty_program(config.max_k, data.x.dtype)
+    programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (width,) + a.shape), empty)
+    res = run(lambda ps: beam_step_jit(ps, data, basis, config), programs, k + 1, callback,
+              loss_scale=loss_scale)
+    final = jax.device_get(res.program)
+    loss = np.asarray(jax.device_get(_member_mse(res.program, data, basis)))
+    best = int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))
+    return res._replace(program=jax.tree_util.tree_map(lambda a: jnp.asarray(a[best]), final))
+
+
 
 
 CHOICE_KEYS = Choice._fields
