@@ -332,8 +332,10 @@ def _box_solve(a, c):
 
 
 def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
-    """``Phi_c^T W e`` of every candidate block and ``sum W e`` for the residual ``e = y - fit``
-    (segment sums over each row's 2 or 4 nonzero hat values)."""
+    """``Phi_c^T W e`` of every candidate block and ``sum W e`` for the residual ``e = y - fit``.
+
+    Dense hats and one batched product per chunk (a pair's block is ``H_a^T diag(W e) H_b``),
+    twice as fast on a CPU as segment sums over the 2 or 4 nonzero values of each row."""
     p = data.x.shape[-1]
     n1, n2, n_pairs = spec.n1, spec.n2, len(spec.pairs)
     ia = np.asarray([a for a, _ in spec.pairs], np.int32)
@@ -342,25 +344,18 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
     def body(acc, ch):
         xb, yb, wb, fb = ch
         we = wb * (yb - fb)
-        i0, f = corners(xb, n1)  # (m, p)
-        idx1 = jnp.stack([i0, i0 + 1], -1) + (jnp.arange(p) * n1)[None, :, None]
-        val1 = jnp.stack([1 - f, f], -1) * we[:, None, None]
-        b1 = acc[0] + jax.ops.segment_sum(val1.reshape(-1), idx1.reshape(-1), p * n1)
+        b1 = acc[0] + jnp.einsum("m,mpk->pk", we, _main_design(xb, n1))
         b2 = acc[1]
         if n_pairs:
-            j0, h = corners(xb, n2)
-            fa, fb_ = h[:, ia], h[:, ib]
-            base = j0[:, ia] * n2 + j0[:, ib] + (jnp.arange(n_pairs) * n2 * n2)[None, :]
-            idx2 = jnp.stack([base, base + 1, base + n2, base + n2 + 1], -1)
-            val2 = jnp.stack([(1 - fa) * (1 - fb_), (1 - fa) * fb_, fa * (1 - fb_), fa * fb_], -1)
-            b2 = b2 + jax.ops.segment_sum((val2 * we[:, None, None]).reshape(-1), idx2.reshape(-1),
-                                          n_pairs * n2 * n2)
+            h = _hats(jnp.clip(xb, 0.0, 1.0), n2)  # (m, p, n2)
+            b2 = b2 + jnp.einsum("mci,mcj->cij", h[:, ia] * we[:, None, None],
+                                 h[:, ib]).reshape(n_pairs, n2 * n2)
         return (b1, b2, acc[2] + jnp.sum(we)), None
 
     dt = data.x.dtype
-    init_ = (jnp.zeros((p * n1,), dt), jnp.zeros((n_pairs * n2 * n2,), dt), jnp.zeros((), dt))
+    init_ = (jnp.zeros((p, n1), dt), jnp.zeros((n_pairs, n2 * n2), dt), jnp.zeros((), dt))
     (b1, b2, esum), _ = jax.lax.scan(body, init_, (data.x, data.y, data.w, fit))
-    return b1.reshape(p, n1), b2.reshape(n_pairs, n2 * n2), esum
+    return b1, b2, esum
 
 
 def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec):
