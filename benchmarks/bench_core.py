@@ -14,7 +14,12 @@ Three measurements, side by side in one run (DESIGN.md section 3; STYLE.md "Benc
    from its per-candidate cost (labelled as such in every output).
 3. Roofline of the scoring step for n >= 100,000: the jitted scorer against a jitted,
    chunked float32 matmul stream of the same shapes (``(2*max_leaves, chunk) @
-   (chunk, p*q)``, three products per chunk, like the scorer), over chunk sizes.
+   (chunk, p*q)``, three products per chunk, like the scorer), over chunk sizes, and
+   against the square float32 matmul peak (``(s, s) @ (s, s)``, the higher yardstick).
+4. Roofline over the tree sizes a fit goes through (``--sections sizes``): one scoring
+   pass at each leaf count ``D = 1 .. k+1`` with the estimator's row buckets, useful
+   GFLOP/s (``12 D n p q`` / time) against the square float32 matmul peak, per ``D`` and
+   time-weighted over all of them (issue 16).
 
 Method: correctness first, then time; every jitted function is compiled separately
 (``.lower(...).compile()``), warmed up, synchronised with ``block_until_ready`` and timed
@@ -26,6 +31,7 @@ Run (from the repository root)::
     python benchmarks/bench_core.py            # full, ~10 min on 2 idle CPU cores
     python benchmarks/bench_core.py --quick    # small sizes, < 60 s
     python benchmarks/bench_core.py --out DIR  # write DIR/core.json, DIR/core.csv
+    python benchmarks/bench_core.py --sections sizes   # section 4 only (core_sizes.*)
 
 If ``OPENBLAS_CORETYPE`` or ``OPENBLAS_L2_SIZE`` is set in your environment (they force
 numpy's OpenBLAS kernel and so change the reference's speed), run it as::
@@ -281,7 +287,81 @@ def score_program(n_leaves_target, p, k, bs):
     return search.fit(data, bs, n_leaves_target - 1, cfg).program
 
 
-_score_jit = jax.jit(scoring.score, static_argnames=("basis", "max_leaves", "precision"))
+_score_jit = jax.jit(scoring.score, static_argnames=("basis", "max_leaves", "precision",
+                                                     "buckets"))
+
+
+def square_matmul_peak(repeats: int, sizes=(1024, 2048)) -> dict:
+    """The square float32 matmul rate (``(s, s) @ (s, s)``, jitted, ``PRECISION``): the
+    machine's practical float32 peak, the yardstick issue 16 asks for (the thin-product
+    stream of :func:`bench_roofline` runs below it). The best size is the peak."""
+    rates = {}
+    rng = np.random.default_rng(4)
+    for s in sizes:
+        a = jnp.asarray(rng.uniform(-1, 1, (s, s)), DTYPE)
+        b = jnp.asarray(rng.uniform(-1, 1, (s, s)), DTYPE)
+        f = jax.jit(lambda u, v: jnp.matmul(u, v, precision=PRECISION)).lower(a, b).compile()
+        t = med(timed(lambda: block(f(a, b)), max(repeats, 5)))
+        rates[s] = 2 * s ** 3 / t / 1e9
+    best = max(rates, key=rates.get)
+    print(f"square float32 matmul: {', '.join(f'{s}: {r:.1f}' for s, r in rates.items())} "
+          f"GFLOP/s -> peak {rates[best]:.1f} (s={best})", flush=True)
+    return {"gflops_by_size": rates, "peak_gflops": rates[best], "size": best}
+
+
+def bench_tree_sizes(n, p, k, chunk, bs, repeats, peak, rows, out, save=None):
+    """Roofline over the tree sizes a fit goes through: one scoring pass at every leaf
+    count ``D = 1 .. k+1`` with the estimator's row buckets (``scoring.buckets_for``), so
+    each pass computes the rows a fit computes at that size. Per ``D``: useful GFLOP/s
+    (``12 D n p q`` / time) and its ratio to the square float32 matmul ``peak``; over the
+    fit: total useful flops / total time (every size weighted by its time, as in a fit).
+    """
+    q = bs.q
+    L = k + 1
+    buckets = scoring.buckets_for(n, p, q, k)
+    print(f"\n== roofline over tree sizes: n={n} p={p} q={q} k={k} chunk={chunk} "
+          f"buckets={buckets} (square peak {peak['peak_gflops']:.1f} GFLOP/s) ==", flush=True)
+    x, y = paper_data(n, p, seed=2)
+    data = block(scoring.chunk(x, y, chunk_size=chunk))
+    cs = None
+    per = []
+    for D in range(1, L + 1):
+        pr = block(score_program(D, p, k, bs))
+        assert int(prog.n_leaves(pr)) == D
+        if cs is None:
+            cs = _score_jit.lower(pr, data, basis=bs, max_leaves=L, precision=PRECISION,
+                                  buckets=buckets).compile()
+        t = med(timed(lambda: block(cs(pr, data)), repeats))
+        rows_computed = next((b for b in buckets if b >= D), L)
+        useful = 12 * D * n * p * q / t / 1e9
+        per.append(dict(D=D, score_s=t, rows_leaves=rows_computed, useful_gflops=useful,
+                        useful_over_square_peak=useful / peak["peak_gflops"],
+                        computed_over_square_peak=12 * rows_computed * n * p * q / t / 1e9
+                        / peak["peak_gflops"]))
+        print(f"  D={D:>2} ({rows_computed:>2} leaf rows computed): {t:8.4f} s, useful "
+              f"{useful:6.1f} GFLOP/s = {useful / peak['peak_gflops']:6.1%} of square peak",
+              flush=True)
+        rows.append(dict(section="roofline_sizes", engine="jax", refine="", n=n, p=p, q=q, k=k,
+                         D=D, chunk=chunk, metric="useful_over_square_peak",
+                         value=useful / peak["peak_gflops"], note=f"buckets={buckets}"))
+    tot_flops = sum(12 * r["D"] * n * p * q for r in per)
+    tot_s = sum(r["score_s"] for r in per)
+    avg = tot_flops / tot_s / 1e9
+    print(f"  over D=1..{L}: {avg:.1f} useful GFLOP/s = {avg / peak['peak_gflops']:.1%} of "
+          f"the square float32 peak (time-weighted: total useful flops / total time)",
+          flush=True)
+    rows.append(dict(section="roofline_sizes", engine="jax", refine="", n=n, p=p, q=q, k=k,
+                     D="1..%d" % L, chunk=chunk, metric="useful_over_square_peak_fit_average",
+                     value=avg / peak["peak_gflops"], note=f"buckets={buckets}"))
+    out.setdefault("roofline_sizes", []).append(
+        {"n": n, "p": p, "q": q, "k": k, "chunk": chunk, "buckets": list(buckets),
+         "per_D": per, "avg_useful_gflops": avg,
+         "avg_useful_over_square_peak": avg / peak["peak_gflops"],
+         "note": f"a k={k} fit scores the empty tree and D=1..{k} leaves; D={L} (the final "
+                 f"tree, never scored in a fit) is included as issue 16 asks (leaf counts "
+                 f"1..k+1)"})
+    if save:
+        save()
 
 
 def _matmul_stream(a, b, b2):
@@ -312,7 +392,7 @@ _basis_jit = jax.jit(_basis_only, static_argnums=1)
 
 
 def bench_roofline(sizes, chunks, k, bs, repeats, rows, out, extra_d=None, save=None,
-                   sweep_max_n=None):
+                   sweep_max_n=None, peak=None):
     """Section 3: scorer GFLOP/s against the float32 matmul stream of the same shapes.
 
     Sizes with ``n > sweep_max_n`` time only chunk 2048 and the fastest chunk found at the
@@ -367,7 +447,9 @@ def bench_roofline(sizes, chunks, k, bs, repeats, rows, out, extra_d=None, save=
                 print(f"{n:>8} {p:>3} {D:>3} {m:>6} {t_sc:8.4f} {useful:7.1f} {padded:7.1f} "
                       f"{mm_rate:7.1f} {padded / mm_rate:7.1%} {t_basis:8.4f}", flush=True)
                 for metric in ("score_s", "useful_gflops", "padded_gflops", "matmul_gflops",
-                               "padded_over_matmul", "basis_s"):
+                               "padded_over_matmul", "basis_s", "useful_over_square_peak"):
+                    if metric not in row:
+                        continue
                     rows.append(dict(section="roofline", engine="jax", refine="", n=n, p=p,
                                      q=q, k=k, D=D, chunk=m, metric=metric, value=row[metric],
                                      note=""))
@@ -400,6 +482,13 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"),
                     help="output directory (default benchmarks/results)")
     ap.add_argument("--repeats", type=int, default=None, help="timed repeats (median)")
+    ap.add_argument("--sections", nargs="+", default=["fits", "roofline", "sizes"],
+                    choices=["fits", "roofline", "sizes"],
+                    help="fits: sections 1-2; roofline: section 3; sizes: the roofline over "
+                         "tree sizes D = 1..k+1 against the square float32 matmul peak")
+    ap.add_argument("--sizes-n", type=int, default=100_000, help="n of the sizes section")
+    ap.add_argument("--sizes-p", type=int, default=20, help="p of the sizes section")
+    ap.add_argument("--sizes-chunk", type=int, default=2048, help="chunk of the sizes section")
     args = ap.parse_args(argv)
 
     bs = B.default_basis()
@@ -414,6 +503,8 @@ def main(argv=None):
     outdir = pathlib.Path(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
     stem = "core_quick" if args.quick else "core"
+    if set(args.sections) != {"fits", "roofline", "sizes"}:
+        stem += "_" + "_".join(sorted(args.sections))
 
     def save():  # after every section, so an interrupted run keeps what it measured
         out["total_wall_s"] = time.perf_counter() - t_start
@@ -427,16 +518,37 @@ def main(argv=None):
                 w.writerow({c: r.get(c, "") for c in cols})
 
     rep = args.repeats or 3
+    sec = set(args.sections)
+    out["sections"] = sorted(sec)
+    load0 = os.getloadavg()
+    out["loadavg_start"] = list(load0)
+    print(f"load average at the start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}", flush=True)
+    peak = None
+    if sec & {"roofline", "sizes"}:
+        peak = square_matmul_peak(rep)
+        out["square_matmul"] = peak
     if args.quick:
-        bench_fits("paper", 120, 10, 3, bs, rep, 60.0, 3, rows, out, save)
-        bench_fits("large_n", 5000, 5, 3, bs, rep, 60.0, 1, rows, out, save)
-        bench_roofline([(20000, 4)], [1024, 2048], 3, bs, rep, rows, out, save=save)
+        if "fits" in sec:
+            bench_fits("paper", 120, 10, 3, bs, rep, 60.0, 3, rows, out, save)
+            bench_fits("large_n", 5000, 5, 3, bs, rep, 60.0, 1, rows, out, save)
+        if "roofline" in sec:
+            bench_roofline([(20000, 4)], [1024, 2048], 3, bs, rep, rows, out, save=save,
+                           peak=peak)
+        if "sizes" in sec:
+            bench_tree_sizes(20000, 4, 3, 2048, bs, rep, peak, rows, out, save)
     else:
-        bench_fits("paper", 250, 100, 10, bs, max(rep, 5), 600.0, 10, rows, out, save)
-        bench_fits("large_n", 100_000, 20, 10, bs, rep, 120.0, 2, rows, out, save)
-        bench_roofline([(100_000, 8), (100_000, 20), (1_000_000, 8), (1_000_000, 20)],
-                       [1024, 2048, 4096, 8192], 10, bs, rep, rows, out, extra_d=6,
-                       save=save, sweep_max_n=100_000)
+        if "fits" in sec:
+            bench_fits("paper", 250, 100, 10, bs, max(rep, 5), 600.0, 10, rows, out, save)
+            bench_fits("large_n", 100_000, 20, 10, bs, rep, 120.0, 2, rows, out, save)
+        if "roofline" in sec:
+            bench_roofline([(100_000, 8), (100_000, 20), (1_000_000, 8), (1_000_000, 20)],
+                           [1024, 2048, 4096, 8192], 10, bs, rep, rows, out, extra_d=6,
+                           save=save, sweep_max_n=100_000, peak=peak)
+        if "sizes" in sec:
+            bench_tree_sizes(args.sizes_n, args.sizes_p, 10, args.sizes_chunk, bs, rep, peak,
+                             rows, out, save)
+    out["loadavg_end"] = list(os.getloadavg())
+    print(f"load average at the end: {out['loadavg_end'][0]:.2f}", flush=True)
     out["complete"] = True
     save()
     print(f"\ntotal wall time {out['total_wall_s']:.1f} s")

@@ -15,7 +15,9 @@ leak between sizes. In the child:
   the least disturbed by other load), ``compile_s`` the first fit minus ``fit_s``; above
   that size ``fit_s`` is the one fit, compilation included, and ``compile_s`` "n/a";
   ``iter_s``: median time of iterations 2..k of the fastest fit, from the callback's
-  timestamps;
+  timestamps; ``fit_cold_s``: the first fit in the child process, compilation included, at
+  every size (the one method shared by the whole n sweep: in-memory and streamed sizes
+  alike; issue 16 asks for one measurement method per sweep);
 * roofline (in-memory sizes): one scoring pass of the final tree (``D = k+1`` leaves),
   compiled apart, median of repeats: ``GFLOP/s = 12*D*n*p*q / time``, against a jitted
   float32 stream of the same three matrix products per chunk (``(2L, m) @ (m, p*q)``);
@@ -94,6 +96,67 @@ def basis_for_q(q):
 # --------------------------------------------------------------------------- the child
 
 
+def airline_like(n, seed=0):
+    """Synthetic data shaped like the airline set (8 covariates in their raw units: plane
+    age, distance, air time, departure and arrival clock times, weekday, day, month) and an
+    arrival delay in minutes with heavy-tailed noise. Float64, as a user's data frame."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(0, 40, n).astype(np.float64)
+    distance = 80 + rng.gamma(2.0, 500.0, n)
+    air_time = distance / 7.5 + 15 + rng.normal(0, 8, n)
+    dep = rng.integers(5, 24, n) * 100 + rng.integers(0, 60, n)
+    arr_min = (dep // 100 * 60 + dep % 100 + air_time + 30) % 1440
+    arr = (arr_min // 60) * 100 + arr_min % 60
+    weekday = rng.integers(0, 7, n)
+    day = rng.integers(1, 32, n)
+    month = rng.integers(1, 13, n)
+    X = np.column_stack([age, distance, air_time, dep, arr, weekday, day, month]).astype(np.float64)
+    hour = dep // 100 + dep % 100 / 60
+    y = (8 * np.sin(2 * np.pi * (month - 4) / 12) + 0.15 * (hour - 5) ** 2
+         + 4 * (weekday >= 4) + 0.003 * distance * np.cos(np.pi * hour / 24)
+         - 0.1 * age + 15 * rng.standard_t(3, n))
+    return X, y
+
+
+def estimator_child(a) -> dict:
+    """Airline scale through ``TreeRegressor.fit`` (issue 16): the first fit in a fresh
+    process (compiles) and ``--repeats`` warm fits in the same process (median), with
+    ``JAXTREE_COMPILATION_CACHE`` as the parent set it (0: the first fit really compiles)."""
+    import resource
+
+    import jax
+
+    import jaxtree
+
+    X, y = airline_like(a.n)
+    rec = dict(n=a.n, p=X.shape[1], q=40, k=a.k, refine=a.refine, search=a.search,
+               chunk=a.chunk, path="TreeRegressor.fit", input_dtype="float64 (as given)",
+               jax_enable_x64=bool(jax.config.jax_enable_x64), device=str(jax.devices()),
+               backend=jax.default_backend(), jax=jax.__version__,
+               persistent_cache=os.environ.get("JAXTREE_COMPILATION_CACHE", "default (on)"),
+               loadavg_start=list(os.getloadavg()))
+    make = lambda: jaxtree.TreeRegressor(k=a.k, refine=None if a.refine == "none" else a.refine,  # noqa: E731
+                                         chunk_size=a.chunk, search=a.search)
+    t = time.perf_counter()
+    est = make().fit(X, y)
+    rec["fit_first_s"] = time.perf_counter() - t
+    warm = []
+    for _ in range(max(1, a.repeats)):
+        t = time.perf_counter()
+        est = make().fit(X, y)
+        warm.append(time.perf_counter() - t)
+    rec["fit_warm_s_all"] = warm
+    rec["fit_s"] = statistics.median(warm)
+    rec["compile_s"] = rec["fit_first_s"] - rec["fit_s"]
+    rec["dtype"] = str(est.model_.program.weight.dtype)
+    rec["final_mse"] = float(est.history_[-1])
+    rec["rmse_train"] = float(np.sqrt(np.mean((est.predict(X) - y) ** 2)))
+    rec["formula"] = est.formula()
+    rec["loadavg_end"] = list(os.getloadavg())
+    rec["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return rec
+
+
 def child(a) -> dict:
     import resource
 
@@ -130,6 +193,7 @@ def child(a) -> dict:
         t0 = time.perf_counter()
         res = stream.fit(src, basis, a.k, cfg, callback=cb, chunks_per_block=a.block)
         rec["fit_s"] = time.perf_counter() - t0
+        rec["fit_cold_s"] = rec["fit_s"]
         rec["compile_s"] = "n/a"
     else:
         rng = np.random.default_rng(0)
@@ -140,6 +204,7 @@ def child(a) -> dict:
         t0 = time.perf_counter()
         res = search.fit(data, basis, a.k, cfg, callback=cb)
         first = time.perf_counter() - t0
+        rec["fit_cold_s"] = first
         if a.n <= a.second_fit_max:
             runs = []
             for _ in range(max(1, a.repeats)):
@@ -219,7 +284,7 @@ def roofline(program, data, basis, a) -> dict:
 
 
 def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_check=False,
-              buckets=None):
+              buckets=None, estimator=False):
     cmd = [sys.executable, __file__, "--child", "--n", str(n), "--p", str(p), "--q", str(q),
            "--k", str(k), "--refine", refine, "--chunk", str(args.chunk),
            "--buckets", buckets or args.buckets,
@@ -231,8 +296,12 @@ def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_c
         cmd.append("--roofline")
     if precision_check:
         cmd.append("--precision-check")
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if estimator:
+        cmd.append("--estimator")
+        # the first fit in the child compiles for real: no persistent cache to load from
+        env["JAXTREE_COMPILATION_CACHE"] = "0"
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     if out.returncode != 0:
         print(out.stderr[-3000:], file=sys.stderr)
         return dict(n=n, p=p, q=q, k=k, refine=refine, error=out.stderr[-500:])
@@ -248,7 +317,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
-    ap.add_argument("--only", choices=["n", "p", "q", "k", "airline"], action="append")
+    ap.add_argument("--only", choices=["n", "p", "q", "k", "airline", "airline_fit"],
+                    action="append",
+                    help="airline_fit: airline scale (n=7e5, p=8, k=10) through "
+                         "TreeRegressor.fit on airline-like raw data, first fit (compiles, "
+                         "persistent cache off) apart from the median of --repeats warm fits")
     ap.add_argument("--max-n", type=float, default=1e7)
     ap.add_argument("--stream-from", type=float, default=2e6,
                     help="n at and above which the data is a memmap streamed from disk")
@@ -279,9 +352,10 @@ def main():
     ap.add_argument("--memmap", help=argparse.SUPPRESS)
     ap.add_argument("--roofline", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--precision-check", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--estimator", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(child(a)))
+        print(json.dumps(estimator_child(a) if a.estimator else child(a)))
         return
     if a.replot:
         res = json.loads(pathlib.Path(a.replot).read_text())
@@ -289,7 +363,7 @@ def main():
              pathlib.Path(a.replot).with_suffix(".png"), res["meta"])
         return
 
-    only = set(a.only or ["n", "p", "q", "k", "airline"])
+    only = set(a.only or ["n", "p", "q", "k", "airline", "airline_fit"])
     meta = dict(commit=commit(), date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
                 host=platform.node(), cpu_count=os.cpu_count(), python=platform.python_version(),
                 quick=a.quick, refine=a.refine, precision=a.precision, chunk=a.chunk)
@@ -316,7 +390,7 @@ def main():
         part.parent.mkdir(parents=True, exist_ok=True)
         with open(part, "a") as fh:
             fh.write(json.dumps(r, default=str) + "\n")
-        print(json.dumps({k: r.get(k) for k in ("sweep", "n", "p", "q", "k", "fit_s", "iter_s",
+        print(json.dumps({k: r.get(k) for k in ("sweep", "n", "p", "q", "k", "fit_s", "fit_cold_s", "iter_s",
                                                 "compile_s", "peak_rss_mb", "size_xy_f32_mb",
                                                 "score_gflops", "matmul_gflops", "streamed",
                                                 "error")}), flush=True)
@@ -337,6 +411,9 @@ def main():
         for refine in dict.fromkeys([a.refine] + (a.airline_refine or [])):
             record("airline", run_child(a, 700_000, 8, 40, 10, refine, buckets="auto",
                                         precision_check=True))
+    if "airline_fit" in only and not a.quick:
+        for refine in dict.fromkeys([a.refine] + (a.airline_refine or [])):
+            record("airline_fit", run_child(a, 700_000, 8, 40, 10, refine, estimator=True))
     if "p" in only:
         for p in ps:
             record("p", run_child(a, base_n, p, 40, big_k, a.refine, roofline=True))

@@ -5,13 +5,14 @@ or ``*``, leaves ``w * phi_i(x_j)``. See :class:`TreeRegressor` for the estimato
 :func:`predict` for the pure functional prediction.
 """
 
-from jaxtree import (basis, batch, datasets, debug, export, moves, program, reference, refine,
-                     scoring, search, sharding, simplify, stream, theory)
+from jaxtree import (basis, batch, classifier, datasets, debug, export, losses, moves, program,
+                     reference, refine, scoring, search, sharding, simplify, stream, theory)
 from jaxtree._compilation_cache import disable as disable_compilation_cache
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
 from jaxtree.batch import BatchResult, fit_batch
-from jaxtree.estimator import TreeRegressor, load
+from jaxtree.classifier import TreeClassifier, load
+from jaxtree.estimator import TreeRegressor
 from jaxtree.model import TreeModel, predict
 from jaxtree.program import Program
 
@@ -22,10 +23,12 @@ __all__ = [
     "Basis",
     "NotFittedError",
     "Program",
+    "TreeClassifier",
     "TreeModel",
     "TreeRegressor",
     "basis",
     "batch",
+    "classifier",
     "datasets",
     "debug",
     "default_basis",
@@ -34,6 +37,7 @@ __all__ = [
     "fit_batch",
     "get_basis",
     "load",
+    "losses",
     "make_basis",
     "moves",
     "predict",

@@ -2,10 +2,19 @@
 
 * ``jaxtree fit data.csv --target y --out model.json``: fits a :class:`jaxtree.TreeRegressor`
   with a progress bar (loss and chosen insertion per iteration), prints the formula and the
-  training R², and saves the model as JSON.
+  training R², and saves the model as JSON. ``--task classify`` (or ``auto``, the default,
+  for a non-numeric or two-valued target) fits a :class:`jaxtree.TreeClassifier` instead and
+  prints the decision function and the training accuracy; ``predict`` then writes the class
+  and one ``proba_<class>`` column per class.
 * ``jaxtree predict model.json data.csv [--out predictions.csv]``: predictions as CSV
   (column ``prediction``); the model's feature columns are selected by name.
 * ``jaxtree show model.json``: formula, sizes, feature names and training history.
+
+Feature columns are taken as they are: empty cells and text columns are encoded by the
+estimator (:mod:`jaxtree._encoding`: a fill value plus a ``"<column> missing"`` covariate;
+one 0/1 covariate ``"<column>=<level>"`` per level), as in the Python API; ``--missing error``
+refuses empty cells and ``--categorical`` picks the category columns. Rows with an empty target
+are dropped (said on stderr).
 
 Tables are CSV (read with pandas when installed, else with the standard ``csv`` module, so
 the command works with the core dependencies only) or Parquet (``.parquet``/``.pq``; needs
@@ -22,6 +31,7 @@ import io
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -120,6 +130,63 @@ def _columns(path, names, cols, wanted, role="feature"):
     return out
 
 
+def _table(path, names, cols, wanted):
+    """The ``wanted`` columns as they are (numbers with NaN for empty cells, text): a pandas
+    DataFrame when pandas is installed, else a float (or, with text, object) numpy array.
+    The estimator's encoder (:mod:`jaxtree._encoding`) turns them into covariates."""
+    index = {n: i for i, n in enumerate(names)}
+    missing = [w for w in wanted if w not in index]
+    if missing:
+        raise CLIError(f"{path}: feature column(s) {', '.join(map(repr, missing))} not found; "
+                       f"available columns: {', '.join(names)}.")
+    picked = [cols[index[w]] for w in wanted]
+    try:
+        import pandas as pd
+    except ImportError:
+        text = any(c.dtype == object for c in picked)
+        return np.stack([c.astype(object) if text else c for c in picked], axis=1)
+    return pd.DataFrame({w: c for w, c in zip(wanted, picked)}, columns=list(wanted))
+
+
+def _categorical(args, features, picked) -> list:
+    """``--categorical``: indices into ``features`` (auto: the non-numeric columns)."""
+    if args.categorical == "auto":
+        return [j for j, c in enumerate(picked) if c.dtype == object]
+    if args.categorical == "none":
+        return None
+    wanted = [s.strip() for s in args.categorical.split(",") if s.strip()]
+    unknown = [w for w in wanted if w not in features]
+    if unknown:
+        raise CLIError(f"--categorical names column(s) {', '.join(map(repr, unknown))} that are not "
+                       f"features; the features are: {', '.join(features)}.")
+    return [features.index(w) for w in wanted]
+
+
+def _regression_target(args, names, cols, X):
+    """``(y, X)``: the numeric target, rows whose target is missing dropped (said on stderr)."""
+    col = cols[names.index(args.target)]
+    if col.dtype == object:
+        _columns(args.data, names, cols, [args.target], role="target")  # the usual message
+    keep = ~np.isnan(col)
+    if not keep.all():
+        if not args.quiet:
+            print(f"jaxtree: dropped {int((~keep).sum())} row(s) whose target {args.target!r} is "
+                  "missing", file=sys.stderr)
+        X = X[keep] if not hasattr(X, "iloc") else X.loc[keep].reset_index(drop=True)
+    return _columns(args.data, names, [c[keep] for c in cols], [args.target], role="target")[:, 0], X
+
+
+def _name_columns(est, features) -> None:
+    """Names the fitted estimator's raw columns ``features`` (a table passed as an array)."""
+    from jaxtree import _encoding
+
+    enc = _encoding.rename(est.encoding_, features)
+    est.encoding_ = enc
+    est.model_ = dataclasses.replace(est.model_, feature_names=enc.feature_names_out)
+    est.encoded_feature_names_ = np.asarray(enc.feature_names_out, dtype=object)
+    est.feature_names_in_ = np.asarray(features, dtype=object)
+
+
 # ------------------------------------------------------------------------------ commands
 
 
@@ -156,26 +223,82 @@ def _fit(args) -> int:
         features = [n for n in names if n != args.target]
     if not features:
         raise CLIError(f"{args.data}: no feature columns besides the target {args.target!r}.")
-    X = _columns(args.data, names, cols, features)
-    y = _columns(args.data, names, cols, [args.target], role="target")[:, 0]
+    absent = [f for f in features if f not in names]
+    if absent:
+        raise CLIError(f"{args.data}: feature column(s) {', '.join(map(repr, absent))} not found; "
+                       f"available columns: {', '.join(names)}.")
+    task = _choose_task(args, names, cols)
+    if task == "classify":
+        X = _columns(args.data, names, cols, features)
+        y = cols[names.index(args.target)]
+    else:  # the raw columns: missing values and text are encoded by the estimator
+        X = _table(args.data, names, cols, features)
+        categorical = _categorical(args, features, [cols[names.index(f)] for f in features])
+        y, X = _regression_target(args, names, cols, X)
     if X.shape[0] < 2:
         raise CLIError(f"{args.data}: fit needs at least 2 rows; got {X.shape[0]}.")
     if args.out is not None and os.path.isdir(args.out):
         raise CLIError(f"--out {args.out}: is a directory, expected a file name like model.json.")
     refine = None if args.refine == "none" else args.refine
+    if task == "classify":
+        return _fit_classifier(args, X, y, features, refine)
     # The estimator's own progress bar (MSE in the target's units, the chosen insertion).
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
-                                verbose=0 if args.quiet else 1)
-    try:  # with pandas the progress bar names the columns
-        import pandas as pd
-        frame = pd.DataFrame(X, columns=features)
-    except ImportError:
-        frame = X
-    est.fit(frame, y)
-    est.model_ = dataclasses.replace(est.model_, feature_names=tuple(features))
-    est.feature_names_in_ = np.asarray(features, dtype=object)
+                                verbose=0 if args.quiet else 1, missing=args.missing,
+                                categorical_features=categorical)
+    est.fit(X, y)
+    _name_columns(est, features)
     print(est.formula())
-    print(f"training R²: {est.score(frame, y):.4f}   (n={X.shape[0]}, p={X.shape[1]}, k={args.k})")
+    with warnings.catch_warnings():  # an array (no pandas) has no column names to check
+        warnings.simplefilter("ignore", UserWarning)
+        r2 = est.score(X, y)
+    encoded = len(est.encoded_feature_names_)
+    print(f"training R²: {r2:.4f}   (n={X.shape[0]}, p={X.shape[1]}"
+          + (f", {encoded} covariates after encoding" if encoded != X.shape[1] else "")
+          + f", k={args.k})")
+    if args.out is not None:
+        est.save(args.out)
+        print(f"saved {args.out}")
+    return 0
+
+
+def _choose_task(args, names, cols) -> str:
+    """``--task``; ``auto`` classifies a non-numeric target or one with exactly two distinct
+    values, and says what it chose on stderr (unless ``--quiet``)."""
+    if args.task != "auto":
+        return args.task
+    col = cols[names.index(args.target)]
+    values = col[np.isfinite(col)] if col.dtype != object else col
+    n_distinct = len(np.unique(values.astype(str) if col.dtype == object else values))
+    task = "classify" if col.dtype == object or n_distinct == 2 else "regress"
+    if not args.quiet:
+        why = ("non-numeric" if col.dtype == object else f"{n_distinct} distinct values")
+        print(f"jaxtree: --task auto chose {task!r} (target {args.target!r}: {why}); pass --task "
+              f"{'regress' if task == 'classify' else 'classify'} to override", file=sys.stderr)
+    return task
+
+
+def _fit_classifier(args, X, y, features, refine) -> int:
+    """``jaxtree fit --task classify``: a :class:`jaxtree.TreeClassifier`."""
+    import jaxtree
+
+    if y.dtype == object:
+        missing = [i for i, v in enumerate(y) if v is None or v == "" or v != v]
+        if missing:
+            raise CLIError(f"{args.data}: the target column {args.target!r} has {len(missing)} "
+                           f"missing label(s) (first at row {missing[0] + 2}); remove those rows.")
+        y = y.astype(str)
+    elif np.all(y == np.round(y)):
+        y = y.astype(np.int64) if np.isfinite(y).all() else y
+    est = jaxtree.TreeClassifier(k=args.k, basis=args.basis, refine=refine, loss=args.loss,
+                                 chunk_size=args.chunk_size, verbose=0 if args.quiet else 1)
+    est.fit(X, y)
+    est.model_ = dataclasses.replace(est.model_, feature_names=tuple(features))
+    formula = est.formula()
+    print("\n".join(f"{c}: {f}" for c, f in zip(est.classes_, formula))
+          if isinstance(formula, list) else f"decision function ({est.classes_[1]!s} if > 0): {formula}")
+    print(f"training accuracy: {est.score(X, y):.4f}   (n={X.shape[0]}, p={X.shape[1]}, k={args.k}, "
+          f"classes: {', '.join(map(str, est.classes_))})")
     if args.out is not None:
         est.save(args.out)
         print(f"saved {args.out}")
@@ -195,12 +318,28 @@ def _predict(args) -> int:
 
     est = _load(args.model)
     names, cols = _read_table(args.data)
-    X = _columns(args.data, names, cols, list(est.model_.feature_names))
-    # The columns were selected by the model's feature names: predict on the model directly.
-    pred = np.asarray(jaxtree.predict(est.model_, X, clip=est.clip), np.float64)
+    classify = isinstance(est, jaxtree.TreeClassifier)
+    X = _columns(args.data, names, cols, list(est.model_.feature_names)) if classify else None
     buf = io.StringIO()
-    buf.write("prediction\n")
-    buf.writelines(f"{v!r}\n" for v in pred.tolist())
+    if isinstance(est, jaxtree.TreeClassifier):  # class labels, then one probability per class
+        f = np.asarray(jaxtree.classifier.decision_function(est.model_, X, clip=est.clip), np.float64)
+        proba = np.asarray(jaxtree.classifier.predict_proba(est.model_, X, loss=est.loss,
+                                                            clip=est.clip), np.float64)
+        pred = est.classes_[(f > 0).astype(np.int64) if f.ndim == 1 else np.argmax(f, 1)]
+        buf.write(",".join(["prediction"] + [f"proba_{c}" for c in est.classes_]) + "\n")
+        buf.writelines(",".join([str(c)] + [repr(float(v)) for v in row]) + "\n"
+                       for c, row in zip(pred.tolist(), proba))
+    else:
+        # The raw columns seen in fit, by name; the estimator encodes them as in fit (missing
+        # values, categories; see jaxtree._encoding).
+        named = hasattr(est, "feature_names_in_")
+        raw = list(est.feature_names_in_) if named else list(est.model_.feature_names)
+        table = _table(args.data, names, cols, raw)
+        with warnings.catch_warnings():  # an array (no pandas) has no column names to check
+            warnings.simplefilter("ignore", UserWarning)
+            pred = est.predict(table if named else np.asarray(table))
+        buf.write("prediction\n")
+        buf.writelines(f"{v!r}\n" for v in pred.tolist())
     if args.out is None:
         sys.stdout.write(buf.getvalue())
     else:
@@ -215,6 +354,16 @@ def _show(args) -> int:
 
     est = _load(args.model)
     m = est.model_
+    if m.program.weight.ndim == 2:  # a one-versus-rest classifier: describe class by class
+        print(f"classifier ({est.loss} loss), one tree per class against the rest")
+        for c, text in zip(est.classes_, est.formula()):
+            print(f"  {c}: {text}")
+        print(f"p (features): {m.n_features}   q (basis functions): {m.basis.q}")
+        print(f"features: {', '.join(m.feature_names)}")
+        return 0
+    if hasattr(est, "classes_"):
+        print(f"classifier ({est.loss} loss), classes: {', '.join(map(str, est.classes_))}; the "
+              f"formula is the decision function ({est.classes_[1]!s} where > 0)")
     n_slots = int(m.program.n_slots)
     print(m.formula())
     print(f"k (operations): {max(n_slots - 1, 0) // 2}   (capacity {m.program.max_k})")
@@ -222,6 +371,12 @@ def _show(args) -> int:
     print(f"p (features): {m.n_features}")
     print(f"q (basis functions): {m.basis.q}")
     print(f"features: {', '.join(m.feature_names)}")
+    enc = getattr(est, "encoding_", None)
+    if enc is not None and not enc.is_identity:  # the raw columns behind the covariates
+        desc = [c.name + (f" (categorical: {len(c.levels)} levels" + (" + other" if c.other else "")
+                          + ")" if c.kind == "categorical" else "")
+                + (" (missing indicator)" if c.indicator else "") for c in enc.columns]
+        print(f"raw columns: {', '.join(desc)}")
     hist = np.asarray(est.history_, np.float64)
     if hist.size:
         print("training history (MSE after the first leaf and each insertion):")
@@ -270,6 +425,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rows per chunk of the streamed statistics (default 2048)")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
+    f.add_argument("--missing", choices=("indicator", "error"), default="indicator",
+                   help="empty cells in a feature column: indicator (default: a fill value plus a "
+                   "'<column> missing' covariate) or error. Rows with an empty target are dropped")
+    f.add_argument("--categorical", default="auto", metavar="auto|none|A,B",
+                   help="columns whose values are categories, each level a 0/1 covariate "
+                   "'<column>=<level>': auto (default: the non-numeric columns), none, or names")
+    f.add_argument("--task", choices=("auto", "regress", "classify"), default="auto",
+                   help="regress (TreeRegressor) or classify (TreeClassifier); auto (default) "
+                   "classifies a non-numeric target or one with two distinct values and says so")
+    f.add_argument("--loss", choices=("logistic", "margin"), default="logistic",
+                   help="classification loss (default logistic)")
     f.set_defaults(func=_fit)
 
     p = sub.add_parser("predict", help="predict with a saved model",

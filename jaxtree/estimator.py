@@ -23,6 +23,7 @@ import numpy as np
 import tqdm
 
 from jaxtree import _compilation_cache
+from jaxtree import _encoding as encoding_
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
@@ -140,6 +141,21 @@ class TreeRegressor:
         drop leaves while the cheapest removal lowers the training ``R²`` by at most
         ``prune_tol``, re-fitting the weights after each (:func:`jaxtree.simplify.prune`).
 
+      missing: ``"indicator"`` (default): missing values (NaN, None, ``pd.NA``) in ``X`` are
+        learned from: each numeric column with missing values in training gets a fill value
+        (its training minimum) and a 0/1 covariate ``"<col> missing"``; a missing value at
+        predict time in a column without one takes the fill. ``"error"``: refuse them
+        (``ValueError``). See :mod:`jaxtree._encoding` for every rule.
+      categorical_features: which columns are categories, each level becoming a 0/1
+        covariate ``"<col>=<level>"`` (e.g. ``carrier=UA``): ``"from_dtype"`` (default: a
+        DataFrame's ``category``, string and object columns), None (none: a string column is
+        a ``TypeError``), or column indices, names or a boolean mask (as
+        ``HistGradientBoostingRegressor``). Unseen levels at predict time count as
+        ``"<col>=other"`` when the column has one, else as all zeros.
+      max_categories: most covariates per categorical column, ``"<col>=other"`` included
+        (default 16); the least frequent levels beyond it are grouped into ``other``.
+      min_frequency: levels seen in fewer training rows are grouped into ``other`` (default 5).
+
     Data larger than memory: pass ``X`` as a ``numpy.memmap`` (float dtype) or a
     :class:`jaxtree.stream.ChunkReader`; every pass then streams it chunk by chunk
     (engine ``'jax'`` only; see :mod:`jaxtree.stream`).
@@ -158,7 +174,11 @@ class TreeRegressor:
         (``n_ops``, ``train_mse``, ``val_mse``, ``formula`` and ``model``, a
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.
       n_features_in_: number of covariates; feature_names_in_: their names when X had
-        string column names.
+        string column names (both count the raw columns of ``X``, before encoding).
+      encoding_: the fitted :class:`jaxtree._encoding.EncodingSpec` (missing values and
+        categories); encoded_feature_names_: the names of the covariates the tree sees (the
+        model's ``feature_names``: ``"carrier=UA"``, ``"year missing"``, ...), equal to the
+        raw names when ``X`` is numeric without missing values.
       target_transform_: ``"identity"`` or ``"log"``: the transform the model uses.
       target_transform_scores_: with ``target_transform="auto"``, the held-out MSE of each
         candidate transform (``inf`` for ``"log"`` when some ``y <= 0``); else None.
@@ -180,7 +200,10 @@ class TreeRegressor:
                  validation_fraction: Optional[float] = None, search: str = "greedy",
                  target_transform: Optional[str] = None, y_bound: float = 1.0,
                  prune_tol: Optional[float] = None, shapes: int = 0,
-                 shape_knots: tuple = (24, 12), beam_width: int = 4):
+                 shape_knots: tuple = (24, 12), beam_width: int = 4,
+                 missing: str = "indicator", categorical_features="from_dtype",
+                 max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
+                 min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -203,6 +226,10 @@ class TreeRegressor:
         self.shapes = shapes
         self.shape_knots = shape_knots
         self.beam_width = beam_width
+        self.missing = missing
+        self.categorical_features = categorical_features
+        self.max_categories = max_categories
+        self.min_frequency = min_frequency
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -234,8 +261,11 @@ class TreeRegressor:
         """scikit-learn's estimator tags (imported lazily: only scikit-learn calls this)."""
         from sklearn.utils import RegressorTags, Tags, TargetTags
 
+        from sklearn.utils import InputTags
+
         return Tags(estimator_type="regressor", target_tags=TargetTags(required=True),
-                    regressor_tags=RegressorTags())
+                    regressor_tags=RegressorTags(),
+                    input_tags=InputTags(allow_nan=getattr(self, "missing", None) != "error"))
 
     def __sklearn_is_fitted__(self) -> bool:
         """Whether ``fit`` has run (scikit-learn's ``check_is_fitted`` protocol)."""
@@ -279,7 +309,7 @@ class TreeRegressor:
         names = None
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
             names = tuple(X.columns)
-        xa = V.check_X(X, min_samples=2)
+        xa, enc = self._encode_fit(X)  # missing values and categories -> numeric covariates
         n, p = xa.shape
         if n < 2:
             raise ValueError(f"fit needs at least 2 samples; got {n}.")
@@ -287,7 +317,8 @@ class TreeRegressor:
         sw = V.check_sample_weight(sample_weight, n)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.asarray(xa), x64)
-        V.check_representable(xa, ya, dtype, feature_names=names)
+        V.check_representable(xa, ya, dtype,
+                               feature_names=names if enc.is_identity else enc.feature_names_out)
 
         if np.asarray(y).ndim == 2:  # check_y accepted a column vector
             warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
@@ -298,7 +329,7 @@ class TreeRegressor:
         sc = _bounded_scaling(scaling_.fit(xa, yt, sw), self.y_bound)
         params = _bind_basis(params, sc)
         xs, ys = scaling_.apply(sc, xa, yt, sw)
-        feature_names = names or tuple(f"x{j + 1}" for j in range(p))
+        feature_names = enc.feature_names_out  # the raw names when nothing was encoded
         with self._progress_bar(params, feature_names):
             if self.engine == "jax":
                 res = self._fit_jax(xs, ys, sw, params, dtype, sc)
@@ -313,9 +344,33 @@ class TreeRegressor:
         if shape_fit is not None:
             model = dataclasses.replace(model, shapes=shape_fit[0], shape_spec=shape_fit[1])
         model = _attach_target(model, transform, xa, yt, sw)
+        self._pending_encoding = enc
         self._set_fitted(model, res.history, res.choices, res.status, names)
         self.pruned_ = pruned
         return self
+
+    def _encode_fit(self, X):
+        """``(xa, spec)``: the training table encoded (:mod:`jaxtree._encoding`: missing values
+        and categories become numeric covariates) and validated by the usual checks."""
+        enc = encoding_.fit(X, categorical_features=self.categorical_features,
+                            missing=self.missing, max_categories=self.max_categories,
+                            min_frequency=self.min_frequency)
+        Xe = X if enc is None else encoding_.transform(enc, X, missing=self.missing)
+        xa = V.check_X(Xe, min_samples=2,
+                       feature_names=None if Xe is X else enc.feature_names_out)
+        if enc is None:  # pragma: no cover - check_X refuses what the encoder cannot split
+            enc = encoding_.identity(xa.shape[1], V.frame_feature_names(X), np.min(xa, 0))
+        return xa, enc
+
+    def _encode(self, X) -> np.ndarray:
+        """``X`` (a table like the training one) as the validated matrix the model takes."""
+        names = getattr(self, "feature_names_in_", None)
+        enc = self.encoding_
+        Xe = encoding_.transform(enc, X, missing=self.missing)
+        if Xe is X:
+            return V.check_X(X, n_features=self.n_features_in_, feature_names=names)
+        out = enc.feature_names_out
+        return V.check_X(Xe, n_features=len(out), feature_names=out)
 
     def _set_fitted(self, model, history, choices, status, names, warn: bool = True):
         """The one place where a search result becomes a fitted estimator (``fit``,
@@ -335,7 +390,13 @@ class TreeRegressor:
         self.target_transform_ = model.target_transform
         self.target_transform_scores_ = self.__dict__.pop("_transform_scores", None)
         self.pruned_ = None
-        self.n_features_in_ = model.n_features
+        enc = self.__dict__.pop("_pending_encoding", None)  # set by fit and load
+        if enc is None:  # numeric columns as they are; a missing value takes the training min
+            x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]
+            enc = encoding_.identity(model.n_features, names, x_min)
+        self.encoding_ = enc
+        self.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
+        self.n_features_in_ = enc.n_features_in
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
@@ -570,7 +631,7 @@ class TreeRegressor:
         self._check_fitted()
         names = getattr(self, "feature_names_in_", None)
         V.check_feature_names(X, names, type(self).__name__)
-        xa = V.check_X(X, n_features=self.n_features_in_, feature_names=names)
+        xa = self._encode(X)
         out = model_.predict(self.model_, jnp.asarray(xa, self.model_.x_min.dtype), clip=self.clip)
         return np.asarray(out, np.float64)
 
@@ -641,7 +702,9 @@ class TreeRegressor:
         extra = {"params": {k: v for k, v in self.get_params().items()
                             if isinstance(v, (int, float, str, bool, type(None)))},
                  "history": [float(h) for h in self.history_]}
-        model_.save(self.model_, path, extra)
+        enc = getattr(self, "encoding_", None)
+        model_.save(self.model_, path, extra,
+                    encoding=None if enc is None or enc.is_identity else enc.to_dict())
 
 
 class _ProgressBar:
@@ -721,7 +784,16 @@ def load(path, custom_functions=None) -> TreeRegressor:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{path}: not a valid jaxtree model file: bad saved parameter: {exc}") from None
     default_names = all(n == f"x{j + 1}" for j, n in enumerate(m.feature_names))
-    return est._set_fitted(m, hist, [], search.Status.OK, None if default_names else m.feature_names)
+    names = None if default_names else m.feature_names
+    if isinstance(d, dict) and "encoding" in d:  # missing values / categories (jaxtree._encoding)
+        enc = encoding_.from_dict(d["encoding"], path)
+        if enc.feature_names_out != tuple(m.feature_names):
+            raise ValueError(f"{path}: not a valid jaxtree model file: the encoding makes the "
+                             f"covariates {list(enc.feature_names_out)}, but the model has "
+                             f"{list(m.feature_names)}")
+        est._pending_encoding = enc
+        names = tuple(c.name for c in enc.columns) if enc.named else None
+    return est._set_fitted(m, hist, [], search.Status.OK, names)
 
 
 class _Params(NamedTuple):
@@ -884,6 +956,11 @@ def _check_prune_tol(value, name):
 PARAMETER_CONSTRAINTS["target_transform"] = lambda v, n: V.check_choice(v, n, TARGET_TRANSFORMS)
 PARAMETER_CONSTRAINTS["y_bound"] = _check_y_bound
 PARAMETER_CONSTRAINTS["prune_tol"] = _check_prune_tol
+# Tables (issue 12): missing values and categories, encoded at the boundary (jaxtree._encoding).
+PARAMETER_CONSTRAINTS["missing"] = encoding_.check_missing
+PARAMETER_CONSTRAINTS["categorical_features"] = encoding_.check_categorical_features
+PARAMETER_CONSTRAINTS["max_categories"] = lambda v, n: V.check_int(v, n, 2)
+PARAMETER_CONSTRAINTS["min_frequency"] = lambda v, n: V.check_int(v, n, 1)
 
 
 def _check_streamable_options(est, transform):
@@ -941,7 +1018,7 @@ def _fit_auto_transform(est, X, y, sample_weight):
     """
     if stream_.is_streamable(X):
         _check_streamable_options(est, "auto")
-    xa = V.check_X(X, min_samples=2)
+    xa, _ = est._encode_fit(X)  # the candidates are fitted on the encoded matrix
     n = xa.shape[0]
     ya = V.check_y(y, n)
     sw = V.check_sample_weight(sample_weight, n)
@@ -952,10 +1029,12 @@ def _fit_auto_transform(est, X, y, sample_weight):
         if n >= 8 and (ya[keep] > 0).all():
             train, held = _split(n, 0.25, est.random_state)
             w = np.ones(len(held)) if sw is None else sw[held]
+            est.categorical_features = None  # xa is already encoded: numeric columns only
             for t in ("identity", "log"):
                 est._fit_fixed(xa[train], ya[train], None if sw is None else sw[train], t)
                 err = (est.predict(xa[held]) - ya[held]) ** 2
                 scores[t] = float(np.sum(w * err) / max(np.sum(w), 1e-300))
+            est.categorical_features = saved["categorical_features"]
         else:
             scores["identity"] = np.nan  # not compared: log is not applicable
         choice = "log" if scores["log"] < scores["identity"] else "identity"

@@ -48,7 +48,9 @@ __all__ = [
     "MAX_FAMILY_SIZE",
     "MAX_SLOTS",
     "predict",
+    "program_to_dict",
     "read_extra",
+    "read_task",
     "save",
     "scale_x",
     "to_dict",
@@ -190,7 +192,7 @@ MAX_SLOTS = 2 * 100_000 + 1
 """Largest program capacity a file may hold."""
 
 _TOP_KEYS = ("format", "version", "dtype", "basis", "feature_names", "scaling", "program")
-_OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes")
+_OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes", "task", "encoding")
 _SHAPE_KEYS = ("n1", "n2", "pairs", "main", "main_on", "pair", "pair_on", "intercept", "order",
                "n_terms")
 _SCALING_KEYS = ("x_min", "x_scale", "y_center", "y_scale")
@@ -214,9 +216,26 @@ def checksum(d: Mapping) -> str:
     return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None) -> dict:
-    """A JSON-serialisable description of ``model`` (exact floats, with a checksum)."""
-    a = prog.to_numpy(model.program)
+def program_to_dict(program: prog.Program) -> dict:
+    """The file entry of one program (exact floats)."""
+    a = prog.to_numpy(program)
+    return {"op": a["op"].tolist(), "left": a["left"].tolist(), "right": a["right"].tolist(),
+            "feature": a["feature"].tolist(), "basis": a["basis"].tolist(),
+            "weight": _floats(a["weight"]), "intercept": float(a["intercept"]),
+            "n_slots": int(a["n_slots"])}
+
+
+def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
+            task: Optional[Mapping[str, Any]] = None,
+            encoding: Optional[Mapping[str, Any]] = None) -> dict:
+    """A JSON-serialisable description of ``model`` (exact floats, with a checksum).
+
+    ``task``: optional JSON entry of a classifier (see :func:`read_task`), written as the
+    file's ``task``; regression files have none (they stay byte-identical). ``encoding``:
+    optional JSON entry of the estimator's table encoder (:mod:`jaxtree._encoding`: missing
+    values and categories), written as the file's ``encoding`` and read back by
+    :func:`jaxtree.load`; files of numeric tables without missing values have none.
+    """
     d = {
         "format": FORMAT,
         "version": VERSION,
@@ -229,12 +248,7 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None) -> dict
             "y_center": float(model.y_center),
             "y_scale": float(model.y_scale),
         },
-        "program": {
-            "op": a["op"].tolist(), "left": a["left"].tolist(), "right": a["right"].tolist(),
-            "feature": a["feature"].tolist(), "basis": a["basis"].tolist(),
-            "weight": _floats(a["weight"]), "intercept": float(a["intercept"]),
-            "n_slots": int(a["n_slots"]),
-        },
+        "program": program_to_dict(model.program),
         "extra": dict(extra or {}),
     }
     target = _target.of(model)
@@ -242,6 +256,10 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None) -> dict
         d["target"] = {"transform": target.name, "smearing": target.smearing}
     if model.shapes is not None:  # written only when used: older files stay byte-identical
         d["shapes"] = _shapes_to_dict(model.shapes, model.shape_spec)
+    if task is not None:
+        d["task"] = dict(task)
+    if encoding is not None:  # the estimator's table encoder (jaxtree._encoding); only when
+        d["encoding"] = dict(encoding)  # it is not the identity: older files stay byte-identical
     d["checksum"] = checksum(d)
     return d
 
@@ -497,10 +515,59 @@ def read_extra(d: Mapping, path="<dict>") -> tuple:
     return dict(params), list(history)
 
 
-def save(model: TreeModel, path, extra: Optional[Mapping[str, Any]] = None) -> None:
+TASK_KINDS = ("classify",)
+TASK_LOSSES = ("logistic", "margin")
+
+
+def read_task(d: Mapping, p: int, q: int, path="<dict>") -> Optional[dict]:
+    """The validated ``task`` entry of a model file, or None for a regression file
+    (``p`` covariates and ``q`` basis functions: those of the file's model).
+
+    A classifier's entry is ``{"kind": "classify", "loss": "logistic" | "margin",
+    "classes": [c1, c2, ...], "programs": [...]}``: the class labels (JSON strings,
+    numbers or booleans, distinct, at least two) and, for more than two classes, one
+    program per class (one-versus-rest; the file's ``program`` is the first); for two
+    classes ``programs`` is empty and the file's ``program`` gives the logit of the second
+    class. Returns the entry with ``programs`` as :class:`jaxtree.program.Program`.
+
+    Raises:
+      ValueError: for a malformed entry.
+    """
+    if not isinstance(d, dict) or "task" not in d:
+        return None
+    t = _dict(d["task"], "task", path, ("kind", "loss", "classes", "programs"))
+    if t["kind"] not in TASK_KINDS:
+        _fail(path, f"task kind {t['kind']!r} is not one of {list(TASK_KINDS)}")
+    if t["loss"] not in TASK_LOSSES:
+        _fail(path, f"task loss {t['loss']!r} is not one of {list(TASK_LOSSES)}")
+    classes = t["classes"]
+    ok = isinstance(classes, list) and len(classes) >= 2 and all(
+        isinstance(c, (str, bool)) or _is_number(c) for c in classes)
+    if not ok or len({(type(c), c) for c in classes}) != len(classes):
+        _fail(path, "task classes must be a list of at least two distinct strings, numbers or "
+                    "booleans")
+    programs = t["programs"]
+    want = len(classes) if len(classes) > 2 else 0
+    if not isinstance(programs, list) or len(programs) != want:
+        _fail(path, f"task programs must be a list of {want} programs (one per class for more "
+                    "than two classes)")
+    dtype = np.dtype(d.get("dtype", "float32")) if jax.config.jax_enable_x64 else np.dtype(np.float32)
+    out = []
+    for pg in programs:
+        _validate_program(pg, p, q, path)
+        out.append(prog.from_arrays(pg["op"], pg["left"], pg["right"], pg["feature"],
+                                    pg["basis"], np.asarray(pg["weight"], dtype),
+                                    float(pg["intercept"]), pg["n_slots"], dtype=dtype))
+    return {"kind": t["kind"], "loss": t["loss"], "classes": list(classes), "programs": out}
+
+
+def save(model: TreeModel, path, extra: Optional[Mapping[str, Any]] = None,
+         task: Optional[Mapping[str, Any]] = None,
+         encoding: Optional[Mapping[str, Any]] = None) -> None:
     """Writes ``model`` to ``path`` as versioned JSON (atomically: the file is either
-    the old one or the complete new one, never half written)."""
-    text = json.dumps(to_dict(model, extra), indent=1, allow_nan=False)
+    the old one or the complete new one, never half written). ``task``: as for
+    :func:`to_dict`."""
+    text = json.dumps(to_dict(model, extra, task, encoding), indent=1, allow_nan=False)
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

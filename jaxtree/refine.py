@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from jaxtree import losses
 from jaxtree import program as prog
 from jaxtree import scoring
 
@@ -35,6 +36,7 @@ __all__ = [
     "coarse",
     "coordinate",
     "coordinate_moments",
+    "coordinate_newton",
     "coordinate_update",
     "joint",
     "lbfgs_box",
@@ -168,15 +170,46 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
     return out, jax.lax.cond(updated, lambda: loss, lambda: mse(program, data, basis))
 
 
-def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=None):
+def coordinate_newton(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
+                      max_leaves: int, loss: str):
+    """The paper's coordinate descent for a classification loss (iteratively reweighted).
+
+    Each sweep builds the Newton working data at the current tree
+    (:func:`jaxtree.losses.working_data`), runs one :func:`coordinate` pass over the leaves on
+    it (each update the exact clipped 1-D minimiser of the quadratic model), and keeps the
+    result only if the true loss fell, so the loss never increases.
+
+    Returns:
+      ``(program, loss)``: the adjusted program and its weighted mean loss.
+    """
+    cur = losses.mean_loss(program, data, basis, loss)
+
+    def sweep(_, carry):
+        p, val = carry
+        work = losses.working_data(p, data, basis, loss)
+        cand, _ = coordinate(p, work, basis, sweeps=1, max_leaves=max_leaves)
+        cand_val = losses.mean_loss(cand, data, basis, loss)
+        better = cand_val < val
+        p = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), cand, p)
+        return p, jnp.where(better, cand_val, val)
+
+    return jax.lax.fori_loop(0, sweeps, sweep, (program, cur))
+
+
+def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=None,
+                         loss: str = "squared"):
     """Weighted SSE of one chunk and its gradient w.r.t. ``params = (weight, intercept)``.
 
     ``zb``: optional cached :func:`jaxtree.program.leaf_basis` of the chunk ``(L, m)``.
+    ``loss``: another :data:`jaxtree.losses.LOSSES` entry gives the weighted sum of that
+    loss (:func:`jaxtree.losses.pointwise`) and its gradient instead.
     """
     zb = prog.leaf_basis(program, xb, basis) if zb is None else zb
     w, a = params
     pg = program._replace(weight=w)
     v = prog.node_values(pg, prog.leaf_values_from_basis(pg, zb))
+    if loss != "squared":
+        return _chunk_loss_grad(params, pg, v, yb, wb, zb, loss)
     res = yb - a - prog.tree_value(pg, v)
     wres = wb * res
     # dT/dw_s = k_s * phi_s (T is affine in each leaf value): the gradient from one
@@ -190,12 +223,26 @@ def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=No
     return jnp.sum(wres * res), (gw, (-2.0 * jnp.sum(wres)).astype(a.dtype))
 
 
-def _chunked_loss(basis):
-    """Weighted MSE of (weights, intercept) with a chunk-by-chunk custom VJP."""
+def _chunk_loss_grad(params, pg, v, yb, wb, zb, loss):
+    """:func:`chunk_value_and_grad` for a classification loss: ``sum w l(y, f)`` and its
+    gradient ``dL/dw_d = sum w l'(f) k_d phi_d``, ``dL/dw0 = sum w l'(f)``."""
+    w, a = params
+    f = a + prog.tree_value(pg, v)
+    gf = wb * losses.grad_hess(loss, yb, f)[0]
+    slots = prog.leaf_slots(pg, zb.shape[0])
+    kl = prog.leaf_multipliers(pg, v)[jnp.maximum(slots, 0)]
+    gl = jnp.sum(kl * zb * gf[None, :], axis=1)
+    gw = jnp.zeros_like(w).at[jnp.where(slots >= 0, slots, w.shape[0])].set(
+        gl.astype(w.dtype), mode="drop")
+    return jnp.sum(wb * losses.pointwise(loss, yb, f)), (gw, jnp.sum(gf).astype(a.dtype))
+
+
+def _chunked_loss(basis, kind: str = "squared"):
+    """Weighted mean loss of (weights, intercept) with a chunk-by-chunk custom VJP."""
 
     def value_and_grad(params, program, data, cache):
         def body(acc, ch):
-            val, g = chunk_value_and_grad(params, program, *ch[:3], basis, ch[3])
+            val, g = chunk_value_and_grad(params, program, *ch[:3], basis, ch[3], loss=kind)
             return jax.tree_util.tree_map(jnp.add, acc, (val, g)), None
 
         z = jnp.zeros((), data.x.dtype)
@@ -221,21 +268,24 @@ def _chunked_loss(basis):
     return loss
 
 
-def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int):
+def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int,
+          loss: str = "squared"):
     """Joint projected L-BFGS refinement of all leaf weights and the intercept.
 
     Args:
       program: the tree; data: chunked data; basis: its basis.
       steps: static number of L-BFGS iterations (each one or a few passes over data).
+      loss: static, one of :data:`jaxtree.losses.LOSSES`: the loss minimised (the true
+        logistic loss, or the margin loss's squared-hinge surrogate; data ``y = +-1``).
 
     Returns:
       ``(program, loss)``: the program with the best weights seen (never worse than the
-      input) and its weighted mean squared error.
+      input) and its weighted mean loss (mean squared error for ``"squared"``).
     """
-    loss = _chunked_loss(basis)
+    fn = _chunked_loss(basis, loss)
     data = coarse(data)
     cache = leaf_cache(program, data, basis)
-    return lbfgs_box(program, lambda params: loss(params, program, data, cache), steps=steps)
+    return lbfgs_box(program, lambda params: fn(params, program, data, cache), steps=steps)
 
 
 def lbfgs_rtol(dtype) -> float:

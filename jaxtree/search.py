@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import losses as losses_
 from jaxtree import moves
 from jaxtree import program as prog
 from jaxtree import refine as refine_
@@ -129,6 +130,12 @@ class Config(NamedTuple):
       precision: matmul precision of the scorer.
       buckets: leaf-count buckets of the scorer (see :func:`jaxtree.scoring.score`);
         ``()`` scores on all ``2*(max_k+1)`` rows every iteration (fastest compile).
+      loss: one of :data:`jaxtree.losses.LOSSES`. ``"squared"`` (regression, default);
+        ``"logistic"`` or ``"margin"`` (classification, ``y = +-1``): :func:`step` scores
+        the candidates by one Newton step on the working data
+        (:func:`jaxtree.losses.working_data`) and refines on the true loss (the margin
+        loss's surrogate); the reported loss is :func:`jaxtree.losses.reported`. Greedy
+        search only (no pair or replacement moves).
     """
 
     max_k: int
@@ -141,6 +148,7 @@ class Config(NamedTuple):
     pair_max_leaves: int = 0
     pair_chunks: int = 0
     replace_moves: int = 0
+    loss: str = "squared"
 
 
 SEARCHES = ("greedy", "backfit", "beam")
@@ -218,6 +226,11 @@ class StepInfo(NamedTuple):
 
 def _adjust(data, basis, config: Config):
     """The configured weight refinement, ``p -> (p, loss)`` (None: no refinement)."""
+    if config.loss != "squared" and config.refine == "coordinate":
+        return lambda p: refine_.coordinate_newton(p, data, basis, sweeps=config.coordinate_sweeps,
+                                                   max_leaves=config.max_k + 1, loss=config.loss)
+    if config.loss != "squared" and config.refine == "optax":
+        return lambda p: refine_.joint(p, data, basis, steps=config.refine_steps, loss=config.loss)
     if config.refine == "coordinate":
         return lambda p: refine_.coordinate(p, data, basis, sweeps=config.coordinate_sweeps,
                                             max_leaves=config.max_k + 1)
@@ -303,6 +316,8 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
     Returns:
       ``(program, StepInfo)``.
     """
+    if config.loss != "squared":  # classification: the same step on Newton working data
+        return _loss_step(program, data, basis, config)
     max_leaves = config.max_k + 1
     dt = data.x.dtype
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
@@ -347,6 +362,30 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
     record = record._replace(op=jnp.where(was_empty, prog.LEAF, record.op).astype(jnp.int32),
                              slot=jnp.where(was_empty, 0, record.slot).astype(jnp.int32))
     return new, StepInfo(loss.astype(dt), record, status)
+
+
+def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config):
+    """:func:`step` for a classification loss (``config.loss``; ``data.y = +-1``).
+
+    The candidates are scored by the squared-loss step's own scorer on the Newton working
+    data of the current tree (:func:`jaxtree.losses.working_data`: one Newton step per
+    candidate); the insertion, the refinement (on the true loss, also after the first leaf:
+    one Newton step does not minimise it) and the reported loss
+    (:func:`jaxtree.losses.reported`) use the labels. The record's ``sse``/``intercept`` are
+    the Newton model's (working units).
+    """
+    if config.pair_leaves or config.replace_moves:
+        raise ValueError(f"loss={config.loss!r} supports the greedy search only (no pair or "
+                         "replacement moves); use search='greedy'.")
+    work = losses_.working_data(program, data, basis, config.loss)
+    new, info = step(program, work, basis, config._replace(loss="squared", refine=None))
+    ok = info.status == STATUS_OK
+    adjust = _adjust(data, basis, config)
+    if adjust is not None:
+        refined, _ = adjust(new)
+        new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), refined, new)
+    loss = losses_.mean_loss(new, data, basis, config.loss, report=True)
+    return new, info._replace(loss=loss.astype(data.x.dtype))
 
 
 step_jit = jax.jit(step, static_argnames=("basis", "config"))
@@ -483,8 +522,6 @@ def beam_fit(data: scoring.Data, basis, k: int, config: Config, width: int = BEA
     loss = np.asarray(jax.device_get(_member_mse(res.program, data, basis)))
     best = int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))
     return res._replace(program=jax.tree_util.tree_map(lambda a: jnp.asarray(a[best]), final))
-
-
 
 
 CHOICE_KEYS = Choice._fields

@@ -124,6 +124,7 @@ __all__ = [
     "max_product_terms",
     "max_product_terms_bound",
     "generalization_bound",
+    "classification_risk_bound",
     "sufficient_samples",
     "necessary_samples",
     "restricted_ensemble_size",
@@ -422,6 +423,27 @@ def generalization_bound(n, k, p, q, delta) -> float:
     numerator = ((k + 1) * math.log(p * q) + _log_union_constant(k)
                  + math.log(1.0 / delta))
     return rademacher + math.sqrt(numerator / (2.0 * n))
+
+
+def classification_risk_bound(empirical_risk, n, k, p, q, delta) -> float:
+    r"""Theorem 1 for classification: a bound on the true ramp risk.
+
+    With labels in ``{-1, 1}`` and the paper's loss ``d(y, f) = min(1, max(0, 1 - y f))``
+    (1-Lipschitz with values in ``[0, 1]``, so Theorem 1 applies as printed, without the
+    regression loss's ``sqrt(2)``), with probability at least ``1 - delta`` every tree of
+    ``k`` operations satisfies ``E[d] <= empirical_risk + generalization_bound(n, k, p, q,
+    delta)``. The ramp also bounds the 0-1 loss (``d >= 1[y f <= 0]``), so this bounds the
+    misclassification rate too. ``empirical_risk`` is the mean ramp loss on the ``n``
+    training samples, e.g. ``TreeClassifier(loss="margin").fit(X, y).history_[-1]``.
+
+    Examples:
+        >>> round(classification_risk_bound(0.1, 1000, 3, 10, 5, 0.05), 4)
+        0.3352
+    """
+    r = _check_real(empirical_risk, "empirical_risk")
+    if not 0 <= r <= 1:
+        raise ValueError(f"empirical_risk must be a mean ramp loss in [0, 1]; got {r}.")
+    return min(1.0, r + generalization_bound(n, k, p, q, delta))
 
 
 def sufficient_samples(k, p, q, epsilon, delta) -> int:

@@ -150,8 +150,11 @@ def _bad_inputs(tmp_path, data):
     return {
         "missing data": (["fit", str(tmp_path / "nope.csv"), "--target", "y"], "no such file"),
         "missing target": (["fit", str(data), "--target", "nope"], "available columns: f0, f1, f2, f3, target"),
-        "non-numeric": (["fit", str(text), "--target", "target"], "'city'"),
-        "missing values": (["fit", str(nan), "--target", "target"], "'b' (1)"),
+        "non-numeric": (["fit", str(text), "--target", "target", "--task", "regress",
+                         "--categorical", "none"], "'city'"),
+        "missing values": (["fit", str(nan), "--target", "target", "--task", "regress",
+                            "--missing", "error"],
+                           "column 1 ('b')"),
         "empty csv": (["fit", str(empty), "--target", "target"], "empty"),
         "unknown feature": (["fit", str(data), "--target", "target", "--features", "f0,zz"], "'zz'"),
         "missing model": (["predict", str(tmp_path / "nope.json"), str(data)], "no such model file"),

@@ -103,7 +103,7 @@ def test_reference_engine_matches_jax_coordinate():
     ({}, np.ones(10), np.ones(10), ValueError, "2-D"),
     ({}, np.ones((10, 2)), np.ones((10, 2)), ValueError, "1-D"),
     ({}, np.ones((10, 2)), np.ones(9), ValueError, "rows"),
-    ({}, np.array([[np.nan, 1.0], [1.0, 2.0]]), np.ones(2), ValueError, "NaN"),
+    ({"missing": "error"}, np.array([[np.nan, 1.0], [1.0, 2.0]]), np.ones(2), ValueError, "NaN"),
     ({}, np.ones((3, 2)), np.array([1.0, np.inf, 2.0]), ValueError, "infinite"),
     ({}, np.ones((1, 2)), np.ones(1), ValueError, "at least 2"),
     ({"k": -1}, np.ones((5, 2)), np.ones(5), ValueError, "k must be"),

@@ -1,0 +1,612 @@
+"""The table encoder: raw tables (missing values, categories) -> the numeric matrix the search sees.
+
+One encoder at the boundary, fitted on the training table into a small frozen
+:class:`EncodingSpec` (JSON-serialisable, saved with the model) and applied to every table
+the model sees afterwards (``fit``, ``predict``, ``score``, ``jaxtree predict``). The core
+never sees a NaN or a string: it sees covariates, some of them 0/1 indicators, with names.
+
+Rules (decisions, and why):
+
+* **Numeric columns** pass through unchanged. A numeric column that holds missing values
+  (NaN, None, ``pd.NA``) in the training table gets
+
+  - a *fill value*, the column's **training minimum** (so the basis sees an in-range value;
+    after min-max scaling a filled row sits at 0, where the powers, sines and truncated
+    cubics of the default basis vanish, so the column's leaves say nothing about the row),
+  - plus a *missing indicator* covariate named ``"<col> missing"`` (1 where the value was
+    missing, else 0), placed right after the column. The search can put a leaf on it like on
+    any covariate, so a formula reads, e.g., ``0.2·(year missing)``.
+
+  At predict time a missing value in a column that had none in training takes the same fill
+  (the training minimum) and no indicator (there is none to set). With ``missing="error"``
+  any missing value is refused with a ``ValueError`` naming the count, the first row and
+  the column (today's behaviour before this encoder). ``inf`` is not "missing": it is
+  refused by the usual finiteness check in both policies.
+* **Categorical columns**: by default (``categorical_features="from_dtype"``) the pandas
+  ``category``, string and object columns of a DataFrame (an object column holding only
+  numbers stays numeric); or those named by ``categorical_features`` (indices, names or a
+  boolean mask, as scikit-learn's ``HistGradientBoostingRegressor``), which also works for
+  numpy arrays and numeric-coded columns (zip codes); ``None`` makes every column numeric
+  (a string column is then a ``TypeError``). Each kept level becomes a 0/1 covariate named
+  ``"<col>=<level>"`` (e.g. ``carrier=UA``). Min-max scaling maps a 0/1 column to itself, and
+  on ``{0, 1}`` every basis function is affine in the indicator (the basis's ``x`` is the
+  indicator itself), so the tree combines them with ``+`` and ``*`` like any leaf.
+
+  - Level names: strings as they are; integral numbers without a decimal point (``3``, not
+    ``3.0``); other values as ``str``. Values with the same name are one level.
+  - **Order**: levels are sorted by value when all are numbers, else by name (Python string
+    order): the same table always gives the same covariates in the same order.
+  - **Rare levels**: a level seen in fewer than ``min_frequency`` training rows, and the
+    least frequent levels beyond ``max_categories - 1`` when there are more than
+    ``max_categories`` levels (ties broken by the sort order), are grouped into one covariate
+    ``"<col>=other"``. There is no ``other`` column when nothing was grouped.
+  - **Unseen levels** at predict time map to ``"<col>=other"`` when the column has one (they
+    are, like the grouped levels, "some other level"), else to all zeros (the baseline of
+    the column's indicators).
+  - **Missing values** in a categorical column: with ``missing="indicator"`` and missing
+    values in the training table, an indicator ``"<col> missing"``; a missing value at
+    predict time in a column without one gives all zeros. With ``missing="error"``: refused.
+  - Pandas ``bool`` columns are numeric 0/1 covariates already (one column, named as is);
+    a nullable ``boolean`` column with ``pd.NA`` is numeric with missing values.
+
+* Names that collide (``"a missing"`` given as a column and made as an indicator) get a
+  suffix ``#2``, ``#3``, ... so encoded names are unique.
+* A table of numeric columns without missing values gives the *identity* spec: the table
+  goes to the usual checks untouched (no copy), and model files are byte-identical to those
+  written before the encoder existed (the spec is saved only when it is not the identity).
+
+Functions here are pure NumPy over host data (pandas is used when the input is a DataFrame,
+never imported otherwise); the core never imports this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from typing import Optional, Sequence
+
+import numpy as np
+
+from jaxtree import _validation as V
+
+__all__ = [
+    "CATEGORICAL_MODES",
+    "ColumnSpec",
+    "DEFAULT_MAX_CATEGORIES",
+    "DEFAULT_MIN_FREQUENCY",
+    "EncodingSpec",
+    "fit",
+    "from_dict",
+    "identity",
+    "MISSING_POLICIES",
+    "rename",
+    "transform",
+]
+
+MISSING_POLICIES = ("indicator", "error")
+"""``missing=``: learn from missing values (fill + indicator) or refuse them."""
+
+CATEGORICAL_MODES = ("from_dtype", None)
+"""The non-list values of ``categorical_features=``."""
+
+DEFAULT_MAX_CATEGORIES = 16
+"""Most indicator covariates per categorical column, ``other`` included."""
+
+DEFAULT_MIN_FREQUENCY = 5
+"""Levels seen in fewer training rows are grouped into ``other``."""
+
+SPEC_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnSpec:
+    """How one raw column is encoded.
+
+    Attributes:
+      name: the raw column's name (``"x3"`` when the table had no string names).
+      kind: ``"numeric"`` or ``"categorical"``.
+      fill: numeric columns with an indicator: the value that replaces a missing one (the
+        training minimum); numeric columns without one: the same, used at predict time.
+      indicator: whether a ``"<name> missing"`` covariate follows the column's covariates.
+      levels: categorical columns: the kept level names, in covariate order.
+      other: categorical columns: whether a ``"<name>=other"`` covariate groups rare levels.
+    """
+
+    name: str
+    kind: str = "numeric"
+    fill: float = 0.0
+    indicator: bool = False
+    levels: tuple = ()
+    other: bool = False
+
+    def out_names(self) -> list:
+        if self.kind == "numeric":
+            names = [self.name]
+        else:
+            names = [f"{self.name}={lv}" for lv in self.levels]
+            names += [f"{self.name}=other"] if self.other else []
+        return names + ([f"{self.name} missing"] if self.indicator else [])
+
+
+@dataclasses.dataclass(frozen=True)
+class EncodingSpec:
+    """A fitted encoding: one :class:`ColumnSpec` per raw column (frozen, JSON-serialisable).
+
+    Attributes:
+      columns: the raw columns' specs, in the table's order.
+      named: whether the training table had string column names (else names are ``x1..``).
+    """
+
+    columns: tuple
+    named: bool = False
+
+    @property
+    def n_features_in(self) -> int:
+        """Number of raw columns."""
+        return len(self.columns)
+
+    @property
+    def feature_names_out(self) -> tuple:
+        """Names of the encoded covariates (unique), in the matrix's column order."""
+        return _unique([n for c in self.columns for n in c.out_names()])
+
+    @property
+    def is_identity(self) -> bool:
+        """True when every column is numeric without an indicator (the matrix is the table)."""
+        return all(c.kind == "numeric" and not c.indicator for c in self.columns)
+
+    def source_columns(self) -> tuple:
+        """For each encoded covariate, the index of the raw column it comes from."""
+        return tuple(j for j, c in enumerate(self.columns) for _ in c.out_names())
+
+    def to_dict(self) -> dict:
+        """The JSON entry (exact floats)."""
+        cols = []
+        for c in self.columns:
+            d = {"name": c.name, "kind": c.kind}
+            if c.kind == "numeric":
+                d["fill"] = float(c.fill)
+                d["indicator"] = bool(c.indicator)
+            else:
+                d.update(levels=list(c.levels), other=bool(c.other), indicator=bool(c.indicator))
+            cols.append(d)
+        return {"version": SPEC_VERSION, "named": bool(self.named), "columns": cols}
+
+
+def identity(n_features: int, names=None, fills=None) -> EncodingSpec:
+    """The spec of ``n_features`` numeric columns without indicators (``fills``: the values a
+    missing value takes at predict time, e.g. the training minima; 0 by default)."""
+    named = names is not None
+    names = tuple(names) if named else tuple(f"x{j + 1}" for j in range(n_features))
+    fills = [0.0] * n_features if fills is None else [float(v) for v in fills]
+    return EncodingSpec(tuple(ColumnSpec(str(n), fill=f) for n, f in zip(names, fills)), named)
+
+
+def from_dict(d, path="<dict>") -> EncodingSpec:
+    """Rebuilds a spec from :meth:`EncodingSpec.to_dict`, validating every field.
+
+    Raises:
+      ValueError: naming ``path`` for a malformed entry.
+    """
+    def fail(why):
+        raise ValueError(f"{path}: not a valid jaxtree model file: encoding {why}")
+
+    if not isinstance(d, dict) or set(d) != {"version", "named", "columns"}:
+        fail("must be an object with the keys ['version', 'named', 'columns']")
+    if d["version"] != SPEC_VERSION or type(d["version"]) is not int:
+        fail(f"version {d['version']!r} is not supported (this jaxtree reads {SPEC_VERSION})")
+    if not isinstance(d["named"], bool) or not isinstance(d["columns"], list) or not d["columns"]:
+        fail("named must be a boolean and columns a non-empty list")
+    cols = []
+    for pos, c in enumerate(d["columns"]):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
+            fail(f"column {pos} must be an object with a non-empty string name")
+        if c.get("kind") == "numeric" and set(c) == {"name", "kind", "fill", "indicator"}:
+            fill = c["fill"]
+            if isinstance(fill, bool) or not isinstance(fill, (int, float)) or not math.isfinite(fill):
+                fail(f"column {pos} fill must be a finite number")
+            if not isinstance(c["indicator"], bool):
+                fail(f"column {pos} indicator must be a boolean")
+            cols.append(ColumnSpec(c["name"], "numeric", float(fill), c["indicator"]))
+        elif c.get("kind") == "categorical" and set(c) == {"name", "kind", "levels", "other",
+                                                          "indicator"}:
+            lv = c["levels"]
+            if not (isinstance(lv, list) and all(isinstance(v, str) for v in lv)
+                    and len(set(lv)) == len(lv)):
+                fail(f"column {pos} levels must be a list of distinct strings")
+            if not (isinstance(c["other"], bool) and isinstance(c["indicator"], bool)):
+                fail(f"column {pos} other and indicator must be booleans")
+            if not lv and not c["other"] and not c["indicator"]:
+                fail(f"column {pos} encodes to no covariate")
+            cols.append(ColumnSpec(c["name"], "categorical", 0.0, c["indicator"], tuple(lv),
+                                   c["other"]))
+        else:
+            fail(f"column {pos} must be numeric {{name, kind, fill, indicator}} or categorical "
+                 "{name, kind, levels, other, indicator}")
+    return EncodingSpec(tuple(cols), d["named"])
+
+
+# ------------------------------------------------------------------------------ checks
+
+
+def check_missing(value, name="missing"):
+    """``value`` must be one of :data:`MISSING_POLICIES`."""
+    return V.check_choice(value, name, MISSING_POLICIES)
+
+
+def check_categorical_features(value, name="categorical_features"):
+    """``"from_dtype"``, None, or a sequence of column indices, names or booleans."""
+    if value is None or (isinstance(value, str) and value == "from_dtype"):
+        return value
+    if isinstance(value, str):
+        raise ValueError(f"Unknown {name} {value!r}; valid values are 'from_dtype', None, or a "
+                         "list of column indices, column names or a boolean mask.")
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{name} must be 'from_dtype', None, or a list of column indices, names "
+                        f"or a boolean mask; got {value!r} ({type(value).__name__}).") from None
+    kinds = {("bool" if isinstance(v, (bool, np.bool_)) else "int" if isinstance(v, numbers.Integral)
+              else "str" if isinstance(v, str) else "bad") for v in items}
+    if "bad" in kinds or len(kinds) > 1:
+        raise TypeError(f"{name} must hold only column indices (int), only column names (str) or "
+                        f"only booleans (a mask); got {items!r}.")
+    return value
+
+
+def check_count(value, name, minimum):
+    return V.check_int(value, name, minimum)
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _unique(names) -> tuple:
+    seen, out = {}, []
+    for n in names:
+        if n in seen:
+            seen[n] += 1
+            cand = f"{n}#{seen[n]}"
+            while cand in seen:
+                seen[n] += 1
+                cand = f"{n}#{seen[n]}"
+            seen[cand] = 1
+            out.append(cand)
+        else:
+            seen[n] = 1
+            out.append(n)
+    return tuple(out)
+
+
+def _is_missing(v) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isnan(v))
+    return type(v).__name__ in ("NAType", "NaTType")
+
+
+def _level_name(v) -> str:
+    """``"UA"``; ``3`` and ``3.0`` -> ``"3"``; ``2.5`` -> ``"2.5"``; ``True`` -> ``"True"``."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        return str(int(f)) if f.is_integer() and abs(f) < 2 ** 53 else repr(f)
+    return str(v)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_real(v) -> bool:
+    """A number or a bool (a bool is a 0/1 number in a numeric column)."""
+    return isinstance(v, (numbers.Real, np.bool_))
+
+
+def _factorize(values: np.ndarray):
+    """``(codes, uniques)`` of a 1-D object array; missing values get code -1."""
+    try:
+        import pandas as pd  # noqa: PLC0415 - fast path only
+    except ImportError:
+        pd = None
+    if pd is not None:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        return np.asarray(codes, np.int64), list(np.asarray(uniques, dtype=object))
+    index, uniques = {}, []
+    codes = np.empty(len(values), np.int64)
+    for i, v in enumerate(values):
+        if _is_missing(v):
+            codes[i] = -1
+            continue
+        key = (type(v), v)
+        if key not in index:
+            index[key] = len(uniques)
+            uniques.append(v)
+        codes[i] = index[key]
+    return codes, uniques
+
+
+def _is_frame(X) -> bool:
+    return V._is_pandas(X) and hasattr(X, "columns")
+
+
+def _frame_kind(s) -> str:
+    """``"numeric"``, ``"categorical"`` or ``"unsupported"`` for a DataFrame column under
+    ``"from_dtype"``."""
+    dt = s.dtype
+    kind = getattr(dt, "kind", "O")
+    name = str(dt)
+    if name == "category" or name.startswith("string") or name == "str":
+        return "categorical"
+    if isinstance(dt, np.dtype) and kind in "biuf":
+        return "numeric"
+    if kind in "biuf":  # nullable Int64 / Float64 / boolean
+        return "numeric"
+    if kind == "O":
+        vals = s.to_numpy(dtype=object)
+        ok = all(_is_missing(v) or _is_real(v) for v in vals)
+        return "numeric" if ok else "categorical"
+    return "unsupported"
+
+
+def _column_name(j, names) -> str:
+    return f"column {j} ({names[j]!r})" if names is not None else f"column {j}"
+
+
+def _split_columns(X, categorical_features):
+    """``(raw columns, categorical mask, names)`` of a table, or None when ``X`` is no 2-D
+    table (the usual checks then raise their message).
+
+    A non-DataFrame ``X`` without explicit categorical columns goes through
+    :func:`jaxtree._validation.as_float_array` (its messages for strings, complex numbers,
+    ``None``, sparse matrices and ragged lists).
+    """
+    if _is_frame(X):
+        names = V.frame_feature_names(X)
+        cols = [X.iloc[:, j] for j in range(X.shape[1])]
+        return cols, _categorical_mask(categorical_features, len(cols), names, True, cols), names
+    explicit = categorical_features is not None and not isinstance(categorical_features, str)
+    if explicit:
+        try:
+            arr = np.asarray(X)
+        except Exception:  # noqa: BLE001 - ragged lists etc.: check_X names the problem
+            return None
+    else:
+        arr = V.as_float_array(X, "X")
+    if arr.ndim != 2:
+        return None
+    cols = [arr[:, j] for j in range(arr.shape[1])]
+    return cols, _categorical_mask(categorical_features, len(cols), None, False, cols), None
+
+
+def _categorical_mask(cf, p, names, is_frame, cols):
+    if cf is None:
+        return [False] * p
+    if isinstance(cf, str):  # "from_dtype"
+        if not is_frame:
+            return [False] * p
+        kinds = [_frame_kind(c) for c in cols]
+        return [k == "categorical" for k in kinds]
+    items = list(cf)
+    if items and isinstance(items[0], (bool, np.bool_)):
+        if len(items) != p:
+            raise ValueError(f"categorical_features as a boolean mask must have one entry per "
+                             f"column ({p}); got {len(items)}.")
+        return [bool(v) for v in items]
+    mask = [False] * p
+    for v in items:
+        if isinstance(v, str):
+            if names is None or v not in names:
+                raise ValueError(f"categorical_features names the column {v!r}, which X does not "
+                                 f"have" + (f"; its columns are {list(names)}." if names else
+                                            " (X has no column names: pass indices)."))
+            mask[names.index(v)] = True
+        else:
+            if not -p <= int(v) < p:
+                raise ValueError(f"categorical_features index {v} is out of range for X with {p} "
+                                 "columns.")
+            mask[int(v) % p] = True
+    return mask
+
+
+def _numeric_column(c, j, names) -> np.ndarray:
+    """A raw column as a 1-D real array (NaN for missing values); TypeError otherwise."""
+    where = _column_name(j, names)
+    if V._is_pandas(c):
+        dt = c.dtype
+        if isinstance(dt, np.dtype) and dt.kind in "biuf":
+            c = c.to_numpy()
+        elif getattr(dt, "kind", "O") in "biuf":  # nullable extension dtypes
+            c = c.to_numpy(dtype=np.float64, na_value=np.nan)
+        elif getattr(dt, "kind", "O") == "O" and _frame_kind(c) == "numeric":
+            c = c.to_numpy(dtype=object)
+        else:
+            shown = [names[j]] if names is not None else [j]
+            raise TypeError(
+                f"X must hold numbers; column(s) {shown} are not numeric (dtype {dt}). Declare "
+                "a column of categories with categorical_features (the default 'from_dtype' "
+                "takes pandas category, string and object columns), convert it (e.g. a date to "
+                "a number of days) or drop it.")
+    a = np.asarray(c)
+    if a.dtype == object:
+        bad = [v for v in a if not (_is_missing(v) or _is_real(v))]
+        if bad:
+            raise TypeError(
+                f"X {where} must hold numbers; got the non-numeric value {bad[0]!r} "
+                f"({type(bad[0]).__name__}). Declare it categorical (categorical_features=...), "
+                "or convert or drop it.")
+        a = np.array([np.nan if _is_missing(v) else float(v) for v in a], np.float64)
+    return V.as_float_array(a, f"X {where}")
+
+
+def _categorical_values(c) -> np.ndarray:
+    if V._is_pandas(c):
+        return c.to_numpy(dtype=object)
+    return np.asarray(c, dtype=object)
+
+
+def _missing_error(j, names, count, first_row, what="missing value(s)"):
+    raise ValueError(
+        f"X contains {count} {what} (NaN/None/pd.NA) in {_column_name(j, names)}, the first at "
+        f"row {first_row}, and missing='error' refuses them. Impute or drop them, or use "
+        "missing='indicator' (the default) to learn from them (a fill value plus a "
+        "'<column> missing' indicator covariate).")
+
+
+# ------------------------------------------------------------------------------ fit / transform
+
+
+def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
+        max_categories: int = DEFAULT_MAX_CATEGORIES,
+        min_frequency: int = DEFAULT_MIN_FREQUENCY) -> Optional[EncodingSpec]:
+    """Fits the encoding of a training table.
+
+    Args:
+      X: the training table: a DataFrame, an array or nested lists ``(n, p)``.
+      categorical_features: ``"from_dtype"``, None, or indices / names / a boolean mask.
+      missing: ``"indicator"`` or ``"error"`` (see the module docstring).
+      max_categories: most covariates per categorical column, ``other`` included (>= 2).
+      min_frequency: levels seen in fewer training rows are grouped into ``other`` (>= 1).
+
+    Returns:
+      The spec, or None when ``X`` is not a 2-D table (the usual checks then raise).
+
+    Raises:
+      ValueError / TypeError: a missing value under ``missing="error"`` (in a categorical
+        column; numeric columns are left to the usual checks, with their message), a bad
+        ``categorical_features``, a column that is neither numeric nor categorical.
+    """
+    split = _split_columns(X, categorical_features)
+    if split is None:
+        return None
+    cols, mask, names = split
+    named = names is not None
+    shown = names if named else tuple(f"x{j + 1}" for j in range(len(cols)))
+    specs = []
+    for j, (c, is_cat) in enumerate(zip(cols, mask)):
+        if not is_cat:
+            a = _numeric_column(c, j, names)
+            miss = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+            has = bool(miss.any())
+            fill = (0.0 if a.size == 0 or miss.all() else
+                    float(np.nanmin(a)) if a.dtype.kind == "f" else float(np.min(a)))
+            specs.append(ColumnSpec(shown[j], "numeric", fill, has and missing == "indicator"))
+            continue
+        values = _categorical_values(c)
+        codes, uniques = _factorize(values)
+        miss = codes < 0
+        if miss.any() and missing == "error":
+            _missing_error(j, names, int(miss.sum()), int(np.argmax(miss)))
+        counts = np.bincount(codes[~miss], minlength=len(uniques))
+        by_name, raw = {}, {}
+        for u, cnt in zip(uniques, counts):
+            key = _level_name(u)
+            by_name[key] = by_name.get(key, 0) + int(cnt)
+            raw.setdefault(key, u)
+        numeric = all(_is_number(v) for v in raw.values())
+        order = sorted(by_name, key=(lambda k: (float(raw[k]), k)) if numeric else (lambda k: k))
+        eligible = [k for k in order if by_name[k] >= min_frequency]
+        if len(eligible) == len(order) and len(order) <= max_categories:
+            kept = order
+        else:
+            ranked = sorted(eligible, key=lambda k: (-by_name[k], order.index(k)))
+            keep = set(ranked[: max_categories - 1])
+            kept = [k for k in order if k in keep]
+        other = len(kept) < len(order)
+        specs.append(ColumnSpec(shown[j], "categorical", 0.0,
+                                bool(miss.any()) and missing == "indicator", tuple(kept), other))
+    return EncodingSpec(tuple(specs), named)
+
+
+def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
+    """Encodes a table with a fitted spec.
+
+    Returns ``X`` itself when the spec is the identity and ``X`` has no missing value (the
+    usual checks then see the user's data, unconverted); else a float ``(n, n_out)`` numpy
+    matrix (float32 when every numeric column is float32 or narrower, else float64).
+
+    Raises:
+      ValueError: a raw column count other than the spec's (except for the identity spec under
+        ``missing="error"``, where the usual checks say it), a missing value under
+        ``missing="error"``.
+      TypeError: a non-numeric value in a numeric column.
+    """
+    if spec.is_identity and missing == "error":
+        return X  # today's path: check_X refuses NaN with its message
+    p = spec.n_features_in
+    cf = [j for j, c in enumerate(spec.columns) if c.kind == "categorical"]
+    split = _split_columns(X, cf or None)
+    if split is None:
+        return X
+    cols, _, names = split
+    if len(cols) != p:  # check_X's sentence (scikit-learn's words)
+        raise ValueError(
+            f"X has {len(cols)} features, but predict is expecting {p} features as input, the "
+            "number of columns in fit. Pass the same columns, in the same order, as in fit.")
+    if names is None and spec.named:
+        names = tuple(c.name for c in spec.columns)
+    if spec.is_identity and not _has_missing(X):
+        return X
+    out, dtypes = [], []
+    for j, (c, cs) in enumerate(zip(cols, spec.columns)):
+        if cs.kind == "numeric":
+            a = _numeric_column(c, j, names)
+            miss = np.isnan(a) if a.dtype.kind == "f" else None
+            if miss is not None and miss.any():
+                if missing == "error":
+                    _missing_error(j, names, int(miss.sum()), int(np.argmax(miss)))
+                a = np.where(miss, np.asarray(cs.fill, a.dtype), a)
+            dtypes.append(a.dtype)
+            out.append(a)
+            if cs.indicator:
+                out.append(np.zeros(len(a)) if miss is None else miss.astype(np.float64))
+            continue
+        values = _categorical_values(c)
+        codes, uniques = _factorize(values)
+        miss = codes < 0
+        if miss.any() and missing == "error":
+            _missing_error(j, names, int(miss.sum()), int(np.argmax(miss)))
+        slot = {lv: i for i, lv in enumerate(cs.levels)}
+        n_cols = len(cs.levels) + int(cs.other)
+        unseen = len(cs.levels) if cs.other else -1  # -1: all zeros
+        target = np.array([slot.get(_level_name(u), unseen) for u in uniques] + [-1], np.int64)
+        col_of_row = target[np.where(miss, len(uniques), codes)]
+        block = np.zeros((len(values), n_cols))
+        rows = np.flatnonzero(col_of_row >= 0)
+        block[rows, col_of_row[rows]] = 1.0
+        out.extend(block.T)
+        if cs.indicator:
+            out.append(miss.astype(np.float64))
+    dtype = (np.float32 if dtypes and all(d.kind == "f" and d.itemsize <= 4 for d in dtypes)
+             else np.float64)
+    n = len(cols[0]) if cols else 0
+    return np.stack(out, axis=1).astype(dtype, copy=False) if out else np.zeros((n, 0), dtype)
+
+
+def _has_missing(X) -> bool:
+    if _is_frame(X):
+        return bool(np.asarray(X.isna().to_numpy(), bool).any())
+    a = np.asarray(X)
+    if a.dtype.kind == "f" and a.ndim == 2:  # column by column: no n*p temporary
+        return any(bool(np.isnan(a[:, j]).any()) for j in range(a.shape[1]))
+    if a.dtype.kind == "f":
+        return bool(np.isnan(a).any())
+    if a.dtype == object:
+        return any(_is_missing(v) for v in a.ravel())
+    return False
+
+
+def rename(spec: EncodingSpec, names: Sequence[str]) -> EncodingSpec:
+    """The same encoding with the raw columns named ``names`` (e.g. the CLI's column names
+    for a table passed as an array); the covariates' names follow."""
+    if len(names) != spec.n_features_in:
+        raise ValueError(f"rename needs {spec.n_features_in} names; got {len(names)}.")
+    cols = tuple(dataclasses.replace(c, name=str(n)) for c, n in zip(spec.columns, names))
+    return EncodingSpec(cols, True)

@@ -1,0 +1,422 @@
+"""TreeClassifier and the Newton-step search (issue 13).
+
+The oracles are float64 numpy, written from the math, not from the library's code path:
+the Newton-step score of every candidate is the minimum of the second-order model of the
+logistic loss over ``(intercept, w')`` solved by brute force (2x2 normal equations, then
+the box), with the gradient and curvature written out here.
+"""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import losses, program as prog, reference, refine, scoring, search
+
+BASIS = jaxtree.make_basis(hats=0, sines=2, cosines=1, powers=1, truncated_cubics=0)  # q = 4
+N, P, K = 64, 3, 3  # one shape for most fits: compilations are shared
+
+
+def make_data(seed=0, n=N, p=P, noise=1.0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, p))
+    logit = 3 * np.sin(3 * X[:, 0]) - 2.5 * X[:, 1] ** 2 - 0.8
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-logit / noise))).astype(int)
+    return X, y
+
+
+def clf(**kw):
+    return jaxtree.TreeClassifier(**{"k": K, "basis": BASIS, **kw})
+
+
+# ------------------------------------------------------------------ numpy oracles
+
+
+def _sigmoid(t):
+    return 1 / (1 + np.exp(-t))
+
+
+def _ref_tree(program):
+    a = prog.to_numpy(program)
+    return reference.ReferenceTree(a["op"].astype(np.int64), a["left"].astype(np.int64),
+                                   a["right"].astype(np.int64), a["feature"].astype(np.int64),
+                                   a["basis"].astype(np.int64), a["weight"].astype(np.float64),
+                                   float(a["intercept"]), int(a["n_slots"]))
+
+
+def _newton_oracle(tree, phi, y, w):
+    """Brute-force one-Newton-step refit of every candidate (float64, loop over candidates).
+
+    For each candidate the new logit is ``f + da + w' s - o`` (``+``: ``s = k_d phi``,
+    ``o = 0``; ``*``: ``s = k_d c_d phi``, ``o = k_d c_d``). The Newton model of the
+    logistic loss is ``Q = sum w (g D + h D^2 / 2)``, ``D = da + w' s - o``; minimise over
+    ``da`` free and ``|w'| <= 1``. Returns ``{(rank, op_idx, j, i): (Q, w', intercept)}`` and
+    the constant ``C = sum w g^2 / h`` (the scorer's SSE is ``2 Q + C``).
+    """
+    f = reference.evaluate(tree, phi)
+    g = -y * _sigmoid(-y * f)
+    h = np.maximum(_sigmoid(f) * _sigmoid(-f), losses.H_MIN)
+    out = {}
+    _, p, q = phi.shape
+    for rank, slot in enumerate(reference.leaves(tree)):
+        b_d, k_d = reference.leaf_multipliers(tree, slot, phi)
+        c_d = tree.weight[slot] * phi[:, tree.feature[slot], tree.basis[slot]]
+        for op_idx in (0, 1):
+            u, o = (k_d, 0.0 * k_d) if op_idx == 0 else (k_d * c_d, k_d * c_d)
+            for j in range(p):
+                for i in range(q):
+                    s = u * phi[:, j, i]
+                    A = np.array([[np.sum(w * h), np.sum(w * h * s)],
+                                  [np.sum(w * h * s), np.sum(w * h * s * s)]])
+                    rhs = np.array([np.sum(w * (h * o - g)), np.sum(w * (h * o - g) * s)])
+                    da, wp = np.linalg.solve(A, rhs)
+                    if abs(wp) > 1:
+                        wp = float(np.clip(wp, -1, 1))
+                        da = (rhs[0] - wp * A[0, 1]) / A[0, 0]
+                    D = da + wp * s - o
+                    Q = np.sum(w * (g * D + 0.5 * h * D * D))
+                    out[rank, op_idx, j, i] = (Q, wp, tree.intercept + da)
+    return out, float(np.sum(w * g * g / h))
+
+
+# ------------------------------------------------------------------------ scoring
+
+
+def test_newton_scores_equal_bruteforce_refit(x64):
+    """Every candidate's Newton-step score, weight and intercept equal the brute-force
+    one-Newton-step refit. Catches: a wrong working response (sign, missing intercept in
+    f, h instead of w*h), a wrong '*' target, an unfloored or wrongly floored curvature."""
+    rng = np.random.default_rng(3)
+    n, p = 40, 2
+    X = rng.uniform(size=(n, p))
+    y = np.where(rng.uniform(size=n) < 0.4, 1.0, -1.0)
+    w = rng.uniform(0.5, 2.0, size=n)
+    data = scoring.chunk(jnp.asarray(X), jnp.asarray(y), jnp.asarray(w))
+    phi = np.asarray(BASIS.evaluate(jnp.asarray(X)), np.float64)
+    # A tree with a '*' and a '+' (3 leaves), non-zero intercept.
+    t = prog.empty_program(3, jnp.float64)
+    t = prog.insert(t._replace(n_slots=jnp.int32(1), op=t.op.at[0].set(prog.LEAF),
+                               feature=t.feature.at[0].set(0), basis=t.basis.at[0].set(1),
+                               weight=t.weight.at[0].set(0.7)), 0, prog.MUL, 1, 2, -0.6)
+    t = prog.insert(t, 1, prog.ADD, 0, 3, 0.4)._replace(intercept=jnp.asarray(-0.3))
+    scores = scoring.score(t, losses.working_data(t, data, BASIS, "logistic"), BASIS,
+                           max_leaves=4)
+    oracle, const = _newton_oracle(_ref_tree(t), phi, y, w)
+    sse = np.asarray(scores.sse)
+    q = BASIS.q
+    for (rank, op_idx, j, i), (Q, wp, a) in oracle.items():
+        row, col = 2 * rank + op_idx, j * q + i
+        np.testing.assert_allclose(sse[row, col], 2 * Q + const, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(scores.weight[row, col], wp, atol=1e-9)
+        np.testing.assert_allclose(scores.intercept[row, col], a, atol=1e-9)
+    assert np.isinf(sse[6:]).all()  # rows past the 3 leaves are not candidates
+
+
+def test_jax_and_numpy_newton_search_choose_the_same(x64):
+    """Three greedy Newton iterations (no refinement): the JAX step and a numpy loop over
+    :func:`jaxtree.reference.score_candidates` on the numpy working data choose the same
+    insertions with the same weights."""
+    X, y01 = make_data(seed=1, n=48)
+    y = np.where(y01 == 1, 1.0, -1.0)
+    phi = np.asarray(BASIS.evaluate(jnp.asarray(X)), np.float64)
+    data = scoring.chunk(jnp.asarray(X), jnp.asarray(y))
+    cfg = search.Config(max_k=2, refine=None, loss="logistic")
+    program, tree = prog.empty_program(2, jnp.float64), None
+    for _ in range(3):
+        program, info = search.step_jit(program, data, BASIS, cfg)
+        f = np.zeros(len(y)) if tree is None else reference.evaluate(tree, phi)
+        g, h = -y * _sigmoid(-y * f), np.maximum(_sigmoid(f) * _sigmoid(-f), losses.H_MIN)
+        z = f - g / h
+        sse, wt, a = reference.score_candidates(tree, phi, z, h)
+        if tree is None:
+            flat = reference.select_candidate(sse, reference.weighted_tss(z, h))
+            j, i = np.unravel_index(flat, sse.shape)
+            tree = reference.single_leaf(2, j, i, wt[j, i], a[j, i])
+            want = (prog.LEAF, j, i, wt[j, i])
+        else:
+            flat = reference.select_candidate(sse, float(np.sum(h * (z - f) ** 2)))
+            rank, op_idx, j, i = np.unravel_index(flat, sse.shape)
+            slot, op = reference.leaves(tree)[rank], (prog.ADD, prog.MUL)[op_idx]
+            tree = reference.insert(tree, slot, op, j, i, wt[rank, op_idx, j, i])
+            tree.intercept = float(a[rank, op_idx, j, i])
+            want = (op, j, i, wt[rank, op_idx, j, i])
+        ch = info.choice
+        assert (int(ch.op), int(ch.feature), int(ch.basis)) == tuple(int(v) for v in want[:3])
+        np.testing.assert_allclose(float(ch.weight), want[3], atol=1e-9)
+        np.testing.assert_allclose(np.asarray(prog.evaluate(program, jnp.asarray(X), BASIS)),
+                                   reference.evaluate(tree, phi), atol=1e-9)
+
+
+def test_refinement_lowers_the_true_loss_to_a_stationary_point(x64):
+    """After a Newton insertion, joint refinement on the logistic loss lowers it and ends
+    at a projected-gradient stationary point; the IRLS coordinate descent lowers it too.
+    A no-op (or squared-loss) refinement fails both."""
+    X, y01 = make_data(seed=2)
+    y = np.where(y01 == 1, 1.0, -1.0)
+    data = scoring.chunk(jnp.asarray(X), jnp.asarray(y))
+    cfg = search.Config(max_k=3, refine=None, loss="logistic")
+    p = prog.empty_program(3, jnp.float64)
+    for _ in range(3):
+        p, _ = search.step_jit(p, data, BASIS, cfg)
+    # Start away from the optimum (the Newton insertion is already close to it).
+    p = p._replace(weight=0.3 * p.weight, intercept=p.intercept + 0.7)
+    before = float(losses.mean_loss(p, data, BASIS, "logistic"))
+    r, val = refine.joint(p, data, BASIS, steps=50, loss="logistic")
+    after = float(losses.mean_loss(r, data, BASIS, "logistic"))
+    np.testing.assert_allclose(float(val), after, rtol=1e-12)
+    assert after < before - 1e-4
+    # Projected gradient (numpy, float64 finite differences) vanishes at the result.
+    phi = np.asarray(BASIS.evaluate(jnp.asarray(X)), np.float64)
+    tree = _ref_tree(r)
+
+    def loss_at(weights, a):
+        t = dataclasses.replace(tree.copy(), weight=weights, intercept=a)
+        return np.mean(np.logaddexp(0, -y * reference.evaluate(t, phi)))
+
+    eps = 1e-6
+    wts = tree.weight.copy()
+    for s in reference.leaves(tree):
+        e = np.zeros_like(wts)
+        e[s] = eps
+        g = (loss_at(wts + e, tree.intercept) - loss_at(wts - e, tree.intercept)) / (2 * eps)
+        if abs(wts[s]) < 1 - 1e-9:
+            assert abs(g) < 1e-5, (s, wts[s], g)
+        else:  # on the box: the gradient points outward
+            assert np.sign(wts[s]) * g <= 1e-6
+    ga = (loss_at(wts, tree.intercept + eps) - loss_at(wts, tree.intercept - eps)) / (2 * eps)
+    assert abs(ga) < 1e-5
+    c, cval = refine.coordinate_newton(p, data, BASIS, sweeps=3, max_leaves=4, loss="logistic")
+    assert float(cval) < before - 1e-4
+    np.testing.assert_allclose(float(losses.mean_loss(c, data, BASIS, "logistic")), float(cval))
+
+
+def test_regression_config_is_unchanged():
+    assert search.Config(max_k=2).loss == "squared"
+
+
+# ------------------------------------------------------------------------ estimator
+
+
+def test_binary_fit_predict_proba_and_history_is_monotone():
+    X, y = make_data()
+    c = clf().fit(X, y)
+    assert c.classes_.tolist() == [0, 1]
+    assert c.history_.shape == (K + 1,)
+    assert np.all(np.diff(c.history_) <= 1e-6)  # refinement keeps the log-loss falling
+    assert c.history_[-1] < np.log(2)
+    proba = c.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1)
+    f = c.decision_function(X)
+    np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-f)), rtol=1e-6)
+    np.testing.assert_array_equal(c.predict(X), c.classes_[(f > 0).astype(int)])
+    assert c.score(X, y) > 0.7
+    # history_[-1] is the mean log-loss of the fitted model
+    p1 = np.clip(proba[:, 1], 1e-12, 1 - 1e-12)
+    np.testing.assert_allclose(c.history_[-1], -np.mean(y * np.log(p1) + (1 - y) * np.log(1 - p1)),
+                               rtol=1e-5)
+
+
+def test_separable_data_gives_finite_logits_and_bounded_weights():
+    """Logistic loss on separable data has no finite minimiser; the box |w| <= 1 and the
+    bounded basis keep |T| <= k+1 and the intercept finite: no NaN, weights on the box."""
+    X = np.linspace(0, 1, N)[:, None] * np.ones((1, P))
+    y = (X[:, 0] > 0.5).astype(int)
+    c = clf(refine_steps=50).fit(X, y)
+    w = np.asarray(c.model_.program.weight)
+    assert np.isfinite(c.history_).all() and np.isfinite(w).all()
+    assert np.abs(w).max() <= 1 + 1e-6
+    f = c.decision_function(X)
+    assert np.isfinite(f).all() and np.abs(f).max() < 1e3
+    assert c.score(X, y) == 1.0
+
+
+def test_single_class_is_a_clear_error():
+    X, _ = make_data()
+    with pytest.raises(ValueError, match="at least 2 classes.*only one class: 'a'"):
+        clf().fit(X, ["a"] * N)
+
+
+def test_continuous_target_is_rejected():
+    X, _ = make_data()
+    with pytest.raises(ValueError, match="Unknown label type"):
+        clf().fit(X, np.linspace(0, 1, N))
+
+
+def test_string_and_bool_labels():
+    X, y = make_data()
+    names = np.array(["cat", "dog"])[y]
+    c = clf().fit(X, names)
+    assert c.classes_.tolist() == ["cat", "dog"]
+    pred = c.predict(X)
+    assert pred.dtype == names.dtype and set(pred) <= {"cat", "dog"}
+    cb = clf().fit(X, y.astype(bool))
+    assert cb.predict(X).dtype == bool
+    np.testing.assert_array_equal(cb.predict(X), c.predict(X) == "dog")
+
+
+def test_imbalanced_classes_are_calibrated_on_average(x64):
+    """With a free intercept, the logistic optimum has mean predicted probability equal to
+    the (weighted) prevalence. Catches an intercept left out of refinement or a wrong
+    prior at the start."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(N, P))
+    y = (rng.uniform(size=N) < 0.1 + 0.1 * X[:, 0]).astype(int)
+    assert 0 < y.sum() < N // 4
+    c = clf(refine_steps=60).fit(X, y)
+    np.testing.assert_allclose(c.predict_proba(X)[:, 1].mean(), y.mean(), atol=2e-3)
+
+
+def test_sample_weight_equals_repeated_rows(x64):
+    X, y = make_data(n=40)
+    reps = np.random.default_rng(7).integers(0, 3, size=40)
+    reps[:2] = 1
+    a = clf().fit(X, y, sample_weight=reps.astype(float))
+    b = clf().fit(np.repeat(X, reps, 0), np.repeat(y, reps))
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-8)
+    assert [c["feature"] for c in a.choices_] == [c["feature"] for c in b.choices_]
+
+
+def test_deterministic():
+    X, y = make_data()
+    a, b = clf().fit(X, y), clf().fit(X, y)
+    np.testing.assert_array_equal(a.history_, b.history_)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+def test_margin_loss_reports_the_ramp():
+    X, y = make_data()
+    c = clf(loss="margin").fit(X, y)
+    f = c.decision_function(X)
+    ys = np.where(y == 1, 1.0, -1.0)
+    np.testing.assert_allclose(c.history_[-1], np.mean(np.clip(1 - ys * f, 0, 1)), rtol=1e-5)
+    proba = c.predict_proba(X)
+    np.testing.assert_allclose(proba[:, 1], np.clip((1 + f) / 2, 0, 1), rtol=1e-6)
+    assert c.score(X, y) > 0.7
+
+
+def test_multiclass_one_vs_rest_members_equal_binary_fits():
+    """Each one-versus-rest member equals the binary fit of that class against the rest
+    (catches a label row mapped to the wrong class, or batch members mixed up)."""
+    X, _ = make_data()
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1], [0.6, 1.0])
+    labels = np.array(["lo", "mid", "hi"])[y]
+    c = clf().fit(X, labels)
+    assert c.classes_.tolist() == ["hi", "lo", "mid"]
+    f = c.decision_function(X)
+    assert f.shape == (N, 3) and c.history_.shape == (3, K + 1)
+    for col, name in enumerate(c.classes_):
+        b = clf().fit(X, labels == name)
+        np.testing.assert_allclose(f[:, col], b.decision_function(X), atol=2e-4)
+    proba = c.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1, rtol=1e-6)
+    np.testing.assert_array_equal(c.predict(X), c.classes_[np.argmax(f, 1)])
+    assert c.score(X, labels) > 0.8
+
+
+def test_save_load_round_trip(tmp_path):
+    X, y = make_data()
+    for labels in (np.array(["no", "yes"])[y], np.digitize(X[:, 0], [0.3, 0.7])):
+        c = clf().fit(X, labels)
+        path = tmp_path / "m.json"
+        c.save(path)
+        d = jaxtree.load(path)
+        assert isinstance(d, jaxtree.TreeClassifier)
+        assert d.classes_.tolist() == c.classes_.tolist()
+        np.testing.assert_array_equal(d.predict(X), c.predict(X))
+        np.testing.assert_allclose(d.predict_proba(X), c.predict_proba(X))
+    text = path.read_text().replace('"kind": "classify"', '"kind": "cluster"')
+    path.write_text(text)
+    with pytest.raises(ValueError, match="checksum|task kind"):
+        jaxtree.load(path)
+
+
+def test_functional_predict_under_jit_vmap_grad():
+    X, y = make_data()
+    c = clf().fit(X, y)
+    f = jax.jit(jaxtree.predict)(c.model_, jnp.asarray(X, jnp.float32))
+    np.testing.assert_allclose(np.asarray(f), c.decision_function(X), rtol=1e-5, atol=1e-6)
+    pr = jax.jit(jaxtree.classifier.predict_proba)(c.model_, jnp.asarray(X, jnp.float32))
+    np.testing.assert_allclose(np.asarray(pr), c.predict_proba(X), rtol=1e-5, atol=1e-6)
+    rows = jax.vmap(lambda x: jaxtree.predict(c.model_, x))(jnp.asarray(X[:5], jnp.float32))
+    np.testing.assert_allclose(np.asarray(rows), f[:5], rtol=1e-5)
+    g = jax.grad(lambda x: jax.nn.sigmoid(jaxtree.predict(c.model_, x)))(
+        jnp.asarray(X[0] * 0.9 + 0.05, jnp.float32))
+    assert g.shape == (P,) and np.isfinite(np.asarray(g)).all()
+
+
+def test_sympy_export_is_the_decision_function():
+    sp = pytest.importorskip("sympy")
+    X, y = make_data()
+    c = clf().fit(X, y)
+    expr = c.to_sympy()
+    syms = sorted(expr.free_symbols, key=lambda s: s.name)
+    fn = sp.lambdify(syms, expr, "numpy")
+    cols = [X[:, int(s.name[1:]) - 1] for s in syms]
+    np.testing.assert_allclose(fn(*cols), c.decision_function(X), rtol=1e-4, atol=1e-5)
+    assert "\\" in c.to_latex() or c.to_latex()
+
+
+def test_unsupported_options_are_clear():
+    X, y = make_data()
+    with pytest.raises(ValueError, match="search"):
+        clf(search="backfit").fit(X, y)
+    with pytest.raises(ValueError, match="loss"):
+        clf(loss="hinge").fit(X, y)
+    with pytest.raises(ValueError, match="greedy search only"):
+        search.step(prog.empty_program(2), scoring.chunk(jnp.asarray(X), jnp.asarray(y * 1.0)),
+                    BASIS, search.Config(max_k=2, loss="logistic", replace_moves=1))
+
+
+def test_cli_fit_predict_show_classify(tmp_path, capsys):
+    from jaxtree import cli
+
+    X, y = make_data()
+    rows = ["a,b,c,label"] + [f"{r[0]},{r[1]},{r[2]},{'yes' if t else 'no'}" for r, t in zip(X, y)]
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(rows) + "\n")
+    model = tmp_path / "m.json"
+    assert cli.main(["fit", str(data), "--target", "label", "--k", "2", "--basis", "fourier",
+                     "--out", str(model)]) == 0
+    out, err = capsys.readouterr()
+    assert "--task auto chose 'classify'" in err and "training accuracy" in out
+    assert cli.main(["predict", str(model), str(data)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "prediction,proba_no,proba_yes" and len(lines) == N + 1
+    assert lines[1].split(",")[0] in ("no", "yes")
+    assert cli.main(["show", str(model)]) == 0
+    assert "classes: no, yes" in capsys.readouterr().out
+
+
+def test_theory_classification_bound():
+    from jaxtree import theory
+
+    b = theory.generalization_bound(1000, 3, 10, 5, 0.05)
+    assert theory.classification_risk_bound(0.1, 1000, 3, 10, 5, 0.05) == pytest.approx(0.1 + b)
+    assert theory.classification_risk_bound(0.95, 100, 3, 10, 5, 0.05) == 1.0
+    with pytest.raises(ValueError, match="ramp"):
+        theory.classification_risk_bound(1.5, 1000, 3, 10, 5, 0.05)
+
+
+def test_sklearn_label_checks():
+    pytest.importorskip("sklearn")
+    from sklearn.utils.estimator_checks import (check_classifiers_one_label,
+                                                check_classifiers_regression_target)
+
+    check_classifiers_one_label("TreeClassifier", clf(k=1))
+    check_classifiers_regression_target("TreeClassifier", clf(k=1))
+
+
+@pytest.mark.slow
+def test_sklearn_check_estimator():
+    """All of scikit-learn's estimator checks for classifiers (62 checks, ~4 min on 2 CPU
+    cores: every check's data shape compiles the search once)."""
+    pytest.importorskip("sklearn")
+    from sklearn.utils.estimator_checks import check_estimator
+
+    res = check_estimator(clf(k=2, chunk_size=64), on_fail=None)
+    bad = [(r["check_name"], str(r.get("exception"))[:200]) for r in res
+           if r["status"] == "failed"]
+    assert not bad, bad
