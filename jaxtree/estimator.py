@@ -337,8 +337,8 @@ class TreeRegressor:
                 res = self._fit_reference(xs, ys, sw, params, dtype, sc)
         shape_fit = self.__dict__.pop("_shape_fit", None)
         if shape_fit is not None:  # the tree is pruned against the shapes' residual
-            ys = ys - np.asarray(shapes_.evaluate(shape_fit[0], jnp.asarray(xs, dtype),
-                                                  shape_fit[1]), np.float64)
+            ys = ys - np.asarray(shapes_.evaluate_jit(shape_fit[0], jnp.asarray(xs, dtype),
+                                                      shape_fit[1]), np.float64)
         res, pruned = _prune_result(self, res, xs, ys, sw, params, dtype)
         model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
         if shape_fit is not None:

@@ -56,6 +56,7 @@ __all__ = [
     "candidate_gains",
     "corners",
     "evaluate",
+    "evaluate_jit",
     "finish",
     "fit_step",
     "grams",
@@ -175,13 +176,24 @@ def _pair_design(xb, pairs, n2: int):
 
 def evaluate(shapes: Shapes, x, spec: ShapeSpec):
     """``intercept + sum of the chosen terms`` at scaled covariates ``x (m, p)``; pure,
-    works under jit, vmap and grad (with respect to ``x`` and the coefficients)."""
-    main = jnp.where(shapes.main_on[:, None], shapes.main, 0)
-    out = shapes.intercept + jnp.einsum("mpk,pk->m", _main_design(x, spec.n1), main)
-    if spec.pairs:
-        pair = jnp.where(shapes.pair_on[:, None], shapes.pair, 0)
-        out = out + jnp.einsum("mck,ck->m", _pair_design(x, spec.pairs, spec.n2), pair)
-    return out
+    works under jit, vmap and grad (with respect to ``x`` and the coefficients).
+
+    Memory ``O(m)`` per term: each chosen term reads its 2 or 4 nonzero hat values per row
+    (:func:`corners`), one term at a time, not a dense ``(m, pairs, n2²)`` design."""
+    p = shapes.main.shape[0]
+    coef = _flat(shapes, spec)
+    x = jnp.clip(x, 0.0, 1.0)
+
+    def term(t, out):
+        tid = jnp.clip(shapes.order[t], 0, coef.shape[0] - 1)
+        val = _apply(*_term_corners(x, tid, p, spec), coef[tid])
+        return out + jnp.where(t < shapes.n_terms, val, 0)
+
+    out = jnp.broadcast_to(shapes.intercept, x.shape[:1]).astype(coef.dtype)
+    return jax.lax.fori_loop(0, spec.max_terms, term, out)
+
+
+evaluate_jit = jax.jit(evaluate, static_argnums=2)
 
 
 def _local_gram(v):
@@ -507,7 +519,7 @@ def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3) 
     """Backfits the chosen terms of ``shapes`` to ``data`` (e.g. ``y`` minus a tree), starting
     from their current coefficients."""
     gr = grams_jit(data, spec)
-    fit = jax.vmap(lambda xb: evaluate(shapes, xb, spec))(data.x)
+    fit = jax.vmap(lambda xb: evaluate_jit(shapes, xb, spec))(data.x)
     return finish_jit(State(shapes, fit), data, gr, spec, sweeps)
 
 

@@ -162,7 +162,8 @@ def test_evaluate_matches_independent_formula_and_is_differentiable(x64):
     sh = S.init(p, spec, jnp.float64)._replace(
         main=jnp.asarray(rng.uniform(-1, 1, (p, spec.n1))), main_on=jnp.asarray([True, False, True, False]),
         pair=jnp.asarray(rng.uniform(-1, 1, (len(spec.pairs), spec.n2 ** 2))),
-        pair_on=jnp.zeros(len(spec.pairs), bool).at[4].set(True), intercept=jnp.asarray(0.25))
+        pair_on=jnp.zeros(len(spec.pairs), bool).at[4].set(True), intercept=jnp.asarray(0.25),
+        order=jnp.asarray([2, p + 4, 0, -1], jnp.int32), n_terms=jnp.asarray(3, jnp.int32))
     want = 0.25 + _block_np(x, 0, spec) @ sh.main[0] + _block_np(x, 2, spec) @ sh.main[2] \
         + _block_np(x, p + 4, spec) @ sh.pair[4]
     np.testing.assert_allclose(S.evaluate(sh, jnp.asarray(x), spec), want, rtol=1e-12)
