@@ -72,6 +72,8 @@ from jaxtree import _validation as V
 
 __all__ = [
     "CATEGORICAL_MODES",
+    "check_categorical_features",
+    "check_missing",
     "ColumnSpec",
     "DEFAULT_MAX_CATEGORIES",
     "DEFAULT_MIN_FREQUENCY",
@@ -253,10 +255,6 @@ def check_categorical_features(value, name="categorical_features"):
         raise TypeError(f"{name} must hold only column indices (int), only column names (str) or "
                         f"only booleans (a mask); got {items!r}.")
     return value
-
-
-def check_count(value, name, minimum):
-    return V.check_int(value, name, minimum)
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -7,7 +7,8 @@
   prints the decision function and the training accuracy; ``predict`` then writes the class
   and one ``proba_<class>`` column per class.
 * ``jaxtree predict model.json data.csv [--out predictions.csv]``: predictions as CSV
-  (column ``prediction``); the model's feature columns are selected by name.
+  (column ``prediction``); the model's feature columns are selected by name (for a
+  regressor, columns its formula does not use may be absent).
 * ``jaxtree show model.json``: formula, sizes, feature names and training history.
 
 Feature columns are taken as they are: empty cells and text columns are encoded by the
@@ -176,6 +177,43 @@ def _regression_target(args, names, cols, X):
     return _columns(args.data, names, [c[keep] for c in cols], [args.target], role="target")[:, 0], X
 
 
+def _used_columns(est) -> set:
+    """Indices of the raw columns whose covariates the fitted formula reads (its leaves with a
+    nonzero weight and its shape terms)."""
+    from jaxtree import program as prog
+
+    m = est.model_
+    a = prog.to_numpy(m.program)
+    used = {int(j) for j in np.ravel(a["feature"][(a["op"] == prog.LEAF) & (a["weight"] != 0)])}
+    if m.shapes is not None:
+        used |= {int(j) for j in np.flatnonzero(np.ravel(np.asarray(m.shapes.main_on)))}
+        for (i, l), on in zip(m.shape_spec.pairs, np.ravel(np.asarray(m.shapes.pair_on))):
+            used |= {int(i), int(l)} if on else set()
+    src = est.encoding_.source_columns()
+    return {src[j] for j in used}
+
+
+def _unused_columns_filled(path, est, raw, names, cols):
+    """``jaxtree predict`` needs only the columns the formula uses: an absent unused column is
+    filled with a placeholder (its fill value, or its first level), which changes no
+    prediction. An absent used column is an error naming every absent used column."""
+    absent = [w for w in raw if w not in names]
+    if not absent:
+        return names, cols
+    used = _used_columns(est)
+    needed = [w for k, w in enumerate(raw) if w in absent and k in used]
+    if needed:
+        raise CLIError(f"{path}: feature column(s) {', '.join(map(repr, needed))} not found (the "
+                       f"formula uses them); available columns: {', '.join(names)}.")
+    n = len(cols[0]) if cols else 0
+    extra = []
+    for w in absent:
+        c = est.encoding_.columns[raw.index(w)]
+        extra.append(np.full(n, c.fill, np.float64) if c.kind == "numeric" else
+                     np.full(n, c.levels[0] if c.levels else "", dtype=object))
+    return list(names) + absent, list(cols) + extra
+
+
 def _name_columns(est, features) -> None:
     """Names the fitted estimator's raw columns ``features`` (a table passed as an array)."""
     from jaxtree import _encoding
@@ -334,6 +372,7 @@ def _predict(args) -> int:
         # values, categories; see jaxtree._encoding).
         named = hasattr(est, "feature_names_in_")
         raw = list(est.feature_names_in_) if named else list(est.model_.feature_names)
+        names, cols = _unused_columns_filled(args.data, est, raw, names, cols)
         table = _table(args.data, names, cols, raw)
         with warnings.catch_warnings():  # an array (no pandas) has no column names to check
             warnings.simplefilter("ignore", UserWarning)
@@ -440,7 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", help="predict with a saved model",
                        description="Predict with a saved model; the model's feature columns are "
-                       "selected from the table by name (other columns, e.g. the target, are ignored).")
+                       "selected from the table by name (other columns, e.g. the target, are ignored; "
+                       "columns the formula does not use may be absent).")
     p.add_argument("model", help="model file written by 'jaxtree fit'")
     p.add_argument("data", help="CSV file with a header row (or .parquet/.pq with pyarrow)")
     p.add_argument("--out", metavar="PREDICTIONS.csv",

@@ -1,9 +1,7 @@
 """Raw tables (issue 12, items 2 and 3): missing values and categorical covariates, encoded at
 the boundary by jaxtree._encoding, through fit, predict, save/load, exports and the CLI."""
 
-import copy
 import json
-import warnings
 
 import numpy as np
 import pytest
@@ -231,7 +229,9 @@ def test_auto_target_transform_and_shapes_accept_raw_tables():
     df, y = make_table()
     e = est(target_transform="auto", categorical_features=["c"]).fit(df, y + 1.0)
     assert e.target_transform_ in ("identity", "log") and e.score(df, y + 1.0) > 0.99
-    copy.copy(e).predict(df)
+    assert list(e.encoded_feature_names_) == list(est().fit(df, y).encoded_feature_names_)
+    s = est(k=1, shapes=2).fit(df, y)  # shape terms see the encoded covariates too
+    assert s.score(df, y) > 0.99 and s.n_features_in_ == 4
 
 
 # ------------------------------------------------------------------------ the CLI
@@ -258,4 +258,17 @@ def test_cli_fits_and_predicts_a_raw_csv(tmp_path, capsys):
     back = jaxtree.load(model)
     assert list(back.feature_names_in_) == ["c", "x", "z", "flag"]
     assert cli.main(["show", str(model)]) == 0
-    assert "c=b" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "c=b" in out and "raw columns: c (categorical: 3 levels + other)" in out
+    # predict needs only the columns the formula uses.
+    used = {back.feature_names_in_[j] for j in cli._used_columns(back)}
+    assert {"c", "x"} <= used
+    unused = [w for w in ["z", "flag"] if w not in used]
+    pd.read_csv(path).drop(columns=unused).to_csv(tmp_path / "lean.csv", index=False)
+    assert cli.main(["predict", str(model), str(tmp_path / "lean.csv"), "--out",
+                     str(tmp_path / "p2.csv")]) == 0
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "p2.csv", skiprows=1), pred)
+    pd.read_csv(path).drop(columns=["c"]).to_csv(tmp_path / "no_c.csv", index=False)
+    capsys.readouterr()
+    assert cli.main(["predict", str(model), str(tmp_path / "no_c.csv")]) == 2
+    assert "'c' not found (the formula uses them)" in capsys.readouterr().err
