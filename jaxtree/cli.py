@@ -279,11 +279,15 @@ def _fit(args) -> int:
         raise CLIError(f"--out {args.out}: is a directory, expected a file name like model.json.")
     refine = None if args.refine == "none" else args.refine
     if task == "classify":
+        if args.shapes or args.search != "greedy":
+            raise CLIError("--shapes and --search are for regression; the classifier runs the "
+                           "greedy search (use --task regress, or leave them out).")
         return _fit_classifier(args, X, y, features, refine)
     # The estimator's own progress bar (MSE in the target's units, the chosen insertion).
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
                                 verbose=0 if args.quiet else 1, missing=args.missing,
-                                categorical_features=categorical)
+                                categorical_features=categorical, search=args.search,
+                                shapes=args.shapes)
     est.fit(X, y)
     _name_columns(est, features)
     print(est.formula())
@@ -462,6 +466,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated feature columns (default: every column but the target)")
     f.add_argument("--chunk-size", type=int, default=2048, metavar="N",
                    help="rows per chunk of the streamed statistics (default 2048)")
+    f.add_argument("--search", choices=("greedy", "backfit", "beam"), default="greedy",
+                   help="structure search (default greedy, the paper's; regression only)")
+    f.add_argument("--shapes", type=int, default=0, metavar="S",
+                   help="one- and two-covariate shape terms fitted before the tree (default 0; "
+                        "regression only; see README 'Tables: shape terms')")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",
