@@ -32,6 +32,15 @@ BLAS kernel; unset them for this command only::
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/bench_numpy.py
     ... python benchmarks/bench_numpy.py --quick     # small sizes, about a minute
+    # the n >= 1e5 race as quoted in BENCHMARKS.md: numpy on 1 BLAS thread, numpy and JAX
+    # fits alternating so that load from other jobs falls on both, JAX also with the basis
+    # held (cache_basis=True) like numpy
+    ... python benchmarks/bench_numpy.py --repeats 5 --large-only --numpy-threads 1 \
+            --interleave --jax-cache-basis --stem numpy_race_interleaved
+
+BLAS threads: on a busy 2-core machine OpenBLAS's two spinning threads can run a thin
+product 40x slower than one thread (measured), which inflates numpy's time; time numpy at
+several thread counts (``--numpy-threads 1 default``, the fastest is kept) or at one thread.
 
 The JSON records those variables, the BLAS kernel (threadpoolctl) and the environment.
 Outputs: a table on stdout, ``benchmarks/results/numpy_race.json`` and ``.md``
