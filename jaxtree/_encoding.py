@@ -444,6 +444,16 @@ def _numeric_column(c, j, names) -> np.ndarray:
     return V.as_float_array(a, f"X {where}")
 
 
+def _codes(c, j: int, names, missing: str):
+    """``(codes, levels, missing mask)`` of categorical column ``j`` (code -1: missing);
+    refuses missing values under ``missing="error"``."""
+    codes, uniques = _factorize(_categorical_values(c))
+    miss = codes < 0
+    if miss.any() and missing == "error":
+        _missing_error(j, names, int(miss.sum()), int(np.argmax(miss)))
+    return codes, uniques, miss
+
+
 def _categorical_values(c) -> np.ndarray:
     if V._is_pandas(c):
         return c.to_numpy(dtype=object)
@@ -497,11 +507,7 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
                     float(np.nanmin(a)) if a.dtype.kind == "f" else float(np.min(a)))
             specs.append(ColumnSpec(shown[j], "numeric", fill, has and missing == "indicator"))
             continue
-        values = _categorical_values(c)
-        codes, uniques = _factorize(values)
-        miss = codes < 0
-        if miss.any() and missing == "error":
-            _missing_error(j, names, int(miss.sum()), int(np.argmax(miss)))
+        codes, uniques, miss = _codes(c, j, names, missing)
         counts = np.bincount(codes[~miss], minlength=len(uniques))
         by_name, raw = {}, {}
         for u, cnt in zip(uniques, counts):
@@ -566,17 +572,13 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
             if cs.indicator:
                 out.append(np.zeros(len(a)) if miss is None else miss.astype(np.float64))
             continue
-        values = _categorical_values(c)
-        codes, uniques = _factorize(values)
-        miss = codes < 0
-        if miss.any() and missing == "error":
-            _missing_error(j, names, int(miss.sum()), int(np.argmax(miss)))
+        codes, uniques, miss = _codes(c, j, names, missing)
         slot = {lv: i for i, lv in enumerate(cs.levels)}
         n_cols = len(cs.levels) + int(cs.other)
         unseen = len(cs.levels) if cs.other else -1  # -1: all zeros
         target = np.array([slot.get(_level_name(u), unseen) for u in uniques] + [-1], np.int64)
         col_of_row = target[np.where(miss, len(uniques), codes)]
-        block = np.zeros((len(values), n_cols))
+        block = np.zeros((len(codes), n_cols))
         rows = np.flatnonzero(col_of_row >= 0)
         block[rows, col_of_row[rows]] = 1.0
         out.extend(block.T)

@@ -39,7 +39,6 @@ Decisions:
 
 from __future__ import annotations
 
-import inspect
 import sys
 import warnings
 from typing import Callable, Optional
@@ -56,7 +55,7 @@ from jaxtree import losses as losses_
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import scoring, search
-from jaxtree.estimator import check_params
+from jaxtree.estimator import ParamsProtocol, check_params
 
 __all__ = [
     "CLASSIFIER_CONSTRAINTS",
@@ -185,7 +184,7 @@ def _proba(f, loss: str, binary: bool, xp=jnp):
     return xp.where(tot > 0, s / xp.where(tot > 0, tot, 1), 1.0 / k)
 
 
-class TreeClassifier:
+class TreeClassifier(ParamsProtocol):
     """Compositional nonparametric classification (Xu, Honorio and Wang, Section 3).
 
     The decision function is ``f(x) = w0 + T(x)``, a tree of ``k`` operations over leaves
@@ -251,41 +250,12 @@ class TreeClassifier:
 
     # -------------------------------------------------------------- scikit-learn protocol
 
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(n for n in sig.parameters if n != "self")
-
-    def get_params(self, deep: bool = True) -> dict:
-        """Hyperparameters as a dict (scikit-learn protocol)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Sets hyperparameters (scikit-learn protocol); returns self."""
-        valid = set(self._get_param_names())
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"Invalid parameter {name!r} for TreeClassifier; valid: "
-                                 f"{sorted(valid)}.")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {n: p.default for n, p in inspect.signature(type(self).__init__).parameters.items()}
-        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._get_param_names()
-                         if getattr(self, n) is not defaults.get(n) and getattr(self, n) != defaults.get(n))
-        return f"TreeClassifier({args})"
-
     def __sklearn_tags__(self):
         """scikit-learn's estimator tags (imported lazily: only scikit-learn calls this)."""
         from sklearn.utils import ClassifierTags, Tags, TargetTags
 
         return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
                     classifier_tags=ClassifierTags())
-
-    def __sklearn_is_fitted__(self) -> bool:
-        """Whether ``fit`` has run (scikit-learn's ``check_is_fitted`` protocol)."""
-        return hasattr(self, "model_")
 
     def _check_params(self):
         params = self.get_params()

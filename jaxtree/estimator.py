@@ -44,6 +44,7 @@ __all__ = [
     "ENGINES",
     "load",
     "PARAMETER_CONSTRAINTS",
+    "ParamsProtocol",
     "TARGET_TRANSFORMS",
     "TreeRegressor",
 ]
@@ -68,7 +69,41 @@ def _interop_class(name: str, ours: type) -> type:
         return theirs
     return _combined(name, ours, theirs)
 
-class TreeRegressor:
+class ParamsProtocol:
+    """The scikit-learn parameter protocol shared by the estimators: parameters are the
+    keyword arguments of ``__init__``, stored under their own names."""
+
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(n for n in sig.parameters if n != "self")
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Hyperparameters as a dict (scikit-learn protocol)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Sets hyperparameters (scikit-learn protocol); returns self."""
+        valid = set(self._get_param_names())
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"Invalid parameter {name!r} for {type(self).__name__}; "
+                                 f"valid: {sorted(valid)}.")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {n: p.default for n, p in inspect.signature(type(self).__init__).parameters.items()}
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._get_param_names()
+                         if getattr(self, n) is not defaults.get(n) and getattr(self, n) != defaults.get(n))
+        return f"{type(self).__name__}({args})"
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Whether ``fit`` has run (scikit-learn's ``check_is_fitted`` protocol)."""
+        return hasattr(self, "model_")
+
+
+class TreeRegressor(ParamsProtocol):
     """Compositional nonparametric regression tree (Xu, Honorio and Wang).
 
     The model is ``y = w0 + T(x)``, where ``T`` is a binary tree of ``k`` operations
@@ -233,30 +268,6 @@ class TreeRegressor:
 
     # -------------------------------------------------------------- scikit-learn protocol
 
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return sorted(n for n in sig.parameters if n != "self")
-
-    def get_params(self, deep: bool = True) -> dict:
-        """Hyperparameters as a dict (scikit-learn protocol)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Sets hyperparameters (scikit-learn protocol); returns self."""
-        valid = set(self._get_param_names())
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"Invalid parameter {name!r} for TreeRegressor; valid: {sorted(valid)}.")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {n: p.default for n, p in inspect.signature(type(self).__init__).parameters.items()}
-        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._get_param_names()
-                         if getattr(self, n) is not defaults.get(n) and getattr(self, n) != defaults.get(n))
-        return f"TreeRegressor({args})"
-
     def __sklearn_tags__(self):
         """scikit-learn's estimator tags (imported lazily: only scikit-learn calls this)."""
         from sklearn.utils import RegressorTags, Tags, TargetTags
@@ -266,10 +277,6 @@ class TreeRegressor:
         return Tags(estimator_type="regressor", target_tags=TargetTags(required=True),
                     regressor_tags=RegressorTags(),
                     input_tags=InputTags(allow_nan=getattr(self, "missing", None) != "error"))
-
-    def __sklearn_is_fitted__(self) -> bool:
-        """Whether ``fit`` has run (scikit-learn's ``check_is_fitted`` protocol)."""
-        return hasattr(self, "model_")
 
     # ---------------------------------------------------------------------------- fit
 
@@ -437,6 +444,17 @@ class TreeRegressor:
             data = sharding_.shard_data(data, self.devices)
         return data
 
+    def _held_out(self, xs, ys, sw, params, dtype):
+        """``(training data, held-out data, held-out row indices)`` of the deterministic split
+        (``validation_fraction``, ``random_state``), both chunked as the fit chunks."""
+        train, held = _split(xs.shape[0], self.validation_fraction, self.random_state)
+        part = lambda a: None if a is None else a[train]
+        data = self._data(xs[train], ys[train], part(sw), params, dtype)
+        held_data = scoring.chunk(jnp.asarray(xs[held], dtype), jnp.asarray(ys[held], dtype),
+                                  None if sw is None else jnp.asarray(sw[held], dtype),
+                                  chunk_size=params.chunk)
+        return data, held_data, held
+
     def _fit_jax(self, xs, ys, sw, params, dtype, sc, tree_only: bool = False):
         if self.shapes and not tree_only:
             return self._fit_shapes(xs, ys, sw, params, dtype, sc)
@@ -450,12 +468,7 @@ class TreeRegressor:
             return search.fit(self._data(xs, ys, sw, params, dtype), params.basis, params.k, cfg,
                               callback=self._progress, loss_scale=scale)
         # Choose the size on held-out rows, then refit on all rows (same compiled step).
-        train, held = _split(xs.shape[0], self.validation_fraction, self.random_state)
-        part = lambda a: None if a is None else a[train]
-        data = self._data(xs[train], ys[train], part(sw), params, dtype)
-        held_data = scoring.chunk(jnp.asarray(xs[held], dtype), jnp.asarray(ys[held], dtype),
-                                  None if sw is None else jnp.asarray(sw[held], dtype),
-                                  chunk_size=params.chunk)
+        data, held_data, held = self._held_out(xs, ys, sw, params, dtype)
         step = search.with_validation(
             lambda p: search.step_jit(p, data, params.basis, cfg),
             lambda p: _held_out_mse(p, held_data, params.basis))
@@ -528,12 +541,7 @@ class TreeRegressor:
         on the training part with the held-out MSE after each term; the smallest count within
         one standard error of the best (counting the intercept-only model as 0 terms)."""
         n1, n2 = (int(v) for v in self.shape_knots)
-        train, held = _split(xs.shape[0], self.validation_fraction, self.random_state)
-        part = lambda a: None if a is None else a[train]
-        data = self._data(xs[train], ys[train], part(sw), params, dtype)
-        held_data = scoring.chunk(jnp.asarray(xs[held], dtype), jnp.asarray(ys[held], dtype),
-                                  None if sw is None else jnp.asarray(sw[held], dtype),
-                                  chunk_size=params.chunk)
+        data, held_data, held = self._held_out(xs, ys, sw, params, dtype)
         pairs = shapes_.screen_pairs(data)
         spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes), pairs=pairs)
         gr = shapes_.grams_jit(data, spec)
