@@ -1,5 +1,6 @@
-"""Cost of shape terms at airline scale: warm fits of ``TreeRegressor`` with and without
-``shapes`` on the same data in one process (issue 11's cost target).
+"""Cost of the new search options at airline scale: warm fits of ``TreeRegressor`` with
+and without ``shapes`` (and with ``search="beam"``) on the same data in one process (issue
+11's cost target; step 5 of ``benchmarks/gpu.sh``).
 
 Data: ``bench_scale.py``'s airline-like synthetic table is not reused on purpose: the
 covariates here are drawn like the NYC flights table's (eight columns, a few with few
@@ -30,6 +31,7 @@ CONFIGS = {
     "greedy k=10": {"k": 10},
     "shapes=10, k=10": {"k": 10, "shapes": 10},
     "shapes=20, k=10": {"k": 10, "shapes": 20},
+    "beam width 4, k=10": {"k": 10, "search": "beam", "beam_width": 4},
 }
 
 
@@ -58,10 +60,14 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=700_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent / "results"))
+    ap.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=list(CONFIGS),
+                    metavar="NAME", help=f"which of {list(CONFIGS)} (default all; the first is "
+                                         "the baseline of the ratio)")
     args = ap.parse_args(argv)
     X, y = airline_like(args.n)
     rows = []
-    for name, kw in CONFIGS.items():
+    for name in args.configs:
+        kw = CONFIGS[name]
         t0 = time.perf_counter()
         est = jaxtree.TreeRegressor(**kw).fit(X, y)
         first = time.perf_counter() - t0
@@ -83,7 +89,8 @@ def main(argv=None) -> int:
     (out / "shapes_cost.json").write_text(json.dumps(
         {"environment": environment(), "n": args.n, "repeats": args.repeats, "rows": rows},
         indent=2))
-    lines = [f"# bench_shapes.py, n = {args.n}, p = 8, {args.repeats} warm fits (median)", "",
+    lines = [f"# bench_shapes.py, n = {args.n}, p = 8, {args.repeats} warm fits (median), "
+             f"{environment().get('device', '')}", "",
              "| config | first fit s | warm s (median) | × greedy | load avg |",
              "|---|---:|---:|---:|---:|"]
     lines += [f"| {r['config']} | {r['first_fit_s']:.2f} | {r['warm_median_s']:.2f} | "

@@ -8,7 +8,9 @@
 #   2. the n sweep 1e5, 1e6, 1e7 with the data in device memory (same TF32 check);
 #   3. fit_batch against separate fits (B = 1, 8, 32);
 #   4. the new search moves at airline scale (search="backfit": pair lookahead and
-#      replacement moves, default optax refinement) beside step 1's greedy rows.
+#      replacement moves, default optax refinement) beside step 1's greedy rows;
+#   5. shape terms (shapes=10, 20) and the beam search (width 4) at airline scale through
+#      TreeRegressor.fit, beside the greedy fit (benchmarks/bench_shapes.py).
 #
 # Every record carries the device, jax version, precision and commit. Run from anywhere:
 #
@@ -31,11 +33,13 @@ if [ -n "${JAXTREE_GPU_SMOKE:-}" ]; then
     moves=(--only n --ns 20000 --n-sweep-k 3)
     sweep=(--ns 1e3 1e4)
     batch=(--quick)
+    shapes=(--n 20000 --repeats 1)
 else
     airline=(--only airline --airline-refine coordinate none)
     moves=(--only airline)
     sweep=(--ns 1e5 1e6 1e7)
     batch=()
+    shapes=(--n 700000 --repeats 2)
 fi
 
 {
@@ -53,15 +57,20 @@ fi
     echo "== 4. search moves (search=backfit) at airline scale"
     timeout 300 "$py" benchmarks/bench_scale.py "${moves[@]}" --search backfit --stream-from 1e12 \
         --repeats 2 --out "$work/moves" || echo "STEP FAILED: search moves"
+    echo "== 5. shape terms and beam search through TreeRegressor.fit"
+    timeout 420 "$py" benchmarks/bench_shapes.py "${shapes[@]}" --out "$work/shapes" \
+        || echo "STEP FAILED: shapes and beam"
 } 2>&1 | tee "$log"
 
-# keep: gpu_{airline,n,moves}_scale_*.json/.png, gpu_batch.json, gpu_log.txt
+# keep: gpu_{airline,n,moves}_scale_*.json/.png, gpu_batch.json, gpu_shapes_cost.json,
+# gpu_log.txt
 for part in airline n moves; do
     for f in "$work/$part"/scale_*.json "$work/$part"/scale_*.png; do
         [ -e "$f" ] && cp "$f" "$dest/gpu_${part}_$(basename "$f")"
     done
 done
 [ -e "$work/batch.json" ] && cp "$work/batch.json" "$dest/gpu_batch.json"
+[ -e "$work/shapes/shapes_cost.json" ] && cp "$work/shapes/shapes_cost.json" "$dest/gpu_shapes_cost.json"
 ls -l "$dest"
 # exit status: non-zero when a step failed or timed out (its partial output is kept)
 ! grep -q "^STEP FAILED" "$log"

@@ -29,6 +29,7 @@ import jaxtree  # noqa: E402
 from jaxtree import basis as B  # noqa: E402
 from jaxtree import program as prog  # noqa: E402
 from jaxtree import refine, scoring  # noqa: E402
+from jaxtree import reference as R  # noqa: E402
 
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
 MAX_K, N, P, CHUNK = 5, 120, 3, 32
@@ -305,3 +306,68 @@ def test_fit_batch_optax_refines_and_equals_separate_fits(paper_fit):
         assert [c["flat_index"] for c in res[b].choices_] == [c["flat_index"] for c in one.choices_]
         np.testing.assert_allclose(res[b].history_, one.history_, rtol=1e-8)
         np.testing.assert_allclose(res[b].predict(Xb[b]), one.predict(Xb[b]), rtol=1e-7, atol=1e-9)
+
+
+# ------------------------------------------------------------------ brute-force score oracle
+
+def _numpy_basis(x):
+    """Independent numpy formulas of make_basis(hats=3, sines=2, cosines=2, powers=2,
+    truncated_cubics=0), in its order: hats, sines, cosines, powers. ``(n, p, 9)``."""
+    hats = [np.maximum(0.0, 1.0 - np.abs(x * 2 - m)) for m in range(3)]
+    sines = [np.sin(i * np.pi * x) for i in (1, 2)]
+    cosines = [np.cos(i * np.pi * x) for i in (1, 2)]
+    powers = [x, x * x]
+    return np.stack(hats + sines + cosines + powers, axis=-1)
+
+
+def _brute_force_scores(tree, phi, y, sw):
+    """Every candidate's SSE by building the inserted tree: ``T'(w) = A + w B`` is affine in
+    the new weight, so the best ``(w, a)`` with ``|w| <= 1`` is the clipped 1-D weighted
+    least squares of ``y - A`` on ``B`` (profiling the intercept keeps it convex)."""
+    _, p, q = phi.shape
+    out = np.full((len(R.leaves(tree)), 2, p, q), np.inf)
+    for rank, slot in enumerate(R.leaves(tree)):
+        for oi, op in enumerate((R.ADD, R.MUL)):
+            for j in range(p):
+                for i in range(q):
+                    t0 = R.insert(tree, slot, op, j, i, 0.0)
+                    t1 = R.insert(tree, slot, op, j, i, 1.0)
+                    t0.intercept = t1.intercept = 0.0
+                    a_, b_ = R.evaluate(t0, phi), R.evaluate(t1, phi) - R.evaluate(t0, phi)
+                    r = y - a_
+                    rc, bc = r - np.average(r, weights=sw), b_ - np.average(b_, weights=sw)
+                    den = np.sum(sw * bc * bc)
+                    w = 0.0 if den <= 1e-300 else np.clip(np.sum(sw * bc * rc) / den, -1, 1)
+                    e = rc - w * bc
+                    out[rank, oi, j, i] = np.sum(sw * e * e)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_both_engines_equal_a_brute_force_refit_of_every_candidate(seed, x64):
+    """Issue 16 item 2: on tiny problems every candidate of every leaf and operation is
+    solved by building its tree, with basis values from independent numpy formulas; the
+    reference's and the JAX engine's full score arrays must equal it."""
+    rng = np.random.default_rng(500 + seed)
+    n, p = 40, 2
+    x = rng.uniform(size=(n, p))
+    y = rng.normal(size=n) + 2 * x[:, 0] * np.cos(np.pi * x[:, 1])
+    sw = rng.uniform(0.2, 2.0, n)
+    phi = _numpy_basis(x)
+    basis = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=0)
+    np.testing.assert_allclose(np.asarray(basis.evaluate(jnp.asarray(x))), phi, atol=1e-12)
+    tree = R.single_leaf(4, 1, 4, rng.uniform(-1, 1), 0.2)  # room for one more insertion
+    for _ in range(int(rng.integers(1, 4))):
+        tree = R.insert(tree, int(rng.choice(R.leaves(tree))), int(rng.choice([R.ADD, R.MUL])),
+                        int(rng.integers(p)), int(rng.integers(basis.q)), rng.uniform(-1, 1))
+    brute = _brute_force_scores(tree, phi, y, sw)
+    ref, _, _ = R.score_candidates(tree, phi, y, sw)
+    tol = 1e-9 * np.sum(sw * (y - np.average(y, weights=sw)) ** 2)
+    np.testing.assert_allclose(ref, brute, rtol=1e-9, atol=tol)
+    program = prog.from_arrays(tree.op, tree.left, tree.right, tree.feature, tree.basis,
+                               tree.weight, tree.intercept, tree.n_slots, dtype=jnp.float64)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(sw), chunk_size=16)
+    d = len(R.leaves(tree))
+    sc = scoring.score(program, data, basis, max_leaves=tree.op.shape[0] // 2 + 1)
+    jax_sse = np.asarray(sc.sse)[: 2 * d].reshape(d, 2, p, basis.q)
+    np.testing.assert_allclose(jax_sse, brute, rtol=1e-9, atol=tol)
