@@ -19,6 +19,13 @@ What this module does, at the first fit (never at import):
   JAX's default, ``jax_persistent_cache_min_compile_time_secs`` to
   :data:`MIN_COMPILE_TIME_SECS`.
 
+Known hazard (JAX 0.10, seen once in development). JAX writes a cache entry with a plain
+``write_bytes``, not atomically: a process killed while writing, or two processes writing the
+same entry at once, can leave a truncated file, and a later process that reads it can abort
+inside XLA's deserialiser (a crash, not an exception). The remedy is to delete the directory
+(``rm -rf ~/.cache/jaxtree/jax``; it only holds compiled programs) or to turn the cache off
+with ``JAXTREE_COMPILATION_CACHE=0``. The test suite runs with the cache off.
+
 Security. JAX treats the cache as trusted code: whoever can write to the directory can make
 this process run arbitrary code. So the directory (and its parent ``jaxtree``) must be
 owned by the current user and not writable by group or others. An existing directory that

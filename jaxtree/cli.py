@@ -392,6 +392,29 @@ def _predict(args) -> int:
     return 0
 
 
+def _show_terms(args, est) -> None:
+    """``show --data``: each top-level term's share of the explained variance over the rows
+    of a CSV (and ``--plot``: one panel per term), as ``TreeRegressor.explain``."""
+    if hasattr(est, "classes_"):
+        raise CLIError("--data (the per-term view) is for regression models.")
+    named = hasattr(est, "feature_names_in_")
+    raw = list(est.feature_names_in_) if named else list(est.model_.feature_names)
+    names, cols = _read_table(args.data)
+    names, cols = _unused_columns_filled(args.data, est, raw, names, cols)
+    table = _table(args.data, names, cols, raw)
+    X = table if named else np.asarray(table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        terms = est.explain(X)
+        print(f"terms over the {len(terms[-1]['values'])} rows of {args.data} "
+              f"(share of the explained variance, mean |contribution|):")
+        for t in terms[:-1]:
+            print(f"  {100 * t['share']:5.1f}%  {t['mean_abs']:.4g}  {t['term']}")
+        if args.plot is not None:
+            est.plot_terms(X).savefig(args.plot, dpi=110)
+            print(f"wrote {args.plot}")
+
+
 def _show(args) -> int:
     from jaxtree import program as prog
 
@@ -420,6 +443,10 @@ def _show(args) -> int:
                           + ")" if c.kind == "categorical" else "")
                 + (" (missing indicator)" if c.indicator else "") for c in enc.columns]
         print(f"raw columns: {', '.join(desc)}")
+    if args.data is not None:
+        _show_terms(args, est)
+    elif args.plot is not None:
+        raise CLIError("--plot draws the terms over the rows of --data: pass --data DATA.csv.")
     hist = np.asarray(est.history_, np.float64)
     if hist.size:
         print("training history (MSE after the first leaf and each insertion):")
@@ -500,6 +527,11 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print a saved model's formula, sizes, feature names and "
                        "training history.")
     s.add_argument("model", help="model file written by 'jaxtree fit'")
+    s.add_argument("--data", metavar="DATA.csv",
+                   help="also list each top-level term's share of the explained variance over "
+                        "these rows (regression models)")
+    s.add_argument("--plot", metavar="TERMS.png",
+                   help="with --data: draw one panel per term over its covariates")
     s.set_defaults(func=_show)
     return parser
 

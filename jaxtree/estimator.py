@@ -694,6 +694,20 @@ class TreeRegressor(ParamsProtocol):
         self._check_fitted()
         return export_.plot_history(self.history_, ax=ax)
 
+    def explain(self, X) -> list:
+        """The fitted model as a sum of top-level terms, each evaluated at ``X`` (checked and
+        encoded as in :meth:`predict`), with its share of the explained variance and its mean
+        absolute contribution, largest first (see :func:`jaxtree.export.term_values`)."""
+        self._check_fitted()
+        V.check_feature_names(X, getattr(self, "feature_names_in_", None), type(self).__name__)
+        return export_.term_values(self.model_, self._encode(X))
+
+    def plot_terms(self, X, **kwargs):
+        """One panel per top-level term over its covariates (see :func:`jaxtree.export.plot_terms`)."""
+        self._check_fitted()
+        V.check_feature_names(X, getattr(self, "feature_names_in_", None), type(self).__name__)
+        return export_.plot_terms(self.model_, self._encode(X), **kwargs)
+
     def shape_terms(self) -> list:
         """The shape terms in ``X``'s and ``y``'s units (see :func:`jaxtree.export.shape_terms`)."""
         self._check_fitted()

@@ -35,7 +35,7 @@ from jaxtree import shapes as shapes_
 from jaxtree.basis import _latex_number
 
 __all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history",
-           "shape_terms", "plot_shapes", "plot_path"]
+           "shape_terms", "plot_shapes", "plot_path", "term_values", "plot_terms"]
 
 BACKENDS = ("numpy", "jax")
 
@@ -542,4 +542,162 @@ def plot_path(path, ax=None):
     ax.set_ylabel("MSE")
     ax.legend()
     ax.grid(True, alpha=0.3)
+    return fig
+
+
+# ------------------------------------------------------------------------- per-term view
+
+
+def _top_terms(h: _Host) -> list:
+    """Slots of the top-level additive terms: the subtrees hanging from the root's chain of
+    ``+`` nodes (a leaf or a ``*`` node each), in slot order."""
+    if h.n_slots == 0:
+        return []
+    out, todo = [], [0]
+    while todo:
+        s = todo.pop()
+        if int(h.op[s]) == prog.ADD:
+            todo += [int(h.left[s]), int(h.right[s])]
+        else:
+            out.append(s)
+    return sorted(out)
+
+
+def _subtree_features(h: _Host, slot: int) -> list:
+    feats, todo = set(), [slot]
+    while todo:
+        s = todo.pop()
+        if int(h.op[s]) == prog.LEAF:
+            feats.add(int(h.feature[s]))
+        else:
+            todo += [int(h.left[s]), int(h.right[s])]
+    return sorted(feats)
+
+
+def _subtree_text(h: _Host, slot: int, digits: int) -> str:
+    """The term as text: ``0.31·sin(3π·x1)`` or ``(0.2·x1 + 0.5·x2)·0.9·cos(π·x3)``."""
+    def rec(s, parent):
+        op = int(h.op[s])
+        if op == prog.LEAF:
+            j = int(h.feature[s])
+            return f"{h.weight[s]:.{digits}g}·{h.basis.render(int(h.basis_index[s]), h.names[j])}"
+        a, b = rec(int(h.left[s]), op), rec(int(h.right[s]), op)
+        text = f"{a} + {b}" if op == prog.ADD else f"{a}·{b}"
+        return f"({text})" if op == prog.ADD and parent == prog.MUL else text
+    return rec(slot, None)
+
+
+def term_values(model, X) -> list:
+    """The model as a sum of top-level terms, each evaluated at ``X`` (EBM-style global view).
+
+    A term is a subtree hanging from the root's chain of ``+`` nodes (a leaf or a product;
+    equal leaves ``w phi(x_j)`` merged into one with the summed weight), or a shape term
+    (:mod:`jaxtree.shapes`); each depends only on its own covariates. The
+    prediction is ``constant + sum of the terms`` (``"identity"`` target transform; for
+    ``"log"`` it is the log prediction before the back-transform).
+
+    Args:
+      model: a fitted :class:`jaxtree.model.TreeModel`; X: ``(n, p)`` covariates (the encoded
+        matrix for a model of a raw table).
+
+    Returns:
+      A list of dicts, largest share first: ``term`` (text, scaled covariates as in the
+      formula), ``features`` (names), ``values`` (float64 ``(n,)``, the term's contribution in
+      ``y``'s units, centred on ``X``), ``mean_abs`` (mean absolute centred contribution, EBM's
+      importance) and ``share`` (its variance over the sum of the terms' variances); and, last,
+      a ``constant`` entry with the rest of the prediction.
+    """
+    _check_model(model)
+    import jax.numpy as jnp
+
+    h = _Host(model)
+    x = np.asarray(X, np.float64)
+    if x.ndim != 2 or x.shape[1] != h.x_min.shape[0]:
+        raise ValueError(f"X must have shape (n, {h.x_min.shape[0]}); got {x.shape}.")
+    u = np.clip((x - h.x_min) * h.x_scale, 0.0, 1.0)
+    dt = np.asarray(model.x_min).dtype
+    uj = jnp.asarray(u, dt)
+    v = np.asarray(prog.node_values(model.program, prog.leaf_values(model.program, uj, model.basis)),
+                   np.float64)
+    rows, leaf_rows = [], {}
+    for s in _top_terms(h):
+        if int(h.op[s]) == prog.LEAF:  # the same w·phi(x_j) twice (the box can force it): one
+            key = (int(h.feature[s]), int(h.basis_index[s]))  # term with the summed weight
+            if key in leaf_rows:
+                r = leaf_rows[key]
+                r[3] += h.weight[s]
+                r[2] = r[2] + h.y_scale * v[s]
+                continue
+            leaf_rows[key] = r = [None, [h.names[key[0]]], h.y_scale * v[s], h.weight[s], key]
+            rows.append(r)
+            continue
+        rows.append([_subtree_text(h, s, 3), [h.names[j] for j in _subtree_features(h, s)],
+                     h.y_scale * v[s]])
+    for r in leaf_rows.values():
+        j, i = r[4]
+        r[0] = f"{r[3]:.3g}·{h.basis.render(i, h.names[j])}"
+        del r[3:]
+    if getattr(model, "shapes", None) is not None:
+        spec = model.shape_spec
+        for feats, coef in shapes_.host_terms(model.shapes, spec):
+            one = model.shapes._replace(order=jnp.asarray([0], jnp.int32),
+                                        n_terms=jnp.asarray(1, jnp.int32),
+                                        intercept=jnp.zeros((), dt))
+            tid = feats[0] if len(feats) == 1 else h.x_min.shape[0] + spec.pairs.index(tuple(feats))
+            one = one._replace(order=jnp.asarray([tid], jnp.int32))
+            val = np.asarray(shapes_.evaluate(one, uj, spec._replace(max_terms=1)), np.float64)
+            name = f"f({', '.join(h.names[j] for j in feats)})"
+            rows.append((name, [h.names[j] for j in feats], h.y_scale * val))
+    total = np.zeros(len(x))
+    out = []
+    for text, feats, val in rows:
+        centred = val - val.mean()
+        total += val - centred
+        out.append({"term": text, "features": feats, "values": centred,
+                    "mean_abs": float(np.mean(np.abs(centred))), "var": float(np.var(val))})
+    var_sum = sum(r["var"] for r in out) or 1.0
+    for r in out:
+        r["share"] = r.pop("var") / var_sum
+    out.sort(key=lambda r: -r["share"])
+    const = h.y_center + h.y_scale * h.intercept + total
+    if getattr(model, "shapes", None) is not None:
+        const = const + h.y_scale * float(model.shapes.intercept)
+    out.append({"term": "constant", "features": [], "values": const, "mean_abs": 0.0,
+                "share": 0.0})
+    return out
+
+
+def plot_terms(model, X, *, columns: int = 4, max_terms: int = 12):
+    """One panel per top-level term (:func:`term_values`): its contribution against its
+    covariate (one covariate), or coloured over its first two covariates (more), in ``X``'s
+    units; titles give each term's share of the explained variance.
+
+    Returns:
+      The matplotlib ``Figure``.
+    """
+    terms = [t for t in term_values(model, X) if t["term"] != "constant"][:max_terms]
+    if not terms:
+        raise ValueError("the model has no terms to plot (a constant model).")
+    plt = _require("matplotlib.pyplot", "plotting")
+    x = np.asarray(X, np.float64)
+    names = list(model.feature_names)
+    cols = min(columns, len(terms))
+    rows = -(-len(terms) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    for ax, t in zip(axes.ravel(), terms):
+        idx = [names.index(f) for f in t["features"]]
+        if len(idx) == 1:
+            order = np.argsort(x[:, idx[0]], kind="stable")
+            ax.plot(x[order, idx[0]], t["values"][order])
+            ax.set_xlabel(t["features"][0])
+        else:
+            sc = ax.scatter(x[:, idx[0]], x[:, idx[1]], c=t["values"], s=4, cmap="RdBu_r")
+            fig.colorbar(sc, ax=ax)
+            ax.set_xlabel(t["features"][0])
+            ax.set_ylabel(t["features"][1])
+        title = t["term"] if len(t["term"]) <= 40 else t["term"][:37] + "..."
+        ax.set_title(f"{title}  ({100 * t['share']:.0f}%)", fontsize=8)
+    for ax in axes.ravel()[len(terms):]:
+        ax.axis("off")
+    fig.tight_layout()
     return fig

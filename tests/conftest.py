@@ -1,11 +1,17 @@
 """Shared fixtures. The suite runs with x64 enabled so float64 references are exact;
 float32 paths are exercised by passing float32 arrays (the library follows input dtypes)."""
 
+import os
+
 import jax
 import numpy as np
 import pytest
 
 jax.config.update("jax_enable_x64", True)
+# The suite never reads or writes the user's persistent compilation cache: a shared cache
+# would couple test runs to each other (and to entries other processes left behind). The
+# cache's own tests run in subprocesses with private directories (test_compilation_cache.py).
+os.environ.setdefault("JAXTREE_COMPILATION_CACHE", "0")
 
 
 @pytest.fixture

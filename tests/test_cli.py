@@ -212,3 +212,14 @@ def test_fit_with_shapes_and_beam_round_trips(fitted, tmp_path, capsys):
     assert cli.main(["predict", str(model), str(data), "--out", str(tmp_path / "p.csv")]) == 0
     pred = np.loadtxt(tmp_path / "p.csv", delimiter=",", skiprows=1)
     np.testing.assert_allclose(pred.reshape(-1), est.predict(X), rtol=1e-5, atol=1e-5)
+
+
+def test_show_lists_terms_and_plots_them(fitted, tmp_path, capsys):
+    _, _, data, model = fitted
+    png = tmp_path / "terms.png"
+    assert cli.main(["show", str(model), "--data", str(data), "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "share of the explained variance" in out and "%" in out
+    assert png.stat().st_size > 1000
+    assert cli.main(["show", str(model), "--plot", str(png)]) == 2  # --plot needs --data
+    assert "--data" in capsys.readouterr().err
