@@ -14,6 +14,26 @@ jax.config.update("jax_enable_x64", True)
 os.environ.setdefault("JAXTREE_COMPILATION_CACHE", "0")
 
 
+def _memory_maps() -> int:
+    try:
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+    except OSError:  # not Linux
+        return 0
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _bounded_jax_caches():
+    """Drops JAX's compiled programs after a test module once the process holds many memory
+    mappings. Every compiled CPU program keeps about three; a process that keeps all the
+    suite's programs approaches Linux's default ``vm.max_map_count`` (65,530), and XLA aborts
+    the process when a mapping fails (seen twice in full runs). Below the threshold, modules
+    keep sharing their compilations."""
+    yield
+    if _memory_maps() > 20_000:
+        jax.clear_caches()
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

@@ -55,9 +55,9 @@ def test_wider_beam_reaches_a_lower_training_loss_than_greedy_here(x64):
     np.testing.assert_allclose(beam.history_[-1], np.mean((beam.predict(X) - y) ** 2), rtol=1e-6)
 
 
-def test_second_beam_fit_compiles_nothing():
-    X, y = _data(3, n=200, p=4)
-    est = jaxtree.TreeRegressor(k=3, search="beam", beam_width=3).fit(X, y)
+def test_second_beam_fit_compiles_nothing(x64):
+    X, y = _data(2, n=250, p=8)  # the configuration of the test above (shared compilation)
+    est = jaxtree.TreeRegressor(k=6, search="beam", beam_width=4).fit(X, y)
     with debug.count_compilations() as count:
         est.fit(X, y + 1.0)
     assert count.lowerings == 0 and count.compiles == 0

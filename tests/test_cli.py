@@ -200,15 +200,15 @@ def test_version(capsys):
     assert capsys.readouterr().out.startswith(f"jaxtree {jaxtree.__version__} (jax ")
 
 
-def test_fit_with_shapes_and_beam_round_trips(fitted, tmp_path, capsys):
+def test_fit_with_shapes_and_a_search_round_trips(fitted, tmp_path, capsys):
     X, y, data, _ = fitted
     model = tmp_path / "shapes.json"
     assert cli.main(["fit", str(data), "--target", "target", "--out", str(model), "--k", "1",
-                     "--shapes", "2", "--search", "beam", "--quiet"]) == 0
+                     "--shapes", "2", "--search", "greedy", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "f(f" in out  # shape terms printed by name, e.g. f(f0, f1)
     est = jaxtree.load(model)
-    assert int(est.model_.shapes.n_terms) == 2 and est.search == "beam"
+    assert int(est.model_.shapes.n_terms) == 2 and est.search == "greedy"
     assert cli.main(["predict", str(model), str(data), "--out", str(tmp_path / "p.csv")]) == 0
     pred = np.loadtxt(tmp_path / "p.csv", delimiter=",", skiprows=1)
     np.testing.assert_allclose(pred.reshape(-1), est.predict(X), rtol=1e-5, atol=1e-5)

@@ -225,8 +225,8 @@ def test_shapes_model_save_load_round_trip(tmp_path):
 
 
 def test_second_fit_with_shapes_compiles_nothing():
-    X, y = _table(n=700)
-    est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4))
+    X, y = _table(n=600)
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4))
     est.fit(X, y)
     with debug.count_compilations() as count:
         est.fit(X, y + 1.0)
@@ -256,7 +256,7 @@ def test_shapes_refuse_streamed_data(tmp_path):
 def test_exports_of_a_shapes_model_agree_with_predict():
     sympy = pytest.importorskip("sympy")
     X, y = _table(n=600)
-    est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4)).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4)).fit(X, y)
     m = est.model_
     want = est.predict(X[:40])
     np.testing.assert_allclose(jaxtree.export.to_callable(m)(X[:40]), want, rtol=1e-5, atol=1e-5)
@@ -266,15 +266,15 @@ def test_exports_of_a_shapes_model_agree_with_predict():
     f = sympy.lambdify(sympy.symbols("x1:5", real=True), expr, "numpy")
     np.testing.assert_allclose(f(*X[:40].T), want, rtol=1e-4, atol=1e-4)
     tex = jaxtree.export.to_latex(m)
-    assert tex.count("f(") == 2
+    assert tex.count("f(") == 3
 
 
 def test_shape_terms_are_the_model_in_original_units():
     X, y = _table(n=600)
     X = X * np.array([10.0, 2.0, 5.0, 1.0]) + 3.0
-    est = jaxtree.TreeRegressor(k=0, shapes=2, shape_knots=(6, 4)).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4)).fit(X, y)
     terms = est.shape_terms()
-    assert len(terms) == 2
+    assert len(terms) == 3
     m = est.model_
     # Rebuild the shapes' part of the prediction by interpolating each term's table.
     part = np.zeros(50)
@@ -289,12 +289,12 @@ def test_shape_terms_are_the_model_in_original_units():
             wb = _hats_np((xs[:, cols[1]] - kb[0]) / (kb[-1] - kb[0]), len(kb))
             part += np.einsum("na,ab,nb->n", wa, t["values"], wb)
     const = float(m.y_center) + float(m.y_scale) * (float(m.shapes.intercept) + float(m.program.intercept))
-    tree = est.predict(xs) - const - part  # the k=0 tree: one leaf
+    tree = est.predict(xs) - const - part  # the tree's part
     np.testing.assert_allclose(tree, float(m.y_scale) * np.asarray(
         jaxtree.program.evaluate(m.program, jaxtree.model.scale_x(m, jnp.asarray(xs, jnp.float32)),
                                  m.basis) - m.program.intercept), atol=1e-4)
     fig = est.plot_shapes()
-    assert len(fig.axes) >= 2
+    assert len(fig.axes) >= 3
 
 
 def test_validation_chooses_the_number_of_shapes_of_a_planted_additive_model():

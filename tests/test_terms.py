@@ -41,11 +41,12 @@ def test_terms_sum_to_the_prediction_and_rank_by_share():
 
 
 def test_terms_of_a_shapes_model_and_plot():
-    X, y = _planted(1200, 1)
-    est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(8, 4)).fit(X, y)
+    X, y = _planted(600, 1)
+    X = np.c_[X, np.random.default_rng(9).uniform(size=len(X))]  # test_shapes' estimator shape
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4)).fit(X, y)
     terms = est.explain(X)
     names = [t["term"] for t in terms]
-    assert sum(n.startswith("f(") for n in names) == 2
+    assert sum(n.startswith("f(") for n in names) == 3
     total = terms[-1]["values"] + sum(t["values"] for t in terms[:-1])
     np.testing.assert_allclose(total, est.predict(X), rtol=1e-4, atol=1e-4)
     fig = est.plot_terms(X)
