@@ -645,7 +645,7 @@ def term_values(model, X) -> list:
                                         intercept=jnp.zeros((), dt))
             tid = feats[0] if len(feats) == 1 else h.x_min.shape[0] + spec.pairs.index(tuple(feats))
             one = one._replace(order=jnp.asarray([tid], jnp.int32))
-            val = np.asarray(shapes_.evaluate(one, uj, spec._replace(max_terms=1)), np.float64)
+            val = np.asarray(shapes_.evaluate_jit(one, uj, spec._replace(max_terms=1)), np.float64)
             name = f"f({', '.join(h.names[j] for j in feats)})"
             rows.append((name, [h.names[j] for j in feats], h.y_scale * val))
     total = np.zeros(len(x))

@@ -225,6 +225,7 @@ def test_exports_name_the_encoded_covariates(fitted):
                                atol=1e-4)
 
 
+@pytest.mark.slow  # ~14 s; the planted encoding oracle stays in the default suite
 def test_auto_target_transform_and_shapes_accept_raw_tables():
     df, y = make_table()
     e = est(target_transform="auto", categorical_features=["c"]).fit(df, y + 1.0)

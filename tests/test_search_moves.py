@@ -51,6 +51,7 @@ def test_backfit_history_never_increases_and_matches_the_model(refine):
     assert np.all(np.abs(a["weight"]) <= 1 + 1e-12)
 
 
+@pytest.mark.slow  # ~9 s; tests/test_oracles_search.py holds the replacement oracle
 def test_backfit_records_its_replacements_and_its_loss_never_rises():
     # On this problem one replacement is kept (at the second insertion); every record has
     # the common keys, counts at most REPLACE_MOVES replacements, and the history (each
