@@ -62,10 +62,11 @@ fi
         || echo "STEP FAILED: shapes and beam"
 } 2>&1 | tee "$log"
 
-# keep: gpu_{airline,n,moves}_scale_*.json/.png, gpu_batch.json, gpu_shapes_cost.json,
-# gpu_log.txt
+# keep (8 files): gpu_{airline,n,moves}_scale_*.json, gpu_{airline,n}_scale_*.png,
+# gpu_batch.json, gpu_shapes_cost.json, gpu_log.txt
 for part in airline n moves; do
     for f in "$work/$part"/scale_*.json "$work/$part"/scale_*.png; do
+        case "$part:$f" in moves:*.png) continue ;; esac  # 8 files at most come back
         [ -e "$f" ] && cp "$f" "$dest/gpu_${part}_$(basename "$f")"
     done
 done
