@@ -343,7 +343,7 @@ class TreeRegressor(ParamsProtocol):
             else:
                 res = self._fit_reference(xs, ys, sw, params, dtype, sc)
         shape_fit = self.__dict__.pop("_shape_fit", None)
-        if shape_fit is not None:  # the tree is pruned against the shapes' residual
+        if shape_fit is not None and self.prune_tol is not None:  # pruned against the shapes' residual
             ys = ys - np.asarray(shapes_.evaluate_jit(shape_fit[0], jnp.asarray(xs, dtype),
                                                       shape_fit[1]), np.float64)
         res, pruned = _prune_result(self, res, xs, ys, sw, params, dtype)
