@@ -35,6 +35,11 @@ Decisions:
   each). A free output scale (as ``y_scale`` for regression) would remove that; not done.
 * The logistic search starts from the intercept ``log(p / (1 - p))`` (the weighted class
   prior); the margin search from 0.
+* Tables (missing values, categories) go through the regressor's encoder
+  (:mod:`jaxtree._encoding`, the same parameters and rules); the trees see its covariates.
+* Size selection (``validation_fraction``) is the regressor's: the same split, the
+  one-standard-error rule on the held-out loss, a refit on all rows; one-versus-rest trees
+  choose their sizes one class at a time (see :class:`TreeClassifier`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _compilation_cache
+from jaxtree import _encoding as encoding_
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import export as export_
@@ -55,7 +61,7 @@ from jaxtree import losses as losses_
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import scoring, search
-from jaxtree.estimator import ParamsProtocol, check_params
+from jaxtree.estimator import ParamsProtocol, TreeRegressor, _ProgressBar, _split, check_params
 
 __all__ = [
     "CLASSIFIER_CONSTRAINTS",
@@ -201,23 +207,65 @@ class TreeClassifier(ParamsProtocol):
         descent, iteratively reweighted: :func:`jaxtree.refine.coordinate_newton`).
       engine: ``"jax"`` (the only engine for classification).
       search: ``"greedy"`` (the paper's search; the only one for classification).
-      verbose: print each iteration's training loss to stderr when > 0.
-      callback: ``callback(iteration, loss, info) -> bool`` after each iteration of a binary
-        fit (not called for more than two classes); True stops early.
-      random_state: unused (the search is deterministic); kept for scikit-learn tools.
+      verbose: > 0 shows the progress bar of :class:`jaxtree.TreeRegressor` on stderr (the
+        training log-loss, or ramp loss, and the chosen insertion; for ``K > 2`` classes the
+        loss is the mean over the one-versus-rest trees); > 1 also writes a line per iteration.
+      callback: ``callback(iteration, loss, info) -> bool`` after each iteration (iteration 0
+        is the first leaf), ``loss`` the training loss of the history. Two classes: once per
+        iteration, ``info`` the chosen insertion (keys :data:`jaxtree.search.CHOICE_KEYS`).
+        ``K > 2`` classes: once per iteration *per class*, in the order of ``classes_``, with
+        that class's tree's loss against the rest and its insertion; ``info`` also has
+        ``class`` (the label) and ``class_index``. Returning True stops the search after the
+        iteration (for ``K > 2``: every tree, once all classes of the iteration were called).
+        With ``validation_fraction`` it is called in the selection run and again in the refit
+        (iterations restart at 0), as for :class:`jaxtree.TreeRegressor`.
+      random_state: seed of the held-out split when ``validation_fraction`` is set (None
+        means 0: fits are deterministic); the search itself uses no randomness.
+      validation_fraction: None (default) grows every tree to ``k`` operations. A float in
+        ``(0, 1)`` chooses the size from the data, as :class:`jaxtree.TreeRegressor` does: the
+        same deterministic split (:func:`jaxtree.estimator._split`, not stratified) holds out
+        that fraction of the rows, the search runs to ``k`` on the rest, the held-out loss
+        (mean log-loss, or mean ramp loss for ``"margin"``; weighted by ``sample_weight``) of
+        every size is computed, the smallest size within one standard error of the best is
+        chosen (the one-standard-error rule; the standard error is estimated from the best
+        size's per-row held-out losses, since a log-loss has no closed form like the
+        regressor's ``MSE sqrt(2/n)``), and the tree is refitted on all rows to that size.
+        **More than two classes: each one-versus-rest tree chooses its own size** from its
+        own held-out binary loss (``k_per_class_``). The trees are searched independently
+        (the batch only shares the covariates), a class with a simple rule needs a smaller
+        tree than a class with a complex one, and one size for all would either under-fit
+        the complex class or give the simple one spurious leaves. The refit is still one
+        batch to the largest size; each tree is kept after its own size.
+      missing, categorical_features, max_categories, min_frequency: table encoding, exactly as
+        for :class:`jaxtree.TreeRegressor` (:mod:`jaxtree._encoding`): a numeric column with
+        missing values gets a fill value and a 0/1 covariate ``"<col> missing"``
+        (``missing="indicator"``, default; ``"error"`` refuses them); ``category``, string and
+        object columns of a DataFrame (``"from_dtype"``, default; or indices, names, a mask,
+        None) give one 0/1 covariate per level ``"<col>=<level>"``, rare levels grouped into
+        ``"<col>=other"``. Applied in ``fit``, ``predict``, ``predict_proba``,
+        ``decision_function`` and ``score``, and saved with the model.
 
-    Shape terms (``TreeRegressor(shapes=...)``), streaming, sharding and held-out size
-    selection are regression-only for now.
+    Shape terms (``TreeRegressor(shapes=...)``), streaming and sharding are regression-only
+    for now.
 
     Attributes (after ``fit``):
       classes_: the sorted class labels. n_features_in_, feature_names_in_: as for
-      :class:`jaxtree.TreeRegressor`.
+        :class:`jaxtree.TreeRegressor` (the raw columns of ``X``, before encoding).
+      encoding_: the fitted :class:`jaxtree._encoding.EncodingSpec`; encoded_feature_names_:
+        the covariates the trees see (``"carrier=UA"``, ``"year missing"``, ...).
       model_: the fitted :class:`jaxtree.model.TreeModel` whose prediction is the decision
         function (for ``K > 2`` classes every array has a leading class axis).
       history_: the training loss (mean log-loss, or the mean ramp loss for ``"margin"``)
         after the first leaf and each insertion; ``(K, k+1)`` for ``K > 2`` (per class
-        against the rest). choices_: the chosen insertions (per class for ``K > 2``).
-      status_: the search's :class:`jaxtree.search.Status`. k_: operations of the tree(s).
+        against the rest; with ``validation_fraction`` a tree smaller than the largest
+        repeats its final loss). choices_: the chosen insertions (per class for ``K > 2``).
+      status_: the search's :class:`jaxtree.search.Status`. k_: operations of the (largest)
+        tree; k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
+      path_: with ``validation_fraction``, the selection run: one dict per size with
+        ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out
+        rows), ``formula`` and ``model`` (the decision function's
+        :class:`jaxtree.model.TreeModel` at that size, taking the encoded matrix); for
+        ``K > 2`` a list of such paths, one per class in the order of ``classes_``. Else None.
 
     Examples:
       >>> import numpy as np, jaxtree
@@ -232,7 +280,11 @@ class TreeClassifier(ParamsProtocol):
                  refine: Optional[str] = "optax", engine: str = "jax", chunk_size: int = 2048,
                  coordinate_sweeps: int = 3, refine_steps: int = 20, precision: str = "highest",
                  clip: bool = True, verbose: int = 0, callback: Optional[Callable] = None,
-                 random_state=None, search: str = "greedy"):
+                 random_state=None, search: str = "greedy",
+                 validation_fraction: Optional[float] = None, missing: str = "indicator",
+                 categorical_features="from_dtype",
+                 max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
+                 min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY):
         self.k = k
         self.loss = loss
         self.basis = basis
@@ -247,15 +299,21 @@ class TreeClassifier(ParamsProtocol):
         self.callback = callback
         self.random_state = random_state
         self.search = search
+        self.validation_fraction = validation_fraction
+        self.missing = missing
+        self.categorical_features = categorical_features
+        self.max_categories = max_categories
+        self.min_frequency = min_frequency
 
     # -------------------------------------------------------------- scikit-learn protocol
 
     def __sklearn_tags__(self):
         """scikit-learn's estimator tags (imported lazily: only scikit-learn calls this)."""
-        from sklearn.utils import ClassifierTags, Tags, TargetTags
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
         return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                    classifier_tags=ClassifierTags())
+                    classifier_tags=ClassifierTags(),
+                    input_tags=InputTags(allow_nan=getattr(self, "missing", None) != "error"))
 
     def _check_params(self):
         params = self.get_params()
@@ -269,13 +327,15 @@ class TreeClassifier(ParamsProtocol):
         """Fits the classifier.
 
         Args:
-          X: ``(n_samples, n_features)`` numbers; n >= 2.
+          X: ``(n_samples, n_features)`` table (numpy, pandas, ...); n >= 2. Missing values
+            and categorical columns are encoded as for :class:`jaxtree.TreeRegressor`
+            (``missing``, ``categorical_features``; :mod:`jaxtree._encoding`).
           y: ``(n_samples,)`` class labels of any sortable type (at least two classes).
           sample_weight: optional ``(n_samples,)`` non-negative weights (a weight of ``m``
             is the same as ``m`` copies of the row).
 
         Returns:
-          self.
+          self. If the fit fails or is interrupted the estimator is left as it was.
 
         Raises:
           ValueError / TypeError: invalid data, labels or hyperparameters, with the fix.
@@ -283,54 +343,35 @@ class TreeClassifier(ParamsProtocol):
         _compilation_cache.enable()
         params = self._check_params()
         names = V.frame_feature_names(X)
-        xa = V.check_X(X, min_samples=2)
+        xa, enc = TreeRegressor._encode_fit(self, X)  # the regressor's table encoder, shared
         n, p = xa.shape
         classes, idx = check_labels(y, n)
         sw = V.check_sample_weight(sample_weight, n)
         dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
-        V.check_representable(xa, np.zeros(n), dtype, feature_names=names)
+        V.check_representable(xa, np.zeros(n), dtype,
+                               feature_names=names if enc.is_identity else enc.feature_names_out)
         sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
         x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
         basis = params.basis.bind(sc.x_min, x_max)
         xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
-        w = np.ones(n) if sw is None else sw
+        w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
         K = len(classes)
         # One-versus-rest labels +-1: one row for two classes (class 1 positive), else K rows.
         pos = (idx[None, :] == (np.arange(K)[:, None] if K > 2 else np.ones((1, 1))))
         ypm = np.where(pos, 1.0, -1.0)
-        data = scoring.chunk(jnp.asarray(xs, dtype), jnp.zeros(n, dtype),
-                             jnp.asarray(w, dtype), chunk_size=params.chunk)
-        m_total = data.y.size
-        ys = jnp.asarray(np.pad(ypm, ((0, 0), (0, m_total - n)), constant_values=1.0),
-                         dtype).reshape((ypm.shape[0],) + data.y.shape)
-        if self.loss == "logistic":
-            prior = np.clip((pos * w).sum(1) / w.sum(), 1e-6, 1 - 1e-6)
-            a0 = np.log(prior / (1 - prior))
-        else:
-            a0 = np.zeros(ypm.shape[0])
         cfg = search.Config(max_k=params.k, refine=self.refine, coordinate_sweeps=params.sweeps,
                             refine_steps=params.steps, precision=scoring.PRECISIONS[self.precision],
                             loss=self.loss,
                             buckets=scoring.buckets_for(n, p, basis.q, params.k) if K == 2 else ())
-        empty = prog.empty_program(params.k, dtype)
-        feature_names = names or tuple(f"x{j + 1}" for j in range(p))
-        self._bar = _Progress(params.k, self.verbose, self.loss)
+        feature_names = enc.feature_names_out  # the raw names when nothing was encoded
+        job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
+        self._bar = _ProgressBar(params.k, self.verbose, feature_names, basis)
+        self._bar.loss_name = "log-loss" if self.loss == "logistic" else "ramp"
         try:
-            if K == 2:
-                start = empty._replace(intercept=jnp.asarray(a0[0], dtype))
-                data = data._replace(y=ys[0])
-                res = search.run(lambda pr: search.step_jit(pr, data, basis, cfg), start,
-                                 params.k + 1, self._progress)
+            if self.validation_fraction is None:
+                res, path = job.search(xs, ypm, w, params.k), None
             else:
-                start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (K,) + a.shape), empty)
-                start = start._replace(intercept=jnp.asarray(a0, dtype))
-
-                def step(pr):
-                    out = _ovr_step_jit(pr, data, ys, basis, cfg)
-                    self._bar.tick()
-                    return out
-
-                res = search.run(step, start, params.k + 1)
+                res, path = job.select_and_refit(xa, xs, ypm, w)
         finally:
             self._bar.close()
             del self._bar
@@ -341,10 +382,17 @@ class TreeClassifier(ParamsProtocol):
         if status & search.Status.NO_CANDIDATE:
             warnings.warn(f"{search.message(status & search.Status.NO_CANDIDATE)}.",
                           RuntimeWarning, stacklevel=2)
+        self._pending_encoding = enc
         self._set_fitted(model, classes, res.history, res.choices, status, names)
+        self.path_ = path
         return self
 
     def _set_fitted(self, model, classes, history, choices, status, names):
+        """Sets every learned attribute at once (``fit`` and ``load``)."""
+        enc = self.__dict__.pop("_pending_encoding", None)
+        if enc is None:  # numeric columns as they are; a missing value takes the training min
+            x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]
+            enc = encoding_.identity(model.n_features, names, x_min)
         self.model_ = model
         self.classes_ = classes
         self.history_ = np.asarray(history, np.float64)
@@ -352,7 +400,12 @@ class TreeClassifier(ParamsProtocol):
         self.status_ = search.Status(int(status))
         slots = np.atleast_1d(np.asarray(model.program.n_slots))
         self.k_ = int((slots.max() - 1) // 2) if slots.max() > 0 else 0
-        self.n_features_in_ = model.n_features
+        self.k_per_class_ = ((np.maximum(slots - 1, 0) // 2).astype(np.int64)
+                             if model.program.weight.ndim == 2 else None)
+        self.path_ = None
+        self.encoding_ = enc
+        self.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
+        self.n_features_in_ = enc.n_features_in
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
@@ -360,7 +413,8 @@ class TreeClassifier(ParamsProtocol):
         return self
 
     def _progress(self, it, loss, info):
-        self._bar.update(it, loss)
+        """Per-iteration hook of a binary fit: the progress bar, then the user's callback."""
+        self._bar.update(it, loss, info)
         return bool(self.callback(it, loss, info)) if self.callback is not None else False
 
     # ------------------------------------------------------------------------ predict
@@ -374,11 +428,12 @@ class TreeClassifier(ParamsProtocol):
     def decision_function(self, X) -> np.ndarray:
         """The decision function ``f(x)``: float64 ``(n,)`` for two classes (positive
         favours ``classes_[1]``; the logit for the logistic loss), ``(n, K)`` for more (one
-        column per class against the rest)."""
+        column per class against the rest). ``X`` is a table like the training one: checked
+        by column names and encoded as in ``fit`` (missing values, categories)."""
         self._check_fitted()
         names = getattr(self, "feature_names_in_", None)
         V.check_feature_names(X, names, type(self).__name__)
-        xa = V.check_X(X, n_features=self.n_features_in_, feature_names=names)
+        xa = TreeRegressor._encode(self, X)  # the table encoded as in fit (jaxtree._encoding)
         f = decision_function(self.model_, jnp.asarray(xa, self.model_.x_min.dtype),
                               clip=self.clip)
         return np.asarray(f, np.float64)
@@ -454,7 +509,9 @@ class TreeClassifier(ParamsProtocol):
     def save(self, path) -> None:
         """Writes the classifier to ``path``: the versioned JSON of
         :func:`jaxtree.model.save` with a ``task`` entry (loss, classes, and one program per
-        class for more than two classes); read it with :func:`jaxtree.load`."""
+        class for more than two classes) and, for a table with missing values or categories,
+        the ``encoding`` entry (as :meth:`jaxtree.TreeRegressor.save`); read it with
+        :func:`jaxtree.load`. The size path ``path_`` is not saved."""
         self._check_fitted()
         members = self._members()
         classes = [c.item() if hasattr(c, "item") else c for c in self.classes_]
@@ -464,7 +521,9 @@ class TreeClassifier(ParamsProtocol):
         extra = {"params": {k: v for k, v in self.get_params().items()
                             if isinstance(v, (int, float, str, bool, type(None)))},
                  "history": [float(h) for h in np.ravel(self.history_)]}
-        model_.save(members[0], path, extra, task)
+        enc = getattr(self, "encoding_", None)
+        model_.save(members[0], path, extra, task,
+                    encoding=None if enc is None or enc.is_identity else enc.to_dict())
 
 
 def _batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
@@ -476,23 +535,166 @@ def _batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
                                y_center=b(model.y_center), y_scale=b(model.y_scale))
 
 
-class _Progress:
-    """A minimal progress report: with ``verbose > 0``, one line per iteration on stderr."""
+def _row_losses(loss: str, y, f):
+    """Per-row reported loss in float64 on the host: the log-loss ``log(1 + e^{-y f})`` or the
+    paper's ramp ``min(1, max(0, 1 - y f))``; ``y = +-1``."""
+    yf = np.asarray(y, np.float64) * np.asarray(f, np.float64)
+    return np.logaddexp(0.0, -yf) if loss == "logistic" else np.clip(1.0 - yf, 0.0, 1.0)
 
-    def __init__(self, k: int, verbose, loss: str):
-        self.k, self.verbose, self.loss, self.it = k, verbose, loss, 0
 
-    def update(self, it, value) -> None:
-        self.it = it + 1
-        if self.verbose:
-            name = "log-loss" if self.loss == "logistic" else "ramp loss"
-            print(f"[jaxtree] iteration {it:3d}/{self.k}  {name}={value:.4g}", file=sys.stderr)
+def _one_se_choice(row_losses, w):
+    """``(index, val, se)``: the held-out loss ``val[s]`` of every size ``s`` (the weighted mean
+    of ``row_losses (S, n_held)``), and the smallest size within one standard error of the
+    best (the one-standard-error rule).
 
-    def tick(self) -> None:
-        self.update(self.it, float("nan"))
+    The standard error is the best size's own: the weighted standard deviation of its per-row
+    losses over ``sqrt(n_eff)``, ``n_eff = (sum w)^2 / sum w^2`` (Kish's effective count; the
+    number of held-out rows without weights). :func:`jaxtree.estimator._choose_size` uses the
+    Gaussian closed form ``MSE sqrt(2 / n)`` of a squared error instead; a log-loss or ramp
+    loss has no such form, so it is estimated from the rows.
+    """
+    L = np.asarray(row_losses, np.float64)
+    w = np.asarray(w, np.float64)
+    tot = w.sum()
+    val = L @ w / tot
+    best = int(np.argmin(val))
+    var = np.sum(w * (L[best] - val[best]) ** 2) / tot
+    se = float(np.sqrt(var * np.sum(w ** 2)) / tot)  # sqrt(var / n_eff)
+    return int(np.flatnonzero(val <= val[best] + se)[0]), val, se
 
-    def close(self) -> None:
-        pass
+
+def _member(model: model_.TreeModel, c: int) -> model_.TreeModel:
+    """Member ``c`` of a one-versus-rest model (every array has a leading class axis)."""
+    return jax.tree_util.tree_map(lambda a: a[c], model)
+
+
+def _n_ops(program) -> int:
+    slots = int(np.asarray(program.n_slots))
+    return (slots - 1) // 2 if slots else 0
+
+
+class _Job:
+    """The searches of one ``fit``: the plain search (binary, or ``K`` one-versus-rest trees as
+    one vmapped batch) and the held-out size selection with its refit, sharing the settings."""
+
+    def __init__(self, est, params, basis, cfg, dtype, sc, feature_names, classes):
+        self.est, self.params, self.basis, self.cfg, self.dtype = est, params, basis, cfg, dtype
+        self.sc, self.feature_names, self.classes = sc, feature_names, classes
+
+    def _data(self, xs, ypm, w):
+        """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels."""
+        n, dtype = xs.shape[0], self.dtype
+        data = scoring.chunk(jnp.asarray(xs, dtype), jnp.zeros(n, dtype), jnp.asarray(w, dtype),
+                             chunk_size=self.params.chunk)
+        pad = data.y.size - n
+        ys = jnp.asarray(np.pad(ypm, ((0, 0), (0, pad)), constant_values=1.0),
+                         dtype).reshape((ypm.shape[0],) + data.y.shape)
+        return data, ys
+
+    def _start(self, ypm, w):
+        """The empty tree(s): intercept ``log(p / (1 - p))`` (logistic) or 0 (margin)."""
+        if self.est.loss == "logistic":
+            prior = np.clip(((ypm > 0) * w).sum(1) / w.sum(), 1e-6, 1 - 1e-6)
+            a0 = np.log(prior / (1 - prior))
+        else:
+            a0 = np.zeros(ypm.shape[0])
+        empty = prog.empty_program(self.cfg.max_k, self.dtype)
+        if ypm.shape[0] == 1:
+            return empty._replace(intercept=jnp.asarray(a0[0], self.dtype))
+        B = ypm.shape[0]
+        start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape), empty)
+        return start._replace(intercept=jnp.asarray(a0, self.dtype))
+
+    def search(self, xs, ypm, w, k: int, keep_states: bool = False) -> search.SearchResult:
+        """The first leaf and ``k`` insertions on these rows (labels ``ypm (B, n)``)."""
+        data, ys = self._data(xs, ypm, w)
+        start = self._start(ypm, w)
+        basis, cfg = self.basis, self.cfg
+        if ypm.shape[0] == 1:
+            one = data._replace(y=ys[0])
+            return search.run(lambda pr: search.step_jit(pr, one, basis, cfg), start, k + 1,
+                              self.est._progress, keep_states=keep_states)
+        return self._run_ovr(lambda pr: _ovr_step_jit(pr, data, ys, basis, cfg), start, k + 1,
+                             keep_states)
+
+    def _run_ovr(self, step, start, n_iter: int, keep_states: bool) -> search.SearchResult:
+        """The ``K`` one-versus-rest searches, one call of the driver (:func:`jaxtree.search.run`)
+        per iteration, so that the callback sees every class after every iteration and can stop
+        the search (the driver calls no callback for a batch)."""
+        state, hist, choices, states, status = start, [], [], [], 0
+        for it in range(n_iter):
+            res = search.run(step, state, 1, keep_states=keep_states)
+            state = res.program
+            hist.append(res.history[:, 0])
+            choices.append([c[0] for c in res.choices])
+            status = status | np.asarray(res.status, np.int64)
+            if keep_states:
+                states.append(res.programs[0])
+            if self._class_progress(it, hist[-1], choices[-1]):
+                if it + 1 < n_iter:
+                    status = status | search.STATUS_STOPPED
+                break
+        return search.SearchResult(state, np.stack(hist, 1), [list(c) for c in zip(*choices)],
+                                   status, None, states if keep_states else None)
+
+    def _class_progress(self, it, loss, choices) -> bool:
+        """The user's callback once per class, in the order of ``classes_`` (``info``: the
+        class's choice plus ``class`` and ``class_index``), then the bar (the mean loss over
+        the classes). True when any call asked to stop."""
+        est, stop = self.est, False
+        if est.callback is not None:
+            for c, (value, ch) in enumerate(zip(loss, choices)):
+                info = dict(ch, **{"class": self.classes[c], "class_index": c})
+                stop = bool(est.callback(it, float(value), info)) or stop
+        est._bar.update(it, float(np.mean(loss)), {})
+        return stop
+
+    def _model(self, program) -> model_.TreeModel:
+        program = jax.tree_util.tree_map(jnp.asarray, program)
+        m = model_.TreeModel.from_scaling(program, self.sc, self.dtype, self.basis,
+                                          self.feature_names)
+        return _batched(m, len(self.classes)) if program.weight.ndim == 2 else m
+
+    def select_and_refit(self, xa, xs, ypm, w):
+        """``validation_fraction``: ``(result, path)``. The search runs to ``k`` on the training
+        part of :func:`jaxtree.estimator._split`; every size's held-out loss decides each
+        tree's size (:func:`_one_se_choice`); then the trees are refitted on all rows to
+        their sizes (one batch for ``K > 2``: member ``c`` is kept after its own ``k_c``
+        insertions; its history repeats its final loss after that)."""
+        est = self.est
+        n, B = xs.shape[0], ypm.shape[0]
+        train, held = _split(n, est.validation_fraction, est.random_state)
+        if w[train].sum() <= 0 or w[held].sum() <= 0:
+            raise ValueError("validation_fraction: the held-out or the training rows all have "
+                             "sample_weight 0; give more rows a positive weight, or set "
+                             "validation_fraction=None.")
+        sel = self.search(xs[train], ypm[:, train], w[train], self.params.k, keep_states=True)
+        hist = np.asarray(sel.history, np.float64).reshape(B, -1)
+        models = [self._model(pr) for pr in sel.programs]
+        xh = jnp.asarray(xa[held], self.dtype)
+        f = np.stack([np.asarray(decision_function(m, xh, clip=est.clip), np.float64).reshape(
+            len(held), -1).T for m in models], 1)  # (B, sizes, n_held)
+        rows = _row_losses(est.loss, ypm[:, held][:, None, :], f)
+        path, sizes = [], []
+        for b in range(B):
+            pick, val, _ = _one_se_choice(rows[b], w[held])
+            members = [m if B == 1 else _member(m, b) for m in models]
+            path.append([dict(n_ops=_n_ops(m.program), train_loss=float(hist[b, s]),
+                              val_loss=float(val[s]), formula=m.formula(), model=m)
+                         for s, m in enumerate(members)])
+            sizes.append(_n_ops(members[pick].program))
+        est._bar.reset(max(sizes), "refit")
+        if B == 1:
+            return self.search(xs, ypm, w, sizes[0]), path[0]
+        res = self.search(xs, ypm, w, max(sizes), keep_states=True)
+        last = len(res.programs) - 1  # fewer than max(sizes) + 1 when a callback stopped it
+        at = [min(s, last) for s in sizes]
+        program = jax.tree_util.tree_map(lambda *a: np.stack(a),
+                                         *[_member(res.programs[i], b) for b, i in enumerate(at)])
+        history = np.stack([np.r_[h[: i + 1], np.full(last - i, h[i])]
+                            for h, i in zip(res.history, at)])
+        choices = [c[: i + 1] for c, i in zip(res.choices, at)]
+        return res._replace(program=program, history=history, choices=choices), path
 
 
 def load(path, custom_functions=None):
@@ -530,5 +732,13 @@ def load(path, custom_functions=None):
         model = dataclasses.replace(model, program=programs)
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
     default = all(nm == f"x{j + 1}" for j, nm in enumerate(m.feature_names))
-    return est._set_fitted(model, classes, hist, [], search.Status.OK,
-                           None if default else m.feature_names)
+    names = None if default else m.feature_names
+    if "encoding" in d:  # missing values / categories (jaxtree._encoding), as for regression
+        enc = encoding_.from_dict(d["encoding"], path)
+        if enc.feature_names_out != tuple(m.feature_names):
+            raise ValueError(f"{path}: not a valid jaxtree model file: the encoding makes the "
+                             f"covariates {list(enc.feature_names_out)}, but the model has "
+                             f"{list(m.feature_names)}")
+        est._pending_encoding = enc
+        names = tuple(c.name for c in enc.columns) if enc.named else None
+    return est._set_fitted(model, classes, hist, [], search.Status.OK, names)

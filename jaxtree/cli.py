@@ -9,7 +9,9 @@
 * ``jaxtree predict model.json data.csv [--out predictions.csv]``: predictions as CSV
   (column ``prediction``); the model's feature columns are selected by name (for a
   regressor, columns its formula does not use may be absent).
-* ``jaxtree show model.json``: formula, sizes, feature names and training history.
+* ``jaxtree show model.json``: formula (original units, indicators as ``[carrier = EV]``;
+  :meth:`jaxtree.TreeRegressor.formula`), sizes, feature names and training history. A model
+  with custom basis functions (saved by name only) shows its raw scaled tree with them named.
 
 Feature columns are taken as they are: empty cells and text columns are encoded by the
 estimator (:mod:`jaxtree._encoding`: a fill value plus a ``"<column> missing"`` covariate;
@@ -266,12 +268,12 @@ def _fit(args) -> int:
         raise CLIError(f"{args.data}: feature column(s) {', '.join(map(repr, absent))} not found; "
                        f"available columns: {', '.join(names)}.")
     task = _choose_task(args, names, cols)
+    # The raw columns: missing values and text are encoded by the estimator (both tasks).
+    X = _table(args.data, names, cols, features)
+    categorical = _categorical(args, features, [cols[names.index(f)] for f in features])
     if task == "classify":
-        X = _columns(args.data, names, cols, features)
-        y = cols[names.index(args.target)]
-    else:  # the raw columns: missing values and text are encoded by the estimator
-        X = _table(args.data, names, cols, features)
-        categorical = _categorical(args, features, [cols[names.index(f)] for f in features])
+        y, X = _class_target(args, names, cols, X)
+    else:
         y, X = _regression_target(args, names, cols, X)
     if X.shape[0] < 2:
         raise CLIError(f"{args.data}: fit needs at least 2 rows; got {X.shape[0]}.")
@@ -282,7 +284,7 @@ def _fit(args) -> int:
         if args.shapes or args.search != "greedy":
             raise CLIError("--shapes and --search are for regression; the classifier runs the "
                            "greedy search (use --task regress, or leave them out).")
-        return _fit_classifier(args, X, y, features, refine)
+        return _fit_classifier(args, X, y, features, refine, categorical)
     # The estimator's own progress bar (MSE in the target's units, the chosen insertion).
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
                                 verbose=0 if args.quiet else 1, missing=args.missing,
@@ -320,27 +322,47 @@ def _choose_task(args, names, cols) -> str:
     return task
 
 
-def _fit_classifier(args, X, y, features, refine) -> int:
-    """``jaxtree fit --task classify``: a :class:`jaxtree.TreeClassifier`."""
-    import jaxtree
-
+def _class_target(args, names, cols, X):
+    """``(labels, X)``: the class labels (text as ``str``, integral numbers as ints), rows whose
+    label is missing (an empty cell) dropped and said on stderr, as for a regression target."""
+    col = cols[names.index(args.target)]
+    if col.dtype == object:
+        keep = np.array([not (v is None or v != v or str(v).strip() == "") for v in col], bool)
+    else:
+        keep = ~np.isnan(col)
+    if not keep.all():
+        if not args.quiet:
+            print(f"jaxtree: dropped {int((~keep).sum())} row(s) whose target {args.target!r} is "
+                  "missing", file=sys.stderr)
+        X = X[keep] if not hasattr(X, "iloc") else X.loc[keep].reset_index(drop=True)
+    y = col[keep]
     if y.dtype == object:
-        missing = [i for i, v in enumerate(y) if v is None or v == "" or v != v]
-        if missing:
-            raise CLIError(f"{args.data}: the target column {args.target!r} has {len(missing)} "
-                           f"missing label(s) (first at row {missing[0] + 2}); remove those rows.")
         y = y.astype(str)
     elif np.all(y == np.round(y)):
-        y = y.astype(np.int64) if np.isfinite(y).all() else y
+        y = y.astype(np.int64)
+    return y, X
+
+
+def _fit_classifier(args, X, y, features, refine, categorical) -> int:
+    """``jaxtree fit --task classify``: a :class:`jaxtree.TreeClassifier` on the raw columns
+    (encoded as for regression)."""
+    import jaxtree
+
     est = jaxtree.TreeClassifier(k=args.k, basis=args.basis, refine=refine, loss=args.loss,
-                                 chunk_size=args.chunk_size, verbose=0 if args.quiet else 1)
+                                 chunk_size=args.chunk_size, verbose=0 if args.quiet else 1,
+                                 missing=args.missing, categorical_features=categorical)
     est.fit(X, y)
-    est.model_ = dataclasses.replace(est.model_, feature_names=tuple(features))
+    _name_columns(est, features)
     formula = est.formula()
     print("\n".join(f"{c}: {f}" for c, f in zip(est.classes_, formula))
           if isinstance(formula, list) else f"decision function ({est.classes_[1]!s} if > 0): {formula}")
-    print(f"training accuracy: {est.score(X, y):.4f}   (n={X.shape[0]}, p={X.shape[1]}, k={args.k}, "
-          f"classes: {', '.join(map(str, est.classes_))})")
+    with warnings.catch_warnings():  # an array (no pandas) has no column names to check
+        warnings.simplefilter("ignore", UserWarning)
+        acc = est.score(X, y)
+    encoded = len(est.encoded_feature_names_)
+    print(f"training accuracy: {acc:.4f}   (n={X.shape[0]}, p={X.shape[1]}"
+          + (f", {encoded} covariates after encoding" if encoded != X.shape[1] else "")
+          + f", k={args.k}, classes: {', '.join(map(str, est.classes_))})")
     if args.out is not None:
         est.save(args.out)
         print(f"saved {args.out}")
@@ -360,27 +382,27 @@ def _predict(args) -> int:
 
     est = _load(args.model)
     names, cols = _read_table(args.data)
-    classify = isinstance(est, jaxtree.TreeClassifier)
-    X = _columns(args.data, names, cols, list(est.model_.feature_names)) if classify else None
+    # The raw columns seen in fit, by name; the estimator encodes them as in fit (missing
+    # values, categories; see jaxtree._encoding).
+    named = hasattr(est, "feature_names_in_")
+    raw = list(est.feature_names_in_) if named else list(est.model_.feature_names)
+    names, cols = _unused_columns_filled(args.data, est, raw, names, cols)
+    table = _table(args.data, names, cols, raw)
+    X = table if named else np.asarray(table)
     buf = io.StringIO()
     if isinstance(est, jaxtree.TreeClassifier):  # class labels, then one probability per class
-        f = np.asarray(jaxtree.classifier.decision_function(est.model_, X, clip=est.clip), np.float64)
-        proba = np.asarray(jaxtree.classifier.predict_proba(est.model_, X, loss=est.loss,
-                                                            clip=est.clip), np.float64)
+        with warnings.catch_warnings():  # an array (no pandas) has no column names to check
+            warnings.simplefilter("ignore", UserWarning)
+            f = est.decision_function(X)
+            proba = est.predict_proba(X)
         pred = est.classes_[(f > 0).astype(np.int64) if f.ndim == 1 else np.argmax(f, 1)]
         buf.write(",".join(["prediction"] + [f"proba_{c}" for c in est.classes_]) + "\n")
         buf.writelines(",".join([str(c)] + [repr(float(v)) for v in row]) + "\n"
                        for c, row in zip(pred.tolist(), proba))
     else:
-        # The raw columns seen in fit, by name; the estimator encodes them as in fit (missing
-        # values, categories; see jaxtree._encoding).
-        named = hasattr(est, "feature_names_in_")
-        raw = list(est.feature_names_in_) if named else list(est.model_.feature_names)
-        names, cols = _unused_columns_filled(args.data, est, raw, names, cols)
-        table = _table(args.data, names, cols, raw)
         with warnings.catch_warnings():  # an array (no pandas) has no column names to check
             warnings.simplefilter("ignore", UserWarning)
-            pred = est.predict(table if named else np.asarray(table))
+            pred = est.predict(X)
         buf.write("prediction\n")
         buf.writelines(f"{v!r}\n" for v in pred.tolist())
     if args.out is None:
@@ -415,10 +437,28 @@ def _show_terms(args, est) -> None:
             print(f"wrote {args.plot}")
 
 
+def _placeholder(x):
+    """Stands for a custom basis function that ``jaxtree show`` cannot run (never evaluated
+    for what is printed: the scaled formula needs the functions' names only)."""
+    return x * 0.0
+
+
 def _show(args) -> int:
+    import jaxtree
+    from jaxtree import model as model_
     from jaxtree import program as prog
 
-    est = _load(args.model)
+    if not os.path.exists(args.model):
+        raise CLIError(f"{args.model}: no such model file.")
+    custom = model_.custom_function_names(model_.load_dict(args.model))
+    if custom:  # saved by name only: show the structure with the functions named
+        if args.data is not None or args.plot is not None:
+            raise CLIError(f"{args.model}: --data and --plot evaluate the model, which needs its "
+                           f"custom basis function(s) {custom}; the command line cannot run "
+                           "them. In Python: jaxtree.load(path, custom_functions={...}).explain(X).")
+        est = jaxtree.load(args.model, custom_functions={n: _placeholder for n in custom})
+    else:
+        est = _load(args.model)
     m = est.model_
     if m.program.weight.ndim == 2:  # a one-versus-rest classifier: describe class by class
         print(f"classifier ({est.loss} loss), one tree per class against the rest")
@@ -431,7 +471,14 @@ def _show(args) -> int:
         print(f"classifier ({est.loss} loss), classes: {', '.join(map(str, est.classes_))}; the "
               f"formula is the decision function ({est.classes_[1]!s} where > 0)")
     n_slots = int(m.program.n_slots)
-    print(m.formula())
+    if custom:
+        print(m.formula(scaled=True))
+        print(f"(custom basis function(s) {', '.join(custom)} are saved by name only, so the "
+              "formula is the raw tree on the covariates scaled to [0, 1]; for predictions and "
+              "the formula in original units load it in Python with "
+              "jaxtree.load(path, custom_functions={name: fn}))")
+    else:
+        print(est.formula())
     print(f"k (operations): {max(n_slots - 1, 0) // 2}   (capacity {m.program.max_k})")
     print(f"leaves: {int(prog.n_leaves(m.program))}")
     print(f"p (features): {m.n_features}")
@@ -449,7 +496,9 @@ def _show(args) -> int:
         raise CLIError("--plot draws the terms over the rows of --data: pass --data DATA.csv.")
     hist = np.asarray(est.history_, np.float64)
     if hist.size:
-        print("training history (MSE after the first leaf and each insertion):")
+        what = ("MSE" if not hasattr(est, "classes_") else
+                "log-loss" if est.loss == "logistic" else "ramp loss")
+        print(f"training history ({what} after the first leaf and each insertion):")
         for i, h in enumerate(hist):
             print(f"  {i:3d}  {h:.6g}")
     else:

@@ -140,7 +140,10 @@ class TreeRegressor(ParamsProtocol):
         ``f(x_i, x_l)`` (hats, see :mod:`jaxtree.shapes`), chosen greedily by least squares
         and backfitted; the tree of ``k`` operations is then searched on their residual, and
         one backfitting round refits the shapes given the tree. Counted as one insertion
-        each. The model is ``w0 + sum of shapes + T(x)``. In-memory fits only.
+        each. The model is ``w0 + sum of shapes + T(x)``. In-memory fits only. On more
+        than ``jaxtree.shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a
+        deterministic random subset of that many rows (``random_state``) and then backfitted
+        on all rows (``history_``'s shape iterations are the subset's training MSE).
       shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
         two-covariate shape.
       beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
@@ -265,6 +268,27 @@ class TreeRegressor(ParamsProtocol):
         self.categorical_features = categorical_features
         self.max_categories = max_categories
         self.min_frequency = min_frequency
+
+    @classmethod
+    def for_laws(cls, k: int = 20, *, basis="default+physics", y_bound: float = 0.25,
+                 target_transform: Optional[str] = "auto", search: str = "backfit",
+                 validation_fraction: Optional[float] = 0.2,
+                 prune_tol: Optional[float] = 1e-6, **kwargs) -> "TreeRegressor":
+        """The "exact laws" preset: an estimator for learning a formula (README, "Fitting a
+        physical law"). Every setting is an ordinary keyword (``get_params`` shows them, so
+        ``clone`` and saved models keep them) and each can be overridden.
+
+        ``k`` is an upper bound: ``validation_fraction`` holds out that share of the rows and
+        picks the size by the one-standard-error rule (see the class docstring), so noisy data
+        does not buy extra leaves. The physics families with the paper's basis, ``y_bound``
+        so a law's weights fit the box, ``"auto"`` chooses ``log y`` or ``y`` on held-out rows,
+        the backfit search, and pruning of leaves that cost less than ``prune_tol`` of ``R²``.
+
+        Example: ``jaxtree.TreeRegressor.for_laws().fit(X, y).law()``.
+        """
+        return cls(k, basis=basis, y_bound=y_bound, target_transform=target_transform,
+                   search=search, validation_fraction=validation_fraction,
+                   prune_tol=prune_tol, **kwargs)
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -444,10 +468,14 @@ class TreeRegressor(ParamsProtocol):
             data = sharding_.shard_data(data, self.devices)
         return data
 
-    def _held_out(self, xs, ys, sw, params, dtype):
+    def _held_out(self, xs, ys, sw, params, dtype, max_train=None):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
-        (``validation_fraction``, ``random_state``), both chunked as the fit chunks."""
+        (``validation_fraction``, ``random_state``), both chunked as the fit chunks; at most
+        ``max_train`` training rows (a deterministic subset) when given."""
         train, held = _split(xs.shape[0], self.validation_fraction, self.random_state)
+        if max_train is not None:
+            sub = _subsample(len(train), max_train, self.random_state)
+            train = train if sub is None else train[sub]
         part = lambda a: None if a is None else a[train]
         data = self._data(xs[train], ys[train], part(sw), params, dtype)
         held_data = scoring.chunk(jnp.asarray(xs[held], dtype), jnp.asarray(ys[held], dtype),
@@ -504,12 +532,22 @@ class TreeRegressor(ParamsProtocol):
         if self.validation_fraction is not None:
             n_shapes, pairs = self._choose_shapes(xs, ys, sw, params, dtype, scale)
         data = self._data(xs, ys, sw, params, dtype)
-        pairs = shapes_.screen_pairs(data) if pairs is None else pairs
+        # The terms are chosen on at most shapes_.SEARCH_ROWS rows, then backfitted on all.
+        rows = _subsample(xs.shape[0], shapes_.SEARCH_ROWS, self.random_state)
+        sub = data if rows is None else self._data(xs[rows], ys[rows],
+                                                   None if sw is None else sw[rows], params, dtype)
+        pairs = shapes_.screen_pairs(sub) if pairs is None else pairs
         spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes), pairs=pairs)
-        gr = shapes_.grams_jit(data, spec)
-        sres = search.run(lambda s: search.shape_step_jit(s, data, gr, spec),
-                          shapes_.start(data, spec), n_shapes, self._progress, loss_scale=scale)
-        state = shapes_.finish_jit(sres.program, data, gr, spec, 2)
+        gr = shapes_.grams_jit(sub, spec)
+        sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, spec),
+                          shapes_.start(sub, spec), n_shapes, self._progress, loss_scale=scale)
+        found, spec, gr = shapes_.compact(sres.program.shapes, spec, None if rows is not None else gr)
+        if rows is None:
+            state = shapes_.finish_jit(sres.program._replace(shapes=found), data, gr, spec, 2)
+        else:
+            gr = shapes_.grams_jit(data, spec)
+            # one sweep: the subset's coefficients are a close start (each sweep is S passes)
+            state = shapes_.refit(found, data, spec, 1, gr=gr)
         g_rows = np.asarray(state.fit, np.float64).reshape(-1)[: xs.shape[0]]
         self._it_offset = len(sres.history)
         try:
@@ -524,7 +562,7 @@ class TreeRegressor(ParamsProtocol):
         # One backfitting round: shapes given the tree, then the tree's weights given them.
         program = jax.tree_util.tree_map(jnp.asarray, tree.program)
         t_fit = _tree_values(program, data.x, params.basis)
-        state = shapes_.finish_jit(state, data._replace(y=data.y - t_fit), gr, spec, 2)
+        state = shapes_.finish_jit(state, data._replace(y=data.y - t_fit), gr, spec, 1)
         resid = data._replace(y=data.y - state.fit)
         if self.refine == "optax":
             program, _ = _joint(program, resid, params.basis, steps=params.steps)
@@ -541,7 +579,8 @@ class TreeRegressor(ParamsProtocol):
         on the training part with the held-out MSE after each term; the smallest count within
         one standard error of the best (counting the intercept-only model as 0 terms)."""
         n1, n2 = (int(v) for v in self.shape_knots)
-        data, held_data, held = self._held_out(xs, ys, sw, params, dtype)
+        data, held_data, held = self._held_out(xs, ys, sw, params, dtype,
+                                               max_train=shapes_.SEARCH_ROWS)
         pairs = shapes_.screen_pairs(data)
         spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes), pairs=pairs)
         gr = shapes_.grams_jit(data, spec)
@@ -656,10 +695,28 @@ class TreeRegressor(ParamsProtocol):
             return 1.0 if ss_res == 0 else 0.0
         return float(1 - ss_res / ss_tot)
 
-    def formula(self, digits: int = 3) -> str:
-        """The fitted formula as text (covariates min-max scaled to [0, 1])."""
+    def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3,
+                scaled: bool = False) -> str:
+        """The fitted formula as text, in ``X``'s and ``y``'s units.
+
+        Leaves in the covariates' own units (``(dep_time - 1730)₊³``), the table encoding's
+        0/1 covariates as indicators (``[carrier = EV]``, ``[dep_time missing]``), the weights
+        of a product folded into one coefficient, equal terms merged, and numbers rounded to
+        the fewest significant digits that change no prediction in the training range by more
+        than ``tol`` (default ``1e-3``) times the target's half-range (see
+        :meth:`jaxtree.TreeModel.formula`; the rules: :mod:`jaxtree._formula`).
+
+        Args:
+          digits: a fixed number of significant digits instead of ``tol`` (None: from ``tol``).
+          tol: the rounding tolerance, a fraction of the target's half-range.
+          scaled: True gives the raw tree on the covariates min-max scaled to ``[0, 1]``, one
+            weight per leaf (``digits`` then defaults to 3).
+        """
         self._check_fitted()
-        return self.model_.formula(digits)
+        from jaxtree import _formula
+
+        return self.model_.formula(digits, tol=tol, scaled=scaled,
+                                   indicators=_formula.indicator_labels(self.encoding_))
 
     def law(self, digits: int = 4):
         """The fitted formula as a readable sympy expression in ``X``'s and ``y``'s units,
@@ -670,13 +727,21 @@ class TreeRegressor(ParamsProtocol):
     # ------------------------------------------------------------------------- exports
 
     def to_sympy(self, **kwargs):
-        """The fitted formula as a sympy expression in ``X``'s units (see :func:`jaxtree.export.to_sympy`)."""
+        """The fitted formula as a sympy expression in ``X``'s units: exact by default,
+        the printed formula with ``tol=`` (see :func:`jaxtree.export.to_sympy`)."""
         self._check_fitted()
+        from jaxtree import _formula
+
+        kwargs.setdefault("indicators", _formula.indicator_labels(self.encoding_))
         return export_.to_sympy(self.model_, **kwargs)
 
     def to_latex(self, **kwargs) -> str:
-        """The fitted formula as LaTeX (see :func:`jaxtree.export.to_latex`)."""
+        """The printed formula as LaTeX; ``scaled=True``: the raw scaled tree (see
+        :func:`jaxtree.export.to_latex`)."""
         self._check_fitted()
+        from jaxtree import _formula
+
+        kwargs.setdefault("indicators", _formula.indicator_labels(self.encoding_))
         return export_.to_latex(self.model_, **kwargs)
 
     def to_dot(self, **kwargs) -> str:
@@ -737,6 +802,8 @@ class _ProgressBar:
     "compiling" (the first step's time includes its compilation). The CLI uses this bar too.
     """
 
+    loss_name = "mse"  # the loss shown; TreeClassifier sets "log-loss" or "ramp"
+
     def __init__(self, k: int, verbose, names=None, basis=None):
         self.total, self.verbose, self.names, self.basis = k + 1, verbose, names, basis
         self.bar = (tqdm.tqdm(total=k + 1, desc="jaxtree (compiling)", unit="it", file=sys.stderr,
@@ -766,7 +833,7 @@ class _ProgressBar:
             return
         if self.bar.desc == "jaxtree (compiling)":
             self.bar.set_description_str("jaxtree", refresh=False)
-        text = f"mse={loss:.4g} {self.describe(it, info)}".rstrip()
+        text = f"{self.loss_name}={loss:.4g} {self.describe(it, info)}".rstrip()
         self.bar.set_postfix_str(text, refresh=False)
         self.bar.update(1)
         if self.verbose > 1:
@@ -918,6 +985,15 @@ def _tree_values(program, x, basis):
 
 def _n_ops(program) -> int:
     return int((int(np.asarray(program.n_slots)) - 1) // 2) if int(np.asarray(program.n_slots)) else 0
+
+
+def _subsample(n: int, m: int, random_state):
+    """Sorted indices of a deterministic random subset of ``m`` of ``n`` rows (seeded by
+    ``random_state``, None as 0), or None when ``n <= m`` (all rows)."""
+    if n <= m:
+        return None
+    rng = np.random.default_rng(0 if random_state is None else random_state)
+    return np.sort(rng.choice(n, m, replace=False))
 
 
 def _split(n: int, fraction, random_state):

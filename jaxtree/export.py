@@ -11,8 +11,11 @@ with ``m = x_min``, ``a = x_scale`` (covariates min-max scaled to ``[0, 1]``), `
 ``s = y_scale`` and ``T`` the tree of ``+``/``*`` nodes over leaves ``w * phi_i(u_j)``.
 
 * :func:`to_sympy` returns that expression in the original units of ``x`` and ``y``.
-* :func:`to_latex` and :func:`to_dot` describe the tree in the scaled covariates ``u``, like
-  :meth:`TreeModel.formula` (they need neither sympy nor Graphviz).
+* :func:`to_latex` writes the printed formula of :meth:`TreeModel.formula` (original units,
+  folded, merged and rounded within a stated tolerance: :mod:`jaxtree._formula`);
+  ``to_latex(scaled=True)`` and :func:`to_dot` describe the raw tree in the scaled covariates
+  ``u`` (they need neither sympy nor Graphviz). ``to_sympy(tol=1e-3)`` is the printed formula
+  as a sympy expression.
 * :func:`to_callable` returns a standalone ``f(X) -> y`` (plain numpy, or jitted JAX) equal to
   :func:`jaxtree.predict`.
 * :func:`plot_tree` and :func:`plot_history` draw with matplotlib.
@@ -101,8 +104,17 @@ def _check_model(model) -> None:
 # ------------------------------------------------------------------------------- sympy
 
 
-def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[str, Callable]] = None):
+def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[str, Callable]] = None,
+             tol: Optional[float] = None, digits: Optional[int] = None,
+             indicators: Optional[Mapping[int, str]] = None):
     """The fitted formula as a sympy expression in the original units of ``x`` and ``y``.
+
+    By default the exact expression (equal to :func:`jaxtree.predict`, nothing rounded). With
+    ``tol`` (or ``digits``) set, the printed formula instead (:meth:`TreeModel.formula
+    <jaxtree.model.TreeModel.formula>`, :mod:`jaxtree._formula`): the same folded, merged
+    and rounded numbers, within ``tol`` times the target's half-range of ``predict`` in the
+    training range (``clip`` is then ignored; shape terms are left out, use the exact form
+    for a model with shapes). Print it with ``sympy.sstr(expr, full_prec=False)``.
 
     Each scaled covariate is substituted, ``u_j = (x_j - x_min_j) * x_scale_j``, and the
     output mapped back, ``y = y_center + y_scale * (w0 + T(u))``. Hats become
@@ -116,6 +128,10 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
         does by default. Without it the expression equals the predictions inside the training
         range of ``x``.
       custom_functions: ``{name: f}`` with ``f(sympy_expr) -> sympy_expr``.
+      tol: None (exact) or the rounding tolerance of the printed formula (e.g. ``1e-3``).
+      digits: a fixed number of significant digits for the printed formula.
+      indicators: with ``tol``/``digits``: ``{covariate index: label}`` of the 0/1 covariates
+        (they stay their 0/1 symbols; the estimator passes them).
 
     Returns:
       A sympy expression in symbols named after ``model.feature_names``.
@@ -125,6 +141,12 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
     """
     _check_model(model)
     sp = _require("sympy", "to_sympy")
+    if tol is not None or digits is not None:
+        from jaxtree import _formula
+
+        r = _formula.build(model, tol=_formula.DEFAULT_TOL if tol is None else tol,
+                           digits=digits, indicators=indicators)
+        return _formula.sympy_expr(r, sp, custom_functions)
     h = _Host(model)
     custom = dict(custom_functions or {})
     symbols = [sp.Symbol(n, real=True) for n in h.names]
@@ -197,22 +219,37 @@ def _latex_var(name: str) -> str:
     return f"\\mathrm{{{escaped}}}"
 
 
-def to_latex(model, *, digits: int = 3) -> str:
+def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: bool = False,
+             indicators: Optional[Mapping[int, str]] = None) -> str:
     """The fitted formula as a LaTeX string (no sympy needed).
 
-    Written like :meth:`jaxtree.model.TreeModel.formula`: covariates min-max scaled to
-    ``[0, 1]``, ``y = c + s [w_0 + T]`` (the bracket is omitted when ``c = 0``, ``s = 1``).
-    For the formula in the original units use ``sympy.latex(to_sympy(model))``.
+    By default the printed formula of :meth:`jaxtree.model.TreeModel.formula`, number for
+    number: original units, products folded into one coefficient, equal terms merged,
+    indicators ``[\\text{carrier = EV}]``, numbers rounded so that no prediction in the
+    training range moves by more than ``tol`` times the target's half-range
+    (:mod:`jaxtree._formula`). ``scaled=True`` gives the raw tree on the covariates min-max
+    scaled to ``[0, 1]``, ``y = c + s [w_0 + T]`` (the bracket omitted when ``c = 0``,
+    ``s = 1``), every weight with ``digits`` significant digits (default 3).
 
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel`.
-      digits: significant digits of the numbers.
+      digits: a fixed number of significant digits (None: chosen from ``tol``; 3 when scaled).
+      tol: the rounding tolerance, a fraction of the target's half-range (default ``1e-3``).
+      scaled: the raw scaled tree instead of the readable formula.
+      indicators: ``{covariate index: label}`` of 0/1 covariates (the estimator passes its
+        table encoding's).
 
     Returns:
       A LaTeX math string (without ``$`` delimiters), e.g.
-      ``y = 0.1 + 2\\left[0.05 + 0.3\\,\\sin(3\\pi x_{1})\\,x_{2}\\right]``.
+      ``y = 3 + 0.5\\, x_{1}^{2} + 2.1\\, [\\text{c = b}]``.
     """
     _check_model(model)
+    if not scaled:
+        from jaxtree import _formula
+
+        return _formula.latex(_formula.build(model, tol=tol, digits=digits,
+                                             indicators=indicators))
+    digits = 3 if digits is None else digits
     h = _Host(model)
 
     def leaf(slot):

@@ -41,6 +41,7 @@ from jaxtree import shapes as shapes_
 
 __all__ = [
     "checksum",
+    "custom_function_names",
     "FORMAT",
     "from_dict",
     "load_model",
@@ -108,11 +109,35 @@ class TreeModel:
         return cls(program, as_(sc.x_min), as_(sc.x_scale), as_(sc.y_center), as_(sc.y_scale),
                    basis, tuple(feature_names))
 
-    def formula(self, digits: int = 3) -> str:
-        """The readable formula in user units (covariates min-max scaled to [0, 1])."""
+    def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3, scaled: bool = False,
+                indicators: Optional[Mapping[int, str]] = None) -> str:
+        """The fitted formula as text, in the covariates' original units (see :mod:`jaxtree._formula`).
+
+        Leaves are written in ``x`` itself (``(dep_time - 1730)₊³``, ``hat(age; 40 ± 8)``,
+        ``sin(3π·(x1 - 0.01)/0.98)``), the weights of a product folded into one coefficient,
+        equal terms merged, constants collected, and every number rounded to the fewest
+        significant digits that change no prediction in the training range by more than
+        ``tol`` times the target's half-range ``y_scale`` (checked at 4096 points of the
+        training box with a factor 2 of margin).
+
+        Args:
+          digits: None (default): as many significant digits as ``tol`` needs; an int: that
+            many (no tolerance). With ``scaled=True``: the weights' digits (default 3).
+          tol: the rounding tolerance, a fraction of ``y_scale`` (default ``1e-3``).
+          scaled: True gives the raw tree on the covariates min-max scaled to ``[0, 1]``
+            (``c + s·[w0 + T(u)]``, one weight per leaf, nothing merged or rounded away).
+          indicators: ``{covariate index: label}`` of 0/1 covariates printed as ``[label]``
+            (the estimator passes its table encoding's: ``[carrier = EV]``).
+        """
         c, s = float(self.y_center), float(self.y_scale)
         a = prog.to_numpy(self.program)
         target = _target.of(self)
+        if not scaled:
+            from jaxtree import _formula
+
+            return _formula.text(_formula.build(self, tol=tol, digits=digits,
+                                                indicators=indicators))
+        digits = 3 if digits is None else digits
         if not np.any((a["op"] == prog.LEAF) & (a["weight"] != 0)):
             # Constant model (e.g. a constant y): say so instead of listing 0-weight leaves.
             return target.to_text(f"{c + s * float(a['intercept']):.{digits}g}", digits)
@@ -440,6 +465,15 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     names = tuple(names)
     p = len(names)
     _check_basis_config(d["basis"], path)
+    needed = custom_function_names(d)
+    absent = [n for n in needed if n not in dict(custom_functions or {})]
+    if absent:  # a valid file: the functions are saved by name only (loading never runs code)
+        pairs = ", ".join(f"{n!r}: fn" for n in absent)
+        raise ValueError(
+            f"{path}: the model uses custom basis function(s) {absent}, saved by name only (a "
+            f"model file never holds code). Pass them when loading: jaxtree.load(path, "
+            f"custom_functions={{{pairs}}}), each fn the jnp function the model was fitted "
+            f"with (jaxtree.model.load_model takes the same custom_functions argument).")
     try:
         basis = basis_.Basis.from_config(d["basis"], custom_functions=custom_functions)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
@@ -581,6 +615,17 @@ def load_dict(path) -> dict:
             return json.load(f)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise ValueError(f"{path}: not a valid jaxtree model file: not JSON ({exc}).") from None
+
+
+def custom_function_names(d: Any) -> list:
+    """Names of the custom basis functions a model file's dict needs (``[]`` for none or for a
+    malformed basis entry, which :func:`from_dict` reports)."""
+    fams = d.get("basis", {}).get("families") if isinstance(d, dict) and isinstance(
+        d.get("basis"), dict) else None
+    if not isinstance(fams, list):
+        return []
+    return [f["name"] for f in fams if isinstance(f, dict) and f.get("kind") == "function"
+            and isinstance(f.get("name"), str)]
 
 
 def load_model(path, custom_functions: Optional[Mapping] = None) -> TreeModel:

@@ -32,6 +32,12 @@ Decisions:
   residual of all main shapes (fitted by backfitting on at most :data:`SCREEN_ROWS`
   rows, and at most :data:`SCREEN_UPDATES` rows times pairs) and the best :data:`MAX_PAIRS`
   are kept (:func:`screen_pairs`). At ``p <= 11`` every pair is a candidate.
+* **Search on a subsample** (cost, issue 11): the estimator chooses the terms on at most
+  :data:`SEARCH_ROWS` rows (a deterministic random subset) and then backfits the chosen
+  terms' coefficients on all rows (:func:`compact`, :func:`refit`). A term's gain at 200,000
+  rows has a sampling error far below the gaps between the gains that decide the choice,
+  and each term has at most ``n2²`` coefficients; the search then costs the same at any
+  ``n`` and the rows enter only through one Gram pass and the backfitting sweeps.
 * **Box**: every coefficient is a leaf weight, so ``|b| <= 1`` in the scaled space (``y`` in
   ``[-1, 1]``, hats in ``[0, 1]``: a coefficient is the shape's value at a knot, so the box
   rarely binds). Each block solve is a ridge solve followed by projected-gradient steps
@@ -54,6 +60,7 @@ from jaxtree import scoring
 
 __all__ = [
     "candidate_gains",
+    "compact",
     "corners",
     "evaluate",
     "evaluate_jit",
@@ -71,6 +78,7 @@ __all__ = [
     "SCREEN_ROWS",
     "SCREEN_UPDATES",
     "screen_pairs",
+    "SEARCH_ROWS",
     "Shapes",
     "ShapeSpec",
     "start",
@@ -80,6 +88,7 @@ __all__ = [
 ]
 
 MAX_PAIRS = 64
+SEARCH_ROWS = 200_000  # the estimator's shape search runs on at most this many rows
 SCREEN_ROWS = 50_000
 SCREEN_UPDATES = 5_000_000  # rows x pairs of the coarse screen
 RIDGE = 1e-4
@@ -302,6 +311,46 @@ def _term_corners(xb, tid, p: int, spec: ShapeSpec):
     return jnp.where(main, idx, idx2), jnp.where(main, val, val2)
 
 
+def _term_hats(xb, tid, p: int, spec: ShapeSpec):
+    """Dense hat factors of term ``tid`` on a chunk ``xb (m, p)``: ``(main, A1, A2, B)``,
+    ``A1 (m, n1)`` the main shape's hats of covariate ``tid``, ``A2, B (m, n2)`` a pair's hats
+    of its two covariates (a main term's ``A2``/``B`` and a pair's ``A1`` are unused).
+
+    The sweep's passes use these small dense factors and matrix products instead of the
+    corners of :func:`_term_corners`: on a CPU, gathering and stacking the corners of a
+    dynamically chosen term cost 4x a dense pass."""
+    j = jnp.clip(tid, 0, p - 1)
+    a1 = _hats(jnp.clip(xb[:, j], 0.0, 1.0), spec.n1)
+    if not spec.pairs:
+        return tid < p, a1, None, None
+    ia = jnp.asarray([a for a, _ in spec.pairs], jnp.int32)
+    ib = jnp.asarray([b for _, b in spec.pairs], jnp.int32)
+    c = jnp.clip(tid - p, 0, len(spec.pairs) - 1)
+    a2 = _hats(jnp.clip(xb[:, ia[c]], 0.0, 1.0), spec.n2)
+    b = _hats(jnp.clip(xb[:, ib[c]], 0.0, 1.0), spec.n2)
+    return tid < p, a1, a2, b
+
+
+def _apply_hats(hats, coef, spec: ShapeSpec):
+    """``Phi @ coef`` of a term from its dense factors (:func:`_term_hats`): ``(m,)``."""
+    main, a1, a2, b = hats
+    v1 = a1 @ coef[:spec.n1]
+    if a2 is None:
+        return v1
+    v2 = jnp.sum((a2 @ coef[:spec.n2 * spec.n2].reshape(spec.n2, spec.n2)) * b, -1)
+    return jnp.where(main, v1, v2)
+
+
+def _accumulate_hats(hats, weights, spec: ShapeSpec, size: int):
+    """``Phi^T weights`` of a term from its dense factors, padded to ``(size,)``."""
+    main, a1, a2, b = hats
+    g1 = jnp.pad(weights @ a1, (0, size - spec.n1))
+    if a2 is None:
+        return g1
+    g2 = ((a2 * weights[:, None]).T @ b).reshape(-1)
+    return jnp.where(main, g1, jnp.pad(g2, (0, size - g2.shape[0])))
+
+
 def _apply(idx, val, coef):
     """``Phi @ coef`` from a chunk's corners: ``(m,)``."""
     return jnp.sum(val * coef[idx], -1)
@@ -412,10 +461,10 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
         def body(acc, ch):
             xb, yb, wb, fb = ch
             # the previous block's change, applied in this block's pass (one pass per update)
-            fb = fb + _apply(*_term_corners(xb, prev, p, spec), prev_delta) + prev_shift
-            idx, val = _term_corners(xb, tid, p, spec)
-            e = wb * (yb - fb + _apply(idx, val, old))
-            return (acc[0] + _accumulate(idx, val, e, mm), acc[1] + jnp.sum(e)), fb
+            fb = fb + _apply_hats(_term_hats(xb, prev, p, spec), prev_delta, spec) + prev_shift
+            hats = _term_hats(xb, tid, p, spec)
+            e = wb * (yb - fb + _apply_hats(hats, old, spec))
+            return (acc[0] + _accumulate_hats(hats, e, spec, mm), acc[1] + jnp.sum(e)), fb
 
         (b, esum), fit = jax.lax.scan(
             body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
@@ -433,7 +482,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     init = (coef, state.fit, shapes.intercept, jnp.zeros((), jnp.int32),
             jnp.zeros((mm,), state.fit.dtype), zero)
     coef, fit, icpt, last, delta, shift = jax.lax.fori_loop(start, start + n_up, update, init)
-    fit = fit + jax.vmap(lambda xb: _apply(*_term_corners(xb, last, p, spec), delta))(data.x) + shift
+    fit = fit + jax.vmap(lambda xb: _apply_hats(_term_hats(xb, last, p, spec), delta, spec))(data.x) + shift
     return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit)
 
 
@@ -525,12 +574,38 @@ def finish(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int = 
 finish_jit = jax.jit(finish, static_argnames=("spec", "sweeps"))
 
 
-def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3) -> State:
-    """Backfits the chosen terms of ``shapes`` to ``data`` (e.g. ``y`` minus a tree), starting
-    from their current coefficients."""
-    gr = grams_jit(data, spec)
+def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3,
+          gr=None) -> State:
+    """Backfits the chosen terms of ``shapes`` to ``data`` (e.g. ``y`` minus a tree, or all
+    rows after a search on a subsample), starting from their current coefficients.
+    ``gr``: the Grams of ``data`` (:func:`grams`), computed here when None."""
+    gr = grams_jit(data, spec) if gr is None else gr
     fit = jax.vmap(lambda xb: evaluate_jit(shapes, xb, spec))(data.x)
     return finish_jit(State(shapes, fit), data, gr, spec, sweeps)
+
+
+def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
+    """The same model with only its chosen pairs as candidates: ``(shapes, spec, gr)``.
+
+    After a search, the unchosen pairs' blocks are dead weight: a Gram pass or a sweep over
+    the compacted spec touches only the chosen pairs (and every main, ``p`` small blocks).
+    Term ids of the chosen pairs are renumbered in their candidate order; predictions are
+    unchanged (a test). ``gr``: the Grams of the full spec, sliced to the compact one (None
+    stays None). Host-side: ``shapes`` must be concrete."""
+    p = shapes.main.shape[0]
+    on = np.flatnonzero(np.asarray(shapes.pair_on))
+    new_id = np.full(len(spec.pairs), -1, np.int64)
+    new_id[on] = np.arange(len(on))
+    order = np.asarray(shapes.order).astype(np.int64)
+    order = np.where(order >= p, p + new_id[np.clip(order - p, 0, None)], order)
+    sel = jnp.asarray(on, jnp.int32)
+    out = shapes._replace(pair=shapes.pair[sel], pair_on=shapes.pair_on[sel],
+                          order=jnp.asarray(order, jnp.int32))
+    new_spec = spec._replace(pairs=tuple(spec.pairs[i] for i in on))
+    if gr is not None:
+        g1, s1, g2, s2, n = gr
+        gr = (g1, s1, g2[sel], s2[sel], n)
+    return out, new_spec, gr
 
 
 def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS) -> tuple:

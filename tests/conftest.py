@@ -14,6 +14,15 @@ jax.config.update("jax_enable_x64", True)
 os.environ.setdefault("JAXTREE_COMPILATION_CACHE", "0")
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts): one worker per core, at most 4. Most of the suite's
+    time is compiling (one core per compilation), so two workers on CI's two cores nearly
+    halve it; more than 4 workers would each hold a JAX runtime for little gain. ``-n 0``
+    runs in one process (e.g. to debug)."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else (os.cpu_count() or 1)))
+
+
 def _memory_maps() -> int:
     try:
         with open("/proc/self/maps") as f:

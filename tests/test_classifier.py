@@ -7,6 +7,7 @@ the box), with the gradient and curvature written out here.
 """
 
 import dataclasses
+import re
 
 import jax
 import jax.numpy as jnp
@@ -390,6 +391,36 @@ def test_cli_fit_predict_show_classify(tmp_path, capsys):
     assert "classes: no, yes" in capsys.readouterr().out
 
 
+def test_cli_classify_raw_csv_with_missing_cells_text_and_missing_labels(tmp_path, capsys):
+    """``jaxtree fit --task classify`` on a raw CSV: a text column with empty cells is encoded
+    by the estimator (levels and a missing indicator, as for regression), a row with an empty
+    label is dropped (said on stderr), and ``predict`` reads the raw columns again."""
+    from jaxtree import cli
+
+    rng = np.random.default_rng(3)
+    color = np.array(["red", "blue", ""])[rng.integers(0, 3, N)]
+    label = np.where(color == "blue", "no", "yes")  # red or missing: yes
+    rows = ["color,label"] + [f"{color[i]},{'' if i == 5 else label[i]}" for i in range(N)]
+    data = tmp_path / "raw.csv"
+    data.write_text("\n".join(rows) + "\n")
+    model = tmp_path / "m.json"
+    assert cli.main(["fit", str(data), "--target", "label", "--task", "classify", "--k", "2",
+                     "--basis", "fourier", "--out", str(model)]) == 0
+    out, err = capsys.readouterr()
+    assert "dropped 1 row(s) whose target 'label' is missing" in err
+    assert "training accuracy: 1.0000" in out and f"n={N - 1}" in out
+    assert "3 covariates after encoding" in out
+    assert cli.main(["predict", str(model), str(data)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "prediction,proba_no,proba_yes" and len(lines) == N + 1
+    np.testing.assert_array_equal([ln.split(",")[0] for ln in lines[1:]], label)
+    assert cli.main(["show", str(model)]) == 0
+    shown = capsys.readouterr().out
+    assert "raw columns: color (categorical: 2 levels) (missing indicator)" in shown
+    assert "features: color=blue, color=red, color missing" in shown
+    assert "training history (log-loss" in shown
+
+
 def test_theory_classification_bound():
     from jaxtree import theory
 
@@ -420,3 +451,193 @@ def test_sklearn_check_estimator():
     bad = [(r["check_name"], str(r.get("exception"))[:200]) for r in res
            if r["status"] == "failed"]
     assert not bad, bad
+
+
+# ------------------------------------------------------------- tables (missing, categories)
+
+
+def _table(seed=11, n=N):
+    """A table with a numeric column holding NaN, a numeric column and a two-level category."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.uniform(size=n), "b": rng.uniform(size=n),
+                       "c": pd.Categorical(np.array(["red", "blue"])[rng.integers(0, 2, n)])})
+    df.loc[rng.uniform(size=n) < 0.25, "a"] = np.nan
+    return df
+
+
+def _used(c):
+    """The encoded covariates of the leaves with a nonzero weight (every tree)."""
+    a = prog.to_numpy(c.model_.program)
+    on = (a["op"] == prog.LEAF) & (a["weight"] != 0)
+    return {c.encoded_feature_names_[j] for j in np.ravel(a["feature"][on])}
+
+
+def test_table_categorical_level_rule_is_recovered_through_predict_save_load(tmp_path):
+    """A planted rule on one category level (``c == "red"``), from a DataFrame with a
+    ``category`` column and an object (string) column alike: the tree reads ``c=red``, and
+    fit, predict, predict_proba, save and load all take the raw table."""
+    df = _table().drop(columns="a")  # p = 3 covariates, as the other fits: one compilation
+    y = np.where(df["c"] == "red", "pos", "neg")
+    for table in (df, df.astype({"c": str})):
+        c = clf().fit(table, y)
+        assert c.n_features_in_ == 2 and c.feature_names_in_.tolist() == ["b", "c"]
+        assert c.encoded_feature_names_.tolist() == ["b", "c=blue", "c=red"]
+        assert _used(c) <= {"c=blue", "c=red"}, c.formula()
+        assert c.score(table, y) == 1.0
+        proba = c.predict_proba(table)
+        assert (proba[y == "pos", 1] > 0.7).all() and (proba[y == "neg", 1] < 0.3).all()
+        path = tmp_path / "m.json"
+        c.save(path)
+        d = jaxtree.load(path)
+        assert d.encoding_ == c.encoding_
+        np.testing.assert_array_equal(d.predict(table), c.predict(table))
+        np.testing.assert_allclose(d.predict_proba(table), c.predict_proba(table))
+    # An unseen level: no "c=other" column, so both indicators are 0; the tree reads one of
+    # them, so the row is classed as the level the tree does not read.
+    new = df.iloc[:2].copy()
+    new["c"] = ["green", "red"]
+    unseen = {frozenset({"c=blue"}): "pos", frozenset({"c=red"}): "neg"}.get(frozenset(_used(c)))
+    assert c.predict(new).tolist() == [unseen or c.predict(new)[0], "pos"]
+
+
+def test_table_missing_indicator_carries_a_planted_rule():
+    """The label is "positive where ``a`` is missing": only the indicator ``a missing`` can
+    say it, so the fit must use it; a missing value at predict time sets it again."""
+    df = _table().drop(columns="c")
+    y = df["a"].isna().to_numpy().astype(int)
+    c = clf().fit(df, y)
+    assert c.encoded_feature_names_.tolist() == ["a", "a missing", "b"]
+    assert "a missing" in _used(c), c.formula()
+    assert c.score(df, y) == 1.0
+    new = df.iloc[:2].copy()
+    new["a"] = [np.nan, 0.5]
+    np.testing.assert_array_equal(c.predict(new), [1, 0])
+    with pytest.raises(ValueError, match="missing"):
+        clf(missing="error").fit(df, y)
+
+
+def test_table_option_errors_are_clear():
+    df = _table()
+    y = np.arange(N) % 2
+    with pytest.raises(TypeError, match="'c'"):
+        clf(categorical_features=None).fit(df, y)
+    with pytest.raises(ValueError, match="max_categories"):
+        clf(max_categories=1).fit(df, y)
+    with pytest.raises(ValueError, match="missing"):
+        clf(missing="drop").fit(df, y)
+    with pytest.raises(ValueError, match="validation_fraction"):
+        clf(validation_fraction=1.5).fit(df, y)
+    assert clf().__sklearn_tags__().input_tags.allow_nan
+    assert not clf(missing="error").__sklearn_tags__().input_tags.allow_nan
+
+
+# ------------------------------------------------------------- held-out size selection
+
+
+def _one_se(row_losses, w):
+    """The one-standard-error choice, written out: weighted mean loss per size, the best
+    size's weighted standard deviation over sqrt(Kish's effective count)."""
+    val = np.array([np.sum(w * r) / np.sum(w) for r in row_losses])
+    best = int(np.argmin(val))
+    var = np.sum(w * (row_losses[best] - val[best]) ** 2) / np.sum(w)
+    n_eff = np.sum(w) ** 2 / np.sum(w ** 2)
+    return int(np.flatnonzero(val <= val[best] + np.sqrt(var / n_eff))[0]), val
+
+
+def test_validation_fraction_chooses_the_one_se_size_and_refits_it():
+    """The held-out losses in ``path_`` are the log-losses of each size's model on the held
+    rows (recomputed here), the chosen size is the one-standard-error choice over them (here
+    neither the smallest nor the argmin), and the final model is the all-rows fit of that size
+    (the same search stopped there by a callback)."""
+    from jaxtree.estimator import _split
+
+    X, y = make_data(seed=4)
+    c = clf(validation_fraction=0.3, random_state=0).fit(X, y)
+    train, held = _split(N, 0.3, 0)
+    assert [r["n_ops"] for r in c.path_] == list(range(K + 1))
+    ys = np.where(y == 1, 1.0, -1.0)
+    rows = []
+    for r in c.path_:
+        f = np.asarray(jaxtree.predict(r["model"], X), np.float64)
+        rows.append(np.logaddexp(0, -ys[held] * f[held]))
+        np.testing.assert_allclose(np.mean(np.logaddexp(0, -ys[train] * f[train])), r["train_loss"],
+                                   rtol=1e-4)
+    pick, val = _one_se(np.array(rows), np.ones(len(held)))
+    np.testing.assert_allclose([r["val_loss"] for r in c.path_], val, rtol=1e-6)
+    assert c.k_ == c.path_[pick]["n_ops"] == 2 and int(np.argmin(val)) == 3
+    assert c.history_.shape == (c.k_ + 1,)
+    ref = clf(callback=lambda it, loss, info: it == c.k_).fit(X, y)
+    np.testing.assert_allclose(c.decision_function(X), ref.decision_function(X), atol=1e-6)
+    again = clf(validation_fraction=0.3, random_state=0).fit(X, y)
+    assert again.k_ == c.k_ and again.formula() == c.formula()
+    assert clf().fit(X, y).path_ is None
+
+
+def test_validation_fraction_multiclass_chooses_a_size_per_class():
+    """Each one-versus-rest tree's size is the one-SE choice over its own binary held-out
+    loss (weighted by sample_weight), and each member is the all-rows search of its class
+    stopped at that size."""
+    from jaxtree.estimator import _split
+
+    X, _ = make_data(seed=1)
+    rng = np.random.default_rng(1)
+    labels = np.digitize(X[:, 0] + 0.6 * rng.uniform(size=N), [0.55, 1.05])
+    sw = rng.integers(1, 4, size=N).astype(float)
+    c = clf(validation_fraction=0.3, random_state=0).fit(X, labels, sample_weight=sw)
+    _, held = _split(N, 0.3, 0)
+    assert len(c.path_) == 3 and c.k_per_class_.shape == (3,)
+    f = c.decision_function(X)
+    for col, name in enumerate(c.classes_):
+        ys = np.where(labels == name, 1.0, -1.0)
+        rows = [np.logaddexp(0, -ys[held] * np.asarray(jaxtree.predict(r["model"], X))[held])
+                for r in c.path_[col]]
+        pick, val = _one_se(np.array(rows), sw[held])
+        np.testing.assert_allclose([r["val_loss"] for r in c.path_[col]], val, rtol=1e-6)
+        assert c.k_per_class_[col] == c.path_[col][pick]["n_ops"]
+        k_c = int(c.k_per_class_[col])
+        ref = clf(callback=lambda it, loss, info: it == k_c).fit(X, labels == name,
+                                                                  sample_weight=sw)
+        np.testing.assert_allclose(f[:, col], ref.decision_function(X), atol=2e-4)
+        np.testing.assert_allclose(c.history_[col, k_c:], ref.history_[-1], rtol=1e-4)
+    assert len(set(c.k_per_class_.tolist())) > 1, c.k_per_class_  # sizes differ by class
+    assert c.k_ == c.k_per_class_.max()
+
+
+# ------------------------------------------------------------- callback and progress bar
+
+
+def test_multiclass_callback_once_per_iteration_per_class_with_its_loss():
+    X, _ = make_data()
+    labels = np.digitize(X[:, 0] + 0.5 * X[:, 1], [0.6, 1.0])
+    calls = []
+    c = clf(callback=lambda it, loss, info: calls.append((it, info["class_index"], info["class"],
+                                                          loss, info["feature"]))).fit(X, labels)
+    assert [(it, ci) for it, ci, *_ in calls] == [(it, ci) for it in range(K + 1) for ci in range(3)]
+    assert all(cl == c.classes_[ci] for _, ci, cl, *_ in calls)
+    got = np.array([loss for *_, loss, _ in calls]).reshape(K + 1, 3).T
+    np.testing.assert_array_equal(got, c.history_)
+    assert [[feat for _, ci, _, _, feat in calls if ci == col] for col in range(3)] == \
+        [[ch["feature"] for ch in member] for member in c.choices_]
+    f = c.decision_function(X)  # the last loss of each class is its tree's log-loss, recomputed
+    for col in range(3):
+        ys = np.where(labels == col, 1.0, -1.0)
+        np.testing.assert_allclose(got[col, -1], np.mean(np.logaddexp(0, -ys * f[:, col])),
+                                   rtol=1e-4)
+    # True from any class stops every tree after that iteration.
+    stop = clf(callback=lambda it, loss, info: it == 1 and info["class_index"] == 1).fit(X, labels)
+    assert stop.history_.shape == (3, 2) and stop.status_ & search.Status.STOPPED
+    assert stop.k_per_class_.tolist() == [1, 1, 1]
+
+
+def test_verbose_progress_bar_on_stderr(capfd):
+    X, y = make_data()
+    labels = np.digitize(X[:, 0], [0.3, 0.7])
+    clf(verbose=1).fit(X, labels)
+    err = capfd.readouterr().err
+    assert f"{K + 1}/{K + 1}" in err and "log-loss=" in err
+    clf(verbose=1, loss="margin").fit(X, y)
+    err = capfd.readouterr().err
+    assert "ramp=" in err and re.search(r"ramp=\S+ [+*] \S+ at slot \d", err)
+    clf(verbose=0).fit(X, y)
+    assert capfd.readouterr().err == ""

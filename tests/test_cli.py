@@ -223,3 +223,47 @@ def test_show_lists_terms_and_plots_them(fitted, tmp_path, capsys):
     assert png.stat().st_size > 1000
     assert cli.main(["show", str(model), "--plot", str(png)]) == 2  # --plot needs --data
     assert "--data" in capsys.readouterr().err
+
+
+def test_show_a_model_with_a_custom_basis_function(tmp_path, capsys):
+    """The file holds the function's name only: show prints the raw tree with it named and
+    says how to load it; --data (which evaluates the model) is a one-line error."""
+    import jax.numpy as jnp
+
+    basis = jaxtree.make_basis(hats=0, sines=0, cosines=0, powers=1, truncated_cubics=0,
+                               functions=[("tanh(2{x})", lambda x: jnp.tanh(2 * x))])
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(60, 2))
+    est = jaxtree.TreeRegressor(k=1, basis=basis, engine="reference", refine=None).fit(
+        X, np.tanh(2 * X[:, 0]) + 0.2 * X[:, 1])
+    path = tmp_path / "custom.json"
+    est.save(path)
+    capsys.readouterr()
+    assert cli.main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("y = ") and "tanh(2x1)" in out
+    assert out.splitlines()[0] == est.formula(scaled=True)
+    assert "custom_functions=" in out and "leaves: 2" in out
+    assert cli.main(["show", str(path), "--data", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("jaxtree: error:") and "custom basis function" in err
+
+
+def test_show_prints_indicators_in_original_units(tmp_path, capsys):
+    """A text column: show prints its level as an indicator, the number covariate in its units."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"c": rng.choice(["a", "b"], 80), "x": rng.uniform(10, 20, 80)})
+    y = 2.0 * (df.c == "b") + 0.2 * df.x
+    basis = jaxtree.make_basis(hats=0, sines=1, cosines=0, powers=1, truncated_cubics=0)
+    est = jaxtree.TreeRegressor(k=1, basis=basis, engine="reference", refine="coordinate",
+                                y_bound=0.25).fit(df, y)
+    model = tmp_path / "m.json"
+    est.save(model)
+    capsys.readouterr()
+    assert cli.main(["show", str(model)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    # two levels: [c = a] and [c = b] are the same covariate up to sign
+    assert ("2·[c = b]" in first or "- 2·[c = a]" in first) and "c=" not in first, first
+    assert "0.2·x" in first
+    assert first == est.formula() == jaxtree.load(model).formula()

@@ -63,7 +63,7 @@ def test_planted_level_is_recovered_with_its_sign(fitted):
     assert list(e.encoded_feature_names_) == ["c=a", "c=b", "c=c", "c=other", "x", "z",
                                               "z missing", "flag"]
     assert list(e.feature_names_in_) == ["c", "x", "z", "flag"] and e.n_features_in_ == 4
-    assert "c=b" in e.formula()
+    assert "3·[c = b]" in e.formula()  # an indicator leaf prints as [column = level]
 
 
 # ------------------------------------------------------------------------ the encoder
@@ -249,7 +249,7 @@ def test_cli_fits_and_predicts_a_raw_csv(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert rc == 0, err
     assert "dropped 1 row(s) whose target 'y' is missing" in err
-    assert "c=b" in out and "covariates after encoding" in out
+    assert "[c = b]" in out and "covariates after encoding" in out
     rc = cli.main(["predict", str(model), str(path), "--out", str(tmp_path / "p.csv")])
     assert rc == 0
     pred = np.loadtxt(tmp_path / "p.csv", skiprows=1)

@@ -19,7 +19,7 @@ def test_recovers_the_papers_function(fitted):
     Xte, _ = paper_synthetic(2000, p=10, seed=1)
     rmse = np.sqrt(np.mean((fitted.predict(Xte) - paper_function(Xte)) ** 2))
     assert rmse < 0.03, rmse
-    f = fitted.formula()
+    f = fitted.formula(scaled=True)  # the raw tree (original units: tests/test_export.py)
     assert "x3²" in f and "x4" in f
     # a product of sin(3πx1) and cos(2πx2): both inside one '·' chain of factors
     assert "sin(3πx1)" in f and "cos(2πx2)" in f

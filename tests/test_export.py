@@ -111,11 +111,15 @@ def test_dot_has_2k_plus_1_nodes(fitted, fitted_all_families):
 
 def test_latex(fitted, fitted_all_families):
     e, _, _ = fitted
-    tex = e.to_latex()
+    tex = e.to_latex(scaled=True)  # the raw tree on the scaled covariates
     assert tex.startswith("y = ") and "\\left[" in tex and "x_{1}" in tex
-    tex_all = fitted_all_families[0].to_latex()
+    tex_all = fitted_all_families[0].to_latex(scaled=True)
     assert "\\," in tex_all and tex_all.count("\\,") >= 7
-    assert export.to_latex(e.model_, digits=6) != tex
+    assert export.to_latex(e.model_, digits=6, scaled=True) != tex
+    # The default is the printed formula: original units, no scaled bracket.
+    readable = e.to_latex()
+    assert readable.startswith("y = ") and "\\left[" not in readable and "x_{1}" in readable
+    assert export.to_latex(e.model_, digits=8) != readable
 
 
 def test_latex_pieces_for_a_known_tree():
@@ -123,8 +127,10 @@ def test_latex_pieces_for_a_known_tree():
     y = np.sin(3 * np.pi * X[:, 0]) + X[:, 1] ** 2
     basis = jaxtree.make_basis(hats=0, sines=3, cosines=0, powers=2, truncated_cubics=0)
     e = jaxtree.TreeRegressor(k=1, refine="coordinate", engine="reference", basis=basis).fit(X, y)
-    tex = e.to_latex()
+    tex = e.to_latex(scaled=True)
     assert "\\sin(3\\pi x_{1})" in tex and "x_{2}^{2}" in tex
+    tex = e.to_latex()  # original units: the shift and range of each covariate written out
+    assert "\\sin\\left(3\\pi \\frac{x_{1}" in tex and "^{2}" in tex
 
 
 def test_plots_return_figures(fitted):
@@ -221,3 +227,131 @@ def test_each_family_exports_equal_predict(fitted_one_family, clip):
     for backend in ("numpy", "jax"):
         f = export.to_callable(e.model_, backend, clip=clip)
         np.testing.assert_allclose(np.asarray(f(Xt), np.float64), want, **tol)
+
+
+# ------------------------------------------------------------ the printed formula (issue 12, 4)
+
+import re
+
+import pandas as pd
+
+from jaxtree import program as prog_
+from jaxtree.model import TreeModel
+
+
+def _printed_to_python(text, indicator_columns=None):
+    """The printed formula as a python expression (a small translator for its notations):
+    tests the text itself, not another rendering of the same structure."""
+    s = text.split(" = ", 1)[1]
+    for label, col in (indicator_columns or {}).items():
+        s = s.replace(f"[{label}]", f"V[{col!r}]")
+    s = re.sub(r"hat\(([^;()]+); ([^ ]+) ± ([^)]+)\)", r"hat(\1, \2, \3)", s)
+    s = re.sub(r"\(([^()]*)\)₊³", r"pos(\1)**3", s)
+    s = s.replace("²", "**2").replace("³", "**3")
+    s = re.sub(r"(\d)π", r"\1*π", s).replace("π·", "pi*").replace("π", "pi*")
+    return s.replace("·", "*")
+
+
+def _eval_printed(text, names, X, indicator_columns=None):
+    env = dict(sin=np.sin, cos=np.cos, pi=np.pi, pos=lambda v: np.maximum(v, 0.0),
+               hat=lambda x, c, h: np.maximum(1.0 - np.abs(x - c) / h, 0.0),
+               V={n: X[:, j] for j, n in enumerate(names)})
+    env.update({n: X[:, j] for j, n in enumerate(names) if n.isidentifier()})
+    return eval(_printed_to_python(text, indicator_columns), env)  # noqa: S307 - test input
+
+
+@pytest.mark.parametrize("tol", [1e-3, 1e-5])
+def test_printed_formula_matches_predict_within_its_tolerance(fitted, fitted_all_families, tol):
+    """Every family, covariates on [-1, 2] (so the shifts and ranges are real): the printed
+    text, evaluated on fresh rows of the training box, is within tol * y_scale of predict,
+    and so is to_sympy(tol=...) (the same numbers); fewer digits for a looser tolerance."""
+    for e, X, _ in (fitted, fitted_all_families):
+        text = e.formula(tol=tol)
+        assert text.startswith("y = ") and "[" not in text  # no scaled bracket
+        Xr = random_inside(X, n=400, seed=11)
+        want = e.predict(Xr)
+        bound = tol * float(e.model_.y_scale)
+        got = _eval_printed(text, list(e.model_.feature_names), Xr)
+        assert np.max(np.abs(got - want)) <= bound, (text, np.max(np.abs(got - want)), bound)
+        symbols = [sp.Symbol(n, real=True) for n in e.model_.feature_names]
+        f = sp.lambdify(symbols, e.to_sympy(tol=tol), "numpy")
+        assert np.max(np.abs(f(*Xr.T) - want)) <= bound
+        assert len(e.formula(tol=0.3)) <= len(text) <= len(e.formula(tol=1e-9))
+
+
+def _model(op, left, right, feature, basis_index, weight, basis, x_min, x_scale, names,
+           intercept=0.0, y_center=0.0, y_scale=1.0):
+    cap = len(op)
+    program = prog_.from_arrays(op, left, right, feature, basis_index, weight, intercept,
+                                int(np.sum(np.asarray(op) != prog_.EMPTY)), np.float64)
+    assert program.capacity == cap
+    return TreeModel(program, jnp.asarray(x_min, jnp.float64), jnp.asarray(x_scale, jnp.float64),
+                     jnp.asarray(y_center, jnp.float64), jnp.asarray(y_scale, jnp.float64),
+                     basis, tuple(names))
+
+
+def test_equal_terms_merge_and_product_weights_fold():
+    L, A, M = prog_.LEAF, prog_.ADD, prog_.MUL
+    basis = Basis((Sines(1), Powers(1)))  # 0: sin(πx), 1: x
+    # 0.3·sin(πx1) + 0.2·sin(πx1) is one term.
+    m = _model([A, L, L], [1, -1, -1], [2, -1, -1], [-1, 0, 0], [-1, 0, 0], [0, 0.3, 0.2],
+               basis, [0, 0], [1, 1], ["x1", "x2"])
+    assert m.formula() == "y = 0.5·sin(πx1)"
+    # (0.5·u1)·(0.4·x2), u1 = (x1 - 10)/10: one coefficient, x1 in its own units; y's scale
+    # and centre fold in too.
+    m = _model([M, L, L], [1, -1, -1], [2, -1, -1], [-1, 0, 1], [-1, 1, 1], [0, 0.5, 0.4],
+               basis, [10, 0], [0.1, 1], ["x1", "x2"], y_center=1.0, y_scale=2.0)
+    assert m.formula() == "y = 1 + 0.04·x2·(x1 - 10)"
+    assert m.formula(scaled=True) == "y = 1 + 2·[0 + 0.5·x1·0.4·x2]"
+
+
+def test_printed_formula_is_in_original_units_and_scaled_form_stays_available():
+    """Covariates on [10, 20] and [-4, 0]: a truncated cubic's knot and a power's shift are
+    written in x's units, the scale folded into the coefficient (0.8·0.1³, 0.5·0.25²);
+    formula(scaled=True) and to_latex(scaled=True) are the raw scaled tree."""
+    L, A = prog_.LEAF, prog_.ADD
+    basis = Basis((TruncatedCubics(1), Powers(2)))  # 0: (u - 0.5)₊³, 1: u, 2: u²
+    m = _model([A, L, L], [1, -1, -1], [2, -1, -1], [-1, 0, 1], [-1, 0, 2], [0, 0.8, 0.5],
+               basis, [10, -4], [0.1, 0.25], ["x1", "dep time"])
+    # terms largest first: 0.03125·4² = 0.5 over the box, 0.0008·5³ = 0.1
+    assert m.formula() == "y = 0.03125·(dep time + 4)² + 0.0008·(x1 - 15)₊³"
+    assert m.formula(scaled=True) == "y = 0 + 0.8·(x1-0.5)₊³ + 0.5·(dep time)²"
+    assert export.to_latex(m) == ("y = 0.03125\\, (\\mathrm{dep time} + 4)^{2} + 0.0008\\, "
+                                  "(x_{1} - 15)_+^{3}")
+    assert "\\left[" not in export.to_latex(m) and export.to_latex(m, scaled=True).startswith("y = 0")
+
+
+def test_planted_indicator_prints_as_column_equals_level():
+    """y = 3·[c = b] + x: the indicator leaf prints with its level and coefficient 3; the
+    printed formula evaluates to predict within its tolerance (and so does to_sympy)."""
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 200), "x": rng.uniform(10, 20, 200)})
+    y = 3.0 * (df.c == "b") + df.x  # y_bound: weights up to 4 (the box |w| <= 1 would clip)
+    basis = jaxtree.make_basis(hats=0, sines=2, cosines=0, powers=2, truncated_cubics=0)
+    e = jaxtree.TreeRegressor(k=1, refine="coordinate", engine="reference", basis=basis,
+                              coordinate_sweeps=10, y_bound=0.25).fit(df, y)
+    text = e.formula()
+    coef = re.search(r"([\d.]+)·\[c = b\]", text)
+    assert coef and abs(float(coef.group(1)) - 3.0) < 0.01, text  # "y = x + 3·[c = b]"
+    assert "c=b" not in text and "hat(" not in text
+    assert "[\\text{c = b}]" in e.to_latex()
+    fresh = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 300),  # inside the training range
+                          "x": rng.uniform(df.x.min(), df.x.max(), 300)})
+    Xe = e._encode(fresh)
+    names = list(e.encoded_feature_names_)
+    labels = {"c = a": "c=a", "c = b": "c=b", "c = c": "c=c"}
+    bound = 1e-3 * float(e.model_.y_scale)
+    got = _eval_printed(text, names, Xe, labels)
+    assert np.max(np.abs(got - e.predict(fresh))) <= bound
+    f = sp.lambdify([sp.Symbol(n, real=True) for n in names], e.to_sympy(tol=1e-3), "numpy")
+    assert np.max(np.abs(f(*Xe.T) - e.predict(fresh))) <= bound
+
+
+def test_formula_options_are_checked(fitted):
+    e = fitted[0]
+    for bad in (0, -1e-3, float("nan"), "0.1", True):
+        with pytest.raises(ValueError, match="tol must be a positive number"):
+            e.formula(tol=bad)
+    with pytest.raises(ValueError, match="digits must be an int >= 1"):
+        e.formula(digits=0)
+    assert e.formula(digits=2) != e.formula(digits=6)

@@ -176,7 +176,7 @@ def test_exports_agree_with_predict(law_fit, tmp_path):
     lam = sp.lambdify(syms, expr, "numpy")
     np.testing.assert_allclose(lam(*X.T), pred, rtol=1e-10)
     tex = est.to_latex()
-    assert "\\exp" in tex and "\\langle \\log x_{1} \\rangle" in tex
+    assert "\\exp" in tex and "\\log x_{1}" in tex  # the printed formula: log x1 itself
     assert est.formula().startswith("y = ") and "exp(" in est.formula()
     # save / load: the ranges and the transform travel in the file
     path = tmp_path / "law.json"
@@ -306,3 +306,28 @@ def test_fit_batch_refuses_per_covariate_families():
     X = np.random.default_rng(0).uniform(1, 2, size=(2, 30, 2))
     with pytest.raises(ValueError, match="fit_batch"):
         jaxtree.fit_batch(X, X[..., 0], k=1, basis="physics")
+
+
+# ------------------------------------------------------------------------------ preset
+
+
+def test_for_laws_preset_params_and_override():
+    est = jaxtree.TreeRegressor.for_laws()
+    p = est.get_params()
+    assert (p["k"], p["basis"], p["y_bound"], p["target_transform"], p["search"],
+            p["validation_fraction"], p["prune_tol"]) == (
+        20, "default+physics", 0.25, "auto", "backfit", 0.2, 1e-6)
+    other = jaxtree.TreeRegressor.for_laws(k=5, prune_tol=None, random_state=3)
+    assert (other.k, other.prune_tol, other.random_state, other.y_bound) == (5, None, 3, 0.25)
+    assert jaxtree.TreeRegressor(**est.get_params()).get_params() == p  # clone-safe
+
+
+@pytest.mark.slow  # validation x "auto" x backfit: six searches, each compiled (minutes)
+def test_for_laws_fit_chooses_size_and_transform():
+    X, y = _law_data(n=240)
+    est = jaxtree.TreeRegressor.for_laws(k=3, basis="physics").fit(X, y)
+    assert est.target_transform_ == "log"
+    assert est.path_ is not None and len(est.path_) == 4  # sizes 0..3 on held-out rows
+    assert est.k_ <= 2  # three log leaves at most (two operations), pruned after
+    Xt, yt = _law_data(n=200, seed=1)
+    assert est.score(Xt, yt) > 0.9999

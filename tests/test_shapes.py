@@ -327,3 +327,45 @@ def test_validation_chooses_the_number_of_shapes_of_a_planted_additive_model():
     again = jaxtree.TreeRegressor(k=1, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
                                   random_state=0).fit(X, y)
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
+
+
+def test_compact_keeps_the_model_and_its_sweeps_and_drops_unchosen_pairs(x64):
+    x, y, w, spec, data = _problem(6)
+    y = 8 * (x[:, 0] - 0.5) * (x[:, 1] - 0.5) + 0.5 * x[:, 2] + 0.3 * np.cos(3 * x[:, 3])
+    data = data._replace(y=scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=64).y)
+    gr = S.grams_jit(data, spec)
+    st = S.start(data, spec)
+    for _ in range(3):
+        st, _ = search.shape_step_jit(st, data, gr, spec)
+    on = np.flatnonzero(np.asarray(st.shapes.pair_on))
+    assert 0 < len(on) < len(spec.pairs)  # something to drop, something to keep
+    sh, sp, g = S.compact(st.shapes, spec, gr)
+    assert sp.pairs == tuple(spec.pairs[i] for i in on) and bool(np.all(sh.pair_on))
+    assert S.term_names(sh, sp, ["a", "b", "c", "d"]) == S.term_names(st.shapes, spec, ["a", "b", "c", "d"])
+    np.testing.assert_allclose(S.evaluate(sh, jnp.asarray(x), sp),
+                               S.evaluate(st.shapes, jnp.asarray(x), spec), rtol=1e-12, atol=1e-12)
+    for sliced, direct in zip(g, S.grams_jit(data, sp)):  # sliced Grams = the compact spec's
+        np.testing.assert_allclose(sliced, direct, rtol=1e-12, atol=1e-12)
+    full = S.finish_jit(st, data, gr, spec, 2)
+    small = S.finish_jit(S.State(sh, st.fit), data, g, sp, 2)
+    np.testing.assert_allclose(small.fit, full.fit, rtol=1e-10, atol=1e-10)
+
+
+def test_large_fits_choose_shapes_on_a_deterministic_subset(monkeypatch):
+    from jaxtree import estimator as E
+
+    X, y = _table(n=1500)
+    monkeypatch.setattr(S, "SEARCH_ROWS", 600)
+    assert E._subsample(600, 600, None) is None
+    rows = E._subsample(1500, 600, None)
+    assert len(np.unique(rows)) == 600 and np.all(np.diff(rows) > 0)
+    kw = dict(k=1, shapes=3, shape_knots=(6, 4), refine=None)
+    est = jaxtree.TreeRegressor(**kw).fit(X, y)
+    # the terms are those a search on the subset chooses (its history: the subset's MSE)
+    sub = jaxtree.TreeRegressor(**kw).fit(X[rows], y[rows])
+    term = lambda c: (c["move"], c["feature"], c["feature2"])
+    assert [term(c) for c in est.choices_[:3]] == [term(c) for c in sub.choices_[:3]]
+    # ... and backfitted on all rows: the full model fits all rows at least as well
+    mse = lambda m: np.mean((m.predict(X) - y) ** 2)
+    assert mse(est) <= mse(sub) * (1 + 1e-6)
+    np.testing.assert_array_equal(jaxtree.TreeRegressor(**kw).fit(X, y).predict(X), est.predict(X))
