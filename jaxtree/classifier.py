@@ -482,10 +482,18 @@ class TreeClassifier(ParamsProtocol):
         K = self.model_.program.weight.shape[0]
         return [jax.tree_util.tree_map(lambda a, c=c: a[c], self.model_) for c in range(K)]
 
-    def formula(self, digits: int = 3):
-        """The decision function as text (a list, one per class, for more than two classes)."""
+    def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3, scaled: bool = False):
+        """The decision function as text (a list, one per class, for more than two classes),
+        printed as :meth:`jaxtree.TreeRegressor.formula` prints a regression: in ``X``'s
+        units, table covariates as indicators ``[col = level]``, numbers rounded so that no
+        decision value in the training range moves by more than ``tol`` (the logit's own
+        units: the decision function is not scaled); ``scaled=True``: the raw tree."""
+        from jaxtree import _formula
+
         self._check_fitted()
-        out = [m.formula(digits) for m in self._members()]
+        labels = _formula.indicator_labels(self.encoding_)
+        out = [m.formula(digits, tol=tol, scaled=scaled, indicators=labels)
+               for m in self._members()]
         return out[0] if len(out) == 1 else out
 
     def to_sympy(self, *, probability: bool = False, **kwargs):

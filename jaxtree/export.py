@@ -557,7 +557,8 @@ def plot_path(path, ax=None):
 
     Args:
       path: ``est.path_`` or ``est.shape_path_`` (a fit with ``validation_fraction``), or the
-        estimator itself (its ``path_``).
+        estimator itself (its ``path_``); a :class:`jaxtree.TreeClassifier`'s path plots its
+        held-out loss (one pair of curves per class for a one-versus-rest model).
       ax: a matplotlib Axes to draw on; a new figure when None.
 
     Returns:
@@ -570,13 +571,18 @@ def plot_path(path, ax=None):
     if not rows:
         raise ValueError("no size path: fit with validation_fraction set to record one "
                          "(est.path_, est.shape_path_).")
-    key = "n_ops" if "n_ops" in rows[0] else "n_shapes"
-    size = np.asarray([r[key] for r in rows], np.float64)
+    # A one-versus-rest classifier's path_ is one path per class.
+    paths = [(f"class {i}: ", r) for i, r in enumerate(rows)] if isinstance(rows[0], list) \
+        else [("", rows)]
     fig, ax = _axes(ax, (5.0, 3.2))
-    ax.plot(size, [r["train_mse"] for r in rows], marker="o", label="training")
-    ax.plot(size, [r["val_mse"] for r in rows], marker="s", label="held out")
+    for label, rows in paths:
+        key = "n_ops" if "n_ops" in rows[0] else "n_shapes"
+        loss = "mse" if "train_mse" in rows[0] else "loss"  # a classifier's: log-loss or ramp
+        size = np.asarray([r[key] for r in rows], np.float64)
+        ax.plot(size, [r[f"train_{loss}"] for r in rows], marker="o", label=label + "training")
+        ax.plot(size, [r[f"val_{loss}"] for r in rows], marker="s", label=label + "held out")
     ax.set_xlabel("operations" if key == "n_ops" else "shape terms")
-    ax.set_ylabel("MSE")
+    ax.set_ylabel("MSE" if loss == "mse" else "loss")
     ax.legend()
     ax.grid(True, alpha=0.3)
     return fig

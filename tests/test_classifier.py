@@ -484,6 +484,7 @@ def test_table_categorical_level_rule_is_recovered_through_predict_save_load(tmp
         assert c.n_features_in_ == 2 and c.feature_names_in_.tolist() == ["b", "c"]
         assert c.encoded_feature_names_.tolist() == ["b", "c=blue", "c=red"]
         assert _used(c) <= {"c=blue", "c=red"}, c.formula()
+        assert "[c = red]" in c.formula() or "[c = blue]" in c.formula()  # printed as indicators
         assert c.score(table, y) == 1.0
         proba = c.predict_proba(table)
         assert (proba[y == "pos", 1] > 0.7).all() and (proba[y == "neg", 1] < 0.3).all()
@@ -572,6 +573,9 @@ def test_validation_fraction_chooses_the_one_se_size_and_refits_it():
     again = clf(validation_fraction=0.3, random_state=0).fit(X, y)
     assert again.k_ == c.k_ and again.formula() == c.formula()
     assert clf().fit(X, y).path_ is None
+    ax = jaxtree.export.plot_path(c).axes[0]  # the held-out losses, as plotted
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), val, rtol=1e-6)
+    assert ax.get_ylabel() == "loss"
 
 
 def test_validation_fraction_multiclass_chooses_a_size_per_class():
@@ -602,6 +606,7 @@ def test_validation_fraction_multiclass_chooses_a_size_per_class():
         np.testing.assert_allclose(c.history_[col, k_c:], ref.history_[-1], rtol=1e-4)
     assert len(set(c.k_per_class_.tolist())) > 1, c.k_per_class_  # sizes differ by class
     assert c.k_ == c.k_per_class_.max()
+    assert len(jaxtree.export.plot_path(c).axes[0].lines) == 2 * 3  # two curves per class
 
 
 # ------------------------------------------------------------- callback and progress bar
