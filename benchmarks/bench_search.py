@@ -368,6 +368,10 @@ def suite_sr(configs, args, log, emit=None):
         hgb["r2"] = r2(hgb["rmse"], yte)
         row["models"]["HGB"] = hgb
         rows.append(row)
+        # Each problem compiles its own searches when a basis holds data-dependent constants
+        # (the physics families); dropping the compiled executables between problems keeps a
+        # 42-problem run's memory flat (a run without this was killed for memory at problem 28).
+        jax.clear_caches()
         if emit is not None:  # a long run keeps what it has done
             emit(*_sr_report(rows, configs, names, n_train, n_test, args))
         log(f"  sr {pname}: " + "  ".join(f"{m} {_f(r.get('r2'), 4) if 'error' not in r else 'error'}"
