@@ -10,7 +10,11 @@
 #   4. the new search moves at airline scale (search="backfit": pair lookahead and
 #      replacement moves, default optax refinement) beside step 1's greedy rows;
 #   5. shape terms (shapes=10, 20) and the beam search (width 4) at airline scale through
-#      TreeRegressor.fit, beside the greedy fit (benchmarks/bench_shapes.py).
+#      TreeRegressor.fit, beside the greedy fit (benchmarks/bench_shapes.py);
+#   0. first, the chunk size: n = 1e6 with chunk_size 2048 (the CPU default), 65536 and
+#      262144, one fit each (the log only). The first GPU run (2026-11-26) found an H100
+#      iteration no faster than the 2-core CPU's at 2048-row chunks: a pass is a sequential
+#      scan over n / chunk small steps.
 #
 # Every record carries the device, jax version, precision and commit. Run from anywhere:
 #
@@ -29,12 +33,14 @@ py=${PYTHON:-python3}
 log="$dest/gpu_log.txt"
 
 if [ -n "${JAXTREE_GPU_SMOKE:-}" ]; then
+    chunks=(--ns 2e4 --n-sweep-k 3)
     airline=(--only n --ns 20000 --n-sweep-k 3)  # stands in for the airline rows
     moves=(--only n --ns 20000 --n-sweep-k 3)
     sweep=(--ns 1e3 1e4)
     batch=(--quick)
     shapes=(--n 20000 --repeats 1)
 else
+    chunks=(--ns 1e6)
     airline=(--only airline --airline-refine coordinate none)
     moves=(--only airline)
     sweep=(--ns 1e5 1e6 1e7)
@@ -45,6 +51,11 @@ fi
 {
     "$py" -c "import jax, jaxtree; print('devices', jax.devices(), 'jax', jax.__version__, 'jaxtree', jaxtree.__version__)"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
+    echo "== 0. chunk size (n sweep rows; compare fit_s and iter_s)"
+    for c in 2048 65536 262144; do
+        timeout 100 "$py" benchmarks/bench_scale.py --only n "${chunks[@]}" --chunk "$c" \
+            --stream-from 1e12 --repeats 1 --out "$work/chunk$c" || echo "STEP FAILED: chunk $c"
+    done
     echo "== 1. airline scale"
     timeout 300 "$py" benchmarks/bench_scale.py "${airline[@]}" --stream-from 1e12 \
         --repeats 3 --out "$work/airline" || echo "STEP FAILED: airline"
