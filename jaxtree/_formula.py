@@ -533,6 +533,11 @@ def _sum_text(r: Readable, c: float, terms: dict, extra=(), const_last: bool = F
     parts += [("+", e) for e in extra]
     parts += [_term_text(r, k, fs) for fs, k in _ordered(r, terms)]
     parts += const if const_last else []
+    return _join(parts)
+
+
+def _join(parts) -> str:
+    """``a - b + c`` from ``[(sign, text), ...]`` (a leading ``+`` is dropped)."""
     sign, first = parts[0]
     out = ("-" if sign == "-" else "") + first
     for sign, t in parts[1:]:
@@ -625,11 +630,7 @@ def _sum_latex(r: Readable, c: float, terms: dict, extra=(), const_last: bool = 
         body = " ".join(_factor_latex(r, f, p) for f, p in fs)
         parts.append(("-" if k < 0 else "+", body if abs(k) == 1.0 else f"{_tex_num(abs(k))}\\, {body}"))
     parts += const if const_last else []
-    sign, first = parts[0]
-    out = ("-" if sign == "-" else "") + first
-    for sign, t in parts[1:]:
-        out += f" {sign} {t}"
-    return out
+    return _join(parts)
 
 
 def latex(r: Readable) -> str:

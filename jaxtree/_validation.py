@@ -182,9 +182,28 @@ def float_dtype_for(arr: np.ndarray, x64: bool) -> np.dtype:
     return np.dtype(np.float32)
 
 
+_FINITE_BLOCK_ROWS = 1 << 16
+
+
+def _all_finite(arr: np.ndarray) -> bool:
+    """``np.isfinite(arr).all()`` over blocks of ``_FINITE_BLOCK_ROWS`` rows."""
+    if arr.dtype.kind in "biu":
+        return True
+    if arr.ndim == 0 or arr.shape[0] <= _FINITE_BLOCK_ROWS:
+        return bool(np.isfinite(arr).all())
+    return all(bool(np.isfinite(arr[s:s + _FINITE_BLOCK_ROWS]).all())
+               for s in range(0, arr.shape[0], _FINITE_BLOCK_ROWS))
+
+
 def check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_names=None) -> None:
     """Raises a ValueError naming the count and the first NaN/inf (``axes`` name the axes;
-    ``column_names``, when known, name the ``"column"`` axis' entries too)."""
+    ``column_names``, when known, name the ``"column"`` axis' entries too).
+
+    Finite data (the usual case) is checked in blocks of rows, so a large ``arr`` makes no
+    whole-array temporary (issue 12 item 7).
+    """
+    if _all_finite(arr):
+        return
     bad = ~np.isfinite(arr)
     if bad.any():
         count = int(bad.sum())
@@ -365,16 +384,21 @@ def check_representable(X: np.ndarray, y: np.ndarray, dtype, feature_names=None)
     """
     limit = float(np.finfo(dtype).max)
     with np.errstate(over="ignore", invalid="ignore"):
-        for name, a in (("X", np.asarray(X, np.float64)), ("y", np.asarray(y, np.float64))):
+        for name, a in (("X", np.asarray(X)), ("y", np.asarray(y))):
             a2 = a.reshape(a.shape[0], -1)
-            span = a2.max(0) - a2.min(0)
-            big = ~(np.isfinite(span) & (np.abs(a2).max(0) <= limit) & (span <= limit))
+            # Column extremes in the input's dtype, then float64: exact (rounding to float64
+            # is monotone), and no float64 copy of the whole array (issue 12 item 7).
+            lo = a2.min(0).astype(np.float64)
+            hi = a2.max(0).astype(np.float64)
+            span = hi - lo
+            amax = np.maximum(np.abs(lo), np.abs(hi))
+            big = ~(np.isfinite(span) & (amax <= limit) & (span <= limit))
             if big.any():
                 col = int(np.argmax(big))
                 where = f" {_column(col, feature_names)}" if name == "X" else ""
                 raise ValueError(
                     f"{name}{where} holds values too large to compute with in {np.dtype(dtype).name} "
-                    f"(max |value| {np.abs(a2[:, col]).max():.3g}, range {span[col]:.3g}). "
+                    f"(max |value| {amax[col]:.3g}, range {span[col]:.3g}). "
                     "Rescale it (e.g. divide by a constant or take logs) first."
                 )
 

@@ -61,7 +61,8 @@ from jaxtree import losses as losses_
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import scoring, search
-from jaxtree.estimator import ParamsProtocol, TreeRegressor, _ProgressBar, _split, check_params
+from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _loaded_names, _ProgressBar,
+                                _split, check_params)
 
 __all__ = [
     "CLASSIFIER_CONSTRAINTS",
@@ -739,14 +740,5 @@ def load(path, custom_functions=None):
 
         model = dataclasses.replace(model, program=programs)
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
-    default = all(nm == f"x{j + 1}" for j, nm in enumerate(m.feature_names))
-    names = None if default else m.feature_names
-    if "encoding" in d:  # missing values / categories (jaxtree._encoding), as for regression
-        enc = encoding_.from_dict(d["encoding"], path)
-        if enc.feature_names_out != tuple(m.feature_names):
-            raise ValueError(f"{path}: not a valid jaxtree model file: the encoding makes the "
-                             f"covariates {list(enc.feature_names_out)}, but the model has "
-                             f"{list(m.feature_names)}")
-        est._pending_encoding = enc
-        names = tuple(c.name for c in enc.columns) if enc.named else None
+    names = _loaded_names(est, d, m.feature_names, path)  # and the encoding, as for regression
     return est._set_fitted(model, classes, hist, [], search.Status.OK, names)

@@ -165,17 +165,23 @@ def _categorical(args, features, picked) -> list:
     return [features.index(w) for w in wanted]
 
 
+def _drop_missing_target(args, keep, X):
+    """``X`` without the rows whose target is missing (``keep`` False), said on stderr."""
+    if keep.all():
+        return X
+    if not args.quiet:
+        print(f"jaxtree: dropped {int((~keep).sum())} row(s) whose target {args.target!r} is "
+              "missing", file=sys.stderr)
+    return X[keep] if not hasattr(X, "iloc") else X.loc[keep].reset_index(drop=True)
+
+
 def _regression_target(args, names, cols, X):
     """``(y, X)``: the numeric target, rows whose target is missing dropped (said on stderr)."""
     col = cols[names.index(args.target)]
     if col.dtype == object:
         _columns(args.data, names, cols, [args.target], role="target")  # the usual message
     keep = ~np.isnan(col)
-    if not keep.all():
-        if not args.quiet:
-            print(f"jaxtree: dropped {int((~keep).sum())} row(s) whose target {args.target!r} is "
-                  "missing", file=sys.stderr)
-        X = X[keep] if not hasattr(X, "iloc") else X.loc[keep].reset_index(drop=True)
+    X = _drop_missing_target(args, keep, X)
     return _columns(args.data, names, [c[keep] for c in cols], [args.target], role="target")[:, 0], X
 
 
@@ -214,6 +220,17 @@ def _unused_columns_filled(path, est, raw, names, cols):
         extra.append(np.full(n, c.fill, np.float64) if c.kind == "numeric" else
                      np.full(n, c.levels[0] if c.levels else "", dtype=object))
     return list(names) + absent, list(cols) + extra
+
+
+def _print_training_score(est, X, y, name: str, tail: str) -> None:
+    """``training <name>: ...   (n=..., p=..., [covariates after encoding, ]<tail>)``."""
+    with warnings.catch_warnings():  # an array (no pandas) has no column names to check
+        warnings.simplefilter("ignore", UserWarning)
+        score = est.score(X, y)
+    encoded = len(est.encoded_feature_names_)
+    print(f"training {name}: {score:.4f}   (n={X.shape[0]}, p={X.shape[1]}"
+          + (f", {encoded} covariates after encoding" if encoded != X.shape[1] else "")
+          + f", {tail})")
 
 
 def _name_columns(est, features) -> None:
@@ -293,13 +310,7 @@ def _fit(args) -> int:
     est.fit(X, y)
     _name_columns(est, features)
     print(est.formula())
-    with warnings.catch_warnings():  # an array (no pandas) has no column names to check
-        warnings.simplefilter("ignore", UserWarning)
-        r2 = est.score(X, y)
-    encoded = len(est.encoded_feature_names_)
-    print(f"training R²: {r2:.4f}   (n={X.shape[0]}, p={X.shape[1]}"
-          + (f", {encoded} covariates after encoding" if encoded != X.shape[1] else "")
-          + f", k={args.k})")
+    _print_training_score(est, X, y, "R²", f"k={args.k}")
     if args.out is not None:
         est.save(args.out)
         print(f"saved {args.out}")
@@ -330,11 +341,7 @@ def _class_target(args, names, cols, X):
         keep = np.array([not (v is None or v != v or str(v).strip() == "") for v in col], bool)
     else:
         keep = ~np.isnan(col)
-    if not keep.all():
-        if not args.quiet:
-            print(f"jaxtree: dropped {int((~keep).sum())} row(s) whose target {args.target!r} is "
-                  "missing", file=sys.stderr)
-        X = X[keep] if not hasattr(X, "iloc") else X.loc[keep].reset_index(drop=True)
+    X = _drop_missing_target(args, keep, X)
     y = col[keep]
     if y.dtype == object:
         y = y.astype(str)
@@ -356,13 +363,8 @@ def _fit_classifier(args, X, y, features, refine, categorical) -> int:
     formula = est.formula()
     print("\n".join(f"{c}: {f}" for c, f in zip(est.classes_, formula))
           if isinstance(formula, list) else f"decision function ({est.classes_[1]!s} if > 0): {formula}")
-    with warnings.catch_warnings():  # an array (no pandas) has no column names to check
-        warnings.simplefilter("ignore", UserWarning)
-        acc = est.score(X, y)
-    encoded = len(est.encoded_feature_names_)
-    print(f"training accuracy: {acc:.4f}   (n={X.shape[0]}, p={X.shape[1]}"
-          + (f", {encoded} covariates after encoding" if encoded != X.shape[1] else "")
-          + f", k={args.k}, classes: {', '.join(map(str, est.classes_))})")
+    _print_training_score(est, X, y, "accuracy",
+                          f"k={args.k}, classes: {', '.join(map(str, est.classes_))}")
     if args.out is not None:
         est.save(args.out)
         print(f"saved {args.out}")

@@ -196,7 +196,11 @@ class TreeRegressor(ParamsProtocol):
 
     Data larger than memory: pass ``X`` as a ``numpy.memmap`` (float dtype) or a
     :class:`jaxtree.stream.ChunkReader`; every pass then streams it chunk by chunk
-    (engine ``'jax'`` only; see :mod:`jaxtree.stream`).
+    (engine ``'jax'`` only; see :mod:`jaxtree.stream`). A large in-memory float array
+    (``n * p >= CHUNKED_FIT_MIN_VALUES``) under the default search options is read the
+    same way, after the table encoding, so ``fit`` makes no copy of the whole array
+    (same model as the in-memory path); ``predict`` evaluates blocks of
+    ``PREDICT_CHUNK_ROWS`` rows.
 
     Attributes (after ``fit``):
       model_: the fitted :class:`jaxtree.model.TreeModel` pytree.
@@ -357,6 +361,8 @@ class TreeRegressor(ParamsProtocol):
                           _interop_class("DataConversionWarning", UserWarning), stacklevel=2)
 
         yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
+        if _fits_in_chunks(self, xa, transform):  # a large array: no whole-array copies
+            return self._fit_in_chunks(xa, yt, sw, params, dtype, enc, names)
         sc = _bounded_scaling(scaling_.fit(xa, yt, sw), self.y_bound)
         params = _bind_basis(params, sc)
         xs, ys = scaling_.apply(sc, xa, yt, sw)
@@ -379,6 +385,34 @@ class TreeRegressor(ParamsProtocol):
         self._set_fitted(model, res.history, res.choices, res.status, names)
         self.pruned_ = pruned
         return self
+
+    def _fit_in_chunks(self, xa, yt, sw, params, dtype, enc, names):
+        """The in-memory fit of a large numeric matrix, read ``chunk_size`` rows at a time
+        (issue 12 item 7): a :class:`jaxtree.stream.ChunkReader` over ``xa`` computes the
+        scaling and feeds every pass of :func:`jaxtree.stream.fit`, so no float64, scaled,
+        padded or device copy of the whole matrix is made. Same scaling, same search, same
+        model as the in-memory path (``tests/test_memory.py``); see :func:`_fits_in_chunks`
+        for when it runs. ``xa`` is the encoded table (``enc``), so missing values and
+        categories were handled before, as on the in-memory path."""
+        sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
+        reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(params.chunk, xa.shape[0]))
+        feature_names = enc.feature_names_out
+        res, sc, params = self._search_reader(reader, params, dtype, feature_names)
+        model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
+        self._pending_encoding = enc
+        self._set_fitted(model, res.history, res.choices, res.status, names)
+        self.pruned_ = None
+        return self
+
+    def _search_reader(self, reader, params, dtype, feature_names):
+        """``(search result, scaling, params bound to it)`` of a streamed fit of ``reader``."""
+        sc = _bounded_scaling(stream_.scaling(reader), self.y_bound)
+        params = _bind_basis(params, sc)
+        with self._progress_bar(params, feature_names):
+            res = stream_.fit(reader.scaled(sc, dtype), params.basis, params.k,
+                              self._config(params, reader.n, reader.p), callback=self._progress,
+                              devices=self.devices, loss_scale=float(sc.y_scale) ** 2)
+        return res, sc, params
 
     def _encode_fit(self, X):
         """``(xa, spec)``: the training table encoded (:mod:`jaxtree._encoding`: missing values
@@ -628,13 +662,8 @@ class TreeRegressor(ParamsProtocol):
             reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
-        sc = _bounded_scaling(stream_.scaling(reader), self.y_bound)
-        params = _bind_basis(params, sc)
         feature_names = tuple(f"x{j + 1}" for j in range(reader.p))
-        with self._progress_bar(params, feature_names):
-            res = stream_.fit(reader.scaled(sc, dtype), params.basis, params.k,
-                              self._config(params, reader.n, reader.p), callback=self._progress,
-                              devices=self.devices, loss_scale=float(sc.y_scale) ** 2)
+        res, sc, params = self._search_reader(reader, params, dtype, feature_names)
         model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
         return self._set_fitted(model, res.history, res.choices, res.status, None)
 
@@ -679,8 +708,7 @@ class TreeRegressor(ParamsProtocol):
         names = getattr(self, "feature_names_in_", None)
         V.check_feature_names(X, names, type(self).__name__)
         xa = self._encode(X)
-        out = model_.predict(self.model_, jnp.asarray(xa, self.model_.x_min.dtype), clip=self.clip)
-        return np.asarray(out, np.float64)
+        return _predict_in_chunks(self.model_, xa, self.clip)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R² of the predictions (``X`` is checked as in
@@ -872,17 +900,25 @@ def load(path, custom_functions=None) -> TreeRegressor:
         est._check_params()
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{path}: not a valid jaxtree model file: bad saved parameter: {exc}") from None
-    default_names = all(n == f"x{j + 1}" for j, n in enumerate(m.feature_names))
-    names = None if default_names else m.feature_names
-    if isinstance(d, dict) and "encoding" in d:  # missing values / categories (jaxtree._encoding)
+    names = _loaded_names(est, d, m.feature_names, path)
+    return est._set_fitted(m, hist, [], search.Status.OK, names)
+
+
+def _loaded_names(est, d, feature_names, path):
+    """The raw column names of a loaded model (None for the default ``x1, x2, ...``), and
+    its optional ``encoding`` entry (missing values / categories, :mod:`jaxtree._encoding`)
+    checked against the model's covariates and left on ``est`` for ``_set_fitted``."""
+    default_names = all(n == f"x{j + 1}" for j, n in enumerate(feature_names))
+    names = None if default_names else feature_names
+    if isinstance(d, dict) and "encoding" in d:
         enc = encoding_.from_dict(d["encoding"], path)
-        if enc.feature_names_out != tuple(m.feature_names):
+        if enc.feature_names_out != tuple(feature_names):
             raise ValueError(f"{path}: not a valid jaxtree model file: the encoding makes the "
                              f"covariates {list(enc.feature_names_out)}, but the model has "
-                             f"{list(m.feature_names)}")
+                             f"{list(feature_names)}")
         est._pending_encoding = enc
         names = tuple(c.name for c in enc.columns) if enc.named else None
-    return est._set_fitted(m, hist, [], search.Status.OK, names)
+    return names
 
 
 class _Params(NamedTuple):
@@ -1066,6 +1102,50 @@ def _check_streamable_options(est, transform):
         raise ValueError("target_transform and prune_tol are not supported for streamed data (a "
                          "memmap or ChunkReader) yet; fit an in-memory array, or leave them at "
                          "their defaults (None).")
+
+
+CHUNKED_FIT_MIN_VALUES = 1 << 24
+"""An in-memory ``X`` with at least this many values (``n * p``; 16.8 million, e.g. 2.1
+million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk
+(:meth:`TreeRegressor._fit_in_chunks`) when the options allow it (:func:`_fits_in_chunks`)."""
+
+
+def _fits_in_chunks(est, xa, transform) -> bool:
+    """Whether ``fit`` reads the (encoded) in-memory matrix ``xa`` chunk by chunk.
+
+    For a large floating matrix (:data:`CHUNKED_FIT_MIN_VALUES`) under the options the
+    streamed search supports: ``engine="jax"``, ``search="greedy"``, ``shapes=0``, no
+    ``validation_fraction``, ``prune_tol`` or target transform, ``cache_basis=False`` (which
+    asks for the basis values of every row in memory). Other options keep the in-memory path
+    and its copies of the whole matrix; an integer matrix too (stream it as floats, or pass
+    a float32 array)."""
+    return (est.engine == "jax" and est.search == "greedy" and not est.shapes
+            and est.validation_fraction is None and est.prune_tol is None
+            and transform == "identity" and not est.cache_basis
+            and xa.dtype.kind == "f" and xa.ndim == 2
+            and xa.shape[0] * xa.shape[1] >= CHUNKED_FIT_MIN_VALUES)
+
+
+PREDICT_CHUNK_ROWS = 1 << 18
+"""``predict`` evaluates at most this many rows per call (more rows: blocks of this size,
+the last one padded, one compiled program), so the device and float64 copies of the input
+and the intermediates stay ``O(block)`` (issue 12 item 7)."""
+
+
+def _predict_in_chunks(model, xa, clip) -> np.ndarray:
+    """Float64 predictions ``(n,)`` of the validated matrix ``xa (n, p)``, by row blocks."""
+    dt = model.x_min.dtype
+    n, m = xa.shape[0], PREDICT_CHUNK_ROWS
+    if n <= m:
+        return np.asarray(model_.predict(model, jnp.asarray(xa, dt), clip=clip), np.float64)
+    out = np.empty(n, np.float64)
+    for s in range(0, n, m):
+        block = np.asarray(xa[s:s + m], dt)
+        if block.shape[0] < m:  # pad the last block: the same compiled shape
+            block = np.concatenate([block, np.repeat(block[-1:], m - block.shape[0], 0)])
+        pred = model_.predict(model, jnp.asarray(block), clip=clip)
+        out[s:s + m] = np.asarray(pred, np.float64)[: min(m, n - s)]
+    return out
 
 
 def _bounded_scaling(sc, y_bound):

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+import jaxtree
+
 N, P, K = 64, 3, 2  # a small problem whose shapes many tests share (one compilation)
 
 
@@ -16,3 +18,19 @@ def smooth_data(seed=0, n=N):
 def choice_key(choices):
     """The structural part of an estimator's ``choices_`` (op, slot, feature, basis)."""
     return [(c["op"], c["slot"], c["feature"], c["basis"]) for c in choices]
+
+
+def custom_basis_model(tmp_path):
+    """A model whose leaves use a custom basis function (saved by name only)."""
+    import jax.numpy as jnp
+
+    fn = lambda x: jnp.tanh(2 * x)  # noqa: E731
+    basis = jaxtree.make_basis(hats=0, sines=0, cosines=0, powers=1, truncated_cubics=0,
+                               functions=[("tanh(2{x})", fn)])
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(60, 2))
+    est = jaxtree.TreeRegressor(k=1, basis=basis, engine="reference", refine=None).fit(
+        X, np.tanh(2 * X[:, 0]) + 0.2 * X[:, 1])
+    path = tmp_path / "custom.json"
+    est.save(path)
+    return est, path, fn, X

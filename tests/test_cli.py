@@ -228,16 +228,9 @@ def test_show_lists_terms_and_plots_them(fitted, tmp_path, capsys):
 def test_show_a_model_with_a_custom_basis_function(tmp_path, capsys):
     """The file holds the function's name only: show prints the raw tree with it named and
     says how to load it; --data (which evaluates the model) is a one-line error."""
-    import jax.numpy as jnp
+    from _shared import custom_basis_model
 
-    basis = jaxtree.make_basis(hats=0, sines=0, cosines=0, powers=1, truncated_cubics=0,
-                               functions=[("tanh(2{x})", lambda x: jnp.tanh(2 * x))])
-    rng = np.random.default_rng(0)
-    X = rng.uniform(size=(60, 2))
-    est = jaxtree.TreeRegressor(k=1, basis=basis, engine="reference", refine=None).fit(
-        X, np.tanh(2 * X[:, 0]) + 0.2 * X[:, 1])
-    path = tmp_path / "custom.json"
-    est.save(path)
+    est, path, _, X = custom_basis_model(tmp_path)
     capsys.readouterr()
     assert cli.main(["show", str(path)]) == 0
     out = capsys.readouterr().out

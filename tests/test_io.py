@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import jaxtree
+from _shared import custom_basis_model
 from jaxtree import model as model_
 
 N, P, K = 64, 3, 2
@@ -265,24 +266,8 @@ def test_fuzz_corrupted_files(saved, tmp_path):
     assert outcomes["rejected"] > 100 and outcomes["neutral"] > 0, outcomes
 
 
-def _custom_model(tmp_path):
-    """A model whose leaves use a custom basis function (saved by name only)."""
-    import jax.numpy as jnp
-
-    fn = lambda x: jnp.tanh(2 * x)  # noqa: E731
-    basis = jaxtree.make_basis(hats=0, sines=0, cosines=0, powers=1, truncated_cubics=0,
-                               functions=[("tanh(2{x})", fn)])
-    rng = np.random.default_rng(0)
-    X = rng.uniform(size=(60, 2))
-    est = jaxtree.TreeRegressor(k=1, basis=basis, engine="reference", refine=None).fit(
-        X, np.tanh(2 * X[:, 0]) + 0.2 * X[:, 1])
-    path = tmp_path / "custom.json"
-    est.save(path)
-    return est, path, fn, X
-
-
 def test_custom_basis_load_error_names_the_load_argument(tmp_path):
-    est, path, fn, X = _custom_model(tmp_path)
+    est, path, fn, X = custom_basis_model(tmp_path)
     assert "tanh(2" in est.formula()
     for wrong in (None, {"tanh": fn}):
         with pytest.raises(ValueError) as info:
