@@ -160,6 +160,8 @@ class TreeRegressor(ParamsProtocol):
         (``MSE * sqrt(2 / n_held)``) is chosen (``k_``),
         and the tree is refitted on all rows with ``k_`` operations. ``path_`` lists every
         size with its training and held-out error and formula. Engine ``"jax"``, in memory.
+        With ``search="beam"`` each size is judged by the member the beam returns at that
+        size (the lowest training loss), and the refit is the beam run to ``k_``.
       cache_basis: evaluate the basis once for all rows and keep it (opt-in: holds
         ``n*p*q`` floats, ``4*n*p*q`` bytes in float32 — 0.9 GB at n=700,000, p=8,
         q=40) instead of re-evaluating it chunk by chunk in every iteration.
@@ -522,20 +524,38 @@ class TreeRegressor(ParamsProtocol):
             return self._fit_shapes(xs, ys, sw, params, dtype, sc)
         cfg = self._config(params, xs.shape[0], xs.shape[1])
         scale = float(sc.y_scale) ** 2
-        if self.search == "beam":
-            return search.beam_fit(self._data(xs, ys, sw, params, dtype), params.basis, params.k,
-                                   cfg, int(self.beam_width), callback=self._progress,
-                                   loss_scale=scale)
+        beam, width = self.search == "beam", int(self.beam_width)
+
+        def search_all(k, cfg):
+            data = self._data(xs, ys, sw, params, dtype)
+            if beam:
+                return search.beam_fit(data, params.basis, k, cfg, width,
+                                       callback=self._progress, loss_scale=scale)
+            return search.fit(data, params.basis, k, cfg, callback=self._progress,
+                              loss_scale=scale)
+
         if self.validation_fraction is None:
-            return search.fit(self._data(xs, ys, sw, params, dtype), params.basis, params.k, cfg,
-                              callback=self._progress, loss_scale=scale)
-        # Choose the size on held-out rows, then refit on all rows (same compiled step).
+            return search_all(params.k, cfg)
+        # Choose the size on held-out rows, then refit on all rows (same compiled step). A
+        # beam is judged by the member the beam would return at that size (the lowest
+        # training loss; search.beam_fit's rule).
         data, held_data, held = self._held_out(xs, ys, sw, params, dtype)
-        step = search.with_validation(
-            lambda p: search.step_jit(p, data, params.basis, cfg),
-            lambda p: _held_out_mse(p, held_data, params.basis))
-        sel = search.run(step, prog.empty_program(cfg.max_k, dtype), params.k + 1,
-                         self._progress, loss_scale=scale, keep_states=True)
+        empty = prog.empty_program(cfg.max_k, dtype)
+        if beam:
+            best = lambda ps: _best_member(ps, data, params.basis)  # noqa: E731
+            step = search.with_validation(
+                lambda ps: search.beam_step_jit(ps, data, params.basis, cfg),
+                lambda ps: _held_out_mse(best(ps), held_data, params.basis))
+            start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (width,) + a.shape), empty)
+        else:
+            best = lambda p: p  # noqa: E731
+            step = search.with_validation(
+                lambda p: search.step_jit(p, data, params.basis, cfg),
+                lambda p: _held_out_mse(p, held_data, params.basis))
+            start = empty
+        sel = search.run(step, start, params.k + 1, self._progress, loss_scale=scale,
+                         keep_states=True)
+        sel = sel._replace(programs=[jax.device_get(best(p)) for p in sel.programs])
         k_best = _n_ops(sel.programs[_choose_size(sel.val_history, len(held))])
         names = self._bar.names
         models = [model_.TreeModel.from_scaling(jax.tree_util.tree_map(jnp.asarray, p), sc, dtype,
@@ -546,8 +566,7 @@ class TreeRegressor(ParamsProtocol):
         self._bar.reset(k_best, "refit")
         if cfg.pair_leaves:  # a pair uses two operations: the capacity bounds the refit's size
             cfg = cfg._replace(max_k=max(k_best, 1))
-        return search.fit(self._data(xs, ys, sw, params, dtype), params.basis, k_best, cfg,
-                          callback=self._progress, loss_scale=scale)
+        return search_all(k_best, cfg)
 
     def _fit_shapes(self, xs, ys, sw, params, dtype, sc):
         """Shapes first, then the tree on their residual, then one backfitting round (the
@@ -988,9 +1007,6 @@ def check_params(params) -> _Params:
     if params.get("engine", "jax") == "reference" and params.get("validation_fraction") is not None:
         raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
                          "paper's algorithm with a fixed k).")
-    if params.get("search") == "beam" and params.get("validation_fraction") is not None:
-        raise ValueError("search='beam' does not choose k by validation_fraction yet: set "
-                         "validation_fraction=None, or use search='greedy' or 'backfit'.")
     if params.get("shapes") and params.get("engine", "jax") == "reference":
         raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
                          "algorithm, which has no shape terms).")
@@ -1005,6 +1021,15 @@ def check_params(params) -> _Params:
 
 
 _held_out_mse = jax.jit(refine_.mse, static_argnames=("basis",))
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def _best_member(programs, data, basis):
+    """The beam member with the lowest training MSE (the one :func:`jaxtree.search.beam_fit`
+    returns)."""
+    loss = jax.vmap(lambda p: refine_.mse(p, data, basis))(programs)
+    i = jnp.argmin(jnp.where(jnp.isfinite(loss), loss, jnp.inf))
+    return jax.tree_util.tree_map(lambda a: a[i], programs)
 _joint = jax.jit(refine_.joint, static_argnames=("basis", "steps"))
 
 

@@ -67,11 +67,27 @@ def test_beam_errors(tmp_path):
     X, y = _data(4, n=100, p=4)
     with pytest.raises(ValueError, match="beam_width"):
         jaxtree.TreeRegressor(k=2, search="beam", beam_width=0).fit(X, y)
-    with pytest.raises(ValueError, match="validation_fraction"):
-        jaxtree.TreeRegressor(k=2, search="beam", validation_fraction=0.2).fit(X, y)
     mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float32, shape=X.shape)
     mm[:] = X
     with pytest.raises(ValueError, match="streamed"):
         jaxtree.TreeRegressor(k=2, search="beam").fit(mm, y)
     with pytest.raises(ValueError, match="width"):
         search.beam_fit(None, None, 1, search.Config(max_k=1), width=0)
+
+
+def test_validation_fraction_chooses_the_beam_size_and_refits_it(x64):
+    """With ``validation_fraction`` the beam records, after each iteration, the held-out MSE
+    of the member it would return (the lowest training loss); the size is the one-SE choice
+    over those, and the final model is the all-rows beam stopped at that size."""
+    from jaxtree.estimator import _choose_size, _split
+
+    X, y = _data(5, n=200, p=4)
+    kw = dict(k=5, search="beam", beam_width=3, refine="coordinate")
+    est = jaxtree.TreeRegressor(validation_fraction=0.3, **kw).fit(X, y)
+    _, held = _split(len(y), 0.3, None)
+    assert [r["n_ops"] for r in est.path_] == list(range(6))
+    val = [np.mean((np.asarray(jaxtree.predict(r["model"], X[held])) - y[held]) ** 2) for r in est.path_]
+    np.testing.assert_allclose([r["val_mse"] for r in est.path_], val, rtol=1e-8)
+    assert est.k_ == est.path_[_choose_size(val, len(held))]["n_ops"]
+    ref = jaxtree.TreeRegressor(callback=lambda it, loss, info: it == est.k_, **kw).fit(X, y)
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-10, atol=1e-12)
