@@ -142,7 +142,7 @@ def estimator_child(a) -> dict:
                persistent_cache=os.environ.get("JAXTREE_COMPILATION_CACHE", "default (on)"),
                loadavg_start=list(os.getloadavg()))
     make = lambda: jaxtree.TreeRegressor(k=a.k, refine=None if a.refine == "none" else a.refine,  # noqa: E731
-                                         chunk_size=a.chunk, search=a.search)
+                                         chunk_size=a.chunk, search=a.search, shapes=0)
     t = time.perf_counter()
     est = make().fit(X, y)
     rec["fit_first_s"] = time.perf_counter() - t

@@ -33,7 +33,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _common import environment  # noqa: E402
 
 CONFIGS = {
-    "greedy k=10": {"k": 10},
+    "greedy k=10": {"k": 10, "shapes": 0},
+    "shapes=auto, k=10": {"k": 10, "shapes": "auto"},
     "shapes=10, k=10": {"k": 10, "shapes": 10},
     "shapes=20, k=10": {"k": 10, "shapes": 20},
     "beam width 4, k=10": {"k": 10, "search": "beam", "beam_width": 4},
@@ -118,7 +119,8 @@ def paper_g(ns, out: pathlib.Path) -> int:
     rows = []
     for n in ns:
         X, y = paper_synthetic(n=n, p=10, seed=0)
-        for kw in ({"k": 10}, {"k": 10, "shapes": 10}, {"k": 20, "shapes": 10}):
+        for kw in ({"k": 10, "shapes": 0}, {"k": 10, "shapes": "auto"}, {"k": 10, "shapes": 10},
+                   {"k": 20, "shapes": 10}):
             t0 = time.perf_counter()
             est = jaxtree.TreeRegressor(**kw).fit(X, y)
             rmse = float(np.sqrt(np.mean((est.predict(Xt) - g) ** 2)))

@@ -165,6 +165,11 @@ def _categorical(args, features, picked) -> list:
     return [features.index(w) for w in wanted]
 
 
+def _shapes_arg(text: str):
+    """``--shapes``: ``auto`` or an integer (argparse reports anything else)."""
+    return "auto" if text == "auto" else int(text)
+
+
 def _drop_missing_target(args, keep, X):
     """``X`` without the rows whose target is missing (``keep`` False), said on stderr."""
     if keep.all():
@@ -546,9 +551,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rows per chunk of the streamed statistics (default 2048)")
     f.add_argument("--search", choices=("greedy", "backfit", "beam"), default="greedy",
                    help="structure search (default greedy, the paper's; regression only)")
-    f.add_argument("--shapes", type=int, default=0, metavar="S",
-                   help="one- and two-covariate shape terms fitted before the tree (default 0; "
-                        "regression only; see README 'Tables: shape terms')")
+    f.add_argument("--shapes", type=_shapes_arg, default=0, metavar="S",
+                   help="one- and two-covariate shape terms fitted before the tree (default 0), "
+                        "or 'auto': after the tree, as many as held-out rows support (at least "
+                        "10,000 rows); regression only; see README 'Tables: shape terms'")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",

@@ -135,7 +135,15 @@ class TreeRegressor(ParamsProtocol):
         returning True stops the search early.
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
-      shapes: number of shape-function terms fitted before the tree (default 0: none).
+      shapes: ``"auto"`` (default), 0 (none: the paper's model), or the number of
+        shape-function terms fitted before the tree. ``"auto"``: on in-memory fits of at
+        least 10,000 rows (``AUTO_SHAPES_MIN_ROWS``, engine ``"jax"``, one device), the tree
+        first, exactly as without shapes, then up to 16 shape terms (``AUTO_SHAPES``) of its
+        residual, as many
+        as held-out rows support (a ``validation_fraction`` of 0.2 or the one given,
+        ``shape_path_``; the one-standard-error rule: none where the tree already has the
+        data's form, and then the model is the tree's), then the tree's weights refined
+        given the shapes; smaller or streamed fits: no shapes. An integer ``S``:
         Each is a whole one-covariate function ``f(x_j)`` or a two-covariate function
         ``f(x_i, x_l)`` (hats, see :mod:`jaxtree.shapes`), chosen greedily by least squares
         and backfitted; the tree of ``k`` operations is then searched on their residual, and
@@ -243,7 +251,7 @@ class TreeRegressor(ParamsProtocol):
                  devices=None, cache_basis: bool = False,
                  validation_fraction: Optional[float] = None, search: str = "greedy",
                  target_transform: Optional[str] = None, y_bound: float = 1.0,
-                 prune_tol: Optional[float] = None, shapes: int = 0,
+                 prune_tol: Optional[float] = None, shapes="auto",
                  shape_knots: tuple = (24, 12), beam_width: int = 4,
                  missing: str = "indicator", categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
@@ -369,7 +377,7 @@ class TreeRegressor(ParamsProtocol):
         params = _bind_basis(params, sc)
         xs, ys = scaling_.apply(sc, xa, yt, sw)
         feature_names = enc.feature_names_out  # the raw names when nothing was encoded
-        with self._progress_bar(params, feature_names):
+        with self._progress_bar(params, feature_names, n_rows=xs.shape[0]):
             if self.engine == "jax":
                 res = self._fit_jax(xs, ys, sw, params, dtype, sc)
             else:
@@ -471,9 +479,12 @@ class TreeRegressor(ParamsProtocol):
         return self
 
     @contextlib.contextmanager
-    def _progress_bar(self, params, feature_names):
-        """The progress bar of one fit (closed even when the fit fails)."""
-        self._bar = _ProgressBar(params.k + int(self.shapes or 0), self.verbose, feature_names,
+    def _progress_bar(self, params, feature_names, n_rows: int = 0):
+        """The progress bar of one fit (closed even when the fit fails); ``n_rows`` of an
+        in-memory fit (0: streamed, where ``shapes="auto"`` adds none)."""
+        bound = (int(self._auto_shapes_apply(n_rows)) * AUTO_SHAPES if self.shapes == "auto"
+                 else int(self.shapes or 0))
+        self._bar = _ProgressBar(params.k + bound, self.verbose, feature_names,
                                  params.basis)
         try:
             yield
@@ -508,7 +519,8 @@ class TreeRegressor(ParamsProtocol):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
         (``validation_fraction``, ``random_state``), both chunked as the fit chunks; at most
         ``max_train`` training rows (a deterministic subset) when given."""
-        train, held = _split(xs.shape[0], self.validation_fraction, self.random_state)
+        fraction = 0.2 if self.validation_fraction is None else self.validation_fraction  # "auto" shapes
+        train, held = _split(xs.shape[0], fraction, self.random_state)
         if max_train is not None:
             sub = _subsample(len(train), max_train, self.random_state)
             train = train if sub is None else train[sub]
@@ -520,7 +532,10 @@ class TreeRegressor(ParamsProtocol):
         return data, held_data, held
 
     def _fit_jax(self, xs, ys, sw, params, dtype, sc, tree_only: bool = False):
-        if self.shapes and not tree_only:
+        if not tree_only and self.shapes == "auto":
+            if self._auto_shapes_apply(xs.shape[0]):
+                return self._fit_tree_then_shapes(xs, ys, sw, params, dtype, sc)
+        elif self.shapes and not tree_only:
             return self._fit_shapes(xs, ys, sw, params, dtype, sc)
         cfg = self._config(params, xs.shape[0], xs.shape[1])
         scale = float(sc.y_scale) ** 2
@@ -579,28 +594,13 @@ class TreeRegressor(ParamsProtocol):
         rule on held-out rows, ``shapes`` is the upper bound), then the tree's size on the
         shapes' residual, as for a tree alone.
         """
-        n1, n2 = (int(v) for v in self.shape_knots)
         scale = float(sc.y_scale) ** 2
         n_shapes, pairs = int(self.shapes), None
         if self.validation_fraction is not None:
             n_shapes, pairs = self._choose_shapes(xs, ys, sw, params, dtype, scale)
         data = self._data(xs, ys, sw, params, dtype)
-        # The terms are chosen on at most shapes_.SEARCH_ROWS rows, then backfitted on all.
-        rows = _subsample(xs.shape[0], shapes_.SEARCH_ROWS, self.random_state)
-        sub = data if rows is None else self._data(xs[rows], ys[rows],
-                                                   None if sw is None else sw[rows], params, dtype)
-        pairs = shapes_.screen_pairs(sub) if pairs is None else pairs
-        spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes), pairs=pairs)
-        gr = shapes_.grams_jit(sub, spec)
-        sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, spec),
-                          shapes_.start(sub, spec), n_shapes, self._progress, loss_scale=scale)
-        found, spec, gr = shapes_.compact(sres.program.shapes, spec, None if rows is not None else gr)
-        if rows is None:
-            state = shapes_.finish_jit(sres.program._replace(shapes=found), data, gr, spec, 2)
-        else:
-            gr = shapes_.grams_jit(data, spec)
-            # one sweep: the subset's coefficients are a close start (each sweep is S passes)
-            state = shapes_.refit(found, data, spec, 1, gr=gr)
+        sres, state, spec, gr = self._search_shapes(xs, ys, sw, params, dtype, scale, data,
+                                                    n_shapes, int(self.shapes), pairs)
         g_rows = np.asarray(state.fit, np.float64).reshape(-1)[: xs.shape[0]]
         self._it_offset = len(sres.history)
         try:
@@ -627,20 +627,89 @@ class TreeRegressor(ParamsProtocol):
         return search.SearchResult(program, np.asarray(history, np.float64),
                                    list(sres.choices) + list(tree.choices), status)
 
-    def _choose_shapes(self, xs, ys, sw, params, dtype, scale):
+    def _search_shapes(self, xs, ys, sw, params, dtype, scale, data, n_shapes, max_terms, pairs):
+        """``n_shapes`` shape terms of target ``ys`` (``data`` is its chunked form): chosen on
+        at most ``shapes_.SEARCH_ROWS`` rows, then backfitted on all rows over the chosen
+        terms only. Returns ``(search result, state on all rows, compact spec, its Grams)``."""
+        n1, n2 = (int(v) for v in self.shape_knots)
+        rows = _subsample(xs.shape[0], shapes_.SEARCH_ROWS, self.random_state)
+        sub = data if rows is None else self._data(xs[rows], ys[rows],
+                                                   None if sw is None else sw[rows], params, dtype)
+        pairs = shapes_.screen_pairs(sub) if pairs is None else pairs
+        spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+        gr = shapes_.grams_jit(sub, spec)
+        sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, spec),
+                          shapes_.start(sub, spec), n_shapes, self._progress, loss_scale=scale)
+        found, spec, gr = shapes_.compact(sres.program.shapes, spec, None if rows is not None else gr)
+        if rows is None:
+            state = shapes_.finish_jit(sres.program._replace(shapes=found), data, gr, spec, 2)
+        else:
+            gr = shapes_.grams_jit(data, spec)
+            # one sweep: the subset's coefficients are a close start (each sweep is S passes)
+            state = shapes_.refit(found, data, spec, 1, gr=gr)
+        return sres, state, spec, gr
+
+    def _auto_shapes_apply(self, n_rows: int) -> bool:
+        """Whether ``shapes="auto"`` searches shape terms on an in-memory fit of ``n_rows``."""
+        return (self.shapes == "auto" and n_rows >= AUTO_SHAPES_MIN_ROWS
+                and self.engine == "jax" and self.devices is None)
+
+    def _fit_tree_then_shapes(self, xs, ys, sw, params, dtype, sc):
+        """``shapes="auto"``: the tree as without shapes, then up to :data:`AUTO_SHAPES` shape
+        terms of its residual, as many as held-out rows support (the one-standard-error rule;
+        often none, and then the fit is the tree's exactly), then the tree's weights refined
+        given the shapes. The tree comes first so that data whose truth has the tree's form
+        keeps the tree's formula: shapes fitted first take such structure with
+        piecewise-linear pieces the tree cannot undo (BENCHMARKS.md, "Shape terms")."""
+        scale = float(sc.y_scale) ** 2
+        tree = self._fit_jax(xs, ys, sw, params, dtype, sc, tree_only=True)
+        data = self._data(xs, ys, sw, params, dtype)
+        program = jax.tree_util.tree_map(jnp.asarray, tree.program)
+        t_rows = np.asarray(_tree_values(program, data.x, params.basis),
+                            np.float64).reshape(-1)[: xs.shape[0]]
+        rs = ys - t_rows
+        n_shapes, pairs, sel, spec = self._choose_shapes(
+            xs, rs, sw, params, dtype, scale, max_terms=AUTO_SHAPES, after=len(tree.history),
+            states=True)
+        if n_shapes == 0:
+            return tree
+        # The selection run's terms at the chosen count, backfitted on all rows (no second
+        # search: the terms are those the held-out rows judged).
+        found, spec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, spec)
+        rdata = self._data(xs, rs, sw, params, dtype)
+        state = shapes_.refit(found, rdata, spec, 1, gr=shapes_.grams_jit(rdata, spec))
+        sres = sel._replace(history=sel.history[:n_shapes], choices=sel.choices[:n_shapes])
+        for i, (h, c) in enumerate(zip(sres.history, sres.choices)):  # the callback, as a search
+            self._progress(len(tree.history) + i, float(h), c)
+        resid = data._replace(y=data.y - state.fit)  # y minus the shapes: the tree's target
+        if self.refine == "optax":
+            program, _ = _joint(program, resid, params.basis, steps=params.steps)
+        history = list(tree.history) + list(sres.history)
+        history[-1] = float(_held_out_mse(program, resid, params.basis)) * scale
+        self._shape_fit = (state.shapes, spec)
+        status = tree.status | search.Status(int(sres.status) & ~int(search.Status.FULL))
+        return search.SearchResult(program, np.asarray(history, np.float64),
+                                   list(tree.choices) + list(sres.choices), status)
+
+    def _choose_shapes(self, xs, ys, sw, params, dtype, scale, max_terms=None, after=0,
+                       states=False):
         """``(number of shapes, candidate pairs)`` chosen on held-out rows: the shape search
         on the training part with the held-out MSE after each term; the smallest count within
-        one standard error of the best (counting the intercept-only model as 0 terms)."""
+        one standard error of the best (counting the intercept-only model as 0 terms).
+        ``max_terms``: the bound (``shapes`` when None); ``after``: iterations already run
+        (the progress bar's position); ``states``: also return the selection run (its
+        ``programs`` are the states after each term) and its spec."""
         n1, n2 = (int(v) for v in self.shape_knots)
+        max_terms = int(self.shapes) if max_terms is None else max_terms
         data, held_data, held = self._held_out(xs, ys, sw, params, dtype,
                                                max_train=shapes_.SEARCH_ROWS)
         pairs = shapes_.screen_pairs(data)
-        spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=int(self.shapes), pairs=pairs)
+        spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
         gr = shapes_.grams_jit(data, spec)
         step = search.with_validation(lambda s: search.shape_step_jit(s, data, gr, spec),
                                       lambda s: _shape_mse(s.shapes, held_data, spec))
         start = shapes_.start(data, spec)
-        sel = search.run(step, start, int(self.shapes), loss_scale=scale, keep_states=True)
+        sel = search.run(step, start, max_terms, loss_scale=scale, keep_states=True)
         empty = float(_shape_mse(start.shapes, held_data, spec)) * scale
         val = np.r_[empty, sel.val_history]
         n_best = _choose_size(val, len(held))
@@ -650,14 +719,14 @@ class TreeRegressor(ParamsProtocol):
         for i, (st, h, v) in enumerate(zip(sel.programs, sel.history, sel.val_history)):
             self._shape_path.append(dict(n_shapes=i + 1, train_mse=float(h), val_mse=float(v),
                                          terms=shapes_.term_names(st.shapes, spec, names)))
-        self._bar.reset(n_best + params.k, "refit")
-        return n_best, pairs
+        self._bar.reset(after + n_best if after else n_best + params.k, "refit")
+        return (n_best, pairs, sel, spec) if states else (n_best, pairs)
 
     def _fit_stream(self, X, y, sample_weight, params):
         """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`)."""
         if self.engine != "jax":
             raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
-        if self.shapes:
+        if self.shapes and self.shapes != "auto":
             raise ValueError("shapes > 0 is not supported for streamed data (a memmap or "
                              "ChunkReader) yet: fit an in-memory array, or set shapes=0.")
         if self.search == "beam":
@@ -985,7 +1054,7 @@ PARAMETER_CONSTRAINTS = {
     "callback": _check_callback,
     "devices": _check_devices,
     "search": lambda v, n: V.check_choice(v, n, search.SEARCHES),
-    "shapes": lambda v, n: V.check_int(v, n, 0),
+    "shapes": lambda v, n: v if isinstance(v, str) and v == "auto" else _check_shapes(v, n),
     "beam_width": lambda v, n: V.check_int(v, n, 1),
     "shape_knots": _check_shape_knots,
 }
@@ -1007,7 +1076,7 @@ def check_params(params) -> _Params:
     if params.get("engine", "jax") == "reference" and params.get("validation_fraction") is not None:
         raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
                          "paper's algorithm with a fixed k).")
-    if params.get("shapes") and params.get("engine", "jax") == "reference":
+    if params.get("shapes") not in (None, 0, "auto") and params.get("engine", "jax") == "reference":
         raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
                          "algorithm, which has no shape terms).")
     if params.get("engine", "jax") == "reference" and params.get("refine", "optax") == "optax":
@@ -1130,9 +1199,17 @@ def _check_streamable_options(est, transform):
 
 
 CHUNKED_FIT_MIN_VALUES = 1 << 24
+AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
+AUTO_SHAPES_MIN_ROWS = 10_000  # ... on in-memory fits of at least this many rows
 """An in-memory ``X`` with at least this many values (``n * p``; 16.8 million, e.g. 2.1
 million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk
 (:meth:`TreeRegressor._fit_in_chunks`) when the options allow it (:func:`_fits_in_chunks`)."""
+
+
+def _check_shapes(value, name):
+    if isinstance(value, str):
+        raise ValueError(f"{name} must be 'auto' or an integer >= 0; got {value!r}.")
+    return V.check_int(value, name, 0)
 
 
 def _fits_in_chunks(est, xa, transform) -> bool:
@@ -1144,7 +1221,7 @@ def _fits_in_chunks(est, xa, transform) -> bool:
     asks for the basis values of every row in memory). Other options keep the in-memory path
     and its copies of the whole matrix; an integer matrix too (stream it as floats, or pass
     a float32 array)."""
-    return (est.engine == "jax" and est.search == "greedy" and not est.shapes
+    return (est.engine == "jax" and est.search == "greedy" and est.shapes in (0, "auto")
             and est.validation_fraction is None and est.prune_tol is None
             and transform == "identity" and not est.cache_basis
             and xa.dtype.kind == "f" and xa.ndim == 2

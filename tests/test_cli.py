@@ -260,3 +260,9 @@ def test_show_prints_indicators_in_original_units(tmp_path, capsys):
     assert ("2·[c = b]" in first or "- 2·[c = a]" in first) and "c=" not in first, first
     assert "0.2·x" in first
     assert first == est.formula() == jaxtree.load(model).formula()
+
+
+def test_shapes_option_takes_auto_or_a_count():
+    assert cli._shapes_arg("auto") == "auto" and cli._shapes_arg("3") == 3
+    with pytest.raises(ValueError):
+        cli._shapes_arg("many")

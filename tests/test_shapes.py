@@ -235,6 +235,7 @@ def test_second_fit_with_shapes_compiles_nothing():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(shapes=-1), "shapes"),
+    (dict(shapes="best"), "'auto' or an integer"),
     (dict(shapes=2, shape_knots=(1, 4)), "shape_knots"),
     (dict(shapes=2, shape_knots=(4,)), "shape_knots"),
     (dict(shapes=2, engine="reference", refine="coordinate"), "engine='jax'"),
@@ -369,3 +370,42 @@ def test_large_fits_choose_shapes_on_a_deterministic_subset(monkeypatch):
     mse = lambda m: np.mean((m.predict(X) - y) ** 2)
     assert mse(est) <= mse(sub) * (1 + 1e-6)
     np.testing.assert_array_equal(jaxtree.TreeRegressor(**kw).fit(X, y).predict(X), est.predict(X))
+
+
+def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monkeypatch):
+    """``shapes="auto"``: the tree first (exactly the fit without shapes), then shape terms of
+    its residual counted by held-out rows: none for a truth of the tree's form (the model is
+    then the tree's, bit for bit), some for a bump the tree cannot build, and none below
+    ``AUTO_SHAPES_MIN_ROWS`` rows."""
+    from jaxtree import estimator as E
+
+    monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 1000)
+    kw = dict(k=3, shape_knots=(6, 4), refine="coordinate")
+    rng = np.random.default_rng(3)
+    X = rng.random((1500, 4))
+    tree_form = 0.8 * np.sin(np.pi * X[:, 0]) + 0.3 * X[:, 2] + 0.01 * rng.standard_normal(1500)
+    plain = jaxtree.TreeRegressor(shapes=0, **kw).fit(X, tree_form)
+    auto = jaxtree.TreeRegressor(shapes="auto", **kw).fit(X, tree_form)
+    assert auto.model_.shapes is None and auto.shape_path_ is not None
+    np.testing.assert_array_equal(auto.predict(X), plain.predict(X))
+    assert auto.choices_ == plain.choices_
+
+    Xb, yb = _table(n=1500)
+    Xt, yt = _table(1, 1000)
+    plain = jaxtree.TreeRegressor(shapes=0, **kw).fit(Xb, yb)
+    auto = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
+    n_shapes = int(auto.model_.shapes.n_terms)
+    assert n_shapes >= 1
+    rows = auto.shape_path_
+    assert n_shapes == rows[E._choose_size([r["val_mse"] for r in rows], 300)]["n_shapes"]
+    # the tree's insertions first, unchanged, then the shapes
+    assert auto.choices_[:4] == plain.choices_
+    assert [c["move"] for c in auto.choices_[4:]] == [search.MOVE_SHAPE] * n_shapes
+    np.testing.assert_allclose(auto.history_[-1], np.mean((auto.predict(Xb) - yb) ** 2), rtol=1e-3)
+    err = lambda m: np.sqrt(np.mean((m.predict(Xt) - yt) ** 2))
+    assert err(auto) < 0.8 * err(plain)
+
+    monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 2000)  # fewer rows: no shapes at all
+    small = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
+    np.testing.assert_array_equal(small.predict(Xb), plain.predict(Xb))
+    assert small.shape_path_ is None
