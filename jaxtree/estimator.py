@@ -139,11 +139,12 @@ class TreeRegressor(ParamsProtocol):
         shape-function terms fitted before the tree. ``"auto"``: on in-memory fits of at
         least 10,000 rows (``AUTO_SHAPES_MIN_ROWS``, engine ``"jax"``, one device), the tree
         first, exactly as without shapes, then up to 16 shape terms (``AUTO_SHAPES``) of its
-        residual, as many
-        as held-out rows support (a ``validation_fraction`` of 0.2 or the one given,
-        ``shape_path_``; the one-standard-error rule: none where the tree already has the
-        data's form, and then the model is the tree's), then the tree's weights refined
-        given the shapes; smaller or streamed fits: no shapes. An integer ``S``:
+        residual, as many as held-out rows support (a ``validation_fraction`` of 0.2 or the
+        one given, ``shape_path_``; the one-standard-error rule: none where the tree already
+        has the data's form, and then the model is the tree's), then the tree's weights
+        refined given the shapes; smaller fits, streamed data and matrices of at least
+        ``2**24`` values (read in blocks for bounded memory, ``CHUNKED_FIT_MIN_VALUES``): no
+        shapes. An integer ``S``: ``S`` shape terms before the tree.
         Each is a whole one-covariate function ``f(x_j)`` or a two-covariate function
         ``f(x_i, x_l)`` (hats, see :mod:`jaxtree.shapes`), chosen greedily by least squares
         and backfitted; the tree of ``k`` operations is then searched on their residual, and
