@@ -710,7 +710,9 @@ class TreeRegressor(ParamsProtocol):
         step = search.with_validation(lambda s: search.shape_step_jit(s, data, gr, spec),
                                       lambda s: _shape_mse(s.shapes, held_data, spec))
         start = shapes_.start(data, spec)
-        sel = search.run(step, start, max_terms, loss_scale=scale, keep_states=True)
+        # "auto" shapes stop once AUTO_PATIENCE more terms have not lowered the held-out MSE
+        sel = search.run(step, start, max_terms, loss_scale=scale, keep_states=True,
+                         patience=AUTO_PATIENCE if states else None)
         empty = float(_shape_mse(start.shapes, held_data, spec)) * scale
         val = np.r_[empty, sel.val_history]
         n_best = _choose_size(val, len(held))
@@ -1202,6 +1204,7 @@ def _check_streamable_options(est, transform):
 CHUNKED_FIT_MIN_VALUES = 1 << 24
 AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
 AUTO_SHAPES_MIN_ROWS = 10_000  # ... on in-memory fits of at least this many rows
+AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
 """An in-memory ``X`` with at least this many values (``n * p``; 16.8 million, e.g. 2.1
 million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk
 (:meth:`TreeRegressor._fit_in_chunks`) when the options allow it (:func:`_fits_in_chunks`)."""

@@ -566,7 +566,8 @@ class SearchResult(NamedTuple):
 
 def run(step: Callable, state, n_iter: int,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
-        loss_scale=1.0, keep_states: bool = False) -> SearchResult:
+        loss_scale=1.0, keep_states: bool = False,
+        patience: Optional[int] = None) -> SearchResult:
     """The one search driver: every engine and path runs its iterations through it.
 
     ``step(state) -> (state, info)`` is one iteration of an engine (the jitted step in memory,
@@ -586,6 +587,9 @@ def run(step: Callable, state, n_iter: int,
       loss_scale: factor applied to every reported loss (e.g. ``y_scale**2`` to report in
         the target's units); a ``(B,)`` array for a batch.
       keep_states: also return the state after every iteration (for a size-versus-error path).
+      patience: with a step that reports ``val_loss`` (:func:`with_validation`), stop once
+        the held-out loss has not fallen below its best for this many iterations (status
+        :attr:`Status.STOPPED`); None runs all ``n_iter``.
 
     Returns:
       :class:`SearchResult`.
@@ -616,7 +620,10 @@ def run(step: Callable, state, n_iter: int,
             continue
         ch = host_choice(host.choice)
         choices.append(ch)
-        if callback is not None and callback(it, float(loss), ch):
+        stop = callback is not None and callback(it, float(loss), ch)
+        if patience is not None and len(val) > patience:
+            stop = stop or min(val[-patience:]) >= min(val[:-patience])
+        if stop:
             if it + 1 < n_iter:
                 status = status | STATUS_STOPPED
             break

@@ -99,3 +99,21 @@ def test_second_in_memory_fit_compiles_nothing():
     with count_compilations() as count:
         jaxtree.TreeRegressor(**kw).fit(X + 1.0, -y)
     assert count.lowerings == 0, count
+
+
+def test_patience_stops_once_the_held_out_loss_stops_falling():
+    """``run(patience=3)`` stops after three iterations in a row above the best held-out
+    loss, keeps everything up to there, and says STOPPED; without it all iterations run."""
+    vals = [5.0, 4.0, 3.0, 3.5, 3.2, 3.1, 2.0, 1.0]
+
+    def step(i):
+        ch = search.Choice(*([0] * len(search.CHOICE_KEYS)))
+        return i + 1, search.StepInfo(np.float64(10 - i), ch, np.int64(search.STATUS_OK),
+                                      np.float64(vals[i]))
+
+    res = search.run(step, 0, len(vals), patience=3)
+    assert res.val_history.tolist() == vals[:6] and res.program == 6
+    assert res.status & search.Status.STOPPED
+    full = search.run(step, 0, len(vals))
+    assert full.val_history.tolist() == vals and not full.status & search.Status.STOPPED
+    assert search.run(step, 0, len(vals), patience=4).val_history.tolist() == vals
