@@ -140,8 +140,9 @@ class TreeRegressor(ParamsProtocol):
         least 10,000 rows (``AUTO_SHAPES_MIN_ROWS``, engine ``"jax"``, one device), the tree
         first, exactly as without shapes, then up to 16 shape terms (``AUTO_SHAPES``) of its
         residual, as many as held-out rows support (a ``validation_fraction`` of 0.2 or the
-        one given, ``shape_path_``; the one-standard-error rule: none where the tree already
-        has the data's form, and then the model is the tree's), then the tree's weights
+        one given, ``shape_path_``; the held-out run stops once ``AUTO_PATIENCE`` = 3 terms in
+        a row lower no held-out error; the one-standard-error rule: none where the tree
+        already has the data's form, and then the model is the tree's), then the tree's weights
         refined given the shapes; smaller fits, streamed data and matrices of at least
         ``2**24`` values (read in blocks for bounded memory, ``CHUNKED_FIT_MIN_VALUES``): no
         shapes. An integer ``S``: ``S`` shape terms before the tree.
