@@ -667,29 +667,34 @@ class TreeRegressor(ParamsProtocol):
         tree = self._fit_jax(xs, ys, sw, params, dtype, sc, tree_only=True)
         data = self._data(xs, ys, sw, params, dtype)
         program = jax.tree_util.tree_map(jnp.asarray, tree.program)
-        t_rows = np.asarray(_tree_values(program, data.x, params.basis),
-                            np.float64).reshape(-1)[: xs.shape[0]]
-        rs = ys - t_rows
+        t_fit = _tree_values(program, data.x, params.basis)
+        rs = ys - np.asarray(t_fit, np.float64).reshape(-1)[: xs.shape[0]]
         n_shapes, pairs, sel, spec = self._choose_shapes(
             xs, rs, sw, params, dtype, scale, max_terms=AUTO_SHAPES, after=len(tree.history),
             states=True)
+        stopped = search.Status.OK
+        for i in range(n_shapes):  # the progress bar and callback, as for a search
+            if self._progress(len(tree.history) + i, float(sel.history[i]), sel.choices[i]):
+                stopped = search.Status.STOPPED if i + 1 < n_shapes else stopped
+                n_shapes = i + 1  # the callback stops here
+                break
         if n_shapes == 0:
             return tree
         # The selection run's terms at the chosen count, backfitted on all rows (no second
         # search: the terms are those the held-out rows judged).
         found, spec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, spec)
-        rdata = self._data(xs, rs, sw, params, dtype)
+        rdata = data._replace(y=data.y - t_fit)  # the tree's residual, chunked
         state = shapes_.refit(found, rdata, spec, 1, gr=shapes_.grams_jit(rdata, spec))
         sres = sel._replace(history=sel.history[:n_shapes], choices=sel.choices[:n_shapes])
-        for i, (h, c) in enumerate(zip(sres.history, sres.choices)):  # the callback, as a search
-            self._progress(len(tree.history) + i, float(h), c)
         resid = data._replace(y=data.y - state.fit)  # y minus the shapes: the tree's target
         if self.refine == "optax":
             program, _ = _joint(program, resid, params.basis, steps=params.steps)
         history = list(tree.history) + list(sres.history)
         history[-1] = float(_held_out_mse(program, resid, params.basis)) * scale
         self._shape_fit = (state.shapes, spec)
-        status = tree.status | search.Status(int(sres.status) & ~int(search.Status.FULL))
+        # the selection run's own stop (the bound, or its early stop) is not the model's status
+        status = tree.status | stopped | search.Status(
+            int(sres.status) & ~int(search.Status.FULL | search.Status.STOPPED))
         return search.SearchResult(program, np.asarray(history, np.float64),
                                    list(tree.choices) + list(sres.choices), status)
 

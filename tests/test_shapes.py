@@ -404,6 +404,12 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     np.testing.assert_allclose(auto.history_[-1], np.mean((auto.predict(Xb) - yb) ** 2), rtol=1e-3)
     err = lambda m: np.sqrt(np.mean((m.predict(Xt) - yt) ** 2))
     assert err(auto) < 0.8 * err(plain)
+    if n_shapes > 1:  # a callback stops the shapes as it stops a search
+        seen = []
+        cut = jaxtree.TreeRegressor(shapes="auto", callback=lambda it, loss, ch: seen.append(it)
+                                    or it == 4, **kw).fit(Xb, yb)
+        assert seen == list(range(5)) and int(cut.model_.shapes.n_terms) == 1
+        assert cut.status_ & search.Status.STOPPED
 
     monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 2000)  # fewer rows: no shapes at all
     small = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
