@@ -356,11 +356,6 @@ def _apply(idx, val, coef):
     return jnp.sum(val * coef[idx], -1)
 
 
-def _accumulate(idx, val, weights, size: int):
-    """``Phi^T weights`` from a chunk's corners: ``(size,)``."""
-    return jax.ops.segment_sum((val * weights[:, None]).reshape(-1), idx.reshape(-1), size)
-
-
 def _block_system(g, s, n, size=None, ridge=RIDGE):
     """Centred, ridge-regularised Gram ``A`` of one block (``size`` live columns of a padded
     block; ``lambda = ridge * trace / size``, the mean diagonal)."""
