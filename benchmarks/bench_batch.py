@@ -103,14 +103,14 @@ def main(argv=None):
         c_single = c_single if not rows else None
         # warm up (fills the jit caches) and check correctness before timing
         res = batch.fit_batch(X, y, **kw)
-        seps = [jaxtree.TreeRegressor(shapes=0, **kw).fit(X[b], y[b]) for b in range(B)]
+        seps = [jaxtree.TreeRegressor.paper(**kw).fit(X[b], y[b]) for b in range(B)]
         same = all([c["flat_index"] for c in r.choices_] == [c["flat_index"] for c in s.choices_]
                    for r, s in zip(res, seps))
         err = max(float(np.max(np.abs(r.predict(X[b]) - s.predict(X[b]))))
                   for b, (r, s) in enumerate(zip(res, seps)))
         t_batch, ts_b = _median_time(lambda: list(batch.fit_batch(X, y, **kw)), repeats)
         t_sep, ts_s = _median_time(
-            lambda: [jaxtree.TreeRegressor(shapes=0, **kw).fit(X[b], y[b]) for b in range(B)], repeats)
+            lambda: [jaxtree.TreeRegressor.paper(**kw).fit(X[b], y[b]) for b in range(B)], repeats)
         row = {"B": B, "compile_batch_s": c_batch, "compile_single_s": c_single,
                "fit_batch_s": t_batch, "separate_fits_s": t_sep, "speedup": t_sep / t_batch,
                "per_dataset_batch_ms": 1e3 * t_batch / B, "per_dataset_separate_ms": 1e3 * t_sep / B,

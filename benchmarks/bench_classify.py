@@ -125,7 +125,7 @@ def airline(ks, repeats: int, max_rows) -> dict:
               f"fit {fit_s:.1f}s", flush=True)
     # Speed: warm fits of the same shape (both compiled by a first fit above / here).
     k = ks[0]
-    reg = lambda: jaxtree.TreeRegressor(k=k, shapes=0).fit(Xtr, ytr.astype(np.float64))
+    reg = lambda: jaxtree.TreeRegressor.paper(k=k).fit(Xtr, ytr.astype(np.float64))
     cls = lambda: jaxtree.TreeClassifier(k=k).fit(Xtr, ytr)
     reg()  # compile
     t_reg, t_cls = [], []

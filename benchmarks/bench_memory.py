@@ -15,11 +15,14 @@ persistent compilation cache is as the environment sets it), and the peak after 
 a larger value than ``peak_after_fit_mb`` is predict's own peak).
 
 The target is cheap and smooth: ``y = sin(2 pi x1) + x2 * x3 + 0.5 x4^2 + 0.05 noise``
-with ``x ~ U[0, 1)^8``.
+with ``x ~ U[0, 1)^8``; ``--bump`` adds a 2-D bump ``exp(-((x5 - .4)^2 + (x6 - .6)^2) / .05)``
+that the tree cannot build and shape terms can (``--shapes 0`` fits the tree alone; the
+record has ``n_shapes`` and ``rmse_test`` on 200,000 fresh rows).
 
     python benchmarks/bench_memory.py                 # n = 10^7 (about 0.4 GB of data)
     python benchmarks/bench_memory.py --n 2e6         # a smaller size while developing
     python benchmarks/bench_memory.py --no-predict    # the fit only
+    python benchmarks/bench_memory.py --n 2.2e6 --k 6 --bump --shapes 0   # vs --shapes auto
 
 Writes ``benchmarks/results/memory.json`` (``memory_n<N>.json`` for other sizes, or
 ``--out``) and prints a table.
@@ -59,7 +62,7 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
 
 
-def make_data(n: int, p: int, seed: int = 0, block: int = 1 << 18):
+def make_data(n: int, p: int, seed: int = 0, block: int = 1 << 18, bump: bool = False):
     """``(X float32 (n, p), y float32 (n,))`` written block by block (no full temporary)."""
     import numpy as np
 
@@ -72,6 +75,8 @@ def make_data(n: int, p: int, seed: int = 0, block: int = 1 << 18):
         rng.random(out=xb, dtype=np.float32)
         yb = (np.sin(2 * np.pi * xb[:, 0]) + xb[:, 1] * xb[:, 2]
               + 0.5 * xb[:, 3 % p] ** 2 + 0.05 * rng.standard_normal(e - s, dtype=np.float32))
+        if bump:
+            yb += np.exp(-((xb[:, 4 % p] - 0.4) ** 2 + (xb[:, 5 % p] - 0.6) ** 2) / 0.05)
         y[s:e] = yb
     return X, y
 
@@ -85,20 +90,24 @@ def child(a) -> dict:
 
     import_s = time.perf_counter() - t0
     rss_imports = _rss_mb()
-    X, y = make_data(a.n, a.p)
+    X, y = make_data(a.n, a.p, bump=a.bump)
     rec = dict(n=a.n, p=a.p, k=a.k, x_dtype=str(X.dtype), y_dtype=str(y.dtype),
                x_mb=X.nbytes / 2**20, y_mb=y.nbytes / 2**20,
                limit_mb=(X.nbytes + y.nbytes + GIB) / 2**20,
                import_s=import_s, rss_after_imports_mb=rss_imports,
                baseline_rss_mb=_rss_mb(), baseline_peak_mb=_peak_mb(),
                backend=jax.default_backend(), jax_enable_x64=bool(jax.config.jax_enable_x64))
-    est = jaxtree.TreeRegressor(k=a.k)
+    est = jaxtree.TreeRegressor(k=a.k, shapes=a.shapes if a.shapes == "auto" else int(a.shapes))
     t = time.perf_counter()
     est.fit(X, y)
     rec["fit_s"] = time.perf_counter() - t
     rec["peak_after_fit_mb"] = _peak_mb()
     rec["rss_after_fit_mb"] = _rss_mb()
     rec["final_mse"] = float(est.history_[-1])
+    rec["n_shapes"] = 0 if est.model_.shapes is None else int(est.model_.shapes.n_terms)
+    Xt, yt = make_data(200_000, a.p, seed=1, bump=a.bump)
+    rec["rmse_test"] = float(np.sqrt(np.mean((est.predict(Xt) - yt.astype(np.float64)) ** 2)))
+    del Xt, yt
     rec["formula"] = est.formula()
     rec["choices"] = [(int(c["op"]), int(c["feature"]), int(c["basis"])) for c in est.choices_
                       if "op" in c]
@@ -116,7 +125,8 @@ def child(a) -> dict:
 
 def run_child(a) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--n", str(a.n), "--p", str(a.p),
-           "--k", str(a.k)] + ([] if a.predict else ["--no-predict"])
+           "--k", str(a.k), "--shapes", a.shapes] + ([] if a.predict else ["--no-predict"]) \
+        + (["--bump"] if a.bump else [])
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
@@ -132,7 +142,8 @@ def table(rec: dict) -> str:
             ("baseline RSS (imports + data)", f"{rec['baseline_rss_mb']:.0f} MiB"),
             ("peak RSS after fit", f"{rec['peak_after_fit_mb']:.0f} MiB"
              f" ({'within' if rec['within_limit'] else 'OVER'} the limit)"),
-            ("fit time (fresh process)", f"{rec['fit_s']:.1f} s")]
+            ("fit time (fresh process)", f"{rec['fit_s']:.1f} s"),
+            ("shape terms, test RMSE", f"{rec['n_shapes']}, {rec['rmse_test']:.4f}")]
     if "peak_after_predict_mb" in rec:
         rows += [("peak RSS after predict", f"{rec['peak_after_predict_mb']:.0f} MiB"),
                  ("predict time", f"{rec['predict_s']:.1f} s")]
@@ -145,6 +156,8 @@ def main(argv=None) -> None:
     ap.add_argument("--n", type=float, default=1e7, help="rows (default 1e7)")
     ap.add_argument("--p", type=int, default=8, help="columns (default 8)")
     ap.add_argument("--k", type=int, default=10, help="TreeRegressor(k=...) (default 10)")
+    ap.add_argument("--shapes", default="auto", help="TreeRegressor(shapes=...): auto or 0")
+    ap.add_argument("--bump", action="store_true", help="add a 2-D bump to y (shape terms)")
     ap.add_argument("--no-predict", dest="predict", action="store_false",
                     help="skip the predict over all rows")
     ap.add_argument("--out", default=None, help="JSON output path")

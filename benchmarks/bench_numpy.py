@@ -264,17 +264,17 @@ def race_interleaved(n, p, k, repeats, log, numpy_threads=1, cache_basis=True):
     sw = np.ones(n)
     out = {"n": n, "p": p, "q": 40, "k": k, "repeats": repeats, "method": "interleaved",
            "numpy_blas_threads": numpy_threads}
-    est64 = jaxtree.TreeRegressor(k=k, refine="coordinate", shapes=0).fit(X, y)
+    est64 = jaxtree.TreeRegressor.paper(k=k, refine="coordinate").fit(X, y)
     jax_choices = [c["flat_index"] for c in est64.choices_]
     for name, dt in (("float32", np.float32), ("float64", np.float64)):
         Phi = design(xs, dt)
         Xd, yd = X.astype(dt), y.astype(dt)
         fits = {"numpy": lambda: fit_numpy(Phi, ys, sw, k)[2],
-                "jax_coordinate": lambda: [c["flat_index"] for c in jaxtree.TreeRegressor(
-                    k=k, refine="coordinate", shapes=0).fit(Xd, yd).choices_]}
+                "jax_coordinate": lambda: [c["flat_index"] for c in jaxtree.TreeRegressor.paper(
+                    k=k, refine="coordinate").fit(Xd, yd).choices_]}
         if cache_basis:
             fits["jax_coordinate-cachedbasis"] = lambda: [c["flat_index"] for c in (
-                jaxtree.TreeRegressor(k=k, refine="coordinate", cache_basis=True, shapes=0)
+                jaxtree.TreeRegressor.paper(k=k, refine="coordinate", cache_basis=True)
                 .fit(Xd, yd).choices_)]
         times = {v: [] for v in fits}
         first, choices, loads = {}, {}, []
@@ -321,7 +321,7 @@ def race(n, p, k, repeats, ref_repeats, log, numpy_threads=(None,),
     sw = np.ones(n)
     out = {"n": n, "p": p, "q": 40, "k": k, "repeats": repeats}
     # --- correctness first: the numpy search against the JAX engine (float64 both)
-    est64 = jaxtree.TreeRegressor(k=k, refine="coordinate", shapes=0).fit(X, y)
+    est64 = jaxtree.TreeRegressor.paper(k=k, refine="coordinate").fit(X, y)
     jax_choices = [c["flat_index"] for c in est64.choices_]
     for name, dt in (("float64", np.float64), ("float32", np.float32)):
         Phi = design(xs, dt)
@@ -354,8 +354,8 @@ def race(n, p, k, repeats, ref_repeats, log, numpy_threads=(None,),
     for refine, cached in variants:
         for name, dt in (("float32", np.float32), ("float64", np.float64)):
             Xd, yd = X.astype(dt), y.astype(dt)
-            fit = lambda: jaxtree.TreeRegressor(k=k, refine=refine,  # noqa: E731
-                                                cache_basis=cached, shapes=0).fit(Xd, yd)
+            fit = lambda: jaxtree.TreeRegressor.paper(k=k, refine=refine,  # noqa: E731
+                                                      cache_basis=cached).fit(Xd, yd)
             est, t_first, times = timed(fit, repeats)
             med = statistics.median(times)
             ch = [c["flat_index"] for c in est.choices_]

@@ -66,7 +66,7 @@ def run_setting(df, columns, train, test, seed):
     Xtr, Xte = df.loc[train, columns].reset_index(drop=True), df.loc[test, columns].reset_index(drop=True)
     ytr, yte = df.loc[train, "arr_delay"].to_numpy(), df.loc[test, "arr_delay"].to_numpy()
     rows = []
-    for name, make in [("TreeRegressor(k=10)", lambda: jaxtree.TreeRegressor(k=10, shapes=0)),
+    for name, make in [("TreeRegressor(k=10)", lambda: jaxtree.TreeRegressor.paper(k=10)),
                        ("TreeRegressor(k=10, shapes=10)",
                         lambda: jaxtree.TreeRegressor(k=10, shapes=10))]:
         est = make()
@@ -120,7 +120,7 @@ def run_cli(df, columns, train, test):
     yte = df.loc[test, "arr_delay"].to_numpy()
     import pandas as pd
 
-    api = jaxtree.TreeRegressor(k=10, shapes=0).fit(pd.read_csv(tr).drop(columns="arr_delay"),
+    api = jaxtree.TreeRegressor.paper(k=10).fit(pd.read_csv(tr).drop(columns="arr_delay"),
                                           df.loc[train, "arr_delay"].to_numpy())
     same = float(np.max(np.abs(api.predict(pd.read_csv(te).drop(columns="arr_delay")) - p)))
     return dict(test_rmse=rmse(p, yte), wall_s=dt, max_abs_diff_vs_api=same,

@@ -141,8 +141,9 @@ def estimator_child(a) -> dict:
                backend=jax.default_backend(), jax=jax.__version__,
                persistent_cache=os.environ.get("JAXTREE_COMPILATION_CACHE", "default (on)"),
                loadavg_start=list(os.getloadavg()))
-    make = lambda: jaxtree.TreeRegressor(k=a.k, refine=None if a.refine == "none" else a.refine,  # noqa: E731
-                                         chunk_size=a.chunk, search=a.search, shapes=0)
+    refine = None if a.refine == "none" else a.refine
+    make = lambda: jaxtree.TreeRegressor.paper(k=a.k, refine=refine, chunk_size=a.chunk,  # noqa: E731
+                                               search=a.search)
     t = time.perf_counter()
     est = make().fit(X, y)
     rec["fit_first_s"] = time.perf_counter() - t
@@ -178,7 +179,7 @@ def child(a) -> dict:
     # enough); the sweeps force "on" so that every point of a sweep runs the same program
     buckets = {"auto": scoring.buckets_for(a.n, a.p, q, a.k), "on": scoring.default_buckets(a.k + 1),
                "off": ()}[a.buckets]
-    cfg = search.search_config(a.search, a.k, -(-a.n // a.chunk), a.chunk,
+    cfg = search.search_config(a.search, a.k, a.p * q,
                                refine=None if a.refine == "none" else a.refine,
                                precision=prec[a.precision], buckets=buckets)
     rec = dict(n=a.n, p=a.p, q=q, k=a.k, refine=a.refine, search=a.search, chunk=a.chunk,

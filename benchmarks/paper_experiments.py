@@ -197,7 +197,7 @@ def run_trial(n, p, q, k, seed, refine):
     """One fit: returns test MSE (noisy y), train MSE, RMSE vs g, fit seconds, leaves."""
     Xtr, ytr, Xte, yte = trial_data(n, p, seed)
     n_test = len(yte)
-    est = jaxtree.TreeRegressor(k=k, basis=basis_for(q), refine=refine, shapes=0)
+    est = jaxtree.TreeRegressor.paper(k=k, basis=basis_for(q), refine=refine)
     t0 = time.perf_counter()
     est.fit(Xtr, ytr)
     fit_s = time.perf_counter() - t0

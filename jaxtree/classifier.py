@@ -37,6 +37,13 @@ Decisions:
   prior); the margin search from 0.
 * Tables (missing values, categories) go through the regressor's encoder
   (:mod:`jaxtree._encoding`, the same parameters and rules); the trees see its covariates.
+* ``engine="reference"``: the numpy oracle (:mod:`jaxtree.reference`, "Classification") on
+  the driver's state, a :class:`jaxtree.program.Program`, converted to and from the
+  reference's tree each iteration, so every path after the search (models, held-out
+  sizes, save/load) is shared. Tested to choose the JAX engine's insertions.
+* Streamed data (a memmap or a ChunkReader): :func:`jaxtree.stream.loss_step`, the
+  in-memory step with every pass read block by block; the Newton working data is computed
+  per block on the device, never stored.
 * Size selection (``validation_fraction``) is the regressor's: the same split, the
   one-standard-error rule on the held-out loss, a refit on all rows; one-versus-rest trees
   choose their sizes one class at a time (see :class:`TreeClassifier`).
@@ -44,6 +51,7 @@ Decisions:
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import warnings
 from typing import Callable, Optional
@@ -60,9 +68,12 @@ from jaxtree import export as export_
 from jaxtree import losses as losses_
 from jaxtree import model as model_
 from jaxtree import program as prog
+from jaxtree import reference as reference_
 from jaxtree import scoring, search
+from jaxtree import stream as stream_
 from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _loaded_names, _ProgressBar,
                                 _split, check_params)
+from jaxtree.estimator import _check_fraction as estimator_check_fraction
 
 __all__ = [
     "CLASSIFIER_CONSTRAINTS",
@@ -139,10 +150,19 @@ def check_labels(y, n_samples: int):
     return classes, np.asarray(index, np.int64).reshape(-1)
 
 
+def _check_fraction(value, name):
+    """The regressor's check without ``"auto"`` (a classifier grows ``k`` unless asked)."""
+    if isinstance(value, str):
+        raise ValueError(f"{name} must be None or a number strictly between 0 and 1 (the "
+                         f"classifier has no 'auto'); got {value!r}.")
+    estimator_check_fraction(value, name)
+
+
 CLASSIFIER_CONSTRAINTS = {
     "loss": lambda v, n: V.check_choice(v, n, losses_.CLASSIFICATION_LOSSES),
-    "engine": lambda v, n: V.check_choice(v, n, ("jax",)),
+    "engine": lambda v, n: V.check_choice(v, n, ("jax", "reference")),
     "search": lambda v, n: V.check_choice(v, n, ("greedy",)),
+    "validation_fraction": _check_fraction,
 }
 """The classifier's own constraints; the shared ones are
 :data:`jaxtree.estimator.PARAMETER_CONSTRAINTS` (checked by :func:`check_params`)."""
@@ -206,7 +226,12 @@ class TreeClassifier(ParamsProtocol):
       basis, refine, chunk_size, coordinate_sweeps, refine_steps, precision, clip: as for
         :class:`jaxtree.TreeRegressor` (``refine="coordinate"`` is the paper's coordinate
         descent, iteratively reweighted: :func:`jaxtree.refine.coordinate_newton`).
-      engine: ``"jax"`` (the only engine for classification).
+      engine: ``"jax"`` (compiled) or ``"reference"``: the search in plain float64 numpy
+        (:func:`jaxtree.reference.step` with this loss), the oracle of the JAX engine, run
+        by the same driver (the same ``history_``, ``choices_``, ``status_``, callback and
+        ``validation_fraction``); it needs ``refine="coordinate"`` or None (optax is
+        JAX-only) and searches one-versus-rest trees one after the other. The margin loss is
+        searched through the same squared hinge on both engines.
       search: ``"greedy"`` (the paper's search; the only one for classification).
       verbose: > 0 shows the progress bar of :class:`jaxtree.TreeRegressor` on stderr (the
         training log-loss, or ramp loss, and the chosen insertion; for ``K > 2`` classes the
@@ -246,8 +271,13 @@ class TreeClassifier(ParamsProtocol):
         ``"<col>=other"``. Applied in ``fit``, ``predict``, ``predict_proba``,
         ``decision_function`` and ``score``, and saved with the model.
 
-    Shape terms (``TreeRegressor(shapes=...)``), streaming and sharding are regression-only
-    for now.
+    Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
+    :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
+    the covariates ``chunk_size`` rows at a time in every pass
+    (:func:`jaxtree.stream.loss_step`) and makes the in-memory fit's choices; one-versus-rest
+    trees read them once per class; no table encoding, no ``validation_fraction``.
+    Shape terms (``TreeRegressor(shapes=...)``), sharding (``devices=``) and
+    :func:`jaxtree.fit_batch` are regression-only for now.
 
     Attributes (after ``fit``):
       classes_: the sorted class labels. n_features_in_, feature_names_in_: as for
@@ -320,6 +350,10 @@ class TreeClassifier(ParamsProtocol):
         params = self.get_params()
         for name, check in CLASSIFIER_CONSTRAINTS.items():
             check(params[name], name)
+        if params["engine"] == "reference" and params["refine"] == "optax":
+            raise ValueError("engine='reference' runs the paper's algorithm in numpy: use "
+                             "refine='coordinate' or refine=None (refine='optax' needs "
+                             "engine='jax').")
         return check_params({k: v for k, v in params.items() if k != "engine"})
 
     # ---------------------------------------------------------------------------- fit
@@ -343,6 +377,11 @@ class TreeClassifier(ParamsProtocol):
         """
         _compilation_cache.enable()
         params = self._check_params()
+        # Data larger than memory is streamed, never materialised; the reference engine
+        # (plain numpy) reads a memmap like any array.
+        if stream_.is_streamable(X) and not (self.engine == "reference"
+                                             and isinstance(X, np.memmap)):
+            return self._fit_stream(X, y, sample_weight, params)
         names = V.frame_feature_names(X)
         xa, enc = TreeRegressor._encode_fit(self, X)  # the regressor's table encoder, shared
         n, p = xa.shape
@@ -357,36 +396,91 @@ class TreeClassifier(ParamsProtocol):
         xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
         w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
         K = len(classes)
-        # One-versus-rest labels +-1: one row for two classes (class 1 positive), else K rows.
-        pos = (idx[None, :] == (np.arange(K)[:, None] if K > 2 else np.ones((1, 1))))
-        ypm = np.where(pos, 1.0, -1.0)
-        cfg = search.Config(max_k=params.k, refine=self.refine, coordinate_sweeps=params.sweeps,
-                            refine_steps=params.steps, precision=scoring.PRECISIONS[self.precision],
-                            loss=self.loss,
-                            buckets=scoring.buckets_for(n, p, basis.q, params.k) if K == 2 else ())
+        ypm = _one_vs_rest(idx, K)
+        cfg = self._config(params, n, p, basis.q, K)
         feature_names = enc.feature_names_out  # the raw names when nothing was encoded
         job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
-        self._bar = _ProgressBar(params.k, self.verbose, feature_names, basis)
-        self._bar.loss_name = "log-loss" if self.loss == "logistic" else "ramp"
-        try:
+        with self._progress_bar(params, feature_names, basis):
             if self.validation_fraction is None:
                 res, path = job.search(xs, ypm, w, params.k), None
             else:
                 res, path = job.select_and_refit(xa, xs, ypm, w)
+        self._pending_encoding = enc
+        return self._finish(res, sc, dtype, basis, feature_names, classes, names, path)
+
+    def _config(self, params, n: int, p: int, q: int, K: int) -> search.Config:
+        return search.Config(max_k=params.k, refine=self.refine, coordinate_sweeps=params.sweeps,
+                             refine_steps=params.steps,
+                             precision=scoring.PRECISIONS[self.precision], loss=self.loss,
+                             buckets=scoring.buckets_for(n, p, q, params.k) if K == 2 else ())
+
+    @contextlib.contextmanager
+    def _progress_bar(self, params, feature_names, basis):
+        self._bar = _ProgressBar(params.k, self.verbose, feature_names, basis)
+        self._bar.loss_name = "log-loss" if self.loss == "logistic" else "ramp"
+        try:
+            yield
         finally:
             self._bar.close()
             del self._bar
+
+    def _finish(self, res, sc, dtype, basis, feature_names, classes, names, path):
+        """The fitted attributes from a search result (every fit path ends here)."""
+        K = len(classes)
         model = model_.TreeModel.from_scaling(res.program, sc, dtype, basis, feature_names)
         if K > 2:
             model = _batched(model, K)
         status = search.Status(int(np.bitwise_or.reduce(np.atleast_1d(np.asarray(res.status)))))
         if status & search.Status.NO_CANDIDATE:
             warnings.warn(f"{search.message(status & search.Status.NO_CANDIDATE)}.",
-                          RuntimeWarning, stacklevel=2)
-        self._pending_encoding = enc
+                          RuntimeWarning, stacklevel=3)
         self._set_fitted(model, classes, res.history, res.choices, status, names)
         self.path_ = path
         return self
+
+    def _fit_stream(self, X, y, sample_weight, params):
+        """Streaming fit of a memmap / :class:`jaxtree.stream.ChunkReader` (engine ``"jax"``):
+        the in-memory search with every pass read ``chunk_size`` rows at a time
+        (:func:`jaxtree.stream.loss_step`); the labels and weights (``n`` numbers) are held in
+        memory, the covariates never are. A ``ChunkReader``'s ``y`` holds the class labels
+        (numbers). One-versus-rest trees read the covariates once per class and pass."""
+        if self.engine != "jax":
+            raise ValueError("Streaming a ChunkReader needs engine='jax' (the reference engine "
+                             "reads a memmap, or an array, in memory).")
+        if self.validation_fraction is not None:
+            raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
+                             "ChunkReader) yet; set validation_fraction=None and choose k, or fit "
+                             "an in-memory array.")
+        if isinstance(X, stream_.ChunkReader):
+            if y is not None or sample_weight is not None:
+                raise ValueError("With a ChunkReader pass y=None and sample_weight=None: the "
+                                 "reader already holds the labels and weights.")
+            x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
+        else:
+            x, labels, sw = X, y, sample_weight
+            chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
+        if len(x.shape) != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(x.shape)}.")
+        n = x.shape[0]
+        classes, idx = check_labels(labels, n)
+        sw = V.check_sample_weight(sw, n)
+        K = len(classes)
+        ypm = _one_vs_rest(idx, K)
+        readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
+        sc = stream_.scaling(readers[0])  # the covariates' range; the logit is not scaled
+        sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
+        x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
+        basis = params.basis.bind(sc.x_min, x_max)
+        dtype = V.float_dtype_for(np.empty(0, x.dtype), bool(jax.config.jax_enable_x64))
+        cfg = self._config(params, n, x.shape[1], basis.q, K)
+        feature_names = tuple(f"x{j + 1}" for j in range(x.shape[1]))
+        job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
+        steps = [stream_.loss_step(r.scaled(sc, dtype), basis, cfg, dtype=dtype) for r in readers]
+        w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
+        with self._progress_bar(params, feature_names, basis):
+            res = job.run(_stack_steps(steps), job._start(ypm, w), params.k)
+        self.__dict__.pop("_pending_encoding", None)
+        return self._finish(res, sc, dtype, basis, feature_names, classes, None, None)
 
     def _set_fitted(self, model, classes, history, choices, status, names):
         """Sets every learned attribute at once (``fit`` and ``load``)."""
@@ -535,6 +629,39 @@ class TreeClassifier(ParamsProtocol):
                     encoding=None if enc is None or enc.is_identity else enc.to_dict())
 
 
+_CHOICE_FIELDS = ("flat_index", "slot", "op", "feature", "basis", "weight", "intercept", "sse")
+"""The fields of a :class:`jaxtree.reference.StepRecord` that make a search choice."""
+
+
+def _one_vs_rest(idx, K: int) -> np.ndarray:
+    """Labels +-1 ``(B, n)``: one row for two classes (``classes_[1]`` positive), else one
+    row per class against the rest."""
+    pos = (idx[None, :] == (np.arange(K)[:, None] if K > 2 else np.ones((1, 1))))
+    return np.where(pos, 1.0, -1.0)
+
+
+def _stack_steps(steps):
+    """One driver step from per-member steps (host-driven engines: the numpy reference, the
+    streamed search). One member: its step. More: a step over ``B`` stacked programs that
+    runs each member's step on its program and stacks the programs and the records, as the
+    vmapped step of the in-memory one-versus-rest batch returns them."""
+    if len(steps) == 1:
+        return steps[0]
+
+    def step(programs):
+        out = [s(jax.tree_util.tree_map(lambda a, b=b: a[b], programs))
+               for b, s in enumerate(steps)]
+        new = jax.tree_util.tree_map(lambda *t: jnp.stack(t), *[o[0] for o in out])
+        infos = [jax.device_get(o[1]) for o in out]
+        stack = lambda get: np.stack([np.asarray(get(i)) for i in infos])
+        choice = search.Choice(*(stack(lambda i, f=f: getattr(i.choice, f))
+                                 for f in search.Choice._fields))
+        return new, search.StepInfo(stack(lambda i: i.loss), choice,
+                                    stack(lambda i: i.status).astype(np.int32))
+
+    return step
+
+
 def _batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
     """A model whose every array has a leading class axis (scaling shared)."""
     import dataclasses
@@ -614,10 +741,20 @@ class _Job:
         start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape), empty)
         return start._replace(intercept=jnp.asarray(a0, self.dtype))
 
+    def run(self, step, start, k: int, keep_states: bool = False) -> search.SearchResult:
+        """The driver over ``step`` from ``start`` for the first leaf and ``k`` insertions:
+        :func:`jaxtree.search.run` with the estimator's callback for one tree, once per
+        iteration with every class's callback for a one-versus-rest batch."""
+        if np.ndim(start.weight) == 1:
+            return search.run(step, start, k + 1, self.est._progress, keep_states=keep_states)
+        return self._run_ovr(step, start, k + 1, keep_states)
+
     def search(self, xs, ypm, w, k: int, keep_states: bool = False) -> search.SearchResult:
         """The first leaf and ``k`` insertions on these rows (labels ``ypm (B, n)``)."""
-        data, ys = self._data(xs, ypm, w)
         start = self._start(ypm, w)
+        if self.est.engine == "reference":
+            return self.run(self._reference_step(xs, ypm, w), start, k, keep_states)
+        data, ys = self._data(xs, ypm, w)
         basis, cfg = self.basis, self.cfg
         if ypm.shape[0] == 1:
             one = data._replace(y=ys[0])
@@ -625,6 +762,39 @@ class _Job:
                               self.est._progress, keep_states=keep_states)
         return self._run_ovr(lambda pr: _ovr_step_jit(pr, data, ys, basis, cfg), start, k + 1,
                              keep_states)
+
+    def _reference_step(self, xs, ypm, w):
+        """The numpy reference's iteration (:func:`jaxtree.reference.step` with this loss) as
+        a driver step over the same state as the JAX engine's, a :class:`Program` (``B``
+        stacked for one-versus-rest), so both engines share :func:`jaxtree.search.run`, the
+        history, the choice records, the status and the callback. The members are searched
+        one after the other (plain numpy, float64)."""
+        xdt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+        phi = np.asarray(self.basis.evaluate(jnp.asarray(xs, xdt)), np.float64)
+        ypm = np.asarray(ypm, np.float64)
+        w = np.asarray(w, np.float64)
+        cfg, loss = self.cfg, self.est.loss
+
+        def one(arrays, y):
+            tree = reference_.ReferenceTree(
+                *(np.asarray(arrays[f], np.int64) for f in ("op", "left", "right", "feature",
+                                                             "basis")),
+                np.asarray(arrays["weight"], np.float64), float(arrays["intercept"]),
+                int(arrays["n_slots"]))
+            tree, r = reference_.step(tree, phi, y, w, max_k=cfg.max_k, refine=cfg.refine,
+                                      sweeps=cfg.coordinate_sweeps, loss=loss)
+            new = prog.from_arrays(tree.op, tree.left, tree.right, tree.feature, tree.basis,
+                                   tree.weight, tree.intercept, tree.n_slots, dtype=self.dtype)
+            return new, r
+
+        def member(b):
+            def step(program):
+                new, r = one(prog.to_numpy(program), ypm[b])
+                choice = search.Choice(*(np.asarray(getattr(r, f)) for f in _CHOICE_FIELDS))
+                return new, search.StepInfo(np.asarray(r.loss), choice, np.int32(r.status))
+            return step
+
+        return _stack_steps([member(b) for b in range(ypm.shape[0])])
 
     def _run_ovr(self, step, start, n_iter: int, keep_states: bool) -> search.SearchResult:
         """The ``K`` one-versus-rest searches, one call of the driver (:func:`jaxtree.search.run`)

@@ -266,7 +266,8 @@ def _demo(args) -> int:
     dt = time.perf_counter() - t0
     rmse = float(np.sqrt(np.mean((est.predict(Xte) - paper_function(Xte)) ** 2)))
     print(est.formula())
-    print(f"test RMSE against the noiseless g: {rmse:.4f}   (fit {dt:.1f} s, incl. compilation)")
+    print(f"test RMSE against the noiseless g: {rmse:.4f}   ({est.k_} operations of at most "
+          f"{args.k}, search {est.search_!r}; fit {dt:.1f} s, incl. compilation)")
     return 0
 
 
@@ -303,7 +304,7 @@ def _fit(args) -> int:
         raise CLIError(f"--out {args.out}: is a directory, expected a file name like model.json.")
     refine = None if args.refine == "none" else args.refine
     if task == "classify":
-        if args.shapes or args.search != "greedy":
+        if args.shapes not in (0, "auto") or args.search not in ("greedy", "auto"):
             raise CLIError("--shapes and --search are for regression; the classifier runs the "
                            "greedy search (use --task regress, or leave them out).")
         return _fit_classifier(args, X, y, features, refine, categorical)
@@ -315,7 +316,7 @@ def _fit(args) -> int:
     est.fit(X, y)
     _name_columns(est, features)
     print(est.formula())
-    _print_training_score(est, X, y, "R²", f"k={args.k}")
+    _print_training_score(est, X, y, "R²", f"{est.k_} operations of at most {args.k}")
     if args.out is not None:
         est.save(args.out)
         print(f"saved {args.out}")
@@ -505,7 +506,7 @@ def _show(args) -> int:
     if hist.size:
         what = ("MSE" if not hasattr(est, "classes_") else
                 "log-loss" if est.loss == "logistic" else "ramp loss")
-        print(f"training history ({what} after the first leaf and each insertion):")
+        print(f"training history ({what} after the first leaf and each iteration):")
         for i, h in enumerate(hist):
             print(f"  {i:3d}  {h:.6g}")
     else:
@@ -540,7 +541,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "training R², and save the model as JSON.")
     f.add_argument("data", help="CSV file with a header row (or .parquet/.pq with pyarrow)")
     f.add_argument("--target", required=True, metavar="COLUMN", help="name of the column to predict")
-    f.add_argument("--k", type=int, default=10, help="number of operations (default 10)")
+    f.add_argument("--k", type=int, default=10,
+                   help="number of operations (default 10; an upper bound where the size is "
+                   "chosen on held-out rows, see --search)")
     f.add_argument("--refine", choices=("optax", "coordinate", "none"), default="optax",
                    help="weight adjustment after each insertion (default optax)")
     f.add_argument("--basis", choices=("default", "fourier", "splines", "polynomial"), default="default",
@@ -549,12 +552,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated feature columns (default: every column but the target)")
     f.add_argument("--chunk-size", type=int, default=2048, metavar="N",
                    help="rows per chunk of the streamed statistics (default 2048)")
-    f.add_argument("--search", choices=("greedy", "backfit", "beam"), default="greedy",
-                   help="structure search (default greedy, the paper's; regression only)")
-    f.add_argument("--shapes", type=_shapes_arg, default=0, metavar="S",
-                   help="one- and two-covariate shape terms fitted before the tree (default 0), "
-                        "or 'auto': after the tree, as many as held-out rows support (at least "
-                        "10,000 rows); regression only; see README 'Tables: shape terms'")
+    f.add_argument("--search", choices=("auto", "greedy", "backfit", "beam"), default="auto",
+                   help="structure search (default auto: backfit with the size chosen on "
+                   "held-out rows below 10,000 rows, greedy above; greedy is the paper's; "
+                   "regression only)")
+    f.add_argument("--shapes", type=_shapes_arg, default="auto", metavar="S",
+                   help="'auto' (default): after the tree, as many one- and two-covariate shape "
+                        "terms as held-out rows support (at least 10,000 rows); an integer S: S "
+                        "before the tree, at most S below 10,000 rows where held-out rows choose "
+                        "the count (0: none, the paper's model); regression only; see README "
+                        "'Tables: shape terms'")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",

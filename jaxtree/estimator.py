@@ -143,9 +143,11 @@ class TreeRegressor(ParamsProtocol):
         one given, ``shape_path_``; the held-out run stops once ``AUTO_PATIENCE`` = 3 terms in
         a row lower no held-out error; the one-standard-error rule: none where the tree
         already has the data's form, and then the model is the tree's), then the tree's weights
-        refined given the shapes; smaller fits, streamed data and matrices of at least
-        ``2**24`` values (read in blocks for bounded memory, ``CHUNKED_FIT_MIN_VALUES``): no
-        shapes. An integer ``S``: ``S`` shape terms before the tree.
+        refined given the shapes; smaller fits: no shapes. Matrices of at least ``2**24``
+        values (read in blocks, ``CHUNKED_FIT_MIN_VALUES``), memmaps and ChunkReaders get them
+        in bounded memory: the terms are chosen on at most ``SEARCH_ROWS`` training and
+        ``SEARCH_ROWS`` held-out rows read from the data, then backfitted on all rows pass by
+        pass (``_stream_shapes``). An integer ``S``: ``S`` shape terms before the tree.
         Each is a whole one-covariate function ``f(x_j)`` or a two-covariate function
         ``f(x_i, x_l)`` (hats, see :mod:`jaxtree.shapes`), chosen greedily by least squares
         and backfitted; the tree of ``k`` operations is then searched on their residual, and
@@ -159,11 +161,21 @@ class TreeRegressor(ParamsProtocol):
       beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
         each iteration keeps the ``beam_width`` best distinct children by candidate SSE;
         1 is the greedy search exactly).
-      search: ``"greedy"`` (the paper's algorithm, one insertion at a time), ``"beam"``
-        (``beam_width`` greedy trees advanced together, the best kept) or ``"backfit"``
-        (adds pair lookahead while the tree is small and replacement moves after every
-        insertion; see :func:`jaxtree.search.search_config`). Streaming supports ``"greedy"``.
-      validation_fraction: None (default) grows the tree to ``k`` operations. A float in
+      search: ``"auto"`` (default), ``"greedy"`` (the paper's algorithm, one insertion at a
+        time), ``"beam"`` (``beam_width`` greedy trees advanced together, the best kept) or
+        ``"backfit"`` (adds pair lookahead while the tree is small and replacement moves
+        after every insertion; see :func:`jaxtree.search.search_config`). ``"auto"`` is
+        ``"backfit"`` on in-memory fits of fewer than 10,000 rows (``AUTO_SMALL_MAX_ROWS``;
+        engine ``"jax"``, one device, at most ``AUTO_PAIR_MAX_CANDIDATES`` = 4096 basis
+        columns ``p*q``, i.e. ``p <= 102`` with the default basis), where the search is cheap
+        and the data too few for one-leaf-at-a-time choices, and ``"greedy"`` otherwise (larger
+        tables get shape terms instead, see ``shapes``). The choice is ``search_``.
+        Streaming supports ``"greedy"``. ``TreeRegressor.paper()`` is the paper's algorithm.
+      validation_fraction: ``"auto"`` (default) is 0.2 on the fits where ``search="auto"``
+        means ``"backfit"`` (in-memory, fewer than 10,000 rows, engine ``"jax"``, one
+        device; at least ``AUTO_VALIDATION_MIN_ROWS`` = 20 rows) and None otherwise: ``k`` is
+        then an upper bound and the size is chosen from the data. The value used is
+        ``validation_fraction_``. None grows the tree to ``k`` operations. A float in
         ``(0, 1)`` chooses the size from the data: that fraction of the rows is held out, the
         search runs to ``k`` on the rest while recording the held-out MSE after every
         iteration, the smallest size within one standard error of the best held-out MSE
@@ -221,6 +233,8 @@ class TreeRegressor(ParamsProtocol):
         :data:`jaxtree.search.CHOICE_KEYS`, the same on both engines).
       status_: the search's :class:`jaxtree.search.Status` flags.
       k_: the number of operations of the fitted tree.
+      search_, validation_fraction_: the search and held-out fraction this fit ran with
+        (``"auto"`` resolved by the data's size, see ``search``).
       shape_path_: with ``shapes`` and ``validation_fraction``: one dict per number of shape
         terms of the selection run (``n_shapes``, ``train_mse``, ``val_mse``, ``terms``); else
         None.
@@ -251,7 +265,7 @@ class TreeRegressor(ParamsProtocol):
                  refine_steps: int = 20, precision: str = "highest", clip: bool = True,
                  verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
                  devices=None, cache_basis: bool = False,
-                 validation_fraction: Optional[float] = None, search: str = "greedy",
+                 validation_fraction="auto", search: str = "auto",
                  target_transform: Optional[str] = None, y_bound: float = 1.0,
                  prune_tol: Optional[float] = None, shapes="auto",
                  shape_knots: tuple = (24, 12), beam_width: int = 4,
@@ -306,6 +320,17 @@ class TreeRegressor(ParamsProtocol):
                    search=search, validation_fraction=validation_fraction,
                    prune_tol=prune_tol, **kwargs)
 
+    @classmethod
+    def paper(cls, k: int = 10, **kwargs) -> "TreeRegressor":
+        """The paper's algorithm (Xu, Honorio and Wang): the greedy search grown to exactly
+        ``k`` operations, no shape terms (``search="greedy"``, ``validation_fraction=None``,
+        ``shapes=0``); the weights are still refined jointly (``refine="optax"``; pass
+        ``refine="coordinate"`` for the paper's coordinate descent). Every setting can be
+        overridden. The reproduction scripts and the races against the numpy reference use it.
+        """
+        kwargs = {"search": "greedy", "validation_fraction": None, "shapes": 0, **kwargs}
+        return cls(k, **kwargs)
+
     # -------------------------------------------------------------- scikit-learn protocol
 
     def __sklearn_tags__(self):
@@ -342,6 +367,32 @@ class TreeRegressor(ParamsProtocol):
             return _fit_auto_transform(self, X, y, sample_weight)
         return self._fit_fixed(X, y, sample_weight, self.target_transform or "identity")
 
+    def _resolve_auto(self, n: int, p: int, q: int, in_memory: bool) -> None:
+        """Sets ``search_`` and ``validation_fraction_``: the settings this fit runs with,
+        ``"auto"`` resolved by the fit's size and path (see the class docstring).
+
+        Why by size: below ``AUTO_SMALL_MAX_ROWS`` rows a wrong early insertion is the main
+        failure of the greedy search (the paper's Experiment 1), and the pair lookahead,
+        the replacement moves and a second, held-out run are cheap; above it the greedy tree
+        plus shape terms (``shapes="auto"``) measured best per second (BENCHMARKS.md,
+        "The default search").
+        """
+        small = (in_memory and self.engine == "jax" and self.devices is None
+                 and n < AUTO_SMALL_MAX_ROWS)
+        chosen = self.search
+        if chosen == "auto":
+            chosen = "backfit" if small and p * q <= AUTO_PAIR_MAX_CANDIDATES else "greedy"
+        fraction = self.validation_fraction
+        if isinstance(fraction, str):  # "auto"
+            fraction = AUTO_VALIDATION if small and n >= AUTO_VALIDATION_MIN_ROWS else None
+        if chosen == "backfit" and p * q > BACKFIT_MAX_CANDIDATES:
+            raise ValueError(
+                f"search='backfit' scores pairs of basis columns: p*q = {p}*{q} = {p * q} "
+                f"columns need {p * q}x{p * q} Gram matrices (more than "
+                f"{BACKFIT_MAX_CANDIDATES} columns is refused). Use search='greedy' or "
+                "'beam', a smaller basis, or fewer covariates.")
+        self.search_, self.validation_fraction_ = chosen, fraction
+
     def _fit_fixed(self, X, y, sample_weight, transform: str):
         """``fit`` with a fixed target transform (``"identity"`` or ``"log"``)."""
         _compilation_cache.enable()
@@ -352,6 +403,7 @@ class TreeRegressor(ParamsProtocol):
         # (plain numpy) reads a memmap like any array.
         if stream_.is_streamable(X) and not (self.engine == "reference" and isinstance(X, np.memmap)):
             _check_streamable_options(self, transform)
+            self._resolve_auto(0, 0, 0, in_memory=False)
             return self._fit_stream(X, y, sample_weight, params)
         names = None
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
@@ -373,7 +425,9 @@ class TreeRegressor(ParamsProtocol):
                           _interop_class("DataConversionWarning", UserWarning), stacklevel=2)
 
         yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
-        if _fits_in_chunks(self, xa, transform):  # a large array: no whole-array copies
+        chunked = _fits_in_chunks(self, xa, transform)
+        self._resolve_auto(n, p, params.basis.q, in_memory=not chunked)
+        if chunked:  # a large array: no whole-array copies
             return self._fit_in_chunks(xa, yt, sw, params, dtype, enc, names)
         sc = _bounded_scaling(scaling_.fit(xa, yt, sw), self.y_bound)
         params = _bind_basis(params, sc)
@@ -405,26 +459,90 @@ class TreeRegressor(ParamsProtocol):
         padded or device copy of the whole matrix is made. Same scaling, same search, same
         model as the in-memory path (``tests/test_memory.py``); see :func:`_fits_in_chunks`
         for when it runs. ``xa`` is the encoded table (``enc``), so missing values and
-        categories were handled before, as on the in-memory path."""
+        categories were handled before, as on the in-memory path. ``shapes="auto"`` adds
+        shape terms after the tree as in memory, in bounded memory (:meth:`_stream_shapes`)."""
         sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
         reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(params.chunk, xa.shape[0]))
         feature_names = enc.feature_names_out
         res, sc, params = self._search_reader(reader, params, dtype, feature_names)
-        model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
+        model = self._reader_model(res, sc, dtype, params, feature_names)
         self._pending_encoding = enc
         self._set_fitted(model, res.history, res.choices, res.status, names)
         self.pruned_ = None
         return self
 
     def _search_reader(self, reader, params, dtype, feature_names):
-        """``(search result, scaling, params bound to it)`` of a streamed fit of ``reader``."""
+        """``(search result, scaling, params bound to it)`` of a streamed fit of ``reader``:
+        the greedy tree, then with ``shapes="auto"`` (:meth:`_auto_shapes_apply`) shape terms
+        of its residual (:meth:`_stream_shapes`; the model's are left in ``_shape_fit``)."""
         sc = _bounded_scaling(stream_.scaling(reader), self.y_bound)
         params = _bind_basis(params, sc)
-        with self._progress_bar(params, feature_names):
-            res = stream_.fit(reader.scaled(sc, dtype), params.basis, params.k,
+        with self._progress_bar(params, feature_names, n_rows=reader.n):
+            scaled = reader.scaled(sc, dtype)
+            res = stream_.fit(scaled, params.basis, params.k,
                               self._config(params, reader.n, reader.p), callback=self._progress,
                               devices=self.devices, loss_scale=float(sc.y_scale) ** 2)
+            if self._auto_shapes_apply(reader.n):
+                res = self._stream_shapes(reader, scaled, res, sc, params, dtype)
         return res, sc, params
+
+    def _reader_model(self, res, sc, dtype, params, feature_names):
+        """The fitted model of a streamed search result, with the shape terms of
+        :meth:`_stream_shapes` when it added some."""
+        model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
+        shape_fit = self.__dict__.pop("_shape_fit", None)
+        if shape_fit is not None:
+            model = dataclasses.replace(model, shapes=shape_fit[0], shape_spec=shape_fit[1])
+        return model
+
+    def _stream_shapes(self, reader, scaled, tree, sc, params, dtype):
+        """``shapes="auto"`` after a streamed tree (:meth:`_fit_in_chunks`, :meth:`_fit_stream`)
+        in bounded memory, the streamed form of :meth:`_fit_tree_then_shapes`:
+
+        1. the shape search and its held-out count run in memory on a subset of rows read from
+           ``reader`` (:func:`_shape_rows`: the in-memory fit's split, so the same rows, while
+           its held-out part has at most ``shapes.SEARCH_ROWS`` rows; otherwise at most
+           ``SEARCH_ROWS`` training and ``SEARCH_ROWS`` held-out rows drawn directly), with
+           the tree's residual on them;
+        2. the chosen terms (compacted) are backfitted on all rows given the tree, one pass
+           per block update (:func:`jaxtree.stream.refit_shapes`);
+        3. with ``refine="optax"`` the tree's weights are refined given the shapes, the
+           shapes' values a per-row offset recomputed in every pass
+           (:func:`jaxtree.stream.refine_given_shapes`).
+
+        Memory: ``O(SEARCH_ROWS * p)`` for the subset plus two blocks of the passes, never
+        ``O(n)``. With the same rows, the terms chosen are the in-memory fit's (the subset's
+        values are the same numbers; the tree agrees to float rounding), and no accepted
+        shape leaves the tree's result untouched."""
+        scale = float(sc.y_scale) ** 2
+        program = jax.tree_util.tree_map(jnp.asarray, tree.program)
+        fraction = AUTO_VALIDATION if self.validation_fraction_ is None else self.validation_fraction_
+        train, held = _shape_rows(reader.n, fraction, self.random_state)
+
+        def residual_data(rows):
+            """The tree's residual on ``rows``, scaled and chunked as an in-memory fit's."""
+            x, y, w = reader.take(rows)
+            xs, ys = scaling_.apply(sc, x, y, w)
+            xj = jnp.asarray(xs, dtype)
+            t_fit = _tree_values(program, scoring.chunk(xj, jnp.zeros(len(rows), dtype),
+                                                        chunk_size=params.chunk).x, params.basis)
+            rs = ys - np.asarray(t_fit, np.float64).reshape(-1)[: len(rows)]
+            return scoring.chunk(xj, jnp.asarray(rs, dtype),
+                                 None if w is None else jnp.asarray(w, dtype),
+                                 chunk_size=params.chunk)
+
+        split = (residual_data(train), residual_data(held), held)
+        chosen = self._auto_shape_terms(tree, split, params, dtype, scale)
+        if chosen is None:
+            return tree
+        found, spec, sres, stopped = chosen
+        kw = dict(devices=self.devices, dtype=dtype)
+        terms, _ = stream_.refit_shapes(scaled, program, params.basis, found, spec, sweeps=1, **kw)
+        steps = params.steps if self.refine == "optax" else 0
+        program, mse = stream_.refine_given_shapes(scaled, program, params.basis, terms, spec,
+                                                   steps=steps, **kw)
+        return self._tree_with_shapes(tree, program, sres, stopped, float(mse), terms, spec,
+                                      scale)
 
     def _encode_fit(self, X):
         """``(xa, spec)``: the training table encoded (:mod:`jaxtree._encoding`: missing values
@@ -482,8 +600,8 @@ class TreeRegressor(ParamsProtocol):
 
     @contextlib.contextmanager
     def _progress_bar(self, params, feature_names, n_rows: int = 0):
-        """The progress bar of one fit (closed even when the fit fails); ``n_rows`` of an
-        in-memory fit (0: streamed, where ``shapes="auto"`` adds none)."""
+        """The progress bar of one fit (closed even when the fit fails); ``n_rows``: the fit's
+        rows (0: none counted, so ``shapes="auto"`` adds no iterations to the bound)."""
         bound = (int(self._auto_shapes_apply(n_rows)) * AUTO_SHAPES if self.shapes == "auto"
                  else int(self.shapes or 0))
         self._bar = _ProgressBar(params.k + bound, self.verbose, feature_names,
@@ -503,7 +621,7 @@ class TreeRegressor(ParamsProtocol):
 
     def _config(self, params, n, p) -> search.Config:
         return search.search_config(
-            self.search, params.k, -(-n // params.chunk), params.chunk, refine=self.refine,
+            self.search_, params.k, p * params.basis.q, refine=self.refine,
             coordinate_sweeps=params.sweeps, refine_steps=params.steps,
             precision=scoring.PRECISIONS[self.precision],
             buckets=scoring.buckets_for(n, p, params.basis.q, params.k))
@@ -521,7 +639,8 @@ class TreeRegressor(ParamsProtocol):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
         (``validation_fraction``, ``random_state``), both chunked as the fit chunks; at most
         ``max_train`` training rows (a deterministic subset) when given."""
-        fraction = 0.2 if self.validation_fraction is None else self.validation_fraction  # "auto" shapes
+        fraction = self.validation_fraction_
+        fraction = AUTO_VALIDATION if fraction is None else fraction  # shapes="auto"
         train, held = _split(xs.shape[0], fraction, self.random_state)
         if max_train is not None:
             sub = _subsample(len(train), max_train, self.random_state)
@@ -541,7 +660,7 @@ class TreeRegressor(ParamsProtocol):
             return self._fit_shapes(xs, ys, sw, params, dtype, sc)
         cfg = self._config(params, xs.shape[0], xs.shape[1])
         scale = float(sc.y_scale) ** 2
-        beam, width = self.search == "beam", int(self.beam_width)
+        beam, width = self.search_ == "beam", int(self.beam_width)
 
         def search_all(k, cfg):
             data = self._data(xs, ys, sw, params, dtype)
@@ -551,7 +670,7 @@ class TreeRegressor(ParamsProtocol):
             return search.fit(data, params.basis, k, cfg, callback=self._progress,
                               loss_scale=scale)
 
-        if self.validation_fraction is None:
+        if self.validation_fraction_ is None:
             return search_all(params.k, cfg)
         # Choose the size on held-out rows, then refit on all rows (same compiled step). A
         # beam is judged by the member the beam would return at that size (the lowest
@@ -598,7 +717,7 @@ class TreeRegressor(ParamsProtocol):
         """
         scale = float(sc.y_scale) ** 2
         n_shapes, pairs = int(self.shapes), None
-        if self.validation_fraction is not None:
+        if self.validation_fraction_ is not None:
             n_shapes, pairs = self._choose_shapes(xs, ys, sw, params, dtype, scale)
         data = self._data(xs, ys, sw, params, dtype)
         sres, state, spec, gr = self._search_shapes(xs, ys, sw, params, dtype, scale, data,
@@ -652,7 +771,8 @@ class TreeRegressor(ParamsProtocol):
         return sres, state, spec, gr
 
     def _auto_shapes_apply(self, n_rows: int) -> bool:
-        """Whether ``shapes="auto"`` searches shape terms on an in-memory fit of ``n_rows``."""
+        """Whether ``shapes="auto"`` searches shape terms on a fit of ``n_rows`` (in memory,
+        or read in blocks: :meth:`_stream_shapes`)."""
         return (self.shapes == "auto" and n_rows >= AUTO_SHAPES_MIN_ROWS
                 and self.engine == "jax" and self.devices is None)
 
@@ -662,16 +782,38 @@ class TreeRegressor(ParamsProtocol):
         often none, and then the fit is the tree's exactly), then the tree's weights refined
         given the shapes. The tree comes first so that data whose truth has the tree's form
         keeps the tree's formula: shapes fitted first take such structure with
-        piecewise-linear pieces the tree cannot undo (BENCHMARKS.md, "Shape terms")."""
+        piecewise-linear pieces the tree cannot undo (BENCHMARKS.md, "Shape terms").
+        :meth:`_stream_shapes` is the same for data read block by block."""
         scale = float(sc.y_scale) ** 2
         tree = self._fit_jax(xs, ys, sw, params, dtype, sc, tree_only=True)
         data = self._data(xs, ys, sw, params, dtype)
         program = jax.tree_util.tree_map(jnp.asarray, tree.program)
         t_fit = _tree_values(program, data.x, params.basis)
         rs = ys - np.asarray(t_fit, np.float64).reshape(-1)[: xs.shape[0]]
+        split = self._held_out(xs, rs, sw, params, dtype, max_train=shapes_.SEARCH_ROWS)
+        chosen = self._auto_shape_terms(tree, split, params, dtype, scale)
+        if chosen is None:
+            return tree
+        found, spec, sres, stopped = chosen
+        rdata = data._replace(y=data.y - t_fit)  # the tree's residual, chunked
+        state = shapes_.refit(found, rdata, spec, 1, gr=shapes_.grams_jit(rdata, spec))
+        resid = data._replace(y=data.y - state.fit)  # y minus the shapes: the tree's target
+        if self.refine == "optax":
+            program, _ = _joint(program, resid, params.basis, steps=params.steps)
+        mse = float(_held_out_mse(program, resid, params.basis))
+        return self._tree_with_shapes(tree, program, sres, stopped, mse, state.shapes, spec,
+                                      scale)
+
+    def _auto_shape_terms(self, tree, split, params, dtype, scale):
+        """The shape terms ``shapes="auto"`` adds after ``tree``: the held-out selection run on
+        ``split = (training data, held-out data, held-out rows)`` of the tree's residual
+        (:meth:`_choose_shapes`), its progress reported (the callback may stop it), and the
+        run's terms at the chosen count, compacted (no second search: the terms are those the
+        held-out rows judged). Returns ``(shapes, spec, selection result cut to the count,
+        status)``, or None when no term is chosen."""
         n_shapes, pairs, sel, spec = self._choose_shapes(
-            xs, rs, sw, params, dtype, scale, max_terms=AUTO_SHAPES, after=len(tree.history),
-            states=True)
+            None, None, None, params, dtype, scale, max_terms=AUTO_SHAPES,
+            after=len(tree.history), states=True, split=split)
         stopped = search.Status.OK
         for i in range(n_shapes):  # the progress bar and callback, as for a search
             if self._progress(len(tree.history) + i, float(sel.history[i]), sel.choices[i]):
@@ -679,37 +821,40 @@ class TreeRegressor(ParamsProtocol):
                 n_shapes = i + 1  # the callback stops here
                 break
         if n_shapes == 0:
-            return tree
-        # The selection run's terms at the chosen count, backfitted on all rows (no second
-        # search: the terms are those the held-out rows judged).
+            return None
         found, spec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, spec)
-        rdata = data._replace(y=data.y - t_fit)  # the tree's residual, chunked
-        state = shapes_.refit(found, rdata, spec, 1, gr=shapes_.grams_jit(rdata, spec))
         sres = sel._replace(history=sel.history[:n_shapes], choices=sel.choices[:n_shapes])
-        resid = data._replace(y=data.y - state.fit)  # y minus the shapes: the tree's target
-        if self.refine == "optax":
-            program, _ = _joint(program, resid, params.basis, steps=params.steps)
+        return found, spec, sres, stopped
+
+    def _tree_with_shapes(self, tree, program, sres, stopped, mse, terms, spec, scale):
+        """The search result of the tree followed by shape terms: ``program`` (the tree given
+        the shapes), the histories and choices concatenated (the last loss: ``mse``, the final
+        model's on all rows, scaled space); the shapes are left in ``_shape_fit``."""
         history = list(tree.history) + list(sres.history)
-        history[-1] = float(_held_out_mse(program, resid, params.basis)) * scale
-        self._shape_fit = (state.shapes, spec)
-        # the selection run's own stop (the bound, or its early stop) is not the model's status
-        status = tree.status | stopped | search.Status(
-            int(sres.status) & ~int(search.Status.FULL | search.Status.STOPPED))
+        history[-1] = mse * scale
+        self._shape_fit = (terms, spec)
+        # The selection run's own stops (the bound, its early stop, or running out of
+        # candidates: with p covariates there are p mains and at most MAX_PAIRS pairs, fewer
+        # than AUTO_SHAPES at p <= 5) are not the model's status, and the count it chose lies
+        # before any of them.
+        status = tree.status | stopped
         return search.SearchResult(program, np.asarray(history, np.float64),
                                    list(tree.choices) + list(sres.choices), status)
 
     def _choose_shapes(self, xs, ys, sw, params, dtype, scale, max_terms=None, after=0,
-                       states=False):
+                       states=False, split=None):
         """``(number of shapes, candidate pairs)`` chosen on held-out rows: the shape search
         on the training part with the held-out MSE after each term; the smallest count within
         one standard error of the best (counting the intercept-only model as 0 terms).
         ``max_terms``: the bound (``shapes`` when None); ``after``: iterations already run
         (the progress bar's position); ``states``: also return the selection run (its
-        ``programs`` are the states after each term) and its spec."""
+        ``programs`` are the states after each term) and its spec. ``split``: the
+        ``(training data, held-out data, held-out rows)`` to use instead of
+        :meth:`_held_out`'s split of ``xs, ys, sw`` (a streamed fit's subset)."""
         n1, n2 = (int(v) for v in self.shape_knots)
         max_terms = int(self.shapes) if max_terms is None else max_terms
-        data, held_data, held = self._held_out(xs, ys, sw, params, dtype,
-                                               max_train=shapes_.SEARCH_ROWS)
+        data, held_data, held = split if split is not None else self._held_out(
+            xs, ys, sw, params, dtype, max_train=shapes_.SEARCH_ROWS)
         pairs = shapes_.screen_pairs(data)
         spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
         gr = shapes_.grams_jit(data, spec)
@@ -732,16 +877,18 @@ class TreeRegressor(ParamsProtocol):
         return (n_best, pairs, sel, spec) if states else (n_best, pairs)
 
     def _fit_stream(self, X, y, sample_weight, params):
-        """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`)."""
+        """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`); with
+        ``shapes="auto"`` shape terms after the tree in bounded memory (:meth:`_stream_shapes`)."""
         if self.engine != "jax":
             raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
         if self.shapes and self.shapes != "auto":
             raise ValueError("shapes > 0 is not supported for streamed data (a memmap or "
                              "ChunkReader) yet: fit an in-memory array, or set shapes=0.")
-        if self.search == "beam":
-            raise ValueError("search='beam' is not supported for streamed data (a memmap or "
-                             "ChunkReader) yet: fit an in-memory array, or use search='greedy'.")
-        if self.validation_fraction is not None:
+        if self.search_ != "greedy":
+            raise ValueError(f"search={self.search_!r} is not supported for streamed data (a "
+                             "memmap or ChunkReader) yet: fit an in-memory array, or use "
+                             "search='greedy' (or 'auto').")
+        if self.validation_fraction_ is not None:
             raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
                              "ChunkReader) yet; set validation_fraction=None and choose k, or fit an "
                              "in-memory array.")
@@ -761,7 +908,7 @@ class TreeRegressor(ParamsProtocol):
         dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
         feature_names = tuple(f"x{j + 1}" for j in range(reader.p))
         res, sc, params = self._search_reader(reader, params, dtype, feature_names)
-        model = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, feature_names)
+        model = self._reader_model(res, sc, dtype, params, feature_names)
         return self._set_fitted(model, res.history, res.choices, res.status, None)
 
     def _fit_reference(self, xs, ys, sw, params, dtype, sc):
@@ -1062,7 +1209,7 @@ PARAMETER_CONSTRAINTS = {
     "clip": V.check_bool,
     "callback": _check_callback,
     "devices": _check_devices,
-    "search": lambda v, n: V.check_choice(v, n, search.SEARCHES),
+    "search": lambda v, n: V.check_choice(v, n, ("auto",) + search.SEARCHES),
     "shapes": lambda v, n: v if isinstance(v, str) and v == "auto" else _check_shapes(v, n),
     "beam_width": lambda v, n: V.check_int(v, n, 1),
     "shape_knots": _check_shape_knots,
@@ -1079,10 +1226,11 @@ def check_params(params) -> _Params:
     for name, check in PARAMETER_CONSTRAINTS.items():
         if name in params:
             check(params[name], name)
-    if params.get("engine", "jax") == "reference" and params.get("search", "greedy") != "greedy":
+    if params.get("engine", "jax") == "reference" and params.get("search", "auto") not in ("greedy", "auto"):
         raise ValueError("engine='reference' implements the paper's algorithm: use search='greedy' "
                          "(other searches need engine='jax').")
-    if params.get("engine", "jax") == "reference" and params.get("validation_fraction") is not None:
+    if (params.get("engine", "jax") == "reference"
+            and params.get("validation_fraction") not in (None, "auto")):
         raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
                          "paper's algorithm with a fixed k).")
     if params.get("shapes") not in (None, 0, "auto") and params.get("engine", "jax") == "reference":
@@ -1135,6 +1283,33 @@ def _subsample(n: int, m: int, random_state):
     return np.sort(rng.choice(n, m, replace=False))
 
 
+def _shape_rows(n: int, fraction, random_state):
+    """``(train_rows, held_rows)``, sorted: the rows of ``shapes="auto"``'s selection run on
+    a streamed fit (:meth:`TreeRegressor._stream_shapes`), read into memory.
+
+    While the in-memory fit's held-out part (``fraction`` of ``n``) has at most
+    ``shapes.SEARCH_ROWS`` rows, exactly the in-memory rows (:func:`_split`, then at most
+    ``SEARCH_ROWS`` training rows by :func:`_subsample`), so both fits choose on the same
+    rows. Beyond, ``SEARCH_ROWS`` held-out and at most ``SEARCH_ROWS`` training rows, drawn
+    without replacement in ``O(SEARCH_ROWS)`` memory (a permutation of ``n`` would not be):
+    the one-standard-error tolerance is then that of ``SEARCH_ROWS`` held-out rows (0.3% of
+    the MSE at 200,000) instead of ``fraction * n``'s."""
+    cap = shapes_.SEARCH_ROWS
+    n_held = min(max(int(round(fraction * n)), 1), n - 2)
+    if n_held <= cap:
+        train, held = _split(n, fraction, random_state)
+        sub = _subsample(len(train), cap, random_state)
+        return (train if sub is None else train[sub]), held
+    n_held = cap
+    m = n_held + min(cap, n - n_held)
+    rng = np.random.default_rng(0 if random_state is None else random_state)
+    picked = np.unique(rng.integers(0, n, size=m + m // 4))
+    while len(picked) < m:  # rare: more duplicates than the margin
+        picked = np.union1d(picked, rng.integers(0, n, size=m))
+    picked = rng.permutation(picked)[:m]  # a uniform random subset of m distinct rows
+    return np.sort(picked[n_held:]), np.sort(picked[:n_held])
+
+
 def _split(n: int, fraction, random_state):
     """Deterministic held-out split: ``(train_rows, held_rows)``, each non-empty."""
     rng = np.random.default_rng(0 if random_state is None else random_state)
@@ -1158,10 +1333,11 @@ def _choose_size(val_history, n_held: int) -> int:
 
 
 def _check_fraction(value, name):
-    if value is None:
+    if value is None or (isinstance(value, str) and value == "auto"):
         return
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < 1:
-        raise ValueError(f"{name} must be None or a number strictly between 0 and 1; got {value!r}.")
+        raise ValueError(f"{name} must be 'auto', None or a number strictly between 0 and 1; "
+                         f"got {value!r}.")
 
 
 PARAMETER_CONSTRAINTS["validation_fraction"] = _check_fraction
@@ -1208,12 +1384,19 @@ def _check_streamable_options(est, transform):
 
 
 CHUNKED_FIT_MIN_VALUES = 1 << 24
-AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
-AUTO_SHAPES_MIN_ROWS = 10_000  # ... on in-memory fits of at least this many rows
-AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
 """An in-memory ``X`` with at least this many values (``n * p``; 16.8 million, e.g. 2.1
 million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk
 (:meth:`TreeRegressor._fit_in_chunks`) when the options allow it (:func:`_fits_in_chunks`)."""
+
+# The defaults' "auto" rules (see the class docstring and TreeRegressor._resolve_auto).
+AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
+AUTO_SHAPES_MIN_ROWS = 10_000  # ... on fits of at least this many rows
+AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
+AUTO_SMALL_MAX_ROWS = AUTO_SHAPES_MIN_ROWS  # search="auto": "backfit" and a held-out size below
+AUTO_PAIR_MAX_CANDIDATES = 4096  # ... with at most this many basis columns p*q
+AUTO_VALIDATION = 0.2  # validation_fraction="auto": this share held out ...
+AUTO_VALIDATION_MIN_ROWS = 20  # ... on small fits of at least this many rows
+BACKFIT_MAX_CANDIDATES = 8192  # search="backfit" refuses more basis columns (pq x pq Grams)
 
 
 def _check_shapes(value, name):
@@ -1226,13 +1409,15 @@ def _fits_in_chunks(est, xa, transform) -> bool:
     """Whether ``fit`` reads the (encoded) in-memory matrix ``xa`` chunk by chunk.
 
     For a large floating matrix (:data:`CHUNKED_FIT_MIN_VALUES`) under the options the
-    streamed search supports: ``engine="jax"``, ``search="greedy"``, ``shapes=0``, no
-    ``validation_fraction``, ``prune_tol`` or target transform, ``cache_basis=False`` (which
+    streamed search supports: ``engine="jax"``, ``search`` ``"greedy"`` or ``"auto"``,
+    ``shapes`` 0 or ``"auto"``, ``validation_fraction`` None or ``"auto"`` (which mean the
+    greedy search grown to ``k`` on this path), no ``prune_tol`` or target transform, ``cache_basis=False`` (which
     asks for the basis values of every row in memory). Other options keep the in-memory path
     and its copies of the whole matrix; an integer matrix too (stream it as floats, or pass
     a float32 array)."""
-    return (est.engine == "jax" and est.search == "greedy" and est.shapes in (0, "auto")
-            and est.validation_fraction is None and est.prune_tol is None
+    return (est.engine == "jax" and est.search in ("greedy", "auto")
+            and est.shapes in (0, "auto") and est.validation_fraction in (None, "auto")
+            and est.prune_tol is None
             and transform == "identity" and not est.cache_basis
             and xa.dtype.kind == "f" and xa.ndim == 2
             and xa.shape[0] * xa.shape[1] >= CHUNKED_FIT_MIN_VALUES)

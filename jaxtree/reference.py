@@ -82,6 +82,30 @@ Decisions (shared with the JAX engine, which must make exactly the same choices)
 7. The paper's loss is ``sum (y - yhat)^2 / 2``; the comparisons use the (weighted) sum of
    squares, which orders candidates identically. ``history`` reports the weighted MSE
    ``sum sw (y - yhat)^2 / sum sw``.
+
+Classification (``loss="logistic"`` or ``"margin"``; labels ``y = +-1``)
+-----------------------------------------------------------------------
+The same search on the logit ``f = w0 + T(x)`` (the paper's second problem, Section 3),
+written from the math of DESIGN.md section 9, as the oracle of the JAX engine's
+:mod:`jaxtree.losses`:
+
+- :func:`newton_rows`: per row the loss's gradient ``g`` and curvature ``h`` at the current
+  ``f``; the working response ``z = f - g / h`` and the Newton weight ``h``. Logistic loss
+  ``log(1 + exp(-y f))``: ``h`` floored at :data:`H_MIN`. Margin loss: the search minimises
+  the squared hinge ``max(0, 1 - y f)^2 / 2`` (the paper's ramp ``min(1, max(0, 1 - y f))``
+  is flat and non-convex: no Newton step exists), whose Newton step is exact: ``h = 1`` and
+  ``z = y`` inside the margin (``y f < 1``), ``h = 0`` outside. The ramp is reported.
+- Scoring (:func:`score_newton`): one Newton step per candidate is the minimum over the
+  intercept and ``|w'| <= 1`` of ``sum sw (g D + h D^2 / 2)`` with ``D`` the candidate's change
+  of ``f``, i.e. :func:`score_candidates` on the working data ``(z, sw * h)`` (its SSE is
+  ``2 Q + sum sw g^2 / h``, so the candidates are ranked by the Newton model ``Q``).
+- Refinement (:func:`refine_coordinate_newton`, ``refine="coordinate"``): iteratively
+  reweighted coordinate descent. Each sweep takes the working data at the sweep's start,
+  makes one :func:`refine_coordinate` pass on it, and keeps the result only if the search's
+  loss fell. It also follows the first leaf (one Newton step does not minimise the loss).
+- The search starts from the empty tree (:func:`empty_tree`) with intercept
+  ``log(p / (1 - p))``, ``p`` the weighted share of ``y = +1`` (logistic), or 0 (margin).
+- ``history`` is the weighted mean reported loss (log-loss, or the ramp).
 """
 
 from __future__ import annotations
@@ -115,6 +139,19 @@ __all__ = [
     "refine_coordinate",
     "weighted_mse",
     "fit",
+    "CLASSIFICATION_LOSSES",
+    "H_MIN",
+    "StepRecord",
+    "empty_tree",
+    "logit",
+    "search_loss",
+    "reported_loss",
+    "mean_loss",
+    "newton_rows",
+    "score_newton",
+    "refine_coordinate_newton",
+    "start_intercept",
+    "step",
 ]
 
 EMPTY, LEAF, ADD, MUL = 0, 1, 2, 3
@@ -126,8 +163,16 @@ TIE_RTOL = 1e-9
 DEGENERATE_RTOL = 1e-10
 """A regressor with ``Css <= DEGENERATE_RTOL * sum sw s^2`` is degenerate (constant)."""
 
+CLASSIFICATION_LOSSES = ("logistic", "margin")
+"""The classification losses (labels ``y = +-1``); ``"squared"`` is regression."""
+
+H_MIN = 1e-4
+"""Floor of the logistic curvature ``h`` in the Newton step (the value of
+:data:`jaxtree.losses.H_MIN`, repeated here so that this module needs numpy only)."""
+
 _OPS = (ADD, MUL)  # op_idx 0 -> '+', 1 -> '*'
 _VALID_REFINE = ("coordinate", None)
+_VALID_LOSSES = ("squared",) + CLASSIFICATION_LOSSES
 
 
 @dataclasses.dataclass
@@ -597,14 +642,172 @@ def weighted_mse(
 
 
 # ----------------------------------------------------------------------------------------
+# Classification: the Newton-step search on the logit
+# ----------------------------------------------------------------------------------------
+
+
+def empty_tree(max_k: int, intercept: float = 0.0) -> ReferenceTree:
+    """The tree with no leaf (``n_slots == 0``): it predicts its intercept.
+
+    The classification search starts here (:func:`start_intercept`); the regression search
+    starts from ``None``.
+    """
+    tree = single_leaf(max_k, -1, -1, 0.0, intercept)
+    tree.op[0] = EMPTY
+    tree.n_slots = 0
+    return tree
+
+
+def logit(tree: ReferenceTree | None, phi: np.ndarray) -> np.ndarray:
+    """``f = w0 + T(x)`` of a tree that may be empty (``None`` or ``n_slots == 0``: ``w0``)."""
+    n = np.asarray(phi).shape[0]
+    if tree is None:
+        return np.zeros(n, dtype=np.float64)
+    if tree.n_slots == 0:
+        return np.full(n, float(tree.intercept), dtype=np.float64)
+    return evaluate(tree, phi)
+
+
+def _sigmoid(t: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * t))  # 1 / (1 + e^-t), without overflow
+
+
+def search_loss(loss: str, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """The loss the search minimises, per row: ``log(1 + e^{-y f})`` (logistic) or the
+    squared hinge ``max(0, 1 - y f)^2 / 2`` (margin)."""
+    if loss == "logistic":
+        return np.logaddexp(0.0, -y * f)
+    return 0.5 * np.maximum(0.0, 1.0 - y * f) ** 2
+
+
+def reported_loss(loss: str, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """The loss reported in ``history``, per row: the log-loss, or the paper's ramp
+    ``min(1, max(0, 1 - y f))`` for ``"margin"``."""
+    if loss == "margin":
+        return np.clip(1.0 - y * f, 0.0, 1.0)
+    return search_loss(loss, y, f)
+
+
+def mean_loss(loss: str, tree: ReferenceTree | None, phi: np.ndarray, y: np.ndarray,
+              sw: np.ndarray, report: bool = False) -> float:
+    """Weighted mean of :func:`search_loss` (or of :func:`reported_loss` if ``report``)."""
+    fn = reported_loss if report else search_loss
+    return float(np.sum(sw * fn(loss, y, logit(tree, phi))) / np.sum(sw))
+
+
+def newton_rows(loss: str, y: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(z, h)``: working response and Newton weight per row at the logit ``f``.
+
+    Logistic: ``g = -y sigmoid(-y f)``, ``h = max(sigmoid(f) sigmoid(-f), H_MIN)``.
+    Margin (squared hinge): ``g = -y max(0, 1 - y f)``, ``h = 1`` where ``y f < 1`` else 0.
+    ``z = f - g / h`` (``z = f`` where ``h = 0``).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    f = np.asarray(f, dtype=np.float64)
+    if loss == "logistic":
+        g = -y * _sigmoid(-y * f)
+        h = np.maximum(_sigmoid(f) * _sigmoid(-f), H_MIN)
+    else:
+        g = -y * np.maximum(0.0, 1.0 - y * f)
+        h = (y * f < 1.0).astype(np.float64)
+    z = f - np.divide(g, h, out=np.zeros_like(g), where=h > 0)
+    return z, h
+
+
+def score_newton(
+    tree: ReferenceTree | None, phi: np.ndarray, y: np.ndarray, sw: np.ndarray, loss: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """One Newton step of every candidate: :func:`score_candidates` on the working data.
+
+    Args:
+        tree: the current tree (``None`` or empty: the first-leaf candidates).
+        phi: float64 array (n, p, q) of basis values; y: labels +-1 (n,); sw: weights (n,).
+        loss: ``"logistic"`` or ``"margin"``.
+
+    Returns:
+        ``(sse, w, a, rss)``: as :func:`score_candidates` on ``(z, sw * h)`` (``sse`` is the
+        Newton model's ``2 Q + sum sw g^2 / h``, ``a`` the new intercept), and the
+        working data's current residual sum of squares (the tie rule's scale).
+    """
+    f = logit(tree, phi)
+    z, h = newton_rows(loss, y, f)
+    wh = sw * h
+    empty = tree is None or tree.n_slots == 0
+    sse, w, a = score_candidates(None if empty else tree, phi, z, wh)
+    rss = weighted_tss(z, wh) if empty else float(np.sum(wh * (z - f) ** 2))
+    return sse, w, a, rss
+
+
+def refine_coordinate_newton(
+    tree: ReferenceTree, phi: np.ndarray, y: np.ndarray, sw: np.ndarray, loss: str,
+    sweeps: int = 3,
+) -> ReferenceTree:
+    """"Adjust all weights" on a classification loss: iteratively reweighted coordinate
+    descent (each sweep one :func:`refine_coordinate` pass on the working data at the
+    sweep's start, kept only if :func:`mean_loss` fell). Returns a copy."""
+    cur = mean_loss(loss, tree, phi, y, sw)
+    for _ in range(sweeps):
+        z, h = newton_rows(loss, y, logit(tree, phi))
+        if not np.sum(sw * h) > 0:  # no row inside the margin: the loss is 0 already
+            break
+        cand = refine_coordinate(tree, phi, z, sw * h, sweeps=1)
+        cand_val = mean_loss(loss, cand, phi, y, sw)
+        if cand_val < cur:
+            tree, cur = cand, cand_val
+    return tree.copy()
+
+
+def start_intercept(loss: str, y: np.ndarray, sw: np.ndarray | None = None) -> float:
+    """The intercept the classification search starts from: ``log(p / (1 - p))`` with ``p``
+    the weighted share of ``y = +1`` (clipped to ``[1e-6, 1 - 1e-6]``), or 0 for ``"margin"``."""
+    if loss != "logistic":
+        return 0.0
+    y = np.asarray(y, dtype=np.float64)
+    sw = np.ones_like(y) if sw is None else np.asarray(sw, dtype=np.float64)
+    prior = float(np.clip(np.sum(sw * (y > 0)) / np.sum(sw), 1e-6, 1 - 1e-6))
+    return float(np.log(prior / (1 - prior)))
+
+
+def _newton_step(tree, phi, y, sw, *, max_k, loss, refine, sweeps):
+    """:func:`step` for a classification loss (see the module docstring)."""
+    _, p, q = phi.shape
+    if tree is None:
+        tree = empty_tree(max_k)
+    sse, w, a, rss = score_newton(tree, phi, y, sw, loss)
+    if not np.sum(sw * newton_rows(loss, y, logit(tree, phi))[1]) > 0 or not np.isfinite(sse).any():
+        # No row carries a Newton weight (every row outside the margin): keep the tree.
+        record = (-1, 0, LEAF, -1, -1, 0.0, float(tree.intercept), float("nan"))
+        return tree, StepRecord(*record, loss=mean_loss(loss, tree, phi, y, sw, report=True),
+                                status=1)
+    flat = select_candidate(sse, rss)
+    if tree.n_slots == 0:
+        j, i = (int(v) for v in np.unravel_index(flat, (p, q)))
+        new = single_leaf(max_k, j, i, w[j, i], a[j, i])
+        record = (flat, 0, LEAF, j, i, float(w[j, i]), float(a[j, i]), float(sse[j, i]))
+    else:
+        rank, op_idx, j, i = (int(v) for v in np.unravel_index(flat, sse.shape))
+        slot, op = leaves(tree)[rank], _OPS[op_idx]
+        weight, intercept = float(w[rank, op_idx, j, i]), float(a[rank, op_idx, j, i])
+        new = insert(tree, slot, op, j, i, weight)
+        new.intercept = intercept
+        record = (flat, slot, op, j, i, weight, intercept, float(sse[rank, op_idx, j, i]))
+    if refine == "coordinate":
+        new = refine_coordinate_newton(new, phi, y, sw, loss, sweeps=sweeps)
+    return new, StepRecord(*record, loss=mean_loss(loss, new, phi, y, sw, report=True))
+
+
+# ----------------------------------------------------------------------------------------
 # Algorithm 1
 # ----------------------------------------------------------------------------------------
 
 
 def _validate(
-    phi: Any, y: Any, k: Any, sample_weight: Any, refine: Any, sweeps: Any
+    phi: Any, y: Any, k: Any, sample_weight: Any, refine: Any, sweeps: Any,
+    loss: Any = "squared",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Checks the inputs of :func:`fit`; returns float64 ``phi, y, sw``."""
+    if loss not in _VALID_LOSSES:
+        raise ValueError(f"loss must be one of {list(_VALID_LOSSES)}; got {loss!r}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"k must be an int (number of operations); got {type(k).__name__}")
     if k < 0:
@@ -635,6 +838,9 @@ def _validate(
         raise ValueError("phi contains NaN or infinite values")
     if not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinite values")
+    if loss != "squared" and not np.all(np.abs(y) == 1):
+        raise ValueError(f"loss={loss!r} needs labels y in {{-1, +1}}; got values "
+                         f"{np.unique(y)[:5].tolist()}. Map the two classes to -1 and +1.")
     if sample_weight is None:
         sw = np.ones(n, dtype=np.float64)
     else:
@@ -659,8 +865,13 @@ class StepRecord:
         feature, basis: the new leaf's covariate ``j`` and basis function ``i``.
         weight, intercept: the new leaf's weight and the re-fitted intercept (before
             refinement).
-        sse: the chosen candidate's weighted SSE (before refinement).
-        loss: the weighted training MSE after the iteration (after refinement).
+        sse: the chosen candidate's weighted SSE (before refinement; for a classification
+            loss the Newton model's, in working units).
+        loss: the weighted training MSE after the iteration (after refinement); for a
+            classification loss the weighted mean reported loss.
+        status: 0, or 1 (``jaxtree.search.Status.NO_CANDIDATE``) when the iteration found
+            no candidate and kept the tree (a classification loss with no row inside the
+            margin).
     """
 
     flat_index: int
@@ -672,6 +883,7 @@ class StepRecord:
     intercept: float
     sse: float
     loss: float
+    status: int = 0
 
 
 def step(
@@ -683,6 +895,7 @@ def step(
     max_k: int,
     refine: str | None = "coordinate",
     sweeps: int = 3,
+    loss: str = "squared",
 ) -> tuple[ReferenceTree, StepRecord]:
     """One iteration of Algorithm 1 on validated float64 inputs.
 
@@ -691,10 +904,18 @@ def step(
     (:func:`select_candidate`), inserts it with its weight and intercept, then refines
     (:func:`refine_coordinate` if ``refine == "coordinate"``).
 
+    With a classification ``loss`` (``y = +-1``; see the module docstring) the candidates are
+    scored by one Newton step (:func:`score_newton`), the tree may be empty with an intercept
+    (:func:`empty_tree`; ``None`` means intercept 0), and the refinement is
+    :func:`refine_coordinate_newton`, after the first leaf too.
+
     Returns:
         ``(tree, record)``: the new tree (capacity ``2 max_k + 1``) and a :class:`StepRecord`.
     """
     sw = np.ones_like(y) if sw is None else sw
+    if loss != "squared":
+        return _newton_step(tree, phi, y, sw, max_k=max_k, loss=loss, refine=refine,
+                            sweeps=sweeps)
     _, p, q = phi.shape
     sse, w, a = score_candidates(tree, phi, y, sw)
     if tree is None:
@@ -724,6 +945,7 @@ def fit(
     refine: str | None = "coordinate",
     sweeps: int = 3,
     callback: Callable[[int, ReferenceTree, float], Any] | None = None,
+    loss: str = "squared",
 ) -> FitResult:
     """Algorithm 1: greedy search for a tree with ``k`` operations.
 
@@ -741,14 +963,18 @@ def fit(
         sweeps: passes of coordinate descent per iteration.
         callback: called as ``callback(step, tree, loss)`` after the initial leaf
             (``step == 0``) and after each iteration ``step = 1..k``.
+        loss: ``"squared"`` (regression, the paper's Algorithm 1), or ``"logistic"`` /
+            ``"margin"`` for classification with labels ``y = +-1`` (the Newton-step search
+            of the module docstring, from :func:`start_intercept`; ``history`` is then the
+            mean log-loss or ramp loss).
 
     Returns:
         A :class:`FitResult`.
 
     Raises:
         TypeError: if ``k`` or ``sweeps`` is not an int.
-        ValueError: for bad shapes, non-finite data, bad weights, ``k < 0`` or an unknown
-            ``refine``.
+        ValueError: for bad shapes, non-finite data, bad weights, ``k < 0``, an unknown
+            ``refine`` or ``loss``, or classification labels other than +-1.
 
     Examples:
         >>> import numpy as np
@@ -762,10 +988,13 @@ def fit(
         >>> bool(result.history[-1] < 1e-10)
         True
     """
-    phi, y, sw = _validate(phi, y, k, sample_weight, refine, sweeps)
+    phi, y, sw = _validate(phi, y, k, sample_weight, refine, sweeps, loss)
     tree, history, choices = None, [], []
+    if loss != "squared":
+        tree = empty_tree(int(k), start_intercept(loss, y, sw))
     for it in range(int(k) + 1):
-        tree, record = step(tree, phi, y, sw, max_k=int(k), refine=refine, sweeps=sweeps)
+        tree, record = step(tree, phi, y, sw, max_k=int(k), refine=refine, sweeps=sweeps,
+                            loss=loss)
         choices.append((record.flat_index, record.op, record.slot, record.feature, record.basis))
         history.append(record.loss)
         if callback is not None:

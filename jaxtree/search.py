@@ -58,6 +58,8 @@ __all__ = [
     "message",
     "PAIR_MAX_LEAVES",
     "PAIR_ROWS",
+    "PAIR_WORK",
+    "pair_screen_rows",
     "REFINE_MODES",
     "REPLACE_MOVES",
     "run",
@@ -146,7 +148,7 @@ class Config(NamedTuple):
     buckets: tuple = ()
     pair_leaves: int = 0
     pair_max_leaves: int = 0
-    pair_chunks: int = 0
+    pair_rows: int = 0
     replace_moves: int = 0
     loss: str = "squared"
 
@@ -157,7 +159,7 @@ exactly; ``"backfit"`` adds pair lookahead and replacement moves (:func:`search_
 ``"beam"`` advances several greedy trees together (:func:`beam_fit`)."""
 
 
-def search_config(search: str, max_k: int, n_chunks: int, chunk: int, **kw) -> Config:
+def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Config:
     """The :class:`Config` of a named search strategy.
 
     ``"backfit"`` (measured in BENCHMARKS.md):
@@ -165,8 +167,10 @@ def search_config(search: str, max_k: int, n_chunks: int, chunk: int, **kw) -> C
     * **pair lookahead** while the tree has 1 to ``PAIR_MAX_LEAVES`` leaves: the best
       product ``w' phi_a(x_i) phi_b(x_l)`` inserted under ``+`` or ``*`` at the first leaf
       rank (:func:`jaxtree.moves.score_pairs`) competes with the best single insertion. Pairs
-      are screened on at most ``PAIR_ROWS`` rows (the first chunks), the winner's weight is
-      then fitted exactly on all rows, and the pair is taken when its gain per operation
+      are screened on at most ``pair_rows`` evenly spaced rows (:func:`_screen_rows`):
+      ``PAIR_ROWS``, fewer where ``n_candidates = p*q`` is large, so that the screen's
+      ``rows * (p*q)^2`` stays within ``PAIR_WORK`` (:func:`pair_screen_rows`); the winner's
+      weight is then fitted exactly on all rows, and the pair is taken when its gain per operation
       beats the single insertion's (it uses two operations). This finds products such as
       ``sin(3 pi x1) cos(2 pi x2)`` whose factors carry no marginal signal, which a
       one-leaf-at-a-time search only stumbles upon through noise.
@@ -177,14 +181,48 @@ def search_config(search: str, max_k: int, n_chunks: int, chunk: int, **kw) -> C
     """
     if search in ("greedy", "beam"):  # the beam advances greedy steps (beam_fit)
         return Config(max_k=max_k, **kw)
-    pair_chunks = max(1, min(n_chunks, PAIR_ROWS // max(chunk, 1)))
     return Config(max_k=max_k, pair_leaves=1, pair_max_leaves=PAIR_MAX_LEAVES,
-                  pair_chunks=pair_chunks, replace_moves=REPLACE_MOVES, **kw)
+                  pair_rows=pair_screen_rows(n_candidates), replace_moves=REPLACE_MOVES, **kw)
 
 
 PAIR_MAX_LEAVES = 4
 PAIR_ROWS = 4096
+PAIR_WORK = 1 << 32
+PAIR_MIN_ROWS = 256
 REPLACE_MOVES = 2
+
+
+def pair_screen_rows(n_candidates: int) -> int:
+    """The most rows the pair screen uses with ``n_candidates = p*q`` basis columns.
+
+    The screen costs ``6 rows (pq)^2`` flops per scored leaf and operation
+    (:func:`jaxtree.moves.score_pairs`): ``PAIR_ROWS`` rows where that stays within
+    ``PAIR_WORK`` (``p*q <= 1024``, e.g. ``p <= 25`` with the default basis), fewer for more
+    candidates, never fewer than ``PAIR_MIN_ROWS`` (256 rows at ``p = 100``, ``q = 40``:
+    about 50 GFLOP per pair iteration). 0 or unknown ``n_candidates``: ``PAIR_ROWS``.
+    """
+    if n_candidates <= 0:
+        return PAIR_ROWS
+    return int(min(PAIR_ROWS, max(PAIR_MIN_ROWS, PAIR_WORK // (n_candidates * n_candidates))))
+
+
+def _screen_rows(data, max_rows: int):
+    """At most ``max_rows`` evenly spaced rows of ``data`` (every ``stride``-th of its padded
+    rows, from the first) as one chunk; ``data`` itself when it has no more rows (or
+    ``max_rows <= 0``). The stride comes from the data's static shape, so it is right for
+    whatever rows the step is given (e.g. a held-out split's training part)."""
+    total = data.x.shape[0] * data.x.shape[1]
+    stride = -(-total // max_rows) if max_rows > 0 else 1
+    if stride <= 1:
+        return data
+
+    def take(a):
+        flat = a.reshape((-1,) + a.shape[2:])[::stride]
+        return flat[None]
+
+    return jax.tree_util.tree_map(take, data)
+
+
 MOVE_INSERT, MOVE_PAIR, MOVE_SHAPE = 0, 1, 2
 
 
@@ -263,7 +301,7 @@ def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n):
     room = program.n_slots + 4 <= program.capacity
 
     def pair(_):
-        head = jax.tree_util.tree_map(lambda a: a[:config.pair_chunks], data)
+        head = _screen_rows(data, config.pair_rows)
         ps = moves.score_pairs(program, head, basis, max_rows=config.pair_leaves,
                                precision=config.precision)
         pc = moves.select_pair(ps, basis.q)

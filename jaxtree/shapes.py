@@ -84,7 +84,9 @@ __all__ = [
     "start",
     "State",
     "term_names",
+    "term_rhs",
     "to_numeric",
+    "update_term",
 ]
 
 MAX_PAIRS = 64
@@ -433,18 +435,41 @@ def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec):
     return out
 
 
-def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=0):
-    """Block backfitting (Gauss-Seidel) over the chosen terms, ``sweeps`` times. Each block
-    update is one pass over the data: the previous block's change is applied to the fitted
-    values while this block's right-hand side is accumulated."""
+def _padded_grams(gr, spec: ShapeSpec, p: int):
+    """The Grams of :func:`grams` as one padded table: ``(gram (p + P, M, M), sums (p + P, M),
+    size (p + P,))``, ``M = max(n1, n2²)``, ``size`` each block's live columns."""
     g1, s1, g2, s2, n = gr
-    p = data.x.shape[-1]
     mm = max(spec.n1, spec.n2 * spec.n2)
     gram = jnp.concatenate([jnp.pad(g1, ((0, 0), (0, mm - spec.n1), (0, mm - spec.n1))),
                             jnp.pad(g2, ((0, 0), (0, mm - g2.shape[1]), (0, mm - g2.shape[1])))], 0)
     sums = jnp.concatenate([jnp.pad(s1, ((0, 0), (0, mm - spec.n1))),
                             jnp.pad(s2, ((0, 0), (0, mm - s2.shape[1])))], 0)
     size = jnp.concatenate([jnp.full((p,), spec.n1), jnp.full((len(spec.pairs),), spec.n2 * spec.n2)])
+    return gram, sums, size
+
+
+def _solve_block(gram, sums, size, n, b, esum):
+    """One block update of backfitting: the box-constrained ridge solve of a term's padded
+    block (Gram ``gram (M, M)``, column sums ``sums (M,)``, ``size`` live columns, total weight
+    ``n``) for the right-hand side ``b = Phi^T W e`` and ``esum = sum W e`` of its partial
+    residual ``e``. Returns ``(coefficients (M,), the block's own intercept shift)``."""
+    mm = gram.shape[-1]
+    live = jnp.arange(mm) < size
+    a = _block_system(gram, sums, n, size)
+    a = jnp.where(live[:, None] & live[None, :], a, jnp.eye(mm, dtype=a.dtype))
+    c = jnp.where(live, b - sums * esum / n, 0)
+    new = _box_solve(a, c)
+    return new, (esum - sums @ new) / n
+
+
+def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=0):
+    """Block backfitting (Gauss-Seidel) over the chosen terms, ``sweeps`` times. Each block
+    update is one pass over the data: the previous block's change is applied to the fitted
+    values while this block's right-hand side is accumulated."""
+    n = gr[4]
+    p = data.x.shape[-1]
+    mm = max(spec.n1, spec.n2 * spec.n2)
+    gram, sums, size = _padded_grams(gr, spec, p)
     shapes = state.shapes
     coef = _flat(shapes, spec)
 
@@ -464,12 +489,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
         (b, esum), fit = jax.lax.scan(
             body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
             (data.x, data.y, data.w, fit))
-        live = jnp.arange(mm) < size[tid]
-        a = _block_system(gram[tid], sums[tid], n, size[tid])
-        a = jnp.where(live[:, None] & live[None, :], a, jnp.eye(mm, dtype=a.dtype))
-        c = jnp.where(live, b - sums[tid] * esum / n, 0)
-        new = _box_solve(a, c)
-        shift = (esum - sums[tid] @ new) / n  # the block's own intercept
+        new, shift = _solve_block(gram[tid], sums[tid], size[tid], n, b, esum)
         return coef.at[tid].set(new), fit, icpt + shift, tid, new - old, shift
 
     n_up = sweeps * shapes.n_terms if isinstance(sweeps, int) else sweeps
@@ -479,6 +499,35 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     coef, fit, icpt, last, delta, shift = jax.lax.fori_loop(start, start + n_up, update, init)
     fit = fit + jax.vmap(lambda xb: _apply_hats(_term_hats(xb, last, p, spec), delta, spec))(data.x) + shift
     return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit)
+
+
+def term_rhs(shapes: Shapes, tid, x, r, w, spec: ShapeSpec):
+    """The right-hand side of term ``tid``'s block update on one chunk, for data held
+    outside memory (:func:`jaxtree.stream.refit_shapes`): ``(Phi_t^T W e (M,), sum W e)``
+    with ``e = r - shapes(x) + f_t(x)`` the partial residual of term ``tid`` (``M = max(n1,
+    n2²)``, zero-padded). Summed over all chunks it is what a pass of :func:`_sweep`
+    accumulates, with the fitted values recomputed from ``shapes`` instead of carried.
+
+    Args:
+      shapes: the current terms; tid: int32 ``()`` term id (``j`` or ``p + c``).
+      x: float ``(m, p)`` scaled covariates; r: float ``(m,)`` the target of the shapes
+        (e.g. ``y`` minus a tree); w: float ``(m,)`` row weights.
+    """
+    p = x.shape[-1]
+    mm = max(spec.n1, spec.n2 * spec.n2)
+    hats = _term_hats(x, tid, p, spec)
+    e = w * (r - evaluate(shapes, x, spec) + _apply_hats(hats, _flat(shapes, spec)[tid], spec))
+    return _accumulate_hats(hats, e, spec, mm), jnp.sum(e)
+
+
+def update_term(shapes: Shapes, tid, gr, b, esum, spec: ShapeSpec) -> Shapes:
+    """Term ``tid`` re-solved given the others (one block update of :func:`_sweep`) from its
+    right-hand side ``(b, esum)`` summed over all rows (:func:`term_rhs`) and the Grams ``gr``
+    of all rows (:func:`grams`); the shapes' intercept takes the block's shift."""
+    gram, sums, size = _padded_grams(gr, spec, shapes.main.shape[0])
+    new, shift = _solve_block(gram[tid], sums[tid], size[tid], gr[4], b, esum)
+    coef = _flat(shapes, spec).at[tid].set(new)
+    return _unflat(shapes, coef, spec)._replace(intercept=shapes.intercept + shift)
 
 
 def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int = 2):

@@ -39,17 +39,25 @@ from jaxtree import _scaling as scaling_
 from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring, search
+from jaxtree import shapes as shapes_
 
 __all__ = [
     "check_source_arrays",
     "ChunkReader",
     "coordinate_block",
     "fit",
+    "fit_loss",
     "is_streamable",
+    "loss_block",
+    "loss_step",
+    "loss_value_and_grad_block",
+    "refine_given_shapes",
+    "refit_shapes",
     "scaling",
     "score_block",
     "sse_block",
     "value_and_grad_block",
+    "working_block",
 ]
 
 
@@ -96,6 +104,14 @@ class ChunkReader:
         r.dtype = np.dtype(dtype)
         r._scale = sc
         return r
+
+    def take(self, rows):
+        """Unscaled float64 rows ``(x (r, p), y (r,), w (r,) or None)`` at sorted indices
+        ``rows (r,)`` (e.g. a subset for the shape search): ``O(r*p)`` memory, read from the
+        source in one indexed read (a memmap reads only the pages of those rows)."""
+        rows = np.asarray(rows, np.int64)
+        w = None if self.sample_weight is None else np.asarray(self.sample_weight[rows], np.float64)
+        return np.asarray(self.x[rows], np.float64), np.asarray(self.y[rows], np.float64), w
 
     def raw_chunks(self):
         """Unpadded float64 chunks ``(x, y, w or None)`` (for the scaling pass)."""
@@ -474,3 +490,347 @@ def fit(source, basis, k: int, config: search.Config,
     step = _Step(_Passes(source, basis, chunks_per_block, put), config, p, dtype)
     return search.run(step, prog.empty_program(config.max_k, dtype), k + 1, callback,
                       loss_scale=loss_scale)
+
+
+# ------------------------------------------------- shape terms after a streamed tree search
+# ``shapes="auto"`` on data read block by block (TreeRegressor._stream_shapes): the terms are
+# chosen in memory on a subset of rows; these passes backfit them on all rows given the tree
+# and refine the tree's weights given them. No per-row state is kept between passes: each
+# pass recomputes the tree's or the shapes' values on its block (cheap next to a scoring pass).
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def _minus_tree(program, xb, yb, *, basis):
+    """``y - w0 - T(x)`` of a block ``(B, m, p)``: the target of the shapes."""
+    return yb - jax.vmap(lambda x: prog.evaluate(program, x, basis))(xb)
+
+
+@functools.partial(jax.jit, static_argnames=("spec",))
+def _minus_shapes(shape_terms, xb, yb, *, spec):
+    """``y - g(x)`` of a block ``(B, m, p)``, ``g`` the shape terms (with their intercept)."""
+    return yb - jax.vmap(lambda x: shapes_.evaluate(shape_terms, x, spec))(xb)
+
+
+@functools.partial(jax.jit, static_argnames=("spec",))
+def _shape_grams_block(acc, xb, yb, wb, *, spec):
+    """Adds the shape Grams (:func:`jaxtree.shapes.grams`) of a block's chunks to ``acc``."""
+    return jax.tree_util.tree_map(jnp.add, acc, shapes_.grams(scoring.Data(xb, yb, wb), spec))
+
+
+@functools.partial(jax.jit, static_argnames=("spec",))
+def _term_rhs_block(acc, shape_terms, tid, xb, yb, wb, *, spec):
+    """Adds term ``tid``'s right-hand side (:func:`jaxtree.shapes.term_rhs`) of a block."""
+    return _scan(lambda a, x, y, w: jax.tree_util.tree_map(
+        jnp.add, a, shapes_.term_rhs(shape_terms, tid, x, y, w, spec)), acc, xb, yb, wb)
+
+
+_update_term = jax.jit(shapes_.update_term, static_argnames=("spec",))
+
+
+def _fold(step, acc, blocks):
+    """``acc`` folded over ``blocks`` by ``step(acc, xb, yb, wb)``, one block in flight.
+
+    Dispatch is asynchronous: a host loop that only enqueues kernels reads the source ahead
+    of the device, and every queued block keeps its buffers (memory ``O(n)`` when the kernels
+    are slower than the reads). Waiting for the previous accumulator after enqueuing the next
+    kernel keeps reading and computing overlapped and memory at two blocks."""
+    for xb, yb, wb in blocks:
+        last, acc = acc, step(acc, xb, yb, wb)
+        jax.block_until_ready(last)
+    return acc
+
+
+class _OffsetPasses(_Passes):
+    """The passes of ``passes`` with every block's ``y`` replaced by ``offset(xb, yb)`` (a
+    jitted function of the block): the same kernels then fit a partial residual."""
+
+    def __init__(self, passes: _Passes, offset: Callable):
+        super().__init__(passes.source, passes.basis, passes.B, passes.put)
+        self.inner, self.offset = passes, offset
+
+    def blocks(self):
+        prev = None
+        for xb, yb, wb in self.inner.blocks():
+            if prev is not None:  # at most two blocks queued (see _fold)
+                prev.block_until_ready()
+            prev = self.offset(xb, yb)
+            yield xb, prev, wb
+
+
+def _passes(source, basis, chunks_per_block: int, devices, dtype):
+    """``(passes, dtype)`` over ``source`` as :func:`fit` reads it."""
+    from jaxtree import sharding  # local: sharding imports nothing from here
+
+    first = next(iter(source))
+    m = first[0].shape[0]
+    dtype = np.dtype(dtype or first[0].dtype)
+    return _Passes(source, basis, chunks_per_block, sharding.block_putter(devices, m, dtype)), dtype
+
+
+def _tight(shape_terms, spec):
+    """The same terms with capacity ``max_terms = n_terms`` (host side): the passes evaluate
+    the shapes once per block update, and :func:`jaxtree.shapes.evaluate` loops over the
+    capacity, so a search's spare slots (16 for ``shapes="auto"``) would cost as much as
+    terms. Predictions are unchanged."""
+    n = max(int(shape_terms.n_terms), 1)
+    return (shape_terms._replace(order=jnp.asarray(np.asarray(shape_terms.order)[:n])),
+            spec._replace(max_terms=n))
+
+
+def refit_shapes(source, program, basis, shape_terms, spec, *, sweeps: int = 1,
+                 chunks_per_block: int = 16, devices=None, dtype=None):
+    """Backfits shape terms on all rows of ``source`` given a tree, pass by pass.
+
+    The streamed form of :func:`jaxtree.shapes.refit` on ``y - w0 - T(x)``: one pass
+    accumulates the Grams of every block of ``spec`` (:func:`jaxtree.shapes.grams`; compact
+    the spec first, :func:`jaxtree.shapes.compact`, so that only the chosen pairs are summed),
+    then each block update of each sweep is one pass accumulating the term's right-hand side
+    (:func:`jaxtree.shapes.term_rhs`) and one small solve (:func:`jaxtree.shapes.update_term`).
+    The same updates in the same order as the in-memory sweep, so the result equals it up to
+    float rounding (sums in another order). Memory: one block.
+
+    Args:
+      source: as for :func:`fit` (scaled chunks, e.g. a scaled :class:`ChunkReader`).
+      program: the fitted tree (its values are subtracted from ``y``); basis: its basis.
+      shape_terms: :class:`jaxtree.shapes.Shapes` to start from (their chosen terms and
+        coefficients, e.g. a search's on a subset of the rows); spec: their static spec.
+      sweeps: backfitting sweeps over the chosen terms (each ``n_terms`` passes).
+      chunks_per_block, devices, dtype: as for :func:`fit`.
+
+    Returns:
+      ``(shapes, grams)``: the backfitted :class:`jaxtree.shapes.Shapes` and the Grams of
+      all rows.
+    """
+    passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+    program = jax.tree_util.tree_map(jnp.asarray, program)
+    resid = _OffsetPasses(passes, lambda xb, yb: _minus_tree(program, xb, yb, basis=basis))
+    p = shape_terms.main.shape[0]
+    m2 = spec.n2 * spec.n2
+    n_pairs = len(spec.pairs)
+    gr = (jnp.zeros((p, spec.n1, spec.n1), dtype), jnp.zeros((p, spec.n1), dtype),
+          jnp.zeros((n_pairs, m2, m2), dtype), jnp.zeros((n_pairs, m2), dtype),
+          jnp.zeros((), dtype))
+    gr = _fold(functools.partial(_shape_grams_block, spec=spec), gr, passes.blocks())
+    full_order = jnp.asarray(shape_terms.order)
+    shape_terms, tspec = _tight(jax.tree_util.tree_map(jnp.asarray, shape_terms), spec)
+    mm = max(spec.n1, m2)
+    order = np.asarray(shape_terms.order)[: int(shape_terms.n_terms)]
+    for _ in range(int(sweeps)):
+        for tid in order:
+            tid = jnp.asarray(tid, jnp.int32)
+            acc = _fold(lambda a, xb, yb, wb: _term_rhs_block(a, shape_terms, tid, xb, yb, wb,
+                                                              spec=tspec),
+                        (jnp.zeros((mm,), dtype), jnp.zeros((), dtype)), resid.blocks())
+            shape_terms = _update_term(shape_terms, tid, gr, *acc, spec=tspec)
+    return shape_terms._replace(order=full_order), gr
+
+
+def refine_given_shapes(source, program, basis, shape_terms, spec, *, steps: int,
+                        chunks_per_block: int = 16, devices=None, dtype=None):
+    """The tree's weights and intercept refined given shape terms, streaming ``source``.
+
+    Joint projected L-BFGS (as :func:`jaxtree.refine.joint`, the streamed form of
+    :func:`fit`'s ``refine="optax"``) on the partial residual ``y - g(x)`` of the shapes
+    ``g``: every pass subtracts the shapes' values from each block's ``y`` (a per-row offset,
+    recomputed per block, never stored). ``steps=0``: no refinement, only the loss.
+
+    Args:
+      source, basis, chunks_per_block, devices, dtype: as for :func:`fit`.
+      program: the tree; shape_terms, spec: the fixed shape terms and their spec.
+      steps: L-BFGS iterations (static).
+
+    Returns:
+      ``(program, mse)``: the refined tree (never worse than ``program``) and the weighted MSE
+      of the model ``g + T`` on all rows (scaled space).
+    """
+    passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+    program = jax.tree_util.tree_map(jnp.asarray, program)
+    shape_terms, spec = _tight(jax.tree_util.tree_map(jnp.asarray, shape_terms), spec)
+    resid = _OffsetPasses(passes, lambda xb, yb: _minus_shapes(shape_terms, xb, yb, spec=spec))
+    if steps > 0 and int(program.n_slots) > 0:
+        program, loss = _joint(program, resid, int(steps))
+        return program, loss
+    sse, n = resid.sse(program, dtype)
+    return program, sse / n
+
+
+# ------------------------------------------------- classification: the Newton-step search
+# TreeClassifier on streamed data: the in-memory classification step
+# (:func:`jaxtree.search._loss_step`) with every pass read block by block. The scoring pass
+# and the coordinate passes read the Newton working data ``(z, w*h)`` of a fixed tree,
+# computed on the device per block from the labels (:func:`working_block`; nothing per row is
+# stored between passes); the refinement and the reported loss read the labels.
+
+
+@functools.partial(jax.jit, static_argnames=("basis", "loss"))
+def working_block(program, xb, yb, wb, *, basis, loss):
+    """The Newton working data ``(z (B, m), w*h (B, m))`` of ``program`` on a block of
+    labels ``yb = +-1`` (:func:`jaxtree.losses.working_data`, per chunk)."""
+    from jaxtree import losses
+
+    work = losses.working_data(program, scoring.Data(xb, yb, wb), basis, loss)
+    return work.y, work.w
+
+
+@functools.partial(jax.jit, static_argnames=("basis", "loss", "report"))
+def loss_block(acc, program, xb, yb, wb, *, basis, loss, report=False):
+    """Adds a block's weighted loss (:func:`jaxtree.losses.pointwise`, or
+    :func:`jaxtree.losses.reported` when ``report``) and weight sum to ``acc = (total, n)``."""
+    from jaxtree import losses
+
+    fn = losses.reported if report else losses.pointwise
+
+    def f(a, x, y, w):
+        return a[0] + jnp.sum(w * fn(loss, y, prog.evaluate(program, x, basis))), a[1] + jnp.sum(w)
+    return _scan(f, acc, xb, yb, wb)
+
+
+@functools.partial(jax.jit, static_argnames=("basis", "loss"))
+def loss_value_and_grad_block(acc, params, program, xb, yb, wb, *, basis, loss):
+    """Adds a block's weighted classification loss and its gradient w.r.t.
+    ``(weight, intercept)`` (:func:`jaxtree.refine.chunk_value_and_grad` with ``loss``)."""
+    def f(a, x, y, w):
+        val, g = refine_.chunk_value_and_grad(params, program, x, y, w, basis, loss=loss)
+        return jax.tree_util.tree_map(jnp.add, a, (val, g))
+    return _scan(f, acc, xb, yb, wb)
+
+
+class _LossPasses(_Passes):
+    """The passes of a classification fit: labels ``y = +-1`` in the blocks; the L-BFGS
+    loss and gradient (read by :func:`_joint`) are those of ``loss``."""
+
+    def __init__(self, source, basis, chunks_per_block, put, loss: str):
+        super().__init__(source, basis, chunks_per_block, put)
+        self.loss = loss
+
+    def value_and_grad(self, params, program):
+        z = jnp.zeros((), params[1].dtype)
+        acc = (z, jax.tree_util.tree_map(jnp.zeros_like, params))
+        n = z
+        for xb, yb, wb in self.blocks():
+            acc = loss_value_and_grad_block(acc, params, program, xb, yb, wb, basis=self.basis,
+                                            loss=self.loss)
+            n = n + jnp.sum(wb)
+        val, g = acc
+        return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
+
+    def mean_loss(self, program, dtype, report: bool = False):
+        z = jnp.zeros((), dtype)
+        acc = (z, z)
+        for xb, yb, wb in self.blocks():
+            acc = loss_block(acc, program, xb, yb, wb, basis=self.basis, loss=self.loss,
+                             report=report)
+        return scoring.safe_div(*acc)
+
+
+class _WorkingPasses(_Passes):
+    """The passes of ``passes`` over the Newton working data of ``program``: every block's
+    ``(y, w)`` becomes ``(z, w*h)`` (:func:`working_block`), so the squared-loss kernels
+    (scoring, coordinate moments) run unchanged on it."""
+
+    def __init__(self, passes: _LossPasses, program):
+        super().__init__(passes.source, passes.basis, passes.B, passes.put)
+        self.inner, self.program = passes, program
+
+    def blocks(self):
+        for xb, yb, wb in self.inner.blocks():
+            zb, hb = working_block(self.program, xb, yb, wb, basis=self.basis,
+                                   loss=self.inner.loss)
+            yield xb, zb, hb
+
+
+class _LossStep:
+    """One streamed classification iteration, ``step(program) -> (program, StepInfo)``: the
+    streamed form of :func:`jaxtree.search.step` with ``config.loss`` a classification loss.
+
+    The squared-loss streamed step (:class:`_Step`, no refinement) on the working data of the
+    current tree chooses the insertion (one Newton step per candidate); then the weights are
+    refined on the true loss, after the first leaf too (``"optax"``: :func:`_joint` on the
+    loss; ``"coordinate"``: iteratively reweighted sweeps, each kept only if the loss fell, as
+    :func:`jaxtree.refine.coordinate_newton`); the reported loss is one more pass.
+    """
+
+    def __init__(self, passes: _LossPasses, config: search.Config, p: int, dtype):
+        self.passes, self.config, self.p, self.dtype = passes, config, p, dtype
+        self.max_leaves = config.max_k + 1
+
+    def _coordinate(self, program):
+        cfg, passes, dtype = self.config, self.passes, self.dtype
+        cur = float(passes.mean_loss(program, dtype))
+        leaves = [int(d) for d in np.asarray(_leaf_slots(program, self.max_leaves)) if d >= 0]
+        for _ in range(cfg.coordinate_sweeps):
+            work = _WorkingPasses(passes, program)
+            cand = program
+            for d in leaves:
+                cand, _ = _coordinate_update(cand, d, work.coordinate(cand, d, dtype))
+            val = float(passes.mean_loss(cand, dtype))
+            if val < cur:
+                program, cur = cand, val
+        return program
+
+    def __call__(self, program):
+        cfg = self.config
+        inner = _Step(_WorkingPasses(self.passes, program),
+                      cfg._replace(loss="squared", refine=None), self.p, self.dtype)
+        new, info = inner(program)
+        if int(info.status) == search.STATUS_OK:
+            if cfg.refine == "coordinate":
+                new = self._coordinate(new)
+            elif cfg.refine == "optax":
+                new, _ = _joint(new, self.passes, cfg.refine_steps)
+        loss = self.passes.mean_loss(new, self.dtype, report=True)
+        return new, info._replace(loss=jnp.asarray(loss, self.dtype))
+
+
+def loss_step(source, basis, config: search.Config, *, chunks_per_block: int = 16,
+              devices=None, dtype=None) -> Callable:
+    """The streamed step of a classification search over ``source`` (labels ``y = +-1``).
+
+    Args:
+      source: as for :func:`fit` (scaled chunks, e.g. a scaled :class:`ChunkReader` whose
+        ``y`` holds the labels +-1).
+      basis: the basis; config: with ``loss`` ``"logistic"`` or ``"margin"`` (greedy only).
+      chunks_per_block, devices, dtype: as for :func:`fit`.
+
+    Returns:
+      ``step(program) -> (program, StepInfo)`` for :func:`jaxtree.search.run`, the same
+      choices, history and status as :func:`jaxtree.search.step` on the same rows in memory.
+
+    Raises:
+      ValueError: for the squared loss (use :func:`fit`) or pair/replacement moves.
+    """
+    from jaxtree import losses
+    from jaxtree import sharding  # local: sharding imports nothing from here
+
+    if config.loss not in losses.CLASSIFICATION_LOSSES:
+        raise ValueError(f"loss_step needs a classification loss {list(losses.CLASSIFICATION_LOSSES)}; "
+                         f"got {config.loss!r} (the squared loss streams through fit).")
+    if config.pair_leaves or config.replace_moves:
+        raise ValueError("Streamed fits run the paper's greedy search only (search='greedy'); "
+                         "pair lookahead and replacement moves need the data in memory.")
+    first = next(iter(source))
+    m, p = first[0].shape
+    dtype = np.dtype(dtype or first[0].dtype)
+    put = sharding.block_putter(devices, m, dtype)
+    return _LossStep(_LossPasses(source, basis, chunks_per_block, put, config.loss), config, p,
+                     dtype)
+
+
+def fit_loss(source, basis, k: int, config: search.Config,
+             callback: Optional[Callable[[int, float, dict], bool]] = None, *, start=None,
+             chunks_per_block: int = 16, devices=None, dtype=None) -> search.SearchResult:
+    """The classification search (``config.loss``) streaming ``source`` every pass.
+
+    Args:
+      source, basis, config, chunks_per_block, devices, dtype: as for :func:`loss_step`.
+      k: number of operations; callback: as for :func:`jaxtree.search.run`.
+      start: the program to start from (e.g. the empty program with the prior logit as its
+        intercept, as :class:`jaxtree.TreeClassifier` does); None: the empty program.
+
+    Returns:
+      :class:`jaxtree.search.SearchResult` (history: the mean reported loss).
+    """
+    step = loss_step(source, basis, config, chunks_per_block=chunks_per_block, devices=devices,
+                     dtype=dtype)
+    start = prog.empty_program(config.max_k, step.dtype) if start is None else start
+    return search.run(step, jax.tree_util.tree_map(jnp.asarray, start), k + 1, callback)

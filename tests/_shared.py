@@ -6,6 +6,11 @@ import jaxtree
 
 N, P, K = 64, 3, 2  # a small problem whose shapes many tests share (one compilation)
 
+GREEDY = {"search": "greedy", "validation_fraction": None}
+"""The paper's search grown to ``k`` (the defaults below 10,000 rows are ``"backfit"`` with a
+held-out size): for tests of engines, paths and properties that compare fixed-``k`` greedy
+fits (``TreeRegressor(**GREEDY, ...)``)."""
+
 
 def smooth_data(seed=0, n=N):
     """A smooth target of three covariates on [-1, 2], with noise."""

@@ -13,6 +13,8 @@ from jaxtree import basis as B
 from jaxtree import batch
 from jaxtree.datasets import paper_synthetic
 
+from _shared import GREEDY
+
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
 KW = dict(k=3, basis=SMALL, chunk_size=64)
 
@@ -28,7 +30,8 @@ def _stack(n_sets=3, n=150, p=4, dtype=np.float32):
 def _check_equal(res, X, y, refine, sample_weight=None, rtol=1e-5):
     for b, est_b in enumerate(res):
         sw = None if sample_weight is None else sample_weight[b]
-        est = jaxtree.TreeRegressor(refine=refine, **KW).fit(X[b], y[b], sample_weight=sw)
+        # fit_batch runs the paper's greedy search to k: the separate fit runs it too
+        est = jaxtree.TreeRegressor(refine=refine, **KW, **GREEDY).fit(X[b], y[b], sample_weight=sw)
         assert [c["flat_index"] for c in est_b.choices_] == [c["flat_index"] for c in est.choices_]
         assert est_b.formula() == est.formula()
         np.testing.assert_allclose(est_b.predict(X[b]), est.predict(X[b]), rtol=rtol, atol=rtol)

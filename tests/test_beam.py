@@ -9,6 +9,8 @@ import jaxtree
 from jaxtree import basis as B
 from jaxtree import debug, program as prog, refine, scoring, search
 
+from _shared import GREEDY
+
 
 def _data(seed=0, n=300, p=5):
     X, y = jaxtree.datasets.paper_synthetic(n=n, p=p, seed=seed)
@@ -17,8 +19,9 @@ def _data(seed=0, n=300, p=5):
 
 def test_width_one_is_the_greedy_search(x64):
     X, y = _data()
-    greedy = jaxtree.TreeRegressor(k=5).fit(X, y)
-    beam = jaxtree.TreeRegressor(k=5, search="beam", beam_width=1).fit(X, y)
+    greedy = jaxtree.TreeRegressor(k=5, **GREEDY).fit(X, y)
+    beam = jaxtree.TreeRegressor(k=5, search="beam", beam_width=1,
+                                 validation_fraction=None).fit(X, y)
     assert [c["flat_index"] for c in beam.choices_] == [c["flat_index"] for c in greedy.choices_]
     np.testing.assert_allclose(beam.history_, greedy.history_, rtol=1e-7)
     np.testing.assert_allclose(beam.predict(X), greedy.predict(X), rtol=1e-7, atol=1e-9)
@@ -49,15 +52,17 @@ def test_wider_beam_reaches_a_lower_training_loss_than_greedy_here(x64):
     # beam's best tree fits the training data better than the greedy path, and the
     # estimator's history ends at its final model's MSE.
     X, y = _data(2, n=250, p=8)
-    greedy = jaxtree.TreeRegressor(k=6).fit(X, y)
-    beam = jaxtree.TreeRegressor(k=6, search="beam", beam_width=4).fit(X, y)
+    greedy = jaxtree.TreeRegressor(k=6, **GREEDY).fit(X, y)
+    beam = jaxtree.TreeRegressor(k=6, search="beam", beam_width=4,
+                                 validation_fraction=None).fit(X, y)
     assert beam.history_[-1] < greedy.history_[-1]
     np.testing.assert_allclose(beam.history_[-1], np.mean((beam.predict(X) - y) ** 2), rtol=1e-6)
 
 
 def test_second_beam_fit_compiles_nothing(x64):
     X, y = _data(2, n=250, p=8)  # the configuration of the test above (shared compilation)
-    est = jaxtree.TreeRegressor(k=6, search="beam", beam_width=4).fit(X, y)
+    est = jaxtree.TreeRegressor(k=6, search="beam", beam_width=4,
+                                validation_fraction=None).fit(X, y)
     with debug.count_compilations() as count:
         est.fit(X, y + 1.0)
     assert count.lowerings == 0 and count.compiles == 0
@@ -89,5 +94,6 @@ def test_validation_fraction_chooses_the_beam_size_and_refits_it(x64):
     val = [np.mean((np.asarray(jaxtree.predict(r["model"], X[held])) - y[held]) ** 2) for r in est.path_]
     np.testing.assert_allclose([r["val_mse"] for r in est.path_], val, rtol=1e-8)
     assert est.k_ == est.path_[_choose_size(val, len(held))]["n_ops"]
-    ref = jaxtree.TreeRegressor(callback=lambda it, loss, info: it == est.k_, **kw).fit(X, y)
+    ref = jaxtree.TreeRegressor(callback=lambda it, loss, info: it == est.k_,
+                                validation_fraction=None, **kw).fit(X, y)
     np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-10, atol=1e-12)

@@ -63,13 +63,17 @@ def test_fit_prints_formula_r2_progress_and_matches_estimator(tmp_path, capsys):
     assert cli.main(["fit", str(data), "--target", "target", "--out", str(model), *FIT_ARGS]) == 0
     out, err = capsys.readouterr()
     est = jaxtree.TreeRegressor(k=K, refine="coordinate", chunk_size=64).fit(X, y)
+    assert est.search_ == "backfit" and est.validation_fraction_ == 0.2  # the default on 120 rows
     assert "training R²" in out and f"{est.score(X, y):.4f}" in out
+    assert f"{est.k_} operations of at most {K})" in out  # the size chosen on held-out rows
     assert "f0" in out.splitlines()[0] or "f2" in out.splitlines()[0]  # formula with column names
     assert "mse" in err and "leaf" in err and "at slot" in err  # the progress bar
     loaded = jaxtree.load(model)
     assert loaded.model_.feature_names == tuple(names)
     np.testing.assert_allclose(loaded.predict(X), est.predict(X), rtol=1e-9, atol=1e-12)
-    assert len(json.loads(model.read_text())["extra"]["history"]) == K + 1
+    # One entry per iteration of the refit (a pair move inserts two operations at once).
+    np.testing.assert_allclose(json.loads(model.read_text())["extra"]["history"], est.history_,
+                               rtol=1e-9)
 
 
 def test_predict_round_trip_stdout_and_file(fitted, tmp_path, capsys):
@@ -109,7 +113,10 @@ def test_show(fitted, capsys):
     assert f"k (operations): {K}" in out and f"leaves: {K + 1}" in out
     assert f"p (features): {P}" in out and "q (basis functions): 40" in out
     assert "features: f0, f1, f2, f3" in out
-    assert "training history" in out and f"  {K:3d}  " in out
+    hist = jaxtree.load(model).history_
+    assert len(hist) >= 2 and "training history" in out
+    rows = out.split("training history", 1)[1].splitlines()[1:]
+    assert [r.split()[0] for r in rows] == [str(i) for i in range(len(hist))]
 
 
 def test_fit_with_features_subset(fitted, tmp_path, capsys):
@@ -161,7 +168,9 @@ def _bad_inputs(tmp_path, data):
         "corrupt model": (["predict", str(garbage), str(data)], "not a valid jaxtree model file"),
         "foreign model": (["show", str(foreign)], "not a valid jaxtree model file"),
         "csv as model": (["show", str(data)], "not a valid jaxtree model file"),
-        "features missing at predict": (["predict", "MODEL", str(lacking)], "'f2', 'f3' not found"),
+        "features missing at predict": (["predict", "MODEL", str(lacking)],  # f3 is unused
+                                        "'f2' not found (the formula uses them); available "
+                                        "columns: f0, f1."),
     }
 
 
@@ -200,13 +209,21 @@ def test_version(capsys):
     assert capsys.readouterr().out.startswith(f"jaxtree {jaxtree.__version__} (jax ")
 
 
-def test_fit_with_shapes_and_a_search_round_trips(fitted, tmp_path, capsys):
-    X, y, data, _ = fitted
+def test_fit_with_shapes_and_a_search_round_trips(tmp_path, capsys):
+    # Below 10,000 rows --shapes S is an upper bound chosen on held-out rows: an additive
+    # target whose two one-covariate terms those rows support.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(N, P))
+    y = (np.sin(2 * np.pi * X[:, 0]) + 4 * (X[:, 1] - 0.5) ** 2 + 0.5 * X[:, 2]
+         + 0.01 * rng.normal(size=N))
+    data = tmp_path / "additive.csv"
+    _write_csv(data, X, y)
     model = tmp_path / "shapes.json"
     assert cli.main(["fit", str(data), "--target", "target", "--out", str(model), "--k", "1",
                      "--shapes", "2", "--search", "greedy", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "f(f" in out  # shape terms printed by name, e.g. f(f0, f1)
+    assert "f(f0)" in out and "f(f1)" in out  # shape terms printed by name
+    assert "operations of at most 1)" in out
     est = jaxtree.load(model)
     assert int(est.model_.shapes.n_terms) == 2 and est.search == "greedy"
     assert cli.main(["predict", str(model), str(data), "--out", str(tmp_path / "p.csv")]) == 0

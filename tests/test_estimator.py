@@ -8,9 +8,14 @@ import pytest
 import jaxtree
 from jaxtree.datasets import paper_function, paper_synthetic
 
+from _shared import GREEDY
+
+SMALL_BASIS = {"hats": 3, "sines": 3, "cosines": 3, "powers": 2, "truncated_cubics": 0}
+
 
 @pytest.fixture(scope="module")
 def fitted():
+    """The default estimator (below 10,000 rows: backfit, the size chosen on held-out rows)."""
     X, y = paper_synthetic(1000, p=10, seed=0)
     return jaxtree.TreeRegressor(k=10).fit(X, y)
 
@@ -37,13 +42,25 @@ def test_recovers_the_papers_function(fitted):
                 for s in range(int(prog_np["n_slots"])) if prog_np["op"][s] == jaxtree.program.MUL]
     assert any(((0, sin3) in a and (1, cos2) in b) or ((0, sin3) in b and (1, cos2) in a)
                for a, b in products), f
-    assert len(fitted.history_) == 11 and np.all(np.diff(fitted.history_) <= 1e-9)
+    # k=10 is an upper bound: the held-out rows keep the truth's three operations (four
+    # leaves, g = 0.3 sin(3πx1) cos(2πx2) + 0.4 x3² - 0.3 x4) and nothing more.
+    assert fitted.search_ == "backfit" and fitted.k_ == 3, f
+    assert [r["n_ops"] for r in fitted.path_][-1] == 10  # the held-out run went on to k
+    # One history entry per iteration of the refit (a pair move inserts two operations).
+    assert 2 <= len(fitted.history_) <= fitted.k_ + 1
+    assert np.all(np.diff(fitted.history_) <= 1e-9)
 
 
 def test_k_counts_operations(fitted):
-    prog_np = jaxtree.program.to_numpy(fitted.model_.program)
-    assert prog_np["n_slots"] == 21
-    assert np.sum(prog_np["op"] == jaxtree.program.LEAF) == 11
+    prog_np = jaxtree.program.to_numpy(fitted.model_.program)  # k_ = 3 of at most 10
+    assert prog_np["n_slots"] == 2 * fitted.k_ + 1 == 7
+    assert np.sum(prog_np["op"] == jaxtree.program.LEAF) == fitted.k_ + 1
+    # The paper's search grows the tree to exactly k: k=3 gives 7 nodes, 4 leaves.
+    X, y = paper_synthetic(200, p=4, seed=2)
+    paper = jaxtree.TreeRegressor.paper(3, basis=SMALL_BASIS, refine="coordinate").fit(X, y)
+    prog_np = jaxtree.program.to_numpy(paper.model_.program)
+    assert paper.k_ == 3 and prog_np["n_slots"] == 7 and len(paper.history_) == 4
+    assert np.sum(prog_np["op"] == jaxtree.program.LEAF) == 4
 
 
 def test_functional_predict_under_jit_vmap_grad(fitted):
@@ -92,9 +109,9 @@ def test_save_load_round_trip_is_exact(fitted, tmp_path):
 
 def test_reference_engine_matches_jax_coordinate():
     X, y = paper_synthetic(200, p=4, seed=2)
-    small = {"hats": 3, "sines": 3, "cosines": 3, "powers": 2, "truncated_cubics": 0}
-    a = jaxtree.TreeRegressor(k=3, basis=small, refine="coordinate", engine="reference").fit(X, y)
-    b = jaxtree.TreeRegressor(k=3, basis=small, refine="coordinate", engine="jax").fit(X, y)
+    a = jaxtree.TreeRegressor(k=3, basis=SMALL_BASIS, refine="coordinate", engine="reference").fit(X, y)
+    b = jaxtree.TreeRegressor(k=3, basis=SMALL_BASIS, refine="coordinate", engine="jax",
+                              **GREEDY).fit(X, y)  # the reference engine runs the greedy search
     assert [c["flat_index"] for c in a.choices_] == [c["flat_index"] for c in b.choices_]
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-4, atol=1e-4)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jaxtree
-from _shared import custom_basis_model
+from _shared import GREEDY, custom_basis_model
 from jaxtree import model as model_
 
 N, P, K = 64, 3, 2
@@ -20,7 +20,10 @@ def saved(tmp_path_factory):
     rng = np.random.default_rng(3)
     X = rng.uniform(-1.0, 2.0, size=(N, P))
     y = 0.5 * X[:, 0] ** 2 + 0.3 * np.sin(X[:, 1]) * X[:, 2]
-    est = jaxtree.TreeRegressor(k=K, refine=None).fit(X, y)
+    # A tree of exactly K operations (the default would choose its size on held-out rows),
+    # so the hand edits below each break a slot the tree uses.
+    est = jaxtree.TreeRegressor(k=K, refine=None, **GREEDY).fit(X, y)
+    assert est.k_ == K
     path = tmp_path_factory.mktemp("io") / "model.json"
     est.save(path)
     # Rows inside and far outside the training range (so `clip` matters too).

@@ -12,6 +12,7 @@ from jaxtree import _validation as V
 from jaxtree import estimator as E
 from jaxtree import basis as B
 
+from _shared import GREEDY
 from conftest import paper_g
 
 BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
@@ -25,8 +26,11 @@ def _data(n=1200, p=3, seed=0, dtype=np.float32):
 
 
 def _fit_both(monkeypatch, X, y, sample_weight=None, **kw):
-    """``(in-memory fit, chunked fit)`` of the same data and options."""
-    kw = dict(k=2, basis=BASIS, chunk_size=256, **kw)
+    """``(in-memory fit, chunked fit)`` of the same data and options: the greedy tree grown
+    to ``k`` on both paths (the in-memory default below 10,000 rows is ``"backfit"`` with a
+    held-out size, which the chunked path does not run) and no shape terms (the chunked
+    path's ``shapes="auto"`` is tests/test_stream_shapes.py's)."""
+    kw = dict(k=2, basis=BASIS, chunk_size=256, shapes=0, **GREEDY, **kw)
     a = jaxtree.TreeRegressor(**kw).fit(X, y, sample_weight)
     calls = []
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
@@ -95,7 +99,8 @@ def test_other_options_keep_the_in_memory_path(monkeypatch, kw):
 
 def test_predict_in_chunks_equals_one_call(monkeypatch):
     X, y = _data(p=4)  # the fits' compiled programs above
-    est = jaxtree.TreeRegressor(k=2, basis=BASIS, chunk_size=256, refine="coordinate").fit(X, y)
+    est = jaxtree.TreeRegressor(k=2, basis=BASIS, chunk_size=256, refine="coordinate",
+                                shapes=0, **GREEDY).fit(X, y)
     whole = est.predict(X)
     monkeypatch.setattr(E, "PREDICT_CHUNK_ROWS", 256)  # 4 full blocks and a padded one
     chunked = est.predict(X)

@@ -31,6 +31,8 @@ from jaxtree import program as prog  # noqa: E402
 from jaxtree import refine, scoring  # noqa: E402
 from jaxtree import reference as R  # noqa: E402
 
+from _shared import GREEDY  # noqa: E402
+
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
 MAX_K, N, P, CHUNK = 5, 120, 3, 32
 STEPS = 200  # enough for L-BFGS to reach float64 rounding on these problems
@@ -219,10 +221,11 @@ def _scaled(model, X, y):
 
 
 def test_joint_improves_the_unrefined_tree_on_paper_data():
-    # Same structure on both sides: the tree grown with refine=None, before and after
-    # one joint refinement with the estimator's default number of steps.
+    # Same structure on both sides: the tree grown with refine=None to exactly k=4 (the
+    # paper's search), before and after one joint refinement with the estimator's default
+    # number of steps.
     X, y = jaxtree.datasets.paper_synthetic(150, p=5, seed=3)
-    est = jaxtree.TreeRegressor(k=4, refine=None, basis=SMALL, chunk_size=64).fit(X, y)
+    est = jaxtree.TreeRegressor(k=4, refine=None, basis=SMALL, chunk_size=64, **GREEDY).fit(X, y)
     start = est.model_.program
     xs, ys = _scaled(est.model_, X, y)
     data = scoring.chunk(xs, ys, chunk_size=64)
@@ -260,23 +263,35 @@ def _check_refined(est, n):
 
 PAPER_N, PAPER_P, PAPER_K = 200, 5, 3
 KW = dict(k=PAPER_K, basis=SMALL, chunk_size=64)
+"""The default estimator's settings (below 10,000 rows: backfit, size chosen on held-out rows)."""
+GREEDY_KW = dict(KW, **GREEDY)
+"""The paper's search to exactly ``k``: what streaming (memmap) and ``fit_batch`` run."""
 
 
-@pytest.fixture(scope="module")
-def paper_fit():
+def _fit_x64(**kw):
     X, y = jaxtree.datasets.paper_synthetic(PAPER_N, p=PAPER_P, seed=0)
     old = bool(jax.config.jax_enable_x64)
     jax.config.update("jax_enable_x64", True)
     try:
-        est = jaxtree.TreeRegressor(**KW).fit(X, y)  # refine="optax", the default
+        est = jaxtree.TreeRegressor(**kw).fit(X, y)  # refine="optax", the default
     finally:
         jax.config.update("jax_enable_x64", old)
     return X, y, est
 
 
-def test_default_estimator_refines(paper_fit):
-    X, y, est = paper_fit
-    assert est.refine == "optax"
+@pytest.fixture(scope="module")
+def default_fit():
+    return _fit_x64(**KW)
+
+
+@pytest.fixture(scope="module")
+def paper_fit():
+    return _fit_x64(**GREEDY_KW)
+
+
+def test_default_estimator_refines(default_fit):
+    X, y, est = default_fit
+    assert est.refine == "optax" and est.search_ == "backfit"
     _check_refined(est, PAPER_N)
     # The reported final loss is the loss of the returned model (not of some other iterate).
     pred = est.predict(X)
@@ -289,6 +304,7 @@ def test_memmap_default_fit_refines_and_equals_in_memory(paper_fit, tmp_path):
     mx[:] = X
     mx.flush()
     st = jaxtree.TreeRegressor(**KW).fit(mx, y)  # streamed: jaxtree.stream's optax path
+    assert st.search_ == "greedy" and st.validation_fraction_ is None  # "auto" when streamed
     _check_refined(st, PAPER_N)
     assert [c["flat_index"] for c in st.choices_] == [c["flat_index"] for c in est.choices_]
     np.testing.assert_allclose(st.history_, est.history_, rtol=1e-6)
@@ -299,8 +315,8 @@ def test_fit_batch_optax_refines_and_equals_separate_fits(paper_fit):
     X, y, est = paper_fit
     X2, y2 = jaxtree.datasets.paper_synthetic(PAPER_N, p=PAPER_P, seed=1)
     Xb, yb = np.stack([X, X2]), np.stack([y, 2.0 * y2 - 1.0])
-    res = jaxtree.fit_batch(Xb, yb, refine="optax", **KW)
-    separate = [est, jaxtree.TreeRegressor(**KW).fit(Xb[1], yb[1])]
+    res = jaxtree.fit_batch(Xb, yb, refine="optax", **KW)  # fit_batch: the greedy search to k
+    separate = [est, jaxtree.TreeRegressor(**GREEDY_KW).fit(Xb[1], yb[1])]
     for b, one in enumerate(separate):
         _check_refined(res[b], PAPER_N)
         assert [c["flat_index"] for c in res[b].choices_] == [c["flat_index"] for c in one.choices_]

@@ -20,9 +20,9 @@ def _interaction(n=300, seed=0):
 
 
 def test_greedy_config_is_the_paper_step():
-    cfg = search.search_config("greedy", 5, 3, 64, refine="coordinate")
+    cfg = search.search_config("greedy", 5, refine="coordinate")
     assert cfg == search.Config(max_k=5, refine="coordinate")
-    bf = search.search_config("backfit", 5, 3, 64)
+    bf = search.search_config("backfit", 5)
     assert bf.pair_leaves == 1 and bf.replace_moves == search.REPLACE_MOVES
 
 

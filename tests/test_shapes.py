@@ -12,6 +12,8 @@ import jaxtree
 from jaxtree import debug, scoring, search
 from jaxtree import shapes as S
 
+from _shared import GREEDY
+
 
 def _hats_np(z, n):
     """Independent hat formula: piecewise-linear interpolation weights on n knots."""
@@ -380,7 +382,9 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     from jaxtree import estimator as E
 
     monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 1000)
-    kw = dict(k=3, shape_knots=(6, 4), refine="coordinate")
+    # The tree of a fit of >= 10,000 rows, where shapes="auto" applies: the greedy search to k
+    # (the default below 10,000 rows would be backfit with a held-out size).
+    kw = dict(k=3, shape_knots=(6, 4), refine="coordinate", **GREEDY)
     rng = np.random.default_rng(3)
     X = rng.random((1500, 4))
     tree_form = 0.8 * np.sin(np.pi * X[:, 0]) + 0.3 * X[:, 2] + 0.01 * rng.standard_normal(1500)

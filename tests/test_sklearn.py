@@ -23,6 +23,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import jaxtree
 
+from _shared import GREEDY
+
 N, P, K = 64, 3, 2  # one shape for the jax-engine tests: compilations are shared
 
 EXPECTED_FAILED_CHECKS = {}
@@ -42,10 +44,22 @@ FLOAT32_FAILED_CHECKS = {"check_sample_weight_equivalence_on_dense_data": (
 running ``check_estimator(TreeRegressor())`` in a default JAX process)."""
 
 
+HELD_OUT_FAILED_CHECKS = {"check_sample_weight_equivalence_on_dense_data": (
+    "the default validation_fraction='auto' holds out a fifth of the ROWS on small in-memory "
+    "fits to choose the size: 15 weighted rows and the ~30 repeated rows they stand for are "
+    "split differently, so the chosen sizes and trees differ (as for any estimator with a "
+    "row-based early-stopping split). With validation_fraction=None the check passes "
+    "(test_integer_weights_equal_repeated_rows_in_float32 and the reference engine's checks)."
+)}
+"""The jax engine under the default held-out size choice."""
+
+
 def _expected_failed(estimator):
     failed = dict(EXPECTED_FAILED_CHECKS)
     if not jax.config.jax_enable_x64:
         failed.update(FLOAT32_FAILED_CHECKS)
+    if estimator.engine == "jax" and estimator.validation_fraction is not None:
+        failed.update(HELD_OUT_FAILED_CHECKS)
     return failed
 
 
@@ -150,10 +164,17 @@ def test_column_vector_y_warns_and_matches():
 
 def test_verbose_writes_a_progress_bar_to_stderr(capfd):
     X, y = make_data()
-    est(verbose=1).fit(X, y)
+    est(**GREEDY, verbose=1).fit(X, y)  # the paper's search: one bar over the k+1 iterations
     err = capfd.readouterr().err
     assert "jaxtree" in err and f"{K + 1}/{K + 1}" in err and "mse=" in err
     assert re.search(r"mse=\S+ [+*] \S+ at slot \d", err)  # the last insertion: op, leaf, slot
+    assert "refit" not in err
+    # The default (below 10,000 rows): the held-out run to k, then a "refit" bar to k_.
+    e = est(verbose=1).fit(X, y)
+    err = capfd.readouterr().err
+    assert e.validation_fraction_ is not None and "mse=" in err
+    assert re.search(r"mse=\S+ [+*] \S+ at slot \d", err)  # the held-out run's last insertion
+    assert "jaxtree refit" in err and f"{e.k_ + 1}/{e.k_ + 1}" in err.rsplit("jaxtree refit", 1)[1]
     est(verbose=0).fit(X, y)
     assert capfd.readouterr().err == ""
 
@@ -166,8 +187,8 @@ def test_callback_stops_early():
         seen.append((it, loss))
         return it == 1
 
-    e = est(k=K, callback=stop).fit(X, y)
-    full = est(k=K).fit(X, y)
+    e = est(**GREEDY, k=K, callback=stop).fit(X, y)  # grown to exactly k unless stopped
+    full = est(**GREEDY, k=K).fit(X, y)
     assert [it for it, _ in seen] == [0, 1]
     assert len(e.history_) == 2 < len(full.history_)
     assert int(e.model_.program.n_slots) == 3 < int(full.model_.program.n_slots)
@@ -188,16 +209,18 @@ def test_integer_weights_equal_repeated_rows_in_float32():
     y = rng.randint(0, 3, size=15).astype(np.float32)
     sw = rng.randint(0, 5, size=15)
     Xw, yw, sww = shuffle(X, y, sw, random_state=0)
-    rep = est(chunk_size=64).fit(X.repeat(sw, axis=0), y.repeat(sw))
-    wtd = est(chunk_size=64).fit(Xw, yw, sample_weight=sww)
+    # The greedy search to k: the default's held-out split is over rows, so on these 15
+    # weighted rows (too few to hold any out) against ~30 repeated ones it would differ.
+    rep = est(**GREEDY, chunk_size=64).fit(X.repeat(sw, axis=0), y.repeat(sw))
+    wtd = est(**GREEDY, chunk_size=64).fit(Xw, yw, sample_weight=sww)
     assert rep.model_.x_min.dtype == np.float32
     assert [c["feature"] for c in rep.choices_] == [c["feature"] for c in wtd.choices_]
     np.testing.assert_allclose(wtd.predict(X), rep.predict(X), rtol=4e-7, atol=1e-6)
     # Zero weights remove rows: weight-0 rows may take any value.
     X2 = Xw.copy()
     X2[sww == 0] = 1e3
-    np.testing.assert_allclose(est(chunk_size=64).fit(X2, yw, sample_weight=sww).predict(X),
-                               wtd.predict(X), rtol=4e-7, atol=1e-6)
+    zeroed = est(**GREEDY, chunk_size=64).fit(X2, yw, sample_weight=sww)
+    np.testing.assert_allclose(zeroed.predict(X), wtd.predict(X), rtol=4e-7, atol=1e-6)
 
 
 def test_scikit_learn_column_name_consistency_check():

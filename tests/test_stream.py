@@ -11,6 +11,7 @@ from jaxtree import _scaling
 from jaxtree import basis as B
 from jaxtree import scoring, search, stream
 
+from _shared import GREEDY
 from conftest import paper_g
 
 
@@ -96,7 +97,7 @@ def test_estimator_memmap_equals_in_memory(tmp_path):
     x, y = _data(n=1200, p=4)
     mx = _memmap(tmp_path, x)
     my = _memmap(tmp_path, y, name="y")
-    kw = dict(k=2, refine="coordinate", chunk_size=256, basis=BASIS)
+    kw = dict(k=2, refine="coordinate", chunk_size=256, basis=BASIS, **GREEDY)
     a = jaxtree.TreeRegressor(**kw).fit(np.asarray(mx), np.asarray(my))
     b = jaxtree.TreeRegressor(**kw).fit(mx, my)
     assert [c["flat_index"] for c in a.choices_] == [c["flat_index"] for c in b.choices_]
@@ -123,8 +124,8 @@ def test_small_memmap_fits_with_a_chunk_larger_than_n(tmp_path):
     # chunk of all rows, as in memory (the ChunkReader itself still refuses chunk_size > n).
     x, y = _data(n=300)
     mx = _memmap(tmp_path, x)
-    a = jaxtree.TreeRegressor(k=1, chunk_size=10_000, refine=None).fit(mx, y)
-    b = jaxtree.TreeRegressor(k=1, chunk_size=10_000, refine=None).fit(np.asarray(x), y)
+    a = jaxtree.TreeRegressor(k=1, chunk_size=10_000, refine=None, **GREEDY).fit(mx, y)
+    b = jaxtree.TreeRegressor(k=1, chunk_size=10_000, refine=None, **GREEDY).fit(np.asarray(x), y)
     np.testing.assert_allclose(a.predict(x), b.predict(x), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="chunk_size"):
         stream.ChunkReader(mx, y, chunk_size=10_000)
