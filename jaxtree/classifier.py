@@ -447,14 +447,9 @@ class TreeClassifier(ParamsProtocol):
         if self.engine != "jax":
             raise ValueError("Streaming a ChunkReader needs engine='jax' (the reference engine "
                              "reads a memmap, or an array, in memory).")
-        if self.validation_fraction is not None:
-            raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
-                             "ChunkReader) yet; set validation_fraction=None and choose k, or fit "
-                             "an in-memory array.")
+        _check_stream_args(X, y, sample_weight, self.validation_fraction,
+                           "the labels and weights")
         if isinstance(X, stream_.ChunkReader):
-            if y is not None or sample_weight is not None:
-                raise ValueError("With a ChunkReader pass y=None and sample_weight=None: the "
-                                 "reader already holds the labels and weights.")
             x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
         else:
             x, labels, sw = X, y, sample_weight

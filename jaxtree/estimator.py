@@ -888,14 +888,8 @@ class TreeRegressor(ParamsProtocol):
             raise ValueError(f"search={self.search_!r} is not supported for streamed data (a "
                              "memmap or ChunkReader) yet: fit an in-memory array, or use "
                              "search='greedy' (or 'auto').")
-        if self.validation_fraction_ is not None:
-            raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
-                             "ChunkReader) yet; set validation_fraction=None and choose k, or fit an "
-                             "in-memory array.")
+        _check_stream_args(X, y, sample_weight, self.validation_fraction_, "them")
         if isinstance(X, stream_.ChunkReader):
-            if y is not None or sample_weight is not None:
-                raise ValueError("With a ChunkReader pass y=None and sample_weight=None: the "
-                                 "reader already holds them.")
             reader = X
         else:
             y = y if isinstance(y, np.ndarray) else V.check_y(y, X.shape[0] if X.ndim else 0)
@@ -1374,6 +1368,18 @@ PARAMETER_CONSTRAINTS["missing"] = encoding_.check_missing
 PARAMETER_CONSTRAINTS["categorical_features"] = encoding_.check_categorical_features
 PARAMETER_CONSTRAINTS["max_categories"] = lambda v, n: V.check_int(v, n, 2)
 PARAMETER_CONSTRAINTS["min_frequency"] = lambda v, n: V.check_int(v, n, 1)
+
+
+def _check_stream_args(X, y, sample_weight, validation_fraction, held: str) -> None:
+    """What both estimators refuse before streaming ``X`` (a memmap or a ChunkReader): a
+    held-out size, and ``y``/``sample_weight`` beside a ChunkReader (which holds ``held``)."""
+    if validation_fraction is not None:
+        raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
+                         "ChunkReader) yet; set validation_fraction=None and choose k, or fit an "
+                         "in-memory array.")
+    if isinstance(X, stream_.ChunkReader) and (y is not None or sample_weight is not None):
+        raise ValueError("With a ChunkReader pass y=None and sample_weight=None: the reader "
+                         f"already holds {held}.")
 
 
 def _check_streamable_options(est, transform):

@@ -456,6 +456,21 @@ class _Step:
                                     jnp.asarray(status, jnp.int32))
 
 
+def _streamed_setup(source, config: search.Config, devices, dtype):
+    """``(p, dtype, put)`` of a streamed search over ``source`` (the first block's shape, the
+    compute dtype, the block placer of :func:`jaxtree.sharding.block_putter`); refuses the
+    moves that need the data in memory."""
+    from jaxtree import sharding  # local: sharding imports nothing from here
+
+    if config.pair_leaves or config.replace_moves:
+        raise ValueError("Streamed fits run the paper's greedy search only (search='greedy'); "
+                         "pair lookahead and replacement moves need the data in memory.")
+    first = next(iter(source))
+    m, p = first[0].shape
+    dtype = np.dtype(dtype or first[0].dtype)
+    return p, dtype, sharding.block_putter(devices, m, dtype)
+
+
 def fit(source, basis, k: int, config: search.Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
         chunks_per_block: int = 16, devices=None, dtype=None,
@@ -477,16 +492,7 @@ def fit(source, basis, k: int, config: search.Config,
     Returns:
       :class:`jaxtree.search.SearchResult`, equal to the in-memory search on the same rows.
     """
-    from jaxtree import sharding  # local: sharding imports nothing from here
-
-    if config.pair_leaves or config.replace_moves:
-        raise ValueError("Streamed fits run the paper's greedy search only (search='greedy'); "
-                         "pair lookahead and replacement moves need the data in memory.")
-
-    first = next(iter(source))
-    m, p = first[0].shape
-    dtype = np.dtype(dtype or first[0].dtype)
-    put = sharding.block_putter(devices, m, dtype)
+    p, dtype, put = _streamed_setup(source, config, devices, dtype)
     step = _Step(_Passes(source, basis, chunks_per_block, put), config, p, dtype)
     return search.run(step, prog.empty_program(config.max_k, dtype), k + 1, callback,
                       loss_scale=loss_scale)
@@ -800,18 +806,11 @@ def loss_step(source, basis, config: search.Config, *, chunks_per_block: int = 1
       ValueError: for the squared loss (use :func:`fit`) or pair/replacement moves.
     """
     from jaxtree import losses
-    from jaxtree import sharding  # local: sharding imports nothing from here
 
     if config.loss not in losses.CLASSIFICATION_LOSSES:
         raise ValueError(f"loss_step needs a classification loss {list(losses.CLASSIFICATION_LOSSES)}; "
                          f"got {config.loss!r} (the squared loss streams through fit).")
-    if config.pair_leaves or config.replace_moves:
-        raise ValueError("Streamed fits run the paper's greedy search only (search='greedy'); "
-                         "pair lookahead and replacement moves need the data in memory.")
-    first = next(iter(source))
-    m, p = first[0].shape
-    dtype = np.dtype(dtype or first[0].dtype)
-    put = sharding.block_putter(devices, m, dtype)
+    p, dtype, put = _streamed_setup(source, config, devices, dtype)
     return _LossStep(_LossPasses(source, basis, chunks_per_block, put, config.loss), config, p,
                      dtype)
 

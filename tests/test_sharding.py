@@ -15,7 +15,7 @@ from jaxtree import sharding
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-SCRIPT = textwrap.dedent("""
+PREAMBLE = textwrap.dedent("""
     import json, os, tempfile
     import jax, numpy as np
     import jaxtree
@@ -25,6 +25,10 @@ SCRIPT = textwrap.dedent("""
     X = np.asarray(X, np.float32)
     b = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
     out = {}
+""")
+"""The data and basis both scripts fit (in a process with 4 forced host devices)."""
+
+SCRIPT = PREAMBLE + textwrap.dedent("""
     kw = dict(k=3, refine="coordinate", chunk_size=250, basis=b)   # 250 % 4 != 0: padded
     # The greedy search grown to k on every path (tests/_shared.py's GREEDY): the one-device
     # default below 10,000 rows is "backfit" with a held-out size, sharded fits' is greedy.
@@ -51,13 +55,18 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_four_devices_same_tree_and_predictions():
+def _run_on_four_devices(script: str) -> dict:
+    """Runs ``script`` in a process with 4 forced host devices; its printed RESULT JSON."""
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
            "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
-    res = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=env, cwd=ROOT, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.split("RESULT", 1)[1])
+    return json.loads(res.stdout.split("RESULT", 1)[1])
+
+
+def test_four_devices_same_tree_and_predictions():
+    out = _run_on_four_devices(SCRIPT)
     ref_choices, ref_pred = out["one"]
     for key in ("4", "all", "2", "stream4"):
         choices, pred = out[key]
@@ -66,6 +75,29 @@ def test_four_devices_same_tree_and_predictions():
     assert out["spec"] == [None, "data"]
     assert out["m"] == 252 and out["n_shards"] == 4
     assert out["err"] is not None and "only 4 device(s)" in out["err"]
+
+
+MOVES_SCRIPT = PREAMBLE + textwrap.dedent("""
+    for name, extra in (("backfit", dict(search="backfit", validation_fraction=0.2)),
+                        ("beam", dict(search="beam", validation_fraction=None))):
+        kw = dict(k=3, refine="coordinate", chunk_size=250, basis=b, **extra)
+        fits = [jaxtree.TreeRegressor(devices=d, **kw).fit(X, y) for d in (None, 4)]
+        out[name] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
+        out[name + "_pred"] = [e.predict(X).tolist() for e in fits]
+    print("RESULT" + json.dumps(out))
+""")
+
+
+def test_backfit_and_beam_moves_sharded_make_the_one_device_choices():
+    # The search moves beyond the paper's (pair lookahead, replacement, the held-out size,
+    # the beam) run on rows sharded over 4 devices and choose what one device chooses.
+    out = _run_on_four_devices(MOVES_SCRIPT)
+    for name in ("backfit", "beam"):
+        one, four = out[name]
+        assert one == four, name
+        np.testing.assert_allclose(out[name + "_pred"][1], out[name + "_pred"][0], rtol=1e-5,
+                                   atol=1e-5 * np.ptp(out[name + "_pred"][0]))
+    assert any(move == 1 for _, move in out["backfit"][0])  # a pair move was sharded too
 
 
 def test_resolve_devices_errors():
