@@ -30,8 +30,9 @@ Configs hold estimator settings only: ``'{}'`` means ``TreeRegressor``'s default
 (``real_data.py`` fits weather with the paper's ``k=30``; pass ``--config k30='{"k": 30}'``
 to compare with it.) ``--quick`` shrinks every suite to a smoke run on one tiny shape
 (``n = 60``, ``p = 5``; exp1 one n and 2 trials; sr three Korns problems; real data 4,000
-rows) and puts ``{"k": 2, "refine": None}`` *under* every config (a config's own keys
-win): it checks the plumbing, its numbers mean nothing.
+rows) and puts ``{"k": 2, "refine": None, "search": "greedy", "validation_fraction":
+None}`` *under* every config (a config's own keys win): it checks the plumbing, its numbers
+mean nothing.
 
 Times: ``fit_s`` is wall time of one ``fit``; the first fit of each shape in a process
 includes JIT compilation (15-40 s on 2 CPU cores), so exp1 and sr report medians and the real
@@ -77,7 +78,8 @@ import sr_problems  # noqa: E402
 from _common import environment  # noqa: E402
 
 SUITES = ("exp1", "paper_g", "airline", "weather", "sr")
-QUICK_DEFAULTS = {"k": 2, "refine": None}  # refine=None: the cheapest compilation
+QUICK_DEFAULTS = {"k": 2, "refine": None, "search": "greedy", "validation_fraction": None}
+# the cheapest compilation: no refinement, no extra moves, no held-out run
 RECOVERY_RMSE = paper_experiments.NOISE  # "recovered": RMSE against g below the noise sd
 R2_SOLVED = 0.999
 EXP1_SEED = 1000 * 1  # paper_experiments.py: trial t of experiment e uses seed 1000 e + t

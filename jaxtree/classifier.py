@@ -71,8 +71,8 @@ from jaxtree import program as prog
 from jaxtree import reference as reference_
 from jaxtree import scoring, search
 from jaxtree import stream as stream_
-from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _loaded_names, _ProgressBar,
-                                _split, check_params)
+from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _check_stream_args,
+                               _loaded_names, _ProgressBar, _split, check_params)
 from jaxtree.estimator import _check_fraction as estimator_check_fraction
 
 __all__ = [

@@ -11,6 +11,8 @@ from jaxtree import _encoding as E
 from jaxtree import cli
 from jaxtree import program as prog
 
+from _shared import GREEDY
+
 pd = pytest.importorskip("pandas")
 
 N = 240
@@ -31,7 +33,7 @@ def make_table(seed=0, n=N):
 
 
 def est(**kw):
-    return jaxtree.TreeRegressor(**{"k": 2, **kw})
+    return jaxtree.TreeRegressor(**{"k": 2, **GREEDY, **kw})
 
 
 @pytest.fixture(scope="module")

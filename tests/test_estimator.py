@@ -150,6 +150,7 @@ def test_weights_are_finite_and_bounded(fitted):
 def test_float32_input_with_x64_enabled_stays_float32_for_every_refine_mode():
     X, y = paper_synthetic(200, p=4, seed=9)
     for refine in ("optax", "coordinate", None):
-        est = jaxtree.TreeRegressor(k=2, refine=refine).fit(X.astype(np.float32), y.astype(np.float32))
+        est = jaxtree.TreeRegressor(k=2, refine=refine, **GREEDY).fit(X.astype(np.float32),
+                                                                   y.astype(np.float32))
         assert est.model_.program.weight.dtype == jnp.float32
         assert np.all(np.isfinite(est.predict(X)))

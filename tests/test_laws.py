@@ -13,6 +13,8 @@ from jaxtree import export, model as model_, simplify
 from jaxtree.basis import (PHYSICS_EXPONENTS, PHYSICS_SCALES, Basis, Decays, PowerLaws,
                            default_basis, get_basis, make_basis)
 
+from _shared import GREEDY
+
 # Ranges: positive (every function live), touching zero, crossing zero, negative, constant.
 LO = np.array([0.5, 0.0, -2.0, -3.0, 4.0])
 HI = np.array([7.0, 3.0, 1.5, -0.5, 4.0])
@@ -208,7 +210,7 @@ def test_exports_identity_target_mixed_basis_with_negative_covariate():
     rng = np.random.default_rng(3)
     X = np.column_stack([rng.uniform(0.5, 4, N), rng.uniform(-1, 2, N)])
     y = 2.0 / X[:, 0] + X[:, 1] ** 2
-    est = jaxtree.TreeRegressor(k=2, basis="default+physics", y_bound=0.5).fit(X, y)
+    est = jaxtree.TreeRegressor(k=2, basis="default+physics", y_bound=0.5, **GREEDY).fit(X, y)
     pred = est.predict(X)
     assert est.score(X, y) > 0.999
     np.testing.assert_allclose(export.to_callable(est.model_)(X), pred, rtol=1e-12)
@@ -223,9 +225,9 @@ def test_y_bound_makes_a_linear_law_one_leaf():
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(300, 2))
     y = X[:, 0]
-    paper = jaxtree.TreeRegressor(k=0).fit(X, y)
+    paper = jaxtree.TreeRegressor(k=0, **GREEDY).fit(X, y)
     assert paper.score(X, y) < 0.999  # w = 2 is outside the box
-    bounded = jaxtree.TreeRegressor(k=0, y_bound=0.25).fit(X, y)
+    bounded = jaxtree.TreeRegressor(k=0, y_bound=0.25, **GREEDY).fit(X, y)
     assert bounded.score(X, y) > 1 - 1e-9
     assert "x1" in bounded.formula() and "cos" not in bounded.formula()
     with pytest.raises(ValueError, match="y_bound"):
@@ -241,7 +243,7 @@ def test_log_transform_round_trip_and_smearing():
     rng = np.random.default_rng(1)
     X = rng.uniform(1, 3, size=(300, 2))
     y = 3.0 * X[:, 0] ** 2 * np.exp(0.05 * rng.standard_normal(300))
-    est = jaxtree.TreeRegressor(k=1, basis="physics", target_transform="log").fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, basis="physics", target_transform="log", **GREEDY).fit(X, y)
     m = est.model_
     f = np.log(est.predict(X) / float(m.smearing))  # the tree's output in log units
     resid = np.log(y) - f
@@ -257,14 +259,14 @@ def test_log_transform_refuses_non_positive_y():
         jaxtree.TreeRegressor(k=1, target_transform="log").fit(X, y)
     with pytest.raises(ValueError, match="valid values"):
         jaxtree.TreeRegressor(target_transform="sqrt").fit(X, y)
-    est = jaxtree.TreeRegressor(k=1, target_transform="auto").fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, target_transform="auto", **GREEDY).fit(X, y)
     assert est.target_transform_ == "identity"
     assert est.target_transform_scores_["log"] == np.inf
 
 
 def test_auto_is_deterministic_and_chooses_log_for_a_product():
     X, y = _law_data(n=200)
-    kw = dict(k=2, basis="physics", target_transform="auto")
+    kw = dict(k=2, basis="physics", target_transform="auto", **GREEDY)
     a = jaxtree.TreeRegressor(**kw).fit(X, y)
     b = jaxtree.TreeRegressor(**kw).fit(X, y)
     assert a.target_transform_ == b.target_transform_ == "log"
@@ -282,7 +284,7 @@ def test_prune_removes_only_cheap_leaves():
     rng = np.random.default_rng(2)
     X = rng.uniform(size=(256, 2))
     y = 0.3 * X[:, 0] + 0.01 * np.sin(6 * X[:, 1])
-    est = jaxtree.TreeRegressor(k=3, y_bound=0.25).fit(X, y)
+    est = jaxtree.TreeRegressor(k=3, y_bound=0.25, **GREEDY).fit(X, y)
     basis = est.model_.basis
     xs = np.asarray(model_.scale_x(est.model_, jnp.asarray(X)))
     ys = (y - float(est.model_.y_center)) / float(est.model_.y_scale)

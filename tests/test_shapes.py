@@ -192,8 +192,8 @@ def _table(seed=0, n=2000):
 def test_estimator_with_shapes_beats_the_greedy_tree_and_reports_its_loss():
     X, y = _table()
     Xt, yt = _table(1, 1000)
-    greedy = jaxtree.TreeRegressor(k=6).fit(X, y)
-    est = jaxtree.TreeRegressor(k=2, shapes=4, shape_knots=(12, 8)).fit(X, y)
+    greedy = jaxtree.TreeRegressor(k=6, **GREEDY).fit(X, y)
+    est = jaxtree.TreeRegressor(k=2, shapes=4, shape_knots=(12, 8), **GREEDY).fit(X, y)
     err = np.sqrt(np.mean((est.predict(Xt) - yt) ** 2))
     assert err < 0.6 * np.sqrt(np.mean((greedy.predict(Xt) - yt) ** 2))
     assert err < 0.1
@@ -211,7 +211,7 @@ def test_estimator_with_shapes_beats_the_greedy_tree_and_reports_its_loss():
 
 def test_shapes_model_save_load_round_trip(tmp_path):
     X, y = _table(n=600)
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4)).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
     path = tmp_path / "m.json"
     est.save(path)
     back = jaxtree.load(path)
@@ -228,7 +228,7 @@ def test_shapes_model_save_load_round_trip(tmp_path):
 
 def test_second_fit_with_shapes_compiles_nothing():
     X, y = _table(n=600)
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4))
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY)
     est.fit(X, y)
     with debug.count_compilations() as count:
         est.fit(X, y + 1.0)
@@ -259,7 +259,7 @@ def test_shapes_refuse_streamed_data(tmp_path):
 def test_exports_of_a_shapes_model_agree_with_predict():
     sympy = pytest.importorskip("sympy")
     X, y = _table(n=600)
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4)).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
     m = est.model_
     want = est.predict(X[:40])
     np.testing.assert_allclose(jaxtree.export.to_callable(m)(X[:40]), want, rtol=1e-5, atol=1e-5)
@@ -275,7 +275,7 @@ def test_exports_of_a_shapes_model_agree_with_predict():
 def test_shape_terms_are_the_model_in_original_units():
     X, y = _table(n=600)
     X = X * np.array([10.0, 2.0, 5.0, 1.0]) + 3.0
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4)).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
     terms = est.shape_terms()
     assert len(terms) == 3
     m = est.model_
@@ -309,7 +309,7 @@ def test_validation_chooses_the_number_of_shapes_of_a_planted_additive_model():
     X = rng.random((n, 5))
     y = np.sin(4 * X[:, 0]) + np.abs(X[:, 2] - 0.5) + 0.3 * rng.standard_normal(n)
     est = jaxtree.TreeRegressor(k=1, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
-                                random_state=0).fit(X, y)
+                                random_state=0, search="greedy").fit(X, y)
     n_shapes = int(est.model_.shapes.n_terms)
     # The tree's path rows carry the shapes they were searched with: their recorded errors
     # are their models' errors on the same held-out rows.
@@ -328,7 +328,7 @@ def test_validation_chooses_the_number_of_shapes_of_a_planted_additive_model():
     assert fig.axes[0].get_xlabel() == "shape terms"
     assert len(fig.axes[0].lines[1].get_xdata()) == 7
     again = jaxtree.TreeRegressor(k=1, shapes=6, shape_knots=(8, 4), validation_fraction=0.3,
-                                  random_state=0).fit(X, y)
+                                  random_state=0, search="greedy").fit(X, y)
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
 
 
@@ -362,7 +362,7 @@ def test_large_fits_choose_shapes_on_a_deterministic_subset(monkeypatch):
     assert E._subsample(600, 600, None) is None
     rows = E._subsample(1500, 600, None)
     assert len(np.unique(rows)) == 600 and np.all(np.diff(rows) > 0)
-    kw = dict(k=1, shapes=3, shape_knots=(6, 4), refine=None)
+    kw = dict(k=1, shapes=3, shape_knots=(6, 4), refine=None, **GREEDY)
     est = jaxtree.TreeRegressor(**kw).fit(X, y)
     # the terms are those a search on the subset chooses (its history: the subset's MSE)
     sub = jaxtree.TreeRegressor(**kw).fit(X[rows], y[rows])

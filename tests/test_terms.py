@@ -7,6 +7,8 @@ import jaxtree
 from jaxtree import basis as B
 from jaxtree import program as prog
 
+from _shared import GREEDY
+
 
 def _planted(n=800, seed=0):
     rng = np.random.default_rng(seed)
@@ -19,7 +21,7 @@ def _planted(n=800, seed=0):
 def test_terms_sum_to_the_prediction_and_rank_by_share():
     X, y = _planted()
     basis = B.make_basis(hats=0, sines=2, cosines=0, powers=2, truncated_cubics=0)
-    est = jaxtree.TreeRegressor(k=2, basis=basis).fit(X, y)
+    est = jaxtree.TreeRegressor(k=2, basis=basis, **GREEDY).fit(X, y)
     terms = est.explain(X)
     assert terms[-1]["term"] == "constant"
     total = terms[-1]["values"] + sum(t["values"] for t in terms[:-1])
@@ -43,7 +45,7 @@ def test_terms_sum_to_the_prediction_and_rank_by_share():
 def test_terms_of_a_shapes_model_and_plot():
     X, y = _planted(600, 1)
     X = np.c_[X, np.random.default_rng(9).uniform(size=len(X))]  # test_shapes' estimator shape
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4)).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
     terms = est.explain(X)
     names = [t["term"] for t in terms]
     assert sum(n.startswith("f(") for n in names) == 3
@@ -55,6 +57,6 @@ def test_terms_of_a_shapes_model_and_plot():
 
 def test_terms_errors():
     X, y = _planted(200, 2)
-    est = jaxtree.TreeRegressor(k=1).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, **GREEDY).fit(X, y)
     with pytest.raises(ValueError, match="shape"):
         jaxtree.export.term_values(est.model_, X[:, :2])

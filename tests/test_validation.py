@@ -12,6 +12,8 @@ import jaxtree
 from jaxtree import _validation as V
 from jaxtree import search
 
+from _shared import GREEDY
+
 N, P, K = 64, 3, 2  # one shape for the whole file: compilations are shared
 
 
@@ -23,7 +25,7 @@ def make_data(seed=0, n=N):
 
 
 def est(**kw):
-    return jaxtree.TreeRegressor(k=K, refine=None, **kw)
+    return jaxtree.TreeRegressor(k=K, refine=None, **{**GREEDY, **kw})
 
 
 @pytest.fixture(scope="module")
