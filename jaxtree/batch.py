@@ -197,6 +197,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     estimators = []
     for b in range(B):
         est = TreeRegressor(**settings)
+        est.search_, est.validation_fraction_ = "greedy", None  # what every batched fit runs
         member = jax.tree_util.tree_map(lambda a, b=b: a[b], models)
         estimators.append(est._set_fitted(member, res.history[b], res.choices[b], int(status[b]),
                                           names if feature_names is not None else None, warn=False))

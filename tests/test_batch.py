@@ -37,6 +37,7 @@ def _check_equal(res, X, y, refine, sample_weight=None, rtol=1e-5):
         np.testing.assert_allclose(est_b.predict(X[b]), est.predict(X[b]), rtol=rtol, atol=rtol)
         np.testing.assert_allclose(est_b.history_, est.history_, rtol=rtol, atol=1e-7)
         assert est_b.status_ == est.status_ == 0
+        assert (est_b.search_, est_b.validation_fraction_) == (est.search_, est.validation_fraction_)
         assert est_b.n_features_in_ == X.shape[2]
         assert est_b.model_.x_min.dtype == X.dtype
 
