@@ -516,7 +516,7 @@ class TreeRegressor(ParamsProtocol):
         shape leaves the tree's result untouched."""
         scale = float(sc.y_scale) ** 2
         program = jax.tree_util.tree_map(jnp.asarray, tree.program)
-        fraction = AUTO_VALIDATION if self.validation_fraction_ is None else self.validation_fraction_
+        fraction = self._held_out_fraction()
         train, held = _shape_rows(reader.n, fraction, self.random_state)
 
         def residual_data(rows):
@@ -635,12 +635,17 @@ class TreeRegressor(ParamsProtocol):
             data = sharding_.shard_data(data, self.devices)
         return data
 
+    def _held_out_fraction(self) -> float:
+        """The held-out share of a split: ``validation_fraction_``, or ``AUTO_VALIDATION`` for
+        ``shapes="auto"``'s count choice on a fit that grows its tree to ``k``."""
+        fraction = self.validation_fraction_
+        return AUTO_VALIDATION if fraction is None else fraction
+
     def _held_out(self, xs, ys, sw, params, dtype, max_train=None):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
         (``validation_fraction``, ``random_state``), both chunked as the fit chunks; at most
         ``max_train`` training rows (a deterministic subset) when given."""
-        fraction = self.validation_fraction_
-        fraction = AUTO_VALIDATION if fraction is None else fraction  # shapes="auto"
+        fraction = self._held_out_fraction()
         train, held = _split(xs.shape[0], fraction, self.random_state)
         if max_train is not None:
             sub = _subsample(len(train), max_train, self.random_state)
