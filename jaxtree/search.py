@@ -198,8 +198,8 @@ def pair_screen_rows(n_candidates: int) -> int:
     The screen costs ``6 rows (pq)^2`` flops per scored leaf and operation
     (:func:`jaxtree.moves.score_pairs`): ``PAIR_ROWS`` rows where that stays within
     ``PAIR_WORK`` (``p*q <= 1024``, e.g. ``p <= 25`` with the default basis), fewer for more
-    candidates, never fewer than ``PAIR_MIN_ROWS`` (256 rows at ``p = 100``, ``q = 40``:
-    about 50 GFLOP per pair iteration). 0 or unknown ``n_candidates``: ``PAIR_ROWS``.
+    candidates (268 rows at ``p = 100``, ``q = 40``: about 50 GFLOP per pair iteration), never
+    fewer than ``PAIR_MIN_ROWS`` = 256. 0 or unknown ``n_candidates``: ``PAIR_ROWS``.
     """
     if n_candidates <= 0:
         return PAIR_ROWS
