@@ -1,19 +1,31 @@
 """The first fit of a new process, with and without jaxtree's persistent compilation cache.
 
-Runs the demo's fit (``jaxtree demo``: the paper's g, n=1000, p=10, k=10, default
-estimator) in fresh Python processes, each with ``XDG_CACHE_HOME`` pointing at a new empty
-temporary directory, so jaxtree's cache starts empty (see ``jaxtree._compilation_cache``):
+Runs the demo's fit (``jaxtree demo``: the paper's g, n=1000, p=10, k=10) with the default
+estimator (``TreeRegressor(k=10)``: below 10,000 rows the backfit search with a held-out
+size) and with ``TreeRegressor.paper(k=10)`` (the paper's greedy search) in fresh Python
+processes, each with ``XDG_CACHE_HOME`` pointing at a new empty temporary directory, so
+jaxtree's cache starts empty (see ``jaxtree._compilation_cache``):
 
 * ``cache_off``: ``JAXTREE_COMPILATION_CACHE=0`` (every process compiles everything);
 * ``first``: the first process with the cache on (compiles, writes the cache);
 * ``second``: a second process on the same cache directory (loads the programs).
 
 Each process times ``import jaxtree`` and the fit separately (``time.perf_counter``
-around ``TreeRegressor(k=10).fit``), checks the second fit's predictions equal the first's,
-and reports the cache's size. Target: the second process's fit <= 1 s.
+around ``fit``), and the second process also splits its fit by JAX's own monitoring events
+(tracing, lowering to MLIR, loading from the cache); the script checks the second fit's
+predictions equal the first's and reports the cache's size. Target: the second process's
+fit <= 1 s. ``--baseline DIR`` runs the same processes on another checkout (e.g.
+``git archive <commit> | tar -x -C DIR``) alternately with this one, for a side-by-side
+comparison on a busy machine.
 
     python benchmarks/bench_first_fit.py            # n=1000, p=10, k=10, 3 rounds
     python benchmarks/bench_first_fit.py --quick    # n=300, p=4, k=3, 1 round
+    python benchmarks/bench_first_fit.py --grid     # fits k = 2, 4, 6, 8, 10 in one process
+
+``--grid`` measures the capacity buckets (``jaxtree.program.capacity_for``): one process per
+estimator fits k = 2, 4, 6, 8, 10 in turn (cache off) and counts its compilations, once with
+the buckets and once with the capacity equal to k, then times five warm k = 10 fits (the
+buckets' cost); it writes ``first_fit_grid.json``.
 
 Writes ``benchmarks/results/first_fit.json`` (``first_fit_quick.json`` with ``--quick``).
 """
@@ -40,19 +52,80 @@ import numpy as np
 import jaxtree
 from jaxtree.datasets import paper_synthetic
 t_import = time.perf_counter() - t0
+import jax
 n, p, k = (int(a) for a in sys.argv[1:4])
+make = jaxtree.TreeRegressor.paper if sys.argv[4] == "paper" else jaxtree.TreeRegressor
 X, y = paper_synthetic(n + n // 3, p=p, seed=0)   # as jaxtree.cli._demo
+events = {}
+def listen(event, duration, **kw):
+    events[event] = events.get(event, 0.0) + duration
+jax.monitoring.register_event_duration_secs_listener(listen)
 t0 = time.perf_counter()
-est = jaxtree.TreeRegressor(k=k).fit(X[:n], y[:n])
+est = make(k=k).fit(X[:n], y[:n])
 t_fit = time.perf_counter() - t0
+split = {"trace_s": events.get("/jax/core/compile/jaxpr_trace_duration", 0.0),
+         "lower_s": events.get("/jax/core/compile/jaxpr_to_mlir_module_duration", 0.0),
+         "cache_load_s": events.get("/jax/compilation_cache/cache_retrieval_time_sec", 0.0),
+         "backend_compile_s": events.get("/jax/core/compile/backend_compile_duration", 0.0)}
 t0 = time.perf_counter()
 pred = est.predict(X[n:])
 t_predict = time.perf_counter() - t0
-import jax
-print(json.dumps({"import_s": t_import, "fit_s": t_fit, "predict_s": t_predict,
+print(json.dumps({"import_s": t_import, "fit_s": t_fit, "predict_s": t_predict, **split,
                   "pred": pred.tolist(), "formula": est.formula(),
                   "cache_dir": jax.config.jax_compilation_cache_dir}))
 """
+
+
+GRID_CHILD = r"""
+import json, statistics, sys, time
+import jaxtree
+from jaxtree import program
+from jaxtree.datasets import paper_synthetic
+from jaxtree.debug import count_compilations
+n, p, mode, which = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+if mode == "exact":
+    program.capacity_for = lambda k: k   # the capacity of every search is its k
+make = jaxtree.TreeRegressor.paper if which == "paper" else jaxtree.TreeRegressor
+X, y = paper_synthetic(n, p=p, seed=0)
+per_k = {}
+t_all = time.perf_counter()
+with count_compilations() as count:
+    for k in (2, 4, 6, 8, 10):
+        t0 = time.perf_counter()
+        make(k=k).fit(X, y)
+        per_k[k] = time.perf_counter() - t0
+total = time.perf_counter() - t_all
+warm = []
+for _ in range(5):
+    t0 = time.perf_counter()
+    make(k=10).fit(X, y)
+    warm.append(time.perf_counter() - t0)
+print(json.dumps({"per_k_s": per_k, "total_s": total, "lowerings": count.lowerings,
+                  "warm_k10_median_s": statistics.median(warm)}))
+"""
+
+
+def grid(n, p, out) -> int:
+    """The ``--grid`` run (see the module docstring)."""
+    env = {key: v for key, v in os.environ.items() if key != "JAX_COMPILATION_CACHE_DIR"}
+    env["JAXTREE_COMPILATION_CACHE"] = "0"
+    rows = {}
+    for which in ("default", "paper"):
+        for mode in ("exact", "buckets"):
+            res = subprocess.run([sys.executable, "-c", GRID_CHILD, str(n), str(p), mode, which],
+                                 env=env, capture_output=True, text=True, cwd=str(ROOT),
+                                 check=False)
+            if res.returncode != 0:
+                raise RuntimeError(f"child process failed:\n{res.stderr[-3000:]}")
+            rows[f"{which}/{mode}"] = row = json.loads(res.stdout.strip().splitlines()[-1])
+            print(f"{which}/{mode}: k = 2..10 in {row['total_s']:.1f} s, {row['lowerings']} "
+                  f"compilations; warm k=10 fit {row['warm_k10_median_s']:.4f} s", flush=True)
+    meta = {**environment(), "n": n, "p": p, "ks": [2, 4, 6, 8, 10],
+            "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+    with open(out, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    print(f"wrote {out}")
+    return 0
 
 
 def _dir_size(path: str) -> tuple:
@@ -60,27 +133,27 @@ def _dir_size(path: str) -> tuple:
     return len(files), sum(os.path.getsize(f) for f in files)
 
 
-def _child(n, p, k, xdg, cache_on: bool) -> dict:
+def _child(n, p, k, xdg, cache_on: bool, estimator: str, root) -> dict:
     env = {key: v for key, v in os.environ.items()
            if key not in ("JAX_COMPILATION_CACHE_DIR", "JAXTREE_COMPILATION_CACHE")}
     env["XDG_CACHE_HOME"] = xdg
     if not cache_on:
         env["JAXTREE_COMPILATION_CACHE"] = "0"
-    out = subprocess.run([sys.executable, "-c", CHILD, str(n), str(p), str(k)], env=env,
-                         capture_output=True, text=True, cwd=str(ROOT), check=False)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(n), str(p), str(k), estimator],
+                         env=env, capture_output=True, text=True, cwd=str(root), check=False)
     if out.returncode != 0:
         raise RuntimeError(f"child process failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def one_round(n, p, k) -> dict:
+def one_round(n, p, k, estimator="default", root=ROOT) -> dict:
     """One cache-off process, then two processes on one new empty cache directory."""
     with tempfile.TemporaryDirectory(prefix="jaxtree-bench-") as tmp:
-        off = _child(n, p, k, os.path.join(tmp, "off"), cache_on=False)
+        off = _child(n, p, k, os.path.join(tmp, "off"), False, estimator, root)
         xdg = os.path.join(tmp, "on")
-        first = _child(n, p, k, xdg, cache_on=True)
+        first = _child(n, p, k, xdg, True, estimator, root)
         files, size = _dir_size(os.path.join(xdg, "jaxtree", "jax"))
-        second = _child(n, p, k, xdg, cache_on=True)
+        second = _child(n, p, k, xdg, True, estimator, root)
         off_files = _dir_size(os.path.join(tmp, "off"))[0]
     assert off["cache_dir"] is None and off_files == 0, "JAXTREE_COMPILATION_CACHE=0 ignored"
     assert first["cache_dir"] and files > 0, "the cache was not written"
@@ -90,6 +163,9 @@ def one_round(n, p, k) -> dict:
     row = {"cache_entries": files, "cache_bytes": size}
     for name, r in (("cache_off", off), ("first", first), ("second", second)):
         row.update({f"{name}_{key}": r[key] for key in ("import_s", "fit_s", "predict_s")})
+    row.update({f"second_{key}": second[key]
+                for key in ("trace_s", "lower_s", "cache_load_s", "backend_compile_s")})
+    row["pred"] = second["pred"]
     return row
 
 
@@ -98,24 +174,51 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="n=300, p=4, k=3, one round")
     ap.add_argument("--rounds", type=int, default=None, help="repeats (default 3, 1 with --quick)")
     ap.add_argument("--out", default=None, help="JSON output path")
+    ap.add_argument("--estimator", choices=("default", "paper", "both"), default="both",
+                    help="TreeRegressor(k) (default), TreeRegressor.paper(k), or both")
+    ap.add_argument("--baseline", default=None,
+                    help="another checkout to run alternately with this one (side by side)")
+    ap.add_argument("--grid", action="store_true",
+                    help="fits k = 2..10 in one process, with and without capacity buckets")
     a = ap.parse_args(argv)
     n, p, k = (300, 4, 3) if a.quick else (1000, 10, 10)
+    if a.grid:
+        return grid(n, p, a.out or os.path.join(HERE, "results", "first_fit_grid.json"))
     rounds = a.rounds or (1 if a.quick else 3)
-    rows = []
+    estimators = ("default", "paper") if a.estimator == "both" else (a.estimator,)
+    codes = [("this", ROOT)] + ([("baseline", a.baseline)] if a.baseline else [])
+    rows = {f"{code}/{e}": [] for code, _ in codes for e in estimators}
     for r in range(rounds):
-        rows.append(one_round(n, p, k))
-        print(f"round {r}: " + ", ".join(f"{key}={v:.3f}" if isinstance(v, float) else f"{key}={v}"
-                                         for key, v in rows[-1].items()), flush=True)
-    med = {key: statistics.median(row[key] for row in rows) for key in rows[0]}
-    print(f"median over {rounds} round(s), n={n} p={p} k={k}: fit without cache "
-          f"{med['cache_off_fit_s']:.2f} s, first process {med['first_fit_s']:.2f} s, second "
-          f"process {med['second_fit_s']:.2f} s (target <= 1 s); import "
-          f"{med['second_import_s']:.2f} s; cache {med['cache_entries']:.0f} files, "
-          f"{med['cache_bytes'] / 1e6:.1f} MB")
+        for e in estimators:
+            for code, root in codes:
+                row = one_round(n, p, k, e, root)
+                rows[f"{code}/{e}"].append(row)
+                print(f"round {r} {code}/{e}: " + ", ".join(
+                    f"{key}={v:.3f}" if isinstance(v, float) else f"{key}={v}"
+                    for key, v in row.items() if key != "pred"), flush=True)
+    med = {}
+    for name, rs in rows.items():
+        med[name] = {key: statistics.median(row[key] for row in rs) for key in rs[0]
+                     if key != "pred"}
+        m = med[name]
+        print(f"{name}: median over {rounds} round(s), n={n} p={p} k={k}: fit without cache "
+              f"{m['cache_off_fit_s']:.2f} s, first process {m['first_fit_s']:.2f} s, second "
+              f"process {m['second_fit_s']:.2f} s (target <= 1 s; tracing "
+              f"{m['second_trace_s']:.2f} s, lowering {m['second_lower_s']:.2f} s, cache "
+              f"load {m['second_cache_load_s']:.2f} s); import {m['second_import_s']:.2f} s; "
+              f"cache {m['cache_entries']:.0f} files, {m['cache_bytes'] / 1e6:.1f} MB")
+    for e in estimators:
+        if a.baseline:
+            same = rows[f"this/{e}"][0]["pred"] == rows[f"baseline/{e}"][0]["pred"]
+            print(f"{e}: predictions of this checkout and the baseline identical: {same}")
+    for rs in rows.values():
+        for row in rs:
+            row.pop("pred")
     meta = {**environment(), "n": n, "p": p, "k": k, "rounds": rounds,
+            "baseline": a.baseline,
             "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-            "estimator": "TreeRegressor(k) defaults (jax engine, refine='optax', float64 data "
-                         "computed in float32, x64 off)"}
+            "estimators": {"default": "TreeRegressor(k)", "paper": "TreeRegressor.paper(k)"},
+            "settings": "jax engine, float64 data computed in float32, x64 off"}
     out = a.out or os.path.join(HERE, "results", "first_fit_quick.json" if a.quick else "first_fit.json")
     with open(out, "w") as f:
         json.dump({"meta": meta, "median": med, "rows": rows}, f, indent=1)

@@ -10,7 +10,7 @@ from jaxtree import (basis, batch, classifier, datasets, debug, export, losses, 
 from jaxtree._compilation_cache import disable as disable_compilation_cache
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
-from jaxtree.batch import BatchResult, fit_batch
+from jaxtree.batch import BatchResult, fit_batch, fit_batch_classifier
 from jaxtree.classifier import TreeClassifier, load
 from jaxtree.estimator import TreeRegressor
 from jaxtree.model import TreeModel, predict
@@ -35,6 +35,7 @@ __all__ = [
     "disable_compilation_cache",
     "export",
     "fit_batch",
+    "fit_batch_classifier",
     "get_basis",
     "load",
     "losses",

@@ -1,14 +1,21 @@
-"""Fitting many data sets of one shape at once: ``B`` greedy searches in one compiled call.
+"""Fitting many data sets of one shape at once: ``B`` searches in one compiled call.
 
 :func:`fit_batch` stacks ``B`` data sets ``X[b]`` of shape ``(n, p)`` and runs the pure
-search step :func:`jaxtree.search.step` under ``jax.vmap`` over a batch of programs and
+search step :func:`jaxtree.search.step` (the greedy or the backfit search) or
+:func:`jaxtree.search.beam_step` under ``jax.vmap`` over a batch of programs and
 data (basis and config shared and static). Every iteration is one call of one compiled
 function for the whole batch, and one host transfer (the ``B`` losses and choices).
 
 Each data set is scaled on its own, exactly as :class:`jaxtree.TreeRegressor` does:
 ``x_j -> (x_j - min_j) / (max_j - min_j)`` in ``[0, 1]`` and ``y -> (y - c) / s`` in
 ``[-1, 1]`` with ``c`` the midpoint and ``s`` the half-range of that data set's ``y``.
-So ``fit_batch(X, y)[b]`` makes the same choices as ``TreeRegressor().fit(X[b], y[b])``.
+So ``fit_batch(X, y, search=s)[b]`` makes the same choices as
+``TreeRegressor(search=s, validation_fraction=None, shapes=0).fit(X[b], y[b])``.
+
+:func:`fit_batch_classifier` is the same for classification: member ``b`` is the
+:class:`jaxtree.TreeClassifier` fitted to ``(X[b], y[b])``; one-versus-rest trees of all
+data sets are flattened into one batch axis (every data set must have the same number of
+classes, so the batch and its ``models`` have static shapes).
 
 Design decision: the batch runs ``k + 1`` iterations for every member (no early stop);
 a member whose search found no finite candidate keeps its tree (masked inside ``step``)
@@ -18,6 +25,7 @@ and reports it in ``status``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from typing import Optional, Sequence
 
@@ -26,24 +34,65 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _compilation_cache
+from jaxtree import _encoding as encoding_
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
+from jaxtree import classifier as classifier_
 from jaxtree import model as model_
 from jaxtree import program as prog
+from jaxtree import refine as refine_
 from jaxtree import scoring, search
+from jaxtree import search as search_
 from jaxtree.estimator import TreeRegressor, check_params
 
 __all__ = [
     "BatchResult",
+    "beam_step_batch_jit",
     "fit_batch",
+    "fit_batch_classifier",
     "step_batch_jit",
 ]
 
 
 
 def _step_batch(programs: prog.Program, data: scoring.Data, basis, config: search.Config):
-    """:func:`jaxtree.search.step` over a leading batch axis of programs and data."""
-    return jax.vmap(search.step, in_axes=(0, 0, None, None))(programs, data, basis, config)
+    """:func:`jaxtree.search.step` over a leading batch axis of programs and data.
+
+    With the pair lookahead (the backfit search) the pair scoring runs only while some
+    member's tree is small enough for it: under ``vmap`` the step's own ``lax.cond`` on each
+    member's size becomes a ``select`` that would score pairs at every iteration. The
+    outer ``lax.cond`` on "any member may take a pair" is not batched, and a member that
+    may not take a pair makes the same move either way.
+    """
+    def vstep(cfg):
+        return jax.vmap(search.step, in_axes=(0, 0, None, None))(programs, data, basis, cfg)
+
+    if not config.pair_leaves:
+        return vstep(config)
+    small = (programs.n_slots > 0) & (jax.vmap(prog.n_leaves)(programs) <= config.pair_max_leaves)
+    return jax.lax.cond(jnp.any(small), lambda: vstep(config),
+                        lambda: vstep(config._replace(pair_leaves=0)))
+
+
+def _beam_step_batch(programs: prog.Program, data: scoring.Data, basis, config: search.Config):
+    """:func:`jaxtree.search.beam_step` over a leading batch axis (programs ``(B, width, ...)``)."""
+    return jax.vmap(search.beam_step, in_axes=(0, 0, None, None))(programs, data, basis, config)
+
+
+@jax.jit
+def _best_members(programs: prog.Program, loss) -> prog.Program:
+    """Each data set's beam member with the lowest training loss (``search.beam_fit``'s rule)."""
+    best = jnp.argmin(jnp.where(jnp.isfinite(loss), loss, jnp.inf), axis=1)
+    return jax.tree_util.tree_map(lambda a: jax.vmap(lambda t, i: t[i])(a, best), programs)
+
+
+beam_step_batch_jit = jax.jit(_beam_step_batch, static_argnames=("basis", "config"))
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def _members_mse(programs: prog.Program, data: scoring.Data, basis):
+    """Training MSE ``(B, width)`` of every beam member of every data set."""
+    return jax.vmap(lambda ps, d: jax.vmap(lambda p: refine_.mse(p, d, basis))(ps))(programs, data)
 
 
 step_batch_jit = jax.jit(_step_batch, static_argnames=("basis", "config"))
@@ -52,10 +101,13 @@ step_batch_jit = jax.jit(_step_batch, static_argnames=("basis", "config"))
 
 @dataclasses.dataclass(frozen=True)
 class BatchResult:
-    """The outcome of :func:`fit_batch`; behaves as the list of its ``B`` estimators.
+    """The outcome of :func:`fit_batch` (and :func:`fit_batch_classifier`); behaves as the
+    list of its ``B`` estimators.
 
     Attributes:
-      estimators: list of ``B`` fitted :class:`jaxtree.TreeRegressor`.
+      estimators: list of ``B`` fitted :class:`jaxtree.TreeRegressor` (or
+        :class:`jaxtree.TreeClassifier`: then ``models`` is the decision function's and
+        ``history`` the training loss, see :func:`fit_batch_classifier`).
       models: the batched :class:`jaxtree.TreeModel` pytree (every array leaf has a
         leading ``B`` axis); predict all at once with
         ``jax.vmap(jaxtree.predict)(models, X)``.
@@ -78,17 +130,41 @@ class BatchResult:
         return iter(self.estimators)
 
 
-def _check_batch(X, y, sample_weight):
-    """Validates ``(B, n, p)`` / ``(B, n)`` / ``(B, n)`` or ``(n,)`` inputs (numpy out)."""
+def _check_batch_x(X, estimator: str = "TreeRegressor") -> np.ndarray:
+    """Validates the ``(B, n, p)`` covariates of a batch (numpy out; finiteness not checked)."""
     xa = V.as_float_array(X, "X")
     if xa.ndim != 3:
-        hint = " For a single data set use TreeRegressor, or X[None]." if xa.ndim == 2 else ""
+        hint = f" For a single data set use {estimator}, or X[None]." if xa.ndim == 2 else ""
         raise ValueError(f"X must be 3-D (n_datasets, n_samples, n_features); got shape {xa.shape}.{hint}")
     B, n, p = xa.shape
     if B == 0 or n == 0 or p == 0:
         raise ValueError(f"X is empty (shape {xa.shape}); it needs at least one data set, row and column.")
     if n < 2:
         raise ValueError(f"fit_batch needs at least 2 samples per data set; got {n}.")
+    return xa
+
+
+def _check_batch_weight(sample_weight, B: int, n: int) -> Optional[np.ndarray]:
+    """Validates ``(B, n)`` or shared ``(n,)`` sample weights; ``(B, n)`` or None out."""
+    if sample_weight is None:
+        return None
+    sw = V.as_float_array(sample_weight, "sample_weight")
+    if sw.ndim == 1 and sw.shape == (n,):
+        sw = np.broadcast_to(sw, (B, n))
+    if sw.shape != (B, n):
+        raise ValueError(f"sample_weight must have shape ({B}, {n}) or ({n},); got {sw.shape}.")
+    if not np.isfinite(sw).all() or (sw < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative.")
+    if not (sw.sum(axis=1) > 0).all():
+        bad = int(np.argmin(sw.sum(axis=1) > 0))
+        raise ValueError(f"sample_weight must have a positive sum in every data set; data set {bad} has not.")
+    return sw
+
+
+def _check_batch(X, y, sample_weight):
+    """Validates ``(B, n, p)`` / ``(B, n)`` / ``(B, n)`` or ``(n,)`` inputs (numpy out)."""
+    xa = _check_batch_x(X)
+    B, n, p = xa.shape
     ya = V.as_float_array(y, "y")
     if ya.ndim == 3 and ya.shape[2] == 1:
         ya = ya[..., 0]
@@ -99,19 +175,7 @@ def _check_batch(X, y, sample_weight):
                          "Every data set needs one target per row.")
     for name, arr in (("X", xa), ("y", ya)):
         V.check_finite(arr, name, axes=("data set", "row", "column"))
-    sw = None
-    if sample_weight is not None:
-        sw = V.as_float_array(sample_weight, "sample_weight")
-        if sw.ndim == 1 and sw.shape == (n,):
-            sw = np.broadcast_to(sw, (B, n))
-        if sw.shape != (B, n):
-            raise ValueError(f"sample_weight must have shape ({B}, {n}) or ({n},); got {sw.shape}.")
-        if not np.isfinite(sw).all() or (sw < 0).any():
-            raise ValueError("sample_weight must be finite and non-negative.")
-        if not (sw.sum(axis=1) > 0).all():
-            bad = int(np.argmin(sw.sum(axis=1) > 0))
-            raise ValueError(f"sample_weight must have a positive sum in every data set; data set {bad} has not.")
-    return xa, ya, sw
+    return xa, ya, _check_batch_weight(sample_weight, B, n)
 
 
 def _chunk_batch(xs, ys, sw, chunk_size: int, dtype) -> scoring.Data:
@@ -124,7 +188,8 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype) -> scoring.Data:
 def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               sample_weight=None, chunk_size: int = 2048, coordinate_sweeps: int = 3,
               refine_steps: int = 20, precision: str = "highest",
-              feature_names: Optional[Sequence[str]] = None) -> BatchResult:
+              feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
+              beam_width: int = 4) -> BatchResult:
     """Fits ``B`` data sets of the same shape with one batched compiled step per iteration.
 
     Args:
@@ -139,6 +204,13 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
       refine_steps: L-BFGS iterations for ``refine="optax"``.
       precision: matmul precision: ``"highest"``, ``"high"`` or ``"default"``.
       feature_names: optional ``p`` names of the covariates (default ``x1..xp``).
+      search: ``"greedy"`` (default: the paper's search), ``"backfit"`` (pair lookahead and
+        replacement moves, :func:`jaxtree.search.search_config`) or ``"beam"``
+        (``beam_width`` greedy trees per data set, the best kept), as
+        :class:`jaxtree.TreeRegressor`'s ``search``; every member grows to ``k`` operations
+        (no held-out size). ``"auto"`` is not accepted: the estimator's rule picks a search
+        by each fit's size and path, and a batch runs one search for all members.
+      beam_width: trees per data set for ``search="beam"``.
 
     Returns:
       A :class:`BatchResult`: indexable and iterable as the list of ``B`` fitted
@@ -157,9 +229,11 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
       (3, (3, 2))
     """
     _compilation_cache.enable()
+    if search not in search_.SEARCHES:
+        raise ValueError(f"search must be one of {search_.SEARCHES} in fit_batch; got {search!r}.")
     settings = dict(k=k, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
-                    precision=precision)
+                    precision=precision, search=search, beam_width=beam_width)
     params = check_params(settings)
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
         raise ValueError("fit_batch does not support basis families on the covariates' original "
@@ -177,28 +251,201 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     sc = scaling_.fit(xa, ya, sw)
     xs, ys = scaling_.apply(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
-    cfg = search.Config(max_k=params.k, refine=refine, coordinate_sweeps=params.sweeps,
-                        refine_steps=params.steps,
-                        precision=scoring.PRECISIONS[precision])
+    cfg = search_.search_config(search, params.k, p * params.basis.q, refine=refine,
+                                coordinate_sweeps=params.sweeps, refine_steps=params.steps,
+                                precision=scoring.PRECISIONS[precision])
     # No row buckets here: under vmap, lax.switch on a batched index becomes a select that
     # runs every branch, which would cost more than scoring all rows.
 
     one = prog.empty_program(params.k, dtype)
-    programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape), one)
-    res = search.run(lambda prg: step_batch_jit(prg, data, params.basis, cfg), programs,
-                     params.k + 1, loss_scale=np.asarray(sc.y_scale, np.float64) ** 2)
+    lead = (B,) if search != "beam" else (B, int(beam_width))
+    programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, lead + a.shape), one)
+    step = step_batch_jit if search != "beam" else beam_step_batch_jit
+    res = search_.run(lambda prg: step(prg, data, params.basis, cfg), programs,
+                      params.k + 1, loss_scale=np.asarray(sc.y_scale, np.float64) ** 2)
+    if search == "beam":
+        res = res._replace(program=_best_members(res.program, _members_mse(res.program, data,
+                                                                           params.basis)))
     status = np.asarray(res.status, np.int64)
-    if (status != search.STATUS_OK).any():
-        bad = np.flatnonzero(status != search.STATUS_OK).tolist()
-        why = search.message(np.bitwise_or.reduce(status))
+    if (status != search_.STATUS_OK).any():
+        bad = np.flatnonzero(status != search_.STATUS_OK).tolist()
+        why = search_.message(np.bitwise_or.reduce(status))
         warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
 
     models = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, names)
     estimators = []
     for b in range(B):
-        est = TreeRegressor(**settings)
-        est.search_, est.validation_fraction_ = "greedy", None  # what every batched fit runs
+        # The settings each member ran: a clone refits the same search (no held-out size,
+        # no shape terms: fit_batch has neither).
+        est = TreeRegressor(**settings, validation_fraction=None, shapes=0)
+        est.search_, est.validation_fraction_ = search, None  # what every batched fit runs
         member = jax.tree_util.tree_map(lambda a, b=b: a[b], models)
-        estimators.append(est._set_fitted(member, res.history[b], res.choices[b], int(status[b]),
+        history = res.history[b][: len(res.choices[b])]  # a member may end early (run)
+        estimators.append(est._set_fitted(member, history, res.choices[b], int(status[b]),
                                           names if feature_names is not None else None, warn=False))
     return BatchResult(estimators, models, res.history, status)
+
+
+def _classifier_step_batch(programs: prog.Program, data: scoring.Data, ys, basis,
+                           config: search.Config):
+    """The one-versus-rest step of :class:`jaxtree.TreeClassifier` over ``B`` data sets.
+
+    ``programs``: ``M = B * K`` stacked trees, data set ``b``'s ``K`` trees (one for two
+    classes) at ``b*K .. b*K + K - 1``; ``data``: ``(B, n_chunks, m, ...)``; ``ys``:
+    ``(B, K, n_chunks, m)`` labels +-1. Each data set runs the classifier's own vmapped
+    one-versus-rest step (:func:`jaxtree.classifier._ovr_step`, the covariates shared by its
+    ``K`` trees), vmapped over the data sets; programs and records stay flat ``(M, ...)`` so
+    the driver sees a plain batch.
+    """
+    B, K = ys.shape[:2]
+    split = lambda a: a.reshape((B, K) + a.shape[1:])  # noqa: E731
+    flat = lambda a: a.reshape((B * K,) + a.shape[2:])  # noqa: E731
+    out = jax.vmap(classifier_._ovr_step, in_axes=(0, 0, 0, None, None))(
+        jax.tree_util.tree_map(split, programs), data, ys, basis, config)
+    return jax.tree_util.tree_map(flat, out)
+
+
+_classifier_step_batch_jit = jax.jit(_classifier_step_batch, static_argnames=("basis", "config"))
+
+
+def _check_batch_labels(y, B: int, n: int):
+    """``(classes, index)`` of every data set's labels ``y (B, n)``
+    (:func:`jaxtree.classifier.check_labels` on each); all data sets must have the same
+    number of classes."""
+    arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        arr = arr[..., 0]
+    if arr.shape != (B, n):
+        raise ValueError(f"y must hold one class label per row of every data set, shape "
+                         f"({B}, {n}) for X of shape ({B}, {n}, p); got {arr.shape}.")
+    out = []
+    for b in range(B):
+        try:
+            out.append(classifier_.check_labels(arr[b], n))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"y[{b}] (data set {b}): {exc}") from None
+    counts = [len(c) for c, _ in out]
+    if len(set(counts)) > 1:
+        raise ValueError(f"Every data set must have the same number of classes (the batch "
+                         f"stacks one tree per class); got {counts} classes in the data sets. "
+                         "Fit the data sets with a different count separately, or call "
+                         "fit_batch_classifier once per class count.")
+    return out
+
+
+def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=None,
+                         refine: Optional[str] = "optax", sample_weight=None,
+                         chunk_size: int = 2048, coordinate_sweeps: int = 3,
+                         refine_steps: int = 20, precision: str = "highest",
+                         feature_names: Optional[Sequence[str]] = None) -> BatchResult:
+    """Fits ``B`` classification data sets of the same shape with one batched compiled step
+    per iteration: the classification counterpart of :func:`fit_batch`.
+
+    Member ``b`` is the :class:`jaxtree.TreeClassifier` with these settings fitted to
+    ``(X[b], y[b])``: the same scaling, starting intercept, Newton-step scoring and
+    refinement (:mod:`jaxtree.losses`), so the same choices. Each data set has its own labels
+    and its own ``classes_``; all must have the same *number* of classes ``K`` (the labels
+    themselves may differ). ``K = 2``: one tree per data set (``classes_[1]`` positive).
+    ``K > 2``: one-versus-rest, the ``K`` trees of every data set flattened into the batch
+    axis (``B * K`` searches in one call, each data set's covariates shared by its trees).
+
+    Args:
+      X: float ``(B, n, p)``: ``B`` data sets of ``n`` rows and ``p`` covariates.
+      y: ``(B, n)`` class labels of any sortable type, at least two classes per data set.
+      k: number of operations of every tree.
+      loss: ``"logistic"`` or ``"margin"``, as for :class:`jaxtree.TreeClassifier`.
+      basis, refine, chunk_size, coordinate_sweeps, refine_steps, precision: as for
+        :class:`jaxtree.TreeClassifier` (bases on the covariates' original units are
+        refused, as by :func:`fit_batch`).
+      sample_weight: optional non-negative ``(B, n)``, or ``(n,)`` shared by all.
+      feature_names: optional ``p`` names of the covariates (default ``x1..xp``).
+
+    Returns:
+      A :class:`BatchResult` of ``B`` fitted :class:`jaxtree.TreeClassifier`: ``models`` is
+      the batched decision-function :class:`jaxtree.TreeModel` (leading axes ``(B,)``, or
+      ``(B, K)`` for ``K > 2``; ``jax.vmap(jaxtree.classifier.decision_function)(models, X)``),
+      ``history`` the training loss ``(B, k+1)`` (``(B, K, k+1)`` for ``K > 2``), ``status``
+      ``(B,)`` (every class's flags of a data set combined).
+
+    Raises:
+      ValueError / TypeError: for bad shapes, labels (naming the data set), a differing
+        number of classes, or bad hyperparameters.
+
+    Examples:
+      >>> import numpy as np, jaxtree
+      >>> X = np.random.default_rng(0).uniform(size=(3, 200, 2))
+      >>> res = jaxtree.fit_batch_classifier(X, X[..., 0] > X[..., 1], k=2, refine=None)
+      >>> [c.classes_.tolist() for c in res], res.history.shape
+      ([[False, True], [False, True], [False, True]], (3, 3))
+    """
+    _compilation_cache.enable()
+    settings = dict(k=k, loss=loss, basis=basis, refine=refine, chunk_size=chunk_size,
+                    coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
+                    precision=precision)
+    est0 = classifier_.TreeClassifier(**settings)
+    params = est0._check_params()
+    if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
+        raise ValueError("fit_batch_classifier does not support basis families on the "
+                         "covariates' original units (PowerLaws, e.g. the 'physics' preset): "
+                         "their constants depend on each problem's ranges. Fit each problem "
+                         "with TreeClassifier instead.")
+    xa = _check_batch_x(X, "TreeClassifier")
+    V.check_finite(xa, "X", axes=("data set", "row", "column"))
+    B, n, p = xa.shape
+    sw = _check_batch_weight(sample_weight, B, n)
+    labels = _check_batch_labels(y, B, n)
+    if feature_names is None:
+        names = tuple(f"x{j + 1}" for j in range(p))
+    else:
+        names = tuple(str(s) for s in feature_names)
+        if len(names) != p:
+            raise ValueError(f"feature_names has {len(names)} names but X has {p} features.")
+    dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
+    zeros = np.zeros((B, n))
+    for b in range(B):
+        V.check_representable(xa[b], zeros[b], dtype, feature_names=names)
+    sc = scaling_.fit(xa, zeros, sw)  # y_center 0, y_scale 1: the decision function is not scaled
+    xs, _ = scaling_.apply(sc, xa, zeros, sw)
+    w = np.ones((B, n)) if sw is None else np.asarray(sw, np.float64)
+    K = len(labels[0][0])
+    ypm = np.stack([classifier_._one_vs_rest(idx, K) for _, idx in labels])  # (B, K', n)
+    Kt = ypm.shape[1]  # trees per data set: 1 for two classes, else K
+    data = _chunk_batch(xs, zeros, w, params.chunk, dtype)
+    ys = classifier_._chunk_labels(ypm, data.y.shape[1:], dtype)
+    # The classifier's own Config, without row buckets (as fit_batch: under vmap,
+    # lax.switch on a batched index becomes a select that runs every branch).
+    cfg = est0._config(params, n, p, params.basis.q, K)._replace(buckets=())
+
+    a0 = classifier_._start_intercepts(loss, ypm.reshape(B * Kt, n), np.repeat(w, Kt, 0))
+    empty = prog.empty_program(params.k, dtype)
+    start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B * Kt,) + a.shape), empty)
+    start = start._replace(intercept=jnp.asarray(a0, dtype))
+    res = search.run(lambda prg: _classifier_step_batch_jit(prg, data, ys, params.basis, cfg),
+                     start, params.k + 1)
+
+    flags = np.asarray(res.status, np.int64).reshape(B, Kt)
+    status = np.bitwise_or.reduce(flags, axis=1)
+    if (status & search.Status.NO_CANDIDATE).any():
+        bad = np.flatnonzero(status & search.Status.NO_CANDIDATE).tolist()
+        why = search.message(search.Status.NO_CANDIDATE)
+        warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
+    history = np.asarray(res.history, np.float64).reshape((B, Kt, -1) if K > 2 else (B, -1))
+    estimators, members = [], []
+    for b in range(B):
+        rows = slice(b * Kt, (b + 1) * Kt)
+        program = jax.tree_util.tree_map(lambda a: a[rows] if K > 2 else a[b], res.program)
+        sc_b = scaling_.Scaling(*(np.asarray(a)[b] for a in sc))
+        model = model_.TreeModel.from_scaling(program, sc_b, dtype, params.basis, names)
+        if K > 2:
+            model = classifier_._batched(model, K)
+        choices = res.choices[rows] if K > 2 else res.choices[b]
+        classes = labels[b][0]
+        est = classifier_.TreeClassifier(**settings)
+        est._pending_encoding = encoding_.identity(  # as fit's for a numeric array
+            p, names if feature_names is not None else None, np.min(xa[b], 0))
+        est._set_fitted(model, classes, history[b], choices, int(status[b]),
+                        names if feature_names is not None else None)
+        estimators.append(est)
+        members.append(model)
+    models = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)
+    return BatchResult(estimators, models, history, status)

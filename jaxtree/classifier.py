@@ -44,6 +44,12 @@ Decisions:
 * Streamed data (a memmap or a ChunkReader): :func:`jaxtree.stream.loss_step`, the
   in-memory step with every pass read block by block; the Newton working data is computed
   per block on the device, never stored.
+* Sharding (``devices=``) is the regressor's (:mod:`jaxtree.sharding`): the chunked
+  covariates, weights and the one-versus-rest labels ``(K, n_chunks, m)`` have their rows
+  within each chunk split over a ``"data"`` mesh, and the unchanged step (vmapped over the
+  classes) runs SPMD; streamed blocks are placed the same way.
+* Many data sets at once: :func:`jaxtree.fit_batch_classifier` runs this search (binary, or
+  each data set's one-versus-rest trees) for ``B`` data sets in one vmapped step.
 * Size selection (``validation_fraction``) is the regressor's: the same split, the
   one-standard-error rule on the held-out loss, a refit on all rows; one-versus-rest trees
   choose their sizes one class at a time (see :class:`TreeClassifier`).
@@ -59,6 +65,7 @@ from typing import Callable, Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
 from jaxtree import _compilation_cache
 from jaxtree import _encoding as encoding_
@@ -70,6 +77,7 @@ from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
 from jaxtree import scoring, search
+from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
 from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _check_stream_args,
                                _loaded_names, _ProgressBar, _split, check_params)
@@ -262,6 +270,12 @@ class TreeClassifier(ParamsProtocol):
         tree than a class with a complex one, and one size for all would either under-fit
         the complex class or give the simple one spurious leaves. The refit is still one
         batch to the largest size; each tree is kept after its own size.
+      devices: None (one device), an int ``n`` (the first ``n`` devices), ``'all'`` or a list
+        of devices, as for :class:`jaxtree.TreeRegressor`: the rows within each chunk (and
+        the one-versus-rest labels) are sharded over a ``'data'`` mesh
+        (:mod:`jaxtree.sharding`) and the unchanged step runs SPMD, making the one-device
+        fit's choices (in memory, streamed, with ``validation_fraction``: its held-out rows
+        are evaluated on one device). Engine ``"jax"`` only. Not saved with the model.
       missing, categorical_features, max_categories, min_frequency: table encoding, exactly as
         for :class:`jaxtree.TreeRegressor` (:mod:`jaxtree._encoding`): a numeric column with
         missing values gets a fill value and a 0/1 covariate ``"<col> missing"``
@@ -276,8 +290,8 @@ class TreeClassifier(ParamsProtocol):
     the covariates ``chunk_size`` rows at a time in every pass
     (:func:`jaxtree.stream.loss_step`) and makes the in-memory fit's choices; one-versus-rest
     trees read them once per class; no table encoding, no ``validation_fraction``.
-    Shape terms (``TreeRegressor(shapes=...)``), sharding (``devices=``) and
-    :func:`jaxtree.fit_batch` are regression-only for now.
+    Shape terms (``TreeRegressor(shapes=...)``) are regression-only for now. Many data sets
+    of one shape are fitted at once by :func:`jaxtree.fit_batch_classifier`.
 
     Attributes (after ``fit``):
       classes_: the sorted class labels. n_features_in_, feature_names_in_: as for
@@ -312,7 +326,8 @@ class TreeClassifier(ParamsProtocol):
                  coordinate_sweeps: int = 3, refine_steps: int = 20, precision: str = "highest",
                  clip: bool = True, verbose: int = 0, callback: Optional[Callable] = None,
                  random_state=None, search: str = "greedy",
-                 validation_fraction: Optional[float] = None, missing: str = "indicator",
+                 validation_fraction: Optional[float] = None, devices=None,
+                 missing: str = "indicator",
                  categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY):
@@ -331,6 +346,7 @@ class TreeClassifier(ParamsProtocol):
         self.random_state = random_state
         self.search = search
         self.validation_fraction = validation_fraction
+        self.devices = devices
         self.missing = missing
         self.categorical_features = categorical_features
         self.max_categories = max_categories
@@ -354,6 +370,10 @@ class TreeClassifier(ParamsProtocol):
             raise ValueError("engine='reference' runs the paper's algorithm in numpy: use "
                              "refine='coordinate' or refine=None (refine='optax' needs "
                              "engine='jax').")
+        if params["engine"] == "reference" and params["devices"] is not None:
+            raise ValueError("devices= shards the rows of the JAX engine's search; "
+                             "engine='reference' runs in numpy on the host: use engine='jax', "
+                             "or devices=None.")
         return check_params({k: v for k, v in params.items() if k != "engine"})
 
     # ---------------------------------------------------------------------------- fit
@@ -470,7 +490,8 @@ class TreeClassifier(ParamsProtocol):
         cfg = self._config(params, n, x.shape[1], basis.q, K)
         feature_names = tuple(f"x{j + 1}" for j in range(x.shape[1]))
         job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
-        steps = [stream_.loss_step(r.scaled(sc, dtype), basis, cfg, dtype=dtype) for r in readers]
+        steps = [stream_.loss_step(r.scaled(sc, dtype), basis, cfg, dtype=dtype,
+                                   devices=self.devices) for r in readers]
         w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
         with self._progress_bar(params, feature_names, basis):
             res = job.run(_stack_steps(steps), job._start(ypm, w), params.k)
@@ -609,7 +630,8 @@ class TreeClassifier(ParamsProtocol):
         :func:`jaxtree.model.save` with a ``task`` entry (loss, classes, and one program per
         class for more than two classes) and, for a table with missing values or categories,
         the ``encoding`` entry (as :meth:`jaxtree.TreeRegressor.save`); read it with
-        :func:`jaxtree.load`. The size path ``path_`` is not saved."""
+        :func:`jaxtree.load`. The size path ``path_`` is not saved, nor ``devices`` (where a
+        fit ran, not part of the model: a model fitted on 4 devices loads on one)."""
         self._check_fitted()
         members = self._members()
         classes = [c.item() if hasattr(c, "item") else c for c in self.classes_]
@@ -617,7 +639,8 @@ class TreeClassifier(ParamsProtocol):
                 "programs": ([model_.program_to_dict(m.program) for m in members]
                              if len(members) > 1 else [])}
         extra = {"params": {k: v for k, v in self.get_params().items()
-                            if isinstance(v, (int, float, str, bool, type(None)))},
+                            if isinstance(v, (int, float, str, bool, type(None)))
+                            and k != "devices"},
                  "history": [float(h) for h in np.ravel(self.history_)]}
         enc = getattr(self, "encoding_", None)
         model_.save(members[0], path, extra, task,
@@ -633,6 +656,37 @@ def _one_vs_rest(idx, K: int) -> np.ndarray:
     row per class against the rest."""
     pos = (idx[None, :] == (np.arange(K)[:, None] if K > 2 else np.ones((1, 1))))
     return np.where(pos, 1.0, -1.0)
+
+
+def _chunk_labels(ypm, shape, dtype) -> jax.Array:
+    """Labels ``ypm (..., n)`` in the chunks ``shape = (n_chunks, m)`` of the covariates:
+    ``(..., n_chunks, m)``; the padded rows (weight 0) get the label +1."""
+    pad = shape[0] * shape[1] - ypm.shape[-1]
+    widths = [(0, 0)] * (ypm.ndim - 1) + [(0, pad)]
+    return jnp.asarray(np.pad(ypm, widths, constant_values=1.0),
+                       dtype).reshape(ypm.shape[:-1] + tuple(shape))
+
+
+def _shard(data: scoring.Data, ys, devices):
+    """``(data, ys)`` with the rows within each chunk sharded over ``devices``: the data by
+    :func:`jaxtree.sharding.shard_data`, the labels ``ys (B, n_chunks, m)`` the same way
+    (``P(None, None, "data")``), both padded to a multiple of the device count (weight 0,
+    label +1). The unchanged one-versus-rest step then runs SPMD, as the regressor's."""
+    mesh = sharding_.data_mesh(devices)
+    m2 = sharding_.padded_chunk(ys.shape[-1], mesh.size)
+    ys = jnp.pad(ys, ((0, 0), (0, 0), (0, m2 - ys.shape[-1])), constant_values=1.0)
+    spec = NamedSharding(mesh, PartitionSpec(None, None, sharding_.AXIS))
+    return sharding_.shard_data(data, devices), jax.device_put(ys, spec)
+
+
+def _start_intercepts(loss: str, ypm, w) -> np.ndarray:
+    """Float64 ``(B,)`` starting intercepts of the searches of labels ``ypm (B, n)`` with
+    weights ``w`` (``(n,)`` shared, or ``(B, n)``): the logit of the weighted share of
+    positive labels, ``log(p / (1 - p))`` (logistic loss), or 0 (margin loss)."""
+    if loss != "logistic":
+        return np.zeros(ypm.shape[0])
+    prior = np.clip(((ypm > 0) * w).sum(-1) / np.sum(w, -1), 1e-6, 1 - 1e-6)
+    return np.log(prior / (1 - prior))
 
 
 def _stack_steps(steps):
@@ -713,22 +767,19 @@ class _Job:
         self.sc, self.feature_names, self.classes = sc, feature_names, classes
 
     def _data(self, xs, ypm, w):
-        """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels."""
+        """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels; with
+        ``devices`` the rows within each chunk are sharded (:func:`_shard`)."""
         n, dtype = xs.shape[0], self.dtype
         data = scoring.chunk(jnp.asarray(xs, dtype), jnp.zeros(n, dtype), jnp.asarray(w, dtype),
                              chunk_size=self.params.chunk)
-        pad = data.y.size - n
-        ys = jnp.asarray(np.pad(ypm, ((0, 0), (0, pad)), constant_values=1.0),
-                         dtype).reshape((ypm.shape[0],) + data.y.shape)
+        ys = _chunk_labels(ypm, data.y.shape, dtype)
+        if self.est.devices is not None:
+            return _shard(data, ys, self.est.devices)
         return data, ys
 
     def _start(self, ypm, w):
         """The empty tree(s): intercept ``log(p / (1 - p))`` (logistic) or 0 (margin)."""
-        if self.est.loss == "logistic":
-            prior = np.clip(((ypm > 0) * w).sum(1) / w.sum(), 1e-6, 1 - 1e-6)
-            a0 = np.log(prior / (1 - prior))
-        else:
-            a0 = np.zeros(ypm.shape[0])
+        a0 = _start_intercepts(self.est.loss, ypm, w)
         empty = prog.empty_program(self.cfg.max_k, self.dtype)
         if ypm.shape[0] == 1:
             return empty._replace(intercept=jnp.asarray(a0[0], self.dtype))
@@ -888,7 +939,8 @@ def load(path, custom_functions=None):
     task = model_.read_task(d, m.n_features, m.basis.q, path)
     params, hist = model_.read_extra(d, path)
     valid = set(TreeClassifier._get_param_names())
-    est = TreeClassifier(**{k: v for k, v in params.items() if k in valid and k != "basis"})
+    est = TreeClassifier(**{k: v for k, v in params.items()
+                            if k in valid and k not in ("basis", "devices")})
     est.basis = m.basis
     est.loss = task["loss"]
     try:

@@ -201,7 +201,8 @@ class TreeRegressor(ParamsProtocol):
         ``y = x1`` needs ``w = 2`` at ``y_bound=1`` and ``w = 0.5`` at ``0.25``.
       prune_tol: None (default) keeps the searched tree. A number ``>= 0``: after the search,
         drop leaves while the cheapest removal lowers the training ``R²`` by at most
-        ``prune_tol``, re-fitting the weights after each (:func:`jaxtree.simplify.prune`).
+        ``prune_tol``, re-fitting the weights after each (:func:`jaxtree.simplify.prune`;
+        on streamed and chunked fits :func:`jaxtree.stream.prune`, the same removals).
 
       missing: ``"indicator"`` (default): missing values (NaN, None, ``pd.NA``) in ``X`` are
         learned from: each numeric column with missing values in training gets a fill value
@@ -403,7 +404,8 @@ class TreeRegressor(ParamsProtocol):
         # (plain numpy) reads a memmap like any array.
         if stream_.is_streamable(X) and not (self.engine == "reference" and isinstance(X, np.memmap)):
             _check_streamable_options(self, transform)
-            self._resolve_auto(0, 0, 0, in_memory=False)
+            p = X.p if isinstance(X, stream_.ChunkReader) else (X.shape[1] if X.ndim == 2 else 0)
+            self._resolve_auto(0, p, params.basis.q, in_memory=False)
             return self._fit_stream(X, y, sample_weight, params)
         names = None
         if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
@@ -468,7 +470,7 @@ class TreeRegressor(ParamsProtocol):
         model = self._reader_model(res, sc, dtype, params, feature_names)
         self._pending_encoding = enc
         self._set_fitted(model, res.history, res.choices, res.status, names)
-        self.pruned_ = None
+        self.pruned_ = self.__dict__.pop("_pruned", None)
         return self
 
     def _search_reader(self, reader, params, dtype, feature_names):
@@ -479,12 +481,42 @@ class TreeRegressor(ParamsProtocol):
         params = _bind_basis(params, sc)
         with self._progress_bar(params, feature_names, n_rows=reader.n):
             scaled = reader.scaled(sc, dtype)
-            res = stream_.fit(scaled, params.basis, params.k,
-                              self._config(params, reader.n, reader.p), callback=self._progress,
-                              devices=self.devices, loss_scale=float(sc.y_scale) ** 2)
+            kw = dict(callback=self._progress, devices=self.devices,
+                      loss_scale=float(sc.y_scale) ** 2,
+                      beam_width=int(self.beam_width) if self.search_ == "beam" else None)
+            cfg = self._config(params, reader.n, reader.p)
+            k = params.k
+            if self.validation_fraction_ is not None:
+                # The size chosen on held-out rows (the in-memory split, read by index), then
+                # the refit on all rows: the in-memory fit's choices.
+                train, held = _split(reader.n, self.validation_fraction_, self.random_state)
+                sel = stream_.fit(scaled.subset(train), params.basis, k, cfg,
+                                  held_out=scaled.subset(held), **kw)
+                sel = sel._replace(programs=[jax.device_get(p) for p in sel.programs])
+                k = self._size_path(sel, len(held), sc, dtype, params)
+                if cfg.pair_leaves:  # a pair uses two operations: the capacity bounds the size
+                    cfg = cfg._replace(max_k=max(k, 1))
+            res = stream_.fit(scaled, params.basis, k, cfg, **kw)
             if self._auto_shapes_apply(reader.n):
                 res = self._stream_shapes(reader, scaled, res, sc, params, dtype)
+            if self.prune_tol is not None:
+                res = self._stream_prune(scaled, res, params, dtype, reader)
         return res, sc, params
+
+    def _stream_prune(self, scaled, res, params, dtype, reader):
+        """``prune_tol`` on a streamed fit (:func:`jaxtree.stream.prune`): the in-memory
+        pruning's removals, against the shape terms' partial residual when there are any
+        (as in memory); the removed leaves are left in ``_pruned`` for ``pruned_``."""
+        shape_fit = self.__dict__.get("_shape_fit")
+        passes = None
+        if shape_fit is not None:
+            passes, _ = stream_.shape_residual_passes(scaled, params.basis, *shape_fit,
+                                                      devices=self.devices, dtype=dtype)
+        out = stream_.prune(scaled, res.program, params.basis, float(self.prune_tol),
+                            self._config(params, reader.n, reader.p), devices=self.devices,
+                            dtype=dtype, passes=passes)
+        self._pruned = _report_pruned(self, out.removed)
+        return res._replace(program=out.program)
 
     def _reader_model(self, res, sc, dtype, params, feature_names):
         """The fitted model of a streamed search result, with the shape terms of
@@ -627,8 +659,9 @@ class TreeRegressor(ParamsProtocol):
             buckets=scoring.buckets_for(n, p, params.basis.q, params.k))
 
     def _data(self, xs, ys, sw, params, dtype):
-        data = scoring.chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype),
-                             None if sw is None else jnp.asarray(sw, dtype), chunk_size=params.chunk)
+        # numpy in, so that the chunks are padded on the host (nothing compiled)
+        data = scoring.chunk(np.asarray(xs, dtype), np.asarray(ys, dtype),
+                             None if sw is None else np.asarray(sw, dtype), chunk_size=params.chunk)
         if self.cache_basis:
             data = scoring.cache_basis(data, params.basis)
         if self.devices is not None:
@@ -652,8 +685,8 @@ class TreeRegressor(ParamsProtocol):
             train = train if sub is None else train[sub]
         part = lambda a: None if a is None else a[train]
         data = self._data(xs[train], ys[train], part(sw), params, dtype)
-        held_data = scoring.chunk(jnp.asarray(xs[held], dtype), jnp.asarray(ys[held], dtype),
-                                  None if sw is None else jnp.asarray(sw[held], dtype),
+        held_data = scoring.chunk(np.asarray(xs[held], dtype), np.asarray(ys[held], dtype),
+                                  None if sw is None else np.asarray(sw[held], dtype),
                                   chunk_size=params.chunk)
         return data, held_data, held
 
@@ -664,19 +697,26 @@ class TreeRegressor(ParamsProtocol):
         elif self.shapes and not tree_only:
             return self._fit_shapes(xs, ys, sw, params, dtype, sc)
         cfg = self._config(params, xs.shape[0], xs.shape[1])
+        if xs.shape[0] * xs.shape[1] * params.basis.q < scoring.BUCKET_MIN_WORK:
+            # Compiling costs more than searching: run in a rounded-up capacity so that
+            # nearby k (and the refit below) share the compiled step; the search still stops
+            # at k operations (max_ops) and the tree is cut back to 2k+1 slots.
+            cfg = cfg._replace(max_k=prog.capacity_for(params.k))
         scale = float(sc.y_scale) ** 2
         beam, width = self.search_ == "beam", int(self.beam_width)
 
-        def search_all(k, cfg):
+        def search_all(k, cfg, max_ops):
             data = self._data(xs, ys, sw, params, dtype)
-            if beam:
-                return search.beam_fit(data, params.basis, k, cfg, width,
-                                       callback=self._progress, loss_scale=scale)
-            return search.fit(data, params.basis, k, cfg, callback=self._progress,
-                              loss_scale=scale)
+            if beam:  # greedy insertions only: k + 1 iterations never pass k operations
+                res = search.beam_fit(data, params.basis, k, cfg, width,
+                                      callback=self._progress, loss_scale=scale)
+            else:
+                res = search.fit(data, params.basis, k, cfg, callback=self._progress,
+                                 loss_scale=scale, max_ops=max_ops)
+            return res._replace(program=prog.trim(res.program, max_ops))
 
         if self.validation_fraction_ is None:
-            return search_all(params.k, cfg)
+            return search_all(params.k, cfg, params.k)
         # Choose the size on held-out rows, then refit on all rows (same compiled step). A
         # beam is judged by the member the beam would return at that size (the lowest
         # training loss; search.beam_fit's rule).
@@ -691,23 +731,33 @@ class TreeRegressor(ParamsProtocol):
         else:
             best = lambda p: p  # noqa: E731
             step = search.with_validation(
-                lambda p: search.step_jit(p, data, params.basis, cfg),
+                lambda p: search.step_jit(p, data, params.basis, cfg,
+                                          np.int32(params.k)),
                 lambda p: _held_out_mse(p, held_data, params.basis))
             start = empty
         sel = search.run(step, start, params.k + 1, self._progress, loss_scale=scale,
                          keep_states=True)
-        sel = sel._replace(programs=[jax.device_get(best(p)) for p in sel.programs])
-        k_best = _n_ops(sel.programs[_choose_size(sel.val_history, len(held))])
+        sel = sel._replace(programs=[jax.device_get(prog.trim(best(p), params.k))
+                                     for p in sel.programs])
+        k_best = self._size_path(sel, len(held), sc, dtype, params)
+        # A pair uses two operations: max_ops bounds the refit's size (same compiled step).
+        return search_all(k_best, cfg, max(k_best, 1) if cfg.pair_leaves else params.k)
+
+    def _size_path(self, sel, n_held: int, sc, dtype, params) -> int:
+        """The size chosen by a selection run ``sel`` (held-out losses ``val_history``, the
+        program after each iteration in ``programs``; :func:`_choose_size`), with ``path_``'s
+        rows (operations, training and held-out MSE, formula, model) left in ``_path`` and
+        the progress bar reset for the refit. Shared by the in-memory and streamed fits."""
+        k_best = _n_ops(sel.programs[_choose_size(sel.val_history, n_held)])
         names = self._bar.names
-        models = [model_.TreeModel.from_scaling(jax.tree_util.tree_map(jnp.asarray, p), sc, dtype,
-                                                params.basis, names) for p in sel.programs]
+        put = functools.partial(jax.tree_util.tree_map, jax.device_put)  # nothing compiled
+        models = [model_.TreeModel.from_scaling(put(p), sc, dtype, params.basis, names)
+                  for p in sel.programs]
         self._path = [dict(n_ops=_n_ops(m.program), train_mse=float(h), val_mse=float(v),
                            formula=m.formula(), model=m)
                       for m, h, v in zip(models, sel.history, sel.val_history)]
         self._bar.reset(k_best, "refit")
-        if cfg.pair_leaves:  # a pair uses two operations: the capacity bounds the refit's size
-            cfg = cfg._replace(max_k=max(k_best, 1))
-        return search_all(k_best, cfg)
+        return k_best
 
     def _fit_shapes(self, xs, ys, sw, params, dtype, sc):
         """Shapes first, then the tree on their residual, then one backfitting round (the
@@ -889,11 +939,7 @@ class TreeRegressor(ParamsProtocol):
         if self.shapes and self.shapes != "auto":
             raise ValueError("shapes > 0 is not supported for streamed data (a memmap or "
                              "ChunkReader) yet: fit an in-memory array, or set shapes=0.")
-        if self.search_ != "greedy":
-            raise ValueError(f"search={self.search_!r} is not supported for streamed data (a "
-                             "memmap or ChunkReader) yet: fit an in-memory array, or use "
-                             "search='greedy' (or 'auto').")
-        _check_stream_args(X, y, sample_weight, self.validation_fraction_, "them")
+        _check_stream_args(X, y, sample_weight, None, "them")  # held-out sizes stream
         if isinstance(X, stream_.ChunkReader):
             reader = X
         else:
@@ -908,7 +954,9 @@ class TreeRegressor(ParamsProtocol):
         feature_names = tuple(f"x{j + 1}" for j in range(reader.p))
         res, sc, params = self._search_reader(reader, params, dtype, feature_names)
         model = self._reader_model(res, sc, dtype, params, feature_names)
-        return self._set_fitted(model, res.history, res.choices, res.status, None)
+        self._set_fitted(model, res.history, res.choices, res.status, None)
+        self.pruned_ = self.__dict__.pop("_pruned", None)
+        return self
 
     def _fit_reference(self, xs, ys, sw, params, dtype, sc):
         """The paper's algorithm in numpy (:func:`jaxtree.reference.step`) under the same
@@ -1057,8 +1105,10 @@ class TreeRegressor(ParamsProtocol):
     def save(self, path) -> None:
         """Writes the fitted model to ``path`` as versioned JSON (see :func:`jaxtree.load`)."""
         self._check_fitted()
+        # Not the devices: where a model was fitted says nothing about where it is loaded.
         extra = {"params": {k: v for k, v in self.get_params().items()
-                            if isinstance(v, (int, float, str, bool, type(None)))},
+                            if isinstance(v, (int, float, str, bool, type(None)))
+                            and k != "devices"},
                  "history": [float(h) for h in self.history_]}
         enc = getattr(self, "encoding_", None)
         model_.save(self.model_, path, extra,
@@ -1137,7 +1187,8 @@ def load(path, custom_functions=None) -> TreeRegressor:
     m = model_.from_dict(d, custom_functions, path)
     params, hist = model_.read_extra(d, path)
     valid = set(TreeRegressor._get_param_names())
-    est = TreeRegressor(**{k: v for k, v in params.items() if k in valid and k != "basis"})
+    est = TreeRegressor(**{k: v for k, v in params.items()
+                           if k in valid and k not in ("basis", "devices")})
     est.basis = m.basis
     try:
         est._check_params()
@@ -1235,6 +1286,12 @@ def check_params(params) -> _Params:
     if params.get("shapes") not in (None, 0, "auto") and params.get("engine", "jax") == "reference":
         raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
                          "algorithm, which has no shape terms).")
+    if params.get("shapes") not in (None, 0, "auto") and params.get("devices") is not None:
+        # The shape search's step stalls on rows sharded over several devices (seen with 4
+        # forced host devices); refused until it runs sharded. shapes="auto" adds none there.
+        raise ValueError("shapes > 0 does not run on sharded rows (devices=) yet: use "
+                         "devices=None, or shapes=0 (shapes='auto' adds no shape terms to a "
+                         "sharded fit).")
     if params.get("engine", "jax") == "reference" and params.get("refine", "optax") == "optax":
         raise ValueError(
             "engine='reference' implements the paper's algorithm: use refine='coordinate' "
@@ -1388,10 +1445,9 @@ def _check_stream_args(X, y, sample_weight, validation_fraction, held: str) -> N
 
 
 def _check_streamable_options(est, transform):
-    if transform != "identity" or est.prune_tol is not None:
-        raise ValueError("target_transform and prune_tol are not supported for streamed data (a "
-                         "memmap or ChunkReader) yet; fit an in-memory array, or leave them at "
-                         "their defaults (None).")
+    if transform != "identity":
+        raise ValueError("target_transform is not supported for streamed data (a memmap or "
+                         "ChunkReader) yet; fit an in-memory array, or leave it at None.")
 
 
 CHUNKED_FIT_MIN_VALUES = 1 << 24
@@ -1420,15 +1476,15 @@ def _fits_in_chunks(est, xa, transform) -> bool:
     """Whether ``fit`` reads the (encoded) in-memory matrix ``xa`` chunk by chunk.
 
     For a large floating matrix (:data:`CHUNKED_FIT_MIN_VALUES`) under the options the
-    streamed search supports: ``engine="jax"``, ``search`` ``"greedy"`` or ``"auto"``,
-    ``shapes`` 0 or ``"auto"``, ``validation_fraction`` None or ``"auto"`` (which mean the
-    greedy search grown to ``k`` on this path), no ``prune_tol`` or target transform, ``cache_basis=False`` (which
+    streamed search supports: ``engine="jax"``, any ``search`` and ``validation_fraction``
+    (``"auto"`` means the greedy search grown to ``k`` there), ``shapes`` 0 or ``"auto"``, no
+    target transform,
+    ``cache_basis=False`` (which
     asks for the basis values of every row in memory). Other options keep the in-memory path
     and its copies of the whole matrix; an integer matrix too (stream it as floats, or pass
     a float32 array)."""
-    return (est.engine == "jax" and est.search in ("greedy", "auto")
-            and est.shapes in (0, "auto") and est.validation_fraction in (None, "auto")
-            and est.prune_tol is None
+    return (est.engine == "jax"
+            and est.shapes in (0, "auto")
             and transform == "identity" and not est.cache_basis
             and xa.dtype.kind == "f" and xa.ndim == 2
             and xa.shape[0] * xa.shape[1] >= CHUNKED_FIT_MIN_VALUES)
@@ -1476,10 +1532,15 @@ def _prune_result(est, res, xs, ys, sw, params, dtype):
     program = jax.tree_util.tree_map(jnp.asarray, res.program)
     out = simplify_.prune(program, data, params.basis, float(est.prune_tol), refine=est.refine,
                           refine_steps=params.steps, coordinate_sweeps=params.sweeps)
-    if est.verbose > 0 and out.removed:
-        print(f"[jaxtree] pruned {len(out.removed)} leaf(s) at prune_tol={est.prune_tol}",
+    return res._replace(program=out.program), _report_pruned(est, out.removed)
+
+
+def _report_pruned(est, removed):
+    """``removed`` (for ``pruned_``), said on stderr with ``verbose > 0``."""
+    if est.verbose > 0 and removed:
+        print(f"[jaxtree] pruned {len(removed)} leaf(s) at prune_tol={est.prune_tol}",
               file=sys.stderr)
-    return res._replace(program=out.program), out.removed
+    return removed
 
 
 def _attach_target(model, transform, xa, yt, sw):

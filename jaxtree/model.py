@@ -105,7 +105,8 @@ class TreeModel:
     def from_scaling(cls, program, sc, dtype, basis, feature_names) -> "TreeModel":
         """A model from a search's program and the :mod:`jaxtree._scaling` record of its data
         (arrays cast to ``dtype``; with a leading batch axis when ``program`` has one)."""
-        as_ = lambda a: jnp.asarray(a, dtype)
+        dt = jax.dtypes.canonicalize_dtype(dtype)
+        as_ = lambda a: jax.device_put(np.asarray(a, dt))  # cast on the host: nothing compiled
         return cls(program, as_(sc.x_min), as_(sc.x_scale), as_(sc.y_center), as_(sc.y_scale),
                    basis, tuple(feature_names))
 

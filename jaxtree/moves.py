@@ -81,13 +81,20 @@ __all__ = [
     "apply_pair",
     "apply_replace",
     "delete",
+    "delete_chunk_moments",
+    "delete_rows",
     "DeleteChoice",
     "DeleteScores",
+    "finish_delete",
+    "finish_replace",
     "gram_moments",
+    "merge_delete",
+    "merge_replace",
     "pair_room",
     "PairChoice",
     "PairScores",
     "parents",
+    "replace_chunk_moments",
     "ReplaceChoice",
     "ReplaceScores",
     "score_delete",
@@ -96,6 +103,8 @@ __all__ = [
     "select_delete",
     "select_pair",
     "select_replace",
+    "zero_delete_moments",
+    "zero_replace_moments",
 ]
 
 
@@ -211,17 +220,39 @@ def score_replace(program: prog.Program, data: scoring.Data, basis, *, max_leave
     _check_rows("max_leaves", max_leaves)
     slots = prog.leaf_slots(program, max_leaves)
     cols = data.x.shape[-1] * basis.q
-    dt = data.x.dtype
 
     def body(acc, ch):
-        xb, yb, wb, phb = ch
-        kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis)
-        phi = scoring.design(xb, basis) if phb is None else phb
-        mo = scoring.row_moments(kl, e[None, :] + kl * cl, wb, phi, basis.q, precision)
-        return (scoring.merge(acc[0], mo), scoring.merge(acc[1], _scalar_moments(wb, e))), None
+        return merge_replace(acc, replace_chunk_moments(program, slots, *ch, basis, precision)), None
 
-    init = (scoring.zero_moments(max_leaves, cols, dt), _zero_scalar_moments((), dt))
-    (mo, mo_e), _ = jax.lax.scan(body, init, (data.x, data.y, data.w, data.phi))
+    init = zero_replace_moments(max_leaves, cols, data.x.dtype)
+    mo, _ = jax.lax.scan(body, init, (data.x, data.y, data.w, data.phi))
+    return finish_replace(program, slots, mo)
+
+
+def replace_chunk_moments(program: prog.Program, slots, xb, yb, wb, phb, basis,
+                          precision=_HIGHEST):
+    """One chunk's statistics of :func:`score_replace`: ``(row moments, residual moments)``
+    (``phb`` the chunk's cached design or None). Merge with :func:`merge_replace`, finish
+    with :func:`finish_replace`; the streamed search accumulates them block by block."""
+    kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis)
+    phi = scoring.design(xb, basis) if phb is None else phb
+    mo = scoring.row_moments(kl, e[None, :] + kl * cl, wb, phi, basis.q, precision)
+    return mo, _scalar_moments(wb, e)
+
+
+def zero_replace_moments(max_leaves: int, cols: int, dtype):
+    """The empty statistics of :func:`score_replace` (``max_leaves`` rows, ``cols = p*q``)."""
+    return scoring.zero_moments(max_leaves, cols, dtype), _zero_scalar_moments((), dtype)
+
+
+def merge_replace(a, b):
+    """Merges two :func:`replace_chunk_moments` results (Chan's update)."""
+    return scoring.merge(a[0], b[0]), scoring.merge(a[1], b[1])
+
+
+def finish_replace(program: prog.Program, slots, mo) -> ReplaceScores:
+    """:class:`ReplaceScores` from the merged statistics of all chunks."""
+    mo, mo_e = mo
     fit = scoring.closed_form(mo)
     ok = (slots >= 0)[:, None] & (program.n_slots > 0) & jnp.isfinite(fit.sse)
     return ReplaceScores(jnp.where(ok, fit.sse, jnp.inf), fit.weight,
@@ -300,20 +331,44 @@ def score_delete(program: prog.Program, data: scoring.Data, basis, *,
       ValueError, TypeError: if ``max_leaves`` is not a Python int >= 1.
     """
     _check_rows("max_leaves", max_leaves)
-    slots = prog.leaf_slots(program, max_leaves)
-    par = parents(program)[jnp.maximum(slots, 0)]
-    under_mul = ((par >= 0) & (program.op[jnp.maximum(par, 0)] == prog.MUL))[:, None]
-    dt = data.x.dtype
+    slots, under_mul = delete_rows(program, max_leaves)
 
     def body(acc, ch):
-        xb, yb, wb = ch
-        kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis)
-        reduced = e[None, :] + kl * cl - jnp.where(under_mul, kl, 0)
-        return (scoring.merge(acc[0], _scalar_moments(wb, reduced)),
-                scoring.merge(acc[1], _scalar_moments(wb, e))), None
+        return merge_delete(acc, delete_chunk_moments(program, slots, under_mul, *ch, basis)), None
 
-    init = (_zero_scalar_moments((max_leaves,), dt), _zero_scalar_moments((), dt))
-    (mo, mo_e), _ = jax.lax.scan(body, init, (data.x, data.y, data.w))
+    init = zero_delete_moments(max_leaves, data.x.dtype)
+    mo, _ = jax.lax.scan(body, init, (data.x, data.y, data.w))
+    return finish_delete(program, slots, mo)
+
+
+def delete_rows(program: prog.Program, max_leaves: int):
+    """``(slots, under_mul)`` of :func:`score_delete`: the leaf slots (``-1`` padding) and
+    whether each leaf's parent is a ``*`` (a ``(L, 1)`` mask)."""
+    slots = prog.leaf_slots(program, max_leaves)
+    par = parents(program)[jnp.maximum(slots, 0)]
+    return slots, ((par >= 0) & (program.op[jnp.maximum(par, 0)] == prog.MUL))[:, None]
+
+
+def delete_chunk_moments(program: prog.Program, slots, under_mul, xb, yb, wb, basis):
+    """One chunk's statistics of :func:`score_delete` (merge with :func:`merge_delete`, finish
+    with :func:`finish_delete`; the streamed pruning accumulates them block by block)."""
+    kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis)
+    reduced = e[None, :] + kl * cl - jnp.where(under_mul, kl, 0)
+    return _scalar_moments(wb, reduced), _scalar_moments(wb, e)
+
+
+def zero_delete_moments(max_leaves: int, dtype):
+    """The empty statistics of :func:`score_delete`."""
+    return _zero_scalar_moments((max_leaves,), dtype), _zero_scalar_moments((), dtype)
+
+
+merge_delete = merge_replace
+"""Merges two :func:`delete_chunk_moments` results (Chan's update)."""
+
+
+def finish_delete(program: prog.Program, slots, mo) -> DeleteScores:
+    """:class:`DeleteScores` from the merged statistics of all chunks."""
+    mo, mo_e = mo
     ok = (slots >= 0) & (program.n_slots > 0) & jnp.isfinite(mo.mrr)
     return DeleteScores(jnp.where(ok, mo.mrr, jnp.inf), mo.rbar + program.intercept, slots,
                         _rss(program, mo_e))

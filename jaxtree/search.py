@@ -59,13 +59,19 @@ __all__ = [
     "PAIR_MAX_LEAVES",
     "PAIR_ROWS",
     "PAIR_WORK",
+    "pair_record",
     "pair_screen_rows",
+    "pair_taken",
     "REFINE_MODES",
     "REPLACE_MOVES",
+    "replacement_kept",
     "run",
+    "beam_children",
+    "beam_finish",
     "beam_fit",
     "beam_step",
     "BEAM_WIDTH",
+    "check_beam",
     "search_config",
     "shape_step",
     "SEARCHES",
@@ -289,7 +295,7 @@ def _exact_leaf_fit(program, slot, data, basis):
     return refine_.coordinate_update(program, slot, mo)
 
 
-def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n):
+def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n, max_slots):
     """The best pair insertion if it beats the single insertion per operation.
 
     Returns ``(program, sse, pair_choice, take)``; ``take`` is False where no pair fits. The
@@ -298,7 +304,7 @@ def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n):
     # Not on the empty tree: a product at the root would leave no '+' above it, and the
     # moves insert only at leaves, so no additive term could join it later.
     early = (program.n_slots > 0) & (prog.n_leaves(program) <= config.pair_max_leaves)
-    room = program.n_slots + 4 <= program.capacity
+    room = program.n_slots + 4 <= max_slots
 
     def pair(_):
         head = _screen_rows(data, config.pair_rows)
@@ -317,14 +323,36 @@ def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n):
         return program, jnp.full(sse_shape.shape, jnp.inf, sse_shape.dtype), pc
 
     cand, sse, pc = jax.lax.cond(early & room, pair, none, None)
-    take = early & room & jnp.isfinite(sse) & ((rss - sse) > 2 * (rss - single_sse))
+    take = early & room & pair_taken(rss, single_sse, sse)
     return cand, sse, pc, take
+
+
+def pair_taken(rss, single_sse, pair_sse):
+    """Whether a pair insertion (two operations, SSE ``pair_sse``) is taken over the single
+    insertion (``single_sse``) from a tree of SSE ``rss``: its gain per operation is larger.
+    The rule of :func:`step` and of the streamed step."""
+    return jnp.isfinite(pair_sse) & ((rss - pair_sse) > 2 * (rss - single_sse))
+
+
+def pair_record(pc: moves.PairChoice, weight, intercept, sse) -> Choice:
+    """The :class:`Choice` record of a pair insertion ``pc`` whose second-to-last inserted
+    leaf got ``weight`` (fitted on all rows), with the intercept and SSE after that fit."""
+    i32 = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
+    return Choice(i32(-1), i32(pc.slot), i32(pc.op), i32(pc.feature_a), i32(pc.basis_a), weight,
+                  intercept, sse, i32(MOVE_PAIR), i32(pc.feature_b), i32(pc.basis_b), i32(0))
+
+
+def replacement_kept(cand_loss, loss, dtype):
+    """Whether a replacement move whose refined loss is ``cand_loss`` is kept over ``loss``:
+    it must fall by a relative ``10 * lbfgs_rtol`` (``1e-7`` float32, ``1e-12`` float64), so
+    that rounding noise is never taken for progress."""
+    rtol = refine_.lbfgs_rtol(dtype) * 10
+    return jnp.isfinite(cand_loss) & (cand_loss < loss * (1 - rtol))
 
 
 def _replace_moves(program, loss, data, basis, config: Config, adjust):
     """Up to ``config.replace_moves`` best replacements, each refined and kept only if the
     loss fell (relative ``1e-7`` float32 / ``1e-12`` float64). Returns ``(p, loss, kept)``."""
-    rtol = refine_.lbfgs_rtol(program.weight.dtype) * 10
     n = jnp.sum(data.w)
 
     def body(_, carry):
@@ -334,7 +362,7 @@ def _replace_moves(program, loss, data, basis, config: Config, adjust):
         rc = moves.select_replace(rs, basis.q)
         cand = moves.apply_replace(p, rc)
         cand, cand_loss = adjust(cand) if adjust is not None else (cand, rc.sse / n)
-        better = go & jnp.isfinite(cand_loss) & (cand_loss < cur * (1 - rtol))
+        better = go & replacement_kept(cand_loss, cur, program.weight.dtype)
         p = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), cand, p)
         return p, jnp.where(better, cand_loss, cur), kept + better.astype(jnp.int32), better
 
@@ -343,13 +371,18 @@ def _replace_moves(program, loss, data, basis, config: Config, adjust):
     return p, loss, kept
 
 
-def step(program: prog.Program, data: scoring.Data, basis, config: Config):
+def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_ops=None):
     """One search iteration: score all candidates, apply the best move, refine.
 
     With the default :class:`Config` this is the paper's greedy iteration (insert the best
     ``V op w'phi``, then adjust the weights). Pair lookahead and replacement moves are on
     when ``config`` says so (:func:`search_config`). On the empty program this picks the
     first leaf (or pair). Pure and traceable.
+
+    ``max_ops``: the most operations the tree may hold, a traced integer (so every value up
+    to ``config.max_k`` shares one compiled step: the estimator rounds the capacity up,
+    :func:`jaxtree.program.capacity_for`); None: the program's capacity. It matters only
+    where a pair move (two operations) could fill the tree before ``k + 1`` iterations.
 
     Returns:
       ``(program, StepInfo)``.
@@ -362,25 +395,23 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config):
                            precision=config.precision, buckets=config.buckets)
     choice = scoring.select(scores, basis.q)
     was_empty = program.n_slots == 0
-    room = was_empty | (program.n_slots + 2 <= program.capacity)
+    max_slots = program.capacity if max_ops is None else 2 * max_ops + 1
+    room = was_empty | (program.n_slots + 2 <= max_slots)
     ok = jnp.isfinite(choice.sse) & room
     new = scoring.apply(program, choice)
     n = jnp.sum(data.w)
     sse = choice.sse
-    record = Choice(*choice)
+    i32 = jnp.int32
+    record = Choice(*choice, i32(MOVE_INSERT), i32(-1), i32(-1), i32(0))
     if config.pair_leaves:
         pair_new, pair_sse, pc, take = _pair_lookahead(program, data, basis, config,
-                                                       choice.sse, scores.rss, n)
+                                                       choice.sse, scores.rss, n, max_slots)
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), pair_new, new)
         sse = jnp.where(take, pair_sse, sse)
         ok = ok | take
-        pick = lambda a, b: jnp.where(take, a, b).astype(jnp.asarray(b).dtype)
-        record = Choice(pick(-1, record.flat_index), pick(pc.slot, record.slot),
-                        pick(pc.op, record.op), pick(pc.feature_a, record.feature),
-                        pick(pc.basis_a, record.basis), pick(new.weight[program.n_slots + 2], record.weight),
-                        pick(new.intercept, record.intercept), pick(pair_sse, record.sse),
-                        pick(MOVE_PAIR, jnp.int32(MOVE_INSERT)), pick(pc.feature_b, jnp.int32(-1)),
-                        pick(pc.basis_b, jnp.int32(-1)), jnp.int32(0))
+        pair_rec = pair_record(pc, new.weight[program.n_slots + 2], new.intercept, pair_sse)
+        record = jax.tree_util.tree_map(
+            lambda a, b: jnp.where(take, a, b).astype(jnp.asarray(b).dtype), pair_rec, record)
     # Every branch reports the training loss it already knows, so no extra pass over the
     # data: the chosen candidate's SSE, the last coordinate update's moments, or the
     # best L-BFGS value.
@@ -478,12 +509,26 @@ def beam_step(programs: prog.Program, data: scoring.Data, basis, config: Config)
       ``(programs, StepInfo)``: the info of the member with the lowest refined loss (its
       choice record; ``loss`` is that member's), status OK when any proposal was finite.
     """
-    width = programs.op.shape[0]
     max_leaves = config.max_k + 1
-    dt = data.x.dtype
-    q = basis.q
     scores = jax.vmap(lambda p: scoring.score(p, data, basis, max_leaves=max_leaves,
                                               precision=config.precision, buckets=()))(programs)
+    choices, parents, new, was_empty = beam_children(programs, scores, basis.q)
+    n = jnp.sum(data.w)
+    adjust = _adjust(data, basis, config)
+    loss = (choices.sse / n).astype(data.x.dtype)
+    if adjust is not None:
+        refined, refined_loss = jax.vmap(adjust)(new)
+        new = jax.tree_util.tree_map(lambda a, b: jnp.where(was_empty, b, a), refined, new)
+        loss = jnp.where(was_empty, loss, refined_loss)
+    return beam_finish(programs, choices, parents, new, loss, was_empty)
+
+
+def beam_children(programs: prog.Program, scores: scoring.Scores, q: int):
+    """The proposals of :func:`beam_step` from every member's scores (pure; shared by the
+    in-memory and the streamed beam): ``(choices, parents, children, was_empty)``, the
+    children being the parents with the chosen insertions applied, not yet refined."""
+    width = programs.op.shape[0]
+    dt = scores.sse.dtype
     flat = scores.sse.reshape(width, -1)
     first = jax.vmap(lambda s: scoring.select(s, q))(scores)  # the greedy choice of each member
     rest = flat.at[jnp.arange(width), first.flat_index].set(jnp.inf)
@@ -499,36 +544,36 @@ def beam_step(programs: prog.Program, data: scoring.Data, basis, config: Config)
     dup = jnp.concatenate([jnp.zeros((1,), bool), jnp.abs(jnp.diff(ranked)) <= tol])
     keep = order[jnp.argsort(dup, stable=True)[:width]]  # distinct first, then duplicates
     parent, which = keep // width, keep % width
-    member = lambda tree, i: jax.tree_util.tree_map(lambda a: a[i], tree)
 
     def child(par, w):
-        sc = member(scores, par)
-        return scoring.choice_at(sc, idx[par, w], q), member(programs, par)
+        sc = _member(scores, par)
+        return scoring.choice_at(sc, idx[par, w], q), _member(programs, par)
 
     choices, parents = jax.vmap(child)(parent, which)
-    n = jnp.sum(data.w)
-    new = jax.vmap(scoring.apply)(parents, choices)
-    adjust = _adjust(data, basis, config)
-    sse_loss = (choices.sse / n).astype(dt)
-    if adjust is not None:
-        refined, loss = jax.vmap(adjust)(new)
-        new = jax.tree_util.tree_map(lambda a, b: jnp.where(was_empty, b, a), refined, new)
-        loss = jnp.where(was_empty, sse_loss, loss)
-    else:
-        loss = sse_loss
+    return choices, parents, jax.vmap(scoring.apply)(parents, choices), was_empty
+
+
+def _member(tree, i):
+    return jax.tree_util.tree_map(lambda a: a[i], tree)
+
+
+def beam_finish(programs, choices, parents, new, loss, was_empty):
+    """The end of :func:`beam_step` (pure; shared with the streamed beam): members whose
+    proposal is not finite (or with no room) keep their parent with loss ``inf``; the
+    reported record, loss and status are the best member's. ``(programs, StepInfo)``."""
     room = was_empty | (programs.n_slots[0] + 2 <= programs.capacity)
     ok = jnp.isfinite(choices.sse) & room
     new = jax.tree_util.tree_map(
         lambda a, b: jnp.where(ok.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, parents)
     loss = jnp.where(ok, loss, jnp.inf)
     best = jnp.argmin(loss)
-    rec = Choice(*member(choices, best))
+    rec = Choice(*_member(choices, best))
     rec = rec._replace(op=jnp.where(was_empty, prog.LEAF, rec.op).astype(jnp.int32),
                        slot=jnp.where(was_empty, 0, rec.slot).astype(jnp.int32))
     status = jnp.where(ok[best], STATUS_OK, jnp.where(room, STATUS_NO_CANDIDATE, STATUS_FULL))
     # A member whose proposal was not finite keeps its parent; its loss is then unknown
     # (inf) and it is never the reported best while a finite member exists.
-    return new, StepInfo(loss[best].astype(dt), rec, status.astype(jnp.int32))
+    return new, StepInfo(loss[best].astype(loss.dtype), rec, status.astype(jnp.int32))
 
 
 beam_step_jit = jax.jit(beam_step, static_argnames=("basis", "config"))
@@ -539,6 +584,16 @@ def _member_mse(programs, data, basis):
     return jax.vmap(lambda p: refine_.mse(p, data, basis))(programs)
 
 
+def check_beam(width: int, config: Config) -> None:
+    """The beam's arguments (:func:`beam_fit` and the streamed beam): a width >= 1 and the
+    greedy :class:`Config` (the beam advances greedy insertions)."""
+    if width < 1:
+        raise ValueError(f"width must be >= 1; got {width}.")
+    if config.pair_leaves or config.replace_moves:
+        raise ValueError("the beam search advances greedy insertions only: use it with the "
+                         "greedy Config (no pair or replacement moves).")
+
+
 def beam_fit(data: scoring.Data, basis, k: int, config: Config, width: int = BEAM_WIDTH,
              callback: Optional[Callable[[int, float, dict], bool]] = None, *,
              loss_scale: float = 1.0) -> SearchResult:
@@ -547,11 +602,7 @@ def beam_fit(data: scoring.Data, basis, k: int, config: Config, width: int = BEA
     :func:`fit` exactly. The history is the best member's loss after each iteration (the
     best member may change from one iteration to the next, so it can differ from the
     final tree's own path)."""
-    if width < 1:
-        raise ValueError(f"width must be >= 1; got {width}.")
-    if config.pair_leaves or config.replace_moves:
-        raise ValueError("the beam search advances greedy insertions only: use it with the "
-                         "greedy Config (no pair or replacement moves).")
+    check_beam(width, config)
     empty = prog.empty_program(config.max_k, data.x.dtype)
     programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (width,) + a.shape), empty)
     res = run(lambda ps: beam_step_jit(ps, data, basis, config), programs, k + 1, callback,
@@ -589,6 +640,10 @@ class SearchResult(NamedTuple):
         iteration, multiplied by ``loss_scale`` (the user's units for the estimator).
       choices: per iteration a dict with :data:`CHOICE_KEYS` (for a batch: per member a list).
       status: the :class:`Status` flags of all iterations (``(B,)`` array for a batch).
+        A tree that fills its capacity before ``n_iter`` iterations (a pair move uses two
+        operations) ends its search there: that is not a failure, and the iteration that
+        found no room is not recorded. In a batch the other members go on; such a member's
+        ``choices`` end there and its ``history`` repeats its last loss.
       val_history: loss on held-out data after each iteration (times ``loss_scale``) when the
         step reports one (:func:`with_validation`), else None.
       programs: the state after each iteration (host copies) when ``keep_states=True``.
@@ -633,6 +688,7 @@ def run(step: Callable, state, n_iter: int,
       :class:`SearchResult`.
     """
     history, choices, status, val, states = [], [], None, [], []
+    ends = None  # a batch: per member the first iteration that found its tree full (-1: none)
     for it in range(n_iter):
         state, info = step(state)
         host = jax.device_get((info, state) if keep_states else info)  # one transfer
@@ -640,7 +696,11 @@ def run(step: Callable, state, n_iter: int,
             host, kept = host
         loss = np.asarray(host.loss, np.float64) * loss_scale
         flags = np.asarray(host.status, np.int64)
-        if not loss.ndim and flags & STATUS_FULL:
+        if loss.ndim:  # a batch: a member whose tree is full is done, as one tree is below
+            full = (flags & STATUS_FULL) != 0
+            ends = np.where(full, it, -1) if ends is None else np.where(full & (ends < 0), it, ends)
+            flags = np.where(full, flags & ~STATUS_FULL, flags)
+        elif flags & STATUS_FULL:
             # The tree holds its capacity (a pair move filled it before k + 1 iterations):
             # the search is done, and this iteration, which kept the tree, is not recorded.
             status = STATUS_OK if status is None else status
@@ -671,7 +731,8 @@ def run(step: Callable, state, n_iter: int,
     if history.ndim == 2:  # (iterations, B) -> (B, iterations); choices per member
         history = history.T.copy()
         val = None if val is None else val.T.copy()
-        choices = [list(c) for c in zip(*choices)] if choices else []
+        choices = [list(c) if e < 0 else list(c)[:e]
+                   for c, e in zip(zip(*choices), ends)] if choices else []
         return SearchResult(state, history, choices, status, val, kept)
     return SearchResult(state, history, choices, Status(int(status or 0)), val, kept)
 
@@ -692,7 +753,7 @@ def with_validation(step: Callable, loss: Callable) -> Callable:
 
 def fit(data: scoring.Data, basis, k: int, config: Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
-        loss_scale: float = 1.0) -> SearchResult:
+        loss_scale: float = 1.0, max_ops: Optional[int] = None) -> SearchResult:
     """Runs the first leaf and ``k`` insertions in memory (:func:`run` over :func:`step`).
 
     Args:
@@ -701,11 +762,14 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
       config: static settings.
       callback: as for :func:`run`.
       loss_scale: as for :func:`run` (1: the history is the weighted MSE in scaled units).
+      max_ops: the most operations the tree may hold (``<= config.max_k``; traced, see
+        :func:`step`); None: ``config.max_k``.
 
     Returns:
       :class:`SearchResult` with the history of the training loss after the first leaf and
-      after each insertion.
+      after each insertion (the program has ``config.max_k``'s capacity).
     """
     program = prog.empty_program(config.max_k, data.x.dtype)
-    return run(lambda p: step_jit(p, data, basis, config), program, k + 1, callback,
+    limit = None if max_ops is None else np.int32(max_ops)  # traced: no retrace per value
+    return run(lambda p: step_jit(p, data, basis, config, limit), program, k + 1, callback,
                loss_scale=loss_scale)

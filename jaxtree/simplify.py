@@ -21,7 +21,7 @@ simple fraction written as that fraction. It is for reading: the unrounded expre
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -30,7 +30,7 @@ import numpy as np
 from jaxtree import moves, refine as refine_, scoring
 from jaxtree import program as prog
 
-__all__ = ["law", "prune", "PruneResult"]
+__all__ = ["check_prune_args", "law", "prune", "prune_with", "PruneResult"]
 
 
 class PruneResult(NamedTuple):
@@ -78,28 +78,46 @@ def prune(program: prog.Program, data: scoring.Data, basis, tol: float, *,
     Raises:
       ValueError: for a negative or non-finite ``tol`` or an unknown ``refine``.
     """
+    check_prune_args(tol, refine)
+    max_leaves = (program.capacity + 1) // 2
+
+    def refit(p):
+        if refine == "optax":
+            return _joint(p, data, basis, steps=refine_steps)[0]
+        if refine == "coordinate":
+            return _coordinate(p, data, basis, sweeps=coordinate_sweeps, max_leaves=max_leaves)[0]
+        return p
+
+    return prune_with(program, tol, float(_total_ss(data.y, data.w)),
+                      lambda p: _score_delete(p, data, basis, max_leaves=max_leaves), refit)
+
+
+def check_prune_args(tol, refine) -> None:
+    """The arguments every pruning checks (:func:`prune`, :func:`jaxtree.stream.prune`)."""
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (
             math.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a finite number >= 0 (a fraction of R²); got {tol!r}.")
     if refine not in ("optax", "coordinate", None):
         raise ValueError(f"refine must be 'optax', 'coordinate' or None; got {refine!r}.")
-    max_leaves = (program.capacity + 1) // 2
-    tss = float(_total_ss(data.y, data.w))
+
+
+def prune_with(program: prog.Program, tol: float, tss: float,
+               score: Callable[[prog.Program], moves.DeleteScores],
+               refit: Callable[[prog.Program], prog.Program]) -> PruneResult:
+    """The pruning loop of :func:`prune`, over any data path: ``score(program)`` scores every
+    deletion (:func:`jaxtree.moves.score_delete` or its streamed form), ``refit(program)``
+    re-fits the weights after a removal, ``tss`` is the weighted total sum of squares of the
+    target. The streamed pruning (:func:`jaxtree.stream.prune`) runs the same loop."""
     removed = []
     while int(np.sum(np.asarray(program.op) == prog.LEAF)) > 1:
-        scores = _score_delete(program, data, basis, max_leaves=max_leaves)
+        scores = score(program)
         choice = moves.select_delete(scores)
         cost = float(choice.sse) - float(scores.rss)
         if not cost <= tol * tss:
             break
         slot = int(choice.slot)
         what = (int(program.feature[slot]), int(program.basis[slot]), cost / tss if tss else 0.0)
-        program = _apply_delete(program, choice)
-        if refine == "optax":
-            program, _ = _joint(program, data, basis, steps=refine_steps)
-        elif refine == "coordinate":
-            program, _ = _coordinate(program, data, basis, sweeps=coordinate_sweeps,
-                                     max_leaves=max_leaves)
+        program = refit(_apply_delete(program, choice))
         removed.append(what)
     return PruneResult(program, removed)
 

@@ -1,4 +1,4 @@
-"""Streaming the greedy search over data that does not fit in memory.
+"""Streaming the search over data that does not fit in memory.
 
 The in-memory search (:func:`jaxtree.search.fit`) scans the chunks of a device-resident
 :class:`jaxtree.scoring.Data`. Here the rows live on the host (a ``numpy.memmap``, or any
@@ -21,6 +21,12 @@ of the L-BFGS line search (see :func:`_joint`). The reported loss comes from the
 passes, not from one of its own. Scaling needs one more pass before the search
 (:func:`scaling`).
 
+The other searches stream too, with the in-memory rules (shared functions of
+:mod:`jaxtree.search`): the backfit moves (the pair screen reads its at most
+``Config.pair_rows`` evenly spaced rows into memory once, :func:`screen_rows`; the pair's
+exact fit, the replacements and their refinements are passes), the beam (one scoring pass
+for all members, :func:`beam_score_block`), and pruning (:func:`prune`, deletion passes).
+
 Host transfers: the choice (and the leaf slots) once per iteration, plus the per-pass
 host loop itself. That is the price of data that lives on the host.
 """
@@ -36,24 +42,30 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _scaling as scaling_
+from jaxtree import moves
 from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring, search
 from jaxtree import shapes as shapes_
 
 __all__ = [
+    "beam_score_block",
     "check_source_arrays",
     "ChunkReader",
     "coordinate_block",
+    "delete_block",
     "fit",
     "fit_loss",
     "is_streamable",
     "loss_block",
     "loss_step",
+    "prune",
     "loss_value_and_grad_block",
     "refine_given_shapes",
     "refit_shapes",
+    "replace_block",
     "scaling",
+    "screen_rows",
     "score_block",
     "sse_block",
     "value_and_grad_block",
@@ -63,6 +75,18 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- sources
+
+
+class _Rows:
+    """The rows ``rows`` of an array, indexed like one (``[slice]``, ``[index array]``)."""
+
+    def __init__(self, base, rows):
+        self.base, self.rows = base, rows
+        self.shape = (len(rows),) + tuple(base.shape[1:])
+        self.dtype, self.ndim = base.dtype, base.ndim
+
+    def __getitem__(self, key):
+        return np.asarray(self.base[self.rows[key]])
 
 
 class ChunkReader:
@@ -103,6 +127,19 @@ class ChunkReader:
         r.__dict__.update(self.__dict__)
         r.dtype = np.dtype(dtype)
         r._scale = sc
+        return r
+
+    def subset(self, rows) -> "ChunkReader":
+        """A reader of the rows at sorted indices ``rows`` of this one, in that order (e.g. a
+        held-out split's two parts), with the same chunk size, dtype and scaling: its chunks
+        are the ones of the in-memory ``x[rows]`` chunked alike, each read by one indexed read
+        (a memmap reads the pages holding those rows)."""
+        rows = np.asarray(rows, np.int64)
+        r = ChunkReader.__new__(ChunkReader)
+        r.__dict__.update(self.__dict__)
+        r.x, r.y = _Rows(self.x, rows), _Rows(self.y, rows)
+        r.sample_weight = None if self.sample_weight is None else _Rows(self.sample_weight, rows)
+        r.n = len(rows)
         return r
 
     def take(self, rows):
@@ -303,12 +340,99 @@ def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis):
     return _scan(f, acc, xb, yb, wb)
 
 
+@functools.partial(jax.jit, static_argnames=("basis", "precision"))
+def replace_block(acc, program, slots, xb, yb, wb, *, basis, precision):
+    """Merges a block's replacement statistics (:func:`jaxtree.moves.replace_chunk_moments`)."""
+    return _scan(lambda a, x, y, w: moves.merge_replace(
+        a, moves.replace_chunk_moments(program, slots, x, y, w, None, basis, precision)),
+        acc, xb, yb, wb)
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def delete_block(acc, program, slots, under_mul, xb, yb, wb, *, basis):
+    """Merges a block's deletion statistics (:func:`jaxtree.moves.delete_chunk_moments`)."""
+    return _scan(lambda a, x, y, w: moves.merge_delete(
+        a, moves.delete_chunk_moments(program, slots, under_mul, x, y, w, basis)),
+        acc, xb, yb, wb)
+
+
+@jax.jit
+def _target_moments_block(acc, xb, yb, wb):
+    """Merges the centred moments of a block's targets (for the total sum of squares)."""
+    return _scan(lambda a, x, y, w: scoring.merge(a, moves._scalar_moments(w, y)), acc, xb, yb, wb)
+
+
+_delete_rows = jax.jit(moves.delete_rows, static_argnums=1)
+_finish_delete = jax.jit(moves.finish_delete)
+
+
 @functools.partial(jax.jit, static_argnames=("q",))
 def _choose(program, slots, mo, *, q):
     scores = scoring.finish(program, slots, mo)
     choice = scoring.select(scores, q)
     new = scoring.apply(program, choice)
-    return new, choice, jnp.isfinite(choice.sse)
+    return new, choice, jnp.isfinite(choice.sse), scores.rss
+
+
+@functools.partial(jax.jit, static_argnames=("q",))
+def _choose_replace(program, slots, mo, *, q):
+    rc = moves.select_replace(moves.finish_replace(program, slots, mo), q)
+    return moves.apply_replace(program, rc), rc.sse
+
+
+@functools.partial(jax.jit, static_argnames=("basis", "rows", "precision"))
+def _pair_candidate(program, screen, *, basis, rows, precision):
+    """The best pair insertion scored on the screen rows (``search._pair_lookahead``'s)."""
+    ps = moves.score_pairs(program, screen, basis, max_rows=rows, precision=precision)
+    pc = moves.select_pair(ps, basis.q)
+    return moves.apply_pair(program, pc), pc, jnp.isfinite(ps.sse).any()
+
+
+@functools.partial(jax.jit, static_argnames=("basis", "precision"))
+def beam_score_block(acc, programs, slots, xb, yb, wb, *, basis, precision):
+    """:func:`score_block` for every member of a beam (leading axis of ``programs``,
+    ``slots`` and ``acc``): one read of the block scores all members."""
+    def member(a, program, sl):
+        return _scan(lambda m, x, y, w: scoring.merge(
+            m, scoring.chunk_moments(program, sl, x, y, w, basis, precision)), a, xb, yb, wb)
+    return jax.vmap(member)(acc, programs, slots)
+
+
+@functools.partial(jax.jit, static_argnames=("q",))
+def _beam_children(programs, slots, mo, *, q):
+    scores = jax.vmap(scoring.finish)(programs, slots, mo)
+    return search.beam_children(programs, scores, q)
+
+
+_beam_finish = jax.jit(search.beam_finish)
+_beam_slots = jax.jit(jax.vmap(prog.leaf_slots, in_axes=(0, None)), static_argnums=1)
+
+
+def screen_rows(source, max_rows: int, dtype) -> scoring.Data:
+    """The rows the pair screen of :func:`jaxtree.search.step` reads (``search._screen_rows``:
+    every ``stride``-th row of the padded chunks, from the first; all rows when there are no
+    more than ``max_rows``), gathered from ``source`` in one pass into a
+    :class:`jaxtree.scoring.Data` of one chunk (or all chunks when all rows are screened), so
+    a streamed search screens exactly the rows of the in-memory search on the same chunks."""
+    n_chunks = getattr(source, "n_chunks", None)
+    if n_chunks is None:
+        n_chunks = sum(1 for _ in source)
+    first = next(iter(source))
+    m = first[0].shape[0]
+    total = n_chunks * m
+    stride = -(-total // max_rows) if max_rows > 0 else 1
+    parts = ([], [], [])
+    for c, chunk in enumerate(source):
+        if stride <= 1:
+            keep = slice(None)
+        else:
+            start = (-(c * m)) % stride  # the first row of this chunk on the stride
+            keep = slice(start, m, stride)
+        for part, a in zip(parts, chunk):
+            part.append(np.asarray(a, dtype)[keep])
+    if stride <= 1:
+        return scoring.Data(*(jnp.asarray(np.stack(p)) for p in parts))
+    return scoring.Data(*(jnp.asarray(np.concatenate(p))[None] for p in parts))
 
 
 _coordinate_update = jax.jit(refine_.coordinate_update)
@@ -339,6 +463,13 @@ class _Passes:
         acc = scoring.Moments(z, z, z, z, z, z)
         for xb, yb, wb in self.blocks():
             acc = coordinate_block(acc, program, d, xb, yb, wb, basis=self.basis)
+        return acc
+
+    def replace(self, program, slots, cols, dtype, precision):
+        acc = moves.zero_replace_moments(slots.shape[0], cols, dtype)
+        for xb, yb, wb in self.blocks():
+            acc = replace_block(acc, program, slots, xb, yb, wb, basis=self.basis,
+                                precision=precision)
         return acc
 
     def sse(self, program, dtype):
@@ -413,18 +544,76 @@ def _joint(program, passes: "_Passes", steps: int):
             _ACTIVE[0] = None
 
 
+def _refine(passes: "_Passes", cfg: search.Config, new, loss, dtype):
+    """``cfg``'s refinement of ``new`` (``refine``, ``coordinate_sweeps``, ``refine_steps``)
+    by streamed passes: ``(program, loss)``, ``loss`` passed through when nothing runs."""
+    if cfg.refine == "coordinate" and cfg.coordinate_sweeps > 0:
+        leaves = [int(d) for d in np.asarray(_leaf_slots(new, cfg.max_k + 1)) if d >= 0]
+        for _ in range(cfg.coordinate_sweeps):
+            for d in leaves:
+                new, loss = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
+    elif cfg.refine == "optax":
+        new, loss = _joint(new, passes, cfg.refine_steps)
+    return new, loss
+
+
 class _Step:
     """One streamed search iteration, ``step(program) -> (program, StepInfo)``.
 
     The same signature and results as :func:`jaxtree.search.step` (run by
     :func:`jaxtree.search.run`), with every pass over the data read block by block from the
-    host source.
+    host source: the greedy insertion, and with the backfit :class:`jaxtree.search.Config`
+    the same moves in the same order: the pair lookahead scored on the rows the in-memory
+    screen reads (:func:`screen_rows`, held in memory: at most ``config.pair_rows`` rows)
+    and fitted exactly on all rows, then the replacement moves, each scored and refined by
+    passes over all rows. The rules that take a move are the in-memory step's
+    (:func:`jaxtree.search.pair_taken`, :func:`jaxtree.search.replacement_kept`).
     """
 
     def __init__(self, passes: "_Passes", config: search.Config, p: int, dtype):
         self.passes, self.config, self.dtype = passes, config, dtype
         self.max_leaves = config.max_k + 1
         self.rows, self.cols = 2 * self.max_leaves, p * passes.basis.q
+        self.screen = (screen_rows(passes.source, config.pair_rows, dtype)
+                       if config.pair_leaves else None)
+
+    def _refine(self, new, loss):
+        """The configured refinement of ``new`` by streamed passes: ``(program, loss)``."""
+        return _refine(self.passes, self.config, new, loss, self.dtype)
+
+    def _pair(self, program, record, rss, n):
+        """``search._pair_lookahead`` streamed: ``(program, record)`` of the pair insertion
+        when it is taken, else None."""
+        cfg, passes = self.config, self.passes
+        n_slots = int(program.n_slots)
+        early = n_slots > 0 and int(prog.n_leaves(program)) <= cfg.pair_max_leaves
+        if not (early and n_slots + 4 <= program.capacity):
+            return None
+        cand, pc, finite = _pair_candidate(program, self.screen, basis=passes.basis,
+                                           rows=cfg.pair_leaves, precision=cfg.precision)
+        slot = n_slots + 2
+        cand, mse = _coordinate_update(cand, slot, passes.coordinate(cand, slot, self.dtype))
+        sse = jnp.where(finite, mse * n, jnp.inf).astype(rss.dtype)
+        if not bool(search.pair_taken(rss, record.sse, sse)):
+            return None
+        return cand, search.pair_record(pc, cand.weight[slot], cand.intercept, sse)
+
+    def _replace(self, new, loss, n):
+        """``search._replace_moves`` streamed: ``(program, loss, kept)``."""
+        cfg, passes, dtype = self.config, self.passes, self.dtype
+        kept = 0
+        if int(new.n_slots) <= 1:
+            return new, loss, kept
+        for _ in range(cfg.replace_moves):
+            slots = _leaf_slots(new, self.max_leaves)
+            mo = passes.replace(new, slots, self.cols, dtype, cfg.precision)
+            cand, sse = _choose_replace(new, slots, mo, q=passes.basis.q)
+            cand, cand_loss = (self._refine(cand, sse / n) if cfg.refine is not None
+                               else (cand, sse / n))
+            if not bool(search.replacement_kept(cand_loss, loss, dtype)):
+                break
+            new, loss, kept = cand, cand_loss, kept + 1
+        return new, loss, kept
 
     def __call__(self, program):
         cfg, passes, dtype = self.config, self.passes, self.dtype
@@ -432,39 +621,84 @@ class _Step:
         mo = passes.scores(program, slots, self.rows, self.cols, dtype, cfg.precision, cfg.buckets)
         was_empty = int(program.n_slots) == 0
         room = was_empty or int(program.n_slots) + 2 <= program.capacity
-        new, choice, ok = _choose(program, slots, mo, q=passes.basis.q)
+        new, choice, ok, rss = _choose(program, slots, mo, q=passes.basis.q)
+        i32 = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
+        record = search.Choice(*choice, i32(search.MOVE_INSERT), i32(-1), i32(-1), i32(0))
+        ok = bool(ok) and room
+        if cfg.pair_leaves:
+            pair = self._pair(program, record, rss, mo.n)
+            if pair is not None:
+                (new, record), ok = pair, True
         if was_empty:
-            choice = choice._replace(op=jnp.asarray(prog.LEAF, jnp.int32), slot=jnp.asarray(0, jnp.int32))
+            record = record._replace(op=i32(prog.LEAF), slot=i32(0))
         # As in search.step, the loss comes from what the iteration already computed (the
         # candidate's SSE, the last coordinate update, the best L-BFGS value); only a
         # failed iteration, which keeps the tree, needs a pass of its own.
-        loss = choice.sse / mo.n
+        loss = record.sse / mo.n
         status = search.STATUS_OK
-        if not (bool(ok) and room):  # one small transfer; a failed iteration keeps the tree
+        if not ok:  # one small transfer; a failed iteration keeps the tree
             status = search.STATUS_NO_CANDIDATE if room else search.STATUS_FULL
             new = program
             sse, n = passes.sse(program, dtype)
             loss = sse / n
-        elif not was_empty and cfg.refine == "coordinate" and cfg.coordinate_sweeps > 0:
-            leaves = [int(d) for d in np.asarray(_leaf_slots(new, self.max_leaves)) if d >= 0]
-            for _ in range(cfg.coordinate_sweeps):
-                for d in leaves:
-                    new, loss = _coordinate_update(new, d, passes.coordinate(new, d, dtype))
-        elif not was_empty and cfg.refine == "optax":
-            new, loss = _joint(new, passes, cfg.refine_steps)
-        return new, search.StepInfo(jnp.asarray(loss, dtype), search.Choice(*choice),
+        else:
+            if not was_empty:
+                new, loss = self._refine(new, loss)
+            if cfg.replace_moves:
+                new, loss, kept = self._replace(new, loss, mo.n)
+                record = record._replace(replaced=i32(kept))
+        return new, search.StepInfo(jnp.asarray(loss, dtype), record,
                                     jnp.asarray(status, jnp.int32))
+
+
+class _BeamStep:
+    """One streamed beam iteration (:func:`jaxtree.search.beam_step` with host passes): one
+    scoring pass for all members (:func:`beam_score_block`), the in-memory beam's proposal
+    and finishing rules (:func:`jaxtree.search.beam_children`, :func:`jaxtree.search.beam_finish`),
+    and each new member refined by the greedy step's streamed refinement."""
+
+    def __init__(self, step: _Step, width: int):
+        self.step, self.width, self.best = step, width, []
+
+    def __call__(self, programs):
+        st = self.step
+        cfg, passes, dtype = st.config, st.passes, st.dtype
+        slots = _beam_slots(programs, st.max_leaves)
+        zero = scoring.zero_moments(st.rows, st.cols, dtype)
+        acc = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (self.width,) + a.shape), zero)
+        for xb, yb, wb in passes.blocks():
+            acc = beam_score_block(acc, programs, slots, xb, yb, wb, basis=passes.basis,
+                                   precision=cfg.precision)
+        choices, parents, new, was_empty = _beam_children(programs, slots, acc, q=passes.basis.q)
+        loss = choices.sse / acc.n[0]
+        if not bool(was_empty) and cfg.refine is not None:
+            finite = np.isfinite(np.asarray(choices.sse))
+            members, losses = [], []
+            for i in range(self.width):
+                member = jax.tree_util.tree_map(lambda a, i=i: a[i], new)
+                member, li = st._refine(member, loss[i]) if finite[i] else (member, loss[i])
+                members.append(member)
+                losses.append(jnp.asarray(li, dtype))
+            new = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)
+            loss = jnp.stack(losses)
+        loss = loss.astype(dtype)
+        room = bool(was_empty) or int(programs.n_slots[0]) + 2 <= programs.capacity
+        ok = np.isfinite(np.asarray(choices.sse)) & room
+        # The member the beam returns at this size (search.beam_finish's best: the lowest
+        # refined training loss), for a held-out loss and the size path.
+        self.best.append(int(np.argmin(np.where(ok, np.asarray(loss), np.inf))))
+        return _beam_finish(programs, choices, parents, new, loss, was_empty)
+
+    def best_member(self, programs):
+        """The member of ``programs`` (this step's last result) the beam returns."""
+        return jax.tree_util.tree_map(lambda a: a[self.best[-1]], programs)
 
 
 def _streamed_setup(source, config: search.Config, devices, dtype):
     """``(p, dtype, put)`` of a streamed search over ``source`` (the first block's shape, the
-    compute dtype, the block placer of :func:`jaxtree.sharding.block_putter`); refuses the
-    moves that need the data in memory."""
+    compute dtype, the block placer of :func:`jaxtree.sharding.block_putter`)."""
     from jaxtree import sharding  # local: sharding imports nothing from here
 
-    if config.pair_leaves or config.replace_moves:
-        raise ValueError("Streamed fits run the paper's greedy search only (search='greedy'); "
-                         "pair lookahead and replacement moves need the data in memory.")
     first = next(iter(source))
     m, p = first[0].shape
     dtype = np.dtype(dtype or first[0].dtype)
@@ -474,28 +708,107 @@ def _streamed_setup(source, config: search.Config, devices, dtype):
 def fit(source, basis, k: int, config: search.Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
         chunks_per_block: int = 16, devices=None, dtype=None,
-        loss_scale: float = 1.0) -> search.SearchResult:
-    """The search of :func:`jaxtree.search.fit`, streaming ``source`` every pass.
+        loss_scale: float = 1.0, beam_width: Optional[int] = None,
+        held_out=None) -> search.SearchResult:
+    """The search of :func:`jaxtree.search.fit` (or :func:`jaxtree.search.beam_fit`),
+    streaming ``source`` every pass.
 
     Args:
       source: re-iterable (each ``iter()`` starts a new pass) of host chunks
         ``(x (m, p), y (m,), w (m,))``, already scaled, all of the same chunk size ``m``
         (pad the last with zero-weight rows), e.g. a scaled :class:`ChunkReader`.
-      basis: the basis; k: number of operations; config: as for ``search.fit``.
+      basis: the basis; k: number of operations; config: as for ``search.fit`` (the greedy
+        or the backfit :func:`jaxtree.search.search_config`).
       callback, loss_scale: as for :func:`jaxtree.search.run`.
       chunks_per_block: chunks sent to the device per kernel call (static; the device
         holds ``O(chunks_per_block * m * p)`` input rows at a time).
       devices: None (default device), an int, ``"all"`` or a list: shard the rows of
         each block over these devices (see :mod:`jaxtree.sharding`).
       dtype: dtype of the computation (default: the first chunk's).
+      beam_width: None runs ``config``'s search; an int runs the beam search of that many
+        greedy trees (:func:`jaxtree.search.beam_fit`; the greedy ``config`` only) and
+        returns its best member (the lowest training loss, one more pass per member).
+      held_out: None, or a source like ``source`` (e.g. :meth:`ChunkReader.subset`) whose
+        MSE is reported after every iteration (``val_history``, one pass each), with the
+        state after every iteration kept (``programs``; a beam's: the member it would
+        return at that size, the lowest refined training loss): what a held-out size
+        choice needs.
 
     Returns:
       :class:`jaxtree.search.SearchResult`, equal to the in-memory search on the same rows.
     """
     p, dtype, put = _streamed_setup(source, config, devices, dtype)
-    step = _Step(_Passes(source, basis, chunks_per_block, put), config, p, dtype)
-    return search.run(step, prog.empty_program(config.max_k, dtype), k + 1, callback,
-                      loss_scale=loss_scale)
+    passes = _Passes(source, basis, chunks_per_block, put)
+    step = _Step(passes, config, p, dtype)
+    start = prog.empty_program(config.max_k, dtype)
+    beam = None
+    if beam_width is not None:
+        search.check_beam(beam_width, config)
+        start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (beam_width,) + a.shape), start)
+        step = beam = _BeamStep(step, beam_width)
+    if held_out is not None:
+        held = _Passes(held_out, basis, chunks_per_block, put)
+        pick = beam.best_member if beam is not None else (lambda state: state)
+        step = search.with_validation(step, lambda state: _mse(held, pick(state), dtype))
+    res = search.run(step, start, k + 1, callback, loss_scale=loss_scale,
+                     keep_states=held_out is not None)
+    if beam is None:
+        return res
+    if res.programs is not None:  # each size's member: the one the beam returns there
+        res = res._replace(programs=[jax.tree_util.tree_map(lambda a, i=i: a[i], s)
+                                     for s, i in zip(res.programs, beam.best)])
+    loss = [_mse(passes, jax.tree_util.tree_map(lambda a, i=i: a[i], res.program), dtype)
+            for i in range(beam_width)]
+    best = int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))
+    return res._replace(program=jax.tree_util.tree_map(lambda a: a[best], res.program))
+
+
+def _mse(passes: "_Passes", program, dtype) -> float:
+    """The weighted MSE of ``program`` over one streamed pass."""
+    sse, n = passes.sse(program, dtype)
+    return float(sse / n)
+
+
+def prune(source, program, basis, tol: float, config: search.Config, *,
+          chunks_per_block: int = 16, devices=None, dtype=None, passes=None):
+    """:func:`jaxtree.simplify.prune` streaming ``source``: the same loop
+    (:func:`jaxtree.simplify.prune_with`) with the deletion scores, the total sum of squares
+    and the re-fits read block by block, so the removals equal the in-memory pruning's on
+    the same rows.
+
+    Args:
+      source, basis, chunks_per_block, devices, dtype: as for :func:`fit`.
+      program: the fitted tree (scaled space); tol: as for ``simplify.prune``.
+      config: its ``refine``, ``coordinate_sweeps`` and ``refine_steps`` re-fit the weights
+        after each removal (``max_k`` the program's capacity).
+      passes: the streamed passes to read instead of ``source`` (e.g. the partial residual of
+        shape terms, :func:`shape_residual_passes`); None reads ``source``.
+
+    Returns:
+      :class:`jaxtree.simplify.PruneResult`.
+    """
+    from jaxtree import simplify  # local: simplify imports nothing from here
+
+    simplify.check_prune_args(tol, config.refine)
+    if passes is None:
+        passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+    else:
+        dtype = np.dtype(dtype or program.weight.dtype)
+    program = jax.tree_util.tree_map(jnp.asarray, program)
+    max_leaves = (program.capacity + 1) // 2
+    z = jnp.zeros((), dtype)
+    total = _fold(_target_moments_block, scoring.Moments(z, z, z, z, z, z), passes.blocks())
+
+    def score(p):
+        slots, under_mul = _delete_rows(p, max_leaves)
+        acc = moves.zero_delete_moments(max_leaves, dtype)
+        for xb, yb, wb in passes.blocks():
+            acc = delete_block(acc, p, slots, under_mul, xb, yb, wb, basis=basis)
+        return _finish_delete(p, slots, acc)
+
+    cfg = config._replace(max_k=(program.capacity - 1) // 2)
+    refit = lambda p: _refine(passes, cfg, p, None, dtype)[0]  # noqa: E731
+    return simplify.prune_with(program, tol, float(total.mrr), score, refit)
 
 
 # ------------------------------------------------- shape terms after a streamed tree search
@@ -631,6 +944,16 @@ def refit_shapes(source, program, basis, shape_terms, spec, *, sweeps: int = 1,
     return shape_terms._replace(order=full_order), gr
 
 
+def shape_residual_passes(source, basis, shape_terms, spec, *, chunks_per_block: int = 16,
+                          devices=None, dtype=None):
+    """``(passes, dtype)``: the passes of :func:`fit` over ``source`` with each block's ``y``
+    replaced by the partial residual ``y - g(x)`` of the shape terms ``g`` (recomputed per
+    block, never stored), so the tree's kernels fit the tree given the shapes."""
+    passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+    shape_terms, spec = _tight(jax.tree_util.tree_map(jnp.asarray, shape_terms), spec)
+    return _OffsetPasses(passes, lambda xb, yb: _minus_shapes(shape_terms, xb, yb, spec=spec)), dtype
+
+
 def refine_given_shapes(source, program, basis, shape_terms, spec, *, steps: int,
                         chunks_per_block: int = 16, devices=None, dtype=None):
     """The tree's weights and intercept refined given shape terms, streaming ``source``.
@@ -649,10 +972,10 @@ def refine_given_shapes(source, program, basis, shape_terms, spec, *, steps: int
       ``(program, mse)``: the refined tree (never worse than ``program``) and the weighted MSE
       of the model ``g + T`` on all rows (scaled space).
     """
-    passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+    resid, dtype = shape_residual_passes(source, basis, shape_terms, spec,
+                                         chunks_per_block=chunks_per_block, devices=devices,
+                                         dtype=dtype)
     program = jax.tree_util.tree_map(jnp.asarray, program)
-    shape_terms, spec = _tight(jax.tree_util.tree_map(jnp.asarray, shape_terms), spec)
-    resid = _OffsetPasses(passes, lambda xb, yb: _minus_shapes(shape_terms, xb, yb, spec=spec))
     if steps > 0 and int(program.n_slots) > 0:
         program, loss = _joint(program, resid, int(steps))
         return program, loss

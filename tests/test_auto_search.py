@@ -69,13 +69,14 @@ def test_explicit_backfit_refuses_more_columns_than_its_gram_matrices_allow(monk
         jaxtree.TreeRegressor(k=2, basis=SMALL, search="backfit").fit(X, y)
 
 
-def test_streamed_data_refuses_the_searches_it_does_not_run(tmp_path):
+def test_streamed_data_gets_the_greedy_search_to_k(tmp_path):
+    # "auto" on a memmap is the greedy tree grown to k (the other searches and a held-out
+    # size run streamed when asked for: tests/test_stream_moves.py).
     X, y = _data(n=60)
     mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float32, shape=X.shape)
     mm[:] = X
-    for name in ("backfit", "beam"):
-        with pytest.raises(ValueError, match=f"search='{name}' is not supported for streamed"):
-            jaxtree.TreeRegressor(k=2, search=name).fit(mm, y)
+    est = jaxtree.TreeRegressor(k=2, basis=SMALL, refine=None).fit(mm, y)
+    assert (est.search_, est.validation_fraction_, est.k_) == ("greedy", None, 2)
 
 
 def test_paper_preset_is_the_greedy_search_to_k_without_shapes():

@@ -280,3 +280,16 @@ def test_custom_basis_load_error_names_the_load_argument(tmp_path):
         assert "Basis.from_config" not in msg and "not a valid jaxtree model file" not in msg
     back = jaxtree.load(path, custom_functions={"tanh(2{x})": fn})
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_devices_are_not_saved_and_a_sharded_fits_file_loads_anywhere(saved, tmp_path):
+    # A model fitted on 4 devices is loaded on machines with fewer: the file does not carry
+    # `devices`, and a file that does (written before this rule) loads with the default.
+    est, path, Xq = saved
+    good = json.loads(path.read_text())
+    assert "devices" not in good["extra"]["params"]
+    d = unsigned(good)
+    d["extra"]["params"]["devices"] = 64
+    back = jaxtree.load(write(tmp_path, d))
+    assert back.devices is None
+    np.testing.assert_array_equal(back.predict(Xq), est.predict(Xq))

@@ -78,9 +78,15 @@ def test_four_devices_same_tree_and_predictions():
 
 
 MOVES_SCRIPT = PREAMBLE + textwrap.dedent("""
-    for name, extra in (("backfit", dict(search="backfit", validation_fraction=0.2)),):
+    path = os.path.join(tempfile.mkdtemp(), "X.npy")
+    np.save(path, X)
+    for name, extra in (("backfit", dict(search="backfit", validation_fraction=0.2)),
+                        ("beam", dict(search="beam", beam_width=2, validation_fraction=None)),
+                        ("stream", dict(search="backfit", validation_fraction=None))):
         kw = dict(k=3, refine="coordinate", chunk_size=250, basis=b, **extra)
-        fits = [jaxtree.TreeRegressor(devices=d, **kw).fit(X, y) for d in (None, 4)]
+        data = np.load(path, mmap_mode="r") if name == "stream" else X
+        fits = [jaxtree.TreeRegressor(**kw).fit(X, y),
+                jaxtree.TreeRegressor(devices=4, **kw).fit(data, y)]
         out[name] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
         out[name + "_pred"] = [e.predict(X).tolist() for e in fits]
     print("RESULT" + json.dumps(out))
@@ -88,15 +94,17 @@ MOVES_SCRIPT = PREAMBLE + textwrap.dedent("""
 
 
 def test_backfit_moves_sharded_make_the_one_device_choices():
-    # The search moves beyond the paper's (pair lookahead, replacement, the held-out size)
-    # run on rows sharded over 4 devices and choose what one device chooses.
+    # The search moves beyond the paper's (pair lookahead, replacement, the held-out size,
+    # the beam) run on rows sharded over 4 devices, in memory and streamed from a memmap,
+    # and choose what one device chooses in memory.
     out = _run_on_four_devices(MOVES_SCRIPT)
-    for name in ("backfit",):
+    for name in ("backfit", "beam", "stream"):
         one, four = out[name]
         assert one == four, name
         np.testing.assert_allclose(out[name + "_pred"][1], out[name + "_pred"][0], rtol=1e-5,
                                    atol=1e-5 * np.ptp(out[name + "_pred"][0]))
-    assert any(move == 1 for _, move in out["backfit"][0])  # a pair move was sharded too
+    for name in ("backfit", "stream"):
+        assert any(move == 1 for _, move in out[name][0])  # a pair move was sharded too
 
 
 def test_resolve_devices_errors():
@@ -117,3 +125,11 @@ def test_estimator_rejects_too_many_devices():
     n = len(sharding.resolve_devices("all"))
     with pytest.raises(ValueError, match="available"):
         jaxtree.TreeRegressor(k=1, devices=n + 1).fit(X, y)
+
+
+def test_shape_terms_before_the_tree_are_refused_on_sharded_rows():
+    # Checked with the parameters, before any data is placed (the shape search stalls on
+    # rows sharded over several devices).
+    X, y = jaxtree.datasets.paper_synthetic(n=50, p=4, seed=0)
+    with pytest.raises(ValueError, match="shapes > 0 does not run on sharded rows"):
+        jaxtree.TreeRegressor(k=1, shapes=2, devices=1).fit(X, y)

@@ -1,0 +1,53 @@
+"""``fit_batch(search="backfit" | "beam")``: every member makes the separate fit's moves."""
+
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import basis as B
+from jaxtree import batch, search
+
+BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
+
+
+def _stack(n_sets=3, n=300):
+    # A product without marginal signal (the pair lookahead's case) plus a linear term.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(n_sets, n, 3))
+    y = (np.sin(3 * np.pi * X[..., 0]) * np.cos(2 * np.pi * X[..., 1]) + 0.3 * X[..., 2]
+         + 0.05 * rng.normal(size=(n_sets, n)))
+    return X, y
+
+
+@pytest.mark.parametrize("how", ["backfit", "beam"])
+def test_members_make_the_separate_fits_moves(how):
+    X, y = _stack()
+    kw = dict(k=4, basis=BASIS, refine="coordinate", coordinate_sweeps=2, chunk_size=64,
+              beam_width=3)
+    res = batch.fit_batch(X, y, search=how, **kw)
+    moves = []
+    for b, member in enumerate(res):
+        est = jaxtree.TreeRegressor(search=how, validation_fraction=None, shapes=0, **kw)
+        est.fit(X[b], y[b])
+        key = lambda e: [(c["move"], c["flat_index"], c["feature2"], c["basis2"], c["replaced"])
+                         for c in e.choices_]
+        assert key(member) == key(est)
+        np.testing.assert_allclose(member.predict(X[b]), est.predict(X[b]), rtol=1e-8, atol=1e-9)
+        np.testing.assert_allclose(member.history_, est.history_, rtol=1e-8)
+        assert member.status_ == est.status_ == 0
+        assert member.search_ == est.search_ == how
+        assert member.get_params()["search"] == how
+        moves += [c["move"] for c in member.choices_]
+    if how == "backfit":
+        # The pair's two operations fill k=4 after four iterations: the member's search ends
+        # there as the separate fit's does (status OK, no fifth record), while the batch ran
+        # five iterations for all.
+        assert search.MOVE_PAIR in moves
+        assert res.history.shape == (3, 5)
+        assert min(len(m.choices_) for m in res) == 4
+
+
+def test_search_must_be_named():
+    X, y = _stack(n_sets=2, n=20)
+    with pytest.raises(ValueError, match="search must be one of"):
+        batch.fit_batch(X, y, k=2, search="auto")
