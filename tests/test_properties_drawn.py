@@ -59,7 +59,7 @@ def _check(pb):
     np.testing.assert_allclose(pj, pr, rtol=1e-8, atol=1e-8 * (np.abs(y).max()))
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems)
 def test_engines_agree_on_drawn_problems(pb):
     _check(pb)

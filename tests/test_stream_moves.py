@@ -90,10 +90,12 @@ def test_streamed_beam_is_the_in_memory_beam(refine="coordinate"):
                    search.search_config("backfit", 2, 4 * BASIS.q), beam_width=2)
 
 
-@pytest.mark.parametrize("how", ["backfit", "beam"])
+@pytest.mark.parametrize("how", ["greedy", pytest.param("backfit", marks=pytest.mark.slow),
+                                 pytest.param("beam", marks=pytest.mark.slow)])
 def test_memmap_fit_with_moves_and_held_out_size_equals_in_memory(tmp_path, how):
     # The whole estimator streamed: the held-out split read by index, the size path, the
-    # chosen size and the refit on all rows, with each search's moves.
+    # chosen size and the refit on all rows, with each search's moves (the backfit moves
+    # through a memmap fit also run in tests/test_sharding.py, on 4 devices).
     rng = np.random.default_rng(0)
     X = rng.random((500, 3))
     y = paper_g(np.c_[X, rng.random(500)]) + 0.05 * rng.standard_normal(500)
