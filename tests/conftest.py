@@ -69,15 +69,5 @@ def x64():
     """x64 on for the test (the suite's default, restored if a test had switched it off)."""
     old = bool(jax.config.jax_enable_x64)
     jax.config.update("jax_enable_x64", True)
-# Most of the suite's time is XLA compiling small programs once each (hundreds of them, on
-# CI's two cores); LLVM's optimisation level 0 compiles them about a fifth faster (measured
-# on tests/test_stream_moves.py: 48 -> 39 s). Every comparison in the suite is between
-# paths compiled under the same flag or against float64 references with tolerances, so the
-# flag changes no assertion; benchmarks and users keep XLA's default. The flag must be set
-# before the backend starts (it is read then, not at import); a user's own XLA_FLAGS are
-# kept and win.
-if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                               " --xla_backend_optimization_level=0").strip()
     yield
     jax.config.update("jax_enable_x64", old)
