@@ -55,17 +55,23 @@ __all__ = [
 
 
 
-def _step_batch(programs: prog.Program, data: scoring.Data, basis, config: search.Config):
+def _step_batch(programs: prog.Program, data: scoring.Data, basis, config: search.Config,
+                max_ops=None):
     """:func:`jaxtree.search.step` over a leading batch axis of programs and data.
 
     With the pair lookahead (the backfit search) the pair scoring runs only while some
     member's tree is small enough for it: under ``vmap`` the step's own ``lax.cond`` on each
     member's size becomes a ``select`` that would score pairs at every iteration. The
     outer ``lax.cond`` on "any member may take a pair" is not batched, and a member that
-    may not take a pair makes the same move either way.
+    may not take a pair makes the same move either way. ``max_ops``: None, or int ``(B,)``
+    the most operations each member's tree may hold (:func:`jaxtree.search.step`; a member
+    whose tree is full ends its search, so members of different sizes share one run).
     """
     def vstep(cfg):
-        return jax.vmap(search.step, in_axes=(0, 0, None, None))(programs, data, basis, cfg)
+        if max_ops is None:
+            return jax.vmap(search.step, in_axes=(0, 0, None, None))(programs, data, basis, cfg)
+        return jax.vmap(search.step, in_axes=(0, 0, None, None, 0))(programs, data, basis, cfg,
+                                                                      max_ops)
 
     if not config.pair_leaves:
         return vstep(config)
@@ -93,6 +99,10 @@ beam_step_batch_jit = jax.jit(_beam_step_batch, static_argnames=("basis", "confi
 def _members_mse(programs: prog.Program, data: scoring.Data, basis):
     """Training MSE ``(B, width)`` of every beam member of every data set."""
     return jax.vmap(lambda ps, d: jax.vmap(lambda p: refine_.mse(p, d, basis))(ps))(programs, data)
+
+
+_held_out_mse = jax.jit(jax.vmap(refine_.mse, in_axes=(0, 0, None)), static_argnums=2)
+"""Each member's weighted MSE on its own held-out rows."""
 
 
 step_batch_jit = jax.jit(_step_batch, static_argnames=("basis", "config"))
@@ -185,11 +195,45 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype) -> scoring.Data:
     return chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
 
 
+def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fraction,
+                    random_state):
+    """The selection run of :func:`fit_batch` with a held-out size: every member searched on
+    the training rows to ``k`` with its held-out MSE after each iteration, then each member's
+    size by the one-standard-error rule (:func:`jaxtree.estimator._choose_size`). Returns
+    ``(sizes (B,), paths)``, ``paths[b]`` the estimator's ``path_`` rows of member ``b``."""
+    from jaxtree.estimator import _choose_size, _n_ops, _split
+
+    train, held = _split(xs.shape[1], fraction, random_state)
+    part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
+    data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype)
+    held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
+    step = search_.with_validation(
+        lambda prg: step_batch_jit(prg, data, params.basis, cfg),
+        lambda prg: _held_out_mse(prg, held_data, params.basis))
+    sel = search_.run(step, programs, params.k + 1, keep_states=True,
+                      loss_scale=np.asarray(sc.y_scale, np.float64) ** 2)
+    B = xs.shape[0]
+    sizes = np.zeros(B, np.int64)
+    paths = []
+    models = [model_.TreeModel.from_scaling(jax.tree_util.tree_map(jnp.asarray, p), sc, dtype,
+                                            params.basis, names) for p in sel.programs]
+    for b in range(B):
+        end = len(sel.choices[b])  # a member whose tree filled up ended early (search.run)
+        member = [jax.tree_util.tree_map(lambda a, b=b: a[b], m) for m in models[:end]]
+        val = sel.val_history[b][:end]
+        sizes[b] = _n_ops(member[_choose_size(val, len(held))].program)
+        paths.append([dict(n_ops=_n_ops(m.program), train_mse=float(h), val_mse=float(v),
+                           formula=m.formula(), model=m)
+                      for m, h, v in zip(member, sel.history[b][:end], val)])
+    return sizes, paths
+
+
 def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               sample_weight=None, chunk_size: int = 2048, coordinate_sweeps: int = 3,
               refine_steps: int = 20, precision: str = "highest",
               feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
-              beam_width: int = 4) -> BatchResult:
+              beam_width: int = 4, validation_fraction: Optional[float] = None,
+              random_state=None) -> BatchResult:
     """Fits ``B`` data sets of the same shape with one batched compiled step per iteration.
 
     Args:
@@ -211,6 +255,14 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         (no held-out size). ``"auto"`` is not accepted: the estimator's rule picks a search
         by each fit's size and path, and a batch runs one search for all members.
       beam_width: trees per data set for ``search="beam"``.
+      validation_fraction: None grows every tree to ``k``. A fraction in ``(0, 1)``: as for
+        :class:`jaxtree.TreeRegressor`, each member's size is chosen on held-out rows (the
+        same rows of every data set, ``random_state``'s split: the data sets have the same
+        ``n``) by the one-standard-error rule, then refitted on all rows, all members in one
+        batched run in which each member's tree stops at its own size (the step's traced
+        ``max_ops``); each member has ``k_`` and ``path_`` and equals the estimator's fit.
+        Greedy and backfit searches (not the beam).
+      random_state: seed of the held-out split (None as 0).
 
     Returns:
       A :class:`BatchResult`: indexable and iterable as the list of ``B`` fitted
@@ -231,10 +283,13 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     _compilation_cache.enable()
     if search not in search_.SEARCHES:
         raise ValueError(f"search must be one of {search_.SEARCHES} in fit_batch; got {search!r}.")
+    if validation_fraction is not None and search == "beam":
+        raise ValueError("fit_batch chooses a held-out size for the greedy and backfit searches; "
+                         "use search='greedy' or 'backfit', or validation_fraction=None.")
     settings = dict(k=k, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision, search=search, beam_width=beam_width)
-    params = check_params(settings)
+    params = check_params({**settings, "validation_fraction": validation_fraction})
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
         raise ValueError("fit_batch does not support basis families on the covariates' original "
                          "units (PowerLaws, e.g. the 'physics' preset): their constants depend on "
@@ -261,8 +316,20 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     lead = (B,) if search != "beam" else (B, int(beam_width))
     programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, lead + a.shape), one)
     step = step_batch_jit if search != "beam" else beam_step_batch_jit
-    res = search_.run(lambda prg: step(prg, data, params.basis, cfg), programs,
-                      params.k + 1, loss_scale=np.asarray(sc.y_scale, np.float64) ** 2)
+    scale = np.asarray(sc.y_scale, np.float64) ** 2
+    paths, sizes = None, None
+    if validation_fraction is not None:
+        sizes, paths = _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names,
+                                       validation_fraction, random_state)
+        # The refit on all rows: each member stops at its own size (a pair uses two
+        # operations: the refit's bound is then the chosen size, as the estimator's).
+        limit = np.maximum(sizes, 1) if cfg.pair_leaves else sizes
+        bound = jnp.asarray(limit, jnp.int32)
+        res = search_.run(lambda prg: step_batch_jit(prg, data, params.basis, cfg, bound),
+                          programs, int(sizes.max()) + 1, loss_scale=scale)
+    else:
+        res = search_.run(lambda prg: step(prg, data, params.basis, cfg), programs,
+                          params.k + 1, loss_scale=scale)
     if search == "beam":
         res = res._replace(program=_best_members(res.program, _members_mse(res.program, data,
                                                                            params.basis)))
@@ -275,10 +342,13 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     models = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, names)
     estimators = []
     for b in range(B):
-        # The settings each member ran: a clone refits the same search (no held-out size,
-        # no shape terms: fit_batch has neither).
-        est = TreeRegressor(**settings, validation_fraction=None, shapes=0)
-        est.search_, est.validation_fraction_ = search, None  # what every batched fit runs
+        # The settings each member ran: a clone refits the same search (no shape terms:
+        # fit_batch has none).
+        est = TreeRegressor(**settings, validation_fraction=validation_fraction,
+                            random_state=random_state, shapes=0)
+        est.search_, est.validation_fraction_ = search, validation_fraction
+        if paths is not None:
+            est._path = paths[b]
         member = jax.tree_util.tree_map(lambda a, b=b: a[b], models)
         history = res.history[b][: len(res.choices[b])]  # a member may end early (run)
         estimators.append(est._set_fitted(member, history, res.choices[b], int(status[b]),

@@ -51,3 +51,33 @@ def test_search_must_be_named():
     X, y = _stack(n_sets=2, n=20)
     with pytest.raises(ValueError, match="search must be one of"):
         batch.fit_batch(X, y, k=2, search="auto")
+
+
+@pytest.mark.parametrize("how", ["greedy", pytest.param("backfit", marks=pytest.mark.slow)])
+def test_held_out_size_per_member_equals_the_estimators(how):
+    # Each member chooses its own size on the same held-out rows; the refit runs all members
+    # at once, each stopped at its size: the estimator's path, size and model per member.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(3, 300, 3))
+    strength = np.array([1.0, 0.2, 0.05])[:, None]  # different structure, different sizes
+    y = (strength * np.sin(3 * np.pi * X[..., 0]) * np.cos(2 * np.pi * X[..., 1])
+         + 0.3 * X[..., 2] + 0.05 * rng.normal(size=(3, 300)))
+    kw = dict(k=6, basis=BASIS, search=how, refine="coordinate", coordinate_sweeps=2,
+              chunk_size=64, validation_fraction=0.25, random_state=1)
+    res = batch.fit_batch(X, y, **kw)
+    sizes = []
+    for b, member in enumerate(res):
+        est = jaxtree.TreeRegressor(shapes=0, **kw).fit(X[b], y[b])
+        assert member.k_ == est.k_ < 6
+        assert [(r["n_ops"], r["formula"]) for r in member.path_] == [
+            (r["n_ops"], r["formula"]) for r in est.path_]
+        np.testing.assert_allclose([r["val_mse"] for r in member.path_],
+                                   [r["val_mse"] for r in est.path_], rtol=1e-9)
+        assert [c["flat_index"] for c in member.choices_] == [c["flat_index"] for c in est.choices_]
+        np.testing.assert_allclose(member.predict(X[b]), est.predict(X[b]), rtol=1e-9, atol=1e-12)
+        assert member.status_ == 0 and member.validation_fraction_ == 0.25
+        sizes.append(member.k_)
+    if how == "greedy":
+        assert len(set(sizes)) > 1  # the members stopped at different sizes in one run
+    with pytest.raises(ValueError, match="held-out size for the greedy and backfit"):
+        batch.fit_batch(X, y, k=2, search="beam", validation_fraction=0.2)
