@@ -195,6 +195,16 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype) -> scoring.Data:
     return chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
 
 
+def _feature_names(feature_names, p: int) -> tuple:
+    """The ``p`` covariate names of a batch (default ``x1..xp``), checked."""
+    if feature_names is None:
+        return tuple(f"x{j + 1}" for j in range(p))
+    names = tuple(str(s) for s in feature_names)
+    if len(names) != p:
+        raise ValueError(f"feature_names has {len(names)} names but X has {p} features.")
+    return names
+
+
 def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fraction,
                     random_state):
     """The selection run of :func:`fit_batch` with a held-out size: every member searched on
@@ -296,12 +306,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                          "each problem's ranges. Fit each problem with TreeRegressor instead.")
     xa, ya, sw = _check_batch(X, y, sample_weight)
     B, n, p = xa.shape
-    if feature_names is None:
-        names = tuple(f"x{j + 1}" for j in range(p))
-    else:
-        names = tuple(str(s) for s in feature_names)
-        if len(names) != p:
-            raise ValueError(f"feature_names has {len(names)} names but X has {p} features.")
+    names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     sc = scaling_.fit(xa, ya, sw)
     xs, ys = scaling_.apply(sc, xa, ya, sw)
@@ -464,12 +469,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     B, n, p = xa.shape
     sw = _check_batch_weight(sample_weight, B, n)
     labels = _check_batch_labels(y, B, n)
-    if feature_names is None:
-        names = tuple(f"x{j + 1}" for j in range(p))
-    else:
-        names = tuple(str(s) for s in feature_names)
-        if len(names) != p:
-            raise ValueError(f"feature_names has {len(names)} names but X has {p} features.")
+    names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     zeros = np.zeros((B, n))
     for b in range(B):

@@ -116,44 +116,29 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048) -> Data:
       and tracers are padded by JAX.
     """
     if not any(isinstance(a, jax.Array) for a in (x, y, sample_weight)):
-        return _chunk_host(x, y, sample_weight, chunk_size)
-    x = jnp.asarray(x)
+        x = np.asarray(x)
+        x = x.astype(jax.dtypes.canonicalize_dtype(x.dtype), copy=False)  # as jnp.asarray
+        return Data(*jax.device_put(_pad_chunks(np, x, y, sample_weight, chunk_size)))
+    return Data(*_pad_chunks(jnp, jnp.asarray(x), y, sample_weight, chunk_size))
+
+
+def _pad_chunks(xp, x, y, sample_weight, chunk_size: int):
+    """``(x, y, w)`` padded with zero-weight rows and cut into chunks, with ``xp`` numpy (on
+    the host, then one transfer per array: nothing compiled; each eager JAX pad, cast and
+    reshape of a new shape would compile a small program) or ``jax.numpy`` (JAX arrays and
+    tracers). The same values either way: padding and reshaping are exact, and a cast
+    rounds as JAX's does."""
     n, p = x.shape
     # Small data: round the chunk up to a power of two (zero-weight padding) so that
     # nearby sizes (CV folds, the paper's n grid) share one compilation.
-    m = _rows_per_chunk(n, chunk_size)
+    m = int(chunk_size) if n >= chunk_size else min(int(chunk_size),
+                                                     max(8, 1 << (n - 1).bit_length()))
     nc = -(-n // m)
     pad = nc * m - n
-    y = jnp.asarray(y, x.dtype)
-    w = jnp.ones((n,), x.dtype) if sample_weight is None else jnp.asarray(sample_weight, x.dtype)
-    x = jnp.pad(x, ((0, pad), (0, 0)))
-    y = jnp.pad(y, (0, pad))
-    w = jnp.pad(w, (0, pad))
-    return Data(x.reshape(nc, m, p), y.reshape(nc, m), w.reshape(nc, m))
-
-
-def _rows_per_chunk(n: int, chunk_size: int) -> int:
-    """Rows per chunk of :func:`chunk` for ``n`` rows."""
-    if n >= chunk_size:
-        return int(chunk_size)
-    return min(int(chunk_size), max(8, 1 << (n - 1).bit_length()))
-
-
-def _chunk_host(x, y, sample_weight, chunk_size: int) -> Data:
-    """:func:`chunk` in numpy (the same values: padding and reshaping are exact, and a cast
-    rounds as JAX's does), then one transfer per array."""
-    x = np.asarray(x)
-    x = x.astype(jax.dtypes.canonicalize_dtype(x.dtype), copy=False)  # as jnp.asarray
-    n, p = x.shape
-    m = _rows_per_chunk(n, chunk_size)
-    nc = -(-n // m)
-    pad = nc * m - n
-    y = np.asarray(y, x.dtype)
-    w = np.ones((n,), x.dtype) if sample_weight is None else np.asarray(sample_weight, x.dtype)
-    x = np.pad(x, ((0, pad), (0, 0))).reshape(nc, m, p)
-    y = np.pad(y, (0, pad)).reshape(nc, m)
-    w = np.pad(w, (0, pad)).reshape(nc, m)
-    return Data(*jax.device_put((x, y, w)))
+    y = xp.asarray(y, x.dtype)
+    w = xp.ones((n,), x.dtype) if sample_weight is None else xp.asarray(sample_weight, x.dtype)
+    return (xp.pad(x, ((0, pad), (0, 0))).reshape(nc, m, p), xp.pad(y, (0, pad)).reshape(nc, m),
+            xp.pad(w, (0, pad)).reshape(nc, m))
 
 
 def cache_basis(data: Data, basis) -> Data:
