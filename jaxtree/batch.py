@@ -211,7 +211,7 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
     the training rows to ``k`` with its held-out MSE after each iteration, then each member's
     size by the one-standard-error rule (:func:`jaxtree.estimator._choose_size`). Returns
     ``(sizes (B,), paths)``, ``paths[b]`` the estimator's ``path_`` rows of member ``b``."""
-    from jaxtree.estimator import _choose_size, _n_ops, _split
+    from jaxtree.estimator import _choose_size, _n_ops, _path_rows, _split
 
     train, held = _split(xs.shape[1], fraction, random_state)
     part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
@@ -232,9 +232,7 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
         member = [jax.tree_util.tree_map(lambda a, b=b: a[b], m) for m in models[:end]]
         val = sel.val_history[b][:end]
         sizes[b] = _n_ops(member[_choose_size(val, len(held))].program)
-        paths.append([dict(n_ops=_n_ops(m.program), train_mse=float(h), val_mse=float(v),
-                           formula=m.formula(), model=m)
-                      for m, h, v in zip(member, sel.history[b][:end], val)])
+        paths.append(_path_rows(member, sel.history[b][:end], val))
     return sizes, paths
 
 
@@ -262,7 +260,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         replacement moves, :func:`jaxtree.search.search_config`) or ``"beam"``
         (``beam_width`` greedy trees per data set, the best kept), as
         :class:`jaxtree.TreeRegressor`'s ``search``; every member grows to ``k`` operations
-        (no held-out size). ``"auto"`` is not accepted: the estimator's rule picks a search
+        unless ``validation_fraction`` is set. ``"auto"`` is not accepted: the estimator's rule picks a search
         by each fit's size and path, and a batch runs one search for all members.
       beam_width: trees per data set for ``search="beam"``.
       validation_fraction: None grows every tree to ``k``. A fraction in ``(0, 1)``: as for

@@ -753,9 +753,7 @@ class TreeRegressor(ParamsProtocol):
         put = functools.partial(jax.tree_util.tree_map, jax.device_put)  # nothing compiled
         models = [model_.TreeModel.from_scaling(put(p), sc, dtype, params.basis, names)
                   for p in sel.programs]
-        self._path = [dict(n_ops=_n_ops(m.program), train_mse=float(h), val_mse=float(v),
-                           formula=m.formula(), model=m)
-                      for m, h, v in zip(models, sel.history, sel.val_history)]
+        self._path = _path_rows(models, sel.history, sel.val_history)
         self._bar.reset(k_best, "refit")
         return k_best
 
@@ -1325,6 +1323,13 @@ def _shape_mse(shapes, data, spec):
 def _tree_values(program, x, basis):
     """The tree's predictions (scaled space) on chunked covariates ``(n_chunks, m, p)``."""
     return jax.vmap(lambda xb: prog.evaluate(program, xb, basis))(x)
+
+def _path_rows(models, history, val_history) -> list:
+    """``path_``'s rows: per size the operations, training and held-out MSE (``y``'s units),
+    formula and model (shared by the estimator's paths and :func:`jaxtree.fit_batch`)."""
+    return [dict(n_ops=_n_ops(m.program), train_mse=float(h), val_mse=float(v),
+                 formula=m.formula(), model=m) for m, h, v in zip(models, history, val_history)]
+
 
 def _n_ops(program) -> int:
     return int((int(np.asarray(program.n_slots)) - 1) // 2) if int(np.asarray(program.n_slots)) else 0
