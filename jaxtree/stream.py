@@ -608,8 +608,7 @@ class _Step:
             slots = _leaf_slots(new, self.max_leaves)
             mo = passes.replace(new, slots, self.cols, dtype, cfg.precision)
             cand, sse = _choose_replace(new, slots, mo, q=passes.basis.q)
-            cand, cand_loss = (self._refine(cand, sse / n) if cfg.refine is not None
-                               else (cand, sse / n))
+            cand, cand_loss = self._refine(cand, sse / n)  # passes the loss through if none
             if not bool(search.replacement_kept(cand_loss, loss, dtype)):
                 break
             new, loss, kept = cand, cand_loss, kept + 1
