@@ -23,7 +23,7 @@ exactly, then rounds it:
    for all) for which the rounded formula differs from the exact one by at most
    ``tol/2 * y_scale`` at :data:`N_CHECK` points drawn uniformly in the training box
    (indicators at 0 and 1); ``y_scale`` is half the training range of the target (of
-   ``log y`` for a ``"log"`` target). The factor 2 is a margin for the points between the
+   ``log y`` for a ``"log"`` target, of ``y²`` for ``"square"``). The factor 2 is a margin for the points between the
    checked ones. So **the printed formula changes no prediction inside the training range by
    more than** ``tol`` (default :data:`DEFAULT_TOL` = 0.1 %) **of the target's half-range**.
    Outside the training range ``predict`` clips the covariates (``clip=True``) and the
@@ -390,11 +390,13 @@ class Readable:
       tol: the tolerance (fraction of ``y_scale``) the digits were chosen for; None when
         ``digits`` was given.
       smearing: the rounded smearing factor of a ``"log"`` target, else None.
+      transform: the model's target transform (``"identity"``, ``"log"``, ``"square"``).
     """
 
     def __init__(self, builder, expr, digits, tol, smearing, shape_names):
         self.b, self.expr, self.digits, self.tol = builder, expr, digits, tol
         self.smearing, self.shape_names = smearing, shape_names
+        self.transform = builder.target.name
 
 
 def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = None,
@@ -421,7 +423,7 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
                          f"e.g. 1e-3); got {tol!r}.")
     b = _Builder(model, indicators)
     exact = b.build()
-    smear = None if b.target.name == "identity" else b.target.smearing
+    smear = b.target.smearing if b.target.name == "log" else None
     shape_names = []
     if getattr(model, "shapes", None) is not None and int(model.shapes.n_terms):
         shape_names = list(shapes_.term_names(model.shapes, model.shape_spec, b.names))
@@ -548,6 +550,8 @@ def _join(parts) -> str:
 def text(r: Readable) -> str:
     """``y = ...``: the readable formula as text."""
     inner = _sum_text(r, r.expr.c, r.expr.t, r.shape_names)
+    if r.transform == "square":
+        return f"y = √({inner})"
     if r.smearing is None:
         return f"y = {inner}"
     return f"y = {_num(r.smearing)}·exp({inner})"
@@ -638,6 +642,8 @@ def latex(r: Readable) -> str:
     shapes = [f"f({', '.join(_tex_name(n.strip()) for n in s[2:-1].split(','))})"
               for s in r.shape_names]
     inner = _sum_latex(r, r.expr.c, r.expr.t, shapes)
+    if r.transform == "square":
+        return f"y = \\sqrt{{{inner}}}"
     if r.smearing is None:
         return f"y = {inner}"
     return f"y = {_tex_num(r.smearing)}\\,\\exp\\left({inner}\\right)"
@@ -690,6 +696,8 @@ def sympy_expr(r: Readable, sp, custom=None):
         return out
 
     inner = ssum(r.expr.c, r.expr.t)
+    if r.transform == "square":
+        return sp.sqrt(inner)
     if r.smearing is None:
         return inner
     return F(r.smearing) * sp.exp(inner)

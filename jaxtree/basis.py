@@ -22,7 +22,9 @@ family                     functions                            names (variable 
 ``CustomFunction``         any elementwise ``jnp`` function     from the user's template
 ``PowerLaws(exponents)``   ``x^a`` (``log x`` for ``a = 0``)     ``⟨x⁻²⟩``, ``⟨log(x)⟩``
                            on the covariate's *original* values,
-                           affine onto ``[-1, 1]`` per covariate
+                           affine onto ``[-1, 1]`` per covariate;
+                           ``normalise="ratio"``: the pure
+                           ``x^a / max|x^a|``                   ``⟦x⁻²⟧``
 ``Decays(scales)``         ``exp(-x / (c (hi - lo)))``, affine   ``⟨exp(-x/0.25)⟩``
                            onto ``[-1, 1]``
 =========================  ===================================  ==============================
@@ -698,6 +700,17 @@ class CustomFunction(_FamilyBase):
 # are not changed (the paper's numbers and the numpy reference depend on them); a
 # multiplicative law that the box still blocks is reached with ``TreeRegressor(y_bound=...)``.
 #
+# Why also ``g / max|g|`` (``PowerLaws(normalise="ratio")``, the preset's "monomials"): a
+# spanning leaf is ``A x**a + B``, so the ``*`` of two of them is ``(A x2 + B)(C/x3 + D)``, not
+# the law's ``x2/x3``: the offsets bring two more terms the search must cancel with two more
+# leaves, and it did not (issue 14: ``x1 exp(-x2/x3)`` under the log target came out as 9
+# operations of sines and hats). A ratio leaf is a pure multiple of ``x**a`` (``|phi| <= 1``
+# still), so a product of leaves is a monomial. The preset keeps both: a single leaf of either
+# fits equally well (free intercept), the ratio columns come first so ties pick the pure
+# power, and the spanning ones stay for sums whose weights the ratio's narrower range would
+# push out of the box. ``log`` has no ratio form (a multiple of ``log(x/M)`` is not one of
+# ``log x``; logs enter laws additively).
+#
 # The constants are static (python floats in the hashable basis): a fit on data with another
 # range compiles once more, but growing the tree never retraces. They are written in the
 # model file with the family (``to_config``), so a loaded model evaluates the same functions.
@@ -707,6 +720,12 @@ _LOG = 0.0  # Box-Cox convention: the exponent 0 stands for log x.
 
 PHYSICS_EXPONENTS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 """Exponents of the ``"physics"`` preset's :class:`PowerLaws` (``0`` means ``log x``)."""
+
+PHYSICS_MONOMIALS = tuple(a for a in PHYSICS_EXPONENTS if a != _LOG)
+"""Exponents of the ``"physics"`` preset's pure monomials (``PowerLaws(normalise="ratio")``)."""
+
+POWER_NORMALISATIONS = ("span", "ratio")
+"""How :class:`PowerLaws` normalises ``x**a`` on the training range (see the design note)."""
 
 PHYSICS_SCALES = (0.1, 0.25, 0.5, 1.0)
 """Scales of the ``"physics"`` preset's :class:`Decays`, as fractions of each covariate's range."""
@@ -766,14 +785,16 @@ def _check_floats(name: str, values, *, positive: bool = False, allow_none: bool
 
 @dataclasses.dataclass(frozen=True)
 class PowerLaws(_FamilyBase):
-    """Powers and the logarithm of a covariate's *original* values, spanning ``[-1, 1]``.
+    """Powers and the logarithm of a covariate's *original* values, normalised on its range.
 
     Function ``m`` is ``phi(x) = A g(x / M) + B`` with ``g(t) = t**a_m`` (``log t`` when
     ``a_m == 0``, the Box-Cox convention), ``x = lo_j + (hi_j - lo_j) z`` the covariate in its own
-    units, ``M = max(|lo_j|, |hi_j|)``, and ``A, B`` per covariate so that ``phi`` spans exactly
-    ``[-1, 1]`` on the training range ``[lo_j, hi_j]`` (see the design note above the class).
-    Rendered ``⟨x⁻²⟩``: angle brackets mean "normalised to ``[-1, 1]`` on the training range";
-    :func:`jaxtree.export.to_sympy` writes the exact affine form in original units.
+    units, ``M = max(|lo_j|, |hi_j|)``. With ``normalise="span"`` (default) ``A, B`` per
+    covariate make ``phi`` span exactly ``[-1, 1]`` on the training range ``[lo_j, hi_j]``;
+    rendered ``⟨x⁻²⟩``. With ``normalise="ratio"``, ``B = 0`` and ``A = 1 / max|g|`` on the
+    range: ``phi`` is a pure multiple of ``x**a`` with ``max |phi| = 1``, so products of such
+    leaves are products of powers; rendered ``⟦x⁻²⟧`` (see the design note above the class).
+    :func:`jaxtree.export.to_sympy` writes the exact form in original units.
 
     Domains. Integer exponents ``>= 1`` work for any covariate. Other positive exponents need
     ``lo_j >= 0``; ``log`` and negative exponents need ``lo_j > 0``. Where a covariate does not
@@ -788,11 +809,13 @@ class PowerLaws(_FamilyBase):
         exponents: Tuple of distinct finite exponents; ``0`` means ``log x``.
         lo: Per-covariate training minimum (tuple of floats), or None when unbound.
         hi: Per-covariate training maximum, or None when unbound.
+        normalise: ``"span"`` (onto ``[-1, 1]``) or ``"ratio"`` (``g / max|g|``).
     """
 
     exponents: tuple = PHYSICS_EXPONENTS
     lo: tuple | None = None
     hi: tuple | None = None
+    normalise: str = "span"
     per_feature = True
 
     def __post_init__(self):
@@ -811,6 +834,9 @@ class PowerLaws(_FamilyBase):
             raise ValueError(
                 "PowerLaws.lo and PowerLaws.hi must be non-empty, of one length, with lo <= hi "
                 f"per covariate; got lo={lo}, hi={hi}.")
+        if self.normalise not in POWER_NORMALISATIONS:
+            raise ValueError(f"PowerLaws.normalise must be one of {POWER_NORMALISATIONS}; got "
+                             f"{self.normalise!r}.")
         object.__setattr__(self, "exponents", exps)
         object.__setattr__(self, "lo", lo)
         object.__setattr__(self, "hi", hi)
@@ -827,11 +853,13 @@ class PowerLaws(_FamilyBase):
 
     def bind(self, lo, hi) -> PowerLaws:
         """The family bound to per-covariate training ranges ``lo (p,)``, ``hi (p,)``."""
-        return PowerLaws(self.exponents, tuple(map(float, lo)), tuple(map(float, hi)))
+        return PowerLaws(self.exponents, tuple(map(float, lo)), tuple(map(float, hi)),
+                         self.normalise)
 
     def templates(self) -> tuple[str, ...]:
         """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
-        return tuple("⟨" + _power_name(a) + "⟩" for a in self.exponents)
+        left, right = ("⟨", "⟩") if self.normalise == "span" else ("⟦", "⟧")
+        return tuple(left + _power_name(a) + right for a in self.exponents)
 
     def _require_bound(self, p: int | None = None):
         if not self.bound:
@@ -875,8 +903,14 @@ class PowerLaws(_FamilyBase):
                 g_min = np.where((t0 < 0) & (t0 + t1 > 0), 0.0, g_min)
             span = g_max - g_min
             ok = ok & np.isfinite(span) & (span > 0)
-            amp = np.where(ok, 2.0 / np.where(ok, span, 1.0), 0.0)
-            valid[m], a_t[m], b_t[m] = ok, amp, np.where(ok, -1.0 - amp * g_min, 0.0)
+            if self.normalise == "span":  # A g + B onto [-1, 1]
+                amp = np.where(ok, 2.0 / np.where(ok, span, 1.0), 0.0)
+                off = np.where(ok, -1.0 - amp * g_min, 0.0)
+            else:  # "ratio": g / max|g|, a pure multiple of x**a
+                top = np.maximum(np.abs(g_min), np.abs(g_max))
+                amp = np.where(ok, 1.0 / np.where(ok, top, 1.0), 0.0)
+                off = np.zeros_like(amp)
+            valid[m], a_t[m], b_t[m] = ok, amp, off
         tables = (valid, np.broadcast_to(t0, shape), np.broadcast_to(t1, shape), a_t, b_t)
         self.__dict__["_tables_cache"] = tables
         return tables
@@ -967,9 +1001,12 @@ class PowerLaws(_FamilyBase):
 
     def to_config(self) -> dict:
         """JSON-serialisable description, with the bound ranges (the normalising constants)."""
-        return {"kind": "power_laws", "exponents": list(self.exponents),
-                "lo": None if self.lo is None else list(self.lo),
-                "hi": None if self.hi is None else list(self.hi)}
+        out = {"kind": "power_laws", "exponents": list(self.exponents),
+               "lo": None if self.lo is None else list(self.lo),
+               "hi": None if self.hi is None else list(self.hi)}
+        if self.normalise != "span":  # written only when used: older files stay byte-identical
+            out["normalise"] = self.normalise
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1064,7 +1101,7 @@ _CONFIG_KINDS = {
 }
 # Families described by several keys: kind -> (type, required keys, optional keys).
 _MULTI_KEY_KINDS = {
-    "power_laws": (PowerLaws, ("exponents",), ("lo", "hi")),
+    "power_laws": (PowerLaws, ("exponents",), ("lo", "hi", "normalise")),
     "decays": (Decays, ("scales",), ()),
 }
 
@@ -1483,12 +1520,16 @@ def make_basis(
     truncated_cubics: int = 9,
     power_laws: Sequence[float] = (),
     decays: Sequence[float] = (),
+    monomials: Sequence[float] = (),
     functions: Sequence[tuple[str, Callable]] | Mapping[str, Callable] = (),
 ) -> Basis:
     """Builds a basis from per-family counts.
 
-    Families appear in the order hats, sines, cosines, powers, truncated cubics, power laws,
-    decays, custom functions; a count of 0 (an empty sequence) leaves the family out.
+    Families appear in the order hats, sines, cosines, powers, truncated cubics, monomials,
+    power laws, decays, custom functions; a count of 0 (an empty sequence) leaves the family
+    out. Monomials come before power laws: a single leaf of either fits equally well (the
+    intercept is free), and ties go to the lower column, the pure power that a later ``*``
+    turns into a product of powers.
 
     Args:
         hats: Number of hat functions, 0 or >= 2.
@@ -1500,6 +1541,9 @@ def make_basis(
             units (``0`` means ``log x``), e.g. :data:`PHYSICS_EXPONENTS`; empty for none.
         decays: Scales of a :class:`Decays` family (fractions of each covariate's range),
             e.g. :data:`PHYSICS_SCALES`; empty for none.
+        monomials: Exponents of a :class:`PowerLaws` family with ``normalise="ratio"``:
+            ``x**a / max|x**a|`` on the training range, a pure multiple of ``x**a``, so that a
+            product of two leaves is a product of powers (``x2 / x3``); empty for none.
         functions: Custom functions as ``(name, fn)`` pairs (or a dict name -> fn). ``name``
             is a template with a ``{x}`` placeholder (``"tanh(3{x})"``) or a function name
             (``"tanh"``, rendered ``tanh(x)``); ``fn`` an elementwise ``jnp`` function.
@@ -1541,6 +1585,8 @@ def make_basis(
     ]:
         if counts[key]:
             families.append(family_type(counts[key]))
+    if len(_check_floats("monomials", monomials)):
+        families.append(PowerLaws(tuple(monomials), normalise="ratio"))
     if len(_check_floats("power_laws", power_laws)):
         families.append(PowerLaws(tuple(power_laws)))
     if len(_check_floats("decays", decays, positive=True)):
@@ -1590,18 +1636,20 @@ _NO_DEFAULT_FAMILIES = {"hats": 0, "sines": 0, "cosines": 0, "powers": 0, "trunc
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {},
     "physics": {**_NO_DEFAULT_FAMILIES, "power_laws": PHYSICS_EXPONENTS,
-                "decays": PHYSICS_SCALES},
+                "decays": PHYSICS_SCALES, "monomials": PHYSICS_MONOMIALS},
     "fourier": {"hats": 0, "sines": 20, "cosines": 20, "powers": 0, "truncated_cubics": 0},
     "splines": {"hats": 20, "sines": 0, "cosines": 0, "powers": 0, "truncated_cubics": 20},
     "polynomial": {"hats": 0, "sines": 0, "cosines": 0, "powers": 3, "truncated_cubics": 20},
 }
 """Named bases accepted by :func:`get_basis`, as :func:`make_basis` keyword arguments.
 
-``"physics"`` (``q = 13``) holds only families on the covariates' original units: ``x^a`` for
-:data:`PHYSICS_EXPONENTS` (``log x``, ``1/x``, ``1/x²``, ``√x``, ...) and ``exp(-x/s)`` for
-:data:`PHYSICS_SCALES`, each normalised to span ``[-1, 1]`` on the training range. Join names
-with ``+`` to concatenate presets: ``"default+physics"`` is the paper's 40 functions followed
-by these 13 (``q = 53``)."""
+``"physics"`` (``q = 21``) holds only families on the covariates' original units: the pure
+monomials ``x^a / max|x^a|`` for :data:`PHYSICS_MONOMIALS` (``PowerLaws(normalise="ratio")``:
+products of leaves are products of powers), then ``x^a`` for :data:`PHYSICS_EXPONENTS`
+(``log x``, ``1/x``, ``1/x²``, ``√x``, ...) and ``exp(-x/s)`` for :data:`PHYSICS_SCALES`, each
+normalised to span ``[-1, 1]`` on the training range. Join names with ``+`` to concatenate
+presets: ``"default+physics"`` is the paper's 40 functions followed by these 21
+(``q = 61``)."""
 
 
 def get_basis(spec: Basis | str | Mapping[str, Any] | None = None) -> Basis:
@@ -1652,7 +1700,7 @@ def get_basis(spec: Basis | str | Mapping[str, Any] | None = None) -> Basis:
         if "families" in spec:
             return Basis.from_config(spec)
         valid = ["hats", "sines", "cosines", "powers", "truncated_cubics", "power_laws",
-                 "decays", "functions"]
+                 "decays", "monomials", "functions"]
         unknown = sorted(map(str, set(spec) - set(valid)))
         if unknown:
             raise ValueError(f"unknown basis option(s) {unknown}; valid options are {valid}.")

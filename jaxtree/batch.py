@@ -12,6 +12,17 @@ Each data set is scaled on its own, exactly as :class:`jaxtree.TreeRegressor` do
 So ``fit_batch(X, y, search=s)[b]`` makes the same choices as
 ``TreeRegressor(search=s, validation_fraction=None, shapes=0).fit(X[b], y[b])``.
 
+With ``shapes=S`` each member is ``TreeRegressor(shapes=S, ...)``'s fit: the estimator's
+in-memory shape stage (``TreeRegressor._fit_shapes``) run batched, the pure functions of
+:mod:`jaxtree.shapes` vmapped over the members (one compiled shape step for all,
+:data:`shape_step_batch_jit`): the shape terms first (Grams, greedy insertions with
+backfitting, each member on its own ``y``), the tree searched on each member's own
+residual, then one backfitting round (shapes given the tree, the tree's weights given the
+shapes). Host-side per member, as in the estimator: the pair screen when there are more than
+:data:`jaxtree.shapes.MAX_PAIRS` pairs (``p >= 13``; a loop over the members, then their
+union searched with each member's other pairs closed) and the final cut of each member's
+terms to its chosen pairs (:func:`jaxtree.shapes.compact`).
+
 :func:`fit_batch_classifier` is the same for classification: member ``b`` is the
 :class:`jaxtree.TreeClassifier` fitted to ``(X[b], y[b])``; one-versus-rest trees of all
 data sets are flattened into one batch axis (every data set must have the same number of
@@ -43,6 +54,7 @@ from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring, search
 from jaxtree import search as search_
+from jaxtree import shapes as shapes_
 from jaxtree.estimator import TreeRegressor, check_params
 
 __all__ = [
@@ -50,6 +62,7 @@ __all__ = [
     "beam_step_batch_jit",
     "fit_batch",
     "fit_batch_classifier",
+    "shape_step_batch_jit",
     "step_batch_jit",
 ]
 
@@ -109,6 +122,217 @@ step_batch_jit = jax.jit(_step_batch, static_argnames=("basis", "config"))
 """The batched step, compiled once per (shapes, dtype, basis, config)."""
 
 
+# ------------------------------------------------------------------ shape terms (shapes=S)
+# The estimator's in-memory shape stage (TreeRegressor._fit_shapes / _search_shapes), each
+# pure function of jaxtree.shapes vmapped over the batch axis (spec shared and static).
+
+def _shape_step_batch(states: shapes_.State, data: scoring.Data, grams, spec: shapes_.ShapeSpec):
+    """:func:`jaxtree.search.shape_step` (one shape insertion) over a leading batch axis."""
+    return jax.vmap(search.shape_step, in_axes=(0, 0, 0, None))(states, data, grams, spec)
+
+
+shape_step_batch_jit = jax.jit(_shape_step_batch, static_argnames=("spec",))
+"""The batched shape insertion, compiled once per (shapes, dtype, spec)."""
+
+_shape_grams_batch = jax.jit(jax.vmap(shapes_.grams, in_axes=(0, None)), static_argnums=1)
+_shape_start_batch = jax.jit(jax.vmap(shapes_.start, in_axes=(0, None)), static_argnums=1)
+_shape_finish_batch = jax.jit(jax.vmap(shapes_.finish, in_axes=(0, 0, 0, None, None)),
+                              static_argnums=(3, 4))
+
+
+@functools.partial(jax.jit, static_argnames=("spec", "sweeps"))
+def _shape_refit_batch(shapes: shapes_.Shapes, data: scoring.Data, grams, spec, sweeps: int):
+    """:func:`jaxtree.shapes.refit` of every member's terms on its own (all) rows."""
+    return jax.vmap(lambda s, d, g: shapes_.refit(s, d, spec, sweeps, gr=g))(shapes, data, grams)
+
+
+@functools.partial(jax.jit, static_argnames=("basis", "spec", "steps"))
+def _shape_tree_round(programs: prog.Program, states: shapes_.State, data: scoring.Data, grams,
+                      basis, spec, steps):
+    """The estimator's backfitting round after the tree (``TreeRegressor._fit_shapes``), per
+    member: the shapes given the tree (one sweep), then with ``steps`` (``refine="optax"``)
+    the tree's weights given the shapes (:func:`jaxtree.refine.joint`). Returns
+    ``(programs, states, mse (B,))``, the MSE of the final model (scaled units)."""
+    def one(program, state, d, gr):
+        t_fit = jax.vmap(lambda xb: prog.evaluate(program, xb, basis))(d.x)
+        state = shapes_.finish(state, d._replace(y=d.y - t_fit), gr, spec, 1)
+        resid = d._replace(y=d.y - state.fit)
+        if steps is not None:
+            program, _ = refine_.joint(program, resid, basis, steps=steps)
+        return program, state, refine_.mse(program, resid, basis)
+
+    return jax.vmap(one)(programs, states, data, grams)
+
+
+def _member(tree, b: int):
+    """Member ``b`` of a batched pytree."""
+    return jax.tree_util.tree_map(lambda a: a[b], tree)
+
+
+def _stack_members(members: list):
+    return jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)
+
+
+def _screened_pairs(sub: scoring.Data, p: int):
+    """``(candidates, allowed)``: the pair candidates of the batched shape search. With at most
+    :data:`jaxtree.shapes.MAX_PAIRS` pairs every pair, for every member (``allowed`` None).
+    Otherwise each member's own :func:`jaxtree.shapes.screen_pairs` (a loop over the members
+    on the host: the screen's choice is data-dependent), the candidates their union (in pair
+    order) and ``allowed`` bool ``(B, len(candidates))`` each member's own."""
+    pairs = shapes_.pair_list(p)
+    if len(pairs) <= shapes_.MAX_PAIRS:
+        return pairs, None
+    own = [set(shapes_.screen_pairs(_member(sub, b))) for b in range(sub.x.shape[0])]
+    union = tuple(q for q in pairs if any(q in s for s in own))
+    allowed = np.array([[q in s for q in union] for s in own], bool)
+    return union, allowed
+
+
+def _compact_batch(shapes: shapes_.Shapes, spec: shapes_.ShapeSpec, grams=None):
+    """:func:`jaxtree.shapes.compact` of a batch: the candidates cut to the pairs some member
+    chose (their union, in candidate order; a member's pair outside its own choice stays off),
+    ``(shapes, spec, grams)`` as there (``grams`` batched, None stays None)."""
+    if not spec.pairs:  # one covariate: nothing to cut
+        return shapes, spec, grams
+    on = np.asarray(shapes.pair_on)
+    union = jnp.asarray(on.any(axis=0))
+    members = []
+    for b in range(on.shape[0]):
+        out, new_spec, _ = shapes_.compact(_member(shapes, b)._replace(pair_on=union), spec)
+        members.append(out._replace(pair_on=jnp.asarray(on[b][np.asarray(union)])))
+    if grams is not None:
+        sel = jnp.asarray(np.flatnonzero(np.asarray(union)), jnp.int32)
+        g1, s1, g2, s2, n = grams
+        grams = (g1, s1, g2[:, sel], s2[:, sel], n)
+    return _stack_members(members), new_spec, grams
+
+
+def _allowed_start(start: shapes_.State, allowed) -> shapes_.State:
+    """The empty model with every pair outside a member's own screen marked taken (so never
+    chosen); ``allowed`` None: all pairs open."""
+    if allowed is None:
+        return start
+    return start._replace(shapes=start.shapes._replace(pair_on=jnp.asarray(~allowed)))
+
+
+def _shape_run(step, start: shapes_.State, n_shapes: np.ndarray, scale):
+    """:func:`jaxtree.search.run` of a batched shape step where member ``b`` takes
+    ``n_shapes[b]`` terms: all run ``max(n_shapes)`` iterations and each member keeps its
+    state, history, choices and status after its own count (the states are deterministic,
+    so the first ``n_shapes[b]`` iterations are member ``b``'s own search)."""
+    n_shapes = np.asarray(n_shapes, np.int64)
+    B, most = len(n_shapes), int(n_shapes.max())
+    if most == 0:
+        return search_.SearchResult(start, np.zeros((B, 0)), [[] for _ in range(B)],
+                                    np.zeros(B, np.int64))
+    flags = []
+
+    def recorded(s):
+        s, info = step(s)
+        flags.append(info.status)
+        return s, info
+
+    res = search_.run(recorded, start, most, loss_scale=scale, keep_states=True)
+    flags = np.asarray(jax.device_get(flags), np.int64)  # (most, B)
+    pick = [res.programs[max(int(c), 1) - 1] for c in n_shapes]
+    state = _stack_members([_member(start, b) if c == 0 else _member(pick[b], b)
+                            for b, c in enumerate(n_shapes)])
+    status = np.array([np.bitwise_or.reduce(flags[:c, b]) if c else 0
+                       for b, c in enumerate(n_shapes)], np.int64)
+    return search_.SearchResult(state, [res.history[b][:c] for b, c in enumerate(n_shapes)],
+                                [res.choices[b][:c] for b, c in enumerate(n_shapes)], status)
+
+
+def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_terms: int,
+                         knots, random_state, screened=None):
+    """``TreeRegressor._search_shapes`` for every member: ``n_shapes[b]`` shape terms of its
+    own target ``ys[b]`` chosen by one batched search (one compiled step, :func:`_shape_run`),
+    on at most ``shapes.SEARCH_ROWS`` rows (the same subset of every data set: it depends
+    only on ``n`` and ``random_state``), then backfitted on all rows. ``screened``: the
+    ``(candidates, allowed)`` of a selection run (:func:`_screened_pairs`), else screened
+    here. Returns ``(search result, states on all rows, spec, its Grams, candidates,
+    allowed)``: the states' spec has the union of the members' chosen pairs
+    (:func:`_compact_batch`); ``candidates``/``allowed`` map the search's term ids back to
+    each member's own (:func:`_own_term_ids`)."""
+    from jaxtree.estimator import _subsample
+
+    n1, n2 = (int(v) for v in knots)
+    rows = _subsample(xs.shape[1], shapes_.SEARCH_ROWS, random_state)
+    sub = data if rows is None else _chunk_batch(
+        xs[:, rows], ys[:, rows], None if sw is None else sw[:, rows], params.chunk, dtype)
+    pairs, allowed = _screened_pairs(sub, xs.shape[2]) if screened is None else screened
+    spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+    gr = _shape_grams_batch(sub, spec)
+    sres = _shape_run(lambda s: shape_step_batch_jit(s, sub, gr, spec),
+                      _allowed_start(_shape_start_batch(sub, spec), allowed), n_shapes, scale)
+    found = sres.program.shapes
+    if allowed is not None:
+        found = found._replace(pair_on=found.pair_on & jnp.asarray(allowed))
+    found, cspec, gr = _compact_batch(found, spec, None if rows is not None else gr)
+    if rows is None:
+        state = _shape_finish_batch(sres.program._replace(shapes=found), data, gr, cspec, 2)
+    else:
+        gr = _shape_grams_batch(data, cspec)
+        # one sweep: the subset's coefficients are a close start (each sweep is S passes)
+        state = _shape_refit_batch(found, data, gr, cspec, 1)
+    return sres, state, cspec, gr, pairs, allowed
+
+
+_shape_mse_batch = jax.jit(jax.vmap(
+    lambda sh, d, spec: shapes_.mse(d, jax.vmap(lambda xb: shapes_.evaluate(sh, xb, spec))(d.x)),
+    in_axes=(0, 0, None)), static_argnums=2)
+"""Each member's weighted MSE of its shape terms alone (``estimator._shape_mse``)."""
+
+
+def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots, fraction,
+                         random_state, names):
+    """``TreeRegressor._choose_shapes`` for every member: the batched shape search on the
+    training rows (the same split of every data set, at most ``SEARCH_ROWS`` of them) with
+    each member's held-out MSE after each term, then each member's count by the
+    one-standard-error rule. Returns ``(counts (B,), (candidates, allowed), shape paths)``,
+    ``shape paths[b]`` the estimator's ``shape_path_`` of member ``b``."""
+    from jaxtree.estimator import _choose_size, _split, _subsample
+
+    train, held = _split(xs.shape[1], fraction, random_state)
+    sub = _subsample(len(train), shapes_.SEARCH_ROWS, random_state)
+    train = train if sub is None else train[sub]
+    part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
+    data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype)
+    held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
+    n1, n2 = (int(v) for v in knots)
+    pairs, allowed = _screened_pairs(data, xs.shape[2])
+    spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+    gr = _shape_grams_batch(data, spec)
+    step = search_.with_validation(lambda s: shape_step_batch_jit(s, data, gr, spec),
+                                   lambda s: _shape_mse_batch(s.shapes, held_data, spec))
+    start = _allowed_start(_shape_start_batch(data, spec), allowed)
+    sel = search_.run(step, start, max_terms, loss_scale=scale, keep_states=True)
+    empty = np.asarray(_shape_mse_batch(start.shapes, held_data, spec), np.float64) * scale
+    train0 = np.asarray(_shape_mse_batch(start.shapes, data, spec), np.float64) * scale
+    counts, paths = np.zeros(xs.shape[0], np.int64), []
+    for b in range(xs.shape[0]):
+        counts[b] = _choose_size(np.r_[empty[b], sel.val_history[b]], len(held))
+        path = [dict(n_shapes=0, train_mse=float(train0[b]), val_mse=float(empty[b]), terms=[])]
+        for i, (st, h, v) in enumerate(zip(sel.programs, sel.history[b], sel.val_history[b])):
+            path.append(dict(n_shapes=i + 1, train_mse=float(h), val_mse=float(v),
+                             terms=shapes_.term_names(_member(st.shapes, b), spec, names)))
+        paths.append(path)
+    return counts, (pairs, allowed), paths
+
+
+def _own_term_ids(choices: list, p: int, pairs: tuple, allowed) -> list:
+    """Shape records with ``flat_index`` (the term id) as member's own search numbers it:
+    a pair ``p + c`` among its own screened pairs rather than the batch's union."""
+    if allowed is None:
+        return choices
+    out = []
+    for b, member in enumerate(choices):
+        own = [q for q, ok in zip(pairs, allowed[b]) if ok]
+        out.append([dict(c, flat_index=p + own.index(pairs[c["flat_index"] - p]))
+                    if c["flat_index"] >= p else c for c in member])
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class BatchResult:
     """The outcome of :func:`fit_batch` (and :func:`fit_batch_classifier`); behaves as the
@@ -121,7 +345,8 @@ class BatchResult:
       models: the batched :class:`jaxtree.TreeModel` pytree (every array leaf has a
         leading ``B`` axis); predict all at once with
         ``jax.vmap(jaxtree.predict)(models, X)``.
-      history: float64 ``(B, k+1)`` training MSE in each data set's ``y`` units.
+      history: float64 ``(B, k+1)`` training MSE in each data set's ``y`` units (with
+        ``shapes=S``: the shape iterations first, ``(B, S + k + 1)``, NaN-padded).
       status: int ``(B,)`` search status per data set (0 = ok).
     """
 
@@ -241,7 +466,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               refine_steps: int = 20, precision: str = "highest",
               feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
               beam_width: int = 4, validation_fraction: Optional[float] = None,
-              random_state=None) -> BatchResult:
+              random_state=None, shapes: int = 0, shape_knots: tuple = (24, 12)) -> BatchResult:
     """Fits ``B`` data sets of the same shape with one batched compiled step per iteration.
 
     Args:
@@ -270,12 +495,25 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         batched run in which each member's tree stops at its own size (the step's traced
         ``max_ops``); each member has ``k_`` and ``path_`` and equals the estimator's fit.
         Greedy and backfit searches (not the beam).
-      random_state: seed of the held-out split (None as 0).
+      random_state: seed of the held-out split and of the shape search's row subset (None
+        as 0).
+      shapes: an integer ``S >= 0``: ``S`` shape terms before each member's tree, as
+        :class:`jaxtree.TreeRegressor`'s ``shapes=S`` (0, the default: none). The shape
+        stage runs batched (module docstring); with ``validation_fraction`` each member's
+        number of shapes is chosen on the held-out rows (``shape_path_``), then its tree's
+        size on its shapes' residual. Member ``b`` equals ``TreeRegressor(search=s,
+        validation_fraction=f, shapes=S, ...).fit(X[b], y[b])``: the same terms, model,
+        ``formula()``, ``shape_terms()`` and file. ``shapes="auto"`` is refused (its
+        held-out count with a patience stop per member is not batched).
+      shape_knots: ``(n1, n2)`` hats per one-covariate shape and per axis of a pair shape.
 
     Returns:
       A :class:`BatchResult`: indexable and iterable as the list of ``B`` fitted
       :class:`jaxtree.TreeRegressor` (``result[b]``), with the batched
-      :class:`jaxtree.TreeModel` in ``result.models``.
+      :class:`jaxtree.TreeModel` in ``result.models`` (with ``shapes``: every member's
+      terms under one spec, the union of the members' chosen pairs, so that
+      ``jax.vmap(jaxtree.predict)`` still predicts all at once; ``history`` then has the
+      ``S`` shape iterations before the tree's, NaN after a member's end).
 
     Raises:
       ValueError / TypeError: for bad shapes, values or hyperparameters.
@@ -296,8 +534,12 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                          "use search='greedy' or 'backfit', or validation_fraction=None.")
     settings = dict(k=k, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
-                    precision=precision, search=search, beam_width=beam_width)
-    params = check_params({**settings, "validation_fraction": validation_fraction})
+                    precision=precision, search=search, beam_width=beam_width,
+                    shape_knots=shape_knots)
+    params = check_params({**settings, "validation_fraction": validation_fraction,
+                           "shapes": shapes})
+    _check_batch_shapes(shapes)
+    shapes = int(shapes)
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
         raise ValueError("fit_batch does not support basis families on the covariates' original "
                          "units (PowerLaws, e.g. the 'physics' preset): their constants depend on "
@@ -314,49 +556,119 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                                 precision=scoring.PRECISIONS[precision])
     # No row buckets here: under vmap, lax.switch on a batched index becomes a select that
     # runs every branch, which would cost more than scoring all rows.
+    scale = np.asarray(sc.y_scale, np.float64) ** 2
+
+    sres, shape_paths = None, None
+    if shapes:  # TreeRegressor._fit_shapes: the shape terms first, the tree on their residual
+        counts, screened = np.full(B, shapes), None
+        if validation_fraction is not None:  # each member's count on held-out rows
+            counts, screened, shape_paths = _choose_shapes_batch(
+                xs, ys, sw, params, dtype, scale, shapes, shape_knots, validation_fraction,
+                random_state, names)
+        sres, state, spec, gr, cand, allowed = _search_shapes_batch(
+            xs, ys, sw, params, dtype, scale, data, counts, shapes, shape_knots,
+            random_state, screened)
+        g_rows = np.asarray(state.fit, np.float64).reshape(B, -1)[:, :n]
+        ys_tree = ys - g_rows
+        tree_data = _chunk_batch(xs, ys_tree, sw, params.chunk, dtype)
+    else:
+        ys_tree, tree_data = ys, data
 
     one = prog.empty_program(params.k, dtype)
     lead = (B,) if search != "beam" else (B, int(beam_width))
     programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, lead + a.shape), one)
     step = step_batch_jit if search != "beam" else beam_step_batch_jit
-    scale = np.asarray(sc.y_scale, np.float64) ** 2
     paths, sizes = None, None
     if validation_fraction is not None:
-        sizes, paths = _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names,
+        sizes, paths = _held_out_sizes(xs, ys_tree, sw, params, cfg, programs, dtype, sc, names,
                                        validation_fraction, random_state)
         # The refit on all rows: each member stops at its own size (a pair uses two
         # operations: the refit's bound is then the chosen size, as the estimator's).
         limit = np.maximum(sizes, 1) if cfg.pair_leaves else sizes
         bound = jnp.asarray(limit, jnp.int32)
-        res = search_.run(lambda prg: step_batch_jit(prg, data, params.basis, cfg, bound),
+        res = search_.run(lambda prg: step_batch_jit(prg, tree_data, params.basis, cfg, bound),
                           programs, int(sizes.max()) + 1, loss_scale=scale)
     else:
-        res = search_.run(lambda prg: step(prg, data, params.basis, cfg), programs,
+        res = search_.run(lambda prg: step(prg, tree_data, params.basis, cfg), programs,
                           params.k + 1, loss_scale=scale)
     if search == "beam":
-        res = res._replace(program=_best_members(res.program, _members_mse(res.program, data,
-                                                                           params.basis)))
+        res = res._replace(program=_best_members(res.program, _members_mse(
+            res.program, tree_data, params.basis)))
     status = np.asarray(res.status, np.int64)
+    histories = [res.history[b][: len(res.choices[b])] for b in range(B)]  # may end early (run)
+    choices = [list(c) for c in res.choices]
+    program = res.program
+    if shapes:
+        searched = state.shapes  # the path models' shapes (the estimator's, before the round)
+        # One backfitting round: shapes given the tree, then the tree's weights given them.
+        steps = params.steps if refine == "optax" else None
+        program, state, mse = _shape_tree_round(program, state, data, gr, params.basis, spec,
+                                                steps)
+        mse = np.asarray(mse, np.float64) * scale
+        shape_choices = _own_term_ids(sres.choices, p, cand, allowed)
+        for b in range(B):  # the last entry is the final model's loss
+            histories[b] = np.r_[sres.history[b], histories[b]]
+            histories[b][-1] = mse[b]
+            choices[b] = list(shape_choices[b]) + choices[b]
+        status = (np.asarray(sres.status, np.int64) & ~int(search_.Status.FULL)) | status
     if (status != search_.STATUS_OK).any():
         bad = np.flatnonzero(status != search_.STATUS_OK).tolist()
         why = search_.message(np.bitwise_or.reduce(status))
         warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
 
-    models = model_.TreeModel.from_scaling(res.program, sc, dtype, params.basis, names)
+    models = model_.TreeModel.from_scaling(program, sc, dtype, params.basis, names)
+    if shapes:
+        models = dataclasses.replace(models, shapes=state.shapes, shape_spec=spec)
     estimators = []
     for b in range(B):
-        # The settings each member ran: a clone refits the same search (no shape terms:
-        # fit_batch has none).
+        # The settings each member ran: a clone refits the same search.
         est = TreeRegressor(**settings, validation_fraction=validation_fraction,
-                            random_state=random_state, shapes=0)
+                            random_state=random_state, shapes=shapes)
         est.search_, est.validation_fraction_ = search, validation_fraction
+        member = _member(models, b)
+        if shapes:  # the member's own terms: its chosen pairs only (the estimator's compact)
+            member = dataclasses.replace(member, **_own_shapes(member.shapes, spec))
         if paths is not None:
             est._path = paths[b]
-        member = jax.tree_util.tree_map(lambda a, b=b: a[b], models)
-        history = res.history[b][: len(res.choices[b])]  # a member may end early (run)
-        estimators.append(est._set_fitted(member, history, res.choices[b], int(status[b]),
+            if shapes:  # the tree sizes' path: each model with the shapes before the round
+                own = _own_shapes(_member(searched, b), spec)
+                for row in est._path:
+                    row["model"] = dataclasses.replace(row["model"], **own)
+                    row["formula"] = row["model"].formula()
+        if shape_paths is not None:
+            est._shape_path = shape_paths[b]
+        estimators.append(est._set_fitted(member, histories[b], choices[b], int(status[b]),
                                           names if feature_names is not None else None, warn=False))
-    return BatchResult(estimators, models, res.history, status)
+    history = res.history if not shapes else _padded_rows(histories)
+    return BatchResult(estimators, models, history, status)
+
+
+def _own_shapes(shapes: shapes_.Shapes, spec: shapes_.ShapeSpec) -> dict:
+    """A member's terms as its own fit holds them: the batch's candidates (the union of the
+    members' chosen pairs) cut to the member's chosen pairs (:func:`jaxtree.shapes.compact`);
+    the ``shapes``/``shape_spec`` fields of its model."""
+    if spec.pairs:
+        shapes, spec, _ = shapes_.compact(shapes, spec)
+    return dict(shapes=shapes, shape_spec=spec)
+
+
+def _padded_rows(rows: list) -> np.ndarray:
+    """Per-member histories of possibly different lengths as one ``(B, longest)`` array,
+    NaN after a member's end."""
+    out = np.full((len(rows), max(len(r) for r in rows)), np.nan)
+    for b, r in enumerate(rows):
+        out[b, : len(r)] = r
+    return out
+
+
+def _check_batch_shapes(shapes) -> None:
+    """The ``shapes`` fit_batch supports: an integer ``S >= 0`` (not ``"auto"``)."""
+    if isinstance(shapes, str):
+        raise ValueError(
+            f"fit_batch takes an integer number of shape terms (shapes=S, or 0 for none); got "
+            f"shapes={shapes!r}. shapes='auto' (a held-out count per member, stopped by its own "
+            "patience rule) is not batched: pass shapes=S, or fit each data set with "
+            "TreeRegressor(shapes='auto').")
 
 
 def _classifier_step_batch(programs: prog.Program, data: scoring.Data, ys, basis,

@@ -152,10 +152,13 @@ class TreeRegressor(ParamsProtocol):
         ``f(x_i, x_l)`` (hats, see :mod:`jaxtree.shapes`), chosen greedily by least squares
         and backfitted; the tree of ``k`` operations is then searched on their residual, and
         one backfitting round refits the shapes given the tree. Counted as one insertion
-        each. The model is ``w0 + sum of shapes + T(x)``. In-memory fits only. On more
-        than ``jaxtree.shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a
+        each. The model is ``w0 + sum of shapes + T(x)``. On more than
+        ``jaxtree.shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a
         deterministic random subset of that many rows (``random_state``) and then backfitted
         on all rows (``history_``'s shape iterations are the subset's training MSE).
+        Streamed and block-read fits take the same steps in bounded memory: the search on
+        those rows read into memory, the backfitting and the tree on the shapes' partial
+        residual pass by pass (``_stream_shapes_first``), the in-memory fit's choices.
       shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
         two-covariate shape.
       beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
@@ -188,12 +191,17 @@ class TreeRegressor(ParamsProtocol):
         ``n*p*q`` floats, ``4*n*p*q`` bytes in float32 — 0.9 GB at n=700,000, p=8,
         q=40) instead of re-evaluating it chunk by chunk in every iteration.
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
-        shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`).
+        shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With
+        ``shapes=S`` in memory the tree search is sharded and the shape stage runs on one
+        device (``_fit_shapes``); ``shapes="auto"`` adds no shapes to a sharded fit.
       target_transform: None (fit ``y``), ``"log"`` (fit ``log y``, for ``y > 0``: products
         and powers become sums; predictions are ``exp(f) * s`` with Duan's smearing factor
-        ``s``, see :mod:`jaxtree._target`) or ``"auto"`` (fit both on a deterministic 75/25
-        split of the rows, keep the one with the lower held-out MSE in ``y``'s units, refit on
-        all rows; the identity whenever some ``y <= 0``). The choice is ``target_transform_``.
+        ``s``, see :mod:`jaxtree._target`), ``"square"`` (fit ``y²``, for ``y >= 0``:
+        ``sqrt(x1² + x2²)`` becomes a sum; predictions are ``sqrt(max(f, 0))``) or ``"auto"``
+        (fit each applicable transform on a deterministic 75/25 split of the rows, keep the one
+        with the lower held-out MSE in ``y``'s units, ties to the simpler one, refit on all
+        rows; ``log`` only when every ``y > 0``, ``square`` when every ``y >= 0``). The choice
+        is ``target_transform_``.
       y_bound: the search maps ``y`` (or ``log y``) into ``[-y_bound, y_bound]``; 1 (default)
         is the paper's ``Y = [-1, 1]``. A value below 1 keeps the theory's assumptions
         (``[-y_bound, y_bound]`` lies in ``[-1, 1]``) and lets the weight box ``|w| <= 1``
@@ -248,9 +256,10 @@ class TreeRegressor(ParamsProtocol):
         categories); encoded_feature_names_: the names of the covariates the tree sees (the
         model's ``feature_names``: ``"carrier=UA"``, ``"year missing"``, ...), equal to the
         raw names when ``X`` is numeric without missing values.
-      target_transform_: ``"identity"`` or ``"log"``: the transform the model uses.
+      target_transform_: ``"identity"``, ``"log"`` or ``"square"``: the transform the model
+        uses.
       target_transform_scores_: with ``target_transform="auto"``, the held-out MSE of each
-        candidate transform (``inf`` for ``"log"`` when some ``y <= 0``); else None.
+        candidate transform (``inf`` for one that does not apply to ``y``); else None.
       pruned_: with ``prune_tol``, the removed leaves as ``(feature, basis, R² cost)``.
 
     Examples:
@@ -395,7 +404,7 @@ class TreeRegressor(ParamsProtocol):
         self.search_, self.validation_fraction_ = chosen, fraction
 
     def _fit_fixed(self, X, y, sample_weight, transform: str):
-        """``fit`` with a fixed target transform (``"identity"`` or ``"log"``)."""
+        """``fit`` with a fixed target transform (``"identity"``, ``"log"``, ``"square"``)."""
         _compilation_cache.enable()
         self.__dict__.pop("_path", None)  # a size path only from this fit's selection run
         self.__dict__.pop("_shape_path", None)
@@ -461,8 +470,9 @@ class TreeRegressor(ParamsProtocol):
         padded or device copy of the whole matrix is made. Same scaling, same search, same
         model as the in-memory path (``tests/test_memory.py``); see :func:`_fits_in_chunks`
         for when it runs. ``xa`` is the encoded table (``enc``), so missing values and
-        categories were handled before, as on the in-memory path. ``shapes="auto"`` adds
-        shape terms after the tree as in memory, in bounded memory (:meth:`_stream_shapes`)."""
+        categories were handled before, as on the in-memory path. Shape terms as in memory,
+        in bounded memory: ``shapes="auto"`` after the tree (:meth:`_stream_shapes`),
+        ``shapes=S`` before it (:meth:`_stream_shapes_first`)."""
         sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
         reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(params.chunk, xa.shape[0]))
         feature_names = enc.feature_names_out
@@ -476,32 +486,96 @@ class TreeRegressor(ParamsProtocol):
     def _search_reader(self, reader, params, dtype, feature_names):
         """``(search result, scaling, params bound to it)`` of a streamed fit of ``reader``:
         the greedy tree, then with ``shapes="auto"`` (:meth:`_auto_shapes_apply`) shape terms
-        of its residual (:meth:`_stream_shapes`; the model's are left in ``_shape_fit``)."""
+        of its residual (:meth:`_stream_shapes`); with ``shapes=S`` the shape terms first
+        (:meth:`_stream_shapes_first`), the tree on their residual, then the backfitting
+        round (the model's shapes are left in ``_shape_fit``)."""
         sc = _bounded_scaling(stream_.scaling(reader), self.y_bound)
         params = _bind_basis(params, sc)
         with self._progress_bar(params, feature_names, n_rows=reader.n):
             scaled = reader.scaled(sc, dtype)
-            kw = dict(callback=self._progress, devices=self.devices,
-                      loss_scale=float(sc.y_scale) ** 2,
-                      beam_width=int(self.beam_width) if self.search_ == "beam" else None)
-            cfg = self._config(params, reader.n, reader.p)
-            k = params.k
-            if self.validation_fraction_ is not None:
-                # The size chosen on held-out rows (the in-memory split, read by index), then
-                # the refit on all rows: the in-memory fit's choices.
-                train, held = _split(reader.n, self.validation_fraction_, self.random_state)
-                sel = stream_.fit(scaled.subset(train), params.basis, k, cfg,
-                                  held_out=scaled.subset(held), **kw)
-                sel = sel._replace(programs=[jax.device_get(p) for p in sel.programs])
-                k = self._size_path(sel, len(held), sc, dtype, params)
-                if cfg.pair_leaves:  # a pair uses two operations: the capacity bounds the size
-                    cfg = cfg._replace(max_k=max(k, 1))
-            res = stream_.fit(scaled, params.basis, k, cfg, **kw)
-            if self._auto_shapes_apply(reader.n):
+            first = None
+            if self.shapes != "auto" and self.shapes:
+                first = self._stream_shapes_first(reader, scaled, sc, params, dtype)
+                self._it_offset = len(first[0].history)  # the tree's iterations follow
+            try:
+                res = self._stream_tree(reader, scaled, sc, params, dtype,
+                                        None if first is None else first[1:3])
+            finally:
+                self._it_offset = 0
+            if first is not None:
+                sres, terms, spec, gr = first
+                self._path_with_shapes(terms, spec)
+                terms, program, mse = self._stream_backfit(scaled, res.program, terms, spec,
+                                                           params, dtype, gr=gr)
+                res = self._shapes_then_tree(sres, res, program, mse, terms, spec,
+                                             float(sc.y_scale) ** 2)
+            elif self._auto_shapes_apply(reader.n):
                 res = self._stream_shapes(reader, scaled, res, sc, params, dtype)
             if self.prune_tol is not None:
                 res = self._stream_prune(scaled, res, params, dtype, reader)
         return res, sc, params
+
+    def _stream_tree(self, reader, scaled, sc, params, dtype, shapes=None):
+        """The tree search of a streamed fit (:func:`jaxtree.stream.fit`), its size chosen on
+        held-out rows first with ``validation_fraction``; ``shapes``: None, or fixed shape
+        terms ``(terms, spec)`` whose partial residual the tree fits (``shapes=S``)."""
+        kw = dict(callback=self._progress, devices=self.devices,
+                  loss_scale=float(sc.y_scale) ** 2, shapes=shapes,
+                  beam_width=int(self.beam_width) if self.search_ == "beam" else None)
+        cfg = self._config(params, reader.n, reader.p)
+        k = params.k
+        if self.validation_fraction_ is not None:
+            # The size chosen on held-out rows (the in-memory split, read by index), then
+            # the refit on all rows: the in-memory fit's choices.
+            train, held = _split(reader.n, self.validation_fraction_, self.random_state)
+            sel = stream_.fit(scaled.subset(train), params.basis, k, cfg,
+                              held_out=scaled.subset(held), **kw)
+            sel = sel._replace(programs=[jax.device_get(p) for p in sel.programs])
+            k = self._size_path(sel, len(held), sc, dtype, params)
+            if cfg.pair_leaves:  # a pair uses two operations: the capacity bounds the size
+                cfg = cfg._replace(max_k=max(k, 1))
+        return stream_.fit(scaled, params.basis, k, cfg, **kw)
+
+    def _stream_shapes_first(self, reader, scaled, sc, params, dtype):
+        """``shapes=S``'s terms on a streamed fit, before the tree (the streamed form of the
+        first half of :meth:`_fit_shapes`), in bounded memory: the count chosen on held-out
+        rows with ``validation_fraction`` (:meth:`_choose_shapes` on :func:`_shape_rows`'
+        rows, as ``shapes="auto"`` reads them), the terms searched in memory on the rows the
+        in-memory fit searches (:meth:`_shape_search`: all rows up to ``SEARCH_ROWS``, else
+        the same deterministic subset), then backfitted on all rows pass by pass
+        (:func:`jaxtree.stream.refit_shapes`, the in-memory sweeps). Returns ``(search
+        result, terms, compact spec, all rows' Grams)``."""
+        scale = float(sc.y_scale) ** 2
+        n_shapes, pairs = int(self.shapes), None
+        if self.validation_fraction_ is not None:
+            train, held = _shape_rows(reader.n, self.validation_fraction_, self.random_state)
+            split = (_read_rows(reader, train, sc, params, dtype),
+                     _read_rows(reader, held, sc, params, dtype), held)
+            n_shapes, pairs = self._choose_shapes(None, None, None, params, dtype, scale,
+                                                  split=split)
+        rows = _subsample(reader.n, shapes_.SEARCH_ROWS, self.random_state)
+        sub = _read_rows(reader, np.arange(reader.n) if rows is None else rows, sc, params, dtype)
+        sres, found, spec, _ = self._shape_search(sub, scale, n_shapes, int(self.shapes), pairs)
+        del sub
+        sweeps = SHAPE_SWEEPS_ALL_ROWS if rows is None else SHAPE_SWEEPS_SUBSET
+        terms, gr = stream_.refit_shapes(scaled, None, params.basis, found, spec, sweeps=sweeps,
+                                         devices=self.devices, dtype=dtype)
+        return sres, terms, spec, gr
+
+    def _stream_backfit(self, scaled, program, terms, spec, params, dtype, gr=None):
+        """The backfitting round after a streamed tree and its shape terms: one sweep of the
+        shapes given the tree (:func:`jaxtree.stream.refit_shapes`; ``gr``: all rows' Grams,
+        None reads them), then with ``refine="optax"`` the tree's weights refined given the
+        shapes (:func:`jaxtree.stream.refine_given_shapes`). Returns ``(terms, program, mse
+        of the model on all rows)``. Shared by ``shapes="auto"`` and ``shapes=S``."""
+        kw = dict(devices=self.devices, dtype=dtype)
+        program = jax.tree_util.tree_map(jnp.asarray, program)
+        terms, _ = stream_.refit_shapes(scaled, program, params.basis, terms, spec, sweeps=1,
+                                        gr=gr, **kw)
+        steps = params.steps if self.refine == "optax" else 0
+        program, mse = stream_.refine_given_shapes(scaled, program, params.basis, terms, spec,
+                                                   steps=steps, **kw)
+        return terms, program, float(mse)
 
     def _stream_prune(self, scaled, res, params, dtype, reader):
         """``prune_tol`` on a streamed fit (:func:`jaxtree.stream.prune`): the in-memory
@@ -550,31 +624,14 @@ class TreeRegressor(ParamsProtocol):
         program = jax.tree_util.tree_map(jnp.asarray, tree.program)
         fraction = self._held_out_fraction()
         train, held = _shape_rows(reader.n, fraction, self.random_state)
-
-        def residual_data(rows):
-            """The tree's residual on ``rows``, scaled and chunked as an in-memory fit's."""
-            x, y, w = reader.take(rows)
-            xs, ys = scaling_.apply(sc, x, y, w)
-            xj = jnp.asarray(xs, dtype)
-            t_fit = _tree_values(program, scoring.chunk(xj, jnp.zeros(len(rows), dtype),
-                                                        chunk_size=params.chunk).x, params.basis)
-            rs = ys - np.asarray(t_fit, np.float64).reshape(-1)[: len(rows)]
-            return scoring.chunk(xj, jnp.asarray(rs, dtype),
-                                 None if w is None else jnp.asarray(w, dtype),
-                                 chunk_size=params.chunk)
-
-        split = (residual_data(train), residual_data(held), held)
+        split = (_read_rows(reader, train, sc, params, dtype, program),
+                 _read_rows(reader, held, sc, params, dtype, program), held)
         chosen = self._auto_shape_terms(tree, split, params, dtype, scale)
         if chosen is None:
             return tree
         found, spec, sres, stopped = chosen
-        kw = dict(devices=self.devices, dtype=dtype)
-        terms, _ = stream_.refit_shapes(scaled, program, params.basis, found, spec, sweeps=1, **kw)
-        steps = params.steps if self.refine == "optax" else 0
-        program, mse = stream_.refine_given_shapes(scaled, program, params.basis, terms, spec,
-                                                   steps=steps, **kw)
-        return self._tree_with_shapes(tree, program, sres, stopped, float(mse), terms, spec,
-                                      scale)
+        terms, program, mse = self._stream_backfit(scaled, program, found, spec, params, dtype)
+        return self._tree_with_shapes(tree, program, sres, stopped, mse, terms, spec, scale)
 
     def _encode_fit(self, X):
         """``(xa, spec)``: the training table encoded (:mod:`jaxtree._encoding`: missing values
@@ -658,13 +715,16 @@ class TreeRegressor(ParamsProtocol):
             precision=scoring.PRECISIONS[self.precision],
             buckets=scoring.buckets_for(n, p, params.basis.q, params.k))
 
-    def _data(self, xs, ys, sw, params, dtype):
+    def _data(self, xs, ys, sw, params, dtype, shard: bool = True):
+        """The chunked data of a fit (basis cached with ``cache_basis``), its rows sharded
+        over ``devices`` unless ``shard`` is False (one device: the shape stage's data,
+        :meth:`_fit_shapes`)."""
         # numpy in, so that the chunks are padded on the host (nothing compiled)
         data = scoring.chunk(np.asarray(xs, dtype), np.asarray(ys, dtype),
                              None if sw is None else np.asarray(sw, dtype), chunk_size=params.chunk)
         if self.cache_basis:
             data = scoring.cache_basis(data, params.basis)
-        if self.devices is not None:
+        if self.devices is not None and shard:
             data = sharding_.shard_data(data, self.devices)
         return data
 
@@ -674,17 +734,18 @@ class TreeRegressor(ParamsProtocol):
         fraction = self.validation_fraction_
         return AUTO_VALIDATION if fraction is None else fraction
 
-    def _held_out(self, xs, ys, sw, params, dtype, max_train=None):
+    def _held_out(self, xs, ys, sw, params, dtype, max_train=None, shard: bool = True):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
         (``validation_fraction``, ``random_state``), both chunked as the fit chunks; at most
-        ``max_train`` training rows (a deterministic subset) when given."""
+        ``max_train`` training rows (a deterministic subset) when given; the training rows
+        sharded as :meth:`_data` shards them (``shard``)."""
         fraction = self._held_out_fraction()
         train, held = _split(xs.shape[0], fraction, self.random_state)
         if max_train is not None:
             sub = _subsample(len(train), max_train, self.random_state)
             train = train if sub is None else train[sub]
         part = lambda a: None if a is None else a[train]
-        data = self._data(xs[train], ys[train], part(sw), params, dtype)
+        data = self._data(xs[train], ys[train], part(sw), params, dtype, shard=shard)
         held_data = scoring.chunk(np.asarray(xs[held], dtype), np.asarray(ys[held], dtype),
                                   None if sw is None else np.asarray(sw[held], dtype),
                                   chunk_size=params.chunk)
@@ -767,12 +828,20 @@ class TreeRegressor(ParamsProtocol):
         ``validation_fraction`` the number of shapes is chosen first (one-standard-error
         rule on held-out rows, ``shapes`` is the upper bound), then the tree's size on the
         shapes' residual, as for a tree alone.
+
+        With ``devices`` only the tree search is sharded: the shape stage (the search, its
+        held-out count, the backfitting round) runs on one device, the one-device fit's
+        computation. On CPU devices (``--xla_force_host_platform_device_count``) the
+        shape search run sharded deadlocked: every device runs the batched LAPACK solve of
+        :func:`jaxtree.shapes.candidate_gains` at once, and each batch's solves are spread
+        over the one thread pool the devices share and waited for, so with as many devices
+        as the pool has workers all of them wait for tasks that no free worker is left to run.
         """
         scale = float(sc.y_scale) ** 2
         n_shapes, pairs = int(self.shapes), None
         if self.validation_fraction_ is not None:
             n_shapes, pairs = self._choose_shapes(xs, ys, sw, params, dtype, scale)
-        data = self._data(xs, ys, sw, params, dtype)
+        data = self._data(xs, ys, sw, params, dtype, shard=False)
         sres, state, spec, gr = self._search_shapes(xs, ys, sw, params, dtype, scale, data,
                                                     n_shapes, int(self.shapes), pairs)
         g_rows = np.asarray(state.fit, np.float64).reshape(-1)[: xs.shape[0]]
@@ -781,47 +850,72 @@ class TreeRegressor(ParamsProtocol):
             tree = self._fit_jax(xs, ys - g_rows, sw, params, dtype, sc, tree_only=True)
         finally:
             self._it_offset = 0
-        if "_path" in self.__dict__:  # the tree sizes' path: each model with these shapes
-            for row in self._path:
-                row["model"] = dataclasses.replace(row["model"], shapes=state.shapes,
-                                                   shape_spec=spec)
-                row["formula"] = row["model"].formula()
-        # One backfitting round: shapes given the tree, then the tree's weights given them.
-        program = jax.tree_util.tree_map(jnp.asarray, tree.program)
+        self._path_with_shapes(state.shapes, spec)
+        # One backfitting round: shapes given the tree, then the tree's weights given them
+        # (on the shapes' device: a sharded tree is read back first).
+        program = jax.tree_util.tree_map(jnp.asarray, jax.device_get(tree.program))
         t_fit = _tree_values(program, data.x, params.basis)
         state = shapes_.finish_jit(state, data._replace(y=data.y - t_fit), gr, spec, 1)
         resid = data._replace(y=data.y - state.fit)
         if self.refine == "optax":
             program, _ = _joint(program, resid, params.basis, steps=params.steps)
-        # The last entry is the final model's loss (after the backfitting round).
+        mse = float(_held_out_mse(program, resid, params.basis))
+        return self._shapes_then_tree(sres, tree, program, mse, state.shapes, spec, scale)
+
+    def _shapes_then_tree(self, sres, tree, program, mse, terms, spec, scale):
+        """The search result of ``shapes=S``: the shape search ``sres``, then the ``tree``
+        searched on their residual, with ``program`` (the tree after the backfitting round)
+        and ``terms`` (the shapes after it); histories and choices concatenated, the last
+        loss ``mse`` (the final model's on all rows, scaled space). The shapes are left in
+        ``_shape_fit``. Shared by the in-memory and streamed fits."""
         history = list(sres.history) + list(tree.history)
-        history[-1] = float(_held_out_mse(program, resid, params.basis)) * scale
-        self._shape_fit = (state.shapes, spec)
+        history[-1] = mse * scale
+        self._shape_fit = (terms, spec)
         status = search.Status(int(sres.status) & ~int(search.Status.FULL)) | tree.status
         return search.SearchResult(program, np.asarray(history, np.float64),
                                    list(sres.choices) + list(tree.choices), status)
+
+    def _path_with_shapes(self, terms, spec):
+        """The tree sizes' path (``validation_fraction``), if any: each model with the shape
+        terms its tree was searched after (``shapes=S``)."""
+        for row in self.__dict__.get("_path") or ():
+            row["model"] = dataclasses.replace(row["model"], shapes=terms, shape_spec=spec)
+            row["formula"] = row["model"].formula()
 
     def _search_shapes(self, xs, ys, sw, params, dtype, scale, data, n_shapes, max_terms, pairs):
         """``n_shapes`` shape terms of target ``ys`` (``data`` is its chunked form): chosen on
         at most ``shapes_.SEARCH_ROWS`` rows, then backfitted on all rows over the chosen
         terms only. Returns ``(search result, state on all rows, compact spec, its Grams)``."""
-        n1, n2 = (int(v) for v in self.shape_knots)
         rows = _subsample(xs.shape[0], shapes_.SEARCH_ROWS, self.random_state)
         sub = data if rows is None else self._data(xs[rows], ys[rows],
-                                                   None if sw is None else sw[rows], params, dtype)
+                                                   None if sw is None else sw[rows], params, dtype,
+                                                   shard=False)
+        sres, found, spec, gr = self._shape_search(sub, scale, n_shapes, max_terms, pairs,
+                                                   grams=rows is None)
+        if rows is None:
+            state = shapes_.finish_jit(sres.program._replace(shapes=found), data, gr, spec,
+                                       SHAPE_SWEEPS_ALL_ROWS)
+        else:
+            gr = shapes_.grams_jit(data, spec)
+            state = shapes_.refit(found, data, spec, SHAPE_SWEEPS_SUBSET, gr=gr)
+        return sres, state, spec, gr
+
+    def _shape_search(self, sub, scale, n_shapes, max_terms, pairs, grams=False):
+        """The greedy search of ``n_shapes`` shape terms (``shapes=S``) on the chunked data
+        ``sub`` (all rows, or at most ``SEARCH_ROWS`` of them; read from the source on a
+        streamed fit), its progress reported. ``pairs``: the candidate pairs, None screens
+        them (:func:`jaxtree.shapes.screen_pairs`). Returns ``(search result, chosen terms
+        and spec compacted, sub's Grams compacted or None when not ``grams``)``. Shared by
+        the in-memory (:meth:`_search_shapes`) and streamed (:meth:`_stream_shapes_first`)
+        fits."""
+        n1, n2 = (int(v) for v in self.shape_knots)
         pairs = shapes_.screen_pairs(sub) if pairs is None else pairs
         spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
         gr = shapes_.grams_jit(sub, spec)
         sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, spec),
                           shapes_.start(sub, spec), n_shapes, self._progress, loss_scale=scale)
-        found, spec, gr = shapes_.compact(sres.program.shapes, spec, None if rows is not None else gr)
-        if rows is None:
-            state = shapes_.finish_jit(sres.program._replace(shapes=found), data, gr, spec, 2)
-        else:
-            gr = shapes_.grams_jit(data, spec)
-            # one sweep: the subset's coefficients are a close start (each sweep is S passes)
-            state = shapes_.refit(found, data, spec, 1, gr=gr)
-        return sres, state, spec, gr
+        found, spec, gr = shapes_.compact(sres.program.shapes, spec, gr if grams else None)
+        return sres, found, spec, gr
 
     def _auto_shapes_apply(self, n_rows: int) -> bool:
         """Whether ``shapes="auto"`` searches shape terms on a fit of ``n_rows`` (in memory,
@@ -907,7 +1001,7 @@ class TreeRegressor(ParamsProtocol):
         n1, n2 = (int(v) for v in self.shape_knots)
         max_terms = int(self.shapes) if max_terms is None else max_terms
         data, held_data, held = split if split is not None else self._held_out(
-            xs, ys, sw, params, dtype, max_train=shapes_.SEARCH_ROWS)
+            xs, ys, sw, params, dtype, max_train=shapes_.SEARCH_ROWS, shard=False)
         pairs = shapes_.screen_pairs(data)
         spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
         gr = shapes_.grams_jit(data, spec)
@@ -930,13 +1024,11 @@ class TreeRegressor(ParamsProtocol):
         return (n_best, pairs, sel, spec) if states else (n_best, pairs)
 
     def _fit_stream(self, X, y, sample_weight, params):
-        """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`); with
-        ``shapes="auto"`` shape terms after the tree in bounded memory (:meth:`_stream_shapes`)."""
+        """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`); shape terms in
+        bounded memory: ``shapes="auto"`` after the tree (:meth:`_stream_shapes`),
+        ``shapes=S`` before it (:meth:`_stream_shapes_first`)."""
         if self.engine != "jax":
             raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
-        if self.shapes and self.shapes != "auto":
-            raise ValueError("shapes > 0 is not supported for streamed data (a memmap or "
-                             "ChunkReader) yet: fit an in-memory array, or set shapes=0.")
         _check_stream_args(X, y, sample_weight, None, "them")  # held-out sizes stream
         if isinstance(X, stream_.ChunkReader):
             reader = X
@@ -1284,12 +1376,6 @@ def check_params(params) -> _Params:
     if params.get("shapes") not in (None, 0, "auto") and params.get("engine", "jax") == "reference":
         raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
                          "algorithm, which has no shape terms).")
-    if params.get("shapes") not in (None, 0, "auto") and params.get("devices") is not None:
-        # The shape search's step stalls on rows sharded over several devices (seen with 4
-        # forced host devices); refused until it runs sharded. shapes="auto" adds none there.
-        raise ValueError("shapes > 0 does not run on sharded rows (devices=) yet: use "
-                         "devices=None, or shapes=0 (shapes='auto' adds no shape terms to a "
-                         "sharded fit).")
     if params.get("engine", "jax") == "reference" and params.get("refine", "optax") == "optax":
         raise ValueError(
             "engine='reference' implements the paper's algorithm: use refine='coordinate' "
@@ -1342,6 +1428,22 @@ def _subsample(n: int, m: int, random_state):
         return None
     rng = np.random.default_rng(0 if random_state is None else random_state)
     return np.sort(rng.choice(n, m, replace=False))
+
+
+def _read_rows(reader, rows, sc, params, dtype, program=None) -> scoring.Data:
+    """The rows ``rows`` (sorted) of ``reader`` read into memory, scaled by ``sc`` and chunked
+    as an in-memory fit chunks them, with ``y`` the target or, given ``program``, the tree's
+    residual (a streamed fit's shape search: :meth:`TreeRegressor._stream_shapes`,
+    :meth:`TreeRegressor._stream_shapes_first`)."""
+    x, y, w = reader.take(rows)
+    xs, ys = scaling_.apply(sc, x, y, w)
+    xj = jnp.asarray(xs, dtype)
+    if program is not None:
+        t_fit = _tree_values(program, scoring.chunk(xj, jnp.zeros(len(rows), dtype),
+                                                    chunk_size=params.chunk).x, params.basis)
+        ys = ys - np.asarray(t_fit, np.float64).reshape(-1)[: len(rows)]
+    return scoring.chunk(xj, jnp.asarray(ys, dtype), None if w is None else jnp.asarray(w, dtype),
+                         chunk_size=params.chunk)
 
 
 def _shape_rows(n: int, fraction, random_state):
@@ -1408,7 +1510,7 @@ PARAMETER_CONSTRAINTS["validation_fraction"] = _check_fraction
 # Target transforms, the y bound, binding per-covariate basis families to the training
 # ranges and pruning: each a small function called once from ``fit``.
 
-TARGET_TRANSFORMS = (None, "identity", "log", "auto")
+TARGET_TRANSFORMS = (None, "identity", "log", "square", "auto")
 
 
 def _check_y_bound(value, name):
@@ -1461,6 +1563,8 @@ million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk
 (:meth:`TreeRegressor._fit_in_chunks`) when the options allow it (:func:`_fits_in_chunks`)."""
 
 # The defaults' "auto" rules (see the class docstring and TreeRegressor._resolve_auto).
+SHAPE_SWEEPS_ALL_ROWS = 2  # shapes=S: backfitting sweeps after a search on all rows ...
+SHAPE_SWEEPS_SUBSET = 1  # ... and after one on a subset (a close start; each sweep S passes)
 AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
 AUTO_SHAPES_MIN_ROWS = 10_000  # ... on fits of at least this many rows
 AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
@@ -1481,15 +1585,14 @@ def _fits_in_chunks(est, xa, transform) -> bool:
     """Whether ``fit`` reads the (encoded) in-memory matrix ``xa`` chunk by chunk.
 
     For a large floating matrix (:data:`CHUNKED_FIT_MIN_VALUES`) under the options the
-    streamed search supports: ``engine="jax"``, any ``search`` and ``validation_fraction``
-    (``"auto"`` means the greedy search grown to ``k`` there), ``shapes`` 0 or ``"auto"``, no
-    target transform,
-    ``cache_basis=False`` (which
-    asks for the basis values of every row in memory). Other options keep the in-memory path
+    streamed search supports: ``engine="jax"``, any ``search``, ``validation_fraction``
+    (``"auto"`` means the greedy search grown to ``k`` there) and ``shapes`` (0, ``"auto"``
+    or ``S``: :meth:`TreeRegressor._stream_shapes`, :meth:`TreeRegressor._stream_shapes_first`),
+    no target transform, ``cache_basis=False`` (which asks for the basis values of every row
+    in memory). Other options keep the in-memory path
     and its copies of the whole matrix; an integer matrix too (stream it as floats, or pass
     a float32 array)."""
     return (est.engine == "jax"
-            and est.shapes in (0, "auto")
             and transform == "identity" and not est.cache_basis
             and xa.dtype.kind == "f" and xa.ndim == 2
             and xa.shape[0] * xa.shape[1] >= CHUNKED_FIT_MIN_VALUES)
@@ -1549,24 +1652,30 @@ def _report_pruned(est, removed):
 
 
 def _attach_target(model, transform, xa, yt, sw):
-    """The model with its target transform (and Duan's smearing factor for ``"log"``)."""
+    """The model with its target transform (and Duan's smearing factor for ``"log"``; 1 for
+    ``"square"``, which applies no bias correction: see :mod:`jaxtree._target`)."""
     if transform == "identity":
         return model
     import dataclasses
 
-    f = np.asarray(model_.predict(model, jnp.asarray(xa, model.x_min.dtype)), np.float64)
-    s = target_.smearing(yt, f, sw)
+    if transform == "square":
+        s = 1.0
+    else:
+        f = np.asarray(model_.predict(model, jnp.asarray(xa, model.x_min.dtype)), np.float64)
+        s = target_.smearing(yt, f, sw)
     return dataclasses.replace(model, target_transform=transform,
                                smearing=jnp.asarray(s, model.x_min.dtype))
 
 
 def _fit_auto_transform(est, X, y, sample_weight):
-    """``target_transform="auto"``: choose identity or log on held-out rows, refit on all.
+    """``target_transform="auto"``: choose identity, log or square on held-out rows, refit on
+    all.
 
-    A deterministic split (``random_state``, 25% held out) fits both transforms on the
-    rest; the held-out MSE in ``y``'s units (predictions back-transformed) decides, ties to
-    the identity. ``log`` is not tried when some ``y <= 0``. Then the chosen transform is
-    refitted on all rows. The estimator is left as it was if a fit fails.
+    A deterministic split (``random_state``, 25% held out) fits each applicable transform on
+    the rest; the held-out MSE in ``y``'s units (predictions back-transformed) decides, ties
+    to the earlier of identity, log, square. ``log`` is not tried when some ``y <= 0``,
+    ``square`` when some ``y < 0``. Then the chosen transform is refitted on all rows. The
+    estimator is left as it was if a fit fails.
     """
     if stream_.is_streamable(X):
         _check_streamable_options(est, "auto")
@@ -1575,21 +1684,24 @@ def _fit_auto_transform(est, X, y, sample_weight):
     ya = V.check_y(y, n)
     sw = V.check_sample_weight(sample_weight, n)
     keep = np.ones(n, bool) if sw is None else sw > 0
-    scores = {"identity": np.inf, "log": np.inf}
+    scores = {"identity": np.inf, "log": np.inf, "square": np.inf}
+    tried = ["identity"] + (["log"] if (ya[keep] > 0).all() else []) + (
+        ["square"] if (ya[keep] >= 0).all() else [])
     saved = dict(est.__dict__)
     try:
-        if n >= 8 and (ya[keep] > 0).all():
+        if n >= 8 and len(tried) > 1:
             train, held = _split(n, 0.25, est.random_state)
             w = np.ones(len(held)) if sw is None else sw[held]
             est.categorical_features = None  # xa is already encoded: numeric columns only
-            for t in ("identity", "log"):
+            for t in tried:
                 est._fit_fixed(xa[train], ya[train], None if sw is None else sw[train], t)
                 err = (est.predict(xa[held]) - ya[held]) ** 2
                 scores[t] = float(np.sum(w * err) / max(np.sum(w), 1e-300))
             est.categorical_features = saved["categorical_features"]
         else:
-            scores["identity"] = np.nan  # not compared: log is not applicable
-        choice = "log" if scores["log"] < scores["identity"] else "identity"
+            scores["identity"] = np.nan  # not compared: no other transform applies
+        choice = min(tried, key=lambda t: (scores[t], tried.index(t)))
+        choice = choice if np.isfinite(scores[choice]) else "identity"
         est._fit_fixed(X, y, sample_weight, choice)
     except BaseException:
         est.__dict__.clear()
@@ -1597,6 +1709,7 @@ def _fit_auto_transform(est, X, y, sample_weight):
         raise
     est.target_transform_scores_ = scores
     if est.verbose > 0:
-        print(f"[jaxtree] target_transform='auto' chose {choice!r} (held-out MSE: identity "
-              f"{scores['identity']:.4g}, log {scores['log']:.4g})", file=sys.stderr)
+        said = ", ".join(f"{t} {scores[t]:.4g}" for t in scores)
+        print(f"[jaxtree] target_transform='auto' chose {choice!r} (held-out MSE: {said})",
+              file=sys.stderr)
     return est

@@ -77,9 +77,11 @@ class TreeModel:
       y_scale: float ``()`` half-range of the training targets (1 if constant).
       basis: the :class:`jaxtree.basis.Basis` (static).
       feature_names: names of the covariates (static tuple).
-      target_transform: ``"identity"`` or ``"log"`` (static): with ``"log"`` the tree fits
-        ``log y`` and predictions are ``exp(...) * smearing`` (see :mod:`jaxtree._target`).
-      smearing: float ``()`` Duan's smearing factor of a ``"log"`` model; None otherwise.
+      target_transform: ``"identity"``, ``"log"`` or ``"square"`` (static): with ``"log"``
+        the tree fits ``log y`` and predictions are ``exp(...) * smearing``; with ``"square"``
+        it fits ``y²`` and predictions are ``sqrt(max(..., 0))`` (see :mod:`jaxtree._target`).
+      smearing: float ``()`` Duan's smearing factor of a ``"log"`` model (1 for
+        ``"square"``); None otherwise.
       shapes: the shape-function terms (:class:`jaxtree.shapes.Shapes`) added to the tree,
         or None. ``shape_spec``: their static :class:`jaxtree.shapes.ShapeSpec`.
     """
@@ -201,6 +203,8 @@ def _predict_impl(model: TreeModel, x, clip):
     out = model.y_center + model.y_scale * inner
     if model.target_transform == "log":  # the tree fits log y (jaxtree._target)
         out = jnp.exp(out) * model.smearing
+    elif model.target_transform == "square":  # the tree fits y²
+        out = jnp.sqrt(jnp.maximum(out, 0))
     return out[0] if single else out
 
 

@@ -480,7 +480,9 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
                     i32(-1), jnp.zeros((), loss.dtype), new.shapes.intercept,
                     loss * jnp.sum(data.w), i32(MOVE_SHAPE),
                     jnp.where(main, -1, second[c]).astype(jnp.int32), i32(-1), i32(0))
-    full = state.shapes.n_terms >= spec.max_terms
+    # Full: the most terms, or every candidate taken (one covariate has a single term).
+    full = ((state.shapes.n_terms >= spec.max_terms)
+            | (state.shapes.n_terms >= p + len(spec.pairs)))
     status = jnp.where(ok, STATUS_OK, jnp.where(full, STATUS_FULL, STATUS_NO_CANDIDATE))
     new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, state)
     loss = jnp.where(ok, loss, shapes_.mse(data, state.fit))

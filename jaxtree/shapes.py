@@ -635,7 +635,10 @@ def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
     the compacted spec touches only the chosen pairs (and every main, ``p`` small blocks).
     Term ids of the chosen pairs are renumbered in their candidate order; predictions are
     unchanged (a test). ``gr``: the Grams of the full spec, sliced to the compact one (None
-    stays None). Host-side: ``shapes`` must be concrete."""
+    stays None). Host-side: ``shapes`` must be concrete. A spec without pairs (one
+    covariate) is returned as it is."""
+    if not spec.pairs:
+        return shapes, spec, gr
     p = shapes.main.shape[0]
     on = np.flatnonzero(np.asarray(shapes.pair_on))
     new_id = np.full(len(spec.pairs), -1, np.int64)

@@ -137,7 +137,8 @@ def law(model, digits: int = 4):
     """The fitted formula as a readable sympy expression in original units.
 
     Constants are merged (the expression is expanded; for a ``log`` target the exponent is
-    expanded and ``exp(a log x + b)`` becomes ``e^b x**a``), numbers are rounded to ``digits``
+    expanded and ``exp(a log x + b)`` becomes ``e^b x**a``; for a ``square`` target the law is
+    ``sqrt`` of the expanded sum, which ``predict`` clips at 0), numbers are rounded to ``digits``
     significant digits and exponents within ``1e-3`` of a fraction with denominator ``<= 6``
     are written as that fraction (``x**2.0003`` becomes ``x**2``). For reading only: use
     :func:`jaxtree.export.to_sympy` for the exact expression.
@@ -172,6 +173,13 @@ def law(model, digits: int = 4):
             else:
                 other += t
         expr = s * sp.exp(const) * powers * sp.exp(other)
+    elif getattr(model, "target_transform", "identity") == "square":
+        import dataclasses
+
+        # y = sqrt(u), u fitted to y² (the law's form; predict clips u at 0).
+        u = export_.to_sympy(dataclasses.replace(model, target_transform="identity",
+                                                 smearing=None))
+        expr = sp.sqrt(sp.expand(u))
     else:
         expr = sp.expand(export_.to_sympy(model))
 

@@ -451,6 +451,10 @@ class _Passes:
     def blocks(self):
         return _blocks(self.source, self.B, self.put)
 
+    def screen(self, max_rows: int, dtype) -> scoring.Data:
+        """The pair screen's rows in memory (:func:`screen_rows`)."""
+        return screen_rows(self.source, max_rows, dtype)
+
     def scores(self, program, slots, rows, cols, dtype, precision, buckets=()):
         acc = scoring.zero_moments(rows, cols, dtype)
         for xb, yb, wb in self.blocks():
@@ -574,8 +578,7 @@ class _Step:
         self.passes, self.config, self.dtype = passes, config, dtype
         self.max_leaves = config.max_k + 1
         self.rows, self.cols = 2 * self.max_leaves, p * passes.basis.q
-        self.screen = (screen_rows(passes.source, config.pair_rows, dtype)
-                       if config.pair_leaves else None)
+        self.screen = passes.screen(config.pair_rows, dtype) if config.pair_leaves else None
 
     def _refine(self, new, loss):
         """The configured refinement of ``new`` by streamed passes: ``(program, loss)``."""
@@ -708,7 +711,7 @@ def fit(source, basis, k: int, config: search.Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
         chunks_per_block: int = 16, devices=None, dtype=None,
         loss_scale: float = 1.0, beam_width: Optional[int] = None,
-        held_out=None) -> search.SearchResult:
+        held_out=None, shapes=None) -> search.SearchResult:
     """The search of :func:`jaxtree.search.fit` (or :func:`jaxtree.search.beam_fit`),
     streaming ``source`` every pass.
 
@@ -732,12 +735,18 @@ def fit(source, basis, k: int, config: search.Config,
         state after every iteration kept (``programs``; a beam's: the member it would
         return at that size, the lowest refined training loss): what a held-out size
         choice needs.
+      shapes: None, or fixed shape terms ``(shape_terms, spec)`` (:mod:`jaxtree.shapes`):
+        the tree is searched on the partial residual ``y - g(x)`` of their values ``g``,
+        recomputed on the device for every block of every pass (and for the pair screen's
+        rows and ``held_out``), never stored: ``shapes=S``'s tree on streamed data.
 
     Returns:
       :class:`jaxtree.search.SearchResult`, equal to the in-memory search on the same rows.
     """
     p, dtype, put = _streamed_setup(source, config, devices, dtype)
     passes = _Passes(source, basis, chunks_per_block, put)
+    if shapes is not None:
+        passes = _shape_residual(passes, *shapes)
     step = _Step(passes, config, p, dtype)
     start = prog.empty_program(config.max_k, dtype)
     beam = None
@@ -747,6 +756,7 @@ def fit(source, basis, k: int, config: search.Config,
         step = beam = _BeamStep(step, beam_width)
     if held_out is not None:
         held = _Passes(held_out, basis, chunks_per_block, put)
+        held = held if shapes is None else _shape_residual(held, *shapes)
         pick = beam.best_member if beam is not None else (lambda state: state)
         step = search.with_validation(step, lambda state: _mse(held, pick(state), dtype))
     res = search.run(step, start, k + 1, callback, loss_scale=loss_scale,
@@ -810,11 +820,13 @@ def prune(source, program, basis, tol: float, config: search.Config, *,
     return simplify.prune_with(program, tol, float(total.mrr), score, refit)
 
 
-# ------------------------------------------------- shape terms after a streamed tree search
-# ``shapes="auto"`` on data read block by block (TreeRegressor._stream_shapes): the terms are
-# chosen in memory on a subset of rows; these passes backfit them on all rows given the tree
-# and refine the tree's weights given them. No per-row state is kept between passes: each
-# pass recomputes the tree's or the shapes' values on its block (cheap next to a scoring pass).
+# ------------------------------------------------- shape terms on a streamed fit
+# Shape terms on data read block by block (TreeRegressor._stream_shapes for shapes="auto",
+# _stream_shapes_first for shapes=S): the terms are chosen in memory on a subset of rows;
+# these passes backfit them on all rows (given the tree, if any) and refine the tree's
+# weights given them (fit(shapes=) searches the tree given them). No per-row state is kept
+# between passes: each pass recomputes the tree's or the shapes' values on its block (cheap
+# next to a scoring pass).
 
 
 @functools.partial(jax.jit, static_argnames=("basis",))
@@ -874,6 +886,11 @@ class _OffsetPasses(_Passes):
             prev = self.offset(xb, yb)
             yield xb, prev, wb
 
+    def screen(self, max_rows: int, dtype) -> scoring.Data:
+        """The pair screen's rows (:func:`screen_rows`) with the offset ``y``."""
+        d = self.inner.screen(max_rows, dtype)
+        return d._replace(y=self.offset(d.x, d.y))
+
 
 def _passes(source, basis, chunks_per_block: int, devices, dtype):
     """``(passes, dtype)`` over ``source`` as :func:`fit` reads it."""
@@ -896,7 +913,7 @@ def _tight(shape_terms, spec):
 
 
 def refit_shapes(source, program, basis, shape_terms, spec, *, sweeps: int = 1,
-                 chunks_per_block: int = 16, devices=None, dtype=None):
+                 chunks_per_block: int = 16, devices=None, dtype=None, gr=None):
     """Backfits shape terms on all rows of ``source`` given a tree, pass by pass.
 
     The streamed form of :func:`jaxtree.shapes.refit` on ``y - w0 - T(x)``: one pass
@@ -909,26 +926,32 @@ def refit_shapes(source, program, basis, shape_terms, spec, *, sweeps: int = 1,
 
     Args:
       source: as for :func:`fit` (scaled chunks, e.g. a scaled :class:`ChunkReader`).
-      program: the fitted tree (its values are subtracted from ``y``); basis: its basis.
+      program: the fitted tree (its values are subtracted from ``y``), or None: the shapes
+        fit ``y`` itself (``shapes=S``'s terms before the tree); basis: its basis.
       shape_terms: :class:`jaxtree.shapes.Shapes` to start from (their chosen terms and
         coefficients, e.g. a search's on a subset of the rows); spec: their static spec.
       sweeps: backfitting sweeps over the chosen terms (each ``n_terms`` passes).
       chunks_per_block, devices, dtype: as for :func:`fit`.
+      gr: the Grams of all rows for ``spec`` (this function's second result), or None: one
+        pass computes them.
 
     Returns:
       ``(shapes, grams)``: the backfitted :class:`jaxtree.shapes.Shapes` and the Grams of
       all rows.
     """
     passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
-    program = jax.tree_util.tree_map(jnp.asarray, program)
-    resid = _OffsetPasses(passes, lambda xb, yb: _minus_tree(program, xb, yb, basis=basis))
+    resid = passes
+    if program is not None:
+        program = jax.tree_util.tree_map(jnp.asarray, program)
+        resid = _OffsetPasses(passes, lambda xb, yb: _minus_tree(program, xb, yb, basis=basis))
     p = shape_terms.main.shape[0]
     m2 = spec.n2 * spec.n2
     n_pairs = len(spec.pairs)
-    gr = (jnp.zeros((p, spec.n1, spec.n1), dtype), jnp.zeros((p, spec.n1), dtype),
-          jnp.zeros((n_pairs, m2, m2), dtype), jnp.zeros((n_pairs, m2), dtype),
-          jnp.zeros((), dtype))
-    gr = _fold(functools.partial(_shape_grams_block, spec=spec), gr, passes.blocks())
+    if gr is None:
+        gr = (jnp.zeros((p, spec.n1, spec.n1), dtype), jnp.zeros((p, spec.n1), dtype),
+              jnp.zeros((n_pairs, m2, m2), dtype), jnp.zeros((n_pairs, m2), dtype),
+              jnp.zeros((), dtype))
+        gr = _fold(functools.partial(_shape_grams_block, spec=spec), gr, passes.blocks())
     full_order = jnp.asarray(shape_terms.order)
     shape_terms, tspec = _tight(jax.tree_util.tree_map(jnp.asarray, shape_terms), spec)
     mm = max(spec.n1, m2)
@@ -949,8 +972,13 @@ def shape_residual_passes(source, basis, shape_terms, spec, *, chunks_per_block:
     replaced by the partial residual ``y - g(x)`` of the shape terms ``g`` (recomputed per
     block, never stored), so the tree's kernels fit the tree given the shapes."""
     passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+    return _shape_residual(passes, shape_terms, spec), dtype
+
+
+def _shape_residual(passes: _Passes, shape_terms, spec) -> _OffsetPasses:
+    """``passes`` with each block's ``y`` replaced by ``y - g(x)``, ``g`` the shape terms."""
     shape_terms, spec = _tight(jax.tree_util.tree_map(jnp.asarray, shape_terms), spec)
-    return _OffsetPasses(passes, lambda xb, yb: _minus_shapes(shape_terms, xb, yb, spec=spec)), dtype
+    return _OffsetPasses(passes, lambda xb, yb: _minus_shapes(shape_terms, xb, yb, spec=spec))
 
 
 def refine_given_shapes(source, program, basis, shape_terms, spec, *, steps: int,

@@ -339,7 +339,7 @@ def test_get_basis():
     assert get_basis("splines").q == 40
     assert get_basis("polynomial").q == 23
     assert set(PRESETS) == {"default", "fourier", "splines", "polynomial", "physics"}
-    assert get_basis("physics").q == 13 and get_basis("default+physics").q == 53
+    assert get_basis("physics").q == 21 and get_basis("default+physics").q == 61
     with pytest.raises(ValueError, match=r"unknown basis 'wavelet'.*'fourier'"):
         get_basis("wavelet")
     with pytest.raises(ValueError, match=r"unknown basis option\(s\) \['sine'\]"):

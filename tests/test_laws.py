@@ -10,8 +10,8 @@ import pytest
 
 import jaxtree
 from jaxtree import export, model as model_, simplify
-from jaxtree.basis import (PHYSICS_EXPONENTS, PHYSICS_SCALES, Basis, Decays, PowerLaws,
-                           default_basis, get_basis, make_basis)
+from jaxtree.basis import (PHYSICS_EXPONENTS, PHYSICS_MONOMIALS, PHYSICS_SCALES, Basis, Decays,
+                           PowerLaws, default_basis, get_basis, make_basis)
 
 from _shared import GREEDY
 
@@ -70,6 +70,68 @@ def test_power_laws_span_minus_one_to_one_and_match_numpy():
             np.testing.assert_allclose(col, want, atol=1e-7, err_msg=f"a={a}, j={j}")
 
 
+def test_monomials_are_pure_powers_within_one_and_match_numpy():
+    """``normalise="ratio"``: ``x**a / max|x**a|`` on the range, so a leaf is ``c * x**a`` with
+    no offset (a product of two leaves is a product of powers)."""
+    exps = PHYSICS_MONOMIALS
+    fam = PowerLaws(exps, normalise="ratio").bind(LO, HI)
+    span = PowerLaws(exps).bind(LO, HI)
+    z = _grid()
+    vals = np.asarray(Basis((fam,)).evaluate(jnp.asarray(z)))
+    np.testing.assert_array_equal(fam.valid(), span.valid())  # the same domains
+    for m, a in enumerate(exps):
+        for j in range(LO.size):
+            col = vals[:, j, m]
+            if not fam.valid()[m, j]:
+                np.testing.assert_array_equal(col, 0.0)
+                continue
+            x = LO[j] + (HI[j] - LO[j]) * z[:, j]
+            g = np.power(np.maximum(x, 1e-300) if not float(a).is_integer() else x, a)
+            dense = np.linspace(LO[j], HI[j], 20001)
+            top = np.max(np.abs(np.power(dense, a)))  # independent of the library's constants
+            np.testing.assert_allclose(col, g / top, rtol=1e-9, atol=1e-12, err_msg=f"a={a}")
+            assert np.max(np.abs(col)) == pytest.approx(1, abs=1e-12)
+            amp, off = fam._affine_in_x(m, j)
+            assert off == 0.0 and amp == pytest.approx(1 / top, rel=1e-9)
+    assert fam.templates()[0] == "⟦{x}⁻²⟧" and span.templates()[0] == "⟨{x}⁻²⟩"
+    with pytest.raises(ValueError, match="normalise"):
+        PowerLaws((1.0,), normalise="max")
+
+
+def test_physics_preset_puts_monomials_first():
+    fams = get_basis("physics").families
+    assert [type(f).__name__ for f in fams] == ["PowerLaws", "PowerLaws", "Decays"]
+    assert (fams[0].normalise, fams[0].exponents) == ("ratio", PHYSICS_MONOMIALS)
+    assert (fams[1].normalise, fams[1].exponents) == ("span", PHYSICS_EXPONENTS)
+    assert 0.0 not in PHYSICS_MONOMIALS  # log x is additive: only its spanning form
+
+
+def test_a_product_of_monomial_leaves_prints_as_a_product_of_powers():
+    sp = pytest.importorskip("sympy")
+    from jaxtree import program as prog
+
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.uniform(0.5, 2, 200), rng.uniform(1, 3, 200)])
+    y = X[:, 0] / X[:, 1]
+    est = jaxtree.TreeRegressor(k=1, basis="physics", **GREEDY).fit(X, y)
+    names = est.model_.basis.names
+    x1, x2 = sp.symbols("x1 x2", real=True)
+    for mark, pure in (("⟦", True), ("⟨", False)):
+        i_a = names.index(mark + "x" + ("⟧" if pure else "⟩"))
+        i_b = names.index(mark + "x⁻¹" + ("⟧" if pure else "⟩"))
+        t = prog.insert(prog.empty_program(1, jnp.float64), 0, prog.ADD, 0, i_a, 0.5)
+        t = prog.insert(t, 0, prog.MUL, 1, i_b, 0.8)._replace(intercept=jnp.asarray(0.1))
+        import dataclasses
+
+        est.model_ = dataclasses.replace(est.model_, program=t)
+        law = est.law()
+        rest = sum(t for t in sp.Add.make_args(sp.expand(law)) if not t.is_number)
+        ratio = sp.simplify(rest / (x1 / x2))
+        assert (ratio.free_symbols == set()) == pure, law  # c*x1/x2 only with the monomials
+        lam = sp.lambdify((x1, x2), est.to_sympy(), "numpy")
+        np.testing.assert_allclose(lam(*X.T), est.predict(X), rtol=1e-9)
+
+
 def test_decays_span_and_match_numpy():
     fam = Decays(PHYSICS_SCALES)
     z = np.linspace(0, 1, 101)
@@ -99,7 +161,7 @@ def test_default_basis_values_unchanged_by_the_new_presets():
     base = default_basis()
     assert base.q == 40 and make_basis().q == 40
     mixed = get_basis("default+physics").bind(LO, HI)
-    assert mixed.q == 40 + len(PHYSICS_EXPONENTS) + len(PHYSICS_SCALES)
+    assert mixed.q == 40 + len(PHYSICS_EXPONENTS) + len(PHYSICS_SCALES) + len(PHYSICS_MONOMIALS)
     z = jnp.asarray(_grid(17))
     np.testing.assert_array_equal(np.asarray(mixed.evaluate(z))[..., :40],
                                   np.asarray(base.evaluate(z)))
@@ -108,9 +170,12 @@ def test_default_basis_values_unchanged_by_the_new_presets():
 
 def test_config_round_trip_and_errors():
     fam = PowerLaws((-1.0, 0.0, 2.0)).bind(LO, HI)
-    basis = Basis((fam, Decays((0.5,))))
-    again = Basis.from_config(json.loads(json.dumps(basis.to_config())))
-    assert again == basis
+    basis = Basis((fam, Decays((0.5,)), PowerLaws((-1.0, 2.0), normalise="ratio").bind(LO, HI)))
+    config = json.loads(json.dumps(basis.to_config()))
+    assert "normalise" not in config["families"][0]  # a spanning family's entry is unchanged
+    assert config["families"][2]["normalise"] == "ratio"
+    again = Basis.from_config(config)
+    assert again == basis and again.families[2].normalise == "ratio"
     with pytest.raises(ValueError, match="bind"):
         Basis((PowerLaws(),)).evaluate(jnp.zeros((3, 2)))
     with pytest.raises(ValueError, match="feature="):
@@ -127,8 +192,10 @@ def test_config_round_trip_and_errors():
 
 def test_names_mark_the_normalisation():
     basis = get_basis("physics")
-    assert basis.names[:4] == ("⟨x⁻²⟩", "⟨x⁻¹⟩", "⟨x^-0.5⟩", "⟨log(x)⟩")
-    assert basis.render(4, "r") == "⟨√r⟩"
+    m = len(PHYSICS_MONOMIALS)  # the pure monomials come first, in double brackets
+    assert basis.names[:3] == ("⟦x⁻²⟧", "⟦x⁻¹⟧", "⟦x^-0.5⟧")
+    assert basis.names[m:m + 4] == ("⟨x⁻²⟩", "⟨x⁻¹⟩", "⟨x^-0.5⟩", "⟨log(x)⟩")
+    assert basis.render(m + 4, "r") == "⟨√r⟩"
 
 
 # ----------------------------------------------------------------------------- fits
@@ -217,7 +284,8 @@ def test_exports_identity_target_mixed_basis_with_negative_covariate():
     lam = sp.lambdify(sp.symbols("x1 x2", real=True), est.to_sympy(), "numpy")
     np.testing.assert_allclose(lam(*X.T), pred, rtol=1e-10, atol=1e-12)
     # log x2 and 1/x2 are skipped for the covariate that crosses zero
-    fam = est.model_.basis.families[-2]
+    fam = next(f for f in est.model_.basis.families
+               if isinstance(f, PowerLaws) and f.normalise == "span")
     assert not fam.valid()[PHYSICS_EXPONENTS.index(0.0), 1]
 
 
@@ -262,6 +330,7 @@ def test_log_transform_refuses_non_positive_y():
     est = jaxtree.TreeRegressor(k=1, target_transform="auto", **GREEDY).fit(X, y)
     assert est.target_transform_ == "identity"
     assert est.target_transform_scores_["log"] == np.inf
+    assert est.target_transform_scores_["square"] == np.inf  # some y < 0
 
 
 def test_auto_is_deterministic_and_chooses_log_for_a_product():
@@ -273,6 +342,70 @@ def test_auto_is_deterministic_and_chooses_log_for_a_product():
     assert a.target_transform_scores_ == b.target_transform_scores_
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     assert a.target_transform_scores_["log"] < a.target_transform_scores_["identity"]
+
+
+def _norm_data(seed=0, n=300):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(1, 5, size=(n, 2))
+    return X, np.sqrt(X[:, 0] ** 2 + X[:, 1] ** 2)
+
+
+@pytest.fixture(scope="module")
+def norm_fit():
+    X, y = _norm_data()
+    return jaxtree.TreeRegressor(k=1, basis="physics", target_transform="square", y_bound=0.25,
+                                 **GREEDY).fit(X, y), X, y
+
+
+def test_square_transform_prints_the_norm_and_exports_agree(norm_fit, tmp_path):
+    import dataclasses
+
+    sp = pytest.importorskip("sympy")
+    est, X, y = norm_fit
+    assert est.target_transform_ == "square" and float(est.model_.smearing) == 1.0
+    Xt, yt = _norm_data(seed=1)
+    assert est.score(Xt, yt) > 1 - 1e-6  # float32
+    # predict = sqrt(max(f, 0)) of the tree's output f, fitted to y²
+    f = dataclasses.replace(est.model_, target_transform="identity", smearing=None)
+    f = np.asarray(model_.predict(f, jnp.asarray(X)))
+    np.testing.assert_allclose(est.predict(X), np.sqrt(np.maximum(f, 0)), rtol=1e-12)
+    np.testing.assert_allclose(f, y ** 2, rtol=1e-4)
+    x1, x2 = sp.symbols("x1 x2", real=True)
+    law = est.law()
+    assert isinstance(law, sp.Pow) and law.exp == sp.Rational(1, 2), law
+    lam = sp.lambdify((x1, x2), law, "numpy")
+    assert np.max(np.abs(lam(*Xt.T) / yt - 1)) < 1e-3, law  # the law, in original units
+    assert est.formula().startswith("y = √(") and "x1²" in est.formula()
+    assert est.to_latex().startswith("y = \\sqrt{")
+    pred = est.predict(X)
+    np.testing.assert_allclose(export.to_callable(est.model_, "numpy")(X), pred, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(export.to_callable(est.model_, "jax")(X)), pred,
+                               rtol=1e-12)
+    lam = sp.lambdify((x1, x2), est.to_sympy(), "numpy")
+    np.testing.assert_allclose(lam(*X.T), pred, rtol=1e-10)
+    path = tmp_path / "norm.json"
+    est.save(path)
+    assert json.loads(path.read_text())["target"] == {"transform": "square", "smearing": 1.0}
+    loaded = jaxtree.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), pred)
+    assert loaded.target_transform_ == "square"
+
+
+def test_square_transform_refuses_negative_y_and_auto_chooses_it():
+    X, y = _norm_data(n=200)
+    with pytest.raises(ValueError, match=r"target_transform='square' needs every target y >= 0"):
+        jaxtree.TreeRegressor(k=1, target_transform="square").fit(X, y - 3.0)
+    kw = dict(k=1, basis="physics", target_transform="auto", y_bound=0.25, **GREEDY)
+    a = jaxtree.TreeRegressor(**kw).fit(X, y)
+    b = jaxtree.TreeRegressor(**kw).fit(X, y)
+    assert a.target_transform_ == b.target_transform_ == "square"
+    assert a.target_transform_scores_ == b.target_transform_scores_
+    assert set(a.target_transform_scores_) == {"identity", "log", "square"}
+    assert a.target_transform_scores_["square"] < min(a.target_transform_scores_["identity"],
+                                                      a.target_transform_scores_["log"])
+    zero = jaxtree.TreeRegressor(**kw).fit(X, np.where(X[:, 0] < 2, 0.0, y))  # y >= 0, not > 0
+    assert zero.target_transform_scores_["log"] == np.inf
+    assert np.isfinite(zero.target_transform_scores_["square"])
 
 
 # ----------------------------------------------------------------------------- pruning

@@ -83,8 +83,7 @@ def test_chunked_fit_default_refine_equals_in_memory(monkeypatch):
     _assert_same_model(a, b, X, atol=1e-3 * np.ptp(y), same_formula=False)  # 4th digit
 
 
-@pytest.mark.parametrize("kw", [dict(shapes=1),
-                                dict(cache_basis=True), dict(engine="reference"),
+@pytest.mark.parametrize("kw", [dict(cache_basis=True), dict(engine="reference"),
                                 dict(target_transform="log")])
 def test_other_options_keep_the_in_memory_path(monkeypatch, kw):
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
@@ -93,7 +92,7 @@ def test_other_options_keep_the_in_memory_path(monkeypatch, kw):
     assert not E._fits_in_chunks(est, X, kw.get("target_transform") or "identity")
     assert E._fits_in_chunks(jaxtree.TreeRegressor(), X, "identity")
     for streamed in (dict(search="beam"), dict(search="backfit"), dict(prune_tol=0.1),
-                     dict(validation_fraction=0.2)):
+                     dict(validation_fraction=0.2), dict(shapes=1)):
         assert E._fits_in_chunks(jaxtree.TreeRegressor(**streamed), X, "identity")
     assert not E._fits_in_chunks(jaxtree.TreeRegressor(), X.astype(np.int64), "identity")
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 21)

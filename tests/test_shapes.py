@@ -2,6 +2,7 @@
 estimator (issue 11: one- and two-covariate shape insertions)."""
 
 import json
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -248,14 +249,6 @@ def test_shape_parameter_errors(kwargs, match):
         jaxtree.TreeRegressor(k=1, **kwargs).fit(X, y)
 
 
-def test_shapes_refuse_streamed_data(tmp_path):
-    X, y = _table(n=300)
-    mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float32, shape=X.shape)
-    mm[:] = X
-    with pytest.raises(ValueError, match="streamed"):
-        jaxtree.TreeRegressor(k=1, shapes=2).fit(mm, y)
-
-
 def test_exports_of_a_shapes_model_agree_with_predict():
     sympy = pytest.importorskip("sympy")
     X, y = _table(n=600)
@@ -419,3 +412,19 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     small = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
     np.testing.assert_array_equal(small.predict(Xb), plain.predict(Xb))
     assert small.shape_path_ is None
+
+
+def test_one_covariate_fits_with_shapes_and_no_pairs():
+    # One covariate: no pair candidates; compacting the spec after the search used to index
+    # an empty table (IndexError).
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 1))
+    y = np.sin(5 * X[:, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one term is all there is: no "no candidate" warning
+        est = jaxtree.TreeRegressor(k=1, shapes=2, validation_fraction=None,
+                                    search="greedy").fit(X, y)
+    assert est.model_.shape_spec.pairs == () and int(est.model_.shapes.n_terms) == 1
+    assert est.score(X, y) > 0.99
+    shapes, spec, _ = S.compact(est.model_.shapes, est.model_.shape_spec)
+    assert spec == est.model_.shape_spec and shapes is est.model_.shapes

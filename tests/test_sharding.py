@@ -55,12 +55,12 @@ SCRIPT = PREAMBLE + textwrap.dedent("""
 """)
 
 
-def _run_on_four_devices(script: str) -> dict:
+def _run_on_four_devices(script: str, timeout: float = 900) -> dict:
     """Runs ``script`` in a process with 4 forced host devices; its printed RESULT JSON."""
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
            "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env=env, cwd=ROOT, timeout=900)
+                         env=env, cwd=ROOT, timeout=timeout)
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.split("RESULT", 1)[1])
 
@@ -108,6 +108,39 @@ def test_backfit_moves_sharded_make_the_one_device_choices():
         assert any(move == 1 for _, move in out[name][0])  # a pair move was sharded too
 
 
+SHAPES_SCRIPT = PREAMBLE + textwrap.dedent("""
+    # shapes=S before a sharded tree, with the default shape knots (24, 12), in memory and
+    # streamed from a memmap; chunks of 250 rows are padded to 252 on 4 devices.
+    kw = dict(k=2, refine="coordinate", chunk_size=250, basis=b, search="greedy",
+              validation_fraction=None, shapes=1)
+    path = os.path.join(tempfile.mkdtemp(), "X.npy")
+    np.save(path, X)
+    fits = [jaxtree.TreeRegressor(**kw).fit(X, y),
+            jaxtree.TreeRegressor(devices=4, **kw).fit(X, y),
+            jaxtree.TreeRegressor(devices=4, **kw).fit(np.load(path, mmap_mode="r"), y)]
+    out["choices"] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
+    out["terms"] = [[list(t["features"]) for t in e.shape_terms()] for e in fits]
+    out["pred"] = [e.predict(X).tolist() for e in fits]
+    print("RESULT" + json.dumps(out))
+""")
+
+
+def test_shape_terms_before_a_sharded_tree_make_the_one_device_fit():
+    # shapes=S with devices=: the tree search is sharded, the shape stage runs on one device.
+    # Run sharded, the shape search deadlocked on these 4 CPU devices (each ran the batched
+    # LAPACK solve of the candidate gains at once, and the solves' tasks wait on the thread
+    # pool the devices share; the timeout turns a deadlock into a failure), and the shapes'
+    # fitted values, read from padded sharded chunks, were misaligned with the rows.
+    out = _run_on_four_devices(SHAPES_SCRIPT, timeout=600)
+    one, four, stream4 = out["choices"]
+    assert four == one and stream4 == one
+    assert one[0][1] == 2 and [m for _, m in one[1:]] == [0, 0, 0]  # a shape, then the tree
+    assert out["terms"][1] == out["terms"][2] == out["terms"][0] and len(out["terms"][0]) == 1
+    ref = out["pred"][0]
+    for pred in out["pred"][1:]:
+        np.testing.assert_allclose(pred, ref, rtol=1e-5, atol=1e-5 * np.ptp(ref))
+
+
 def test_resolve_devices_errors():
     n = len(sharding.resolve_devices("all"))
     with pytest.raises(ValueError, match=f"only {n} device"):
@@ -126,11 +159,3 @@ def test_estimator_rejects_too_many_devices():
     n = len(sharding.resolve_devices("all"))
     with pytest.raises(ValueError, match="available"):
         jaxtree.TreeRegressor(k=1, devices=n + 1).fit(X, y)
-
-
-def test_shape_terms_before_the_tree_are_refused_on_sharded_rows():
-    # Checked with the parameters, before any data is placed (the shape search stalls on
-    # rows sharded over several devices).
-    X, y = jaxtree.datasets.paper_synthetic(n=50, p=4, seed=0)
-    with pytest.raises(ValueError, match="shapes > 0 does not run on sharded rows"):
-        jaxtree.TreeRegressor(k=1, shapes=2, devices=1).fit(X, y)

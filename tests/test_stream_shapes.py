@@ -1,4 +1,5 @@
-"""``shapes="auto"`` on data read block by block (issue 11: every move streamed too).
+"""Shape terms on data read block by block (issue 11: every move streamed too):
+``shapes="auto"`` (the tree, then shapes) and ``shapes=S`` (shapes, then the tree).
 
 A large in-memory matrix (``_fit_in_chunks``) and a memmap (``_fit_stream``) get the shape
 terms an in-memory fit gets: the terms are chosen in memory on a bounded subset of rows
@@ -10,6 +11,11 @@ What is exact: the rows of the selection run (the in-memory split while its held
 has at most ``SEARCH_ROWS`` rows) and so the terms chosen; and with no term accepted the model
 is the streamed tree's, bit for bit. What is close: the tree (float sums in another order,
 tests/test_memory.py), hence the residual, the backfitted coefficients and predictions.
+
+``shapes=S`` streamed: the terms searched in memory on the in-memory fit's rows (all rows up
+to ``SEARCH_ROWS``, else its subset), backfitted on all rows pass by pass, the tree searched
+on their partial residual (recomputed in every pass), then the backfitting round: the
+in-memory fit's choices, and in float64 its model to rounding.
 """
 
 import os
@@ -195,3 +201,60 @@ def test_refit_shapes_streamed_equals_in_memory_sweep():
     _, mse = stream.refine_given_shapes(reader, program, BASIS, got, spec, steps=0)
     np.testing.assert_allclose(float(mse), float(E._held_out_mse(
         program, data._replace(y=data.y - fit), BASIS)), rtol=1e-5)
+
+
+def _float64_memmap(tmp_path, X):
+    mm = np.memmap(tmp_path / "x.f64", np.float64, "w+", shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    return np.memmap(tmp_path / "x.f64", np.float64, "r", shape=X.shape)
+
+
+def _moves(est):
+    return [(c["move"], c["feature"], c["feature2"], c["basis"]) for c in est.choices_]
+
+
+def test_memmap_fit_with_fixed_shapes_equals_the_in_memory_fit(tmp_path, x64):
+    # shapes=S streamed: the terms searched on all rows (n <= SEARCH_ROWS, as in memory),
+    # backfitted on all rows by passes, the tree searched on their partial residual, then
+    # the backfitting round. In float64 the in-memory model to rounding: the same terms,
+    # tree and choices, shape values and predictions to 1e-8.
+    X, y = (a.astype(np.float64) for a in _table(n=1000))
+    kw = dict(KW, shapes=2, refine="coordinate")
+    mem = jaxtree.TreeRegressor(**kw).fit(X, y)
+    est = jaxtree.TreeRegressor(**kw).fit(_float64_memmap(tmp_path, X), y)
+    assert est.model_.x_min.dtype == np.float64 and int(est.model_.shapes.n_terms) == 2
+    assert _moves(est) == _moves(mem)
+    assert est.formula() == mem.formula()
+    got, want = est.shape_terms(), mem.shape_terms()
+    assert [t["features"] for t in got] == [t["features"] for t in want]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(est.predict(X), mem.predict(X), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(est.history_, mem.history_, rtol=1e-8)
+    np.testing.assert_allclose(est.history_[-1], np.mean((est.predict(X) - y) ** 2), rtol=1e-8)
+
+
+def test_streamed_fixed_shapes_take_the_count_given(chunked, monkeypatch, x64):
+    # A large in-memory matrix read in blocks (no whole-array copy: the fixture). Exactly S
+    # shape terms, then the tree of k operations; with SEARCH_ROWS below n the terms are
+    # searched on the in-memory fit's subset of rows, the only rows read into memory.
+    monkeypatch.setattr(S, "SEARCH_ROWS", 700)
+    taken = []
+    orig = stream.ChunkReader.take
+    monkeypatch.setattr(stream.ChunkReader, "take",
+                        lambda self, rows: taken.append(np.asarray(rows)) or orig(self, rows))
+    X, y = (a.astype(np.float64) for a in _table(n=1000))
+    one = chunked(X, y, shapes=1, refine="coordinate")
+    two = chunked(X, y, shapes=2, refine="coordinate")
+    assert len(taken) == 2
+    for rows in taken:
+        np.testing.assert_array_equal(rows, E._subsample(1000, 700, None))
+    assert [int(m.model_.shapes.n_terms) for m in (one, two)] == [1, 2]
+    for est, n_shapes in ((one, 1), (two, 2)):
+        assert [c["move"] for c in est.choices_] == \
+            [search.MOVE_SHAPE] * n_shapes + [search.MOVE_INSERT] * 3  # a leaf, k = 2 ops
+        assert len(est.shape_terms()) == n_shapes and est.shape_path_ is None
+    assert _moves(one)[0] == _moves(two)[0]  # greedy: the first term is the same
+    # the second term lowers the training loss, and so does the final model's
+    assert two.history_[1] < two.history_[0] and two.history_[-1] < one.history_[-1]
