@@ -191,9 +191,9 @@ class TreeRegressor(ParamsProtocol):
         ``n*p*q`` floats, ``4*n*p*q`` bytes in float32 — 0.9 GB at n=700,000, p=8,
         q=40) instead of re-evaluating it chunk by chunk in every iteration.
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
-        shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With
-        ``shapes=S`` in memory the tree search is sharded and the shape stage runs on one
-        device (``_fit_shapes``); ``shapes="auto"`` adds no shapes to a sharded fit.
+        shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With shape
+        terms in memory (``shapes=S`` or ``"auto"``) the tree search is sharded and the shape
+        stage runs on one device (``_fit_shapes``).
       target_transform: None (fit ``y``), ``"log"`` (fit ``log y``, for ``y > 0``: products
         and powers become sums; predictions are ``exp(f) * s`` with Duan's smearing factor
         ``s``, see :mod:`jaxtree._target`), ``"square"`` (fit ``y²``, for ``y >= 0``:
@@ -920,8 +920,7 @@ class TreeRegressor(ParamsProtocol):
     def _auto_shapes_apply(self, n_rows: int) -> bool:
         """Whether ``shapes="auto"`` searches shape terms on a fit of ``n_rows`` (in memory,
         or read in blocks: :meth:`_stream_shapes`)."""
-        return (self.shapes == "auto" and n_rows >= AUTO_SHAPES_MIN_ROWS
-                and self.engine == "jax" and self.devices is None)
+        return self.shapes == "auto" and n_rows >= AUTO_SHAPES_MIN_ROWS and self.engine == "jax"
 
     def _fit_tree_then_shapes(self, xs, ys, sw, params, dtype, sc):
         """``shapes="auto"``: the tree as without shapes, then up to :data:`AUTO_SHAPES` shape
@@ -930,14 +929,17 @@ class TreeRegressor(ParamsProtocol):
         given the shapes. The tree comes first so that data whose truth has the tree's form
         keeps the tree's formula: shapes fitted first take such structure with
         piecewise-linear pieces the tree cannot undo (BENCHMARKS.md, "Shape terms").
-        :meth:`_stream_shapes` is the same for data read block by block."""
+        :meth:`_stream_shapes` is the same for data read block by block. With ``devices``
+        the tree is searched sharded and the shape stage runs on one device, as for
+        ``shapes=S`` (:meth:`_fit_shapes` says why)."""
         scale = float(sc.y_scale) ** 2
         tree = self._fit_jax(xs, ys, sw, params, dtype, sc, tree_only=True)
-        data = self._data(xs, ys, sw, params, dtype)
-        program = jax.tree_util.tree_map(jnp.asarray, tree.program)
+        data = self._data(xs, ys, sw, params, dtype, shard=False)
+        program = jax.tree_util.tree_map(jnp.asarray, jax.device_get(tree.program))
         t_fit = _tree_values(program, data.x, params.basis)
         rs = ys - np.asarray(t_fit, np.float64).reshape(-1)[: xs.shape[0]]
-        split = self._held_out(xs, rs, sw, params, dtype, max_train=shapes_.SEARCH_ROWS)
+        split = self._held_out(xs, rs, sw, params, dtype, max_train=shapes_.SEARCH_ROWS,
+                               shard=False)
         chosen = self._auto_shape_terms(tree, split, params, dtype, scale)
         if chosen is None:
             return tree

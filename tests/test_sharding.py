@@ -121,12 +121,21 @@ SHAPES_SCRIPT = PREAMBLE + textwrap.dedent("""
     out["choices"] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
     out["terms"] = [[list(t["features"]) for t in e.shape_terms()] for e in fits]
     out["pred"] = [e.predict(X).tolist() for e in fits]
+    # shapes="auto" after a sharded tree (its row threshold lowered for the suite's data)
+    import jaxtree.estimator as E
+    E.AUTO_SHAPES_MIN_ROWS = 500
+    kw.update(shapes="auto", k=1)
+    auto = [jaxtree.TreeRegressor(**kw).fit(X, y), jaxtree.TreeRegressor(devices=4, **kw).fit(X, y)]
+    out["auto_terms"] = [[list(t["features"]) for t in e.shape_terms()] for e in auto]
+    out["auto_choices"] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in auto]
+    out["auto_pred"] = [e.predict(X).tolist() for e in auto]
     print("RESULT" + json.dumps(out))
 """)
 
 
 def test_shape_terms_before_a_sharded_tree_make_the_one_device_fit():
-    # shapes=S with devices=: the tree search is sharded, the shape stage runs on one device.
+    # shapes=S (and "auto", after the tree) with devices=: the tree search is sharded, the
+    # shape stage runs on one device.
     # Run sharded, the shape search deadlocked on these 4 CPU devices (each ran the batched
     # LAPACK solve of the candidate gains at once, and the solves' tasks wait on the thread
     # pool the devices share; the timeout turns a deadlock into a failure), and the shapes'
@@ -139,6 +148,12 @@ def test_shape_terms_before_a_sharded_tree_make_the_one_device_fit():
     ref = out["pred"][0]
     for pred in out["pred"][1:]:
         np.testing.assert_allclose(pred, ref, rtol=1e-5, atol=1e-5 * np.ptp(ref))
+    # shapes="auto": the tree first (sharded), then shape terms on one device
+    one, four = out["auto_terms"]
+    assert one and four == one, out["auto_terms"]  # some terms were added, the same ones
+    assert out["auto_choices"][1] == out["auto_choices"][0]
+    ref = out["auto_pred"][0]
+    np.testing.assert_allclose(out["auto_pred"][1], ref, rtol=1e-5, atol=1e-5 * np.ptp(ref))
 
 
 def test_resolve_devices_errors():
