@@ -77,11 +77,14 @@ __all__ = [
     "ColumnSpec",
     "DEFAULT_MAX_CATEGORIES",
     "DEFAULT_MIN_FREQUENCY",
+    "EncodedRows",
     "EncodingSpec",
     "fit",
+    "fit_streamed",
     "from_dict",
     "identity",
     "MISSING_POLICIES",
+    "numeric",
     "rename",
     "transform",
 ]
@@ -502,10 +505,9 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
         if not is_cat:
             a = _numeric_column(c, j, names)
             miss = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
-            has = bool(miss.any())
-            fill = (0.0 if a.size == 0 or miss.all() else
-                    float(np.nanmin(a)) if a.dtype.kind == "f" else float(np.min(a)))
-            specs.append(ColumnSpec(shown[j], "numeric", fill, has and missing == "indicator"))
+            low = (np.nan if a.size == 0 or miss.all() else
+                   float(np.nanmin(a)) if a.dtype.kind == "f" else float(np.min(a)))
+            specs.append(_numeric_spec(shown[j], low, bool(miss.any()), missing))
             continue
         codes, uniques, miss = _codes(c, j, names, missing)
         counts = np.bincount(codes[~miss], minlength=len(uniques))
@@ -527,6 +529,33 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
         specs.append(ColumnSpec(shown[j], "categorical", 0.0,
                                 bool(miss.any()) and missing == "indicator", tuple(kept), other))
     return EncodingSpec(tuple(specs), named)
+
+
+def _numeric_spec(name: str, low: float, has_missing: bool, missing: str) -> ColumnSpec:
+    """A numeric column's spec from its minimum over the non-missing values (NaN when there
+    are none: the fill is then 0) and whether it holds missing values."""
+    fill = 0.0 if math.isnan(low) else float(low)
+    return ColumnSpec(name, "numeric", fill, bool(has_missing) and missing == "indicator")
+
+
+def numeric(lows, has_missing, *, missing: str = "indicator") -> EncodingSpec:
+    """The spec :func:`fit` gives a float array without column names from per-column
+    statistics gathered elsewhere (a streamed pass over a memmap,
+    :func:`fit_streamed`), so both paths build the same spec by one rule.
+
+    Args:
+      lows: ``(p,)`` each column's minimum over its non-NaN values (``np.nanmin``), NaN for a
+        column of NaN only (its fill is then 0, as in :func:`fit`).
+      has_missing: ``(p,)`` booleans, whether the column holds a NaN.
+      missing: ``"indicator"`` (a column with NaN gets an indicator) or ``"error"``.
+    """
+    lows = np.asarray(lows, np.float64).reshape(-1)
+    has = np.asarray(has_missing, bool).reshape(-1)
+    if lows.shape != has.shape:
+        raise ValueError(f"lows and has_missing must have the same length; got {lows.shape} "
+                         f"and {has.shape}.")
+    return EncodingSpec(tuple(_numeric_spec(f"x{j + 1}", float(v), bool(h), missing)
+                              for j, (v, h) in enumerate(zip(lows, has))), False)
 
 
 def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
@@ -588,6 +617,74 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
              else np.float64)
     n = len(cols[0]) if cols else 0
     return np.stack(out, axis=1).astype(dtype, copy=False) if out else np.zeros((n, 0), dtype)
+
+
+# ------------------------------------------------------------------------------ streamed X
+
+
+class EncodedRows:
+    """The rows of a float array ``x`` (e.g. a memmap) encoded by a spec of numeric columns,
+    on demand: each read (``[slice]`` or ``[index array]``, what
+    :class:`jaxtree.stream.ChunkReader` asks) reads those rows of ``x`` and encodes them
+    (:func:`transform`: a missing value takes its column's fill, each ``"<col> missing"``
+    indicator follows its column), so the encoded matrix never exists whole: a streamed fit
+    of a memmap with NaN holds one block of encoded rows at a time. ``shape``, ``dtype``
+    (float32 for a float32 or narrower ``x``, as :func:`transform` gives) and ``ndim`` are the
+    encoded matrix's.
+    """
+
+    def __init__(self, x, spec):
+        self.x, self.spec = x, spec
+        self.shape = (int(x.shape[0]), len(spec.feature_names_out))
+        self.ndim = 2
+        small = np.dtype(x.dtype).kind == "f" and np.dtype(x.dtype).itemsize <= 4
+        self.dtype = np.dtype(np.float32 if small else np.float64)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            raise TypeError("EncodedRows reads whole rows: index it with a slice or an array of "
+                            "row indices.")
+        rows = np.asarray(self.x[key])
+        one = rows.ndim == 1
+        out = transform(self.spec, rows[None] if one else rows)
+        return out[0] if one else out
+
+
+def fit_streamed(x, chunk_size: int) -> EncodingSpec:
+    """:func:`fit` (``missing="indicator"``) of a float array ``x (n, p)`` without column
+    names (e.g. a memmap) in one pass reading ``chunk_size`` rows at a time: the same spec
+    (:func:`numeric`, one rule for both). A column with NaN gets its minimum over the non-NaN
+    values as the fill (``np.nanmin``, here ``np.fmin`` reduced chunk by chunk: the same
+    value; 0 for a column of NaN only) and a ``"<col> missing"`` indicator; without NaN, the
+    identity spec with the columns' minima as fills. Memory: one block of rows, the larger of
+    ``chunk_size`` rows and ``2**22`` values (32 MiB as float64; few large reads rather than
+    one per chunk on a 10^8-row memmap).
+
+    Raises:
+      ValueError: for an infinite value, naming its row and column (``inf`` is not a
+        missing value, as in memory).
+    """
+    n, p = x.shape
+    lows = np.full(p, np.nan)
+    has = np.zeros(p, bool)
+    step = max(int(chunk_size), (1 << 22) // max(p, 1))
+    for s in range(0, n, step):
+        a = np.asarray(x[s:s + step])
+        finite = np.isfinite(a)
+        if not finite.all():
+            inf = np.isinf(a)
+            if inf.any():
+                row, col = (int(i) for i in np.argwhere(inf)[0])
+                raise ValueError(
+                    f"X contains an infinite value at row {s + row}, column {col} (the first). "
+                    "Remove or replace infinite values before fitting (inf is not a missing "
+                    "value; NaN is).")
+            has |= ~finite.all(0)
+        lows = np.fmin(lows, np.fmin.reduce(a, axis=0))  # NaN-ignoring, as np.nanmin
+    return numeric(lows, has)
 
 
 def _has_missing(X) -> bool:

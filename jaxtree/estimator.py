@@ -1028,7 +1028,20 @@ class TreeRegressor(ParamsProtocol):
     def _fit_stream(self, X, y, sample_weight, params):
         """Streaming fit of a memmap / ChunkReader (see :mod:`jaxtree.stream`); shape terms in
         bounded memory: ``shapes="auto"`` after the tree (:meth:`_stream_shapes`),
-        ``shapes=S`` before it (:meth:`_stream_shapes_first`)."""
+        ``shapes=S`` before it (:meth:`_stream_shapes_first`).
+
+        Missing values (issue 12): with ``missing="indicator"`` one streamed pass over ``X``
+        first (:func:`_streamed_encoding`) finds the columns with NaN and their minima and
+        builds the spec the in-memory fit builds for the same array; when there are some, the
+        search reads ``X`` encoded on demand (:class:`jaxtree._encoding.EncodedRows`: fill
+        values and ``"<col> missing"`` indicators made block by block, never for the whole
+        array), so the model, its ``encoding_`` and formulas are the in-memory fit's. The
+        price is that one extra read of ``X``; ``missing="error"`` skips it for data known to
+        hold no NaN. A user's ChunkReader is read the
+        same way (its ``x`` wrapped, its ``y``, weights and chunk size kept): a reader is only
+        its arrays and a chunk size, so refusing it would only make the user rebuild it. With
+        ``missing="error"`` there is no extra pass: the scaling pass refuses a NaN, naming its
+        row and column. ``inf`` is refused under both policies."""
         if self.engine != "jax":
             raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
         _check_stream_args(X, y, sample_weight, None, "them")  # held-out sizes stream
@@ -1041,11 +1054,14 @@ class TreeRegressor(ParamsProtocol):
             # A small memmap simply fits: one chunk of all its rows.
             chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
             reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
+        reader, enc = _streamed_encoding(reader, self.missing)
         x64 = bool(jax.config.jax_enable_x64)
         dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), x64)
-        feature_names = tuple(f"x{j + 1}" for j in range(reader.p))
+        feature_names = (tuple(f"x{j + 1}" for j in range(reader.p)) if enc is None
+                         else enc.feature_names_out)
         res, sc, params = self._search_reader(reader, params, dtype, feature_names)
         model = self._reader_model(res, sc, dtype, params, feature_names)
+        self._pending_encoding = enc  # None: the identity spec, as before (from the scaling)
         self._set_fitted(model, res.history, res.choices, res.status, None)
         self.pruned_ = self.__dict__.pop("_pruned", None)
         return self
@@ -1557,6 +1573,24 @@ def _check_streamable_options(est, transform):
     if transform != "identity":
         raise ValueError("target_transform is not supported for streamed data (a memmap or "
                          "ChunkReader) yet; fit an in-memory array, or leave it at None.")
+
+
+def _streamed_encoding(reader, missing: str):
+    """``(reader, spec or None)`` for :meth:`TreeRegressor._fit_stream`: with
+    ``missing="indicator"``, one pass over ``reader.x`` (:func:`jaxtree._encoding.fit_streamed`,
+    ``chunk_size`` rows at a time; refuses ``inf``) gives the spec the in-memory fit builds;
+    when a column holds NaN, the returned reader reads the same rows, chunk size, dtype, ``y``
+    and weights with ``x`` encoded on demand (:class:`jaxtree._encoding.EncodedRows`), else
+    ``reader`` itself and None (the identity spec, set from the scaling as before)."""
+    if missing != "indicator":  # "error": the scaling pass refuses NaN, naming row and column
+        return reader, None
+    spec = encoding_.fit_streamed(reader.x, reader.chunk_size)
+    if spec.is_identity:
+        return reader, None
+    enc = stream_.ChunkReader(encoding_.EncodedRows(reader.x, spec), reader.y,
+                              reader.sample_weight, chunk_size=reader.chunk_size,
+                              dtype=reader.dtype)
+    return enc, spec
 
 
 CHUNKED_FIT_MIN_VALUES = 1 << 24

@@ -236,7 +236,10 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
     into ``[-1, 1]``; rows with zero weight do not count.
 
     Raises:
-      ValueError: for NaN/inf values (naming the first row), negative or all-zero weights.
+      ValueError: for NaN/inf values (naming the first row and, in ``X``, the column; a
+        TreeRegressor encodes the NaN of a streamed ``X`` before this pass with
+        ``missing='indicator'``: :func:`jaxtree._encoding.fit_streamed`), negative or
+        all-zero weights.
     """
     lo = np.full(reader.p, np.inf)
     hi = np.full(reader.p, -np.inf)
@@ -244,7 +247,19 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
     for x, y, w in reader.raw_chunks():
         for name, a in (("X", x), ("y", y), ("sample_weight", w)):
             if a is not None and not np.isfinite(a).all():
-                row = start + int(np.argwhere(~np.isfinite(a))[0][0])
+                first = np.argwhere(~np.isfinite(a))[0]
+                row = start + int(first[0])
+                if name == "X":  # name the column and the kind of value, and what to do
+                    where = f"at row {row}, column {int(first[1])} (the first non-finite value)"
+                    if np.isnan(a[tuple(first)]):
+                        raise ValueError(
+                            f"X contains NaN (a missing value) {where}. Impute or drop the "
+                            "missing values before fitting, or fit with missing='indicator' "
+                            "(TreeRegressor's default), which learns from them in a streamed X "
+                            "(a fill value and a '<column> missing' covariate).")
+                    raise ValueError(f"X contains an infinite value {where}. Remove or replace "
+                                     "infinite values before fitting (inf is not a missing "
+                                     "value).")
                 raise ValueError(f"{name} contains NaN or infinite values, the first at row {row}. "
                                  "Remove or impute them before fitting.")
         if w is not None:

@@ -135,7 +135,7 @@ def test_stream_nan_names_row(tmp_path):
     x, y = _data(n=300)
     x[123, 1] = np.nan
     with pytest.raises(ValueError, match="row 123"):
-        jaxtree.TreeRegressor(k=1, chunk_size=100).fit(_memmap(tmp_path, x), y)
+        jaxtree.TreeRegressor(k=1, chunk_size=100, missing="error").fit(_memmap(tmp_path, x), y)
 
 
 def test_interrupted_stream_leaves_unfitted(tmp_path):
