@@ -79,7 +79,7 @@ from jaxtree import reference as reference_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
-from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _check_stream_args,
+from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _check_stream_args, _encoded_rows,
                                _loaded_names, _ProgressBar, _split, check_params)
 from jaxtree.estimator import _check_fraction as estimator_check_fraction
 
@@ -463,7 +463,9 @@ class TreeClassifier(ParamsProtocol):
         the in-memory search with every pass read ``chunk_size`` rows at a time
         (:func:`jaxtree.stream.loss_step`); the labels and weights (``n`` numbers) are held in
         memory, the covariates never are. A ``ChunkReader``'s ``y`` holds the class labels
-        (numbers). One-versus-rest trees read the covariates once per class and pass."""
+        (numbers). One-versus-rest trees read the covariates once per class and pass. Missing
+        values as in :meth:`TreeRegressor._fit_stream` (one extra pass finds NaN columns; the
+        rows are then read with fills and indicators made block by block)."""
         if self.engine != "jax":
             raise ValueError("Streaming a ChunkReader needs engine='jax' (the reference engine "
                              "reads a memmap, or an array, in memory).")
@@ -476,6 +478,7 @@ class TreeClassifier(ParamsProtocol):
             chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
         if len(x.shape) != 2:
             raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(x.shape)}.")
+        x, enc = _encoded_rows(x, chunk, self.missing)  # NaN: the regressor's streamed rule
         n = x.shape[0]
         classes, idx = check_labels(labels, n)
         sw = V.check_sample_weight(sw, n)
@@ -488,14 +491,15 @@ class TreeClassifier(ParamsProtocol):
         basis = params.basis.bind(sc.x_min, x_max)
         dtype = V.float_dtype_for(np.empty(0, x.dtype), bool(jax.config.jax_enable_x64))
         cfg = self._config(params, n, x.shape[1], basis.q, K)
-        feature_names = tuple(f"x{j + 1}" for j in range(x.shape[1]))
+        feature_names = (tuple(f"x{j + 1}" for j in range(x.shape[1])) if enc is None
+                         else enc.feature_names_out)
         job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
         steps = [stream_.loss_step(r.scaled(sc, dtype), basis, cfg, dtype=dtype,
                                    devices=self.devices) for r in readers]
         w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
         with self._progress_bar(params, feature_names, basis):
             res = job.run(_stack_steps(steps), job._start(ypm, w), params.k)
-        self.__dict__.pop("_pending_encoding", None)
+        self._pending_encoding = enc  # None: the identity spec, from the scaling
         return self._finish(res, sc, dtype, basis, feature_names, classes, None, None)
 
     def _set_fitted(self, model, classes, history, choices, status, names):

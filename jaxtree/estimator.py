@@ -1582,15 +1582,25 @@ def _streamed_encoding(reader, missing: str):
     when a column holds NaN, the returned reader reads the same rows, chunk size, dtype, ``y``
     and weights with ``x`` encoded on demand (:class:`jaxtree._encoding.EncodedRows`), else
     ``reader`` itself and None (the identity spec, set from the scaling as before)."""
-    if missing != "indicator":  # "error": the scaling pass refuses NaN, naming row and column
+    x, spec = _encoded_rows(reader.x, reader.chunk_size, missing)
+    if spec is None:
         return reader, None
-    spec = encoding_.fit_streamed(reader.x, reader.chunk_size)
-    if spec.is_identity:
-        return reader, None
-    enc = stream_.ChunkReader(encoding_.EncodedRows(reader.x, spec), reader.y,
-                              reader.sample_weight, chunk_size=reader.chunk_size,
+    enc = stream_.ChunkReader(x, reader.y, reader.sample_weight, chunk_size=reader.chunk_size,
                               dtype=reader.dtype)
     return enc, spec
+
+
+def _encoded_rows(x, chunk_size: int, missing: str):
+    """``(x, spec or None)``: a streamed ``x (n, p)`` read encoded on demand
+    (:class:`jaxtree._encoding.EncodedRows`) when ``missing="indicator"`` and one pass
+    (:func:`jaxtree._encoding.fit_streamed`) finds NaN; else ``x`` itself and None. Both
+    estimators' streamed fits (the classifier reads ``x`` once per class)."""
+    if missing != "indicator":  # "error": the scaling pass refuses NaN, naming row and column
+        return x, None
+    spec = encoding_.fit_streamed(x, chunk_size)
+    if spec.is_identity:
+        return x, None
+    return encoding_.EncodedRows(x, spec), spec
 
 
 CHUNKED_FIT_MIN_VALUES = 1 << 24

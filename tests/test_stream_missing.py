@@ -67,6 +67,21 @@ def test_memmap_with_nan_equals_the_in_memory_fit(tmp_path):
     np.testing.assert_allclose(d.predict(x), b.predict(x), rtol=0, atol=0)
 
 
+def test_classifier_memmap_with_nan_equals_the_in_memory_fit(tmp_path):
+    # The classifier's streamed fit reads the rows encoded the same way (one shared helper).
+    x, y = _table(n=600)
+    labels = (y > np.median(y)).astype(int)
+    kw = dict(k=2, basis=BASIS, chunk_size=CHUNK, refine=None)
+    a = jaxtree.TreeClassifier(**kw).fit(x, labels)
+    b = jaxtree.TreeClassifier(**kw).fit(_memmap(tmp_path, x), labels)
+    assert b.encoding_ == a.encoding_ and not a.encoding_.is_identity
+    assert [c["flat_index"] for c in b.choices_] == [c["flat_index"] for c in a.choices_]
+    assert b.formula() == a.formula()
+    np.testing.assert_allclose(b.predict_proba(x), a.predict_proba(x), rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="row"):
+        jaxtree.TreeClassifier(missing="error", **kw).fit(_memmap(tmp_path, x, "x2"), labels)
+
+
 def test_encoded_rows_are_made_block_by_block(tmp_path, monkeypatch):
     # A fit that encoded the whole memmap at once (or a chunk of more rows than a block)
     # would hold an n-row encoded copy: the spy sees every transform's row count.
