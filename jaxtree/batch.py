@@ -466,7 +466,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               refine_steps: int = 20, precision: str = "highest",
               feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
               beam_width: int = 4, validation_fraction: Optional[float] = None,
-              random_state=None, shapes: int = 0, shape_knots: tuple = (24, 12)) -> BatchResult:
+              random_state=None, shapes: int = 0, shape_knots: tuple = (24, 12),
+              prune_tol: Optional[float] = None) -> BatchResult:
     """Fits ``B`` data sets of the same shape with one batched compiled step per iteration.
 
     Args:
@@ -506,6 +507,16 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         ``formula()``, ``shape_terms()`` and file. ``shapes="auto"`` is refused (its
         held-out count with a patience stop per member is not batched).
       shape_knots: ``(n1, n2)`` hats per one-covariate shape and per axis of a pair shape.
+      prune_tol: None (default) keeps each searched tree. A number ``>= 0``: as
+        :class:`jaxtree.TreeRegressor`'s ``prune_tol``, the deletion move after the search
+        (leaves whose removal costs at most ``prune_tol`` of training ``R²`` removed one at
+        a time, the weights refitted; :func:`jaxtree.simplify.prune`), with ``shapes`` on
+        the shapes' residual and with ``validation_fraction`` after the refit at the chosen
+        size. It runs per member after the batched search: a host loop over the members,
+        each the estimator's own pruning (a few small compiled steps, shared by all
+        members) on its own scaled data. Member ``b`` then has the ``pruned_``, ``k_``,
+        model and ``formula()`` of ``TreeRegressor(..., prune_tol=t).fit(X[b], y[b])``;
+        ``history_``/``choices_`` stay the search's, as the estimator keeps them.
 
     Returns:
       A :class:`BatchResult`: indexable and iterable as the list of ``B`` fitted
@@ -537,7 +548,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                     precision=precision, search=search, beam_width=beam_width,
                     shape_knots=shape_knots)
     params = check_params({**settings, "validation_fraction": validation_fraction,
-                           "shapes": shapes})
+                           "shapes": shapes, "prune_tol": prune_tol})
     _check_batch_shapes(shapes)
     shapes = int(shapes)
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
@@ -616,14 +627,20 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         why = search_.message(np.bitwise_or.reduce(status))
         warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
 
+    # The settings each member ran: a clone refits the same search.
+    estimators = [TreeRegressor(**settings, validation_fraction=validation_fraction,
+                                random_state=random_state, shapes=shapes, prune_tol=prune_tol)
+                  for _ in range(B)]
+    pruned = [None] * B
+    if prune_tol is not None:  # the estimator's deletion move, per member (after the round)
+        program, pruned = _prune_members(
+            estimators, program, xs, ys, sw, params, dtype,
+            None if not shapes else [_own_shapes(_member(state.shapes, b), spec)
+                                     for b in range(B)])
     models = model_.TreeModel.from_scaling(program, sc, dtype, params.basis, names)
     if shapes:
         models = dataclasses.replace(models, shapes=state.shapes, shape_spec=spec)
-    estimators = []
-    for b in range(B):
-        # The settings each member ran: a clone refits the same search.
-        est = TreeRegressor(**settings, validation_fraction=validation_fraction,
-                            random_state=random_state, shapes=shapes)
+    for b, est in enumerate(estimators):
         est.search_, est.validation_fraction_ = search, validation_fraction
         member = _member(models, b)
         if shapes:  # the member's own terms: its chosen pairs only (the estimator's compact)
@@ -637,10 +654,37 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                     row["formula"] = row["model"].formula()
         if shape_paths is not None:
             est._shape_path = shape_paths[b]
-        estimators.append(est._set_fitted(member, histories[b], choices[b], int(status[b]),
-                                          names if feature_names is not None else None, warn=False))
+        est._set_fitted(member, histories[b], choices[b], int(status[b]),
+                        names if feature_names is not None else None, warn=False)
+        est.pruned_ = pruned[b]
     history = res.history if not shapes else _padded_rows(histories)
     return BatchResult(estimators, models, history, status)
+
+
+def _prune_members(estimators: list, program: prog.Program, xs, ys, sw, params, dtype,
+                   own_shapes=None):
+    """``(programs, removed)``: every member's tree pruned by the estimator's own pruning
+    (``estimator._prune_result``, :func:`jaxtree.simplify.prune`) on its own scaled rows,
+    a host loop over the members (the removals are data-dependent; the compiled scoring and
+    refit steps are shared, the programs keeping the batch's capacity). ``own_shapes``:
+    with ``shapes=S``, each member's final terms (:func:`_own_shapes`): its tree is pruned
+    against their residual, as the estimator's ``fit`` does. ``removed[b]`` is member
+    ``b``'s ``pruned_``."""
+    from jaxtree.estimator import _prune_result
+
+    out, removed = [], []
+    for b, est in enumerate(estimators):
+        target = ys[b]
+        if own_shapes is not None:  # the estimator's: y minus the shapes, on all rows
+            terms = own_shapes[b]
+            target = target - np.asarray(shapes_.evaluate_jit(
+                terms["shapes"], jnp.asarray(xs[b], dtype), terms["shape_spec"]), np.float64)
+        found = search_.SearchResult(_member(program, b), None, None, None)
+        found, gone = _prune_result(est, found, xs[b], target, None if sw is None else sw[b],
+                                    params, dtype)
+        out.append(found.program)
+        removed.append(gone)
+    return _stack_members(out), removed
 
 
 def _own_shapes(shapes: shapes_.Shapes, spec: shapes_.ShapeSpec) -> dict:

@@ -1,5 +1,6 @@
 """``fit_batch(search="backfit" | "beam")``: every member makes the separate fit's moves."""
 
+import jax
 import numpy as np
 import pytest
 
@@ -81,3 +82,82 @@ def test_held_out_size_per_member_equals_the_estimators(how):
         assert len(set(sizes)) > 1  # the members stopped at different sizes in one run
     with pytest.raises(ValueError, match="held-out size for the greedy and backfit"):
         batch.fit_batch(X, y, k=2, search="beam", validation_fraction=0.2)
+
+
+def _prune_stack(n=300):
+    # Planted so that pruning differs between the members: member 0 the pair plus a line,
+    # member 1 a smooth curve of x1 (k operations overfit it: cheap leaves), member 2 a mix.
+    # The shapes (3, 300, 3) and settings are the tests' above, so their compiled steps
+    # (batched and the estimator's) are reused: only the pruning's steps are new.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(3, n, 3))
+    rich = np.sin(3 * np.pi * X[..., 0]) * np.cos(2 * np.pi * X[..., 1]) + 0.3 * X[..., 2]
+    mix = np.array([1.0, 0.0, 0.5])[:, None]
+    y = mix * rich + (1 - mix) * X[..., 0] ** 2 + 0.05 * rng.normal(size=(3, n))
+    return X, y
+
+
+def _assert_pruned_like(res, X, y, **kw):
+    """Every member of ``res`` equals the estimator's fit with pruning; returns the number
+    of leaves each member removed."""
+    removed = []
+    batched = np.asarray(jax.vmap(jaxtree.predict)(res.models, X))
+    for b, member in enumerate(res):
+        est = jaxtree.TreeRegressor(**kw).fit(X[b], y[b])
+        assert member.pruned_ is not None and est.pruned_ is not None
+        assert [r[:2] for r in member.pruned_] == [r[:2] for r in est.pruned_]
+        np.testing.assert_allclose([r[2] for r in member.pruned_],
+                                   [r[2] for r in est.pruned_], rtol=1e-8, atol=1e-12)
+        assert member.k_ == est.k_
+        assert member.formula() == est.formula()
+        np.testing.assert_allclose(member.predict(X[b]), est.predict(X[b]), rtol=1e-9,
+                                   atol=1e-9)
+        np.testing.assert_allclose(batched[b], est.predict(X[b]), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(member.history_, est.history_, rtol=1e-9)
+        assert ([c["flat_index"] for c in member.choices_]
+                == [c["flat_index"] for c in est.choices_])
+        assert member.get_params()["prune_tol"] == est.prune_tol
+        removed.append(len(member.pruned_))
+    assert min(removed) == 0 < max(removed)  # planted: the members prune differently
+    return removed
+
+
+@pytest.mark.parametrize("how, tol", [("backfit", 1e-3), ("beam", 1e-3),
+                                      pytest.param("greedy", 5e-4, marks=pytest.mark.slow)])
+def test_prune_tol_per_member_equals_the_estimators(how, tol):
+    # Each member removes its own leaves (some none, some one or more): a prune skipped, or
+    # one member's removals applied to all, fails here. Settings as the first test's.
+    X, y = _prune_stack()
+    kw = dict(k=4, basis=BASIS, search=how, refine="coordinate", coordinate_sweeps=2,
+              chunk_size=64, beam_width=3, prune_tol=tol)
+    res = batch.fit_batch(X, y, **kw)
+    _assert_pruned_like(res, X, y, validation_fraction=None, shapes=0, **kw)
+
+
+def test_prune_tol_after_the_held_out_refit_equals_the_estimators():
+    # Pruned after the refit at each member's chosen size, as fit does (settings as the
+    # held-out test's: its compiled steps are reused).
+    X, y = _prune_stack()
+    kw = dict(k=6, basis=BASIS, search="greedy", refine="coordinate", coordinate_sweeps=2,
+              chunk_size=64, validation_fraction=0.25, random_state=1, prune_tol=1e-3)
+    res = batch.fit_batch(X, y, **kw)
+    assert _assert_pruned_like(res, X, y, shapes=0, **kw) == [1, 0, 0]
+    assert [m.k_ for m in res] == [3, 2, 3]  # the chosen sizes 4, 2, 3, less the removals
+
+
+@pytest.mark.slow
+def test_prune_tol_with_shapes_equals_the_estimators():
+    # With shape terms the tree is pruned against the shapes' residual, as fit does (with
+    # validation_fraction=0.25 these shapes leave no tree: nothing to prune).
+    X, y = _prune_stack()
+    kw = dict(k=4, basis=BASIS, search="greedy", refine="coordinate", coordinate_sweeps=2,
+              chunk_size=64, shapes=2, validation_fraction=None, prune_tol=1e-2)
+    res = batch.fit_batch(X, y, **kw)
+    assert _assert_pruned_like(res, X, y, **kw) == [0, 1, 0]
+    assert all(len(m.shape_terms()) == 2 for m in res)
+
+
+def test_prune_tol_must_be_non_negative():
+    X, y = _stack(n_sets=2, n=20)
+    with pytest.raises(ValueError, match="prune_tol must be None or a number >= 0"):
+        batch.fit_batch(X, y, k=2, prune_tol=-0.1)
