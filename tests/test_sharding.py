@@ -82,14 +82,17 @@ MOVES_SCRIPT = PREAMBLE + textwrap.dedent("""
     np.save(path, X)
     # (The beam is the same jitted step on the sharded rows; checked by hand, not kept for
     # the suite's time.)
+    # The deletion move too (prune_tol): its statistics are sums over the sharded rows.
     for name, extra in (("backfit", dict(search="backfit", validation_fraction=0.2)),
-                        ("stream", dict(search="backfit", validation_fraction=None))):
+                        ("stream", dict(search="backfit", validation_fraction=None,
+                                        prune_tol=0.2))):
         kw = dict(k=3, refine="coordinate", chunk_size=250, basis=b, **extra)
         data = np.load(path, mmap_mode="r") if name == "stream" else X
         fits = [jaxtree.TreeRegressor(**kw).fit(X, y),
                 jaxtree.TreeRegressor(devices=4, **kw).fit(data, y)]
         out[name] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
         out[name + "_pred"] = [e.predict(X).tolist() for e in fits]
+        out[name + "_pruned"] = [[list(r[:2]) for r in (e.pruned_ or [])] for e in fits]
     print("RESULT" + json.dumps(out))
 """)
 
@@ -106,6 +109,8 @@ def test_backfit_moves_sharded_make_the_one_device_choices():
                                    atol=1e-5 * np.ptp(out[name + "_pred"][0]))
     for name in ("backfit", "stream"):
         assert any(move == 1 for _, move in out[name][0])  # a pair move was sharded too
+    one, four = out["stream_pruned"]
+    assert one and four == one  # leaves were pruned, the same ones, on 4 devices
 
 
 SHAPES_SCRIPT = PREAMBLE + textwrap.dedent("""
