@@ -31,6 +31,13 @@ classes, so the batch and its ``models`` have static shapes).
 Design decision: the batch runs ``k + 1`` iterations for every member (no early stop);
 a member whose search found no finite candidate keeps its tree (masked inside ``step``)
 and reports it in ``status``.
+
+Design decision: where each member's ``n*p*q`` is below
+:data:`jaxtree.scoring.BUCKET_MIN_WORK` (compilation dominates), :func:`fit_batch` compiles
+its step for :func:`jaxtree.program.capacity_for` ``(k)``, bounds every member by ``k``
+operations (the step's traced ``max_ops``) and cuts the trees back to ``2k+1`` slots
+(:func:`jaxtree.program.trim`), as :class:`jaxtree.TreeRegressor` does, so batches of nearby
+``k`` share one compiled step and give the exact-capacity results.
 """
 
 from __future__ import annotations
@@ -431,11 +438,14 @@ def _feature_names(feature_names, p: int) -> tuple:
 
 
 def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fraction,
-                    random_state):
+                    random_state, bound=None):
     """The selection run of :func:`fit_batch` with a held-out size: every member searched on
     the training rows to ``k`` with its held-out MSE after each iteration, then each member's
     size by the one-standard-error rule (:func:`jaxtree.estimator._choose_size`). Returns
-    ``(sizes (B,), paths)``, ``paths[b]`` the estimator's ``path_`` rows of member ``b``."""
+    ``(sizes (B,), paths)``, ``paths[b]`` the estimator's ``path_`` rows of member ``b``.
+    ``bound``: None, or int ``(B,)`` every member's ``k`` (the step's ``max_ops``) when the
+    programs have a rounded-up capacity; the path's models are then cut back to ``2k+1``
+    slots (:func:`jaxtree.program.trim`)."""
     from jaxtree.estimator import _choose_size, _n_ops, _path_rows, _split
 
     train, held = _split(xs.shape[1], fraction, random_state)
@@ -443,15 +453,16 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
     data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype)
     held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
     step = search_.with_validation(
-        lambda prg: step_batch_jit(prg, data, params.basis, cfg),
+        lambda prg: step_batch_jit(prg, data, params.basis, cfg, bound),
         lambda prg: _held_out_mse(prg, held_data, params.basis))
     sel = search_.run(step, programs, params.k + 1, keep_states=True,
                       loss_scale=np.asarray(sc.y_scale, np.float64) ** 2)
     B = xs.shape[0]
     sizes = np.zeros(B, np.int64)
     paths = []
-    models = [model_.TreeModel.from_scaling(jax.tree_util.tree_map(jnp.asarray, p), sc, dtype,
-                                            params.basis, names) for p in sel.programs]
+    models = [model_.TreeModel.from_scaling(
+        jax.tree_util.tree_map(jnp.asarray, prog.trim(p, params.k)), sc, dtype, params.basis,
+        names) for p in sel.programs]
     for b in range(B):
         end = len(sel.choices[b])  # a member whose tree filled up ended early (search.run)
         member = [jax.tree_util.tree_map(lambda a, b=b: a[b], m) for m in models[:end]]
@@ -473,7 +484,11 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     Args:
       X: float ``(B, n, p)``: ``B`` data sets of ``n`` rows and ``p`` covariates.
       y: float ``(B, n)`` targets.
-      k: number of operations of every tree.
+      k: number of operations of every tree. Small batches (``n*p*q`` below
+        :data:`jaxtree.scoring.BUCKET_MIN_WORK`) search in the rounded-up capacity
+        :func:`jaxtree.program.capacity_for` ``(k)``, each tree bound by ``k`` operations and
+        cut back to ``2k+1`` slots, so that nearby ``k`` share one compiled step (the results
+        are the exact-capacity search's).
       basis: as for :class:`jaxtree.TreeRegressor` (None, a preset name, a Basis, a dict).
       refine: ``"optax"``, ``"coordinate"`` or None.
       sample_weight: optional non-negative ``(B, n)``, or ``(n,)`` shared by all.
@@ -567,6 +582,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                                 precision=scoring.PRECISIONS[precision])
     # No row buckets here: under vmap, lax.switch on a batched index becomes a select that
     # runs every branch, which would cost more than scoring all rows.
+    bucketed = n * p * params.basis.q < scoring.BUCKET_MIN_WORK
+    if bucketed:  # the estimator's rule: nearby k share the compiled step (docstring)
+        cfg = cfg._replace(max_k=prog.capacity_for(params.k))
     scale = np.asarray(sc.y_scale, np.float64) ** 2
 
     sres, shape_paths = None, None
@@ -585,14 +603,22 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     else:
         ys_tree, tree_data = ys, data
 
-    one = prog.empty_program(params.k, dtype)
+    one = prog.empty_program(cfg.max_k, dtype)
     lead = (B,) if search != "beam" else (B, int(beam_width))
     programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, lead + a.shape), one)
-    step = step_batch_jit if search != "beam" else beam_step_batch_jit
+    # In a rounded-up capacity every member is bound by k operations (the step's traced
+    # max_ops: a pair move could otherwise grow a tree past k). The beam's step has no
+    # bound and needs none: its k + 1 greedy insertions never pass k operations.
+    if not bucketed or search == "beam":
+        step = step_batch_jit if search != "beam" else beam_step_batch_jit
+        k_bound = None
+    else:
+        k_bound = jnp.asarray(np.full(B, params.k), jnp.int32)
+        step = lambda prg, d, basis, c: step_batch_jit(prg, d, basis, c, k_bound)  # noqa: E731
     paths, sizes = None, None
     if validation_fraction is not None:
         sizes, paths = _held_out_sizes(xs, ys_tree, sw, params, cfg, programs, dtype, sc, names,
-                                       validation_fraction, random_state)
+                                       validation_fraction, random_state, k_bound)
         # The refit on all rows: each member stops at its own size (a pair uses two
         # operations: the refit's bound is then the chosen size, as the estimator's).
         limit = np.maximum(sizes, 1) if cfg.pair_leaves else sizes
@@ -605,6 +631,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     if search == "beam":
         res = res._replace(program=_best_members(res.program, _members_mse(
             res.program, tree_data, params.basis)))
+    # Back to 2k+1 slots (on the host; a no-op at exact capacity): the exact-capacity fit's
+    # arrays for the round, the pruning and the models.
+    res = res._replace(program=prog.trim(res.program, params.k))
     status = np.asarray(res.status, np.int64)
     histories = [res.history[b][: len(res.choices[b])] for b in range(B)]  # may end early (run)
     choices = [list(c) for c in res.choices]

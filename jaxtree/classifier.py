@@ -228,7 +228,11 @@ class TreeClassifier(ParamsProtocol):
     per class against the rest, searched as one batch (see the module docstring).
 
     Args:
-      k: number of operations per tree.
+      k: number of operations per tree. In memory (engine ``"jax"``) where ``n*p*q`` is below
+        :data:`jaxtree.scoring.BUCKET_MIN_WORK`, the search compiles for the rounded-up
+        capacity :func:`jaxtree.program.capacity_for` ``(k)`` and the trees are cut back to
+        ``2k+1`` slots, as :class:`jaxtree.TreeRegressor`'s, so that fits of nearby ``k``
+        share one compiled step (the results are the exact-capacity search's).
       loss: ``"logistic"`` (default; calibrated probabilities) or ``"margin"`` (the paper's
         ``min(1, max(0, 1 - y f))``, reported; searched through the squared hinge).
       basis, refine, chunk_size, coordinate_sweeps, refine_steps, precision, clip: as for
@@ -418,6 +422,12 @@ class TreeClassifier(ParamsProtocol):
         K = len(classes)
         ypm = _one_vs_rest(idx, K)
         cfg = self._config(params, n, p, basis.q, K)
+        if self.engine == "jax" and n * p * basis.q < scoring.BUCKET_MIN_WORK:
+            # Compiling costs more than searching: the regressor's capacity buckets
+            # (program.capacity_for), so that nearby k (and the refit) share the compiled
+            # step; each greedy iteration inserts one operation, so k + 1 iterations stop
+            # at k operations, and the trees are cut back to 2k+1 slots (_Job.search).
+            cfg = cfg._replace(max_k=prog.capacity_for(params.k))
         feature_names = enc.feature_names_out  # the raw names when nothing was encoded
         job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
         with self._progress_bar(params, feature_names, basis):
@@ -799,8 +809,18 @@ class _Job:
             return search.run(step, start, k + 1, self.est._progress, keep_states=keep_states)
         return self._run_ovr(step, start, k + 1, keep_states)
 
+    def trim(self, program):
+        """``program`` cut back to the ``2k+1`` slots of ``k = params.k`` on the host
+        (:func:`jaxtree.program.trim`; unchanged when the search ran at exactly ``k``)."""
+        return prog.trim(program, self.params.k)
+
     def search(self, xs, ypm, w, k: int, keep_states: bool = False) -> search.SearchResult:
-        """The first leaf and ``k`` insertions on these rows (labels ``ypm (B, n)``)."""
+        """The first leaf and ``k`` insertions on these rows (labels ``ypm (B, n)``).
+
+        The final program is cut back to ``2 * params.k + 1`` slots (:meth:`trim`) when the
+        search ran in the rounded-up capacity :func:`jaxtree.program.capacity_for` ``(k)``
+        (greedy insertions, one operation per iteration: no ``max_ops`` bound is needed);
+        the kept states (``keep_states``) keep the search's capacity."""
         start = self._start(ypm, w)
         if self.est.engine == "reference":
             return self.run(self._reference_step(xs, ypm, w), start, k, keep_states)
@@ -808,10 +828,12 @@ class _Job:
         basis, cfg = self.basis, self.cfg
         if ypm.shape[0] == 1:
             one = data._replace(y=ys[0])
-            return search.run(lambda pr: search.step_jit(pr, one, basis, cfg), start, k + 1,
-                              self.est._progress, keep_states=keep_states)
-        return self._run_ovr(lambda pr: _ovr_step_jit(pr, data, ys, basis, cfg), start, k + 1,
-                             keep_states)
+            res = search.run(lambda pr: search.step_jit(pr, one, basis, cfg), start, k + 1,
+                             self.est._progress, keep_states=keep_states)
+        else:
+            res = self._run_ovr(lambda pr: _ovr_step_jit(pr, data, ys, basis, cfg), start,
+                                k + 1, keep_states)
+        return res._replace(program=self.trim(res.program))
 
     def _reference_step(self, xs, ypm, w):
         """The numpy reference's iteration (:func:`jaxtree.reference.step` with this loss) as
@@ -899,10 +921,13 @@ class _Job:
                              "validation_fraction=None.")
         sel = self.search(xs[train], ypm[:, train], w[train], self.params.k, keep_states=True)
         hist = np.asarray(sel.history, np.float64).reshape(B, -1)
-        models = [self._model(pr) for pr in sel.programs]
         xh = jnp.asarray(xa[held], self.dtype)
-        f = np.stack([np.asarray(decision_function(m, xh, clip=est.clip), np.float64).reshape(
-            len(held), -1).T for m in models], 1)  # (B, sizes, n_held)
+        # The held-out losses on the search's programs (their capacity: one compiled
+        # prediction for nearby k); the path's models cut back to 2k+1 slots.
+        f = np.stack([np.asarray(decision_function(self._model(pr), xh, clip=est.clip),
+                                 np.float64).reshape(len(held), -1).T
+                      for pr in sel.programs], 1)  # (B, sizes, n_held)
+        models = [self._model(self.trim(pr)) for pr in sel.programs]
         rows = _row_losses(est.loss, ypm[:, held][:, None, :], f)
         path, sizes = [], []
         for b in range(B):
@@ -918,8 +943,8 @@ class _Job:
         res = self.search(xs, ypm, w, max(sizes), keep_states=True)
         last = len(res.programs) - 1  # fewer than max(sizes) + 1 when a callback stopped it
         at = [min(s, last) for s in sizes]
-        program = jax.tree_util.tree_map(lambda *a: np.stack(a),
-                                         *[_member(res.programs[i], b) for b, i in enumerate(at)])
+        program = self.trim(jax.tree_util.tree_map(
+            lambda *a: np.stack(a), *[_member(res.programs[i], b) for b, i in enumerate(at)]))
         history = np.stack([np.r_[h[: i + 1], np.full(last - i, h[i])]
                             for h, i in zip(res.history, at)])
         choices = [c[: i + 1] for c, i in zip(res.choices, at)]

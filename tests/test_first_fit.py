@@ -107,3 +107,112 @@ def test_host_chunking_equals_jax_and_compiles_nothing(dtype):
             assert a.dtype == b.dtype and a.shape == b.shape
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert empty.weight.dtype == jnp.dtype(dtype) and empty.capacity == 27
+
+
+# ------------------------------------------------ fit_batch and TreeClassifier (issue 12)
+
+def _batch_data(seeds=(2, 0)):
+    rows = [smooth_data(s) for s in seeds]
+    return np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows])
+
+
+def _exact(monkeypatch, fit):
+    """``fit()`` with the search compiled for exactly ``k`` (as before the buckets)."""
+    monkeypatch.setattr(prog, "capacity_for", lambda k: k)
+    try:
+        return fit()
+    finally:
+        monkeypatch.undo()
+
+
+def _same_batch(got, want, k):
+    for name in ("op", "left", "right", "feature", "basis", "n_slots"):
+        np.testing.assert_array_equal(getattr(got.models.program, name),
+                                      getattr(want.models.program, name))
+    assert got.models.program.capacity == want.models.program.capacity == 2 * k + 1
+    np.testing.assert_allclose(got.models.program.weight, want.models.program.weight,
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got.history, want.history, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(got.status, want.status)
+    for a, b in zip(got, want):
+        assert a.k_ == b.k_ and a.formula() == b.formula()
+        assert choice_key(a.choices_) == choice_key(b.choices_)
+        assert [c["move"] for c in a.choices_] == [c["move"] for c in b.choices_]
+        if b.path_ is not None:
+            assert [r["n_ops"] for r in a.path_] == [r["n_ops"] for r in b.path_]
+            assert all(r["model"].program.capacity == 2 * k + 1 for r in a.path_)
+
+
+def test_fit_batch_shares_the_step_across_k(monkeypatch):
+    """fit_batch with k = 3 and k = 5 (capacity 8) compiles its batched step once, and each
+    equals the batch searched at exactly k (trees cut back to 2k+1 slots)."""
+    from jaxtree import batch
+
+    X, y = _batch_data()
+    kw = dict(refine=None)  # the mechanics, not the refinement: a quick compilation
+    got = {3: jaxtree.fit_batch(X, y, k=3, **kw)}
+    with count_compilations() as count:
+        size = batch.step_batch_jit._cache_size()
+        got[5] = jaxtree.fit_batch(X, y, k=5, **kw)
+        assert batch.step_batch_jit._cache_size() == size  # the k = 3 batch's step
+    assert count.compiles <= 4  # only eager slices of the members (k-shaped models)
+    for k, res in got.items():
+        _same_batch(res, _exact(monkeypatch, lambda: jaxtree.fit_batch(X, y, k=k, **kw)), k)
+
+
+def test_fit_batch_pairs_stop_at_k_in_a_larger_capacity():
+    """The backfit batch, k = 3 in capacity 8: member 0 takes a pair (two operations) and
+    stops at 3 operations, as in capacity 3 (the per-member max_ops; unbounded it would grow
+    a fourth, which trim refuses), its search ended when full (three records)."""
+    X, y = _batch_data()
+    res = jaxtree.fit_batch(X, y, k=3, search="backfit", refine=None)
+    assert [c["move"] for c in res[0].choices_] == [0, 0, 1]  # a pair, then full
+    assert [e.k_ for e in res] == [3, 3] and res.models.program.capacity == 7
+
+
+def _three_classes(y):
+    return np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+
+
+def _same_classifier(got, want, X):
+    assert got.k_ == want.k_
+    if want.k_per_class_ is None:
+        assert got.k_per_class_ is None
+        flat = lambda c: c  # noqa: E731
+    else:
+        np.testing.assert_array_equal(got.k_per_class_, want.k_per_class_)
+        flat = lambda c: [r for cls in c for r in cls]  # noqa: E731
+    assert got.model_.program.capacity == want.model_.program.capacity
+    assert choice_key(flat(got.choices_)) == choice_key(flat(want.choices_))
+    np.testing.assert_allclose(got.predict_proba(X), want.predict_proba(X), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(got.history_, want.history_, rtol=1e-9, atol=1e-12)
+    assert got.formula() == want.formula()
+    if want.path_ is not None:
+        paths = (lambda p: [p]) if want.k_per_class_ is None else (lambda p: p)  # noqa: E731
+        for pg, pw in zip(paths(got.path_), paths(want.path_)):
+            assert [r["n_ops"] for r in pg] == [r["n_ops"] for r in pw]
+            assert [r["model"].program.capacity for r in pg] == \
+                [r["model"].program.capacity for r in pw]
+            np.testing.assert_allclose([r["val_loss"] for r in pg], [r["val_loss"] for r in pw],
+                                       rtol=1e-9)
+
+
+@pytest.mark.parametrize("classes, kw", [
+    pytest.param(2, dict(refine=None), id="binary"),
+    pytest.param(3, dict(refine=None), id="one-vs-rest"),
+    pytest.param(3, dict(refine=None, validation_fraction=0.3), id="one-vs-rest-held-out"),
+])
+def test_classifier_shares_the_step_across_k(monkeypatch, classes, kw):
+    """TreeClassifier k = 3 then k = 5 (capacity 8): the second fit compiles nothing, and each
+    equals the fit searched at exactly k (models cut back to 2k+1 slots, probabilities,
+    choices, k_ and k_per_class_; the held-out path and the per-class refit)."""
+    X, y = smooth_data(1)
+    y = (y > np.median(y)).astype(int) if classes == 2 else _three_classes(y)
+    got = {3: jaxtree.TreeClassifier(k=3, **kw).fit(X, y)}
+    with count_compilations() as count:
+        got[5] = jaxtree.TreeClassifier(k=5, **kw).fit(X, y)
+    assert count.lowerings == 0 and count.compiles == 0
+    for k, est in got.items():
+        assert est.model_.program.capacity == 2 * k + 1
+        _same_classifier(est, _exact(monkeypatch,
+                                     lambda: jaxtree.TreeClassifier(k=k, **kw).fit(X, y)), X)
