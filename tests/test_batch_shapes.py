@@ -135,6 +135,7 @@ def _scaled(x, y):
     return _scaling.apply(sc, x, y, None)
 
 
+@pytest.mark.slow  # suite time; the subset rule's in-memory oracle: test_shapes.py::test_large_fits_choose_shapes_on_a_deterministic_subset
 def test_search_on_a_row_subset(monkeypatch):
     # Above SEARCH_ROWS rows the terms are chosen on the same deterministic subset of every
     # data set (it depends on n and random_state only), then refitted on all rows.

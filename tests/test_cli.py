@@ -209,6 +209,7 @@ def test_version(capsys):
     assert capsys.readouterr().out.startswith(f"jaxtree {jaxtree.__version__} (jax ")
 
 
+@pytest.mark.slow  # suite time (~25 s); the estimator's shapes and search options have their own tests
 def test_fit_with_shapes_and_a_search_round_trips(tmp_path, capsys):
     # Below 10,000 rows --shapes S is an upper bound chosen on held-out rows: an additive
     # target whose two one-covariate terms those rows support.

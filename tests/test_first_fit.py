@@ -199,7 +199,7 @@ def _same_classifier(got, want, X):
 
 @pytest.mark.parametrize("classes, kw", [
     pytest.param(2, dict(refine=None), id="binary"),
-    pytest.param(3, dict(refine=None), id="one-vs-rest"),
+    pytest.param(3, dict(refine=None), id="one-vs-rest", marks=pytest.mark.slow),  # time
     pytest.param(3, dict(refine=None, validation_fraction=0.3), id="one-vs-rest-held-out"),
 ])
 def test_classifier_shares_the_step_across_k(monkeypatch, classes, kw):

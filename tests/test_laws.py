@@ -392,7 +392,7 @@ def test_square_transform_prints_the_norm_and_exports_agree(norm_fit, tmp_path):
 
 
 def test_square_transform_refuses_negative_y_and_auto_chooses_it():
-    X, y = _norm_data(n=200)
+    X, y = _norm_data(n=120)
     with pytest.raises(ValueError, match=r"target_transform='square' needs every target y >= 0"):
         jaxtree.TreeRegressor(k=1, target_transform="square").fit(X, y - 3.0)
     kw = dict(k=1, basis="physics", target_transform="auto", y_bound=0.25, **GREEDY)

@@ -26,6 +26,7 @@ def test_greedy_config_is_the_paper_step():
     assert bf.pair_leaves == 1 and bf.replace_moves == search.REPLACE_MOVES
 
 
+@pytest.mark.slow  # suite time (~30 s, two default fits); the default suite keeps test_auto_search.py::test_held_out_backfit_finds_the_pure_interaction_on_its_training_rows
 def test_backfit_finds_a_planted_pure_interaction_that_greedy_misses():
     X, y = _interaction()
     greedy = jaxtree.TreeRegressor(k=2, basis=SMALL, search="greedy").fit(X, y)

@@ -418,12 +418,12 @@ def test_one_covariate_fits_with_shapes_and_no_pairs():
     # One covariate: no pair candidates; compacting the spec after the search used to index
     # an empty table (IndexError).
     rng = np.random.default_rng(0)
-    X = rng.uniform(size=(300, 1))
+    X = rng.uniform(size=(200, 1))
     y = np.sin(5 * X[:, 0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one term is all there is: no "no candidate" warning
-        est = jaxtree.TreeRegressor(k=1, shapes=2, validation_fraction=None,
-                                    search="greedy").fit(X, y)
+        est = jaxtree.TreeRegressor(k=0, shapes=2, validation_fraction=None, refine=None,
+                                    search="greedy", shape_knots=(12, 4)).fit(X, y)
     assert est.model_.shape_spec.pairs == () and int(est.model_.shapes.n_terms) == 1
     assert est.score(X, y) > 0.99
     shapes, spec, _ = S.compact(est.model_.shapes, est.model_.shape_spec)
