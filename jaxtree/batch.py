@@ -438,31 +438,40 @@ def _feature_names(feature_names, p: int) -> tuple:
 
 
 def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fraction,
-                    random_state, bound=None):
+                    random_state, bound=None, beam: bool = False):
     """The selection run of :func:`fit_batch` with a held-out size: every member searched on
     the training rows to ``k`` with its held-out MSE after each iteration, then each member's
     size by the one-standard-error rule (:func:`jaxtree.estimator._choose_size`). Returns
     ``(sizes (B,), paths)``, ``paths[b]`` the estimator's ``path_`` rows of member ``b``.
     ``bound``: None, or int ``(B,)`` every member's ``k`` (the step's ``max_ops``) when the
     programs have a rounded-up capacity; the path's models are then cut back to ``2k+1``
-    slots (:func:`jaxtree.program.trim`)."""
+    slots (:func:`jaxtree.program.trim`). ``beam``: programs ``(B, width, ...)`` advanced by
+    the beam step, each data set judged by the member the beam would return at that size
+    (the lowest training loss, the estimator's rule)."""
     from jaxtree.estimator import _choose_size, _n_ops, _path_rows, _split
 
     train, held = _split(xs.shape[1], fraction, random_state)
     part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
     data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype)
     held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
-    step = search_.with_validation(
-        lambda prg: step_batch_jit(prg, data, params.basis, cfg, bound),
-        lambda prg: _held_out_mse(prg, held_data, params.basis))
+    if beam:
+        best = lambda prg: _best_members(prg, _members_mse(prg, data, params.basis))  # noqa: E731
+        step = search_.with_validation(
+            lambda prg: beam_step_batch_jit(prg, data, params.basis, cfg),
+            lambda prg: _held_out_mse(best(prg), held_data, params.basis))
+    else:
+        best = lambda prg: prg  # noqa: E731
+        step = search_.with_validation(
+            lambda prg: step_batch_jit(prg, data, params.basis, cfg, bound),
+            lambda prg: _held_out_mse(prg, held_data, params.basis))
     sel = search_.run(step, programs, params.k + 1, keep_states=True,
                       loss_scale=np.asarray(sc.y_scale, np.float64) ** 2)
     B = xs.shape[0]
     sizes = np.zeros(B, np.int64)
     paths = []
     models = [model_.TreeModel.from_scaling(
-        jax.tree_util.tree_map(jnp.asarray, prog.trim(p, params.k)), sc, dtype, params.basis,
-        names) for p in sel.programs]
+        jax.tree_util.tree_map(jnp.asarray, prog.trim(best(p), params.k)), sc, dtype,
+        params.basis, names) for p in sel.programs]
     for b in range(B):
         end = len(sel.choices[b])  # a member whose tree filled up ended early (search.run)
         member = [jax.tree_util.tree_map(lambda a, b=b: a[b], m) for m in models[:end]]
@@ -470,6 +479,20 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
         sizes[b] = _n_ops(member[_choose_size(val, len(held))].program)
         paths.append(_path_rows(member, sel.history[b][:end], val))
     return sizes, paths
+
+
+def _beam_to_sizes(programs, data, basis, cfg, sizes, scale) -> search_.SearchResult:
+    """The batched beam run on ``data`` until every data set has reached its own size
+    ``sizes[b]`` (``sizes[b] + 1`` iterations), each data set's beam kept after its own
+    iterations (the beam's states do not depend on how long it runs after: the estimator's
+    ``beam_fit`` to ``k_``), with its history and choices cut there."""
+    run = search_.run(lambda prg: beam_step_batch_jit(prg, data, basis, cfg), programs,
+                      int(sizes.max()) + 1, loss_scale=scale, keep_states=True)
+    picked = _stack_members([_member(run.programs[int(s)], b) for b, s in enumerate(sizes)])
+    return search_.SearchResult(
+        jax.tree_util.tree_map(jnp.asarray, picked),
+        [np.asarray(run.history[b])[: int(s) + 1] for b, s in enumerate(sizes)],
+        [list(run.choices[b])[: int(s) + 1] for b, s in enumerate(sizes)], run.status)
 
 
 def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
@@ -510,7 +533,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         ``n``) by the one-standard-error rule, then refitted on all rows, all members in one
         batched run in which each member's tree stops at its own size (the step's traced
         ``max_ops``); each member has ``k_`` and ``path_`` and equals the estimator's fit.
-        Greedy and backfit searches (not the beam).
+        The beam is judged by the member it would return at each size and refitted by one
+        beam run until every data set has reached its size, each kept at its own.
       random_state: seed of the held-out split and of the shape search's row subset (None
         as 0).
       shapes: an integer ``S >= 0``: ``S`` shape terms before each member's tree, as
@@ -555,9 +579,6 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     _compilation_cache.enable()
     if search not in search_.SEARCHES:
         raise ValueError(f"search must be one of {search_.SEARCHES} in fit_batch; got {search!r}.")
-    if validation_fraction is not None and search == "beam":
-        raise ValueError("fit_batch chooses a held-out size for the greedy and backfit searches; "
-                         "use search='greedy' or 'backfit', or validation_fraction=None.")
     settings = dict(k=k, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision, search=search, beam_width=beam_width,
@@ -618,13 +639,18 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     paths, sizes = None, None
     if validation_fraction is not None:
         sizes, paths = _held_out_sizes(xs, ys_tree, sw, params, cfg, programs, dtype, sc, names,
-                                       validation_fraction, random_state, k_bound)
-        # The refit on all rows: each member stops at its own size (a pair uses two
-        # operations: the refit's bound is then the chosen size, as the estimator's).
-        limit = np.maximum(sizes, 1) if cfg.pair_leaves else sizes
-        bound = jnp.asarray(limit, jnp.int32)
-        res = search_.run(lambda prg: step_batch_jit(prg, tree_data, params.basis, cfg, bound),
-                          programs, int(sizes.max()) + 1, loss_scale=scale)
+                                       validation_fraction, random_state, k_bound,
+                                       beam=search == "beam")
+        if search == "beam":  # the beam run to each member's size (the estimator's refit)
+            res = _beam_to_sizes(programs, tree_data, params.basis, cfg, sizes, scale)
+        else:
+            # The refit on all rows: each member stops at its own size (a pair uses two
+            # operations: the refit's bound is then the chosen size, as the estimator's).
+            limit = np.maximum(sizes, 1) if cfg.pair_leaves else sizes
+            bound = jnp.asarray(limit, jnp.int32)
+            res = search_.run(
+                lambda prg: step_batch_jit(prg, tree_data, params.basis, cfg, bound),
+                programs, int(sizes.max()) + 1, loss_scale=scale)
     else:
         res = search_.run(lambda prg: step(prg, tree_data, params.basis, cfg), programs,
                           params.k + 1, loss_scale=scale)

@@ -932,7 +932,10 @@ class _Job:
         path, sizes = [], []
         for b in range(B):
             pick, val, _ = _one_se_choice(rows[b], w[held])
-            members = [m if B == 1 else _member(m, b) for m in models]
+            # Members split on the host, placed back without compiling (an eager slice of a
+            # device array would compile once per trimmed size, i.e. per k).
+            members = [m if B == 1 else jax.tree_util.tree_map(
+                jax.device_put, _member(jax.device_get(m), b)) for m in models]
             path.append([dict(n_ops=_n_ops(m.program), train_loss=float(hist[b, s]),
                               val_loss=float(val[s]), formula=m.formula(), model=m)
                          for s, m in enumerate(members)])

@@ -650,6 +650,11 @@ class TreeRegressor(ParamsProtocol):
         """``X`` (a table like the training one) as the validated matrix the model takes."""
         names = getattr(self, "feature_names_in_", None)
         enc = self.encoding_
+        if (isinstance(X, np.memmap) and not enc.is_identity and self.missing != "error"
+                and X.ndim == 2 and X.dtype.kind == "f" and X.shape[1] == self.n_features_in_
+                and all(c.kind == "numeric" for c in enc.columns)):
+            # A memmap is encoded block by block while predicting (never whole in memory).
+            return encoding_.EncodedRows(X, enc)
         Xe = encoding_.transform(enc, X, missing=self.missing)
         if Xe is X:
             return V.check_X(X, n_features=self.n_features_in_, feature_names=names)
@@ -1651,19 +1656,32 @@ and the intermediates stay ``O(block)`` (issue 12 item 7)."""
 
 
 def _predict_in_chunks(model, xa, clip) -> np.ndarray:
-    """Float64 predictions ``(n,)`` of the validated matrix ``xa (n, p)``, by row blocks."""
+    """Float64 predictions ``(n,)`` of the validated matrix ``xa (n, p)``, by row blocks
+    (``xa`` may be a memmap's :class:`jaxtree._encoding.EncodedRows`: each block is encoded
+    when read, and checked for infinite values there)."""
     dt = model.x_min.dtype
     n, m = xa.shape[0], PREDICT_CHUNK_ROWS
+    lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
     if n <= m:
+        xa = _finite_block(xa[0:n], 0) if lazy else xa
         return np.asarray(model_.predict(model, jnp.asarray(xa, dt), clip=clip), np.float64)
     out = np.empty(n, np.float64)
     for s in range(0, n, m):
-        block = np.asarray(xa[s:s + m], dt)
+        block = np.asarray(_finite_block(xa[s:s + m], s) if lazy else xa[s:s + m], dt)
         if block.shape[0] < m:  # pad the last block: the same compiled shape
             block = np.concatenate([block, np.repeat(block[-1:], m - block.shape[0], 0)])
         pred = model_.predict(model, jnp.asarray(block), clip=clip)
         out[s:s + m] = np.asarray(pred, np.float64)[: min(m, n - s)]
     return out
+
+
+def _finite_block(block, start: int) -> np.ndarray:
+    """An encoded block of rows from ``start``: ValueError naming the first infinite value."""
+    if not np.isfinite(block).all():
+        row, col = (int(i) for i in np.argwhere(~np.isfinite(block))[0])
+        raise ValueError(f"X contains an infinite value at row {start + row} (the first); "
+                         "remove or replace infinite values before predicting.")
+    return block
 
 
 def _bounded_scaling(sc, y_bound):

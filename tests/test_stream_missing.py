@@ -145,3 +145,25 @@ def test_memmap_without_nan_is_read_as_before(tmp_path, monkeypatch):
     assert [c["flat_index"] for c in b.choices_] == [c["flat_index"] for c in a.choices_]
     np.testing.assert_allclose(b.predict(x), a.predict(x), rtol=1e-9, atol=1e-9)
     assert b.formula() == a.formula()
+
+
+def test_predict_encodes_a_memmap_block_by_block(tmp_path, monkeypatch):
+    # predict on a memmap with NaN reads it encoded a block of PREDICT_CHUNK_ROWS at a time
+    # (an encoder of all rows at once would hold an n-row copy), with the in-memory values.
+    from jaxtree import estimator as E
+
+    x, y = _table(n=600)
+    est = jaxtree.TreeRegressor(**KW).fit(x, y)
+    want = est.predict(x)
+    monkeypatch.setattr(E, "PREDICT_CHUNK_ROWS", 256)
+    seen = []
+    orig = _encoding.transform
+    monkeypatch.setattr(_encoding, "transform",
+                        lambda spec, X, **kw: seen.append(len(X)) or orig(spec, X, **kw))
+    got = est.predict(_memmap(tmp_path, x))
+    assert seen and max(seen) <= 256
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    bad = x.copy()
+    bad[300, 0] = np.inf
+    with pytest.raises(ValueError, match="infinite value at row 300"):
+        est.predict(_memmap(tmp_path, bad, "bad"))
