@@ -185,7 +185,6 @@ def test_optax_and_other_searches_equal_separate_fits(how):
 
 @pytest.mark.parametrize("kw, match", [
     (dict(shapes="auto"), "shapes='auto'.*not batched"),
-    (dict(shapes=2, search="beam", validation_fraction=0.2), "held-out size for the greedy"),
     (dict(shapes=-1), "shapes"),
     (dict(shapes=2, shape_knots=(1, 4)), "shape_knots"),
 ])

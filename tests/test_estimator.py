@@ -147,6 +147,7 @@ def test_weights_are_finite_and_bounded(fitted):
     assert np.all(np.isfinite(w)) and np.all(np.abs(w) <= 1)
 
 
+@pytest.mark.slow  # suite time (~20 s: a fit per refine mode)
 def test_float32_input_with_x64_enabled_stays_float32_for_every_refine_mode():
     X, y = paper_synthetic(200, p=4, seed=9)
     for refine in ("optax", "coordinate", None):

@@ -190,6 +190,7 @@ def _table(seed=0, n=2000):
     return X, y
 
 
+@pytest.mark.slow  # suite time (~20 s); shape-term correctness has its own oracles here
 def test_estimator_with_shapes_beats_the_greedy_tree_and_reports_its_loss():
     X, y = _table()
     Xt, yt = _table(1, 1000)
