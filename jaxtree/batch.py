@@ -745,9 +745,9 @@ def _prune_members(estimators: list, program: prog.Program, xs, ys, sw, params, 
 def _own_shapes(shapes: shapes_.Shapes, spec: shapes_.ShapeSpec) -> dict:
     """A member's terms as its own fit holds them: the batch's candidates (the union of the
     members' chosen pairs) cut to the member's chosen pairs (:func:`jaxtree.shapes.compact`);
-    the ``shapes``/``shape_spec`` fields of its model."""
-    if spec.pairs:
-        shapes, spec, _ = shapes_.compact(shapes, spec)
+    the ``shapes``/``shape_spec`` fields of its model (``compact`` returns a spec without
+    pairs as it is)."""
+    shapes, spec, _ = shapes_.compact(shapes, spec)
     return dict(shapes=shapes, shape_spec=spec)
 
 
