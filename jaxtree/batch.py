@@ -62,7 +62,7 @@ from jaxtree import refine as refine_
 from jaxtree import scoring, search
 from jaxtree import search as search_
 from jaxtree import shapes as shapes_
-from jaxtree.estimator import TreeRegressor, check_params
+from jaxtree.estimator import TreeRegressor, _shape_mse, check_params
 
 __all__ = [
     "BatchResult",
@@ -171,9 +171,7 @@ def _shape_tree_round(programs: prog.Program, states: shapes_.State, data: scori
     return jax.vmap(one)(programs, states, data, grams)
 
 
-def _member(tree, b: int):
-    """Member ``b`` of a batched pytree."""
-    return jax.tree_util.tree_map(lambda a: a[b], tree)
+_member = classifier_._member  # member b of a batched pytree (every leaf indexed)
 
 
 def _stack_members(members: list):
@@ -285,10 +283,8 @@ def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_t
     return sres, state, cspec, gr, pairs, allowed
 
 
-_shape_mse_batch = jax.jit(jax.vmap(
-    lambda sh, d, spec: shapes_.mse(d, jax.vmap(lambda xb: shapes_.evaluate(sh, xb, spec))(d.x)),
-    in_axes=(0, 0, None)), static_argnums=2)
-"""Each member's weighted MSE of its shape terms alone (``estimator._shape_mse``)."""
+_shape_mse_batch = jax.jit(jax.vmap(_shape_mse, in_axes=(0, 0, None)), static_argnums=2)
+"""Each member's weighted MSE of its shape terms alone (``estimator._shape_mse`` vmapped)."""
 
 
 def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots, fraction,
@@ -474,7 +470,7 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
         params.basis, names) for p in sel.programs]
     for b in range(B):
         end = len(sel.choices[b])  # a member whose tree filled up ended early (search.run)
-        member = [jax.tree_util.tree_map(lambda a, b=b: a[b], m) for m in models[:end]]
+        member = [_member(m, b) for m in models[:end]]
         val = sel.val_history[b][:end]
         sizes[b] = _n_ops(member[_choose_size(val, len(held))].program)
         paths.append(_path_rows(member, sel.history[b][:end], val))

@@ -763,7 +763,8 @@ def _one_se_choice(row_losses, w):
 
 
 def _member(model: model_.TreeModel, c: int) -> model_.TreeModel:
-    """Member ``c`` of a one-versus-rest model (every array has a leading class axis)."""
+    """Member ``c`` of a one-versus-rest model (every array has a leading class axis), or of
+    any batched pytree (``jaxtree.batch`` uses it for its members)."""
     return jax.tree_util.tree_map(lambda a: a[c], model)
 
 
