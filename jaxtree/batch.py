@@ -702,7 +702,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                 own = _own_shapes(_member(searched, b), spec)
                 for row in est._path:
                     row["model"] = dataclasses.replace(row["model"], **own)
-                    row["formula"] = row["model"].formula()
+                    row.pop("formula", None)  # written on first access of path_
         if shape_paths is not None:
             est._shape_path = shape_paths[b]
         est._set_fitted(member, histories[b], choices[b], int(status[b]),

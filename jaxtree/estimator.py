@@ -24,6 +24,7 @@ import tqdm
 
 from jaxtree import _compilation_cache
 from jaxtree import _encoding as encoding_
+from jaxtree import _executables
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
@@ -661,6 +662,25 @@ class TreeRegressor(ParamsProtocol):
         out = enc.feature_names_out
         return V.check_X(Xe, n_features=len(out), feature_names=out)
 
+    @property
+    def path_(self):
+        """The size path (class docstring). Its formulas are written on first access: each
+        is rounded number by number (10-15 ms a row on a CPU), and most fits never read
+        them, while a new process's whole first fit takes about a second (issue 12 item 6)."""
+        try:
+            rows = self.__dict__["_path_rows"]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'path_' "
+                                 "(it is set by fit)") from None
+        for row in rows or ():
+            if "formula" not in row:
+                row["formula"] = row["model"].formula()
+        return rows
+
+    @path_.setter
+    def path_(self, rows):
+        self.__dict__["_path_rows"] = rows
+
     def _set_fitted(self, model, history, choices, status, names, warn: bool = True):
         """The one place where a search result becomes a fitted estimator (``fit``,
         ``fit_batch`` and ``load``). Sets every learned attribute at once, at the end, so an
@@ -797,9 +817,9 @@ class TreeRegressor(ParamsProtocol):
         else:
             best = lambda p: p  # noqa: E731
             step = search.with_validation(
-                lambda p: search.step_jit(p, data, params.basis, cfg,
-                                          np.int32(params.k)),
-                lambda p: _held_out_mse(p, held_data, params.basis))
+                lambda p: search.step_cached(p, data, params.basis, cfg,
+                                             np.int32(params.k)),
+                lambda p: _held_out_mse_cached(p, held_data, params.basis))
             start = empty
         sel = search.run(step, start, params.k + 1, self._progress, loss_scale=scale,
                          keep_states=True)
@@ -885,7 +905,7 @@ class TreeRegressor(ParamsProtocol):
         terms its tree was searched after (``shapes=S``)."""
         for row in self.__dict__.get("_path") or ():
             row["model"] = dataclasses.replace(row["model"], shapes=terms, shape_spec=spec)
-            row["formula"] = row["model"].formula()
+            row.pop("formula", None)  # written on first access of path_
 
     def _search_shapes(self, xs, ys, sw, params, dtype, scale, data, n_shapes, max_terms, pairs):
         """``n_shapes`` shape terms of target ``ys`` (``data`` is its chunked form): chosen on
@@ -1410,6 +1430,7 @@ def check_params(params) -> _Params:
 
 
 _held_out_mse = jax.jit(refine_.mse, static_argnames=("basis",))
+_held_out_mse_cached = _executables.cached(_held_out_mse, static_argnums=(2,))
 
 
 @functools.partial(jax.jit, static_argnames=("basis",))
@@ -1434,10 +1455,11 @@ def _tree_values(program, x, basis):
     return jax.vmap(lambda xb: prog.evaluate(program, xb, basis))(x)
 
 def _path_rows(models, history, val_history) -> list:
-    """``path_``'s rows: per size the operations, training and held-out MSE (``y``'s units),
-    formula and model (shared by the estimator's paths and :func:`jaxtree.fit_batch`)."""
-    return [dict(n_ops=_n_ops(m.program), train_mse=float(h), val_mse=float(v),
-                 formula=m.formula(), model=m) for m, h, v in zip(models, history, val_history)]
+    """``path_``'s rows: per size the operations, training and held-out MSE (``y``'s units)
+    and model (shared by the estimator's paths and :func:`jaxtree.fit_batch`); the formula is
+    added on first access (``TreeRegressor.path_``)."""
+    return [dict(n_ops=_n_ops(m.program), train_mse=float(h), val_mse=float(v), model=m)
+            for m, h, v in zip(models, history, val_history)]
 
 
 def _n_ops(program) -> int:

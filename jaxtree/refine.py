@@ -309,7 +309,9 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
     free weights only. Without these two rules a step cut by the projection ended the search
     short of the optimum (issue 16's KKT oracle: up to 27% above L-BFGS-B). The test comes before the next update, so a
     run that stops early spends no line search on a point it would not use, and every
-    point it produces is evaluated exactly once (the line search's value is reused).
+    point it produces is evaluated exactly once (the line search's value is reused; a restart
+    reuses the value and gradient found at the best point). The loss is traced at one place
+    here (besides the line search's own), so it is compiled once.
 
     Args:
       program: the tree whose weights start the search.
@@ -334,7 +336,7 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
         return jnp.where(is_leaf, w, 0).astype(dt), a.astype(dt)
 
     opt = optax.lbfgs()
-    vg = optax.value_and_grad_from_state(f)
+    value_and_grad = jax.value_and_grad(f)
     params0 = (program.weight, program.intercept)
     state0 = opt.init(params0)
     best0 = (params0, jnp.asarray(jnp.inf, dt))  # iteration 0 evaluates params0
@@ -342,14 +344,23 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
 
     def body(carry):
         # Iteration i evaluates the point that iteration i-1 produced, then steps on.
-        i, params, state, best, fresh, _, fails = carry
+        i, params, state, best, at_best, fresh, _, fails = carry
         prev = best[1]
         # The line search stored the value and gradient at its (unprojected) new point;
-        # reuse them unless the projection moved the point, then evaluate afresh.
-        value, grad = jax.lax.cond(fresh, lambda: vg(params, state=state),
-                                   lambda: jax.value_and_grad(f)(params))
+        # reuse them unless the projection moved the point or the value is not finite
+        # (optax.value_and_grad_from_state's rule), then evaluate afresh. One cond, so that
+        # the loss and its gradient are traced (and compiled) once here.
+        stored_value = optax.tree.get(state, "value")
+        stored = fresh & jnp.isfinite(stored_value)
+        value, grad = jax.lax.cond(stored,
+                                   lambda: (stored_value, optax.tree.get(state, "grad")),
+                                   lambda: value_and_grad(params))
         better = value < best[1]
         best = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), (params, value), best)
+        # The value and gradient at best[0] as evaluated there (iteration 0's even if it was
+        # not finite: best[0] is then still params0), for a restart without evaluating again.
+        at_best = jax.tree_util.tree_map(lambda a, b: jnp.where(better | (i == 0), a, b),
+                                         (value, grad), at_best)
         improved = (i == 0) | (prev - best[1] > rtol * jnp.abs(prev))
         # A step that did not improve (typically one the projection clipped) restarts from
         # the best point with a fresh L-BFGS memory; MAX_FAILS of them in a row stop.
@@ -358,8 +369,8 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
         restart = fails > 0
         params = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), best[0], params)
         state = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), state0, state)
-        value, grad = jax.lax.cond(restart, lambda: jax.value_and_grad(f)(params),
-                                   lambda: (value, grad))
+        value, grad = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), at_best,
+                                             (value, grad))
 
         def update(_):
             # Active set: a weight on its bound whose gradient pushes it outward is held
@@ -374,9 +385,10 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
             return new, st, jnp.all(new[0] == stepped[0])
 
         params, state, fresh = jax.lax.cond(go, update, lambda _: (params, state, fresh), None)
-        return i + 1, params, state, best, fresh, go, fails
+        return i + 1, params, state, best, at_best, fresh, go, fails
 
-    carry = (jnp.asarray(0), params0, state0, best0, jnp.asarray(False), jnp.asarray(True),
-             jnp.asarray(0))
-    _, _, _, (bp, bv), _, _, _ = jax.lax.while_loop(lambda c: c[-2], body, carry)
+    at_best0 = (best0[1], jax.tree_util.tree_map(jnp.zeros_like, params0))
+    carry = (jnp.asarray(0), params0, state0, best0, at_best0, jnp.asarray(False),
+             jnp.asarray(True), jnp.asarray(0))
+    _, _, _, (bp, bv), _, _, _, _ = jax.lax.while_loop(lambda c: c[-2], body, carry)
     return program._replace(weight=bp[0], intercept=bp[1]), bv

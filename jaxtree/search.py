@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _executables
 from jaxtree import losses as losses_
 from jaxtree import moves
 from jaxtree import program as prog
@@ -350,24 +351,46 @@ def replacement_kept(cand_loss, loss, dtype):
     return jnp.isfinite(cand_loss) & (cand_loss < loss * (1 - rtol))
 
 
-def _replace_moves(program, loss, data, basis, config: Config, adjust):
-    """Up to ``config.replace_moves`` best replacements, each refined and kept only if the
-    loss fell (relative ``1e-7`` float32 / ``1e-12`` float64). Returns ``(p, loss, kept)``."""
-    n = jnp.sum(data.w)
+def _refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, adjust):
+    """Refines the inserted tree ``new``, then makes up to ``config.replace_moves`` best
+    replacements, each refined and kept only if the loss fell (:func:`replacement_kept`:
+    relative ``1e-7`` float32 / ``1e-12`` float64); the moves stop at the first one not kept.
+    Returns ``(p, loss, kept)``.
 
-    def body(_, carry):
-        p, cur, kept, go = carry
-        rs = moves.score_replace(p, data, basis, max_leaves=config.max_k + 1,
+    One loop, so that the refinement (with L-BFGS, more than half of the step) is traced,
+    compiled and loaded once: iteration 0 takes ``new`` refined (unrefined, at ``sse_loss``,
+    on the empty tree's first leaf), iterations ``1..replace_moves`` score, apply and refine
+    the best replacement. Replacements start only on a tree with more than one slot; once
+    one is not kept, the remaining iterations do no work (``lax.cond`` on ``go``).
+    """
+    n = jnp.sum(data.w)
+    dt = sse_loss.dtype
+
+    def replace(q):
+        rs = moves.score_replace(q, data, basis, max_leaves=config.max_k + 1,
                                  precision=config.precision)
         rc = moves.select_replace(rs, basis.q)
-        cand = moves.apply_replace(p, rc)
-        cand, cand_loss = adjust(cand) if adjust is not None else (cand, rc.sse / n)
-        better = go & replacement_kept(cand_loss, cur, program.weight.dtype)
-        p = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), cand, p)
-        return p, jnp.where(better, cand_loss, cur), kept + better.astype(jnp.int32), better
+        return moves.apply_replace(q, rc), (rc.sse / n).astype(dt)
 
-    init = (program, loss, jnp.zeros((), jnp.int32), program.n_slots > 1)
-    p, loss, kept, _ = jax.lax.fori_loop(0, config.replace_moves, body, init)
+    def move(i, carry):
+        p, cur, kept, go = carry
+        first = i == 0
+        cand, cand_loss = jax.lax.cond(first, lambda q: (q, sse_loss), replace, p)
+        if adjust is not None:  # the first leaf is not refined (see the module docstring)
+            cand, cand_loss = jax.lax.cond(first & was_empty, lambda q: (q, cand_loss), adjust,
+                                           cand)
+        better = go & replacement_kept(cand_loss, cur, p.weight.dtype)
+        take = first | better
+        p = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), cand, p)
+        cur = jnp.where(take, cand_loss, cur)
+        go = jnp.where(first, p.n_slots > 1, better)
+        return p, cur, kept + (better & ~first).astype(jnp.int32), go
+
+    def body(i, carry):
+        return jax.lax.cond(carry[-1], functools.partial(move, i), lambda c: c, carry)
+
+    init = (new, sse_loss, jnp.zeros((), jnp.int32), jnp.asarray(True))
+    p, loss, kept, _ = jax.lax.fori_loop(0, config.replace_moves + 1, body, init)
     return p, loss, kept
 
 
@@ -417,11 +440,13 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     # best L-BFGS value.
     sse_loss = (sse / n).astype(dt)
     adjust = _adjust(data, basis, config)
-    refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
-    new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
     if config.replace_moves:
-        new, loss, kept = _replace_moves(new, loss, data, basis, config, adjust)
+        new, loss, kept = _refine_and_replace(new, sse_loss, was_empty, data, basis, config,
+                                              adjust)
         record = record._replace(replaced=kept)
+    else:
+        refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
+        new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
     new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, program)
     # A failed iteration keeps the tree: only then is its loss computed afresh.
     loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(program, data, basis))
@@ -458,6 +483,10 @@ def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config)
 
 
 step_jit = jax.jit(step, static_argnames=("basis", "config"))
+step_cached = _executables.cached(step_jit, static_argnums=(2, 3))
+"""``step_jit`` through the on-disk executable cache when jaxtree's compilation cache is on
+(:mod:`jaxtree._executables`: a new process neither traces nor compiles it), else ``step_jit``.
+Positional arguments only."""
 
 
 def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.ShapeSpec,
@@ -773,5 +802,5 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
     """
     program = prog.empty_program(config.max_k, data.x.dtype)
     limit = None if max_ops is None else np.int32(max_ops)  # traced: no retrace per value
-    return run(lambda p: step_jit(p, data, basis, config, limit), program, k + 1, callback,
+    return run(lambda p: step_cached(p, data, basis, config, limit), program, k + 1, callback,
                loss_scale=loss_scale)

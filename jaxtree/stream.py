@@ -617,7 +617,7 @@ class _Step:
         return cand, search.pair_record(pc, cand.weight[slot], cand.intercept, sse)
 
     def _replace(self, new, loss, n):
-        """``search._replace_moves`` streamed: ``(program, loss, kept)``."""
+        """The replacement moves of ``search._refine_and_replace`` streamed: ``(program, loss, kept)``."""
         cfg, passes, dtype = self.config, self.passes, self.dtype
         kept = 0
         if int(new.n_slots) <= 1:

@@ -1,0 +1,290 @@
+"""Compiled search steps kept on disk, so that a new process neither traces nor compiles them.
+
+Why: JAX's persistent compilation cache (:mod:`jaxtree._compilation_cache`) removes XLA's
+compilation from a second process, not JAX's own work before it: the cache key is computed
+from the lowered program, so every new process still *traces* the search step to a jaxpr
+and *lowers* it to MLIR before it can look the executable up. For the default search
+(``search="backfit"`` below 10,000 rows) that is 1.3 s of a 2.3 s first fit at the demo's
+shape (issue 12 item 6; ``benchmarks/bench_first_fit.py``). This module keeps the compiled
+executable itself (``jax.experimental.serialize_executable``), filed under a key that jaxtree
+computes *without tracing*: the function, its static arguments, the shapes and dtypes of its
+array arguments and everything else the compiled program could depend on. A second process
+that finds the key loads the executable and calls it: no tracing, no lowering, no compiling.
+
+Decisions (and why):
+
+* **Where**: ``<cache root>/executables``, beside JAX's cache directory (``.../jaxtree/jax``),
+  made and checked like it (owned by the user, mode ``0o700``, not a symlink): a serialised
+  executable is machine code and its file is a pickle, so, as JAX's cache, it is trusted code
+  and must not be writable by anyone else. It is on exactly when jaxtree's own compilation
+  cache is on (:func:`jaxtree._compilation_cache.enable` calls :func:`enable`): not when the
+  user configured JAX's cache or turned jaxtree's off (``JAXTREE_COMPILATION_CACHE=0``,
+  :func:`jaxtree.disable_compilation_cache`), so a process that opted out never loads code
+  from disk.
+* **What is cached**: the few programs a default fit compiles (the search step and the
+  held-out loss; :func:`cached` wraps them at their call sites). Every other program goes
+  through JAX's own cache as before.
+* **The key** (SHA-256 of): the function's module and name; ``repr`` of the static arguments
+  (a basis holding a custom Python function is not cached at all: its identity cannot be
+  written down); the tree structure, shapes, dtypes and weak types of the other arguments;
+  the versions of Python, jax, jaxlib, optax and numpy; a hash of jaxtree's own source
+  files; all of JAX's configuration values; ``XLA_FLAGS``; the device's platform, kind and
+  platform version; and the host CPU's model and feature flags (machine code compiled for
+  one CPU can crash another that shares a home directory). Anything not in the key that
+  could change the program would make a stale hit, so the key errs on the side of misses.
+  JAX's compiled call checks the arguments' shapes and dtypes again on every call.
+* **Only one device**: the cache is used when the process sees a single device (one CPU,
+  one GPU); with several, placements and shardings enter the program and the plain jitted
+  call is used.
+* **Size**: files are zlib-compressed (level 1: the demo's backfit step, 5.9 MB serialised,
+  takes about 0.8 MB) and the directory keeps the :data:`MAX_FILES` most recently used
+  files, the oldest deleted when a new one is written.
+* **Failures are never errors**: an unreadable, corrupt or incompatible file is deleted and
+  the program compiled as without the cache; a program that cannot be serialised is
+  compiled and used in memory. Results are those of the jitted function: the same program,
+  compiled once, the same executable.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import importlib.metadata
+import os
+import pickle
+import platform
+import sys
+import tempfile
+import threading
+import zlib
+
+import jax
+import numpy as np
+
+MAX_FILES = 64
+"""The most executables kept on disk (least recently used deleted first)."""
+
+MAX_IN_MEMORY = 32
+"""The most loaded executables a process keeps (least recently used dropped first)."""
+
+_MARK = {"xla_embed_ir_in_executable": False}
+"""A compile option at its default value (no effect on the program), so that JAX's cache
+files these compilations under keys of their own."""
+
+_lock = threading.Lock()
+_directory: str | None = None
+_memory: collections.OrderedDict = collections.OrderedDict()
+_environment: str | None = None
+_broken: set = set()  # keys whose program could not be serialised (compiled in memory only)
+_local = threading.local()  # this thread's count of JAX persistent-cache hits
+
+
+def _count_hits(event: str, **_) -> None:
+    if event == "/jax/compilation_cache/cache_hits":
+        _local.hits = getattr(_local, "hits", 0) + 1
+
+
+jax.monitoring.register_event_listener(_count_hits)
+
+
+def enable(path: str | None) -> None:
+    """Turns the executable cache on in ``path`` (a private directory), or off with None.
+
+    Called by :func:`jaxtree._compilation_cache.enable` and ``disable``; not public."""
+    global _directory
+    with _lock:
+        _directory = path
+        _memory.clear()
+
+
+def directory() -> str | None:
+    """The directory in use, or None when the cache is off."""
+    return _directory
+
+
+def _source_hash() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as f:
+                h.update(name.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
+
+
+def _cpu() -> str:
+    """The host CPU's model and feature flags (Linux), else what ``platform`` knows."""
+    parts = [platform.machine(), platform.processor()]
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key = line.split(":", 1)[0].strip()
+                if key in ("model name", "flags", "Features", "CPU part"):
+                    parts.append(line.strip())
+                if line.strip() == "":
+                    break  # the first processor's block describes them all
+    except OSError:
+        pass
+    return "\n".join(parts)
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+def environment() -> str:
+    """Everything outside the arguments that the compiled programs depend on (cached)."""
+    global _environment
+    if _environment is None:
+        dev = jax.devices()[0]
+        _environment = repr((
+            sys.version, jax.__version__, _version("jaxlib"), _version("optax"), np.__version__,
+            _source_hash(), sorted(jax.config.values.items()), os.environ.get("XLA_FLAGS", ""),
+            dev.platform, dev.device_kind, dev.client.platform_version, _cpu()))
+    return _environment
+
+
+def _is_custom(value) -> bool:
+    from jaxtree import basis as basis_  # noqa: PLC0415 - basis imports jax-heavy modules
+
+    return (isinstance(value, basis_.Basis)
+            and any(isinstance(f, basis_.CustomFunction) for f in value.families))
+
+
+def _key(name: str, static: tuple, dynamic: tuple) -> str | None:
+    """The file name (without suffix) of program ``name`` at these arguments, or None when
+    it is not cached (a custom basis function, an array on several devices)."""
+    if any(_is_custom(s) for s in static):
+        return None
+    leaves, tree = jax.tree_util.tree_flatten(dynamic)
+    avals = []
+    for leaf in leaves:
+        if isinstance(leaf, jax.Array) and len(leaf.sharding.device_set) != 1:
+            return None
+        a = jax.typeof(leaf)
+        avals.append((a.shape, str(a.dtype), bool(getattr(a, "weak_type", False))))
+    text = repr((name, repr(static), str(tree), avals, environment()))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _load(path: str, in_tree):
+    from jax.experimental import serialize_executable as se  # noqa: PLC0415
+
+    with open(path, "rb") as f:
+        payload, out_tree = pickle.loads(zlib.decompress(f.read()))
+    exe = se.deserialize_and_load(payload, in_tree, out_tree)
+    os.utime(path)  # recently used
+    return exe
+
+
+def _store(directory: str, name: str, compiled) -> None:
+    from jax.experimental import serialize_executable as se  # noqa: PLC0415
+
+    payload, _, out_tree = se.serialize(compiled)
+    data = zlib.compress(pickle.dumps((payload, out_tree), protocol=pickle.HIGHEST_PROTOCOL), 1)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, os.path.join(directory, name))  # atomic: readers see all or nothing
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    files = [os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".exe")]
+    if len(files) > MAX_FILES:
+        files.sort(key=lambda f: os.stat(f).st_mtime)
+        for f in files[: len(files) - MAX_FILES]:
+            try:
+                os.unlink(f)
+            except OSError:
+                pass
+
+
+class cached:  # noqa: N801 - used like a decorator-made function
+    """``fn`` (a ``jax.jit`` function with static positional ``static_argnums``), called
+    through the on-disk executable cache when it is on (module docstring), else directly.
+
+    Only positional arguments; the result is ``fn(*args)``'s."""
+
+    def __init__(self, fn, static_argnums: tuple):
+        self.fn = fn
+        self.static_argnums = tuple(static_argnums)
+        self.name = f"{fn.__module__}.{fn.__qualname__}"
+        self.__wrapped__ = fn
+
+    def __call__(self, *args):
+        d = _directory
+        if d is None or jax.device_count() != 1:
+            return self.fn(*args)
+        static = tuple(args[i] for i in self.static_argnums)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        key = _key(self.name, static, dynamic)
+        if key is None:
+            return self.fn(*args)
+        with _lock:
+            exe = _memory.get(key)
+            if exe is not None:
+                _memory.move_to_end(key)
+        if exe is None:
+            exe, path = self._get(d, key, args, dynamic)
+            if exe is None:
+                return self.fn(*args)
+            if path is not None:  # loaded from disk: its first call is checked
+                try:
+                    return jax.block_until_ready(exe(*dynamic))
+                except Exception:  # noqa: BLE001 - a file that does not run is a miss
+                    _discard(path)
+                    with _lock:
+                        _memory.pop(key, None)
+                    return self.fn(*args)
+        return exe(*dynamic)
+
+    def _get(self, d: str, key: str, args: tuple, dynamic: tuple):
+        """``(executable, path)``: loaded from ``path``, or compiled (path None; stored
+        when possible), or ``(None, None)`` when it cannot be compiled here."""
+        name = key + ".exe"
+        path = os.path.join(d, name)
+        exe = None
+        if os.path.exists(path):
+            try:
+                exe = _load(path, jax.tree_util.tree_structure((dynamic, {})))
+            except Exception:  # noqa: BLE001 - a bad file is a miss, never an error
+                _discard(path)
+        if exe is not None:
+            loaded = path
+        else:
+            loaded = None
+            hits = getattr(_local, "hits", 0)
+            try:
+                exe = self.fn.lower(*args).compile(compiler_options=_MARK)
+            except Exception:  # noqa: BLE001 - let the plain call raise its own error
+                return None, None
+            # An executable JAX loaded from its persistent cache is not stored: XLA's CPU
+            # client cannot serialise a loaded executable again (measured with jaxlib
+            # 0.10.2: the copy loads, then fails at run time with "Function ... not
+            # found"). Only fresh compilations are written. _MARK keeps the plain jitted
+            # programs' entries in JAX's cache (other code paths, older jaxtree versions)
+            # from being such hits here.
+            if getattr(_local, "hits", 0) != hits:
+                _broken.add(key)
+            if key not in _broken:
+                try:
+                    _store(d, name, exe)
+                except Exception:  # noqa: BLE001 - e.g. not serialisable: use it in memory
+                    _broken.add(key)
+        with _lock:
+            _memory[key] = exe
+            while len(_memory) > MAX_IN_MEMORY:
+                _memory.popitem(last=False)
+        return exe, loaded
+
+
+def _discard(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

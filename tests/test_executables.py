@@ -1,0 +1,211 @@
+"""The on-disk cache of compiled search steps (jaxtree._executables, issue 12 item 6).
+
+In-process tests turn the cache on in a private temporary directory with
+``_executables.enable`` (JAX's own persistent cache stays off, as in the whole suite) and use
+small jitted functions; one subprocess test runs the estimator's default fit in three fresh
+processes on one cache directory.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxtree import _compilation_cache as cc
+from jaxtree import _executables as ex
+from jaxtree import basis as basis_
+
+
+def _affine(x, n, scale):
+    return x * scale + n, jnp.sum(x)
+
+
+affine = jax.jit(_affine, static_argnums=2)
+
+
+def _other(x, n, scale):
+    return x - scale * n, jnp.max(x)
+
+
+other = jax.jit(_other, static_argnums=2)
+
+
+class Forbidden:
+    """Stands in for the jitted function once the executable is on disk: tracing, lowering
+    or calling it fails the test, so a result proves the executable came from the file."""
+
+    __module__, __qualname__ = _affine.__module__, _affine.__qualname__
+
+    def lower(self, *a):
+        raise AssertionError("traced again")
+
+    def __call__(self, *a):
+        raise AssertionError("called the jitted function")
+
+
+@pytest.fixture
+def exe_dir(tmp_path):
+    d = tmp_path / "exe"
+    d.mkdir(mode=0o700)
+    ex.enable(str(d))
+    yield d
+    ex.enable(None)
+    ex._broken.clear()
+
+
+def files(d):
+    return sorted(f for f in os.listdir(d) if f.endswith(".exe"))
+
+
+def test_a_stored_executable_is_loaded_without_tracing_and_gives_the_jitted_result(exe_dir):
+    x, n = np.linspace(-1, 1, 7), np.float64(0.25)
+    want = affine(x, n, 3.0)
+    c = ex.cached(affine, static_argnums=(2,))
+    got = c(x, n, 3.0)
+    assert len(files(exe_dir)) == 1
+    ex._memory.clear()  # a new process: only the file is left
+    c.fn = Forbidden()
+    loaded = c(x, n, 3.0)
+    for a, b, w in zip(got, loaded, want):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(w))
+        np.testing.assert_array_equal(np.asarray(b), np.asarray(w))
+    assert loaded[0].dtype == want[0].dtype and loaded[0].shape == (7,)
+
+
+def test_every_part_of_the_signature_changes_the_key(exe_dir):
+    c = ex.cached(affine, static_argnums=(2,))
+    x = np.linspace(0, 1, 5)
+    calls = [(x, np.float64(1), 2.0), (x, np.float64(1), 3.0),            # static value
+             (x[:4], np.float64(1), 2.0),                                  # shape
+             (x.astype(np.float32), np.float32(1), 2.0),                   # dtype
+             (x, 1.0, 2.0)]                                                # weak type
+    for args in calls:
+        np.testing.assert_allclose(np.asarray(c(*args)[0]), np.asarray(affine(*args)[0]))
+    assert len(files(exe_dir)) == len(calls)
+    c(*calls[0])  # the same call again: no new file
+    assert len(files(exe_dir)) == len(calls)
+    d = ex.cached(other, static_argnums=(2,))  # another function, same arguments
+    np.testing.assert_allclose(np.asarray(d(*calls[0])[0]), np.asarray(other(*calls[0])[0]))
+    assert len(files(exe_dir)) == len(calls) + 1
+
+
+def test_a_corrupt_file_is_replaced_and_the_result_is_right(exe_dir):
+    c = ex.cached(affine, static_argnums=(2,))
+    x, n = np.arange(4.0), np.float64(2)
+    want = np.asarray(affine(x, n, 5.0)[0])
+    c(x, n, 5.0)
+    (name,) = files(exe_dir)
+    (exe_dir / name).write_bytes(b"not an executable")
+    ex._memory.clear()
+    np.testing.assert_array_equal(np.asarray(c(x, n, 5.0)[0]), want)
+    assert files(exe_dir) == [name]
+    assert (exe_dir / name).read_bytes() != b"not an executable"  # compiled and written again
+
+
+def test_a_file_that_does_not_run_is_dropped_and_the_jitted_function_answers(exe_dir):
+    c = ex.cached(affine, static_argnums=(2,))
+    x, n = np.arange(6.0), np.float64(1)
+    c(x, n, 2.0)
+    (good,) = files(exe_dir)
+    c(x[:3], n, 2.0)  # another program (3 rows), filed under its own key
+    (bad,) = set(files(exe_dir)) - {good}
+    os.replace(exe_dir / bad, exe_dir / good)  # the 3-row program under the 6-row key
+    ex._memory.clear()
+    np.testing.assert_array_equal(np.asarray(c(x, n, 2.0)[0]), np.asarray(affine(x, n, 2.0)[0]))
+    assert files(exe_dir) == []  # dropped; the next compilation writes it afresh
+
+
+def test_off_and_custom_bases_call_the_jitted_function(tmp_path):
+    c = ex.cached(affine, static_argnums=(2,))
+    assert ex.directory() is None
+    c.fn = lambda *a: "direct"  # noqa: E731
+    assert c(np.ones(2), np.float64(0), 1.0) == "direct"
+    custom = basis_.Basis((basis_.Powers(2), basis_.CustomFunction("tanh", jnp.tanh)))
+    plain = basis_.Basis((basis_.Powers(2),))
+    assert ex._key("f", (custom,), (np.ones(2),)) is None
+    assert ex._key("f", (plain,), (np.ones(2),)) is not None
+    assert ex._key("f", (plain,), (np.ones(2),)) != ex._key("g", (plain,), (np.ones(2),))
+
+
+def test_old_files_beyond_the_limit_are_deleted(exe_dir, monkeypatch):
+    monkeypatch.setattr(ex, "MAX_FILES", 2)
+    c = ex.cached(affine, static_argnums=(2,))
+    for i, s in enumerate((1.0, 2.0, 3.0)):
+        c(np.ones(3), np.float64(0), s)
+        assert len(files(exe_dir)) == min(i + 1, 2)
+    ex._memory.clear()
+    c.fn = Forbidden()
+    c(np.ones(3), np.float64(0), 3.0)  # the newest two are kept
+    c(np.ones(3), np.float64(0), 2.0)
+    with pytest.raises(AssertionError, match="called the jitted function"):
+        c(np.ones(3), np.float64(0), 1.0)  # the oldest was deleted
+
+
+CHILD = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import jaxtree
+    from jaxtree import _executables
+    from jaxtree.debug import count_compilations
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(160, 2))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.01 * rng.normal(size=160)
+    # The default fit's two cached call sites (the held-out size's step and loss, then the
+    # refit's step) with the greedy step, the cheapest to compile.
+    make = lambda: jaxtree.TreeRegressor(k=3, search="greedy", validation_fraction=0.25,
+                                         basis={"hats": 0, "sines": 2, "cosines": 0,
+                                                "powers": 2, "truncated_cubics": 2})
+    with count_compilations() as count:
+        est = make().fit(X, y)
+    out = {"pred": est.predict(X).tolist(), "formula": est.formula(),
+           "lowerings": count.lowerings, "dir": _executables.directory()}
+    if sys.argv[1] == "also_off":   # the same fit through the plain jitted functions
+        jaxtree.disable_compilation_cache()
+        off = make().fit(X, y)
+        out["pred_off"] = off.predict(X).tolist()
+    print(json.dumps(out))
+""")
+
+
+def test_a_second_process_fits_without_tracing_the_search(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAX_COMPILATION_CACHE_DIR", cc.ENV_VAR, "XDG_CACHE_HOME")}
+    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+
+    def child(arg):
+        out = subprocess.run([sys.executable, "-c", CHILD, arg], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = child("also_off")
+    exe_dir = tmp_path / "xdg" / "jaxtree" / "executables"
+    assert first["dir"] == str(exe_dir) and oct(os.stat(exe_dir).st_mode & 0o777) == "0o700"
+    assert len(files(exe_dir)) >= 2  # the search step(s) and the held-out loss
+    assert first["pred"] == first["pred_off"]  # bitwise: the same program as jax.jit's
+    second = child("on")
+    assert second["lowerings"] == 0  # nothing traced, lowered or compiled for the fit
+    assert second["pred"] == first["pred"] and second["formula"] == first["formula"]
+
+
+def test_an_unsafe_executables_directory_is_not_used(tmp_path):
+    exe_dir = tmp_path / "xdg" / "jaxtree" / "executables"
+    exe_dir.mkdir(parents=True)
+    os.chmod(tmp_path / "xdg" / "jaxtree", 0o700)
+    os.chmod(exe_dir, 0o777)  # others could plant code there
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAX_COMPILATION_CACHE_DIR", cc.ENV_VAR, "XDG_CACHE_HOME")}
+    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    code = ("import json; from jaxtree import _compilation_cache as cc, _executables as ex; "
+            "jax_dir = cc.enable(); print(json.dumps([jax_dir, ex.directory()]))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    jax_dir, exe = json.loads(out.stdout.strip().splitlines()[-1])
+    assert jax_dir == str(tmp_path / "xdg" / "jaxtree" / "jax") and exe is None
