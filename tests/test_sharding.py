@@ -57,8 +57,10 @@ SCRIPT = PREAMBLE + textwrap.dedent("""
 
 def _run_on_four_devices(script: str, timeout: float = 900) -> dict:
     """Runs ``script`` in a process with 4 forced host devices; its printed RESULT JSON."""
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
-           "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
+    # The suite's XLA flags (conftest: LLVM's optimisation level 0, a fifth faster to
+    # compile) are kept; every comparison runs both sides in the same process.
+    flags = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
+    env = {**os.environ, "XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=env, cwd=ROOT, timeout=timeout)
     assert res.returncode == 0, res.stderr[-3000:]
