@@ -37,7 +37,9 @@ Design decision: where each member's ``n*p*q`` is below
 its step for :func:`jaxtree.program.capacity_for` ``(k)``, bounds every member by ``k``
 operations (the step's traced ``max_ops``) and cuts the trees back to ``2k+1`` slots
 (:func:`jaxtree.program.trim`), as :class:`jaxtree.TreeRegressor` does, so batches of nearby
-``k`` share one compiled step and give the exact-capacity results.
+``k`` share one compiled step and give the exact-capacity results. :func:`fit_batch_classifier`
+does the same as :class:`jaxtree.TreeClassifier` (its greedy step inserts one operation per
+iteration, so ``k + 1`` iterations need no bound).
 """
 
 from __future__ import annotations
@@ -832,7 +834,11 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     Args:
       X: float ``(B, n, p)``: ``B`` data sets of ``n`` rows and ``p`` covariates.
       y: ``(B, n)`` class labels of any sortable type, at least two classes per data set.
-      k: number of operations of every tree.
+      k: number of operations of every tree. Small batches (``n*p*q`` below
+        :data:`jaxtree.scoring.BUCKET_MIN_WORK`) search in the rounded-up capacity
+        :func:`jaxtree.program.capacity_for` ``(k)``, the trees cut back to ``2k+1`` slots,
+        so that nearby ``k`` share one compiled step (the results are the exact-capacity
+        search's).
       loss: ``"logistic"`` or ``"margin"``, as for :class:`jaxtree.TreeClassifier`.
       basis, refine, chunk_size, coordinate_sweeps, refine_steps, precision: as for
         :class:`jaxtree.TreeClassifier` (bases on the covariates' original units are
@@ -890,13 +896,19 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).
     cfg = est0._config(params, n, p, params.basis.q, K)._replace(buckets=())
+    if n * p * params.basis.q < scoring.BUCKET_MIN_WORK:
+        # TreeClassifier's capacity buckets: nearby k share the compiled step; each greedy
+        # iteration inserts one operation, so k + 1 iterations stop at k operations, and the
+        # trees are cut back to 2k+1 slots below.
+        cfg = cfg._replace(max_k=prog.capacity_for(params.k))
 
     a0 = classifier_._start_intercepts(loss, ypm.reshape(B * Kt, n), np.repeat(w, Kt, 0))
-    empty = prog.empty_program(params.k, dtype)
+    empty = prog.empty_program(cfg.max_k, dtype)
     start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B * Kt,) + a.shape), empty)
     start = start._replace(intercept=jnp.asarray(a0, dtype))
     res = search.run(lambda prg: _classifier_step_batch_jit(prg, data, ys, params.basis, cfg),
                      start, params.k + 1)
+    res = res._replace(program=prog.trim(res.program, params.k))
 
     flags = np.asarray(res.status, np.int64).reshape(B, Kt)
     status = np.bitwise_or.reduce(flags, axis=1)

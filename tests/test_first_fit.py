@@ -216,3 +216,27 @@ def test_classifier_shares_the_step_across_k(monkeypatch, classes, kw):
         assert est.model_.program.capacity == 2 * k + 1
         _same_classifier(est, _exact(monkeypatch,
                                      lambda: jaxtree.TreeClassifier(k=k, **kw).fit(X, y)), X)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_fit_batch_classifier_shares_the_step_across_k(monkeypatch, classes):
+    """fit_batch_classifier k = 3 then k = 5 (capacity 8): the batched step compiles once, and
+    each batch equals the one searched at exactly k (trees cut back to 2k+1 slots; the same
+    choices, probabilities, history and formulas; one-versus-rest flattened in the batch)."""
+    from jaxtree import batch
+
+    X, y = _batch_data()
+    y = np.stack([(v > np.median(v)).astype(int) if classes == 2 else _three_classes(v)
+                  for v in y])
+    kw = dict(refine=None)
+    got = {3: jaxtree.fit_batch_classifier(X, y, k=3, **kw)}
+    size = batch._classifier_step_batch_jit._cache_size()
+    got[5] = jaxtree.fit_batch_classifier(X, y, k=5, **kw)
+    assert batch._classifier_step_batch_jit._cache_size() == size  # the k = 3 batch's step
+    for k, res in got.items():
+        want = _exact(monkeypatch, lambda: jaxtree.fit_batch_classifier(X, y, k=k, **kw))
+        assert res.models.program.capacity == want.models.program.capacity == 2 * k + 1
+        np.testing.assert_allclose(res.history, want.history, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(res.status, want.status)
+        for b, (a, w) in enumerate(zip(res, want)):
+            _same_classifier(a, w, X[b])
