@@ -11,6 +11,8 @@
 #      replacement moves, default optax refinement) beside step 1's greedy rows;
 #   5. shape terms (shapes=10, 20) and the beam search (width 4) at airline scale through
 #      TreeRegressor.fit, beside the greedy fit (benchmarks/bench_shapes.py);
+#   6. the first fit in a new process (benchmarks/bench_first_fit.py: the compiled
+#      executables kept on disk, jaxtree._executables; the log only);
 #   0. first, the chunk size: n = 1e6 with chunk_size 2048 (the CPU default), 65536 and
 #      262144, one fit each (the log only). The first GPU run (2026-11-26) found an H100
 #      iteration no faster than the 2-core CPU's at 2048-row chunks: a pass is a sequential
@@ -39,6 +41,7 @@ if [ -n "${JAXTREE_GPU_SMOKE:-}" ]; then
     sweep=(--ns 1e3 1e4)
     batch=(--quick)
     shapes=(--n 20000 --repeats 1)
+    first=(--quick)
 else
     chunks=(--ns 1e6)
     airline=(--only airline --airline-refine coordinate none)
@@ -46,6 +49,7 @@ else
     sweep=(--ns 1e5 1e6 1e7)
     batch=()
     shapes=(--n 700000 --repeats 2)
+    first=(--rounds 1)
 fi
 
 {
@@ -71,6 +75,9 @@ fi
     echo "== 5. shape terms and beam search through TreeRegressor.fit"
     timeout 420 "$py" benchmarks/bench_shapes.py "${shapes[@]}" --out "$work/shapes" \
         || echo "STEP FAILED: shapes and beam"
+    echo "== 6. first fit in a new process (the demo's shape; the log only)"
+    timeout 240 "$py" benchmarks/bench_first_fit.py "${first[@]}" --estimator default \
+        --out "$work/first_fit.json" | grep -v "^round" || echo "STEP FAILED: first fit"
 } 2>&1 | tee "$log"
 
 # keep (8 files): gpu_{airline,n,moves}_scale_*.json, gpu_{airline,n}_scale_*.png,

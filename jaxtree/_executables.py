@@ -136,15 +136,17 @@ def _version(package: str) -> str:
 
 
 def environment() -> str:
-    """Everything outside the arguments that the compiled programs depend on (cached)."""
+    """Everything outside the arguments that the compiled programs depend on: the fixed part
+    computed once per process, JAX's configuration (which a process may change between
+    fits, e.g. ``jax_default_matmul_precision``) read on every call."""
     global _environment
     if _environment is None:
         dev = jax.devices()[0]
         _environment = repr((
             sys.version, jax.__version__, _version("jaxlib"), _version("optax"), np.__version__,
-            _source_hash(), sorted(jax.config.values.items()), os.environ.get("XLA_FLAGS", ""),
+            _source_hash(), os.environ.get("XLA_FLAGS", ""),
             dev.platform, dev.device_kind, dev.client.platform_version, _cpu()))
-    return _environment
+    return _environment + repr(sorted(jax.config.values.items()))
 
 
 def _is_custom(value) -> bool:

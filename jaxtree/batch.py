@@ -418,10 +418,11 @@ def _check_batch(X, y, sample_weight):
     return xa, ya, _check_batch_weight(sample_weight, B, n)
 
 
-def _chunk_batch(xs, ys, sw, chunk_size: int, dtype) -> scoring.Data:
-    """:func:`jaxtree.scoring.chunk` for every data set: ``(B, n_chunks, m, ...)``."""
+def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None) -> scoring.Data:
+    """:func:`jaxtree.scoring.chunk` for every data set: ``(B, n_chunks, m, ...)`` (``rows``:
+    chunked as that many rows)."""
     w = np.ones(np.shape(ys)) if sw is None else sw
-    chunk = jax.vmap(lambda x_, y_, w_: scoring.chunk(x_, y_, w_, chunk_size))
+    chunk = jax.vmap(lambda x_, y_, w_: scoring.chunk(x_, y_, w_, chunk_size, rows=rows))
     return chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
 
 
@@ -450,7 +451,11 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
 
     train, held = _split(xs.shape[1], fraction, random_state)
     part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
-    data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype)
+    # Chunked as all rows where compiling dominates, as the estimator's selection run
+    # (TreeRegressor._held_out): the selection run and the refit share one compiled step.
+    _, n, p = xs.shape
+    rows = n if n * p * params.basis.q < scoring.BUCKET_MIN_WORK else None
+    data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype, rows)
     held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
     if beam:
         best = lambda prg: _best_members(prg, _members_mse(prg, data, params.basis))  # noqa: E731

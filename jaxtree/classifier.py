@@ -69,6 +69,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from jaxtree import _compilation_cache
 from jaxtree import _encoding as encoding_
+from jaxtree import _executables
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import export as export_
@@ -183,6 +184,7 @@ def _ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config):
 
 
 _ovr_step_jit = jax.jit(_ovr_step, static_argnames=("basis", "config"))
+_ovr_step_cached = _executables.cached(_ovr_step_jit, static_argnums=(3, 4))
 
 
 def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.Array:
@@ -781,12 +783,13 @@ class _Job:
         self.est, self.params, self.basis, self.cfg, self.dtype = est, params, basis, cfg, dtype
         self.sc, self.feature_names, self.classes = sc, feature_names, classes
 
-    def _data(self, xs, ypm, w):
+    def _data(self, xs, ypm, w, rows=None):
         """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels; with
-        ``devices`` the rows within each chunk are sharded (:func:`_shard`)."""
+        ``devices`` the rows within each chunk are sharded (:func:`_shard`); ``rows``:
+        chunked as that many rows (:func:`jaxtree.scoring.chunk`)."""
         n, dtype = xs.shape[0], self.dtype
         data = scoring.chunk(jnp.asarray(xs, dtype), jnp.zeros(n, dtype), jnp.asarray(w, dtype),
-                             chunk_size=self.params.chunk)
+                             chunk_size=self.params.chunk, rows=rows)
         ys = _chunk_labels(ypm, data.y.shape, dtype)
         if self.est.devices is not None:
             return _shard(data, ys, self.est.devices)
@@ -815,24 +818,26 @@ class _Job:
         (:func:`jaxtree.program.trim`; unchanged when the search ran at exactly ``k``)."""
         return prog.trim(program, self.params.k)
 
-    def search(self, xs, ypm, w, k: int, keep_states: bool = False) -> search.SearchResult:
+    def search(self, xs, ypm, w, k: int, keep_states: bool = False,
+               rows=None) -> search.SearchResult:
         """The first leaf and ``k`` insertions on these rows (labels ``ypm (B, n)``).
 
         The final program is cut back to ``2 * params.k + 1`` slots (:meth:`trim`) when the
         search ran in the rounded-up capacity :func:`jaxtree.program.capacity_for` ``(k)``
         (greedy insertions, one operation per iteration: no ``max_ops`` bound is needed);
-        the kept states (``keep_states``) keep the search's capacity."""
+        the kept states (``keep_states``) keep the search's capacity. ``rows``: the rows
+        chunked as that many (:meth:`_data`)."""
         start = self._start(ypm, w)
         if self.est.engine == "reference":
             return self.run(self._reference_step(xs, ypm, w), start, k, keep_states)
-        data, ys = self._data(xs, ypm, w)
+        data, ys = self._data(xs, ypm, w, rows)
         basis, cfg = self.basis, self.cfg
         if ypm.shape[0] == 1:
             one = data._replace(y=ys[0])
-            res = search.run(lambda pr: search.step_jit(pr, one, basis, cfg), start, k + 1,
+            res = search.run(lambda pr: search.step_cached(pr, one, basis, cfg), start, k + 1,
                              self.est._progress, keep_states=keep_states)
         else:
-            res = self._run_ovr(lambda pr: _ovr_step_jit(pr, data, ys, basis, cfg), start,
+            res = self._run_ovr(lambda pr: _ovr_step_cached(pr, data, ys, basis, cfg), start,
                                 k + 1, keep_states)
         return res._replace(program=self.trim(res.program))
 
@@ -920,7 +925,11 @@ class _Job:
             raise ValueError("validation_fraction: the held-out or the training rows all have "
                              "sample_weight 0; give more rows a positive weight, or set "
                              "validation_fraction=None.")
-        sel = self.search(xs[train], ypm[:, train], w[train], self.params.k, keep_states=True)
+        # Where compiling dominates (the capacity buckets' rule), the training part is
+        # chunked as all rows: the selection run and the refit share one compiled step.
+        rows = n if n * xs.shape[1] * self.basis.q < scoring.BUCKET_MIN_WORK else None
+        sel = self.search(xs[train], ypm[:, train], w[train], self.params.k, keep_states=True,
+                          rows=rows)
         hist = np.asarray(sel.history, np.float64).reshape(B, -1)
         xh = jnp.asarray(xa[held], self.dtype)
         # The held-out losses on the search's programs (their capacity: one compiled

@@ -740,13 +740,14 @@ class TreeRegressor(ParamsProtocol):
             precision=scoring.PRECISIONS[self.precision],
             buckets=scoring.buckets_for(n, p, params.basis.q, params.k))
 
-    def _data(self, xs, ys, sw, params, dtype, shard: bool = True):
+    def _data(self, xs, ys, sw, params, dtype, shard: bool = True, rows=None):
         """The chunked data of a fit (basis cached with ``cache_basis``), its rows sharded
         over ``devices`` unless ``shard`` is False (one device: the shape stage's data,
-        :meth:`_fit_shapes`)."""
+        :meth:`_fit_shapes`); ``rows``: chunked as that many rows (:func:`scoring.chunk`)."""
         # numpy in, so that the chunks are padded on the host (nothing compiled)
         data = scoring.chunk(np.asarray(xs, dtype), np.asarray(ys, dtype),
-                             None if sw is None else np.asarray(sw, dtype), chunk_size=params.chunk)
+                             None if sw is None else np.asarray(sw, dtype), chunk_size=params.chunk,
+                             rows=rows)
         if self.cache_basis:
             data = scoring.cache_basis(data, params.basis)
         if self.devices is not None and shard:
@@ -770,7 +771,12 @@ class TreeRegressor(ParamsProtocol):
             sub = _subsample(len(train), max_train, self.random_state)
             train = train if sub is None else train[sub]
         part = lambda a: None if a is None else a[train]
-        data = self._data(xs[train], ys[train], part(sw), params, dtype, shard=shard)
+        # Where compiling costs more than searching (the capacity buckets' rule), the
+        # training part is chunked as all rows: the selection run and the refit share one
+        # compiled step (zero-weight padding rows change no sum).
+        n, p = xs.shape
+        rows = n if max_train is None and n * p * params.basis.q < scoring.BUCKET_MIN_WORK else None
+        data = self._data(xs[train], ys[train], part(sw), params, dtype, shard=shard, rows=rows)
         held_data = scoring.chunk(np.asarray(xs[held], dtype), np.asarray(ys[held], dtype),
                                   None if sw is None else np.asarray(sw[held], dtype),
                                   chunk_size=params.chunk)

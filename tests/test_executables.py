@@ -209,3 +209,42 @@ def test_an_unsafe_executables_directory_is_not_used(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     jax_dir, exe = json.loads(out.stdout.strip().splitlines()[-1])
     assert jax_dir == str(tmp_path / "xdg" / "jaxtree" / "jax") and exe is None
+
+
+def test_a_change_of_jax_configuration_changes_the_key():
+    args = ("f", (), (np.ones(2),))
+    before = ex._key(*args)
+    with jax.default_matmul_precision("float32"):
+        during = ex._key(*args)
+    assert before != during and ex._key(*args) == before
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_classifier_steps_go_through_the_cache(exe_dir, monkeypatch, classes):
+    """TreeClassifier's search step (one tree, or the one-versus-rest batch) is stored, then
+    loaded and called without tracing it (the jitted functions replaced by ones that fail),
+    with the results of the plain jitted fit."""
+    import jaxtree
+    from jaxtree import classifier, search
+    from jaxtree.debug import count_compilations
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(120, 2))
+    s = X[:, 0] + np.sin(3 * X[:, 1])
+    y = s > np.median(s) if classes == 2 else np.digitize(s, np.quantile(s, [1 / 3, 2 / 3]))
+    kw = dict(k=2, refine=None, basis={"hats": 0, "sines": 2, "cosines": 0, "powers": 2,
+                                       "truncated_cubics": 0})
+    first = jaxtree.TreeClassifier(**kw).fit(X, y)
+    assert len(files(exe_dir)) == 1
+    ex._memory.clear()  # a new process: only the file is left
+    for wrapper in (search.step_cached, classifier._ovr_step_cached):
+        monkeypatch.setattr(wrapper, "fn", Forbidden())
+    with count_compilations() as count:
+        second = jaxtree.TreeClassifier(**kw).fit(X, y)
+    assert count.lowerings == 0 and count.compiles == 0
+    monkeypatch.undo()
+    ex.enable(None)
+    plain = jaxtree.TreeClassifier(**kw).fit(X, y)
+    np.testing.assert_array_equal(second.predict_proba(X), first.predict_proba(X))
+    np.testing.assert_array_equal(second.predict_proba(X), plain.predict_proba(X))
+    assert second.formula() == plain.formula()

@@ -240,3 +240,36 @@ def test_fit_batch_classifier_shares_the_step_across_k(monkeypatch, classes):
         np.testing.assert_array_equal(res.status, want.status)
         for b, (a, w) in enumerate(zip(res, want)):
             _same_classifier(a, w, X[b])
+
+
+# ------------------------------------- the held-out split's training part chunked as all rows
+
+@pytest.mark.parametrize("estimator", ["regressor", "classifier"])
+def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
+    """n = 300: the 225 training rows would be chunked as 256 and all rows as 512, two
+    compiled steps; the training part is chunked as all rows, so the refit reuses the
+    selection run's step. The zero-weight padding changes no result: the fit equals the one
+    whose training part is chunked by its own size (float64: choices, k_, the held-out
+    path, predictions)."""
+    from jaxtree import search
+
+    X, y = smooth_data(4, n=300)
+    kw = dict(k=3, refine=None, validation_fraction=0.25)
+    if estimator == "classifier":
+        y = (y > np.median(y)).astype(int)
+        make = lambda: jaxtree.TreeClassifier(**kw)  # noqa: E731
+    else:
+        make = lambda: jaxtree.TreeRegressor(search="greedy", **kw)  # noqa: E731
+    size = search.step_jit._cache_size()
+    got = make().fit(X, y)
+    assert search.step_jit._cache_size() == size + 1  # one step: selection run and refit
+    plain = scoring.chunk
+    monkeypatch.setattr(scoring, "chunk", lambda *a, rows=None, **kw: plain(*a, **kw))
+    want = make().fit(X, y)
+    assert choice_key(got.choices_) == choice_key(want.choices_) and got.k_ == want.k_
+    assert [r["n_ops"] for r in got.path_] == [r["n_ops"] for r in want.path_]
+    key = "val_loss" if estimator == "classifier" else "val_mse"
+    np.testing.assert_allclose([r[key] for r in got.path_], [r[key] for r in want.path_],
+                               rtol=1e-10)
+    out = (lambda e: e.predict_proba(X)) if estimator == "classifier" else (lambda e: e.predict(X))
+    np.testing.assert_allclose(out(got), out(want), rtol=1e-10, atol=1e-12)
