@@ -447,14 +447,13 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
     slots (:func:`jaxtree.program.trim`). ``beam``: programs ``(B, width, ...)`` advanced by
     the beam step, each data set judged by the member the beam would return at that size
     (the lowest training loss, the estimator's rule)."""
-    from jaxtree.estimator import _choose_size, _n_ops, _path_rows, _split
+    from jaxtree.estimator import _choose_size, _n_ops, _path_rows, _selection_rows, _split
 
     train, held = _split(xs.shape[1], fraction, random_state)
     part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
-    # Chunked as all rows where compiling dominates, as the estimator's selection run
-    # (TreeRegressor._held_out): the selection run and the refit share one compiled step.
-    _, n, p = xs.shape
-    rows = n if n * p * params.basis.q < scoring.BUCKET_MIN_WORK else None
+    # Chunked as the estimator's selection run (one compiled step with the refit).
+    rows = _selection_rows(len(train), *xs.shape[1:], params.basis.q, params.chunk,
+                           cfg.pair_rows if cfg.pair_leaves else 0)
     data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype, rows)
     held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
     if beam:

@@ -81,7 +81,8 @@ from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
 from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _check_stream_args, _encoded_rows,
-                               _loaded_names, _ProgressBar, _split, check_params)
+                               _loaded_names, _ProgressBar, _selection_rows, _split,
+                               check_params)
 from jaxtree.estimator import _check_fraction as estimator_check_fraction
 
 __all__ = [
@@ -925,9 +926,9 @@ class _Job:
             raise ValueError("validation_fraction: the held-out or the training rows all have "
                              "sample_weight 0; give more rows a positive weight, or set "
                              "validation_fraction=None.")
-        # Where compiling dominates (the capacity buckets' rule), the training part is
-        # chunked as all rows: the selection run and the refit share one compiled step.
-        rows = n if n * xs.shape[1] * self.basis.q < scoring.BUCKET_MIN_WORK else None
+        # Chunked as all rows where compiling dominates: one compiled step with the refit
+        # (the classifier's search has no pair screen).
+        rows = _selection_rows(len(train), n, xs.shape[1], self.basis.q, self.params.chunk)
         sel = self.search(xs[train], ypm[:, train], w[train], self.params.k, keep_states=True,
                           rows=rows)
         hist = np.asarray(sel.history, np.float64).reshape(B, -1)

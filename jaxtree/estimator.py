@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import math
 import sys
 import warnings
 from typing import Callable, NamedTuple, Optional
@@ -760,22 +761,21 @@ class TreeRegressor(ParamsProtocol):
         fraction = self.validation_fraction_
         return AUTO_VALIDATION if fraction is None else fraction
 
-    def _held_out(self, xs, ys, sw, params, dtype, max_train=None, shard: bool = True):
+    def _held_out(self, xs, ys, sw, params, dtype, max_train=None, shard: bool = True,
+                  pair_rows: int = 0):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
         (``validation_fraction``, ``random_state``), both chunked as the fit chunks; at most
         ``max_train`` training rows (a deterministic subset) when given; the training rows
-        sharded as :meth:`_data` shards them (``shard``)."""
+        sharded as :meth:`_data` shards them (``shard``); ``pair_rows``: the search's pair
+        screen (:func:`_selection_rows`)."""
         fraction = self._held_out_fraction()
         train, held = _split(xs.shape[0], fraction, self.random_state)
         if max_train is not None:
             sub = _subsample(len(train), max_train, self.random_state)
             train = train if sub is None else train[sub]
         part = lambda a: None if a is None else a[train]
-        # Where compiling costs more than searching (the capacity buckets' rule), the
-        # training part is chunked as all rows: the selection run and the refit share one
-        # compiled step (zero-weight padding rows change no sum).
-        n, p = xs.shape
-        rows = n if max_train is None and n * p * params.basis.q < scoring.BUCKET_MIN_WORK else None
+        rows = None if max_train is not None else _selection_rows(
+            len(train), *xs.shape, params.basis.q, params.chunk, pair_rows)
         data = self._data(xs[train], ys[train], part(sw), params, dtype, shard=shard, rows=rows)
         held_data = scoring.chunk(np.asarray(xs[held], dtype), np.asarray(ys[held], dtype),
                                   None if sw is None else np.asarray(sw[held], dtype),
@@ -812,7 +812,8 @@ class TreeRegressor(ParamsProtocol):
         # Choose the size on held-out rows, then refit on all rows (same compiled step). A
         # beam is judged by the member the beam would return at that size (the lowest
         # training loss; search.beam_fit's rule).
-        data, held_data, held = self._held_out(xs, ys, sw, params, dtype)
+        data, held_data, held = self._held_out(
+            xs, ys, sw, params, dtype, pair_rows=cfg.pair_rows if cfg.pair_leaves else 0)
         empty = prog.empty_program(cfg.max_k, dtype)
         if beam:
             best = lambda ps: _best_member(ps, data, params.basis)  # noqa: E731
@@ -1522,6 +1523,26 @@ def _shape_rows(n: int, fraction, random_state):
         picked = np.union1d(picked, rng.integers(0, n, size=m))
     picked = rng.permutation(picked)[:m]  # a uniform random subset of m distinct rows
     return np.sort(picked[n_held:]), np.sort(picked[:n_held])
+
+
+def _selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int,
+                    pair_rows: int = 0):
+    """The row count to chunk a held-out split's training part as (``scoring.chunk``'s
+    ``rows``), or None to chunk it by its own size.
+
+    ``n``: all rows, so that the selection run and the refit share one compiled step (their
+    data have one shape; zero-weight padding rows change no sum), where compiling costs more
+    than searching (``n*p*q`` below :data:`jaxtree.scoring.BUCKET_MIN_WORK`, the capacity
+    buckets' rule) and, with a pair screen of ``pair_rows > 0`` rows, where the padding
+    leaves its stride unchanged (``search._screen_rows`` takes every ``stride``-th row of
+    the chunked shape: a longer shape would screen fewer of the training rows)."""
+    if n * p * q >= scoring.BUCKET_MIN_WORK:
+        return None
+    if pair_rows > 0:
+        stride = lambda r: -(-math.prod(scoring.chunk_shape(r, chunk_size)) // pair_rows)  # noqa: E731
+        if stride(n) != stride(n_train):
+            return None
+    return n
 
 
 def _split(n: int, fraction, random_state):

@@ -126,6 +126,15 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] 
     return Data(*_pad_chunks(jnp, jnp.asarray(x), y, sample_weight, chunk_size, rows))
 
 
+def chunk_shape(n: int, chunk_size: int) -> tuple:
+    """``(number of chunks, rows per chunk)`` of :func:`chunk` for ``n`` rows."""
+    # Small data: round the chunk up to a power of two (zero-weight padding) so that
+    # nearby sizes (CV folds, the paper's n grid) share one compilation.
+    m = int(chunk_size) if n >= chunk_size else min(int(chunk_size),
+                                                     max(8, 1 << (n - 1).bit_length()))
+    return -(-n // m), m
+
+
 def _pad_chunks(xp, x, y, sample_weight, chunk_size: int, rows: Optional[int] = None):
     """``(x, y, w)`` padded with zero-weight rows and cut into chunks, with ``xp`` numpy (on
     the host, then one transfer per array: nothing compiled; each eager JAX pad, cast and
@@ -133,12 +142,7 @@ def _pad_chunks(xp, x, y, sample_weight, chunk_size: int, rows: Optional[int] = 
     tracers). The same values either way: padding and reshaping are exact, and a cast
     rounds as JAX's does."""
     n, p = x.shape
-    big = n if rows is None else max(n, int(rows))
-    # Small data: round the chunk up to a power of two (zero-weight padding) so that
-    # nearby sizes (CV folds, the paper's n grid) share one compilation.
-    m = int(chunk_size) if big >= chunk_size else min(int(chunk_size),
-                                                       max(8, 1 << (big - 1).bit_length()))
-    nc = -(-big // m)
+    nc, m = chunk_shape(n if rows is None else max(n, int(rows)), chunk_size)
     pad = nc * m - n
     y = xp.asarray(y, x.dtype)
     w = xp.ones((n,), x.dtype) if sample_weight is None else xp.asarray(sample_weight, x.dtype)

@@ -273,3 +273,18 @@ def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
                                rtol=1e-10)
     out = (lambda e: e.predict_proba(X)) if estimator == "classifier" else (lambda e: e.predict(X))
     np.testing.assert_allclose(out(got), out(want), rtol=1e-10, atol=1e-12)
+
+
+def test_selection_rows_keep_the_pair_screens_stride():
+    """The training part is chunked as all rows only where compiling dominates and, with a
+    pair screen (4,096 rows), where its stride over the chunked rows stays the same: at
+    n = 5,000 the 3,750 training rows fill 2 chunks of 2,048 (stride 1, every row screened)
+    and all rows 3 (stride 2: half of them), so there it keeps its own chunks."""
+    from jaxtree.estimator import _selection_rows
+
+    t = lambda n: n - round(0.25 * n)  # noqa: E731 - the training rows of a 25% split
+    assert _selection_rows(t(300), 300, 4, 40, 2048) == 300
+    assert _selection_rows(t(6500), 6500, 10, 40, 2048, 4096) == 6500  # strides 2 and 2
+    assert _selection_rows(t(5000), 5000, 10, 40, 2048, 4096) is None  # strides 1 and 2
+    assert _selection_rows(t(5000), 5000, 10, 40, 2048) == 5000  # no pair screen
+    assert _selection_rows(t(10 ** 5), 10 ** 5, 10, 40, 2048) is None  # searching dominates
