@@ -21,9 +21,11 @@ Decisions (and why):
   user configured JAX's cache or turned jaxtree's off (``JAXTREE_COMPILATION_CACHE=0``,
   :func:`jaxtree.disable_compilation_cache`), so a process that opted out never loads code
   from disk.
-* **What is cached**: the few programs a default fit compiles (the search step and the
-  held-out loss; :func:`cached` wraps them at their call sites). Every other program goes
-  through JAX's own cache as before.
+* **What is cached**: the few programs a default fit compiles: the search step and the
+  held-out loss of :class:`jaxtree.TreeRegressor`, the step of :class:`jaxtree.TreeClassifier`
+  (one tree, or the one-versus-rest batch); :func:`cached` wraps them at their call sites.
+  Every other program (``fit_batch``, streamed fits, shape terms, ``predict``) goes through
+  JAX's own cache as before.
 * **The key** (SHA-256 of): the function's module and name; ``repr`` of the static arguments
   (a basis holding a custom Python function is not cached at all: its identity cannot be
   written down); the tree structure, shapes, dtypes and weak types of the other arguments;
@@ -36,8 +38,8 @@ Decisions (and why):
 * **Only one device**: the cache is used when the process sees a single device (one CPU,
   one GPU); with several, placements and shardings enter the program and the plain jitted
   call is used.
-* **Size**: files are zlib-compressed (level 1: the demo's backfit step, 5.9 MB serialised,
-  takes about 0.8 MB) and the directory keeps the :data:`MAX_FILES` most recently used
+* **Size**: files are zlib-compressed (level 1: the demo's backfit step, 4.4 MB serialised,
+  takes 0.7 MB) and the directory keeps the :data:`MAX_FILES` most recently used
   files, the oldest deleted when a new one is written.
 * **Failures are never errors**: an unreadable, corrupt or incompatible file is deleted and
   the program compiled as without the cache; a program that cannot be serialised is

@@ -40,8 +40,6 @@ class Forbidden:
     """Stands in for the jitted function once the executable is on disk: tracing, lowering
     or calling it fails the test, so a result proves the executable came from the file."""
 
-    __module__, __qualname__ = _affine.__module__, _affine.__qualname__
-
     def lower(self, *a):
         raise AssertionError("traced again")
 
