@@ -109,8 +109,9 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] 
         rounded up to a power of two.
       rows: None, or a row count ``>= n``: the chunks (their size and number) of ``rows``
         rows, the rest zero-weight padding. The held-out split's training part is chunked
-        as the whole data set, so the selection run and the refit share one compiled step
-        (e.g. n = 5,000: 3,750 training rows in 2 chunks of 2,048, all rows in 3).
+        as the whole data set where that is cheap, so the selection run and the refit
+        share one compiled step (e.g. n = 6,500: 4,875 training rows in 3 chunks of 2,048,
+        all rows in 4; ``jaxtree.estimator._selection_rows``).
 
     Returns:
       :class:`Data` with ``ceil(n/chunk) `` chunks. Numpy inputs (no JAX array among them)
