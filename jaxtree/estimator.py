@@ -1539,7 +1539,8 @@ def _selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int,
     if n * p * q >= scoring.BUCKET_MIN_WORK:
         return None
     if pair_rows > 0:
-        stride = lambda r: -(-math.prod(scoring.chunk_shape(r, chunk_size)) // pair_rows)  # noqa: E731
+        stride = lambda r: search.screen_stride(math.prod(scoring.chunk_shape(r, chunk_size)),  # noqa: E731
+                                                pair_rows)
         if stride(n) != stride(n_train):
             return None
     return n

@@ -193,20 +193,15 @@ def test_a_second_process_fits_without_tracing_the_search(tmp_path):
 
 
 def test_an_unsafe_executables_directory_is_not_used(tmp_path):
+    from test_compilation_cache import run_child
+
     exe_dir = tmp_path / "xdg" / "jaxtree" / "executables"
     exe_dir.mkdir(parents=True)
     os.chmod(tmp_path / "xdg" / "jaxtree", 0o700)
     os.chmod(exe_dir, 0o777)  # others could plant code there
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("JAX_COMPILATION_CACHE_DIR", cc.ENV_VAR, "XDG_CACHE_HOME")}
-    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"))
-    code = ("import json; from jaxtree import _compilation_cache as cc, _executables as ex; "
-            "jax_dir = cc.enable(); print(json.dumps([jax_dir, ex.directory()]))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    jax_dir, exe = json.loads(out.stdout.strip().splitlines()[-1])
-    assert jax_dir == str(tmp_path / "xdg" / "jaxtree" / "jax") and exe is None
+    res, _ = run_child("from jaxtree import _executables as ex\n"
+                       "report(path=cc.enable(), exe=ex.directory())", tmp_path)
+    assert res["path"] == str(tmp_path / "xdg" / "jaxtree" / "jax") and res["exe"] is None
 
 
 def test_a_change_of_jax_configuration_changes_the_key():
