@@ -605,7 +605,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                                 precision=scoring.PRECISIONS[precision])
     # No row buckets here: under vmap, lax.switch on a batched index becomes a select that
     # runs every branch, which would cost more than scoring all rows.
-    bucketed = n * p * params.basis.q < scoring.BUCKET_MIN_WORK
+    bucketed = scoring.compiling_dominates(n, p, params.basis.q)
     if bucketed:  # the estimator's rule: nearby k share the compiled step (docstring)
         cfg = cfg._replace(max_k=prog.capacity_for(params.k))
     scale = np.asarray(sc.y_scale, np.float64) ** 2
@@ -900,7 +900,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).
     cfg = est0._config(params, n, p, params.basis.q, K)._replace(buckets=())
-    if n * p * params.basis.q < scoring.BUCKET_MIN_WORK:
+    if scoring.compiling_dominates(n, p, params.basis.q):
         # TreeClassifier's capacity buckets: nearby k share the compiled step; each greedy
         # iteration inserts one operation, so k + 1 iterations stop at k operations, and the
         # trees are cut back to 2k+1 slots below.

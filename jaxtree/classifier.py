@@ -425,7 +425,7 @@ class TreeClassifier(ParamsProtocol):
         K = len(classes)
         ypm = _one_vs_rest(idx, K)
         cfg = self._config(params, n, p, basis.q, K)
-        if self.engine == "jax" and n * p * basis.q < scoring.BUCKET_MIN_WORK:
+        if self.engine == "jax" and scoring.compiling_dominates(n, p, basis.q):
             # Compiling costs more than searching: the regressor's capacity buckets
             # (program.capacity_for), so that nearby k (and the refit) share the compiled
             # step; each greedy iteration inserts one operation, so k + 1 iterations stop

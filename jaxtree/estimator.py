@@ -789,7 +789,7 @@ class TreeRegressor(ParamsProtocol):
         elif self.shapes and not tree_only:
             return self._fit_shapes(xs, ys, sw, params, dtype, sc)
         cfg = self._config(params, xs.shape[0], xs.shape[1])
-        if xs.shape[0] * xs.shape[1] * params.basis.q < scoring.BUCKET_MIN_WORK:
+        if scoring.compiling_dominates(*xs.shape, params.basis.q):
             # Compiling costs more than searching: run in a rounded-up capacity so that
             # nearby k (and the refit below) share the compiled step; the search still stops
             # at k operations (max_ops) and the tree is cut back to 2k+1 slots.
@@ -1536,7 +1536,7 @@ def _selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int,
     buckets' rule) and, with a pair screen of ``pair_rows > 0`` rows, where the padding
     leaves its stride unchanged (``search._screen_rows`` takes every ``stride``-th row of
     the chunked shape: a longer shape would screen fewer of the training rows)."""
-    if n * p * q >= scoring.BUCKET_MIN_WORK:
+    if not scoring.compiling_dominates(n, p, q):
         return None
     if pair_rows > 0:
         stride = lambda r: search.screen_stride(math.prod(scoring.chunk_shape(r, chunk_size)),  # noqa: E731

@@ -58,6 +58,8 @@ __all__ = [
     "cache_basis",
     "Choice",
     "chunk",
+    "chunk_shape",
+    "compiling_dominates",
     "choice_at",
     "chunk_moments",
     "closed_form",
@@ -429,13 +431,21 @@ PRECISIONS = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HI
 BUCKET_MIN_WORK = 10_000_000
 
 
+def compiling_dominates(n: int, p: int, q: int) -> bool:
+    """Whether compiling costs more than searching a fit of ``n`` rows, ``p`` covariates and
+    ``q`` basis functions (``n*p*q`` below :data:`BUCKET_MIN_WORK`). The one rule behind the
+    scorer's row buckets (:func:`buckets_for`), the capacity buckets
+    (:func:`jaxtree.program.capacity_for`) and the chunking of a held-out split."""
+    return n * p * q < BUCKET_MIN_WORK
+
+
 def buckets_for(n: int, p: int, q: int, k: int) -> tuple:
     """Row buckets for the scorer when a fit is large enough to repay their compilation.
 
     Decision: below ``n*p*q = 1e7`` compilation dominates a fit, so the scorer uses one
     row count; above it, power-of-two buckets roughly halve the scoring work.
     """
-    return default_buckets(k + 1) if n * p * q >= BUCKET_MIN_WORK else ()
+    return () if compiling_dominates(n, p, q) else default_buckets(k + 1)
 
 
 def default_buckets(max_leaves: int) -> tuple:
