@@ -2,14 +2,11 @@
 
 In-process tests turn the cache on in a private temporary directory with
 ``_executables.enable`` (JAX's own persistent cache stays off, as in the whole suite) and use
-small jitted functions; one subprocess test runs the estimator's default fit in three fresh
-processes on one cache directory.
+small jitted functions; one subprocess test runs the estimator's held-out fit in two fresh
+processes on one cache directory (``test_compilation_cache.run_child``).
 """
 
-import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import jax
@@ -17,9 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxtree import _compilation_cache as cc
 from jaxtree import _executables as ex
 from jaxtree import basis as basis_
+from test_compilation_cache import run_child
 
 
 def _affine(x, n, scale):
@@ -146,9 +143,7 @@ def test_old_files_beyond_the_limit_are_deleted(exe_dir, monkeypatch):
 
 
 CHILD = textwrap.dedent("""
-    import json, sys
     import numpy as np
-    import jaxtree
     from jaxtree import _executables
     from jaxtree.debug import count_compilations
     rng = np.random.default_rng(0)
@@ -163,7 +158,7 @@ CHILD = textwrap.dedent("""
         est = make().fit(X, y)
     out = {"pred": est.predict(X).tolist(), "formula": est.formula(),
            "lowerings": count.lowerings, "dir": _executables.directory()}
-    if sys.argv[1] == "also_off":   # the same fit through the plain jitted functions
+    if os.environ["CHILD_MODE"] == "also_off":   # the same fit through the plain jitted functions
         jaxtree.disable_compilation_cache()
         off = make().fit(X, y)
         out["pred_off"] = off.predict(X).tolist()
@@ -172,15 +167,10 @@ CHILD = textwrap.dedent("""
 
 
 def test_a_second_process_fits_without_tracing_the_search(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("JAX_COMPILATION_CACHE_DIR", cc.ENV_VAR, "XDG_CACHE_HOME")}
-    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    from test_compilation_cache import run_child
 
-    def child(arg):
-        out = subprocess.run([sys.executable, "-c", CHILD, arg], env=env, capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr[-3000:]
-        return json.loads(out.stdout.strip().splitlines()[-1])
+    def child(mode):  # a fresh process on the cache directory under tmp_path
+        return run_child(CHILD, tmp_path, CHILD_MODE=mode)[0]
 
     first = child("also_off")
     exe_dir = tmp_path / "xdg" / "jaxtree" / "executables"
@@ -193,8 +183,6 @@ def test_a_second_process_fits_without_tracing_the_search(tmp_path):
 
 
 def test_an_unsafe_executables_directory_is_not_used(tmp_path):
-    from test_compilation_cache import run_child
-
     exe_dir = tmp_path / "xdg" / "jaxtree" / "executables"
     exe_dir.mkdir(parents=True)
     os.chmod(tmp_path / "xdg" / "jaxtree", 0o700)
