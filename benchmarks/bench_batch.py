@@ -48,13 +48,14 @@ def _compile_seconds(X, y, k, refine, chunk, basis):
     """
     B, n, p = X.shape
     cfg = search.Config(max_k=k, refine=refine, coordinate_sweeps=3, refine_steps=20, precision=PRECISIONS["highest"])
-    data_b = batch._chunk_batch(X.astype(np.float64), y.astype(np.float64), None, chunk, np.float32)
+    chunk_b, chunk_1 = chunk  # the batch's and a single fit's row plans
+    data_b = batch._chunk_batch(X.astype(np.float64), y.astype(np.float64), None, chunk_b, np.float32)
     progs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape),
                                    prog.empty_program(k, jnp.float32))
     t0 = time.perf_counter()
     batch.step_batch_jit.lower(progs, data_b, basis, cfg).compile()
     t_batch = time.perf_counter() - t0
-    data_1 = scoring.chunk(jnp.asarray(X[0]), jnp.asarray(y[0]), chunk_size=chunk)
+    data_1 = scoring.chunk(jnp.asarray(X[0]), jnp.asarray(y[0]), chunk_size=chunk_1)
     t0 = time.perf_counter()
     search.step_jit.lower(prog.empty_program(k, jnp.float32), data_1, basis, cfg).compile()
     return t_batch, time.perf_counter() - t0
@@ -79,7 +80,8 @@ def main(argv=None):
     ap.add_argument("--k", type=int, default=None)
     ap.add_argument("--refine", default="optax", choices=("optax", "coordinate", "none"))
     ap.add_argument("--repeats", type=int, default=None)
-    ap.add_argument("--chunk-size", type=int, default=2048)
+    ap.add_argument("--chunk-size", type=lambda v: v if v == "auto" else int(v), default="auto",
+                    help="'auto' (the row plan, jaxtree.plan) or rows per chunk")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     n = a.n or (300 if a.quick else 1000)
@@ -99,7 +101,10 @@ def main(argv=None):
     for B in batches:
         X, y = _data(B, n, a.p)
         kw = dict(k=k, basis=basis, refine=refine, chunk_size=a.chunk_size)
-        c_batch, c_single = _compile_seconds(X, y, k, refine, a.chunk_size, basis)
+        from jaxtree import plan as plan_
+        chunk_b = plan_.row_plan(n, a.p, basis.q, np.float32, chunk_size=a.chunk_size, batch=B).chunk
+        chunk_1 = plan_.row_plan(n, a.p, basis.q, np.float32, chunk_size=a.chunk_size).chunk
+        c_batch, c_single = _compile_seconds(X, y, k, refine, (chunk_b, chunk_1), basis)
         c_single = c_single if not rows else None
         # warm up (fills the jit caches) and check correctness before timing
         res = batch.fit_batch(X, y, **kw)

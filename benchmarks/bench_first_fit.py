@@ -42,6 +42,8 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import ROOT, environment  # noqa: E402
 
@@ -74,7 +76,8 @@ pred = est.predict(X[n:])
 t_predict = time.perf_counter() - t0
 print(json.dumps({"import_s": t_import, "fit_s": t_fit, "predict_s": t_predict, **split,
                   "pred": pred.tolist(), "formula": est.formula(),
-                  "cache_dir": jax.config.jax_compilation_cache_dir}))
+                  "cache_dir": jax.config.jax_compilation_cache_dir,
+                  "backend": jax.default_backend()}))
 """
 
 
@@ -161,8 +164,17 @@ def one_round(n, p, k, estimator="default", root=ROOT) -> dict:
     assert first["cache_dir"] and files > 0, "the cache was not written"
     same = first["pred"] == second["pred"] and first["formula"] == second["formula"]
     assert same, "the cached programs changed the fit"
-    assert off["pred"] == first["pred"], "the cache changed the fit"
-    row = {"cache_entries": files, "cache_bytes": size}
+    # Bitwise on a CPU. On a GPU the cache-off process compiles its programs apart from the
+    # cached ones (other compile options, so other JAX cache keys) and XLA's GEMM autotuning
+    # may pick other kernels there: the first H100 run (2026-11-27) differed in the last
+    # bits. There the difference is recorded and bounded instead.
+    diff = float(np.max(np.abs(np.asarray(off["pred"]) - np.asarray(first["pred"]))))
+    scale = float(np.max(np.abs(np.asarray(first["pred"])))) or 1.0
+    if first.get("backend", "cpu") == "cpu":
+        assert off["pred"] == first["pred"], "the cache changed the fit"
+    else:
+        assert diff <= 1e-3 * scale, f"the cache changed the fit by {diff:.3g}"
+    row = {"cache_entries": files, "cache_bytes": size, "off_vs_cached_max_abs_diff": diff}
     for name, r in (("cache_off", off), ("first", first), ("second", second)):
         row.update({f"{name}_{key}": r[key] for key in ("import_s", "fit_s", "predict_s")})
     row.update({f"second_{key}": second[key]

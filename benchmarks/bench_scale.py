@@ -142,8 +142,13 @@ def estimator_child(a) -> dict:
                persistent_cache=os.environ.get("JAXTREE_COMPILATION_CACHE", "default (on)"),
                loadavg_start=list(os.getloadavg()))
     refine = None if a.refine == "none" else a.refine
-    make = lambda: jaxtree.TreeRegressor.paper(k=a.k, refine=refine, chunk_size=a.chunk,  # noqa: E731
-                                               search=a.search)
+    if a.airline_estimator == "default":  # the estimator as a user makes it (tree + shapes)
+        make = lambda: jaxtree.TreeRegressor(chunk_size=a.chunk)  # noqa: E731
+        rec.update(k="default", refine="optax", search="auto", estimator="TreeRegressor()")
+    else:
+        make = lambda: jaxtree.TreeRegressor.paper(k=a.k, refine=refine, chunk_size=a.chunk,  # noqa: E731
+                                                   search=a.search)
+        rec["estimator"] = "TreeRegressor.paper()"
     t = time.perf_counter()
     est = make().fit(X, y)
     rec["fit_first_s"] = time.perf_counter() - t
@@ -159,6 +164,7 @@ def estimator_child(a) -> dict:
     rec["final_mse"] = float(est.history_[-1])
     rec["rmse_train"] = float(np.sqrt(np.mean((est.predict(X) - y) ** 2)))
     rec["formula"] = est.formula()
+    rec["row_plan"] = est.row_plan_._asdict()
     rec["loadavg_end"] = list(os.getloadavg())
     rec["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return rec
@@ -182,8 +188,12 @@ def child(a) -> dict:
     cfg = search.search_config(a.search, a.k, a.p * q,
                                refine=None if a.refine == "none" else a.refine,
                                precision=prec[a.precision], buckets=buckets)
-    rec = dict(n=a.n, p=a.p, q=q, k=a.k, refine=a.refine, search=a.search, chunk=a.chunk,
-               dtype="float32",
+    from jaxtree import plan as plan_
+    rp = plan_.row_plan(a.n, a.p, q, np.float32, chunk_size=a.chunk)
+    chunk = rp.chunk
+    block = a.block or rp.chunks_per_block
+    rec = dict(n=a.n, p=a.p, q=q, k=a.k, refine=a.refine, search=a.search, chunk=chunk,
+               chunk_arg=a.chunk, row_plan=rp._asdict(), block=block, dtype="float32",
                buckets=list(buckets),
                precision=a.precision, device=str(jax.devices()), backend=jax.default_backend(),
                jax=jax.__version__, streamed=bool(a.memmap))
@@ -196,9 +206,9 @@ def child(a) -> dict:
     if a.memmap:
         mx = np.memmap(a.memmap + ".x", np.float32, "r", shape=(a.n, a.p))
         my = np.memmap(a.memmap + ".y", np.float32, "r", shape=(a.n,))
-        src = stream.ChunkReader(mx, my, chunk_size=a.chunk)
+        src = stream.ChunkReader(mx, my, chunk_size=min(chunk, a.n))
         t0 = time.perf_counter()
-        res = stream.fit(src, basis, a.k, cfg, callback=cb, chunks_per_block=a.block)
+        res = stream.fit(src, basis, a.k, cfg, callback=cb, chunks_per_block=block)
         rec["fit_s"] = time.perf_counter() - t0
         rec["fit_cold_s"] = rec["fit_s"]
         rec["compile_s"] = "n/a"
@@ -206,7 +216,7 @@ def child(a) -> dict:
         rng = np.random.default_rng(0)
         x = rng.random((a.n, a.p), dtype=np.float32)
         y = make_y(x, rng)
-        data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), None, a.chunk)
+        data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), None, chunk)
         del x, y
         t0 = time.perf_counter()
         res = search.fit(data, basis, a.k, cfg, callback=cb)
@@ -281,10 +291,23 @@ def roofline(program, data, basis, a) -> dict:
     ts = med(f, program, data)
     tm = med(g, u, phi) * nc / phi.shape[0]
     n = a.n
+    # The cost model (issue 25 item 3): a scoring pass does 3 products of (2L, m) by
+    # (m, p*q) per chunk (6*2L*rows*p*q flops, padded rows included) and reads x, y, w once
+    # (the basis is computed on the fly, never read); its limit is the slower of the card's
+    # measured float32 matmul rate on the same shapes and its measured memory bandwidth.
+    big = jnp.ones((2**28,), jnp.float32)  # 1 GiB: read and written once per call
+    bw = 2 * big.nbytes / med(jax.jit(lambda v: v * 1.0001), big)
+    del big
+    flops = 6 * 2 * L * nc * m * pq
+    nbytes = nc * m * (a.p + 2) * 4
+    limit = max(flops / (flops / tm), nbytes / bw)
     # nominal flops use the D real leaves (the paper's count); the kernel computes all 2L rows
     return dict(score_s=ts, D=D, score_gflops=12 * D * n * a.p * basis.q / ts / 1e9,
-                score_gflops_padded=6 * 2 * L * nc * m * pq / ts / 1e9,
-                matmul_gflops=6 * 2 * L * nc * m * pq / tm / 1e9)
+                score_gflops_padded=flops / ts / 1e9,
+                matmul_gflops=flops / tm / 1e9, bandwidth_gbs=bw / 1e9,
+                score_flops=flops, score_bytes=nbytes, score_limit_s=limit,
+                score_pct_of_matmul=100 * (flops / ts) / (flops / tm),
+                score_x_limit=ts / limit)
 
 
 # -------------------------------------------------------------------------- the parent
@@ -296,7 +319,8 @@ def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_c
            "--k", str(k), "--refine", refine, "--chunk", str(args.chunk),
            "--buckets", buckets or args.buckets,
            "--block", str(args.block), "--precision", args.precision, "--search", args.search,
-           "--second-fit-max", str(int(args.second_fit_max)), "--repeats", str(args.repeats)]
+           "--second-fit-max", str(int(args.second_fit_max)), "--repeats", str(args.repeats),
+           "--airline-estimator", args.airline_estimator]
     if memmap:
         cmd += ["--memmap", memmap]
     if roofline:
@@ -336,12 +360,15 @@ def main():
                     help="refinement of the sweeps (default: the estimator's, optax)")
     ap.add_argument("--repeats", type=int, default=3,
                     help="timed fits after the compiling one (in-memory sizes); the fastest counts")
-    ap.add_argument("--chunk", type=int, default=2048)
+    ap.add_argument("--chunk", type=lambda v: v if v == "auto" else int(v), default="auto",
+                    help="rows per chunk: 'auto' (jaxtree.plan.row_plan: 2048 on a CPU, up to "
+                         "~1e6 on a GPU) or a number")
     ap.add_argument("--buckets", default="on", choices=["on", "off", "auto"],
                     help="scorer row buckets in the sweeps: on (default, the same program at "
                          "every point), off, or auto (the estimator's rule; airline rows "
                          "always use auto)")
-    ap.add_argument("--block", type=int, default=32, help="chunks per streamed block")
+    ap.add_argument("--block", type=int, default=0,
+                    help="chunks per streamed block (0: the row plan's, 16 on a CPU)")
     ap.add_argument("--precision", default="highest", choices=["highest", "high", "default"])
     ap.add_argument("--search", default="greedy", choices=["greedy", "backfit"],
                     help="search strategy (TreeRegressor's search=; default the paper's greedy)")
@@ -360,6 +387,8 @@ def main():
     ap.add_argument("--roofline", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--precision-check", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--estimator", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--airline-estimator", choices=["paper", "default"], default="paper",
+                    help="airline_fit: TreeRegressor.paper(k) (default) or TreeRegressor()")
     a = ap.parse_args()
     if a.child:
         print(json.dumps(estimator_child(a) if a.estimator else child(a)))

@@ -5,8 +5,9 @@ or ``*``, leaves ``w * phi_i(x_j)``. See :class:`TreeRegressor` for the estimato
 :func:`predict` for the pure functional prediction.
 """
 
-from jaxtree import (basis, batch, classifier, datasets, debug, export, losses, moves, program,
-                     reference, refine, scoring, search, sharding, simplify, stream, theory)
+from jaxtree import (basis, batch, classifier, datasets, debug, export, losses, moves, plan,
+                     program, reference, refine, scoring, search, sharding, simplify, stream,
+                     theory)
 from jaxtree._compilation_cache import disable as disable_compilation_cache
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
@@ -41,6 +42,7 @@ __all__ = [
     "losses",
     "make_basis",
     "moves",
+    "plan",
     "predict",
     "program",
     "reference",

@@ -494,6 +494,10 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
         column; numeric columns are left to the usual checks, with their message), a bad
         ``categorical_features``, a column that is neither numeric nor categorical.
     """
+    if not _is_frame(X) and (categorical_features is None or isinstance(categorical_features, str)):
+        arr = V.as_float_array(X, "X")  # as _split_columns: every column numeric
+        if arr.ndim == 2 and arr.dtype.kind == "f" and arr.shape[0] > 0:
+            return _fit_float_matrix(arr, missing)
     split = _split_columns(X, categorical_features)
     if split is None:
         return None
@@ -536,6 +540,20 @@ def _numeric_spec(name: str, low: float, has_missing: bool, missing: str) -> Col
     are none: the fill is then 0) and whether it holds missing values."""
     fill = 0.0 if math.isnan(low) else float(low)
     return ColumnSpec(name, "numeric", fill, bool(has_missing) and missing == "indicator")
+
+
+def _fit_float_matrix(arr: np.ndarray, missing: str) -> EncodingSpec:
+    """:func:`fit` of a float matrix without column names or categories (the same spec as
+    the column-by-column loop): one pass of column extremes (NaN exactly in the columns
+    holding one, :func:`jaxtree._validation.column_extremes`); only those columns are read
+    again, for their minimum over the other values."""
+    lo, _ = V.column_extremes(arr)
+    has = np.isnan(lo)
+    lows = lo.astype(np.float64)
+    for j in np.flatnonzero(has):
+        col = arr[:, j]
+        lows[j] = np.nan if np.isnan(col).all() else float(np.nanmin(col))
+    return numeric(lows, has, missing=missing)
 
 
 def numeric(lows, has_missing, *, missing: str = "indicator") -> EncodingSpec:

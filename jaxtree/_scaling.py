@@ -35,6 +35,15 @@ def from_extremes(x_min, x_max, y_min, y_max) -> Scaling:
 def extremes(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
     """``(x_min, x_max, y_min, y_max)`` over rows of ``x (..., n, p)``, ``y (..., n)``
     with positive weight (all rows when ``sw`` is None)."""
+    if sw is None and np.ndim(x) == 2 and np.asarray(x).dtype.kind == "f":
+        # every row counts: the extremes in x's own dtype, then float64 (exact: rounding is
+        # monotone), with no float64 or masked copy of x
+        from jaxtree._validation import column_extremes
+
+        lo, hi = column_extremes(np.asarray(x))
+        y = np.asarray(y)
+        return (lo.astype(np.float64), hi.astype(np.float64), np.float64(y.min()),
+                np.float64(y.max()))
     x = np.asarray(x, np.float64)
     y = np.asarray(y, np.float64)
     keep = np.ones(y.shape, bool) if sw is None else np.asarray(sw) > 0

@@ -59,12 +59,13 @@ from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
 from jaxtree import classifier as classifier_
 from jaxtree import model as model_
+from jaxtree import plan as plan_
 from jaxtree import program as prog
 from jaxtree import refine as refine_
 from jaxtree import scoring, search
 from jaxtree import search as search_
 from jaxtree import shapes as shapes_
-from jaxtree.estimator import TreeRegressor, _shape_mse, check_params
+from jaxtree.estimator import TreeRegressor, _shape_mse, check_params, planned
 
 __all__ = [
     "BatchResult",
@@ -353,12 +354,15 @@ class BatchResult:
       history: float64 ``(B, k+1)`` training MSE in each data set's ``y`` units (with
         ``shapes=S``: the shape iterations first, ``(B, S + k + 1)``, NaN-padded).
       status: int ``(B,)`` search status per data set (0 = ok).
+      row_plan: the :class:`jaxtree.plan.RowPlan` the batch ran (its chunk shared by the
+        ``B`` data sets: :func:`jaxtree.plan.row_plan` with ``batch=B``).
     """
 
     estimators: list
     models: model_.TreeModel
     history: np.ndarray
     status: np.ndarray
+    row_plan: Optional[plan_.RowPlan] = None
 
     def __len__(self) -> int:
         return len(self.estimators)
@@ -498,7 +502,7 @@ def _beam_to_sizes(programs, data, basis, cfg, sizes, scale) -> search_.SearchRe
 
 
 def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
-              sample_weight=None, chunk_size: int = 2048, coordinate_sweeps: int = 3,
+              sample_weight=None, chunk_size="auto", coordinate_sweeps: int = 3,
               refine_steps: int = 20, precision: str = "highest",
               feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
               beam_width: int = 4, validation_fraction: Optional[float] = None,
@@ -517,7 +521,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
       basis: as for :class:`jaxtree.TreeRegressor` (None, a preset name, a Basis, a dict).
       refine: ``"optax"``, ``"coordinate"`` or None.
       sample_weight: optional non-negative ``(B, n)``, or ``(n,)`` shared by all.
-      chunk_size: rows per chunk of the streamed statistics.
+      chunk_size: rows per sequential step of every pass, as for
+        :class:`jaxtree.TreeRegressor`: ``"auto"`` (default) is the row plan
+        (:func:`jaxtree.plan.row_plan` with ``batch=B``), an integer wins.
       coordinate_sweeps: passes over the leaves for ``refine="coordinate"``.
       refine_steps: L-BFGS iterations for ``refine="optax"``.
       precision: matmul precision: ``"highest"``, ``"high"`` or ``"default"``.
@@ -597,6 +603,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     B, n, p = xa.shape
     names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
+    params, plan = planned(params, n, p, dtype, chunk_size, batch=B)
     sc = scaling_.fit(xa, ya, sw)
     xs, ys = scaling_.apply(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
@@ -713,9 +720,10 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             est._shape_path = shape_paths[b]
         est._set_fitted(member, histories[b], choices[b], int(status[b]),
                         names if feature_names is not None else None, warn=False)
+        est.row_plan_ = plan
         est.pruned_ = pruned[b]
     history = res.history if not shapes else _padded_rows(histories)
-    return BatchResult(estimators, models, history, status)
+    return BatchResult(estimators, models, history, status, plan)
 
 
 def _prune_members(estimators: list, program: prog.Program, xs, ys, sw, params, dtype,
@@ -821,7 +829,7 @@ def _check_batch_labels(y, B: int, n: int):
 
 def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=None,
                          refine: Optional[str] = "optax", sample_weight=None,
-                         chunk_size: int = 2048, coordinate_sweeps: int = 3,
+                         chunk_size="auto", coordinate_sweeps: int = 3,
                          refine_steps: int = 20, precision: str = "highest",
                          feature_names: Optional[Sequence[str]] = None) -> BatchResult:
     """Fits ``B`` classification data sets of the same shape with one batched compiled step
@@ -895,6 +903,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     K = len(labels[0][0])
     ypm = np.stack([classifier_._one_vs_rest(idx, K) for _, idx in labels])  # (B, K', n)
     Kt = ypm.shape[1]  # trees per data set: 1 for two classes, else K
+    params, plan = planned(params, n, p, dtype, chunk_size, batch=B * Kt)
     data = _chunk_batch(xs, zeros, w, params.chunk, dtype)
     ys = classifier_._chunk_labels(ypm, data.y.shape[1:], dtype)
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
@@ -936,7 +945,8 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
             p, names if feature_names is not None else None, np.min(xa[b], 0))
         est._set_fitted(model, classes, history[b], choices, int(status[b]),
                         names if feature_names is not None else None)
+        est.row_plan_ = plan
         estimators.append(est)
         members.append(model)
     models = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)
-    return BatchResult(estimators, models, history, status)
+    return BatchResult(estimators, models, history, status, plan)

@@ -82,7 +82,7 @@ from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
 from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _check_stream_args, _encoded_rows,
                                _loaded_names, _ProgressBar, _selection_rows, _split,
-                               check_params)
+                               _stream_plan, check_params, planned)
 from jaxtree.estimator import _check_fraction as estimator_check_fraction
 
 __all__ = [
@@ -313,6 +313,7 @@ class TreeClassifier(ParamsProtocol):
         repeats its final loss). choices_: the chosen insertions (per class for ``K > 2``).
       status_: the search's :class:`jaxtree.search.Status`. k_: operations of the (largest)
         tree; k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
+      row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran (as the regressor's).
       path_: with ``validation_fraction``, the selection run: one dict per size with
         ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out
         rows), ``formula`` and ``model`` (the decision function's
@@ -329,7 +330,7 @@ class TreeClassifier(ParamsProtocol):
     """
 
     def __init__(self, k: int = 10, *, loss: str = "logistic", basis=None,
-                 refine: Optional[str] = "optax", engine: str = "jax", chunk_size: int = 2048,
+                 refine: Optional[str] = "optax", engine: str = "jax", chunk_size="auto",
                  coordinate_sweeps: int = 3, refine_steps: int = 20, precision: str = "highest",
                  clip: bool = True, verbose: int = 0, callback: Optional[Callable] = None,
                  random_state=None, search: str = "greedy",
@@ -417,6 +418,7 @@ class TreeClassifier(ParamsProtocol):
         dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
         V.check_representable(xa, np.zeros(n), dtype,
                                feature_names=names if enc.is_identity else enc.feature_names_out)
+        params, self.row_plan_ = planned(params, n, p, dtype, self.chunk_size, self.devices)
         sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
         x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
         basis = params.basis.bind(sc.x_min, x_max)
@@ -484,6 +486,7 @@ class TreeClassifier(ParamsProtocol):
                              "reads a memmap, or an array, in memory).")
         _check_stream_args(X, y, sample_weight, self.validation_fraction,
                            "the labels and weights")
+        params, self.row_plan_ = _stream_plan(self, X, params)
         if isinstance(X, stream_.ChunkReader):
             x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
         else:
@@ -508,7 +511,8 @@ class TreeClassifier(ParamsProtocol):
                          else enc.feature_names_out)
         job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
         steps = [stream_.loss_step(r.scaled(sc, dtype), basis, cfg, dtype=dtype,
-                                   devices=self.devices) for r in readers]
+                                   devices=self.devices, chunks_per_block=params.block)
+                 for r in readers]
         w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
         with self._progress_bar(params, feature_names, basis):
             res = job.run(_stack_steps(steps), job._start(ypm, w), params.k)

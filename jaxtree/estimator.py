@@ -31,6 +31,7 @@ from jaxtree import _validation as V
 from jaxtree import basis as basis_
 from jaxtree import export as export_
 from jaxtree import model as model_
+from jaxtree import plan as plan_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
 from jaxtree import refine as refine_
@@ -122,7 +123,10 @@ class TreeRegressor(ParamsProtocol):
         L-BFGS, default), ``"coordinate"`` (the paper's coordinate descent) or None.
       engine: ``"jax"`` (compiled, batched) or ``"reference"`` (plain numpy, the
         paper's algorithm; supports ``refine`` ``"coordinate"`` or None).
-      chunk_size: rows per chunk of the streamed statistics (memory ``O(chunk*p*q)``).
+      chunk_size: rows per sequential step of every pass over the rows (memory
+        ``O(chunk*p*q)``). ``"auto"`` (default): the row plan of :mod:`jaxtree.plan`, 2,048
+        on a CPU and up to about a million on a GPU (one large step instead of hundreds of
+        small ones); an integer wins. The plan that ran is ``row_plan_``.
       coordinate_sweeps: passes over the leaves for ``refine="coordinate"``.
       refine_steps: L-BFGS iterations for ``refine="optax"``.
       precision: matmul precision of the scorer: ``"highest"`` (default; keeps float32
@@ -263,6 +267,9 @@ class TreeRegressor(ParamsProtocol):
       target_transform_scores_: with ``target_transform="auto"``, the held-out MSE of each
         candidate transform (``inf`` for one that does not apply to ``y``); else None.
       pruned_: with ``prune_tol``, the removed leaves as ``(feature, basis, R² cost)``.
+      row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran: platform, rows per step,
+        sequential steps per pass, streamed block size, whether the rows were held on the
+        device (``chunk_size``).
 
     Examples:
       >>> import jaxtree
@@ -273,7 +280,7 @@ class TreeRegressor(ParamsProtocol):
     """
 
     def __init__(self, k: int = 10, *, basis=None, refine: Optional[str] = "optax",
-                 engine: str = "jax", chunk_size: int = 2048, coordinate_sweeps: int = 3,
+                 engine: str = "jax", chunk_size="auto", coordinate_sweeps: int = 3,
                  refine_steps: int = 20, precision: str = "highest", clip: bool = True,
                  verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
                  devices=None, cache_basis: bool = False,
@@ -438,7 +445,8 @@ class TreeRegressor(ParamsProtocol):
                           _interop_class("DataConversionWarning", UserWarning), stacklevel=2)
 
         yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
-        chunked = _fits_in_chunks(self, xa, transform)
+        params, self.row_plan_ = planned(params, n, p, dtype, self.chunk_size, self.devices)
+        chunked = _fits_in_chunks(self, xa, transform, self.row_plan_)
         self._resolve_auto(n, p, params.basis.q, in_memory=not chunked)
         if chunked:  # a large array: no whole-array copies
             return self._fit_in_chunks(xa, yt, sw, params, dtype, enc, names)
@@ -521,7 +529,7 @@ class TreeRegressor(ParamsProtocol):
         """The tree search of a streamed fit (:func:`jaxtree.stream.fit`), its size chosen on
         held-out rows first with ``validation_fraction``; ``shapes``: None, or fixed shape
         terms ``(terms, spec)`` whose partial residual the tree fits (``shapes=S``)."""
-        kw = dict(callback=self._progress, devices=self.devices,
+        kw = dict(callback=self._progress, devices=self.devices, chunks_per_block=params.block,
                   loss_scale=float(sc.y_scale) ** 2, shapes=shapes,
                   beam_width=int(self.beam_width) if self.search_ == "beam" else None)
         cfg = self._config(params, reader.n, reader.p)
@@ -561,7 +569,8 @@ class TreeRegressor(ParamsProtocol):
         del sub
         sweeps = SHAPE_SWEEPS_ALL_ROWS if rows is None else SHAPE_SWEEPS_SUBSET
         terms, gr = stream_.refit_shapes(scaled, None, params.basis, found, spec, sweeps=sweeps,
-                                         devices=self.devices, dtype=dtype)
+                                         devices=self.devices, dtype=dtype,
+                                         chunks_per_block=params.block)
         return sres, terms, spec, gr
 
     def _stream_backfit(self, scaled, program, terms, spec, params, dtype, gr=None):
@@ -570,7 +579,7 @@ class TreeRegressor(ParamsProtocol):
         None reads them), then with ``refine="optax"`` the tree's weights refined given the
         shapes (:func:`jaxtree.stream.refine_given_shapes`). Returns ``(terms, program, mse
         of the model on all rows)``. Shared by ``shapes="auto"`` and ``shapes=S``."""
-        kw = dict(devices=self.devices, dtype=dtype)
+        kw = dict(devices=self.devices, dtype=dtype, chunks_per_block=params.block)
         program = jax.tree_util.tree_map(jnp.asarray, program)
         terms, _ = stream_.refit_shapes(scaled, program, params.basis, terms, spec, sweeps=1,
                                         gr=gr, **kw)
@@ -587,10 +596,11 @@ class TreeRegressor(ParamsProtocol):
         passes = None
         if shape_fit is not None:
             passes, _ = stream_.shape_residual_passes(scaled, params.basis, *shape_fit,
-                                                      devices=self.devices, dtype=dtype)
+                                                      devices=self.devices, dtype=dtype,
+                                                      chunks_per_block=params.block)
         out = stream_.prune(scaled, res.program, params.basis, float(self.prune_tol),
                             self._config(params, reader.n, reader.p), devices=self.devices,
-                            dtype=dtype, passes=passes)
+                            dtype=dtype, passes=passes, chunks_per_block=params.block)
         self._pruned = _report_pruned(self, out.removed)
         return res._replace(program=out.program)
 
@@ -641,7 +651,10 @@ class TreeRegressor(ParamsProtocol):
         enc = encoding_.fit(X, categorical_features=self.categorical_features,
                             missing=self.missing, max_categories=self.max_categories,
                             min_frequency=self.min_frequency)
-        Xe = X if enc is None else encoding_.transform(enc, X, missing=self.missing)
+        # An identity spec means that fit found no missing value (it would have given the
+        # column an indicator) and no category: transform would return X unchanged after
+        # scanning it for NaN again, so the training table skips it.
+        Xe = X if enc is None or enc.is_identity else encoding_.transform(enc, X, missing=self.missing)
         xa = V.check_X(Xe, min_samples=2,
                        feature_names=None if Xe is X else enc.feature_names_out)
         if enc is None:  # pragma: no cover - check_X refuses what the encoder cannot split
@@ -1077,6 +1090,7 @@ class TreeRegressor(ParamsProtocol):
         if self.engine != "jax":
             raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
         _check_stream_args(X, y, sample_weight, None, "them")  # held-out sizes stream
+        params, self.row_plan_ = _stream_plan(self, X, params)
         if isinstance(X, stream_.ChunkReader):
             reader = X
         else:
@@ -1359,10 +1373,11 @@ class _Params(NamedTuple):
     """Validated hyperparameters that the fit paths use."""
 
     k: int
-    chunk: int
+    chunk: Optional[int]  # None: "auto", set by planned() once n, p and the dtype are known
     sweeps: int
     steps: int
     basis: basis_.Basis
+    block: int = plan_.CPU_CHUNKS_PER_BLOCK  # chunks per streamed block (the plan's)
 
 
 def _check_callback(value, name):
@@ -1393,7 +1408,7 @@ PARAMETER_CONSTRAINTS = {
     "refine": lambda v, n: V.check_choice(v, n, search.REFINE_MODES),
     "engine": lambda v, n: V.check_choice(v, n, ENGINES),
     "precision": lambda v, n: V.check_choice(v, n, tuple(scoring.PRECISIONS)),
-    "chunk_size": lambda v, n: V.check_int(v, n, 1),
+    "chunk_size": lambda v, n: plan_.check_chunk_size(v, n),
     "coordinate_sweeps": lambda v, n: V.check_int(v, n, 0),
     "refine_steps": lambda v, n: V.check_int(v, n, 0),
     "clip": V.check_bool,
@@ -1431,9 +1446,22 @@ def check_params(params) -> _Params:
             "engine='reference' implements the paper's algorithm: use refine='coordinate' "
             "or refine=None (refine='optax' needs engine='jax')."
         )
-    return _Params(int(params.get("k", 10)), int(params.get("chunk_size", 2048)),
+    chunk = params.get("chunk_size", "auto")
+    return _Params(int(params.get("k", 10)), None if chunk == "auto" else int(chunk),
                    int(params.get("coordinate_sweeps", 3)), int(params.get("refine_steps", 20)),
                    basis_.get_basis(params.get("basis")))
+
+
+def planned(params: _Params, n: int, p: int, dtype, chunk_size="auto",
+            devices=None, batch: int = 1) -> tuple:
+    """``(params, plan)``: the row plan (:func:`jaxtree.plan.row_plan`) of a fit of ``n`` rows
+    and ``p`` covariates on the platform of ``devices`` (None: JAX's default backend), and
+    ``params`` with its chunk and streamed block size. Every fit entry point calls this once,
+    as soon as it knows ``n``, ``p`` and the dtype."""
+    platform = plan_.platform_of(None if devices is None else sharding_.resolve_devices(devices))
+    plan = plan_.row_plan(n, p, params.basis.q, dtype, chunk_size=chunk_size, platform=platform,
+                          cpu_chunked_values=CHUNKED_FIT_MIN_VALUES, batch=batch)
+    return params._replace(chunk=plan.chunk, block=plan.chunks_per_block), plan
 
 
 _held_out_mse = jax.jit(refine_.mse, static_argnames=("basis",))
@@ -1682,7 +1710,20 @@ def _check_shapes(value, name):
     return V.check_int(value, name, 0)
 
 
-def _fits_in_chunks(est, xa, transform) -> bool:
+def _stream_plan(est, X, params) -> tuple:
+    """``(params, plan)`` of a streamed fit of ``X`` (a memmap or a
+    :class:`jaxtree.stream.ChunkReader`, whose own chunk size wins over ``chunk_size``):
+    :func:`planned` with the rows, covariates and dtype of ``X``."""
+    if isinstance(X, stream_.ChunkReader):
+        n, p, raw, chunk = X.n, X.p, X.x.dtype, X.chunk_size
+    else:
+        n, p = (X.shape[0], X.shape[1]) if X.ndim == 2 else (0, 0)
+        raw, chunk = X.dtype, est.chunk_size
+    dtype = V.float_dtype_for(np.empty(0, raw), bool(jax.config.jax_enable_x64))
+    return planned(params, n, p, dtype, chunk, est.devices)
+
+
+def _fits_in_chunks(est, xa, transform, plan: plan_.RowPlan) -> bool:
     """Whether ``fit`` reads the (encoded) in-memory matrix ``xa`` chunk by chunk.
 
     For a large floating matrix (:data:`CHUNKED_FIT_MIN_VALUES`) under the options the
@@ -1692,11 +1733,13 @@ def _fits_in_chunks(est, xa, transform) -> bool:
     no target transform, ``cache_basis=False`` (which asks for the basis values of every row
     in memory). Other options keep the in-memory path
     and its copies of the whole matrix; an integer matrix too (stream it as floats, or pass
-    a float32 array)."""
+    a float32 array). "Large" is the row plan's (``plan.in_memory`` False,
+    :mod:`jaxtree.plan`): on a CPU from :data:`CHUNKED_FIT_MIN_VALUES` values on, on an
+    accelerator once the covariates would not fit :data:`jaxtree.plan.ACCEL_IN_MEMORY_BYTES`
+    on the device."""
     return (est.engine == "jax"
             and transform == "identity" and not est.cache_basis
-            and xa.dtype.kind == "f" and xa.ndim == 2
-            and xa.shape[0] * xa.shape[1] >= CHUNKED_FIT_MIN_VALUES)
+            and xa.dtype.kind == "f" and xa.ndim == 2 and not plan.in_memory)
 
 
 PREDICT_CHUNK_ROWS = 1 << 18

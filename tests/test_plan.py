@@ -1,0 +1,158 @@
+"""The row plan (``jaxtree.plan``, issue 25): one rule cuts every pass over the rows into
+sequential steps per device; the accelerator plan is forced on the CPU here, so its shapes
+and its results are checked without a GPU."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import estimator as estimator_
+from jaxtree import plan as plan_
+from jaxtree import program as prog
+from jaxtree import refine as refine_
+from jaxtree import scoring
+
+from _shared import GREEDY
+
+
+def _row_scans(jaxpr, rows: int, p: int) -> list:
+    """The ``length`` of every ``scan`` over row chunks in a closed jaxpr (nested ones
+    included): the scans that consume all ``rows`` covariates as ``(length, m, p)`` chunks
+    (the refinement regroups the scorer's chunks: its ``m`` may be larger). Other scans
+    (over the tree's slots, the optimiser's steps) are not passes over the rows."""
+    out = []
+
+    def walk(j):
+        for eqn in j.eqns:
+            if eqn.primitive.name == "scan":
+                n = int(eqn.params["length"])
+                shapes = [getattr(v.aval, "shape", ()) for v in eqn.invars]
+                if any(len(s) == 3 and s[0] == n and s[0] * s[1] == rows and s[2] == p
+                       for s in shapes):
+                    out.append(n)
+            for v in eqn.params.values():
+                for sub in (v if isinstance(v, (list, tuple)) else [v]):
+                    if hasattr(sub, "eqns"):  # a Jaxpr
+                        walk(sub)
+                    elif hasattr(getattr(sub, "jaxpr", None), "eqns"):  # a ClosedJaxpr
+                        walk(sub.jaxpr)
+
+    walk(jaxpr.jaxpr)
+    return out
+
+
+def _abstract_data(n, p, chunk, dtype=jnp.float32):
+    nc, m = scoring.chunk_shape(n, chunk)
+    s = lambda *shape: jax.ShapeDtypeStruct(shape, dtype)  # noqa: E731
+    return scoring.Data(s(nc, m, p), s(nc, m), s(nc, m))
+
+
+@pytest.mark.parametrize("n", [10**6, 10**7])
+def test_accelerator_pass_is_a_few_large_steps(n):
+    """Under the accelerator plan a scoring pass and a refinement pass over 1e6 rows are at
+    most 8 sequential steps (1e7: at most 16); the CPU plan's are hundreds. Traced with
+    abstract shapes, so no row is allocated."""
+    p, basis = 8, jaxtree.basis.default_basis()
+    gpu = plan_.row_plan(n, p, basis.q, np.float32, platform="gpu")
+    cpu = plan_.row_plan(n, p, basis.q, np.float32, platform="cpu")
+    assert gpu.rule == "accelerator" and cpu.rule == "cpu" and cpu.chunk == 2048
+    program = prog.empty_program(10, dtype=jnp.float32)
+    for plan, bound in ((gpu, 8 if n == 10**6 else 16), (cpu, None)):
+        data = _abstract_data(n, p, plan.chunk)
+        score = jax.make_jaxpr(lambda d: scoring.score(program, d, basis, max_leaves=11))(data)
+        loss = jax.make_jaxpr(lambda d: refine_.mse(program, d, basis))(data)
+        rows = plan.rows_per_step * plan.n_chunks
+        steps = _row_scans(score, rows, p), _row_scans(loss, rows, p)
+        assert steps[0] and steps[1]  # found: each pass is a scan over the chunks
+        steps = max(steps[0]), max(steps[1])
+        assert steps[0] == plan.n_chunks
+        if bound is None:
+            assert steps[0] > 400  # the CPU plan: cache-sized chunks
+        else:
+            assert max(steps) <= bound, (plan, steps)
+
+
+def test_plan_rule():
+    q = 40
+    # CPU: 2,048 rows; small n rounded up to a power of two (one compiled program nearby)
+    assert plan_.row_plan(10**6, 8, q, platform="cpu").chunk == 2048
+    assert plan_.row_plan(300, 8, q, platform="cpu").rows_per_step == 512
+    # accelerator: Phi within the budget, a power of two, equal chunks on the grain
+    g = plan_.row_plan(10**6, 8, q, np.float32, platform="gpu")
+    assert g.chunk * 8 * q * 4 <= plan_.ACCEL_PHI_BYTES and g.n_chunks == 1
+    assert plan_.row_plan(10**6, 8, q, np.float64, platform="gpu").n_chunks == 2  # twice the bytes
+    air = plan_.row_plan(700_000, 8, q, np.float32, platform="gpu")
+    assert air.n_chunks == 1 and air.rows_per_step == 720_896  # not 2^20: less padding
+    big = plan_.row_plan(10**7, 8, q, np.float32, platform="gpu")
+    assert big.n_chunks == 10 and big.n_chunks * big.chunk >= 10**7
+    assert big.chunk % plan_.ACCEL_GRAIN == 0 and big.chunk <= g.chunk
+    # a batch of 32 data sets shares the budget
+    b = plan_.row_plan(10**4, 8, q, np.float32, platform="gpu", batch=32)
+    assert b.chunk * 32 * 8 * q * 4 <= plan_.ACCEL_PHI_BYTES
+    # an explicit chunk wins on every platform
+    for platform in ("cpu", "gpu"):
+        e = plan_.row_plan(10**6, 8, q, platform=platform, chunk_size=4096)
+        assert (e.chunk, e.rule) == (4096, "explicit")
+    # streamed blocks: one accelerator chunk a block; 16 chunks on a CPU
+    assert g.chunks_per_block == 1
+    assert plan_.row_plan(10**6, 8, q, platform="cpu").chunks_per_block == 16
+    assert plan_.row_plan(10**6, 8, q, np.float32, platform="gpu",
+                          chunk_size=2048).chunks_per_block == g.chunk // 2048
+    # the in-memory bound: host copies on a CPU, the device copy on an accelerator
+    assert not plan_.row_plan(3 * 10**6, 8, q, platform="cpu", cpu_chunked_values=1 << 24).in_memory
+    assert plan_.row_plan(3 * 10**6, 8, q, np.float32, platform="gpu").in_memory
+    assert not plan_.row_plan(10**8, 8, q, np.float32, platform="gpu").in_memory
+
+
+@pytest.mark.parametrize("bad, err", [(0, ValueError), ("big", ValueError), (True, TypeError),
+                                      (2.5, TypeError)])
+def test_chunk_size_is_checked(bad, err):
+    X = np.random.default_rng(0).uniform(size=(50, 2))
+    with pytest.raises(err, match="chunk_size must be 'auto' or an integer"):
+        jaxtree.TreeRegressor(k=1, chunk_size=bad).fit(X, X[:, 0])
+
+
+def test_accelerator_plan_gives_the_cpu_plans_fit(monkeypatch):
+    """Float64: the accelerator plan (one chunk of 8,192 rows) and the CPU plan (3 chunks of
+    2,048) make the same choices and the same predictions to 1e-10; each estimator records
+    the plan it ran. A plan that dropped or double-counted rows (a wrong padding or
+    chunk count) changes the weights far beyond this tolerance."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 2, size=(5000, 3))
+    y = 0.5 * X[:, 0] ** 2 + 0.3 * np.sin(X[:, 1]) * X[:, 2] + 0.05 * rng.normal(size=5000)
+    kw = dict(GREEDY, k=4, shapes=0)
+    cpu = jaxtree.TreeRegressor(**kw).fit(X, y)
+    monkeypatch.setattr(plan_, "platform_of", lambda devices=None: "gpu")
+    gpu = jaxtree.TreeRegressor(**kw).fit(X, y)
+    assert cpu.row_plan_.rule == "cpu" and cpu.row_plan_.n_chunks == 3
+    assert gpu.row_plan_.rule == "accelerator" and gpu.row_plan_.n_chunks == 1
+    assert gpu.row_plan_.rows_per_step == 8192
+    assert [c["flat_index"] for c in cpu.choices_] == [c["flat_index"] for c in gpu.choices_]
+    np.testing.assert_allclose(gpu.predict(X), cpu.predict(X), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(gpu.history_, cpu.history_, rtol=1e-10)
+
+
+def test_streamed_fit_follows_the_plan(monkeypatch, tmp_path):
+    """A memmap streamed under the accelerator plan reads blocks of one large chunk
+    (``chunks_per_block`` 1) and gives the CPU plan's model (float64, 1e-10)."""
+    rng = np.random.default_rng(4)
+    n = 5000
+    xm = np.memmap(tmp_path / "x", np.float64, "w+", shape=(n, 2))
+    xm[:] = rng.uniform(size=(n, 2))
+    y = np.sin(3 * xm[:, 0]) + xm[:, 1] ** 2
+    kw = dict(GREEDY, k=3, shapes=0)
+    cpu = jaxtree.TreeRegressor(**kw).fit(xm, y)
+    monkeypatch.setattr(plan_, "platform_of", lambda devices=None: "gpu")
+    gpu = jaxtree.TreeRegressor(**kw).fit(xm, y)
+    assert (cpu.row_plan_.chunk, cpu.row_plan_.chunks_per_block) == (2048, 16)
+    assert gpu.row_plan_.chunks_per_block == 1 and gpu.row_plan_.n_chunks == 1
+    np.testing.assert_allclose(gpu.predict(xm), cpu.predict(xm), rtol=0, atol=1e-10)
+
+
+def test_explicit_chunk_wins_and_is_recorded():
+    X = np.random.default_rng(1).uniform(size=(300, 2))
+    est = jaxtree.TreeRegressor(**GREEDY, k=1, shapes=0, chunk_size=64).fit(X, X[:, 0])
+    assert est.row_plan_.rule == "explicit" and est.row_plan_.n_chunks == 5
+    assert estimator_.check_params({"chunk_size": "auto"}).chunk is None
