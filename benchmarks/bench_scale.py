@@ -149,15 +149,37 @@ def estimator_child(a) -> dict:
         make = lambda: jaxtree.TreeRegressor.paper(k=a.k, refine=refine, chunk_size=a.chunk,  # noqa: E731
                                                    search=a.search)
         rec["estimator"] = "TreeRegressor.paper()"
+    # Where a warm fit's time goes (issue 25's profile of the slowest row): the time inside
+    # the searches' driver (search.run: the device steps and the one transfer an iteration)
+    # against the rest of fit (validation, encoding, scaling, chunking and the host-to-device
+    # copy, the model), summed over each fit.
+    from jaxtree import search as search_mod
+
+    inside = [0.0]
+    run0 = search_mod.run
+
+    def timed_run(*args, **kw):
+        t0 = time.perf_counter()
+        try:
+            return run0(*args, **kw)
+        finally:
+            inside[0] += time.perf_counter() - t0
+
+    search_mod.run = timed_run
     t = time.perf_counter()
     est = make().fit(X, y)
     rec["fit_first_s"] = time.perf_counter() - t
-    warm = []
+    warm, in_search = [], []
     for _ in range(max(1, a.repeats)):
+        inside[0] = 0.0
         t = time.perf_counter()
         est = make().fit(X, y)
         warm.append(time.perf_counter() - t)
+        in_search.append(inside[0])
+    search_mod.run = run0
     rec["fit_warm_s_all"] = warm
+    rec["search_run_s_all"] = in_search
+    rec["outside_search_s_all"] = [w - s for w, s in zip(warm, in_search)]
     rec["fit_s"] = statistics.median(warm)
     rec["compile_s"] = rec["fit_first_s"] - rec["fit_s"]
     rec["dtype"] = str(est.model_.program.weight.dtype)
