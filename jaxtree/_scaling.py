@@ -59,8 +59,11 @@ def fit(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None) -> Scalin
 
 def apply(s: Scaling, x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
     """Scaled ``(x, y)`` in float64; zero-weight rows clipped into range."""
-    xs = (np.asarray(x, np.float64) - s.x_min[..., None, :]) * s.x_scale[..., None, :]
-    ys = (np.asarray(y, np.float64) - s.y_center[..., None]) / s.y_scale[..., None]
+    # one float64 result array each, updated in place (no second temporary of n*p values)
+    xs = np.subtract(x, s.x_min[..., None, :], dtype=np.float64)
+    xs *= s.x_scale[..., None, :]
+    ys = np.subtract(y, s.y_center[..., None], dtype=np.float64)
+    ys /= s.y_scale[..., None]
     if sw is not None:
         keep = np.asarray(sw) > 0
         xs = np.where(keep[..., None], xs, np.clip(xs, 0.0, 1.0))

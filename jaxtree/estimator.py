@@ -759,9 +759,8 @@ class TreeRegressor(ParamsProtocol):
         over ``devices`` unless ``shard`` is False (one device: the shape stage's data,
         :meth:`_fit_shapes`); ``rows``: chunked as that many rows (:func:`scoring.chunk`)."""
         # numpy in, so that the chunks are padded on the host (nothing compiled)
-        data = scoring.chunk(np.asarray(xs, dtype), np.asarray(ys, dtype),
-                             None if sw is None else np.asarray(sw, dtype), chunk_size=params.chunk,
-                             rows=rows)
+        data = scoring.chunk(np.asarray(xs), np.asarray(ys), None if sw is None else np.asarray(sw),
+                             chunk_size=params.chunk, rows=rows, dtype=dtype)
         if self.cache_basis:
             data = scoring.cache_basis(data, params.basis)
         if self.devices is not None and shard:

@@ -102,7 +102,8 @@ class Data(NamedTuple):
     phi: Optional[jax.Array] = None
 
 
-def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] = None) -> Data:
+def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] = None,
+          dtype=None) -> Data:
     """Pads ``n`` rows to a multiple of ``chunk_size`` (zero weight) and reshapes.
 
     Args:
@@ -114,6 +115,9 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] 
         as the whole data set where that is cheap, so the selection run and the refit
         share one compiled step (e.g. n = 6,500: 4,875 training rows in 3 chunks of 2,048,
         all rows in 4; ``jaxtree.estimator._selection_rows``).
+      dtype: numpy inputs only: the float dtype of the chunks (None: ``x``'s, as
+        ``jnp.asarray`` would make it). Numpy inputs are cast while they are copied into the
+        padded buffers (one pass over the rows instead of a cast, a pad and a copy).
 
     Returns:
       :class:`Data` with ``ceil(n/chunk) `` chunks. Numpy inputs (no JAX array among them)
@@ -124,8 +128,8 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] 
     """
     if not any(isinstance(a, jax.Array) for a in (x, y, sample_weight)):
         x = np.asarray(x)
-        x = x.astype(jax.dtypes.canonicalize_dtype(x.dtype), copy=False)  # as jnp.asarray
-        return Data(*jax.device_put(_pad_chunks(np, x, y, sample_weight, chunk_size, rows)))
+        dt = jax.dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)  # as jnp.asarray
+        return Data(*jax.device_put(_host_chunks(x, y, sample_weight, chunk_size, rows, dt)))
     return Data(*_pad_chunks(jnp, jnp.asarray(x), y, sample_weight, chunk_size, rows))
 
 
@@ -136,6 +140,22 @@ def chunk_shape(n: int, chunk_size: int) -> tuple:
     m = int(chunk_size) if n >= chunk_size else min(int(chunk_size),
                                                      max(8, 1 << (n - 1).bit_length()))
     return -(-n // m), m
+
+
+def _host_chunks(x, y, sample_weight, chunk_size: int, rows: Optional[int], dtype):
+    """:func:`_pad_chunks` for numpy inputs in one pass: zero buffers of the padded size in
+    ``dtype``, the rows copied (and cast, rounding as ``astype``) into their start. The same
+    values as casting, then padding (measured at 7e5 x 8 float64 -> float32: one 22 MB pass
+    instead of three)."""
+    n, p = x.shape
+    nc, m = chunk_shape(n if rows is None else max(n, int(rows)), chunk_size)
+    xb = np.zeros((nc * m, p), dtype)
+    xb[:n] = x
+    yb = np.zeros((nc * m,), dtype)
+    yb[:n] = y
+    wb = np.zeros((nc * m,), dtype)
+    wb[:n] = 1 if sample_weight is None else sample_weight
+    return xb.reshape(nc, m, p), yb.reshape(nc, m), wb.reshape(nc, m)
 
 
 def _pad_chunks(xp, x, y, sample_weight, chunk_size: int, rows: Optional[int] = None):
