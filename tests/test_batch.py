@@ -117,3 +117,31 @@ def test_bad_options_raise():
         batch.fit_batch(X, y, k=1, basis=SMALL, refine=None, feature_names=["a"])
     with pytest.raises(ValueError, match="refine"):
         batch.fit_batch(X, y, k=1, basis=SMALL, refine="newton")
+
+
+def test_empty_trees_skip_the_refinement_with_the_same_results(monkeypatch):
+    """Where the search outweighs compiling, the batch's first iteration (every tree empty)
+    runs the step without the refinement (issue 25: under vmap the step's own cond on the
+    empty tree runs it anyway). Float64, optax: the members still equal separate fits (a
+    batch that skipped the refinement at later iterations too would not), and the step was
+    traced both ways."""
+    from jaxtree import scoring, search
+
+    monkeypatch.setattr(scoring, "BUCKET_MIN_WORK", 0)  # "the search outweighs compiling"
+    traced = []
+    step0 = search.step
+
+    def recording_step(program, data, basis, config, *rest):
+        traced.append(config.refine)
+        return step0(program, data, basis, config, *rest)
+
+    monkeypatch.setattr(search, "step", recording_step)
+    X, y = _stack(dtype=np.float64)
+    batch.step_batch_jit.clear_cache()
+    try:
+        res = batch.fit_batch(X, y, refine="optax", **KW)
+    finally:
+        batch.step_batch_jit.clear_cache()  # the next tests trace their own
+    assert set(traced) == {None, "optax"}
+    monkeypatch.setattr(search, "step", step0)
+    _check_equal(res, X, y, "optax", rtol=1e-8)
