@@ -86,17 +86,27 @@ def test_chunked_fit_default_refine_equals_in_memory(monkeypatch):
 @pytest.mark.parametrize("kw", [dict(cache_basis=True), dict(engine="reference"),
                                 dict(target_transform="log")])
 def test_other_options_keep_the_in_memory_path(monkeypatch, kw):
+    from jaxtree import plan as plan_
+
+    def chunked(est, X, transform):  # the CPU row plan decides what "large" is
+        rp = plan_.row_plan(X.shape[0], X.shape[1], 40, X.dtype, platform="cpu",
+                            cpu_chunked_values=E.CHUNKED_FIT_MIN_VALUES)
+        return E._fits_in_chunks(est, X, transform, rp)
+
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
     est = jaxtree.TreeRegressor(**kw)
     X = np.zeros((10, 2), np.float32)
-    assert not E._fits_in_chunks(est, X, kw.get("target_transform") or "identity")
-    assert E._fits_in_chunks(jaxtree.TreeRegressor(), X, "identity")
+    assert not chunked(est, X, kw.get("target_transform") or "identity")
+    assert chunked(jaxtree.TreeRegressor(), X, "identity")
     for streamed in (dict(search="beam"), dict(search="backfit"), dict(prune_tol=0.1),
                      dict(validation_fraction=0.2), dict(shapes=1)):
-        assert E._fits_in_chunks(jaxtree.TreeRegressor(**streamed), X, "identity")
-    assert not E._fits_in_chunks(jaxtree.TreeRegressor(), X.astype(np.int64), "identity")
+        assert chunked(jaxtree.TreeRegressor(**streamed), X, "identity")
+    assert not chunked(jaxtree.TreeRegressor(), X.astype(np.int64), "identity")
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 21)
-    assert not E._fits_in_chunks(jaxtree.TreeRegressor(), X, "identity")
+    assert not chunked(jaxtree.TreeRegressor(), X, "identity")
+    # on an accelerator the device copy decides: 10 x 2 floats stay in device memory
+    gpu = plan_.row_plan(10, 2, 40, np.float32, platform="gpu")
+    assert not E._fits_in_chunks(jaxtree.TreeRegressor(), X, "identity", gpu)
 
 
 def test_predict_in_chunks_equals_one_call(monkeypatch):
