@@ -15,7 +15,14 @@
 #   4. fit_batch, B = 32 data sets of 1e4 rows, against 32 separate fits (>= 5x);
 #   5. the first fit in a new process (the executables kept on disk; <= 1 s);
 #   6. n = 1e8 streamed from a host memmap, k = 3 (time per iteration against the
-#      host-to-device bandwidth).
+#      host-to-device bandwidth);
+#   7. (not in the default list) TF32's speed: step 3's sweep with precision="default";
+#   8. (not in the default list) the numpy race at n = 1e6 on the device host's CPU
+#      (benchmarks/bench_numpy.py, OPENBLAS_* unset for that command), against JAX on the
+#      card: several minutes on its own.
+#
+# JAXTREE_GPU_STEPS picks the steps (default "1 2 3 4 5 6"), e.g. the unmet targets only:
+#   JAXTREE_GPU_STEPS="1 4 5" bash benchmarks/gpu.sh
 #
 # The first run of 2026-11-27 (before the row plan; benchmarks/results/gpu/*_2026-11-27.json,
 # commit afd51e3) measured the chunk size by hand: n = 1e6 fits in 4.01 s at 2,048 rows a
@@ -41,47 +48,78 @@ if [ -n "${JAXTREE_GPU_SMOKE:-}" ]; then
     batch=(--quick)
     first=(--quick)
     huge=(--ns 5e4)
+    race=(--quick)
 else
     airline=(--only airline_fit)
     sweep=(--ns 1e6 1e7)
     batch=(--batches 32 --n 10000 --repeats 2)
     first=(--rounds 1)
     huge=(--ns 1e8)
+    race=(--large-only --large-n 1000000 --repeats 1 --jax-refine coordinate optax)
 fi
 
 keep() {  # keep WORKFILE NAME: copy one step's JSON into $dest
     [ -e "$1" ] && cp "$1" "$dest/$2"
 }
+steps=" ${JAXTREE_GPU_STEPS:-1 2 3 4 5 6} "
+want() {  # want N: whether step N was asked for
+    [[ "$steps" == *" $1 "* ]]
+}
 
 {
     "$py" -c "import jax, jaxtree; print('devices', jax.devices(), 'jax', jax.__version__, 'jaxtree', jaxtree.__version__)"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
-    echo "== 1. airline scale, TreeRegressor.paper(k=10), chunk_size=auto"
-    timeout 90 "$py" benchmarks/bench_scale.py "${airline[@]}" --stream-from 1e12 --repeats 3 \
-        --out "$work/airline" || echo "STEP FAILED: airline paper"
-    keep "$work"/airline/scale_airline_fit.json gpu_airline_paper.json
-    keep "$work"/airline/scale_n.json gpu_airline_paper.json
-    echo "== 2. airline scale, TreeRegressor() (the default estimator)"
-    timeout 150 "$py" benchmarks/bench_scale.py "${airline[@]}" --airline-estimator default \
-        --stream-from 1e12 --repeats 2 --out "$work/default" || echo "STEP FAILED: airline default"
-    keep "$work"/default/scale_airline_fit.json gpu_airline_default.json
-    keep "$work"/default/scale_n.json gpu_airline_default.json
-    echo "== 3. n sweep in device memory (cost model, TF32)"
-    timeout 150 "$py" benchmarks/bench_scale.py --only n "${sweep[@]}" --stream-from 1e12 \
-        --second-fit-max 1e7 --repeats 2 --out "$work/n" || echo "STEP FAILED: n sweep"
-    keep "$work"/n/scale_n.json gpu_n_sweep.json
-    echo "== 4. fit_batch against separate fits"
-    timeout 120 "$py" benchmarks/bench_batch.py "${batch[@]}" --out "$work/batch.json" \
-        || echo "STEP FAILED: fit_batch"
-    keep "$work/batch.json" gpu_batch.json
-    echo "== 5. first fit in a new process (default estimator, the demo's shape)"
-    timeout 120 "$py" benchmarks/bench_first_fit.py "${first[@]}" --estimator default \
-        --out "$work/first_fit.json" | grep -v "^round" || echo "STEP FAILED: first fit"
-    keep "$work/first_fit.json" gpu_first_fit.json
-    echo "== 6. streamed from a host memmap, k = 3"
-    timeout 110 "$py" benchmarks/bench_scale.py --only n "${huge[@]}" --n-sweep-k 3 \
-        --stream-from 1e7 --repeats 1 --tmp "$work" --out "$work/huge" || echo "STEP FAILED: streamed"
-    keep "$work"/huge/scale_n.json gpu_streamed.json
+    if want 1; then
+        echo "== 1. airline scale, TreeRegressor.paper(k=10), chunk_size=auto"
+        timeout 90 "$py" benchmarks/bench_scale.py "${airline[@]}" --stream-from 1e12 --repeats 3 \
+            --out "$work/airline" || echo "STEP FAILED: airline paper"
+        keep "$work"/airline/scale_airline_fit.json gpu_airline_paper.json
+        keep "$work"/airline/scale_n.json gpu_airline_paper.json
+    fi
+    if want 2; then
+        echo "== 2. airline scale, TreeRegressor() (the default estimator)"
+        timeout 150 "$py" benchmarks/bench_scale.py "${airline[@]}" --airline-estimator default \
+            --stream-from 1e12 --repeats 2 --out "$work/default" || echo "STEP FAILED: airline default"
+        keep "$work"/default/scale_airline_fit.json gpu_airline_default.json
+        keep "$work"/default/scale_n.json gpu_airline_default.json
+    fi
+    if want 3; then
+        echo "== 3. n sweep in device memory (cost model, TF32)"
+        timeout 150 "$py" benchmarks/bench_scale.py --only n "${sweep[@]}" --stream-from 1e12 \
+            --second-fit-max 1e7 --repeats 2 --out "$work/n" || echo "STEP FAILED: n sweep"
+        keep "$work"/n/scale_n.json gpu_n_sweep.json
+    fi
+    if want 4; then
+        echo "== 4. fit_batch against separate fits"
+        timeout 120 "$py" benchmarks/bench_batch.py "${batch[@]}" --out "$work/batch.json" \
+            || echo "STEP FAILED: fit_batch"
+        keep "$work/batch.json" gpu_batch.json
+    fi
+    if want 5; then
+        echo "== 5. first fit in a new process (default estimator, the demo's shape)"
+        timeout 120 "$py" benchmarks/bench_first_fit.py "${first[@]}" --estimator default \
+            --out "$work/first_fit.json" | grep -v "^round" || echo "STEP FAILED: first fit"
+        keep "$work/first_fit.json" gpu_first_fit.json
+    fi
+    if want 6; then
+        echo "== 6. streamed from a host memmap, k = 3"
+        timeout 110 "$py" benchmarks/bench_scale.py --only n "${huge[@]}" --n-sweep-k 3 \
+            --stream-from 1e7 --repeats 1 --tmp "$work" --out "$work/huge" || echo "STEP FAILED: streamed"
+        keep "$work"/huge/scale_n.json gpu_streamed.json
+    fi
+    if want 7; then
+        echo "== 7. TF32 (precision=default): the n sweep's speed"
+        timeout 150 "$py" benchmarks/bench_scale.py --only n "${sweep[@]}" --stream-from 1e12 \
+            --second-fit-max 1e7 --repeats 2 --precision default --out "$work/tf32" \
+            || echo "STEP FAILED: tf32"
+        keep "$work"/tf32/scale_n.json gpu_tf32.json
+    fi
+    if want 8; then
+        echo "== 8. the numpy race at n = 1e6 (numpy on the host CPU, OPENBLAS_* unset)"
+        timeout 400 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" benchmarks/bench_numpy.py \
+            "${race[@]}" --out "$work/race" --stem numpy_race_gpu || echo "STEP FAILED: numpy race"
+        keep "$work"/race/numpy_race_gpu.json gpu_numpy_race.json
+    fi
 } 2>&1 | tee "$log"
 
 ls -l "$dest"
