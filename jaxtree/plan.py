@@ -49,6 +49,8 @@ from typing import NamedTuple, Optional
 import jax
 import numpy as np
 
+from jaxtree import scoring
+
 __all__ = [
     "ACCEL_GRAIN",
     "ACCEL_IN_MEMORY_BYTES",
@@ -121,6 +123,7 @@ def platform_of(devices=None) -> str:
 
 
 def is_accelerator(platform: str) -> bool:
+    """Whether the row plan treats ``platform`` as an accelerator (GPU, TPU, ...)."""
     return platform.lower() in _ACCELERATORS
 
 
@@ -140,6 +143,10 @@ def check_chunk_size(value, name: str = "chunk_size"):
 
 def _pow2_floor(v: float) -> int:
     return 1 << max(int(v), 1).bit_length() - 1
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 def row_plan(n: int, p: int, q: int, dtype=np.float32, *, chunk_size="auto",
@@ -177,14 +184,11 @@ def row_plan(n: int, p: int, q: int, dtype=np.float32, *, chunk_size="auto",
             # ceil(n / accel_chunk) equal chunks, each rounded up to a multiple of the grain
             # rather than to a power of two: 7e5 rows are one chunk of 720,896 rows, not of
             # 2^20 (30% less padding); sizes within one grain share a compiled program.
-            steps = -(-n // accel_chunk)
-            chunk = -(-(-(-n // steps)) // ACCEL_GRAIN) * ACCEL_GRAIN
+            steps = _ceil_div(n, accel_chunk)
+            chunk = _ceil_div(_ceil_div(n, steps), ACCEL_GRAIN) * ACCEL_GRAIN
     else:
         chunk, rule = CPU_CHUNK, "cpu"
-    if n > 0:
-        # the rows of one step, as scoring.chunk_shape cuts them (imported here: scoring
-        # imports nothing of this module, and this keeps the one rule in one place)
-        from jaxtree import scoring
+    if n > 0:  # the rows of one step, as scoring.chunk_shape cuts them (one rule)
         n_chunks, rows_per_step = scoring.chunk_shape(n, chunk)
     else:
         n_chunks, rows_per_step = 0, chunk
