@@ -48,7 +48,6 @@ class CLIError(Exception):
 # ------------------------------------------------------------------------------ tables
 
 
-
 def _chunk_size(text: str):
     """``--chunk-size``: ``auto`` or a positive integer."""
     if text == "auto":
@@ -56,10 +55,11 @@ def _chunk_size(text: str):
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 'auto' or a positive integer; got {text!r}")
+        value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 'auto' or a positive integer; got {text!r}")
     return value
+
 
 def _read_csv_plain(path: str):
     """Reads a CSV with the standard library: ``(names, [column arrays])``."""
