@@ -17,26 +17,15 @@ import sys
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_scale import airline_like  # noqa: E402
+from bench_scale import airline_like, time_search_runs  # noqa: E402
 
 import jaxtree  # noqa: E402
-from jaxtree import search  # noqa: E402
 
 
 def main():
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     X, y = airline_like(700_000)
-    inside = [0.0]
-    run0 = search.run
-
-    def timed(*args, **kw):
-        t0 = time.perf_counter()
-        try:
-            return run0(*args, **kw)
-        finally:
-            inside[0] += time.perf_counter() - t0
-
-    search.run = timed
+    inside, _restore = time_search_runs()  # the process ends with the fits
     jaxtree.TreeRegressor.paper(k=10).fit(X, y)
     rows = []
     for _ in range(repeats):

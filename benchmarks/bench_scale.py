@@ -124,6 +124,32 @@ def airline_like(n, seed=0):
     return X, y
 
 
+def time_search_runs():
+    """Times the searches' driver (``jaxtree.search.run``: the device steps and the one
+    transfer an iteration) against the rest of ``fit`` (validation, encoding, scaling,
+    chunking, the host-to-device copy, the model): issue 25's profile of a warm fit.
+    Returns ``(inside, restore)``: ``inside[0]`` accumulates the seconds spent in
+    ``search.run`` (reset it between fits); ``restore()`` puts the driver back."""
+    from jaxtree import search as search_mod
+
+    inside = [0.0]
+    run0 = search_mod.run
+
+    def timed_run(*args, **kw):
+        t0 = time.perf_counter()
+        try:
+            return run0(*args, **kw)
+        finally:
+            inside[0] += time.perf_counter() - t0
+
+    search_mod.run = timed_run
+
+    def restore():
+        search_mod.run = run0
+
+    return inside, restore
+
+
 def estimator_child(a) -> dict:
     """Airline scale through ``TreeRegressor.fit`` (issue 16): the first fit in a fresh
     process (compiles) and ``--repeats`` warm fits in the same process (median), with
@@ -149,23 +175,7 @@ def estimator_child(a) -> dict:
         make = lambda: jaxtree.TreeRegressor.paper(k=a.k, refine=refine, chunk_size=a.chunk,  # noqa: E731
                                                    search=a.search)
         rec["estimator"] = "TreeRegressor.paper()"
-    # Where a warm fit's time goes (issue 25's profile of the slowest row): the time inside
-    # the searches' driver (search.run: the device steps and the one transfer an iteration)
-    # against the rest of fit (validation, encoding, scaling, chunking and the host-to-device
-    # copy, the model), summed over each fit.
-    from jaxtree import search as search_mod
-
-    inside = [0.0]
-    run0 = search_mod.run
-
-    def timed_run(*args, **kw):
-        t0 = time.perf_counter()
-        try:
-            return run0(*args, **kw)
-        finally:
-            inside[0] += time.perf_counter() - t0
-
-    search_mod.run = timed_run
+    inside, restore = time_search_runs()
     t = time.perf_counter()
     est = make().fit(X, y)
     rec["fit_first_s"] = time.perf_counter() - t
@@ -176,7 +186,7 @@ def estimator_child(a) -> dict:
         est = make().fit(X, y)
         warm.append(time.perf_counter() - t)
         in_search.append(inside[0])
-    search_mod.run = run0
+    restore()
     rec["fit_warm_s_all"] = warm
     rec["search_run_s_all"] = in_search
     rec["outside_search_s_all"] = [w - s for w, s in zip(warm, in_search)]

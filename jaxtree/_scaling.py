@@ -12,6 +12,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from jaxtree import _validation as V
+
 
 class Scaling(NamedTuple):
     """``x_s = (x - x_min) * x_scale``; ``y_s = (y - y_center) / y_scale`` (float64)."""
@@ -38,9 +40,7 @@ def extremes(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
     if sw is None and np.ndim(x) == 2 and np.asarray(x).dtype.kind == "f":
         # every row counts: the extremes in x's own dtype, then float64 (exact: rounding is
         # monotone), with no float64 or masked copy of x
-        from jaxtree._validation import column_extremes
-
-        lo, hi = column_extremes(np.asarray(x))
+        lo, hi = V.column_extremes(np.asarray(x))
         y = np.asarray(y)
         return (lo.astype(np.float64), hi.astype(np.float64), np.float64(y.min()),
                 np.float64(y.max()))
