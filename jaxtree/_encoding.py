@@ -335,7 +335,7 @@ def _factorize(values: np.ndarray):
 
 
 def _is_frame(X) -> bool:
-    return V._is_pandas(X) and hasattr(X, "columns")
+    return V.is_pandas(X) and hasattr(X, "columns")
 
 
 def _frame_kind(s) -> str:
@@ -420,7 +420,7 @@ def _categorical_mask(cf, p, names, is_frame, cols):
 def _numeric_column(c, j, names) -> np.ndarray:
     """A raw column as a 1-D real array (NaN for missing values); TypeError otherwise."""
     where = _column_name(j, names)
-    if V._is_pandas(c):
+    if V.is_pandas(c):
         dt = c.dtype
         if isinstance(dt, np.dtype) and dt.kind in "biuf":
             c = c.to_numpy()
@@ -458,7 +458,7 @@ def _codes(c, j: int, names, missing: str):
 
 
 def _categorical_values(c) -> np.ndarray:
-    if V._is_pandas(c):
+    if V.is_pandas(c):
         return c.to_numpy(dtype=object)
     return np.asarray(c, dtype=object)
 

@@ -55,8 +55,8 @@ DEFAULT_TOL = 1e-3
 N_CHECK = 4096
 """Points of the training box at which the rounding is checked."""
 
-_SUP = basis_._SUPERSCRIPT
-_SIMPLE = basis_._NO_PARENS
+_SUP = basis_.SUPERSCRIPT
+_SIMPLE = basis_.NO_PARENS
 
 
 def indicator_labels(encoding) -> dict:
@@ -481,7 +481,7 @@ def _atom_text(r: Readable, atom) -> str:
         return f"hat({name}; {_num(pr[0])} ± {_num(pr[1])})"
     if kind == "plaw":
         fam, mm = b.basis.locate(i)
-        return basis_._power_name(fam.exponents[mm]).format(**basis_._render_fields(name))
+        return basis_.power_name(fam.exponents[mm]).format(**basis_.render_fields(name))
     m, R = pr
     if m == 0.0 and R == 1.0:
         return b.basis.render(i, name)
@@ -563,7 +563,7 @@ def text(r: Readable) -> str:
 def _tex_name(name: str) -> str:
     from jaxtree import export  # the same covariate names as the scaled LaTeX (x_{1}, \mathrm{age})
 
-    return export._latex_var(name)
+    return export.latex_var(name)
 
 
 def _tex_escape(s: str) -> str:

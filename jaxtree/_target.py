@@ -108,9 +108,9 @@ class Target(NamedTuple):
             return f"y = {inner}"
         if self.name == "square":
             return f"y = \\sqrt{{{inner}}}"
-        from jaxtree.basis import _latex_number
+        from jaxtree.basis import latex_number
 
-        return f"y = {_latex_number(self.smearing, digits)}\\,\\exp\\left({inner}\\right)"
+        return f"y = {latex_number(self.smearing, digits)}\\,\\exp\\left({inner}\\right)"
 
 
 def of(model) -> Target:

@@ -29,7 +29,9 @@ Each message says what was expected, what was received, and how to fix it. Polic
 
 from __future__ import annotations
 
+import functools
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -43,6 +45,23 @@ class ComplexDataError(TypeError, ValueError):
     """Raised for complex input: a ``TypeError`` (a bad dtype, jaxtree's rule) that is also a
     ``ValueError`` (scikit-learn's ``check_complex_data`` expects one), so ``except`` clauses
     written for either rule catch it."""
+
+
+@functools.lru_cache(maxsize=None)
+def _combined(name: str, ours: type, theirs: type) -> type:
+    return type(name, (ours, theirs), {"__module__": ours.__module__, "__doc__": ours.__doc__})
+
+
+def interop_class(name: str, ours: type) -> type:
+    """``ours``, or a subclass of ``ours`` and scikit-learn's class ``name`` if scikit-learn is
+    already loaded, so ``except sklearn.exceptions.NotFittedError`` and scikit-learn's checks
+    see their own class. Never imports scikit-learn (the core stays free of it)."""
+    theirs = getattr(sys.modules.get("sklearn.exceptions"), name, None)
+    if not isinstance(theirs, type) or issubclass(ours, theirs):
+        return ours
+    if issubclass(theirs, ours):
+        return theirs
+    return _combined(name, ours, theirs)
 
 
 def _column(j: int, names) -> str:
@@ -67,7 +86,7 @@ def frame_feature_names(X):
     return None
 
 
-def _is_pandas(a) -> bool:
+def is_pandas(a) -> bool:
     return (hasattr(a, "to_numpy") and hasattr(a, "isna") and hasattr(a, "dtypes")
             and not isinstance(a, np.ndarray))
 
@@ -120,7 +139,7 @@ def as_float_array(a, name: str) -> np.ndarray:
             f"{name} is a sparse {type(a).__name__}; sparse input is not supported (the search "
             f"needs dense data). Convert it with {name}.toarray() if it fits in memory."
         )
-    if _is_pandas(a):
+    if is_pandas(a):
         a = _pandas_to_numpy(a, name)
     try:
         arr = np.asarray(a)
@@ -467,4 +486,4 @@ def is_host_array(X) -> bool:
     Functional entry points validate only host inputs, so they never touch tracers under
     ``jit``/``vmap``/``grad`` and never force a device-to-host transfer.
     """
-    return isinstance(X, (np.ndarray, list, tuple, np.generic)) or _is_pandas(X)
+    return isinstance(X, (np.ndarray, list, tuple, np.generic)) or is_pandas(X)

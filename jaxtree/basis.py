@@ -106,7 +106,7 @@ __all__ = [
 ]
 
 
-_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,17 +143,17 @@ def _float_dtype(x: Any) -> jnp.ndarray:
 
 
 _SIMPLE_SYMBOL = re.compile(r"[^\W\d_](_?\d+)?")  # x, x1, x_1, α
-_NO_PARENS = re.compile(r"[\w.\[\]'\"]+")  # identifiers, attribute and item access, numbers
+NO_PARENS = re.compile(r"[\w.\[\]'\"]+")  # identifiers, attribute and item access, numbers
 
 
-def _render_fields(var: str) -> dict[str, str]:
+def render_fields(var: str) -> dict[str, str]:
     """Returns the template fields for variable ``var``.
 
     ``{x}`` is the variable as an operand (parenthesised if it holds operators or spaces),
     ``{arg}`` the variable as a function argument (never parenthesised), ``{cx}`` the variable
     after a numeric coefficient (``3πx1`` for a short symbol, ``3π·age`` otherwise).
     """
-    operand = var if _NO_PARENS.fullmatch(var) else f"({var})"
+    operand = var if NO_PARENS.fullmatch(var) else f"({var})"
     coefficient = var if _SIMPLE_SYMBOL.fullmatch(var) else f"·{operand}"
     return {"x": operand, "arg": var, "cx": coefficient}
 
@@ -204,7 +204,7 @@ def _sympy():
     return sympy
 
 
-def _latex_number(v: float, digits: int) -> str:
+def latex_number(v: float, digits: int) -> str:
     """Formats a number for LaTeX with ``digits`` significant digits: 1e-05 -> 1 \\cdot 10^{-5}."""
     text = f"{v:.{digits}g}"
     if "e" in text:
@@ -233,7 +233,7 @@ class _FamilyBase:
 
     def render(self, m: int, var: str = "x") -> str:
         """The name of function ``m`` of the family with variable ``var`` (see Basis.render)."""
-        return self.templates()[m].format(**_render_fields(var))
+        return self.templates()[m].format(**render_fields(var))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -285,7 +285,7 @@ class Hats(_FamilyBase):
 
     def to_latex(self, m: int, var: str) -> str:
         """``\\operatorname{hat}(var; t_m)``, the center with 4 significant digits."""
-        return f"\\operatorname{{hat}}({var}; {_latex_number(m / (self.n - 1), 4)})"
+        return f"\\operatorname{{hat}}({var}; {latex_number(m / (self.n - 1), 4)})"
 
     def to_numeric(self, xp, m: int, u):
         """``max(1 - |u (n-1) - m|, 0)`` with ``xp`` = numpy or jax.numpy, as evaluate does."""
@@ -418,7 +418,7 @@ class Powers(_FamilyBase):
     def templates(self) -> tuple[str, ...]:
         """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
         return tuple(
-            "{x}" if d == 1 else "{x}" + str(d).translate(_SUPERSCRIPT)
+            "{x}" if d == 1 else "{x}" + str(d).translate(SUPERSCRIPT)
             for d in range(1, self.degree + 1)
         )
 
@@ -513,7 +513,7 @@ class TruncatedCubics(_FamilyBase):
 
     def to_latex(self, m: int, var: str) -> str:
         """``(var - t)_+^{3}``, the knot with 4 significant digits."""
-        t = _latex_number((m + 1) / (self.n + 1), 4)
+        t = latex_number((m + 1) / (self.n + 1), 4)
         return f"({var} - {t})_+^{{3}}"
 
     def to_numeric(self, xp, m: int, u):
@@ -565,7 +565,7 @@ class CustomFunction(_FamilyBase):
                 f"{type(self.fn).__name__}. Pass a jnp function of one array, e.g. jnp.tanh."
             )
         try:
-            self.template.format(**_render_fields("x"))
+            self.template.format(**render_fields("x"))
         except (KeyError, IndexError, ValueError) as err:
             raise ValueError(
                 f"custom basis function name {self.name!r} is not a valid template ({err!r}). "
@@ -754,14 +754,14 @@ def _power_g(t, a: float, xp=jnp):
     return xp.exp(a * xp.log(ts))
 
 
-def _power_name(a: float) -> str:
+def power_name(a: float) -> str:
     """Text of ``x^a`` with ``{x}`` placeholder: ``log({arg})``, ``√{x}``, ``{x}⁻²``, ``{x}^1.5``."""
     if a == _LOG:
         return "log({arg})"
     if a == 0.5:
         return "√{x}"
     if float(a).is_integer():
-        return "{x}" if a == 1 else "{x}" + str(int(a)).translate(_SUPERSCRIPT)
+        return "{x}" if a == 1 else "{x}" + str(int(a)).translate(SUPERSCRIPT)
     return "{x}^" + format(a, "g")
 
 
@@ -859,7 +859,7 @@ class PowerLaws(_FamilyBase):
     def templates(self) -> tuple[str, ...]:
         """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
         left, right = ("⟨", "⟩") if self.normalise == "span" else ("⟦", "⟧")
-        return tuple(left + _power_name(a) + right for a in self.exponents)
+        return tuple(left + power_name(a) + right for a in self.exponents)
 
     def _require_bound(self, p: int | None = None):
         if not self.bound:
@@ -1073,7 +1073,7 @@ class Decays(_FamilyBase):
 
     def to_latex(self, m: int, var: str) -> str:
         """``\\langle e^{-var/c} \\rangle`` (normalised to ``[-1, 1]`` on ``[0, 1]``)."""
-        return f"\\langle e^{{-{var}/{_latex_number(self.scales[m], 4)}}} \\rangle"
+        return f"\\langle e^{{-{var}/{latex_number(self.scales[m], 4)}}} \\rangle"
 
     def to_numeric(self, xp, m: int, u):
         """As :meth:`evaluate`, with ``xp`` = numpy or jax.numpy."""
@@ -1184,7 +1184,7 @@ class Basis:
     @property
     def names(self) -> tuple[str, ...]:
         """Names of the ``q`` functions with variable ``x``, e.g. ``'sin(3πx)'``, ``'x²'``."""
-        fields = _render_fields("x")
+        fields = render_fields("x")
         return tuple(t.format(**fields) for t in self.templates)
 
     def render(self, i: int, var: str = "x") -> str:

@@ -65,7 +65,10 @@ from jaxtree import refine as refine_
 from jaxtree import scoring, search
 from jaxtree import search as search_
 from jaxtree import shapes as shapes_
-from jaxtree.estimator import TreeRegressor, _shape_mse, check_params, planned
+from jaxtree._base import set_fitted
+from jaxtree._fit import pipeline, select, source
+from jaxtree._fit import spec as spec_
+from jaxtree.estimator import TreeRegressor
 
 __all__ = [
     "BatchResult",
@@ -186,7 +189,7 @@ def _shape_tree_round(programs: prog.Program, states: shapes_.State, data: scori
     return jax.vmap(one)(programs, states, data, grams)
 
 
-_member = classifier_._member  # member b of a batched pytree (every leaf indexed)
+_member = classifier_.member  # member b of a batched pytree (every leaf indexed)
 
 
 def _stack_members(members: list):
@@ -274,10 +277,8 @@ def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_t
     allowed)``: the states' spec has the union of the members' chosen pairs
     (:func:`_compact_batch`); ``candidates``/``allowed`` map the search's term ids back to
     each member's own (:func:`_own_term_ids`)."""
-    from jaxtree.estimator import _subsample
-
     n1, n2 = (int(v) for v in knots)
-    rows = _subsample(xs.shape[1], shapes_.SEARCH_ROWS, random_state)
+    rows = select.subsample(xs.shape[1], shapes_.SEARCH_ROWS, random_state)
     sub = data if rows is None else _chunk_batch(
         xs[:, rows], ys[:, rows], None if sw is None else sw[:, rows], params.chunk, dtype)
     pairs, allowed = _screened_pairs(sub, xs.shape[2]) if screened is None else screened
@@ -298,8 +299,9 @@ def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_t
     return sres, state, cspec, gr, pairs, allowed
 
 
-_shape_mse_batch = jax.jit(jax.vmap(_shape_mse, in_axes=(0, 0, None)), static_argnums=2)
-"""Each member's weighted MSE of its shape terms alone (``estimator._shape_mse`` vmapped)."""
+_shape_mse_batch = jax.jit(jax.vmap(select.shape_mse, in_axes=(0, 0, None)), static_argnums=2)
+"""Each member's weighted MSE of its shape terms alone (:func:`jaxtree._fit.select.shape_mse`
+vmapped)."""
 
 
 def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots, fraction,
@@ -309,10 +311,8 @@ def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots
     each member's held-out MSE after each term, then each member's count by the
     one-standard-error rule. Returns ``(counts (B,), (candidates, allowed), shape paths)``,
     ``shape paths[b]`` the estimator's ``shape_path_`` of member ``b``."""
-    from jaxtree.estimator import _choose_size, _split, _subsample
-
-    train, held = _split(xs.shape[1], fraction, random_state)
-    sub = _subsample(len(train), shapes_.SEARCH_ROWS, random_state)
+    train, held = select.split(xs.shape[1], fraction, random_state)
+    sub = select.subsample(len(train), shapes_.SEARCH_ROWS, random_state)
     train = train if sub is None else train[sub]
     part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
     data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype)
@@ -329,7 +329,7 @@ def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots
     train0 = np.asarray(_shape_mse_batch(start.shapes, data, spec), np.float64) * scale
     counts, paths = np.zeros(xs.shape[0], np.int64), []
     for b in range(xs.shape[0]):
-        counts[b] = _choose_size(np.r_[empty[b], sel.val_history[b]], len(held))
+        counts[b] = select.choose_size(np.r_[empty[b], sel.val_history[b]], len(held))
         path = [dict(n_shapes=0, train_mse=float(train0[b]), val_mse=float(empty[b]), terms=[])]
         for i, (st, h, v) in enumerate(zip(sel.programs, sel.history[b], sel.val_history[b])):
             path.append(dict(n_shapes=i + 1, train_mse=float(h), val_mse=float(v),
@@ -463,12 +463,10 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
     slots (:func:`jaxtree.program.trim`). ``beam``: programs ``(B, width, ...)`` advanced by
     the beam step, each data set judged by the member the beam would return at that size
     (the lowest training loss, the estimator's rule)."""
-    from jaxtree.estimator import _choose_size, _n_ops, _path_rows, _selection_rows, _split
-
-    train, held = _split(xs.shape[1], fraction, random_state)
+    train, held = select.split(xs.shape[1], fraction, random_state)
     part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
     # Chunked as the estimator's selection run (one compiled step with the refit).
-    rows = _selection_rows(len(train), *xs.shape[1:], params.basis.q, params.chunk,
+    rows = select.selection_rows(len(train), *xs.shape[1:], params.basis.q, params.chunk,
                            cfg.pair_rows if cfg.pair_leaves else 0)
     data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype, rows)
     held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
@@ -494,8 +492,8 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
         end = len(sel.choices[b])  # a member whose tree filled up ended early (search.run)
         member = [_member(m, b) for m in models[:end]]
         val = sel.val_history[b][:end]
-        sizes[b] = _n_ops(member[_choose_size(val, len(held))].program)
-        paths.append(_path_rows(member, sel.history[b][:end], val))
+        sizes[b] = select.n_ops(member[select.choose_size(val, len(held))].program)
+        paths.append(select.path_rows(member, sel.history[b][:end], val))
     return sizes, paths
 
 
@@ -603,7 +601,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision, search=search, beam_width=beam_width,
                     shape_knots=shape_knots)
-    params = check_params({**settings, "validation_fraction": validation_fraction,
+    params = spec_.check_params({**settings, "validation_fraction": validation_fraction,
                            "shapes": shapes, "prune_tol": prune_tol})
     _check_batch_shapes(shapes)
     shapes = int(shapes)
@@ -615,7 +613,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     B, n, p = xa.shape
     names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
-    params, plan = planned(params, n, p, dtype, chunk_size, batch=B)
+    params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B)
     sc = scaling_.fit(xa, ya, sw)
     xs, ys = scaling_.apply(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
@@ -704,62 +702,53 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
 
     # The settings each member ran: a clone refits the same search.
-    estimators = [TreeRegressor(**settings, validation_fraction=validation_fraction,
-                                random_state=random_state, shapes=shapes, prune_tol=prune_tol)
-                  for _ in range(B)]
+    hyper = dict(settings, validation_fraction=validation_fraction, random_state=random_state,
+                 shapes=shapes, prune_tol=prune_tol)
+    estimators = [TreeRegressor(**hyper) for _ in range(B)]
+    fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
     pruned = [None] * B
     if prune_tol is not None:  # the estimator's deletion move, per member (after the round)
         program, pruned = _prune_members(
-            estimators, program, xs, ys, sw, params, dtype,
+            fit_spec, program, xs, ys, sw,
             None if not shapes else [_own_shapes(_member(state.shapes, b), spec)
                                      for b in range(B)])
     models = model_.TreeModel.from_scaling(program, sc, dtype, params.basis, names)
     if shapes:
         models = dataclasses.replace(models, shapes=state.shapes, shape_spec=spec)
     for b, est in enumerate(estimators):
-        est.search_, est.validation_fraction_ = search, validation_fraction
         member = _member(models, b)
         if shapes:  # the member's own terms: its chosen pairs only (the estimator's compact)
             member = dataclasses.replace(member, **_own_shapes(member.shapes, spec))
-        if paths is not None:
-            est._path = paths[b]
-            if shapes:  # the tree sizes' path: each model with the shapes before the round
-                own = _own_shapes(_member(searched, b), spec)
-                for row in est._path:
-                    row["model"] = dataclasses.replace(row["model"], **own)
-                    row.pop("formula", None)  # written on first access of path_
-        if shape_paths is not None:
-            est._shape_path = shape_paths[b]
-        est._set_fitted(member, histories[b], choices[b], int(status[b]),
-                        names if feature_names is not None else None, warn=False)
-        est.row_plan_ = plan
-        est.pruned_ = pruned[b]
+        path = None if paths is None else paths[b]
+        if path is not None and shapes:  # the sizes' path: each model with the shapes before the round
+            own = _own_shapes(_member(searched, b), spec)
+            for row in path:
+                row["model"] = dataclasses.replace(row["model"], **own)
+                row.pop("formula", None)  # written on first access of path_
+        set_fitted(est, pipeline.FitResult(
+            model=member, history=histories[b], choices=choices[b], status=int(status[b]),
+            names=names if feature_names is not None else None, encoding=None, spec=fit_spec,
+            path=path, shape_path=None if shape_paths is None else shape_paths[b],
+            pruned=pruned[b]), warn=False)
     history = res.history if not shapes else _padded_rows(histories)
     return BatchResult(estimators, models, history, status, plan)
 
 
-def _prune_members(estimators: list, program: prog.Program, xs, ys, sw, params, dtype,
+def _prune_members(fit_spec: spec_.FitSpec, program: prog.Program, xs, ys, sw,
                    own_shapes=None):
     """``(programs, removed)``: every member's tree pruned by the estimator's own pruning
-    (``estimator._prune_result``, :func:`jaxtree.simplify.prune`) on its own scaled rows,
-    a host loop over the members (the removals are data-dependent; the compiled scoring and
+    (:meth:`jaxtree._fit.source.InMemory.prune`) on its own scaled rows, a host loop over the members (the removals are data-dependent; the compiled scoring and
     refit steps are shared, the programs keeping the batch's capacity). ``own_shapes``:
     with ``shapes=S``, each member's final terms (:func:`_own_shapes`): its tree is pruned
     against their residual, as the estimator's ``fit`` does. ``removed[b]`` is member
     ``b``'s ``pruned_``."""
-    from jaxtree.estimator import _prune_result
-
     out, removed = [], []
-    for b, est in enumerate(estimators):
-        target = ys[b]
-        if own_shapes is not None:  # the estimator's: y minus the shapes, on all rows
-            terms = own_shapes[b]
-            target = target - np.asarray(shapes_.evaluate_jit(
-                terms["shapes"], jnp.asarray(xs[b], dtype), terms["shape_spec"]), np.float64)
-        found = search_.SearchResult(_member(program, b), None, None, None)
-        found, gone = _prune_result(est, found, xs[b], target, None if sw is None else sw[b],
-                                    params, dtype)
-        out.append(found.program)
+    for b in range(xs.shape[0]):
+        rows = source.InMemory(xs[b], ys[b], None if sw is None else sw[b], fit_spec, None)
+        terms = None if own_shapes is None else (own_shapes[b]["shapes"],
+                                                 own_shapes[b]["shape_spec"])
+        found, gone = rows.prune(_member(program, b), terms)
+        out.append(found)
         removed.append(gone)
     return _stack_members(out), removed
 
@@ -806,7 +795,7 @@ def _classifier_step_batch(programs: prog.Program, data: scoring.Data, ys, basis
     B, K = ys.shape[:2]
     split = lambda a: a.reshape((B, K) + a.shape[1:])  # noqa: E731
     flat = lambda a: a.reshape((B * K,) + a.shape[2:])  # noqa: E731
-    out = jax.vmap(classifier_._ovr_step, in_axes=(0, 0, 0, None, None))(
+    out = jax.vmap(classifier_.ovr_step, in_axes=(0, 0, 0, None, None))(
         jax.tree_util.tree_map(split, programs), data, ys, basis, config)
     return jax.tree_util.tree_map(flat, out)
 
@@ -893,7 +882,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision)
     est0 = classifier_.TreeClassifier(**settings)
-    params = est0._check_params()
+    params = classifier_.check_classifier_params(est0.get_params())
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
         raise ValueError("fit_batch_classifier does not support basis families on the "
                          "covariates' original units (PowerLaws, e.g. the 'physics' preset): "
@@ -913,21 +902,21 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     xs, _ = scaling_.apply(sc, xa, zeros, sw)
     w = np.ones((B, n)) if sw is None else np.asarray(sw, np.float64)
     K = len(labels[0][0])
-    ypm = np.stack([classifier_._one_vs_rest(idx, K) for _, idx in labels])  # (B, K', n)
+    ypm = np.stack([classifier_.one_vs_rest(idx, K) for _, idx in labels])  # (B, K', n)
     Kt = ypm.shape[1]  # trees per data set: 1 for two classes, else K
-    params, plan = planned(params, n, p, dtype, chunk_size, batch=B * Kt)
+    params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B * Kt)
     data = _chunk_batch(xs, zeros, w, params.chunk, dtype)
-    ys = classifier_._chunk_labels(ypm, data.y.shape[1:], dtype)
+    ys = classifier_.chunk_labels(ypm, data.y.shape[1:], dtype)
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).
-    cfg = est0._config(params, n, p, params.basis.q, K)._replace(buckets=())
+    cfg = classifier_.classifier_config(est0.get_params(), params, n, p, params.basis.q, K)._replace(buckets=())
     if scoring.compiling_dominates(n, p, params.basis.q):
         # TreeClassifier's capacity buckets: nearby k share the compiled step; each greedy
         # iteration inserts one operation, so k + 1 iterations stop at k operations, and the
         # trees are cut back to 2k+1 slots below.
         cfg = cfg._replace(max_k=prog.capacity_for(params.k))
 
-    a0 = classifier_._start_intercepts(loss, ypm.reshape(B * Kt, n), np.repeat(w, Kt, 0))
+    a0 = classifier_.start_intercepts(loss, ypm.reshape(B * Kt, n), np.repeat(w, Kt, 0))
     empty = prog.empty_program(cfg.max_k, dtype)
     start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B * Kt,) + a.shape), empty)
     start = start._replace(intercept=jnp.asarray(a0, dtype))
@@ -949,15 +938,14 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         sc_b = scaling_.Scaling(*(np.asarray(a)[b] for a in sc))
         model = model_.TreeModel.from_scaling(program, sc_b, dtype, params.basis, names)
         if K > 2:
-            model = classifier_._batched(model, K)
+            model = classifier_.batched(model, K)
         choices = res.choices[rows] if K > 2 else res.choices[b]
         classes = labels[b][0]
         est = classifier_.TreeClassifier(**settings)
-        est._pending_encoding = encoding_.identity(  # as fit's for a numeric array
+        enc = encoding_.identity(  # as fit's for a numeric array
             p, names if feature_names is not None else None, np.min(xa[b], 0))
-        est._set_fitted(model, classes, history[b], choices, int(status[b]),
-                        names if feature_names is not None else None)
-        est.row_plan_ = plan
+        classifier_.set_fitted(est, model, classes, history[b], choices, int(status[b]),
+                               names if feature_names is not None else None, enc, plan)
         estimators.append(est)
         members.append(model)
     models = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)

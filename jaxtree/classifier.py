@@ -58,7 +58,6 @@ Decisions:
 from __future__ import annotations
 
 import contextlib
-import sys
 import warnings
 from typing import Callable, Optional
 
@@ -80,10 +79,10 @@ from jaxtree import reference as reference_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
-from jaxtree.estimator import (ParamsProtocol, TreeRegressor, _check_stream_args, _encoded_rows,
-                               _loaded_names, _ProgressBar, _selection_rows, _split,
-                               _stream_plan, check_params, planned)
-from jaxtree.estimator import _check_fraction as estimator_check_fraction
+from jaxtree._base import Estimator, loaded_names, set_table
+from jaxtree._fit import pipeline, select
+from jaxtree._fit import spec as spec_
+from jaxtree._fit.progress import Reporter
 
 __all__ = [
     "CLASSIFIER_CONSTRAINTS",
@@ -92,19 +91,6 @@ __all__ = [
     "predict_proba",
     "TreeClassifier",
 ]
-
-
-def _warn_class(name: str) -> type:
-    """scikit-learn's warning class ``name`` when scikit-learn is loaded, else UserWarning."""
-    cls = getattr(sys.modules.get("sklearn.exceptions"), name, None)
-    return cls if isinstance(cls, type) and issubclass(cls, Warning) else UserWarning
-
-
-def _not_fitted(name: str) -> type:
-    theirs = getattr(sys.modules.get("sklearn.exceptions"), "NotFittedError", None)
-    if isinstance(theirs, type) and not issubclass(V.NotFittedError, theirs):
-        return type("NotFittedError", (V.NotFittedError, theirs), {})
-    return V.NotFittedError
 
 
 def check_labels(y, n_samples: int):
@@ -125,7 +111,7 @@ def check_labels(y, n_samples: int):
     if arr.ndim == 2 and arr.shape[1] == 1:
         warnings.warn("A column-vector y was passed when a 1d array was expected; it was used "
                       "as y.ravel(). Pass y with shape (n_samples,) to silence this.",
-                      _warn_class("DataConversionWarning"), stacklevel=3)
+                      V.interop_class("DataConversionWarning", UserWarning), stacklevel=3)
         arr = arr[:, 0]
     if arr.ndim != 1:
         raise ValueError(f"y must be 1-D (n_samples,) class labels; got shape {arr.shape}. "
@@ -165,7 +151,7 @@ def _check_fraction(value, name):
     if isinstance(value, str):
         raise ValueError(f"{name} must be None or a number strictly between 0 and 1 (the "
                          f"classifier has no 'auto'); got {value!r}.")
-    estimator_check_fraction(value, name)
+    spec_.check_fraction(value, name)
 
 
 CLASSIFIER_CONSTRAINTS = {
@@ -178,13 +164,37 @@ CLASSIFIER_CONSTRAINTS = {
 :data:`jaxtree.estimator.PARAMETER_CONSTRAINTS` (checked by :func:`check_params`)."""
 
 
-def _ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config):
+def check_classifier_params(params: dict):
+    """Checks a classifier's hyperparameters (:data:`CLASSIFIER_CONSTRAINTS`, then the shared
+    table) and returns the ones every path needs (:class:`jaxtree._fit.spec.Params`)."""
+    for name, check in CLASSIFIER_CONSTRAINTS.items():
+        check(params[name], name)
+    if params["engine"] == "reference" and params["refine"] == "optax":
+        raise ValueError("engine='reference' runs the paper's algorithm in numpy: use "
+                         "refine='coordinate' or refine=None (refine='optax' needs "
+                         "engine='jax').")
+    if params["engine"] == "reference" and params["devices"] is not None:
+        raise ValueError("devices= shards the rows of the JAX engine's search; "
+                         "engine='reference' runs in numpy on the host: use engine='jax', "
+                         "or devices=None.")
+    return spec_.check_params({k: v for k, v in params.items() if k != "engine"})
+
+
+def classifier_config(hyper: dict, params, n: int, p: int, q: int, K: int) -> search.Config:
+    """The search configuration of a classifier fit (``hyper``: its ``get_params()``)."""
+    return search.Config(max_k=params.k, refine=hyper["refine"], coordinate_sweeps=params.sweeps,
+                         refine_steps=params.steps,
+                         precision=scoring.PRECISIONS[hyper["precision"]], loss=hyper["loss"],
+                         buckets=scoring.buckets_for(n, p, q, params.k) if K == 2 else ())
+
+
+def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config):
     """:func:`jaxtree.search.step` vmapped over ``K`` one-versus-rest label vectors
     ``ys (K, n_chunks, m)`` with shared covariates and weights."""
     return jax.vmap(lambda p, y: search.step(p, data._replace(y=y), basis, config))(programs, ys)
 
 
-_ovr_step_jit = jax.jit(_ovr_step, static_argnames=("basis", "config"))
+_ovr_step_jit = jax.jit(ovr_step, static_argnames=("basis", "config"))
 _ovr_step_cached = _executables.cached(_ovr_step_jit, static_argnums=(3, 4))
 
 
@@ -222,7 +232,7 @@ def _proba(f, loss: str, binary: bool, xp=jnp):
     return xp.where(tot > 0, s / xp.where(tot > 0, tot, 1), 1.0 / k)
 
 
-class TreeClassifier(ParamsProtocol):
+class TreeClassifier(Estimator):
     """Compositional nonparametric classification (Xu, Honorio and Wang, Section 3).
 
     The decision function is ``f(x) = w0 + T(x)``, a tree of ``k`` operations over leaves
@@ -371,18 +381,7 @@ class TreeClassifier(ParamsProtocol):
                     input_tags=InputTags(allow_nan=getattr(self, "missing", None) != "error"))
 
     def _check_params(self):
-        params = self.get_params()
-        for name, check in CLASSIFIER_CONSTRAINTS.items():
-            check(params[name], name)
-        if params["engine"] == "reference" and params["refine"] == "optax":
-            raise ValueError("engine='reference' runs the paper's algorithm in numpy: use "
-                             "refine='coordinate' or refine=None (refine='optax' needs "
-                             "engine='jax').")
-        if params["engine"] == "reference" and params["devices"] is not None:
-            raise ValueError("devices= shards the rows of the JAX engine's search; "
-                             "engine='reference' runs in numpy on the host: use engine='jax', "
-                             "or devices=None.")
-        return check_params({k: v for k, v in params.items() if k != "engine"})
+        return check_classifier_params(self.get_params())
 
     # ---------------------------------------------------------------------------- fit
 
@@ -411,22 +410,22 @@ class TreeClassifier(ParamsProtocol):
                                              and isinstance(X, np.memmap)):
             return self._fit_stream(X, y, sample_weight, params)
         names = V.frame_feature_names(X)
-        xa, enc = TreeRegressor._encode_fit(self, X)  # the regressor's table encoder, shared
+        xa, enc = pipeline.encode_fit(X, self.get_params())  # the regressor's table encoder
         n, p = xa.shape
         classes, idx = check_labels(y, n)
         sw = V.check_sample_weight(sample_weight, n)
         dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
         V.check_representable(xa, np.zeros(n), dtype,
                                feature_names=names if enc.is_identity else enc.feature_names_out)
-        params, self.row_plan_ = planned(params, n, p, dtype, self.chunk_size, self.devices)
+        params, plan = spec_.planned(params, n, p, dtype, self.chunk_size, self.devices)
         sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
         x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
         basis = params.basis.bind(sc.x_min, x_max)
         xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
         w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
         K = len(classes)
-        ypm = _one_vs_rest(idx, K)
-        cfg = self._config(params, n, p, basis.q, K)
+        ypm = one_vs_rest(idx, K)
+        cfg = classifier_config(self.get_params(), params, n, p, basis.q, K)
         if self.engine == "jax" and scoring.compiling_dominates(n, p, basis.q):
             # Compiling costs more than searching: the regressor's capacity buckets
             # (program.capacity_for), so that nearby k (and the refit) share the compiled
@@ -434,42 +433,37 @@ class TreeClassifier(ParamsProtocol):
             # at k operations, and the trees are cut back to 2k+1 slots (_Job.search).
             cfg = cfg._replace(max_k=prog.capacity_for(params.k))
         feature_names = enc.feature_names_out  # the raw names when nothing was encoded
-        job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
-        with self._progress_bar(params, feature_names, basis):
+        with self._reporting(params, feature_names, basis) as rep:
+            job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes, rep)
             if self.validation_fraction is None:
                 res, path = job.search(xs, ypm, w, params.k), None
             else:
                 res, path = job.select_and_refit(xa, xs, ypm, w)
-        self._pending_encoding = enc
-        return self._finish(res, sc, dtype, basis, feature_names, classes, names, path)
-
-    def _config(self, params, n: int, p: int, q: int, K: int) -> search.Config:
-        return search.Config(max_k=params.k, refine=self.refine, coordinate_sweeps=params.sweeps,
-                             refine_steps=params.steps,
-                             precision=scoring.PRECISIONS[self.precision], loss=self.loss,
-                             buckets=scoring.buckets_for(n, p, q, params.k) if K == 2 else ())
+        return self._finish(res, sc, dtype, basis, feature_names, classes, names, path, enc,
+                            plan)
 
     @contextlib.contextmanager
-    def _progress_bar(self, params, feature_names, basis):
-        self._bar = _ProgressBar(params.k, self.verbose, feature_names, basis)
-        self._bar.loss_name = "log-loss" if self.loss == "logistic" else "ramp"
+    def _reporting(self, params, feature_names, basis):
+        """The progress bar and callback of one fit (:class:`jaxtree._fit.progress.Reporter`),
+        closed even when the fit fails."""
+        rep = Reporter(params.k, self.verbose, self.callback, feature_names, basis,
+                       "log-loss" if self.loss == "logistic" else "ramp")
         try:
-            yield
+            yield rep
         finally:
-            self._bar.close()
-            del self._bar
+            rep.close()
 
-    def _finish(self, res, sc, dtype, basis, feature_names, classes, names, path):
+    def _finish(self, res, sc, dtype, basis, feature_names, classes, names, path, enc, plan):
         """The fitted attributes from a search result (every fit path ends here)."""
         K = len(classes)
         model = model_.TreeModel.from_scaling(res.program, sc, dtype, basis, feature_names)
         if K > 2:
-            model = _batched(model, K)
+            model = batched(model, K)
         status = search.Status(int(np.bitwise_or.reduce(np.atleast_1d(np.asarray(res.status)))))
         if status & search.Status.NO_CANDIDATE:
             warnings.warn(f"{search.message(status & search.Status.NO_CANDIDATE)}.",
                           RuntimeWarning, stacklevel=3)
-        self._set_fitted(model, classes, res.history, res.choices, status, names)
+        set_fitted(self, model, classes, res.history, res.choices, status, names, enc, plan)
         self.path_ = path
         return self
 
@@ -484,9 +478,9 @@ class TreeClassifier(ParamsProtocol):
         if self.engine != "jax":
             raise ValueError("Streaming a ChunkReader needs engine='jax' (the reference engine "
                              "reads a memmap, or an array, in memory).")
-        _check_stream_args(X, y, sample_weight, self.validation_fraction,
-                           "the labels and weights")
-        params, self.row_plan_ = _stream_plan(self, X, params)
+        pipeline.check_stream_args(X, y, sample_weight, "the labels and weights",
+                                   self.validation_fraction)
+        params, plan = pipeline.stream_plan(X, params, self.chunk_size, self.devices)
         if isinstance(X, stream_.ChunkReader):
             x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
         else:
@@ -494,78 +488,41 @@ class TreeClassifier(ParamsProtocol):
             chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
         if len(x.shape) != 2:
             raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(x.shape)}.")
-        x, enc = _encoded_rows(x, chunk, self.missing)  # NaN: the regressor's streamed rule
+        x, enc = pipeline.encoded_rows(x, chunk, self.missing)  # NaN: the regressor's streamed rule
         n = x.shape[0]
         classes, idx = check_labels(labels, n)
         sw = V.check_sample_weight(sw, n)
         K = len(classes)
-        ypm = _one_vs_rest(idx, K)
+        ypm = one_vs_rest(idx, K)
         readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
         sc = stream_.scaling(readers[0])  # the covariates' range; the logit is not scaled
         sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
         x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
         basis = params.basis.bind(sc.x_min, x_max)
         dtype = V.float_dtype_for(np.empty(0, x.dtype), bool(jax.config.jax_enable_x64))
-        cfg = self._config(params, n, x.shape[1], basis.q, K)
+        cfg = classifier_config(self.get_params(), params, n, x.shape[1], basis.q, K)
         feature_names = (tuple(f"x{j + 1}" for j in range(x.shape[1])) if enc is None
                          else enc.feature_names_out)
-        job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes)
         steps = [stream_.loss_step(r.scaled(sc, dtype), basis, cfg, dtype=dtype,
                                    devices=self.devices, chunks_per_block=params.block)
                  for r in readers]
         w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
-        with self._progress_bar(params, feature_names, basis):
+        with self._reporting(params, feature_names, basis) as rep:
+            job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes, rep)
             res = job.run(_stack_steps(steps), job._start(ypm, w), params.k)
-        self._pending_encoding = enc  # None: the identity spec, from the scaling
-        return self._finish(res, sc, dtype, basis, feature_names, classes, None, None)
-
-    def _set_fitted(self, model, classes, history, choices, status, names):
-        """Sets every learned attribute at once (``fit`` and ``load``)."""
-        enc = self.__dict__.pop("_pending_encoding", None)
-        if enc is None:  # numeric columns as they are; a missing value takes the training min
-            x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]
-            enc = encoding_.identity(model.n_features, names, x_min)
-        self.model_ = model
-        self.classes_ = classes
-        self.history_ = np.asarray(history, np.float64)
-        self.choices_ = list(choices)
-        self.status_ = search.Status(int(status))
-        slots = np.atleast_1d(np.asarray(model.program.n_slots))
-        self.k_ = int((slots.max() - 1) // 2) if slots.max() > 0 else 0
-        self.k_per_class_ = ((np.maximum(slots - 1, 0) // 2).astype(np.int64)
-                             if model.program.weight.ndim == 2 else None)
-        self.path_ = None
-        self.encoding_ = enc
-        self.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
-        self.n_features_in_ = enc.n_features_in
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        return self
-
-    def _progress(self, it, loss, info):
-        """Per-iteration hook of a binary fit: the progress bar, then the user's callback."""
-        self._bar.update(it, loss, info)
-        return bool(self.callback(it, loss, info)) if self.callback is not None else False
+        return self._finish(res, sc, dtype, basis, feature_names, classes, None, None, enc,
+                            plan)
 
     # ------------------------------------------------------------------------ predict
 
-    def _check_fitted(self):
-        if not hasattr(self, "model_"):
-            raise _not_fitted("NotFittedError")(
-                "This TreeClassifier is not fitted yet. Call fit(X, y) before predict, "
-                "decision_function, predict_proba, score, formula or save.")
+    _fit_first = "predict, decision_function, predict_proba, score, formula or save"
 
     def decision_function(self, X) -> np.ndarray:
         """The decision function ``f(x)``: float64 ``(n,)`` for two classes (positive
         favours ``classes_[1]``; the logit for the logistic loss), ``(n, K)`` for more (one
         column per class against the rest). ``X`` is a table like the training one: checked
         by column names and encoded as in ``fit`` (missing values, categories)."""
-        self._check_fitted()
-        names = getattr(self, "feature_names_in_", None)
-        V.check_feature_names(X, names, type(self).__name__)
-        xa = TreeRegressor._encode(self, X)  # the table encoded as in fit (jaxtree._encoding)
+        xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._encoding)
         f = decision_function(self.model_, jnp.asarray(xa, self.model_.x_min.dtype),
                               clip=self.clip)
         return np.asarray(f, np.float64)
@@ -659,27 +616,43 @@ class TreeClassifier(ParamsProtocol):
         task = {"kind": "classify", "loss": self.loss, "classes": classes,
                 "programs": ([model_.program_to_dict(m.program) for m in members]
                              if len(members) > 1 else [])}
-        extra = {"params": {k: v for k, v in self.get_params().items()
-                            if isinstance(v, (int, float, str, bool, type(None)))
-                            and k != "devices"},
+        extra = {"params": self._saved_params(),
                  "history": [float(h) for h in np.ravel(self.history_)]}
-        enc = getattr(self, "encoding_", None)
-        model_.save(members[0], path, extra, task,
-                    encoding=None if enc is None or enc.is_identity else enc.to_dict())
+        model_.save(members[0], path, extra, task, encoding=self._saved_encoding())
+
+
+def set_fitted(est, model, classes, history, choices, status, names, enc, plan=None):
+    """Sets every learned attribute of the classifier ``est`` at once (``fit``,
+    ``fit_batch_classifier`` and ``load``); ``enc``: the table encoding, None for numeric
+    columns as they are; ``plan``: the row plan the fit ran (None for a loaded model)."""
+    est.model_ = model
+    est.classes_ = classes
+    est.history_ = np.asarray(history, np.float64)
+    est.choices_ = list(choices)
+    est.status_ = search.Status(int(status))
+    slots = np.atleast_1d(np.asarray(model.program.n_slots))
+    est.k_ = int((slots.max() - 1) // 2) if slots.max() > 0 else 0
+    est.k_per_class_ = ((np.maximum(slots - 1, 0) // 2).astype(np.int64)
+                        if model.program.weight.ndim == 2 else None)
+    est.path_ = None
+    if plan is not None:
+        est.row_plan_ = plan
+    set_table(est, model, enc, names)
+    return est
 
 
 _CHOICE_FIELDS = ("flat_index", "slot", "op", "feature", "basis", "weight", "intercept", "sse")
 """The fields of a :class:`jaxtree.reference.StepRecord` that make a search choice."""
 
 
-def _one_vs_rest(idx, K: int) -> np.ndarray:
+def one_vs_rest(idx, K: int) -> np.ndarray:
     """Labels +-1 ``(B, n)``: one row for two classes (``classes_[1]`` positive), else one
     row per class against the rest."""
     pos = (idx[None, :] == (np.arange(K)[:, None] if K > 2 else np.ones((1, 1))))
     return np.where(pos, 1.0, -1.0)
 
 
-def _chunk_labels(ypm, shape, dtype) -> jax.Array:
+def chunk_labels(ypm, shape, dtype) -> jax.Array:
     """Labels ``ypm (..., n)`` in the chunks ``shape = (n_chunks, m)`` of the covariates:
     ``(..., n_chunks, m)``; the padded rows (weight 0) get the label +1."""
     pad = shape[0] * shape[1] - ypm.shape[-1]
@@ -700,7 +673,7 @@ def _shard(data: scoring.Data, ys, devices):
     return sharding_.shard_data(data, devices), jax.device_put(ys, spec)
 
 
-def _start_intercepts(loss: str, ypm, w) -> np.ndarray:
+def start_intercepts(loss: str, ypm, w) -> np.ndarray:
     """Float64 ``(B,)`` starting intercepts of the searches of labels ``ypm (B, n)`` with
     weights ``w`` (``(n,)`` shared, or ``(B, n)``): the logit of the weighted share of
     positive labels, ``log(p / (1 - p))`` (logistic loss), or 0 (margin loss)."""
@@ -732,7 +705,7 @@ def _stack_steps(steps):
     return step
 
 
-def _batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
+def batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
     """A model whose every array has a leading class axis (scaling shared)."""
     import dataclasses
 
@@ -769,24 +742,20 @@ def _one_se_choice(row_losses, w):
     return int(np.flatnonzero(val <= val[best] + se)[0]), val, se
 
 
-def _member(model: model_.TreeModel, c: int) -> model_.TreeModel:
+def member(model: model_.TreeModel, c: int) -> model_.TreeModel:
     """Member ``c`` of a one-versus-rest model (every array has a leading class axis), or of
     any batched pytree (``jaxtree.batch`` uses it for its members)."""
     return jax.tree_util.tree_map(lambda a: a[c], model)
-
-
-def _n_ops(program) -> int:
-    slots = int(np.asarray(program.n_slots))
-    return (slots - 1) // 2 if slots else 0
 
 
 class _Job:
     """The searches of one ``fit``: the plain search (binary, or ``K`` one-versus-rest trees as
     one vmapped batch) and the held-out size selection with its refit, sharing the settings."""
 
-    def __init__(self, est, params, basis, cfg, dtype, sc, feature_names, classes):
+    def __init__(self, est, params, basis, cfg, dtype, sc, feature_names, classes, rep):
         self.est, self.params, self.basis, self.cfg, self.dtype = est, params, basis, cfg, dtype
         self.sc, self.feature_names, self.classes = sc, feature_names, classes
+        self.rep = rep  # the progress bar and callback (a binary fit's driver hook)
 
     def _data(self, xs, ypm, w, rows=None):
         """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels; with
@@ -795,14 +764,14 @@ class _Job:
         n, dtype = xs.shape[0], self.dtype
         data = scoring.chunk(jnp.asarray(xs, dtype), jnp.zeros(n, dtype), jnp.asarray(w, dtype),
                              chunk_size=self.params.chunk, rows=rows)
-        ys = _chunk_labels(ypm, data.y.shape, dtype)
+        ys = chunk_labels(ypm, data.y.shape, dtype)
         if self.est.devices is not None:
             return _shard(data, ys, self.est.devices)
         return data, ys
 
     def _start(self, ypm, w):
         """The empty tree(s): intercept ``log(p / (1 - p))`` (logistic) or 0 (margin)."""
-        a0 = _start_intercepts(self.est.loss, ypm, w)
+        a0 = start_intercepts(self.est.loss, ypm, w)
         empty = prog.empty_program(self.cfg.max_k, self.dtype)
         if ypm.shape[0] == 1:
             return empty._replace(intercept=jnp.asarray(a0[0], self.dtype))
@@ -815,7 +784,7 @@ class _Job:
         :func:`jaxtree.search.run` with the estimator's callback for one tree, once per
         iteration with every class's callback for a one-versus-rest batch."""
         if np.ndim(start.weight) == 1:
-            return search.run(step, start, k + 1, self.est._progress, keep_states=keep_states)
+            return search.run(step, start, k + 1, self.rep, keep_states=keep_states)
         return self._run_ovr(step, start, k + 1, keep_states)
 
     def trim(self, program):
@@ -840,7 +809,7 @@ class _Job:
         if ypm.shape[0] == 1:
             one = data._replace(y=ys[0])
             res = search.run(lambda pr: search.step_cached(pr, one, basis, cfg), start, k + 1,
-                             self.est._progress, keep_states=keep_states)
+                             self.rep, keep_states=keep_states)
         else:
             res = self._run_ovr(lambda pr: _ovr_step_cached(pr, data, ys, basis, cfg), start,
                                 k + 1, keep_states)
@@ -908,14 +877,14 @@ class _Job:
             for c, (value, ch) in enumerate(zip(loss, choices)):
                 info = dict(ch, **{"class": self.classes[c], "class_index": c})
                 stop = bool(est.callback(it, float(value), info)) or stop
-        est._bar.update(it, float(np.mean(loss)), {})
+        self.rep.bar.update(it, float(np.mean(loss)), {})
         return stop
 
     def _model(self, program) -> model_.TreeModel:
         program = jax.tree_util.tree_map(jnp.asarray, program)
         m = model_.TreeModel.from_scaling(program, self.sc, self.dtype, self.basis,
                                           self.feature_names)
-        return _batched(m, len(self.classes)) if program.weight.ndim == 2 else m
+        return batched(m, len(self.classes)) if program.weight.ndim == 2 else m
 
     def select_and_refit(self, xa, xs, ypm, w):
         """``validation_fraction``: ``(result, path)``. The search runs to ``k`` on the training
@@ -925,14 +894,14 @@ class _Job:
         insertions; its history repeats its final loss after that)."""
         est = self.est
         n, B = xs.shape[0], ypm.shape[0]
-        train, held = _split(n, est.validation_fraction, est.random_state)
+        train, held = select.split(n, est.validation_fraction, est.random_state)
         if w[train].sum() <= 0 or w[held].sum() <= 0:
             raise ValueError("validation_fraction: the held-out or the training rows all have "
                              "sample_weight 0; give more rows a positive weight, or set "
                              "validation_fraction=None.")
         # Chunked as all rows where compiling dominates: one compiled step with the refit
         # (the classifier's search has no pair screen).
-        rows = _selection_rows(len(train), n, xs.shape[1], self.basis.q, self.params.chunk)
+        rows = select.selection_rows(len(train), n, xs.shape[1], self.basis.q, self.params.chunk)
         sel = self.search(xs[train], ypm[:, train], w[train], self.params.k, keep_states=True,
                           rows=rows)
         hist = np.asarray(sel.history, np.float64).reshape(B, -1)
@@ -950,19 +919,19 @@ class _Job:
             # Members split on the host, placed back without compiling (an eager slice of a
             # device array would compile once per trimmed size, i.e. per k).
             members = [m if B == 1 else jax.tree_util.tree_map(
-                jax.device_put, _member(jax.device_get(m), b)) for m in models]
-            path.append([dict(n_ops=_n_ops(m.program), train_loss=float(hist[b, s]),
+                jax.device_put, member(jax.device_get(m), b)) for m in models]
+            path.append([dict(n_ops=select.n_ops(m.program), train_loss=float(hist[b, s]),
                               val_loss=float(val[s]), formula=m.formula(), model=m)
                          for s, m in enumerate(members)])
-            sizes.append(_n_ops(members[pick].program))
-        est._bar.reset(max(sizes), "refit")
+            sizes.append(select.n_ops(members[pick].program))
+        self.rep.reset(max(sizes), "refit")
         if B == 1:
             return self.search(xs, ypm, w, sizes[0]), path[0]
         res = self.search(xs, ypm, w, max(sizes), keep_states=True)
         last = len(res.programs) - 1  # fewer than max(sizes) + 1 when a callback stopped it
         at = [min(s, last) for s in sizes]
         program = self.trim(jax.tree_util.tree_map(
-            lambda *a: np.stack(a), *[_member(res.programs[i], b) for b, i in enumerate(at)]))
+            lambda *a: np.stack(a), *[member(res.programs[i], b) for b, i in enumerate(at)]))
         history = np.stack([np.r_[h[: i + 1], np.full(last - i, h[i])]
                             for h, i in zip(res.history, at)])
         choices = [c[: i + 1] for c, i in zip(res.choices, at)]
@@ -999,10 +968,10 @@ def load(path, custom_functions=None):
     if task["programs"]:
         K = len(task["programs"])
         programs = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *task["programs"])
-        model = _batched(m, K)
+        model = batched(m, K)
         import dataclasses
 
         model = dataclasses.replace(model, program=programs)
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
-    names = _loaded_names(est, d, m.feature_names, path)  # and the encoding, as for regression
-    return est._set_fitted(model, classes, hist, [], search.Status.OK, names)
+    names, enc = loaded_names(d, m.feature_names, path)  # and the encoding, as for regression
+    return set_fitted(est, model, classes, hist, [], search.Status.OK, names, enc)

@@ -35,7 +35,7 @@ from jaxtree import _target
 from jaxtree import basis as basis_
 from jaxtree import program as prog
 from jaxtree import shapes as shapes_
-from jaxtree.basis import _latex_number
+from jaxtree.basis import latex_number
 
 __all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history",
            "shape_terms", "plot_shapes", "plot_path", "term_values", "plot_terms"]
@@ -46,7 +46,7 @@ BACKENDS = ("numpy", "jax")
 # ------------------------------------------------------------------------------ helpers
 
 
-def _require(module: str, what: str):
+def require(module: str, what: str):
     try:
         return __import__(module, fromlist=["_"])
     except ImportError as exc:
@@ -140,7 +140,7 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
       ImportError: if sympy is not installed (``pip install jaxtree[export]``).
     """
     _check_model(model)
-    sp = _require("sympy", "to_sympy")
+    sp = require("sympy", "to_sympy")
     if tol is not None or digits is not None:
         from jaxtree import _formula
 
@@ -200,16 +200,16 @@ def _shapes_latex(model, h) -> str:
     ``TreeRegressor.shape_terms()``); empty without shapes."""
     if getattr(model, "shapes", None) is None or not int(model.shapes.n_terms):
         return ""
-    names = [", ".join(_latex_var(h.names[j]) for j in feats)
+    names = [", ".join(latex_var(h.names[j]) for j in feats)
              for feats, _ in shapes_.host_terms(model.shapes, model.shape_spec)]
-    k = _latex_number(float(model.shapes.intercept), 3)
+    k = latex_number(float(model.shapes.intercept), 3)
     return f"{k} + " + " + ".join(f"f({n})" for n in names)
 
 
 # ------------------------------------------------------------------------------- LaTeX
 
 
-def _latex_var(name: str) -> str:
+def latex_var(name: str) -> str:
     m = re.fullmatch(r"([A-Za-z])_?(\d+)", name)
     if m:
         return f"{m.group(1)}_{{{m.group(2)}}}"
@@ -254,8 +254,8 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
 
     def leaf(slot):
         fam, m = h.functions[int(h.basis_index[slot])]
-        var = _latex_var(h.names[int(h.feature[slot])])
-        return ("leaf", f"{_latex_number(h.weight[slot], digits)}\\,"
+        var = latex_var(h.names[int(h.feature[slot])])
+        return ("leaf", f"{latex_number(h.weight[slot], digits)}\\,"
                         f"{fam.to_latex(m, var)}")
 
     def add(a, b):
@@ -266,7 +266,7 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
         return ("*", "\\,".join(parts))
 
     tree = h.fold(leaf, add, mul, None)
-    inner = _latex_number(h.intercept, digits)
+    inner = latex_number(h.intercept, digits)
     if tree is not None:
         inner = f"{inner} + {tree[1]}"
     shapes_text = _shapes_latex(model, h)
@@ -275,8 +275,8 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
     inner = inner.replace("+ -", "- ")
     if h.y_center == 0.0 and h.y_scale == 1.0:
         return h.target.to_latex(inner, digits)
-    return h.target.to_latex(f"{_latex_number(h.y_center, digits)} + "
-                             f"{_latex_number(h.y_scale, digits)}\\left[{inner}\\right]", digits)
+    return h.target.to_latex(f"{latex_number(h.y_center, digits)} + "
+                             f"{latex_number(h.y_scale, digits)}\\left[{inner}\\right]", digits)
 
 
 # ---------------------------------------------------------------------------- callables
@@ -400,7 +400,7 @@ def to_dot(model, *, digits: int = 3, name: str = "jaxtree") -> str:
 def _axes(ax, figsize):
     if ax is not None:
         return ax.figure, ax
-    plt = _require("matplotlib.pyplot", "plotting")
+    plt = require("matplotlib.pyplot", "plotting")
     fig, ax = plt.subplots(figsize=figsize)
     return fig, ax
 
@@ -528,7 +528,7 @@ def plot_shapes(model, *, columns: int = 4):
     terms = shape_terms(model)
     if not terms:
         raise ValueError("this model has no shape terms (fit with TreeRegressor(shapes=...)).")
-    plt = _require("matplotlib.pyplot", "plotting")
+    plt = require("matplotlib.pyplot", "plotting")
     cols = min(columns, len(terms))
     rows = -(-len(terms) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
@@ -721,7 +721,7 @@ def plot_terms(model, X, *, columns: int = 4, max_terms: int = 12):
     terms = [t for t in term_values(model, X) if t["term"] != "constant"][:max_terms]
     if not terms:
         raise ValueError("the model has no terms to plot (a constant model).")
-    plt = _require("matplotlib.pyplot", "plotting")
+    plt = require("matplotlib.pyplot", "plotting")
     x = np.asarray(X, np.float64)
     names = list(model.feature_names)
     cols = min(columns, len(terms))

@@ -44,7 +44,6 @@ __all__ = [
     "custom_function_names",
     "FORMAT",
     "from_dict",
-    "load_model",
     "load_dict",
     "MAX_FAMILY_SIZE",
     "MAX_SLOTS",
@@ -478,7 +477,7 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
             f"{path}: the model uses custom basis function(s) {absent}, saved by name only (a "
             f"model file never holds code). Pass them when loading: jaxtree.load(path, "
             f"custom_functions={{{pairs}}}), each fn the jnp function the model was fitted "
-            f"with (jaxtree.model.load_model takes the same custom_functions argument).")
+            f"with (jaxtree.load takes the same custom_functions argument).")
     try:
         basis = basis_.Basis.from_config(d["basis"], custom_functions=custom_functions)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
@@ -632,7 +631,3 @@ def custom_function_names(d: Any) -> list:
     return [f["name"] for f in fams if isinstance(f, dict) and f.get("kind") == "function"
             and isinstance(f.get("name"), str)]
 
-
-def load_model(path, custom_functions: Optional[Mapping] = None) -> TreeModel:
-    """Reads a model written by :func:`save`; raises ValueError for any bad file."""
-    return from_dict(load_dict(path), custom_functions, path)

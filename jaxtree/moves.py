@@ -63,7 +63,7 @@ keep. Design decisions:
   work and is not done.
 * :func:`apply_pair` makes two insertions, ``V op w' phi_a`` and then ``* 1.0 phi_b`` at
   the new leaf: the result is in the paper's tree class with ``|w| <= 1`` and needs two
-  operations of capacity (:func:`pair_room`).
+  operations of capacity (the search checks the room before it scores pairs).
 """
 
 from __future__ import annotations
@@ -90,7 +90,6 @@ __all__ = [
     "gram_moments",
     "merge_delete",
     "merge_replace",
-    "pair_room",
     "PairChoice",
     "PairScores",
     "parents",
@@ -114,7 +113,7 @@ _HIGHEST = jax.lax.Precision.HIGHEST
 # ------------------------------------------------------------------------ shared helpers
 
 
-def _scalar_moments(wb, e) -> scoring.Moments:
+def scalar_moments(wb, e) -> scoring.Moments:
     """Centred moments of residual rows ``e (..., m)`` (no regressor) on one chunk."""
     return scoring.pair_moments(wb, e, jnp.zeros_like(e))
 
@@ -237,7 +236,7 @@ def replace_chunk_moments(program: prog.Program, slots, xb, yb, wb, phb, basis,
     kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis)
     phi = scoring.design(xb, basis) if phb is None else phb
     mo = scoring.row_moments(kl, e[None, :] + kl * cl, wb, phi, basis.q, precision)
-    return mo, _scalar_moments(wb, e)
+    return mo, scalar_moments(wb, e)
 
 
 def zero_replace_moments(max_leaves: int, cols: int, dtype):
@@ -354,7 +353,7 @@ def delete_chunk_moments(program: prog.Program, slots, under_mul, xb, yb, wb, ba
     with :func:`finish_delete`; the streamed pruning accumulates them block by block)."""
     kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis)
     reduced = e[None, :] + kl * cl - jnp.where(under_mul, kl, 0)
-    return _scalar_moments(wb, reduced), _scalar_moments(wb, e)
+    return scalar_moments(wb, reduced), scalar_moments(wb, e)
 
 
 def zero_delete_moments(max_leaves: int, dtype):
@@ -502,12 +501,6 @@ def gram_moments(u, r, wb, phi, precision=_HIGHEST) -> scoring.Moments:
                            jnp.maximum(s2 - s1 * sbar, 0), mrs)
 
 
-def pair_room(program: prog.Program) -> jax.Array:
-    """Whether :func:`apply_pair` fits: two more operations (one leaf from empty)."""
-    return jnp.where(program.n_slots == 0, program.capacity >= 3,
-                     program.n_slots + 4 <= program.capacity)
-
-
 def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: int,
                 slots: Optional[jax.Array] = None, precision=_HIGHEST) -> PairScores:
     """Best pair insertion ``V op w' phi_a phi_b`` per (leaf, op) row.
@@ -558,7 +551,7 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
             phi = scoring.design(xb, basis) if phb is None else phb
             phi = scoring.to_feature_major(phi, q, p)
             return (scoring.merge(acc[0], gram_moments(u, r, wb, phi, precision)),
-                    scoring.merge(acc[1], _scalar_moments(wb, e))), None
+                    scoring.merge(acc[1], scalar_moments(wb, e))), None
 
         z = jnp.zeros((pq, pq), dt)
         z0 = jnp.zeros((), dt)
@@ -590,7 +583,7 @@ def apply_pair(program: prog.Program, choice: PairChoice) -> prog.Program:
     """Inserts ``V op w' phi_a`` and then ``* 1.0 phi_b`` at the new leaf; sets ``w0``.
 
     Both steps are :func:`jaxtree.program.insert`; the caller guarantees room
-    (:func:`pair_room`). On the empty program the pair becomes the whole tree.
+    (two more operations; one leaf from empty). On the empty program the pair becomes the whole tree.
     """
     one = prog.insert(program, choice.slot, choice.op, choice.feature_a, choice.basis_a,
                       choice.weight)

@@ -48,7 +48,6 @@ Decisions:
 
 from __future__ import annotations
 
-import functools
 import itertools
 from typing import NamedTuple
 
@@ -179,14 +178,6 @@ def _main_design(xb, n1: int):
     return _hats(jnp.clip(xb, 0.0, 1.0), n1)
 
 
-def _pair_design(xb, pairs, n2: int):
-    """``(m, P, n2*n2)`` tensor-hat values of every candidate pair."""
-    ia = jnp.asarray([a for a, _ in pairs], jnp.int32)
-    ib = jnp.asarray([b for _, b in pairs], jnp.int32)
-    h = _hats(jnp.clip(xb, 0.0, 1.0), n2)  # (m, p, n2)
-    return (h[:, ia, :, None] * h[:, ib, None, :]).reshape(xb.shape[0], len(pairs), n2 * n2)
-
-
 def evaluate(shapes: Shapes, x, spec: ShapeSpec):
     """``intercept + sum of the chosen terms`` at scaled covariates ``x (m, p)``; pure,
     works under jit, vmap and grad (with respect to ``x`` and the coefficients).
@@ -207,11 +198,6 @@ def evaluate(shapes: Shapes, x, spec: ShapeSpec):
 
 
 evaluate_jit = jax.jit(evaluate, static_argnums=2)
-
-
-def _local_gram(v):
-    """``(rows, C*C)`` outer products of the ``C`` nonzero values of each row."""
-    return (v[..., :, None] * v[..., None, :]).reshape(*v.shape[:-1], -1)
 
 
 def grams(data: scoring.Data, spec: ShapeSpec):
@@ -582,7 +568,6 @@ def mse(data, fit):
     return jnp.sum(data.w * (data.y - fit) ** 2) / jnp.sum(data.w)
 
 
-fit_step_jit = jax.jit(fit_step, static_argnames=("spec", "sweeps"))
 grams_jit = jax.jit(grams, static_argnames=("spec",))
 
 

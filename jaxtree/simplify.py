@@ -155,7 +155,7 @@ def law(model, digits: int = 4):
     """
     from jaxtree import export as export_
 
-    sp = export_._require("sympy", "law")
+    sp = export_.require("sympy", "law")
     if getattr(model, "target_transform", "identity") == "log":
         import dataclasses
 

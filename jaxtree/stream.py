@@ -55,7 +55,6 @@ __all__ = [
     "coordinate_block",
     "delete_block",
     "fit",
-    "fit_loss",
     "is_streamable",
     "loss_block",
     "loss_step",
@@ -71,7 +70,6 @@ __all__ = [
     "value_and_grad_block",
     "working_block",
 ]
-
 
 
 # ----------------------------------------------------------------------------- sources
@@ -374,7 +372,7 @@ def delete_block(acc, program, slots, under_mul, xb, yb, wb, *, basis):
 @jax.jit
 def _target_moments_block(acc, xb, yb, wb):
     """Merges the centred moments of a block's targets (for the total sum of squares)."""
-    return _scan(lambda a, x, y, w: scoring.merge(a, moves._scalar_moments(w, y)), acc, xb, yb, wb)
+    return _scan(lambda a, x, y, w: scoring.merge(a, moves.scalar_moments(w, y)), acc, xb, yb, wb)
 
 
 _delete_rows = jax.jit(moves.delete_rows, static_argnums=1)
@@ -1178,22 +1176,3 @@ def loss_step(source, basis, config: search.Config, *, chunks_per_block: int = 1
     return _LossStep(_LossPasses(source, basis, chunks_per_block, put, config.loss), config, p,
                      dtype)
 
-
-def fit_loss(source, basis, k: int, config: search.Config,
-             callback: Optional[Callable[[int, float, dict], bool]] = None, *, start=None,
-             chunks_per_block: int = 16, devices=None, dtype=None) -> search.SearchResult:
-    """The classification search (``config.loss``) streaming ``source`` every pass.
-
-    Args:
-      source, basis, config, chunks_per_block, devices, dtype: as for :func:`loss_step`.
-      k: number of operations; callback: as for :func:`jaxtree.search.run`.
-      start: the program to start from (e.g. the empty program with the prior logit as its
-        intercept, as :class:`jaxtree.TreeClassifier` does); None: the empty program.
-
-    Returns:
-      :class:`jaxtree.search.SearchResult` (history: the mean reported loss).
-    """
-    step = loss_step(source, basis, config, chunks_per_block=chunks_per_block, devices=devices,
-                     dtype=dtype)
-    start = prog.empty_program(config.max_k, step.dtype) if start is None else start
-    return search.run(step, jax.tree_util.tree_map(jnp.asarray, start), k + 1, callback)

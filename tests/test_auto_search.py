@@ -5,7 +5,7 @@ import pytest
 
 import jaxtree
 from jaxtree import basis as B
-from jaxtree import estimator as E
+from jaxtree._fit import spec as E
 from jaxtree import scoring, search
 from _shared import choice_key
 

@@ -81,7 +81,7 @@ def test_validation_fraction_chooses_the_beam_size_and_refits_it(x64):
     """With ``validation_fraction`` the beam records, after each iteration, the held-out MSE
     of the member it would return (the lowest training loss); the size is the one-SE choice
     over those, and the final model is the all-rows beam stopped at that size."""
-    from jaxtree.estimator import _choose_size, _split
+    from jaxtree._fit.select import choose_size as _choose_size, split as _split
 
     X, y = _data(5, n=200, p=4)
     kw = dict(k=5, search="beam", beam_width=3, refine="coordinate")

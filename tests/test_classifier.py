@@ -551,7 +551,7 @@ def test_validation_fraction_chooses_the_one_se_size_and_refits_it():
     rows (recomputed here), the chosen size is the one-standard-error choice over them (here
     neither the smallest nor the argmin), and the final model is the all-rows fit of that size
     (the same search stopped there by a callback)."""
-    from jaxtree.estimator import _split
+    from jaxtree._fit.select import split as _split
 
     X, y = make_data(seed=4)
     c = clf(validation_fraction=0.3, random_state=0).fit(X, y)
@@ -582,7 +582,7 @@ def test_validation_fraction_multiclass_chooses_a_size_per_class():
     """Each one-versus-rest tree's size is the one-SE choice over its own binary held-out
     loss (weighted by sample_weight), and each member is the all-rows search of its class
     stopped at that size."""
-    from jaxtree.estimator import _split
+    from jaxtree._fit.select import split as _split
 
     X, _ = make_data(seed=1)
     rng = np.random.default_rng(1)

@@ -280,7 +280,7 @@ def test_selection_rows_keep_the_pair_screens_stride():
     pair screen (4,096 rows), where its stride over the chunked rows stays the same: at
     n = 5,000 the 3,750 training rows fill 2 chunks of 2,048 (stride 1, every row screened)
     and all rows 3 (stride 2: half of them), so there it keeps its own chunks."""
-    from jaxtree.estimator import _selection_rows
+    from jaxtree._fit.select import selection_rows as _selection_rows
 
     t = lambda n: n - round(0.25 * n)  # noqa: E731 - the training rows of a 25% split
     assert _selection_rows(t(300), 300, 4, 40, 2048) == 300

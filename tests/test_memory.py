@@ -9,7 +9,8 @@ import pytest
 
 import jaxtree
 from jaxtree import _validation as V
-from jaxtree import estimator as E
+from jaxtree._fit import pipeline, source
+from jaxtree._fit import spec as E
 from jaxtree import basis as B
 
 from _shared import GREEDY
@@ -34,10 +35,11 @@ def _fit_both(monkeypatch, X, y, sample_weight=None, **kw):
     a = jaxtree.TreeRegressor(**kw).fit(X, y, sample_weight)
     calls = []
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
-    orig = E.TreeRegressor._fit_in_chunks
-    monkeypatch.setattr(E.TreeRegressor, "_fit_in_chunks",
+    orig = source.Streamed.__init__  # the rows read chunk by chunk ...
+    monkeypatch.setattr(source.Streamed, "__init__",
                         lambda self, *args: calls.append(1) or orig(self, *args))
-    monkeypatch.setattr(E.TreeRegressor, "_data", lambda *a, **k: pytest.fail("whole-array copy"))
+    monkeypatch.setattr(source.InMemory, "__init__",  # ... and never held whole
+                        lambda *a, **k: pytest.fail("whole-array copy"))
     b = jaxtree.TreeRegressor(**kw).fit(X, y, sample_weight)
     assert calls == [1]
     return a, b
@@ -91,7 +93,7 @@ def test_other_options_keep_the_in_memory_path(monkeypatch, kw):
     def chunked(est, X, transform):  # the CPU row plan decides what "large" is
         rp = plan_.row_plan(X.shape[0], X.shape[1], 40, X.dtype, platform="cpu",
                             cpu_chunked_values=E.CHUNKED_FIT_MIN_VALUES)
-        return E._fits_in_chunks(est, X, transform, rp)
+        return E.fits_in_chunks(est.get_params(), X, transform, rp)
 
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
     est = jaxtree.TreeRegressor(**kw)
@@ -106,7 +108,7 @@ def test_other_options_keep_the_in_memory_path(monkeypatch, kw):
     assert not chunked(jaxtree.TreeRegressor(), X, "identity")
     # on an accelerator the device copy decides: 10 x 2 floats stay in device memory
     gpu = plan_.row_plan(10, 2, 40, np.float32, platform="gpu")
-    assert not E._fits_in_chunks(jaxtree.TreeRegressor(), X, "identity", gpu)
+    assert not E.fits_in_chunks(jaxtree.TreeRegressor().get_params(), X, "identity", gpu)
 
 
 def test_predict_in_chunks_equals_one_call(monkeypatch):
@@ -114,7 +116,7 @@ def test_predict_in_chunks_equals_one_call(monkeypatch):
     est = jaxtree.TreeRegressor(k=2, basis=BASIS, chunk_size=256, refine="coordinate",
                                 shapes=0, **GREEDY).fit(X, y)
     whole = est.predict(X)
-    monkeypatch.setattr(E, "PREDICT_CHUNK_ROWS", 256)  # 4 full blocks and a padded one
+    monkeypatch.setattr(pipeline, "PREDICT_CHUNK_ROWS", 256)  # 4 full blocks and a padded one
     chunked = est.predict(X)
     assert chunked.dtype == np.float64 and chunked.shape == (1200,)
     np.testing.assert_allclose(chunked, whole, rtol=1e-6, atol=1e-6)

@@ -88,7 +88,7 @@ def test_validation_fraction_recovers_the_size_of_a_planted_noisy_tree():
     assert len(est.path_) == 7 and [r["n_ops"] for r in est.path_] == list(range(7))
     # Each row of the path is the selection run's model at that size: its errors on the
     # training and held-out rows are the recorded ones.
-    from jaxtree.estimator import _split
+    from jaxtree._fit.select import split as _split
     train, held = _split(600, 0.3, 0)
     for row in est.path_:
         pred = np.asarray(jaxtree.predict(row["model"], X))

@@ -307,7 +307,7 @@ def test_validation_chooses_the_number_of_shapes_of_a_planted_additive_model():
     n_shapes = int(est.model_.shapes.n_terms)
     # The tree's path rows carry the shapes they were searched with: their recorded errors
     # are their models' errors on the same held-out rows.
-    from jaxtree.estimator import _split
+    from jaxtree._fit.select import split as _split
     train, held = _split(n, 0.3, 0)
     for row in est.path_:
         pred = np.asarray(jaxtree.predict(row["model"], X))
@@ -349,12 +349,12 @@ def test_compact_keeps_the_model_and_its_sweeps_and_drops_unchosen_pairs(x64):
 
 
 def test_large_fits_choose_shapes_on_a_deterministic_subset(monkeypatch):
-    from jaxtree import estimator as E
+    from jaxtree._fit import select as E
 
     X, y = _table(n=1500)
     monkeypatch.setattr(S, "SEARCH_ROWS", 600)
-    assert E._subsample(600, 600, None) is None
-    rows = E._subsample(1500, 600, None)
+    assert E.subsample(600, 600, None) is None
+    rows = E.subsample(1500, 600, None)
     assert len(np.unique(rows)) == 600 and np.all(np.diff(rows) > 0)
     kw = dict(k=1, shapes=3, shape_knots=(6, 4), refine=None, **GREEDY)
     est = jaxtree.TreeRegressor(**kw).fit(X, y)
@@ -373,7 +373,7 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     its residual counted by held-out rows: none for a truth of the tree's form (the model is
     then the tree's, bit for bit), some for a bump the tree cannot build, and none below
     ``AUTO_SHAPES_MIN_ROWS`` rows."""
-    from jaxtree import estimator as E
+    from jaxtree._fit import spec as E
 
     monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 1000)
     # The tree of a fit of >= 10,000 rows, where shapes="auto" applies: the greedy search to k
@@ -395,7 +395,7 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     n_shapes = int(auto.model_.shapes.n_terms)
     assert n_shapes >= 1
     rows = auto.shape_path_
-    assert n_shapes == rows[E._choose_size([r["val_mse"] for r in rows], 300)]["n_shapes"]
+    assert n_shapes == rows[E.choose_size([r["val_mse"] for r in rows], 300)]["n_shapes"]
     # the tree's insertions first, unchanged, then the shapes
     assert auto.choices_[:4] == plain.choices_
     assert [c["move"] for c in auto.choices_[4:]] == [search.MOVE_SHAPE] * n_shapes

@@ -150,7 +150,7 @@ def test_memmap_without_nan_is_read_as_before(tmp_path, monkeypatch):
 def test_predict_encodes_a_memmap_block_by_block(tmp_path, monkeypatch):
     # predict on a memmap with NaN reads it encoded a block of PREDICT_CHUNK_ROWS at a time
     # (an encoder of all rows at once would hold an n-row copy), with the in-memory values.
-    from jaxtree import estimator as E
+    from jaxtree._fit import pipeline as E
 
     x, y = _table(n=600)
     est = jaxtree.TreeRegressor(**KW).fit(x, y)

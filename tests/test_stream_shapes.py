@@ -28,7 +28,9 @@ import pytest
 
 import jaxtree
 from jaxtree import basis as B
-from jaxtree import estimator as E
+from jaxtree import _scaling
+from jaxtree._fit import select, source
+from jaxtree._fit import spec as E
 from jaxtree import program as prog
 from jaxtree import scoring, search, stream
 from jaxtree import shapes as S
@@ -57,10 +59,11 @@ def chunked(monkeypatch):
         calls = []
         with monkeypatch.context() as m:
             m.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
-            orig = E.TreeRegressor._fit_in_chunks
-            m.setattr(E.TreeRegressor, "_fit_in_chunks",
+            orig = source.Streamed.__init__  # the rows read chunk by chunk ...
+            m.setattr(source.Streamed, "__init__",
                       lambda self, *a: calls.append(1) or orig(self, *a))
-            m.setattr(E.TreeRegressor, "_data", lambda *a, **k: pytest.fail("whole-array copy"))
+            m.setattr(source.InMemory, "__init__",  # ... and never held whole
+                      lambda *a, **k: pytest.fail("whole-array copy"))
             est = jaxtree.TreeRegressor(**{**KW, **kw}).fit(X, y)
         assert calls == [1]
         return est
@@ -111,19 +114,19 @@ def test_chunked_fit_adds_shapes_only_where_held_out_rows_support_them(chunked, 
 
 def test_shape_rows_are_the_in_memory_split_while_it_is_bounded(monkeypatch):
     monkeypatch.setattr(S, "SEARCH_ROWS", 1000)  # held-out share 300 <= 1000: the same rows
-    train, held = E._shape_rows(1500, 0.2, 7)
-    split = E._split(1500, 0.2, 7)
+    train, held = select.shape_rows(1500, 0.2, 7)
+    split = select.split(1500, 0.2, 7)
     np.testing.assert_array_equal(held, split[1])
-    np.testing.assert_array_equal(train, split[0][E._subsample(1200, 1000, 7)])
+    np.testing.assert_array_equal(train, split[0][select.subsample(1200, 1000, 7)])
     monkeypatch.setattr(S, "SEARCH_ROWS", 200)  # beyond: SEARCH_ROWS of each, drawn directly
-    train, held = E._shape_rows(1500, 0.2, None)
+    train, held = select.shape_rows(1500, 0.2, None)
     assert len(train) == len(held) == 200 and not np.intersect1d(train, held).size
     assert np.all(np.diff(train) > 0) and np.all(np.diff(held) > 0)
     assert 0 <= min(train[0], held[0]) and max(train[-1], held[-1]) < 1500
-    again = E._shape_rows(1500, 0.2, None)
+    again = select.shape_rows(1500, 0.2, None)
     np.testing.assert_array_equal(again[0], train)
     np.testing.assert_array_equal(again[1], held)
-    train, held = E._shape_rows(10**9, 0.2, 0)  # O(SEARCH_ROWS) memory at any n
+    train, held = select.shape_rows(10**9, 0.2, 0)  # O(SEARCH_ROWS) memory at any n
     assert len(train) == len(held) == 200 and train[-1] < 10**9
 
 
@@ -171,8 +174,8 @@ def test_streamed_shapes_refine_the_tree_and_memmap_equals_chunked(chunked):
 
 def test_refit_shapes_streamed_equals_in_memory_sweep():
     X, y = _table(n=700)
-    sc = E._bounded_scaling(E.scaling_.fit(X, y), 1.0)
-    xs, ys = E.scaling_.apply(sc, X, y)
+    sc = _scaling.fit(X, y)
+    xs, ys = _scaling.apply(sc, X, y)
     data = scoring.chunk(jnp.asarray(xs, jnp.float32), jnp.asarray(ys, jnp.float32),
                          chunk_size=64)
     # three chosen terms, f(x1), f(x2, x3), f(x4), as a search on a subset leaves them
@@ -187,7 +190,7 @@ def test_refit_shapes_streamed_equals_in_memory_sweep():
     program = prog.from_arrays(  # 0.5 phi_5(x1) + 0.3 phi_1(x3) - 0.1
         [prog.ADD, prog.LEAF, prog.LEAF], [1, -1, -1], [2, -1, -1], [-1, 0, 2], [-1, 5, 1],
         [0.0, 0.5, 0.3], -0.1, 3, dtype=jnp.float32)
-    t_fit = E._tree_values(program, data.x, BASIS)
+    t_fit = select.tree_values(program, data.x, BASIS)
     want = S.refit(found, data._replace(y=data.y - t_fit), spec, 2)
     got, gr = stream.refit_shapes(reader, program, BASIS, found, spec, sweeps=2,
                                   chunks_per_block=3)
@@ -199,7 +202,7 @@ def test_refit_shapes_streamed_equals_in_memory_sweep():
     assert np.asarray(got.order).tolist() == [0, 4, 3, -1] and int(got.n_terms) == 3
     # the loss given these shapes, streamed, equals the in-memory MSE
     _, mse = stream.refine_given_shapes(reader, program, BASIS, got, spec, steps=0)
-    np.testing.assert_allclose(float(mse), float(E._held_out_mse(
+    np.testing.assert_allclose(float(mse), float(select.held_out_mse(
         program, data._replace(y=data.y - fit), BASIS)), rtol=1e-5)
 
 
@@ -249,7 +252,7 @@ def test_streamed_fixed_shapes_take_the_count_given(chunked, monkeypatch, x64):
     two = chunked(X, y, shapes=2, refine="coordinate")
     assert len(taken) == 2
     for rows in taken:
-        np.testing.assert_array_equal(rows, E._subsample(1000, 700, None))
+        np.testing.assert_array_equal(rows, select.subsample(1000, 700, None))
     assert [int(m.model_.shapes.n_terms) for m in (one, two)] == [1, 2]
     for est, n_shapes in ((one, 1), (two, 2)):
         assert [c["move"] for c in est.choices_] == \

@@ -1,0 +1,295 @@
+"""The estimator shell both estimators share: the scikit-learn parameter protocol, the
+fitted table (encoding and column names), predict-time validation and encoding, the saved
+file's parameters, and for the regressor the fitted attributes from a
+:class:`jaxtree._fit.pipeline.FitResult` (:func:`set_fitted`) and its outputs (predict,
+score, formulas, exports, save)."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Optional
+
+import numpy as np
+
+from jaxtree import _encoding as encoding_
+from jaxtree import _validation as V
+from jaxtree import export as export_
+from jaxtree import model as model_
+from jaxtree import search
+from jaxtree import simplify as simplify_
+from jaxtree._fit import pipeline
+from jaxtree._fit import select
+
+
+class ParamsProtocol:
+    """The scikit-learn parameter protocol shared by the estimators: parameters are the
+    keyword arguments of ``__init__``, stored under their own names."""
+
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(n for n in sig.parameters if n != "self")
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Hyperparameters as a dict (scikit-learn protocol)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Sets hyperparameters (scikit-learn protocol); returns self."""
+        valid = set(self._get_param_names())
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"Invalid parameter {name!r} for {type(self).__name__}; "
+                                 f"valid: {sorted(valid)}.")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {n: p.default for n, p in inspect.signature(type(self).__init__).parameters.items()}
+        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._get_param_names()
+                         if getattr(self, n) is not defaults.get(n) and getattr(self, n) != defaults.get(n))
+        return f"{type(self).__name__}({args})"
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Whether ``fit`` has run (scikit-learn's ``check_is_fitted`` protocol)."""
+        return hasattr(self, "model_")
+
+
+class Estimator(ParamsProtocol):
+    """What both estimators do around their fit: the fitted table and predict-time input."""
+
+    _fit_first = "predict, score, formula or save"  # named by the not-fitted error
+
+    def _check_fitted(self):
+        if not hasattr(self, "model_"):
+            raise V.interop_class("NotFittedError", V.NotFittedError)(
+                f"This {type(self).__name__} is not fitted yet. Call fit(X, y) before "
+                f"{self._fit_first}.")
+
+    def _rows(self, X):
+        """``X`` (a table like the training one) checked by its column names and encoded as
+        in ``fit``: the validated matrix the model takes."""
+        self._check_fitted()
+        names = getattr(self, "feature_names_in_", None)
+        V.check_feature_names(X, names, type(self).__name__)
+        enc = self.encoding_
+        if (isinstance(X, np.memmap) and not enc.is_identity and self.missing != "error"
+                and X.ndim == 2 and X.dtype.kind == "f" and X.shape[1] == self.n_features_in_
+                and all(c.kind == "numeric" for c in enc.columns)):
+            # A memmap is encoded block by block while predicting (never whole in memory).
+            return encoding_.EncodedRows(X, enc)
+        Xe = encoding_.transform(enc, X, missing=self.missing)
+        if Xe is X:
+            return V.check_X(X, n_features=self.n_features_in_, feature_names=names)
+        out = enc.feature_names_out
+        return V.check_X(Xe, n_features=len(out), feature_names=out)
+
+    def _saved_params(self) -> dict:
+        """The hyperparameters a model file keeps: plain values, not the devices (where a
+        model was fitted says nothing about where it is loaded)."""
+        return {k: v for k, v in self.get_params().items()
+                if isinstance(v, (int, float, str, bool, type(None))) and k != "devices"}
+
+    def _saved_encoding(self):
+        enc = getattr(self, "encoding_", None)
+        return None if enc is None or enc.is_identity else enc.to_dict()
+
+
+def set_table(est, model, encoding, names) -> None:
+    """The fitted table of either estimator: ``encoding_`` (the identity spec of the model's
+    covariates when None: numeric columns as they are, a missing value taking the training
+    minimum), column names and counts."""
+    if encoding is None:
+        x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]
+        encoding = encoding_.identity(model.n_features, names, x_min)
+    est.encoding_ = encoding
+    est.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
+    est.n_features_in_ = encoding.n_features_in
+    if names is not None:
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    elif hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+
+
+def loaded_names(d, feature_names, path) -> tuple:
+    """``(names, encoding)`` of a loaded model file: the raw column names (None for the
+    default ``x1, x2, ...``) and its optional ``encoding`` entry (missing values /
+    categories, :mod:`jaxtree._encoding`) checked against the model's covariates."""
+    default_names = all(n == f"x{j + 1}" for j, n in enumerate(feature_names))
+    names = None if default_names else feature_names
+    enc = None
+    if isinstance(d, dict) and "encoding" in d:
+        enc = encoding_.from_dict(d["encoding"], path)
+        if enc.feature_names_out != tuple(feature_names):
+            raise ValueError(f"{path}: not a valid jaxtree model file: the encoding makes the "
+                             f"covariates {list(enc.feature_names_out)}, but the model has "
+                             f"{list(feature_names)}")
+        names = tuple(c.name for c in enc.columns) if enc.named else None
+    return names, enc
+
+
+def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
+    """The one place where a fit's result becomes a fitted regressor (``fit``, ``fit_batch``
+    and ``load``). Sets every learned attribute at once, at the end, so an interrupted or
+    failed fit leaves the estimator as it was; warns about a degenerate search."""
+    status = search.Status(int(result.status))
+    bad = status & search.Status.NO_CANDIDATE  # FULL: the tree reached k operations
+    if warn and bad:
+        warnings.warn(f"{search.message(bad)}.", RuntimeWarning, stacklevel=3)
+    model = result.model
+    est.model_ = model
+    est.history_ = np.asarray(result.history, np.float64)
+    est.choices_ = list(result.choices)
+    est.status_ = status
+    est.k_ = select.n_ops(model.program)
+    est.path_ = result.path
+    est.shape_path_ = result.shape_path
+    est.target_transform_ = model.target_transform
+    est.target_transform_scores_ = result.transform_scores
+    est.pruned_ = result.pruned
+    if result.spec is not None:
+        est.search_ = result.spec.search
+        est.validation_fraction_ = result.spec.validation_fraction
+        est.row_plan_ = result.spec.plan
+    set_table(est, model, result.encoding, result.names)
+    return est
+
+
+class Regressor(Estimator):
+    """The regressor's outputs over ``model_``: predictions, R², the formula and its exports,
+    the size path, the saved file."""
+
+    @property
+    def path_(self):
+        """The size path (class docstring). Its formulas are written on first access: each
+        is rounded number by number (10-15 ms a row on a CPU), and most fits never read
+        them, while a new process's whole first fit takes about a second (issue 12 item 6)."""
+        try:
+            rows = self.__dict__["_path_rows"]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'path_' "
+                                 "(it is set by fit)") from None
+        for row in rows or ():
+            if "formula" not in row:
+                row["formula"] = row["model"].formula()
+        return rows
+
+    @path_.setter
+    def path_(self, rows):
+        self.__dict__["_path_rows"] = rows
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions in ``y``'s units, float64 numpy ``(n_samples,)``.
+
+        ``X`` must have the columns of ``fit``, in the same order. A DataFrame is checked by
+        its column names when the model was fitted on one (``feature_names_in_``): other
+        names or another order raise ValueError; names on one side only warn
+        (scikit-learn's rule, see :func:`jaxtree._validation.check_feature_names`).
+        """
+        xa = self._rows(X)  # checks that the estimator is fitted first
+        return pipeline.predict_rows(self.model_, xa, self.clip)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Coefficient of determination R² of the predictions (``X`` is checked as in
+        :meth:`predict`, column names included)."""
+        pred = self.predict(X)
+        ya = V.check_y(y, pred.shape[0]).astype(np.float64)
+        sw = V.check_sample_weight(sample_weight, pred.shape[0])
+        w = np.ones_like(ya) if sw is None else sw
+        ss_res = np.sum(w * (ya - pred) ** 2)
+        ss_tot = np.sum(w * (ya - np.average(ya, weights=w)) ** 2)
+        if ss_tot == 0:
+            return 1.0 if ss_res == 0 else 0.0
+        return float(1 - ss_res / ss_tot)
+
+    def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3,
+                scaled: bool = False) -> str:
+        """The fitted formula as text, in ``X``'s and ``y``'s units.
+
+        Leaves in the covariates' own units (``(dep_time - 1730)₊³``), the table encoding's
+        0/1 covariates as indicators (``[carrier = EV]``, ``[dep_time missing]``), the weights
+        of a product folded into one coefficient, equal terms merged, and numbers rounded to
+        the fewest significant digits that change no prediction in the training range by more
+        than ``tol`` (default ``1e-3``) times the target's half-range (see
+        :meth:`jaxtree.TreeModel.formula`; the rules: :mod:`jaxtree._formula`).
+
+        Args:
+          digits: a fixed number of significant digits instead of ``tol`` (None: from ``tol``).
+          tol: the rounding tolerance, a fraction of the target's half-range.
+          scaled: True gives the raw tree on the covariates min-max scaled to ``[0, 1]``, one
+            weight per leaf (``digits`` then defaults to 3).
+        """
+        self._check_fitted()
+        from jaxtree import _formula
+
+        return self.model_.formula(digits, tol=tol, scaled=scaled,
+                                   indicators=_formula.indicator_labels(self.encoding_))
+
+    def law(self, digits: int = 4):
+        """The fitted formula as a readable sympy expression in ``X``'s and ``y``'s units,
+        constants merged and rounded (see :func:`jaxtree.simplify.law`; needs sympy)."""
+        self._check_fitted()
+        return simplify_.law(self.model_, digits)
+
+    def to_sympy(self, **kwargs):
+        """The fitted formula as a sympy expression in ``X``'s units: exact by default,
+        the printed formula with ``tol=`` (see :func:`jaxtree.export.to_sympy`)."""
+        self._check_fitted()
+        from jaxtree import _formula
+
+        kwargs.setdefault("indicators", _formula.indicator_labels(self.encoding_))
+        return export_.to_sympy(self.model_, **kwargs)
+
+    def to_latex(self, **kwargs) -> str:
+        """The printed formula as LaTeX; ``scaled=True``: the raw scaled tree (see
+        :func:`jaxtree.export.to_latex`)."""
+        self._check_fitted()
+        from jaxtree import _formula
+
+        kwargs.setdefault("indicators", _formula.indicator_labels(self.encoding_))
+        return export_.to_latex(self.model_, **kwargs)
+
+    def to_dot(self, **kwargs) -> str:
+        """The fitted tree as Graphviz DOT text (see :func:`jaxtree.export.to_dot`)."""
+        self._check_fitted()
+        return export_.to_dot(self.model_, **kwargs)
+
+    def plot_tree(self, ax=None, **kwargs):
+        """Draws the fitted tree with matplotlib; returns the Figure."""
+        self._check_fitted()
+        return export_.plot_tree(self.model_, ax=ax, **kwargs)
+
+    def plot_history(self, ax=None):
+        """Plots the training loss after each iteration (``history_``); returns the Figure."""
+        self._check_fitted()
+        return export_.plot_history(self.history_, ax=ax)
+
+    def explain(self, X) -> list:
+        """The fitted model as a sum of top-level terms, each evaluated at ``X`` (checked and
+        encoded as in :meth:`predict`), with its share of the explained variance and its mean
+        absolute contribution, largest first (see :func:`jaxtree.export.term_values`)."""
+        xa = self._rows(X)
+        return export_.term_values(self.model_, xa)
+
+    def plot_terms(self, X, **kwargs):
+        """One panel per top-level term over its covariates (see :func:`jaxtree.export.plot_terms`)."""
+        xa = self._rows(X)
+        return export_.plot_terms(self.model_, xa, **kwargs)
+
+    def shape_terms(self) -> list:
+        """The shape terms in ``X``'s and ``y``'s units (see :func:`jaxtree.export.shape_terms`)."""
+        self._check_fitted()
+        return export_.shape_terms(self.model_)
+
+    def plot_shapes(self, **kwargs):
+        """Plots each shape term, a curve or a heat map (see :func:`jaxtree.export.plot_shapes`)."""
+        self._check_fitted()
+        return export_.plot_shapes(self.model_, **kwargs)
+
+    def save(self, path) -> None:
+        """Writes the fitted model to ``path`` as versioned JSON (see :func:`jaxtree.load`)."""
+        self._check_fitted()
+        extra = {"params": self._saved_params(),
+                 "history": [float(h) for h in self.history_]}
+        model_.save(self.model_, path, extra, encoding=self._saved_encoding())

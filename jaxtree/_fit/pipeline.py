@@ -1,0 +1,353 @@
+"""A regression fit as one chain of stages over explicit values (DESIGN.md section 10):
+
+    encode -> target transform -> scale -> stages (jaxtree._fit.stages) -> FitResult
+
+:func:`fit` takes the table, the targets and the estimator's ``get_params()`` and returns a
+:class:`FitResult`; the estimator turns it into fitted attributes
+(:func:`jaxtree._base.set_fitted`). Nothing here reads or writes an estimator.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import warnings
+from typing import Any, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtree import _encoding as encoding_
+from jaxtree import _scaling as scaling_
+from jaxtree import _target as target_
+from jaxtree import _validation as V
+from jaxtree import model as model_
+from jaxtree import search
+from jaxtree import stream as stream_
+from jaxtree._fit import progress, select, source, stages
+from jaxtree._fit import spec as spec_
+
+PREDICT_CHUNK_ROWS = 1 << 18
+"""``predict`` evaluates at most this many rows per call (more rows: blocks of this size,
+the last one padded, one compiled program), so the device and float64 copies of the input
+and the intermediates stay ``O(block)`` (issue 12 item 7)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FitResult:
+    """Everything one fit produced.
+
+    Attributes:
+      model: the fitted :class:`jaxtree.model.TreeModel`.
+      history, choices, status: the driver's (every stage's iterations, in order).
+      names: the table's column names, or None (numbers, or a streamed fit).
+      encoding: the table encoding (:mod:`jaxtree._encoding`), or None for numeric columns as
+        they are.
+      spec: the resolved settings the fit ran with (its row plan in ``spec.plan``).
+      path, shape_path: the held-out size and shape-count paths, or None.
+      pruned: the leaves pruning removed, or None.
+      transform_scores: with ``target_transform="auto"``, each transform's held-out MSE.
+    """
+
+    model: model_.TreeModel
+    history: np.ndarray
+    choices: list
+    status: search.Status
+    names: Optional[tuple]
+    encoding: Any
+    spec: spec_.FitSpec
+    path: Optional[list] = None
+    shape_path: Optional[list] = None
+    pruned: Optional[list] = None
+    transform_scores: Optional[dict] = None
+
+
+def fit(X, y, sample_weight, hyper: dict) -> FitResult:
+    """The fit of ``TreeRegressor(**hyper)`` (checked with :func:`jaxtree._fit.spec.check_params`)."""
+    params = spec_.check_params(hyper)
+    if hyper.get("target_transform") == "auto":
+        return _fit_auto_transform(X, y, sample_weight, hyper, params)
+    return fit_fixed(X, y, sample_weight, hyper, params, hyper.get("target_transform") or "identity")
+
+
+def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform: str) -> FitResult:
+    """A fit with a fixed target transform (``"identity"``, ``"log"``, ``"square"``)."""
+    # Data larger than memory is streamed, never materialised; the reference engine
+    # (plain numpy) reads a memmap like any array.
+    if stream_.is_streamable(X) and not (hyper.get("engine") == "reference"
+                                         and isinstance(X, np.memmap)):
+        check_streamable_options(transform)
+        return _fit_streamed(X, y, sample_weight, hyper, params)
+    names = None
+    if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
+        names = tuple(X.columns)
+    xa, enc = encode_fit(X, hyper)  # missing values and categories -> numeric covariates
+    n, p = xa.shape
+    if n < 2:
+        raise ValueError(f"fit needs at least 2 samples; got {n}.")
+    ya = V.check_y(y, n)
+    sw = V.check_sample_weight(sample_weight, n)
+    dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
+    V.check_representable(xa, ya, dtype,
+                          feature_names=names if enc.is_identity else enc.feature_names_out)
+    if np.asarray(y).ndim == 2:  # check_y accepted a column vector
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
+                      "used as y.ravel(). Pass y with shape (n_samples,) to silence this.",
+                      V.interop_class("DataConversionWarning", UserWarning), stacklevel=4)
+    yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
+    params, plan = spec_.planned(params, n, p, dtype, hyper.get("chunk_size", "auto"),
+                                 hyper.get("devices"))
+    chunked = spec_.fits_in_chunks(hyper, xa, transform, plan)
+    spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=not chunked,
+                         transform=transform)
+    feature_names = enc.feature_names_out  # the raw names when nothing was encoded
+    if chunked:  # a large array: read chunk by chunk, no whole-array copies
+        sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
+        reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(spec.chunk, n))
+        return _fit_reader(reader, spec, feature_names, enc, names)
+    sc = _bounded_scaling(scaling_.fit(xa, yt, sw), spec.y_bound)
+    spec = _bind_basis(spec, sc)
+    xs, ys = scaling_.apply(sc, xa, yt, sw)
+    with progress.reporting(spec, feature_names) as rep:
+        found = stages.search_model(source.InMemory(xs, ys, sw, spec, sc), spec, rep)
+    model = _model(found, sc, spec, feature_names)
+    model = _attach_target(model, transform, xa, yt, sw)
+    return _result(model, found, spec, enc, names)
+
+
+def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> FitResult:
+    """The fit of a memmap or a :class:`jaxtree.stream.ChunkReader`, read block by block.
+
+    Missing values (issue 12): with ``missing="indicator"`` one streamed pass over ``X``
+    first (:func:`streamed_encoding`) finds the columns with NaN and their minima and builds
+    the spec the in-memory fit builds for the same array; when there are some, the search
+    reads ``X`` encoded on demand (:class:`jaxtree._encoding.EncodedRows`: fill values and
+    ``"<col> missing"`` indicators made block by block, never for the whole array), so the
+    model, its ``encoding_`` and formulas are the in-memory fit's. The price is that one
+    extra read of ``X``; ``missing="error"`` skips it for data known to hold no NaN (the
+    scaling pass refuses a NaN, naming its row and column). A user's ChunkReader is read the
+    same way (its ``x`` wrapped, its ``y``, weights and chunk size kept). ``inf`` is refused
+    under both policies."""
+    if hyper.get("engine", "jax") != "jax":
+        raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
+    check_stream_args(X, y, sample_weight, "them")  # held-out sizes stream
+    params, plan = stream_plan(X, params, hyper.get("chunk_size", "auto"), hyper.get("devices"))
+    if isinstance(X, stream_.ChunkReader):
+        reader = X
+    else:
+        y = y if isinstance(y, np.ndarray) else V.check_y(y, X.shape[0] if X.ndim else 0)
+        if y.dtype.kind in "biu":  # integer targets: n numbers, cheap to hold as floats
+            y = np.asarray(y, np.float64)
+        # A small memmap simply fits: one chunk of all its rows.
+        chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
+        reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
+    reader, enc = streamed_encoding(reader, hyper.get("missing", "indicator"))
+    dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), bool(jax.config.jax_enable_x64))
+    feature_names = (tuple(f"x{j + 1}" for j in range(reader.p)) if enc is None
+                     else enc.feature_names_out)
+    spec = spec_.resolve(hyper, params, reader.n, reader.p, dtype, plan, in_memory=False)
+    return _fit_reader(reader, spec, feature_names, enc, None)
+
+
+def _fit_reader(reader, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult:
+    """The stages on rows read block by block (:class:`jaxtree._fit.source.Streamed`)."""
+    sc = _bounded_scaling(stream_.scaling(reader), spec.y_bound)
+    spec = _bind_basis(spec, sc)
+    with progress.reporting(spec, feature_names) as rep:
+        found = stages.search_model(source.Streamed(reader, spec, sc), spec, rep)
+    return _result(_model(found, sc, spec, feature_names), found, spec, enc, names)
+
+
+def _model(found: stages.Searched, sc, spec: spec_.FitSpec, feature_names) -> model_.TreeModel:
+    model = model_.TreeModel.from_scaling(found.result.program, sc, spec.dtype, spec.basis,
+                                          feature_names)
+    if found.shapes is not None:
+        model = dataclasses.replace(model, shapes=found.shapes[0], shape_spec=found.shapes[1])
+    return model
+
+
+def _result(model, found: stages.Searched, spec, enc, names) -> FitResult:
+    res = found.result
+    return FitResult(model=model, history=np.asarray(res.history, np.float64),
+                     choices=list(res.choices), status=search.Status(int(res.status)),
+                     names=names, encoding=enc, spec=spec, path=found.path,
+                     shape_path=found.shape_path, pruned=found.pruned)
+
+
+# ---------------------------------------------------------------------------- encode
+
+def encode_fit(X, hyper: dict):
+    """``(xa, spec)``: the training table encoded (:mod:`jaxtree._encoding`: missing values
+    and categories become numeric covariates) and validated by the usual checks. Both
+    estimators."""
+    missing = hyper.get("missing", "indicator")
+    enc = encoding_.fit(X, categorical_features=hyper.get("categorical_features", "from_dtype"),
+                        missing=missing,
+                        max_categories=hyper.get("max_categories", encoding_.DEFAULT_MAX_CATEGORIES),
+                        min_frequency=hyper.get("min_frequency", encoding_.DEFAULT_MIN_FREQUENCY))
+    # An identity spec means that fit found no missing value (it would have given the
+    # column an indicator) and no category: transform would return X unchanged after
+    # scanning it for NaN again, so the training table skips it.
+    Xe = X if enc is None or enc.is_identity else encoding_.transform(enc, X, missing=missing)
+    xa = V.check_X(Xe, min_samples=2, feature_names=None if Xe is X else enc.feature_names_out)
+    if enc is None:  # pragma: no cover - check_X refuses what the encoder cannot split
+        enc = encoding_.identity(xa.shape[1], V.frame_feature_names(X), np.min(xa, 0))
+    return xa, enc
+
+
+def streamed_encoding(reader, missing: str):
+    """``(reader, spec or None)``: with ``missing="indicator"``, one pass over ``reader.x``
+    (:func:`jaxtree._encoding.fit_streamed`; refuses ``inf``) gives the spec the in-memory
+    fit builds; when a column holds NaN, the returned reader reads the same rows, chunk size,
+    dtype, ``y`` and weights with ``x`` encoded on demand, else ``reader`` itself and None
+    (the identity spec, set from the scaling)."""
+    x, enc = encoded_rows(reader.x, reader.chunk_size, missing)
+    if enc is None:
+        return reader, None
+    return stream_.ChunkReader(x, reader.y, reader.sample_weight, chunk_size=reader.chunk_size,
+                               dtype=reader.dtype), enc
+
+
+def encoded_rows(x, chunk_size: int, missing: str):
+    """``(x, spec or None)``: a streamed ``x (n, p)`` read encoded on demand
+    (:class:`jaxtree._encoding.EncodedRows`) when ``missing="indicator"`` and one pass
+    (:func:`jaxtree._encoding.fit_streamed`) finds NaN; else ``x`` itself and None. Both
+    estimators' streamed fits (the classifier reads ``x`` once per class)."""
+    if missing != "indicator":  # "error": the scaling pass refuses NaN, naming row and column
+        return x, None
+    enc = encoding_.fit_streamed(x, chunk_size)
+    if enc.is_identity:
+        return x, None
+    return encoding_.EncodedRows(x, enc), enc
+
+
+def check_stream_args(X, y, sample_weight, held: str, validation_fraction=None) -> None:
+    """What both estimators refuse before streaming ``X`` (a memmap or a ChunkReader): a
+    held-out size (the classifier's), and ``y``/``sample_weight`` beside a ChunkReader (which
+    holds ``held``)."""
+    if validation_fraction is not None:
+        raise ValueError("validation_fraction is not supported for streamed data (a memmap or "
+                         "ChunkReader) yet; set validation_fraction=None and choose k, or fit an "
+                         "in-memory array.")
+    if isinstance(X, stream_.ChunkReader) and (y is not None or sample_weight is not None):
+        raise ValueError("With a ChunkReader pass y=None and sample_weight=None: the reader "
+                         f"already holds {held}.")
+
+
+def check_streamable_options(transform) -> None:
+    if transform != "identity":
+        raise ValueError("target_transform is not supported for streamed data (a memmap or "
+                         "ChunkReader) yet; fit an in-memory array, or leave it at None.")
+
+
+def stream_plan(X, params: spec_.Params, chunk_size, devices) -> tuple:
+    """``(params, plan)`` of a streamed fit of ``X`` (a memmap or a
+    :class:`jaxtree.stream.ChunkReader`, whose own chunk size wins over ``chunk_size``):
+    :func:`jaxtree._fit.spec.planned` with the rows, covariates and dtype of ``X``."""
+    if isinstance(X, stream_.ChunkReader):
+        n, p, raw, chunk = X.n, X.p, X.x.dtype, X.chunk_size
+    else:
+        n, p = (X.shape[0], X.shape[1]) if X.ndim == 2 else (0, 0)
+        raw, chunk = X.dtype, chunk_size
+    dtype = V.float_dtype_for(np.empty(0, raw), bool(jax.config.jax_enable_x64))
+    return spec_.planned(params, n, p, dtype, chunk, devices)
+
+
+# ---------------------------------------------------------------------- scale, target
+
+def _bounded_scaling(sc, y_bound: float):
+    """The scaling with ``y`` mapped into ``[-y_bound, y_bound]`` instead of ``[-1, 1]``."""
+    return sc if y_bound == 1.0 else sc._replace(y_scale=np.asarray(sc.y_scale) / y_bound)
+
+
+def _bind_basis(spec: spec_.FitSpec, sc) -> spec_.FitSpec:
+    """Binds families on the covariates' original units to the training ranges."""
+    x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
+    return spec.replace(basis=spec.basis.bind(sc.x_min, x_max))
+
+
+def _attach_target(model, transform, xa, yt, sw):
+    """The model with its target transform (and Duan's smearing factor for ``"log"``; 1 for
+    ``"square"``, which applies no bias correction: see :mod:`jaxtree._target`)."""
+    if transform == "identity":
+        return model
+    if transform == "square":
+        s = 1.0
+    else:
+        f = np.asarray(model_.predict(model, jnp.asarray(xa, model.x_min.dtype)), np.float64)
+        s = target_.smearing(yt, f, sw)
+    return dataclasses.replace(model, target_transform=transform,
+                               smearing=jnp.asarray(s, model.x_min.dtype))
+
+
+def _fit_auto_transform(X, y, sample_weight, hyper: dict, params: spec_.Params) -> FitResult:
+    """``target_transform="auto"``: choose identity, log or square on held-out rows, refit on
+    all.
+
+    A deterministic split (``random_state``, 25% held out) fits each applicable transform on
+    the rest; the held-out MSE in ``y``'s units (predictions back-transformed) decides, ties
+    to the earlier of identity, log, square. ``log`` is not tried when some ``y <= 0``,
+    ``square`` when some ``y < 0``. Then the chosen transform is refitted on all rows.
+    """
+    if stream_.is_streamable(X):
+        check_streamable_options("auto")
+    xa, _ = encode_fit(X, hyper)  # the candidates are fitted on the encoded matrix
+    n = xa.shape[0]
+    ya = V.check_y(y, n)
+    sw = V.check_sample_weight(sample_weight, n)
+    keep = np.ones(n, bool) if sw is None else sw > 0
+    scores = {"identity": np.inf, "log": np.inf, "square": np.inf}
+    tried = ["identity"] + (["log"] if (ya[keep] > 0).all() else []) + (
+        ["square"] if (ya[keep] >= 0).all() else [])
+    if n >= 8 and len(tried) > 1:
+        train, held = select.split(n, 0.25, hyper.get("random_state"))
+        w = np.ones(len(held)) if sw is None else sw[held]
+        numeric = dict(hyper, categorical_features=None)  # xa is encoded: numeric columns only
+        for t in tried:
+            cand = fit_fixed(xa[train], ya[train], None if sw is None else sw[train], numeric,
+                             params, t)
+            err = (predict_rows(cand.model, xa[held], hyper.get("clip", True)) - ya[held]) ** 2
+            scores[t] = float(np.sum(w * err) / max(np.sum(w), 1e-300))
+    else:
+        scores["identity"] = np.nan  # not compared: no other transform applies
+    choice = min(tried, key=lambda t: (scores[t], tried.index(t)))
+    choice = choice if np.isfinite(scores[choice]) else "identity"
+    result = fit_fixed(X, y, sample_weight, hyper, params, choice)
+    if hyper.get("verbose", 0) > 0:
+        said = ", ".join(f"{t} {scores[t]:.4g}" for t in scores)
+        print(f"[jaxtree] target_transform='auto' chose {choice!r} (held-out MSE: {said})",
+              file=sys.stderr)
+    return dataclasses.replace(result, transform_scores=scores)
+
+
+# --------------------------------------------------------------------------- predict
+
+def predict_rows(model, xa, clip: bool) -> np.ndarray:
+    """Float64 predictions ``(n,)`` of the validated matrix ``xa (n, p)``, by row blocks of
+    :data:`PREDICT_CHUNK_ROWS` (``xa`` may be a memmap's
+    :class:`jaxtree._encoding.EncodedRows`: each block is encoded when read, and checked for
+    infinite values there)."""
+    dt = model.x_min.dtype
+    n, m = xa.shape[0], PREDICT_CHUNK_ROWS
+    lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
+    if n <= m:
+        xa = _finite_block(xa[0:n], 0) if lazy else xa
+        return np.asarray(model_.predict(model, jnp.asarray(xa, dt), clip=clip), np.float64)
+    out = np.empty(n, np.float64)
+    for s in range(0, n, m):
+        block = np.asarray(_finite_block(xa[s:s + m], s) if lazy else xa[s:s + m], dt)
+        if block.shape[0] < m:  # pad the last block: the same compiled shape
+            block = np.concatenate([block, np.repeat(block[-1:], m - block.shape[0], 0)])
+        pred = model_.predict(model, jnp.asarray(block), clip=clip)
+        out[s:s + m] = np.asarray(pred, np.float64)[: min(m, n - s)]
+    return out
+
+
+def _finite_block(block, start: int) -> np.ndarray:
+    """An encoded block of rows from ``start``: ValueError naming the first infinite value."""
+    if not np.isfinite(block).all():
+        row, col = (int(i) for i in np.argwhere(~np.isfinite(block))[0])
+        raise ValueError(f"X contains an infinite value at row {start + row} (the first); "
+                         "remove or replace infinite values before predicting.")
+    return block

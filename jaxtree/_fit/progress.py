@@ -1,0 +1,112 @@
+"""Progress of a fit: the tqdm bar and the user's callback, one :class:`Reporter` per fit,
+passed to the stages as a value (the iterations numbered across the shape and tree
+stages)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import tqdm
+
+from jaxtree import program as prog
+from jaxtree import search
+
+
+class ProgressBar:
+    """A tqdm bar over the ``k+1`` iterations of a fit, shown when ``verbose > 0``.
+
+    Each update shows the training loss (in ``y``'s units) and the chosen insertion;
+    ``verbose > 1`` also writes one line per iteration. Until the first iteration ends the
+    bar says "compiling" (the first step's time includes its compilation). The CLI uses this
+    bar too.
+    """
+
+    def __init__(self, k: int, verbose, names=None, basis=None, loss_name: str = "mse"):
+        self.total, self.verbose, self.names, self.basis = k + 1, verbose, names, basis
+        self.loss_name = loss_name
+        self.bar = (tqdm.tqdm(total=k + 1, desc="jaxtree (compiling)", unit="it", file=sys.stderr,
+                              leave=True, dynamic_ncols=True) if verbose else None)
+
+    def describe(self, it, info) -> str:
+        """``'leaf 0.31·sin(3πage)'`` or ``'+ 0.2·x2² at slot 2'`` for an iteration's choice."""
+        try:
+            j, i, op = int(info["feature"]), int(info["basis"]), int(info["op"])
+        except (KeyError, TypeError, ValueError):
+            return ""
+        names = self.names or tuple(f"x{m + 1}" for m in range(max(j, int(info.get("feature2", -1))) + 1))
+        if info.get("move") == search.MOVE_SHAPE:
+            j2 = int(info["feature2"])
+            return f"shape f({names[j]})" if j2 < 0 else f"shape f({names[j]}, {names[j2]})"
+        if self.basis is None or not (0 <= j < len(names) and 0 <= i < self.basis.q):
+            return "no candidate"
+        term = self.basis.render(i, str(names[j]))
+        if "weight" in info:
+            term = f"{float(info['weight']):.3g}·{term}"
+        if it == 0 or op == prog.LEAF:
+            return f"leaf {term}"
+        return f"{prog.OP_SYMBOLS.get(op, '?')} {term} at slot {int(info['slot'])}"
+
+    def update(self, it, loss, info) -> None:
+        if self.bar is None:
+            return
+        if self.bar.desc == "jaxtree (compiling)":
+            self.bar.set_description_str("jaxtree", refresh=False)
+        text = f"{self.loss_name}={loss:.4g} {self.describe(it, info)}".rstrip()
+        self.bar.set_postfix_str(text, refresh=False)
+        self.bar.update(1)
+        if self.verbose > 1:
+            self.bar.write(f"[jaxtree] iteration {it:3d}  {text}", file=sys.stderr)
+
+    def reset(self, k: int, what: str) -> None:
+        """Starts a second phase of the fit (e.g. the refit after choosing the size)."""
+        self.total = k + 1
+        if self.bar is not None:
+            self.bar.reset(total=k + 1)
+            self.bar.set_description_str(f"jaxtree {what}", refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class Reporter:
+    """The per-iteration hook of one fit: the progress bar, then the user's ``callback``
+    (a True return stops the search). Calling it is what every driver's ``callback`` does;
+    :meth:`after` numbers a later stage's iterations after an earlier one's."""
+
+    def __init__(self, bound: int, verbose, callback, names=None, basis=None,
+                 loss_name: str = "mse"):
+        self.bar = ProgressBar(bound, verbose, names, basis, loss_name)
+        self.callback, self.names, self.offset = callback, names, 0
+
+    def __call__(self, it, loss, info) -> bool:
+        it = it + self.offset
+        self.bar.update(it, loss, info)
+        return bool(self.callback(it, loss, info)) if self.callback is not None else False
+
+    def reset(self, k: int, what: str) -> None:
+        self.bar.reset(k, what)
+
+    @contextlib.contextmanager
+    def after(self, iterations: int):
+        """Within the block, iteration ``i`` is reported as ``iterations + i``."""
+        self.offset = iterations
+        try:
+            yield self
+        finally:
+            self.offset = 0
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+@contextlib.contextmanager
+def reporting(spec, names, loss_name: str = "mse"):
+    """The :class:`Reporter` of one fit of ``spec`` (closed even when the fit fails)."""
+    rep = Reporter(spec.progress_bound, spec.verbose, spec.callback, names, spec.basis, loss_name)
+    try:
+        yield rep
+    finally:
+        rep.close()

@@ -1,0 +1,396 @@
+"""Where a fit's rows live, behind one protocol: the stages (:mod:`jaxtree._fit.stages`)
+call these methods and never branch on the place.
+
+- :class:`InMemory`: the scaled rows as arrays, chunked (and sharded over ``devices``) for
+  each pass; the JAX engine's jitted search, or the reference engine's numpy one.
+- :class:`Streamed`: rows read block by block from a :class:`jaxtree.stream.ChunkReader`
+  (a memmap, a user's reader, or an in-memory array above the chunking threshold); every
+  pass streams (:mod:`jaxtree.stream`), and the shape stage's subsets are read into memory.
+
+Both offer: the tree search (:meth:`grow`) and its held-out selection run
+(:meth:`selection_run`), the rows of a shape search (:meth:`shape_split`,
+:meth:`shape_search_rows`), fitting chosen shape terms on all rows (:meth:`fit_shapes`),
+the tree's source given shape terms (:meth:`given_shapes`), the backfitting round
+(:meth:`backfit`) and pruning (:meth:`prune`). Each returns values; nothing is left on an
+estimator.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxtree import _scaling as scaling_
+from jaxtree import program as prog
+from jaxtree import reference as reference_
+from jaxtree import scoring, search
+from jaxtree import shapes as shapes_
+from jaxtree import sharding as sharding_
+from jaxtree import simplify as simplify_
+from jaxtree import stream as stream_
+from jaxtree._fit import select
+from jaxtree._fit import spec as spec_
+
+
+class ShapeFit(NamedTuple):
+    """Shape terms fitted on all rows before the tree (``shapes=S``): ``terms``, and what
+    the source's backfitting round reuses (``state``: the in-memory shape state; ``grams``:
+    all rows' Grams)."""
+
+    terms: shapes_.Shapes
+    state: Optional[shapes_.State]
+    grams: object
+
+
+class InMemory:
+    """Scaled rows ``xs (n, p)``, ``ys (n,)``, weights ``sw`` held as arrays."""
+
+    in_memory = True
+
+    def __init__(self, xs, ys, sw, spec: spec_.FitSpec, sc: scaling_.Scaling):
+        self.xs, self.ys, self.sw, self.spec, self.sc = xs, ys, sw, spec, sc
+        self._one = None  # the unsharded chunked data, made once (shape stages)
+
+    @property
+    def n(self) -> int:
+        return self.xs.shape[0]
+
+    @property
+    def p(self) -> int:
+        return self.xs.shape[1]
+
+    @property
+    def loss_scale(self) -> float:
+        return float(self.sc.y_scale) ** 2
+
+    # ------------------------------------------------------------------------ rows
+
+    def data(self, ys=None, shard: bool = True, rows=None, xs=None, sw=None) -> scoring.Data:
+        """The chunked rows (basis cached with ``cache_basis``), sharded over ``devices``
+        unless ``shard`` is False (one device: the shape stage's data, see
+        :func:`jaxtree._fit.stages.shapes_first`); ``ys``/``xs``/``sw``: other rows than the
+        source's; ``rows``: chunked as that many rows (:func:`jaxtree.scoring.chunk`)."""
+        s = self.spec
+        xs = self.xs if xs is None else xs
+        ys = self.ys if ys is None else ys
+        sw = self.sw if sw is None else sw
+        if shard is False and rows is None and xs is self.xs and ys is self.ys and sw is self.sw:
+            if self._one is None:
+                self._one = self._chunk(xs, ys, sw, None)
+            return self._one
+        data = self._chunk(xs, ys, sw, rows)
+        if s.devices is not None and shard:
+            data = sharding_.shard_data(data, s.devices)
+        return data
+
+    def _chunk(self, xs, ys, sw, rows):
+        # numpy in, so that the chunks are padded on the host (nothing compiled)
+        data = scoring.chunk(np.asarray(xs), np.asarray(ys), None if sw is None else np.asarray(sw),
+                             chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype)
+        if self.spec.cache_basis:
+            data = scoring.cache_basis(data, self.spec.basis)
+        return data
+
+    def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
+        """``(training data, held-out data, held-out row indices)`` of the deterministic split
+        (:func:`jaxtree._fit.select.split`), both chunked as the fit chunks; at most
+        ``max_train`` training rows (a deterministic subset) when given; the training rows
+        sharded as :meth:`data` shards them (``shard``); ``pair_rows``: the search's pair
+        screen (:func:`jaxtree._fit.select.selection_rows`)."""
+        s, xs = self.spec, self.xs
+        ys, sw = (self.ys if ys is None else ys), self.sw
+        train, held = select.split(xs.shape[0], s.held_out_fraction, s.random_state)
+        if max_train is not None:
+            sub = select.subsample(len(train), max_train, s.random_state)
+            train = train if sub is None else train[sub]
+        part = lambda a: None if a is None else a[train]  # noqa: E731
+        rows = None if max_train is not None else select.selection_rows(
+            len(train), *xs.shape, s.basis.q, s.chunk, pair_rows)
+        data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw))
+        dt = s.dtype
+        held_data = scoring.chunk(np.asarray(xs[held], dt), np.asarray(ys[held], dt),
+                                  None if sw is None else np.asarray(sw[held], dt),
+                                  chunk_size=s.chunk)
+        return data, held_data, held
+
+    # ------------------------------------------------------------------------ tree
+
+    def tree_config(self) -> search.Config:
+        cfg = self.spec.config(self.n, self.p)
+        if scoring.compiling_dominates(self.n, self.p, self.spec.basis.q):
+            # Compiling costs more than searching: run in a rounded-up capacity so that
+            # nearby k (and the refit) share the compiled step; the search still stops at k
+            # operations (max_ops) and the tree is cut back to 2k+1 slots.
+            cfg = cfg._replace(max_k=prog.capacity_for(self.spec.k))
+        return cfg
+
+    def grow(self, k: int, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
+        """The tree of ``k`` operations on all rows; ``chosen``: ``k`` was chosen on held-out
+        rows (a pair uses two operations: ``max_ops`` bounds the refit's size in the same
+        compiled step)."""
+        s = self.spec
+        if s.engine == "reference":
+            return self._reference(rep)
+        max_ops = (max(k, 1) if cfg.pair_leaves else s.k) if chosen else k
+        data = self.data()
+        if s.search == "beam":  # greedy insertions only: k + 1 iterations never pass k operations
+            res = search.beam_fit(data, s.basis, k, cfg, s.beam_width, callback=rep,
+                                  loss_scale=self.loss_scale)
+        else:
+            res = search.fit(data, s.basis, k, cfg, callback=rep, loss_scale=self.loss_scale,
+                             max_ops=max_ops)
+        return res._replace(program=prog.trim(res.program, max_ops))
+
+    def selection_run(self, cfg: search.Config, rep) -> tuple:
+        """``(run, n_held)``: the search grown to ``k`` on the training part of the split,
+        the held-out MSE after each iteration (``val_history``) and the program after each
+        (``programs``, on the host). A beam is judged by the member the beam would return at
+        that size (the lowest training loss; :func:`jaxtree.search.beam_fit`'s rule)."""
+        s = self.spec
+        data, held_data, held = self.held_out(pair_rows=cfg.pair_rows if cfg.pair_leaves else 0)
+        empty = prog.empty_program(cfg.max_k, s.dtype)
+        if s.search == "beam":
+            best = lambda ps: select.best_member(ps, data, s.basis)  # noqa: E731
+            step = search.with_validation(
+                lambda ps: search.beam_step_jit(ps, data, s.basis, cfg),
+                lambda ps: select.held_out_mse(best(ps), held_data, s.basis))
+            start = jax.tree_util.tree_map(
+                lambda a: jnp.broadcast_to(a, (s.beam_width,) + a.shape), empty)
+        else:
+            best = lambda p: p  # noqa: E731
+            step = search.with_validation(
+                lambda p: search.step_cached(p, data, s.basis, cfg, np.int32(s.k)),
+                lambda p: select.held_out_mse_cached(p, held_data, s.basis))
+            start = empty
+        sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True)
+        sel = sel._replace(programs=[jax.device_get(prog.trim(best(p), s.k))
+                                     for p in sel.programs])
+        return sel, len(held)
+
+    def _reference(self, rep) -> search.SearchResult:
+        """The paper's algorithm in numpy (:func:`jaxtree.reference.step`) under the same
+        driver as the JAX engine: same choices' keys, history units, callback and status."""
+        s = self.spec
+        xdt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+        phi = np.asarray(s.basis.evaluate(jnp.asarray(self.xs, xdt)), np.float64)
+        ys, sw = np.asarray(self.ys, np.float64), self.sw
+
+        def step(tree):
+            tree, r = reference_.step(tree, phi, ys, sw, max_k=s.k, refine=s.refine,
+                                      sweeps=s.sweeps)
+            choice = search.Choice(r.flat_index, r.slot, r.op, r.feature, r.basis, r.weight,
+                                   r.intercept, r.sse)
+            return tree, search.StepInfo(r.loss, choice, search.STATUS_OK)
+
+        res = search.run(step, None, s.k + 1, rep, loss_scale=self.loss_scale)
+        t = res.program
+        program = prog.from_arrays(t.op, t.left, t.right, t.feature, t.basis, t.weight,
+                                   t.intercept, t.n_slots, dtype=s.dtype)
+        return res._replace(program=program)
+
+    # ---------------------------------------------------------------------- shapes
+
+    def tree_program(self, program):
+        """A searched tree on the shape stage's device (a sharded tree read back first)."""
+        return jax.tree_util.tree_map(jnp.asarray, jax.device_get(program))
+
+    def _tree_fit(self, program):
+        return select.tree_values(program, self.data(shard=False).x, self.spec.basis)
+
+    def shape_split(self, program=None):
+        """``(training data, held-out data, held-out rows)`` of a shape-count selection run:
+        the held-out split of ``y`` (or of the tree's residual, given ``program``), at most
+        ``shapes.SEARCH_ROWS`` training rows, on one device."""
+        ys = None
+        if program is not None:
+            ys = self.ys - np.asarray(self._tree_fit(program), np.float64).reshape(-1)[: self.n]
+        return self.held_out(ys=ys, max_train=shapes_.SEARCH_ROWS, shard=False)
+
+    def shape_search_rows(self) -> tuple:
+        """``(rows, all_rows)``: the chunked rows the shape search of ``shapes=S`` runs on:
+        all rows, or a deterministic subset of ``shapes.SEARCH_ROWS``."""
+        s = self.spec
+        rows = select.subsample(self.n, shapes_.SEARCH_ROWS, s.random_state)
+        if rows is None:
+            return self.data(shard=False), True
+        sw = None if self.sw is None else self.sw[rows]
+        return self.data(self.ys[rows], shard=False, xs=self.xs[rows], sw=sw), False
+
+    reuses_grams = True  # fit_shapes reuses the shape search's Grams when it read all rows
+
+    def fit_shapes(self, sres, found, sspec, grams, all_rows: bool) -> ShapeFit:
+        """The searched terms backfitted on all rows over the chosen terms only (``grams``:
+        the search's Grams when it ran on all rows)."""
+        data = self.data(shard=False)
+        if grams is not None:
+            state = shapes_.finish_jit(sres.program._replace(shapes=found), data, grams, sspec,
+                                       spec_.SHAPE_SWEEPS_ALL_ROWS)
+        else:
+            grams = shapes_.grams_jit(data, sspec)
+            state = shapes_.refit(found, data, sspec, spec_.SHAPE_SWEEPS_SUBSET, gr=grams)
+        return ShapeFit(state.shapes, state, grams)
+
+    def given_shapes(self, fit: ShapeFit, sspec) -> "InMemory":
+        """The tree's source: the rows with the shapes' partial residual as ``y``."""
+        g_rows = np.asarray(fit.state.fit, np.float64).reshape(-1)[: self.n]
+        return InMemory(self.xs, self.ys - g_rows, self.sw, self.spec, self.sc)
+
+    def backfit(self, program, terms, sspec, fit: Optional[ShapeFit] = None) -> tuple:
+        """The backfitting round: the shapes refitted given the tree (one sweep), then with
+        ``refine="optax"`` the tree's weights refined given the shapes. Returns ``(terms,
+        program, mse of the model on all rows)`` (scaled space). ``fit``: the shapes of
+        ``shapes=S`` (their state and Grams), else ``terms`` were chosen after the tree."""
+        s = self.spec
+        data = self.data(shard=False)
+        t_fit = select.tree_values(program, data.x, s.basis)
+        rdata = data._replace(y=data.y - t_fit)
+        if fit is not None:
+            state = shapes_.finish_jit(fit.state, rdata, fit.grams, sspec, 1)
+        else:
+            state = shapes_.refit(terms, rdata, sspec, 1, gr=shapes_.grams_jit(rdata, sspec))
+        resid = data._replace(y=data.y - state.fit)  # y minus the shapes: the tree's target
+        if s.refine == "optax":
+            program, _ = select.joint(program, resid, s.basis, steps=s.steps)
+        return state.shapes, program, float(select.held_out_mse(program, resid, s.basis))
+
+    # ---------------------------------------------------------------------- prune
+
+    def prune(self, program, shape_fit=None) -> tuple:
+        """``(program, removed)``: leaves pruned at ``prune_tol`` (:func:`jaxtree.simplify.prune`),
+        against the shape terms' partial residual when there are some."""
+        s = self.spec
+        ys = self.ys
+        if shape_fit is not None:
+            ys = ys - np.asarray(shapes_.evaluate_jit(shape_fit[0], jnp.asarray(self.xs, s.dtype),
+                                                      shape_fit[1]), np.float64)
+        data = self.data(ys)
+        program = jax.tree_util.tree_map(jnp.asarray, program)
+        out = simplify_.prune(program, data, s.basis, s.prune_tol, refine=s.refine,
+                              refine_steps=s.steps, coordinate_sweeps=s.sweeps)
+        return out.program, out.removed
+
+
+class Streamed:
+    """Rows read block by block from ``reader`` (:class:`jaxtree.stream.ChunkReader`);
+    ``shapes``: fixed shape terms ``(terms, spec)`` whose partial residual the tree fits."""
+
+    in_memory = False
+
+    def __init__(self, reader, spec: spec_.FitSpec, sc: scaling_.Scaling, shapes=None):
+        self.reader, self.spec, self.sc, self.shapes = reader, spec, sc, shapes
+        self.scaled = reader.scaled(sc, spec.dtype)
+
+    @property
+    def n(self) -> int:
+        return self.reader.n
+
+    @property
+    def p(self) -> int:
+        return self.reader.p
+
+    @property
+    def loss_scale(self) -> float:
+        return float(self.sc.y_scale) ** 2
+
+    def _kw(self, rep) -> dict:
+        s = self.spec
+        return dict(callback=rep, devices=s.devices, chunks_per_block=s.block,
+                    loss_scale=self.loss_scale, shapes=self.shapes,
+                    beam_width=s.beam_width if s.search == "beam" else None)
+
+    def read_rows(self, rows, program=None) -> scoring.Data:
+        """The rows ``rows`` (sorted) read into memory, scaled and chunked as an in-memory fit
+        chunks them, with ``y`` the target or, given ``program``, the tree's residual."""
+        s = self.spec
+        x, y, w = self.reader.take(rows)
+        xs, ys = scaling_.apply(self.sc, x, y, w)
+        xj = jnp.asarray(xs, s.dtype)
+        if program is not None:
+            t_fit = select.tree_values(program, scoring.chunk(xj, jnp.zeros(len(rows), s.dtype),
+                                                              chunk_size=s.chunk).x, s.basis)
+            ys = ys - np.asarray(t_fit, np.float64).reshape(-1)[: len(rows)]
+        return scoring.chunk(xj, jnp.asarray(ys, s.dtype),
+                             None if w is None else jnp.asarray(w, s.dtype), chunk_size=s.chunk)
+
+    # ------------------------------------------------------------------------ tree
+
+    def tree_config(self) -> search.Config:
+        return self.spec.config(self.n, self.p)
+
+    def grow(self, k: int, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
+        if chosen and cfg.pair_leaves:  # a pair uses two operations: the capacity bounds the size
+            cfg = cfg._replace(max_k=max(k, 1))
+        return stream_.fit(self.scaled, self.spec.basis, k, cfg, **self._kw(rep))
+
+    def selection_run(self, cfg: search.Config, rep) -> tuple:
+        """The in-memory fit's split, read by index."""
+        s = self.spec
+        train, held = select.split(self.n, s.validation_fraction, s.random_state)
+        sel = stream_.fit(self.scaled.subset(train), s.basis, s.k, cfg,
+                          held_out=self.scaled.subset(held), **self._kw(rep))
+        return sel._replace(programs=[jax.device_get(p) for p in sel.programs]), len(held)
+
+    # ---------------------------------------------------------------------- shapes
+
+    def tree_program(self, program):
+        return jax.tree_util.tree_map(jnp.asarray, program)
+
+    def shape_split(self, program=None):
+        """The rows of :func:`jaxtree._fit.select.shape_rows` read into memory (the in-memory
+        fit's split while its held-out part is small), ``y`` or the tree's residual."""
+        s = self.spec
+        train, held = select.shape_rows(self.n, s.held_out_fraction, s.random_state)
+        return self.read_rows(train, program), self.read_rows(held, program), held
+
+    def shape_search_rows(self) -> tuple:
+        rows = select.subsample(self.n, shapes_.SEARCH_ROWS, self.spec.random_state)
+        return self.read_rows(np.arange(self.n) if rows is None else rows), rows is None
+
+    reuses_grams = False  # all rows' Grams are read by the first refit pass instead
+
+    def fit_shapes(self, sres, found, sspec, grams, all_rows: bool) -> ShapeFit:
+        """The searched terms backfitted on all rows, pass by pass
+        (:func:`jaxtree.stream.refit_shapes`, the in-memory sweeps)."""
+        s = self.spec
+        sweeps = spec_.SHAPE_SWEEPS_ALL_ROWS if all_rows else spec_.SHAPE_SWEEPS_SUBSET
+        terms, gr = stream_.refit_shapes(self.scaled, None, s.basis, found, sspec, sweeps=sweeps,
+                                         devices=s.devices, dtype=s.dtype,
+                                         chunks_per_block=s.block)
+        return ShapeFit(terms, None, gr)
+
+    def given_shapes(self, fit: ShapeFit, sspec) -> "Streamed":
+        out = Streamed.__new__(Streamed)
+        out.__dict__.update(self.__dict__, shapes=(fit.terms, sspec))
+        return out
+
+    def backfit(self, program, terms, sspec, fit: Optional[ShapeFit] = None) -> tuple:
+        """One sweep of the shapes given the tree (:func:`jaxtree.stream.refit_shapes`), then
+        with ``refine="optax"`` the tree's weights refined given the shapes
+        (:func:`jaxtree.stream.refine_given_shapes`)."""
+        s = self.spec
+        kw = dict(devices=s.devices, dtype=s.dtype, chunks_per_block=s.block)
+        program = jax.tree_util.tree_map(jnp.asarray, program)
+        terms, _ = stream_.refit_shapes(self.scaled, program, s.basis, terms, sspec, sweeps=1,
+                                        gr=None if fit is None else fit.grams, **kw)
+        steps = s.steps if s.refine == "optax" else 0
+        program, mse = stream_.refine_given_shapes(self.scaled, program, s.basis, terms, sspec,
+                                                   steps=steps, **kw)
+        return terms, program, float(mse)
+
+    # ---------------------------------------------------------------------- prune
+
+    def prune(self, program, shape_fit=None) -> tuple:
+        """The in-memory pruning's removals (:func:`jaxtree.stream.prune`)."""
+        s = self.spec
+        passes = None
+        if shape_fit is not None:
+            passes, _ = stream_.shape_residual_passes(self.scaled, s.basis, *shape_fit,
+                                                      devices=s.devices, dtype=s.dtype,
+                                                      chunks_per_block=s.block)
+        out = stream_.prune(self.scaled, program, s.basis, s.prune_tol,
+                            s.config(self.n, self.p), devices=s.devices, dtype=s.dtype,
+                            passes=passes, chunks_per_block=s.block)
+        return out.program, out.removed

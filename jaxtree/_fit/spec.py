@@ -1,0 +1,304 @@
+"""Hyperparameters: one constraint table, checked once, and the :class:`FitSpec` that a fit
+resolves from them (``"auto"`` included) as soon as it knows its rows, covariates and dtype.
+
+Every stage reads the spec, never the estimator: the estimator's ``__init__`` arguments are
+read here and nowhere else in the fit (``TreeRegressor.fit`` -> :func:`check_params` ->
+:func:`resolve`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple, Optional
+
+import numpy as np
+
+from jaxtree import _encoding as encoding_
+from jaxtree import _validation as V
+from jaxtree import basis as basis_
+from jaxtree import plan as plan_
+from jaxtree import scoring, search
+from jaxtree import sharding as sharding_
+
+ENGINES = ("jax", "reference")
+TARGET_TRANSFORMS = (None, "identity", "log", "square", "auto")
+
+CHUNKED_FIT_MIN_VALUES = 1 << 24
+"""An in-memory ``X`` with at least this many values (``n * p``; 16.8 million, e.g. 2.1
+million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk (read through a
+:class:`jaxtree.stream.ChunkReader`, :func:`fits_in_chunks`) when the options allow it."""
+
+# The defaults' "auto" rules (see the TreeRegressor docstring and resolve()).
+SHAPE_SWEEPS_ALL_ROWS = 2  # shapes=S: backfitting sweeps after a search on all rows ...
+SHAPE_SWEEPS_SUBSET = 1  # ... and after one on a subset (a close start; each sweep S passes)
+AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
+AUTO_SHAPES_MIN_ROWS = 10_000  # ... on fits of at least this many rows
+AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
+AUTO_SMALL_MAX_ROWS = AUTO_SHAPES_MIN_ROWS  # search="auto": "backfit" and a held-out size below
+AUTO_PAIR_MAX_CANDIDATES = 4096  # ... with at most this many basis columns p*q
+AUTO_VALIDATION = 0.2  # validation_fraction="auto": this share held out ...
+AUTO_VALIDATION_MIN_ROWS = 20  # ... on small fits of at least this many rows
+BACKFIT_MAX_CANDIDATES = 8192  # search="backfit" refuses more basis columns (pq x pq Grams)
+
+
+class Params(NamedTuple):
+    """The checked hyperparameters every path needs before the data are read."""
+
+    k: int
+    chunk: Optional[int]  # None: "auto", set by planned() once n, p and the dtype are known
+    sweeps: int
+    steps: int
+    basis: basis_.Basis
+    block: int = plan_.CPU_CHUNKS_PER_BLOCK  # chunks per streamed block (the plan's)
+
+
+# ------------------------------------------------------------------ the constraint table
+
+def _check_callback(value, name):
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be callable; got {type(value).__name__}.")
+
+
+def _check_devices(value, name):
+    if value is not None:
+        sharding_.resolve_devices(value)  # ValueError naming the count available
+
+
+def _check_shape_knots(value, name):
+    ok = (isinstance(value, (tuple, list)) and len(value) == 2
+          and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 2 <= v <= 64
+                  for v in value))
+    if not ok:
+        raise ValueError(f"{name} must be a pair (n1, n2) of integers in [2, 64] (hats per "
+                         f"one-covariate shape, hats per axis of a two-covariate shape); got "
+                         f"{value!r}.")
+
+
+def _check_shapes(value, name):
+    if isinstance(value, str):
+        if value == "auto":
+            return
+        raise ValueError(f"{name} must be 'auto' or an integer >= 0; got {value!r}.")
+    V.check_int(value, name, 0)
+
+
+def check_fraction(value, name):
+    """``validation_fraction``: ``"auto"``, None, or a number strictly between 0 and 1."""
+    if value is None or (isinstance(value, str) and value == "auto"):
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < 1:
+        raise ValueError(f"{name} must be 'auto', None or a number strictly between 0 and 1; "
+                         f"got {value!r}.")
+
+
+def _check_y_bound(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not (
+            0 < value <= 1):
+        raise ValueError(f"{name} must be a number in (0, 1] (y is mapped into [-{name}, {name}]"
+                         f"); got {value!r}.")
+
+
+def _check_prune_tol(value, name):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not (
+            np.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be None or a number >= 0 (the largest drop of training "
+                         f"R² a removed leaf may cost, e.g. 1e-4); got {value!r}.")
+
+
+PARAMETER_CONSTRAINTS = {
+    "k": lambda v, n: V.check_int(v, n, 0),
+    "refine": lambda v, n: V.check_choice(v, n, search.REFINE_MODES),
+    "engine": lambda v, n: V.check_choice(v, n, ENGINES),
+    "precision": lambda v, n: V.check_choice(v, n, tuple(scoring.PRECISIONS)),
+    "chunk_size": lambda v, n: plan_.check_chunk_size(v, n),
+    "coordinate_sweeps": lambda v, n: V.check_int(v, n, 0),
+    "refine_steps": lambda v, n: V.check_int(v, n, 0),
+    "clip": V.check_bool,
+    "callback": _check_callback,
+    "devices": _check_devices,
+    "search": lambda v, n: V.check_choice(v, n, ("auto",) + search.SEARCHES),
+    "shapes": _check_shapes,
+    "beam_width": lambda v, n: V.check_int(v, n, 1),
+    "shape_knots": _check_shape_knots,
+    "validation_fraction": check_fraction,
+    "target_transform": lambda v, n: V.check_choice(v, n, TARGET_TRANSFORMS),
+    "y_bound": _check_y_bound,
+    "prune_tol": _check_prune_tol,
+    # Tables (issue 12): missing values and categories, encoded at the boundary.
+    "missing": encoding_.check_missing,
+    "categorical_features": encoding_.check_categorical_features,
+    "max_categories": lambda v, n: V.check_int(v, n, 2),
+    "min_frequency": lambda v, n: V.check_int(v, n, 1),
+}
+"""One declarative table of the estimators' constraints (scikit-learn's
+``_parameter_constraints``): name -> ``check(value, name)``, raising with the fix. Both
+estimators and the batch functions check their arguments with it."""
+
+
+def check_params(params: dict) -> Params:
+    """Checks hyperparameters against :data:`PARAMETER_CONSTRAINTS` (names not in ``params``
+    are not checked) and returns the ones every path needs.
+
+    Raises:
+      ValueError / TypeError: naming the parameter, the value and the valid choices.
+    """
+    for name, check in PARAMETER_CONSTRAINTS.items():
+        if name in params:
+            check(params[name], name)
+    engine = params.get("engine", "jax")
+    if engine == "reference" and params.get("search", "auto") not in ("greedy", "auto"):
+        raise ValueError("engine='reference' implements the paper's algorithm: use search='greedy' "
+                         "(other searches need engine='jax').")
+    if engine == "reference" and params.get("validation_fraction") not in (None, "auto"):
+        raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
+                         "paper's algorithm with a fixed k).")
+    if params.get("shapes") not in (None, 0, "auto") and engine == "reference":
+        raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
+                         "algorithm, which has no shape terms).")
+    if engine == "reference" and params.get("refine", "optax") == "optax":
+        raise ValueError(
+            "engine='reference' implements the paper's algorithm: use refine='coordinate' "
+            "or refine=None (refine='optax' needs engine='jax')."
+        )
+    chunk = params.get("chunk_size", "auto")
+    return Params(int(params.get("k", 10)), None if chunk == "auto" else int(chunk),
+                  int(params.get("coordinate_sweeps", 3)), int(params.get("refine_steps", 20)),
+                  basis_.get_basis(params.get("basis")))
+
+
+def planned(params: Params, n: int, p: int, dtype, chunk_size="auto",
+            devices=None, batch: int = 1) -> tuple:
+    """``(params, plan)``: the row plan (:func:`jaxtree.plan.row_plan`) of a fit of ``n`` rows
+    and ``p`` covariates on the platform of ``devices`` (None: JAX's default backend), and
+    ``params`` with its chunk and streamed block size. Every fit calls this once, as soon as
+    it knows ``n``, ``p`` and the dtype."""
+    platform = plan_.platform_of(None if devices is None else sharding_.resolve_devices(devices))
+    plan = plan_.row_plan(n, p, params.basis.q, dtype, chunk_size=chunk_size, platform=platform,
+                          cpu_chunked_values=CHUNKED_FIT_MIN_VALUES, batch=batch)
+    return params._replace(chunk=plan.chunk, block=plan.chunks_per_block), plan
+
+
+def fits_in_chunks(hyper: dict, xa, transform: str, plan: plan_.RowPlan) -> bool:
+    """Whether ``fit`` reads the (encoded) in-memory matrix ``xa`` chunk by chunk.
+
+    For a large floating matrix under the options the streamed search supports:
+    ``engine="jax"``, any ``search``, ``validation_fraction`` and ``shapes``, no target
+    transform, ``cache_basis=False`` (which asks for the basis values of every row in
+    memory). Other options keep the in-memory path and its copies of the whole matrix; an
+    integer matrix too (stream it as floats, or pass a float32 array). "Large" is the row
+    plan's (``plan.in_memory`` False, :mod:`jaxtree.plan`): on a CPU from
+    :data:`CHUNKED_FIT_MIN_VALUES` values on, on an accelerator once the covariates would not
+    fit :data:`jaxtree.plan.ACCEL_IN_MEMORY_BYTES` on the device."""
+    return (hyper.get("engine", "jax") == "jax"
+            and transform == "identity" and not hyper.get("cache_basis", False)
+            and xa.dtype.kind == "f" and xa.ndim == 2 and not plan.in_memory)
+
+
+# ------------------------------------------------------------------------- the spec
+
+@dataclasses.dataclass(frozen=True)
+class FitSpec:
+    """Every setting one fit runs with, ``"auto"`` resolved; frozen.
+
+    The first six fields are :class:`Params`' (the basis is bound to the training ranges by
+    the scaling stage); ``search`` and ``validation_fraction`` are resolved by the fit's size
+    and path (:func:`resolve`); ``shapes`` is the number of shape terms searched before the
+    tree (``shapes=S``), ``shapes_after`` whether ``shapes="auto"`` searches up to
+    :data:`AUTO_SHAPES` terms after it on this fit.
+    """
+
+    k: int
+    chunk: int
+    sweeps: int
+    steps: int
+    basis: basis_.Basis
+    block: int
+    dtype: Any
+    plan: plan_.RowPlan
+    search: str
+    validation_fraction: Optional[float]
+    shapes: int
+    shapes_after: bool
+    shape_knots: tuple
+    beam_width: int
+    refine: Optional[str]
+    engine: str
+    precision: str
+    prune_tol: Optional[float]
+    y_bound: float
+    target_transform: str
+    random_state: Any
+    devices: Any
+    cache_basis: bool
+    verbose: int
+    callback: Optional[Callable]
+
+    def replace(self, **changes) -> "FitSpec":
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def held_out_fraction(self) -> float:
+        """The held-out share of a split: ``validation_fraction``, or :data:`AUTO_VALIDATION`
+        for ``shapes="auto"``'s count choice on a fit that grows its tree to ``k``."""
+        return AUTO_VALIDATION if self.validation_fraction is None else self.validation_fraction
+
+    @property
+    def progress_bound(self) -> int:
+        """The iterations the progress bar counts: the tree's ``k`` and the shape terms'
+        bound."""
+        return self.k + (AUTO_SHAPES if self.shapes_after else self.shapes)
+
+    def config(self, n: int, p: int) -> search.Config:
+        """The search's configuration on ``n`` rows of ``p`` covariates."""
+        return search.search_config(
+            self.search, self.k, p * self.basis.q, refine=self.refine,
+            coordinate_sweeps=self.sweeps, refine_steps=self.steps,
+            precision=scoring.PRECISIONS[self.precision],
+            buckets=scoring.buckets_for(n, p, self.basis.q, self.k))
+
+
+def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowPlan,
+            in_memory: bool, transform: str = "identity") -> FitSpec:
+    """The :class:`FitSpec` of a fit of ``n`` rows and ``p`` covariates (after encoding):
+    ``hyper`` is the estimator's ``get_params()``, ``params`` its checked form with the row
+    plan's chunk (:func:`planned`); ``in_memory``: False for a fit read block by block.
+
+    ``search="auto"`` and ``validation_fraction="auto"`` by size: below
+    :data:`AUTO_SMALL_MAX_ROWS` rows in memory a wrong early insertion is the main failure of
+    the greedy search (the paper's Experiment 1), and the pair lookahead, the replacement
+    moves and a second, held-out run are cheap: ``"backfit"`` with a held-out size; above it
+    the greedy tree plus shape terms (``shapes="auto"``) measured best per second
+    (BENCHMARKS.md, "The default search")."""
+    engine = hyper.get("engine", "jax")
+    devices = hyper.get("devices")
+    q = params.basis.q
+    small = in_memory and engine == "jax" and devices is None and n < AUTO_SMALL_MAX_ROWS
+    chosen = hyper.get("search", "auto")
+    if chosen == "auto":
+        chosen = "backfit" if small and p * q <= AUTO_PAIR_MAX_CANDIDATES else "greedy"
+    fraction = hyper.get("validation_fraction", "auto")
+    if isinstance(fraction, str):  # "auto"
+        fraction = AUTO_VALIDATION if small and n >= AUTO_VALIDATION_MIN_ROWS else None
+    if chosen == "backfit" and p * q > BACKFIT_MAX_CANDIDATES:
+        raise ValueError(
+            f"search='backfit' scores pairs of basis columns: p*q = {p}*{q} = {p * q} "
+            f"columns need {p * q}x{p * q} Gram matrices (more than "
+            f"{BACKFIT_MAX_CANDIDATES} columns is refused). Use search='greedy' or "
+            "'beam', a smaller basis, or fewer covariates.")
+    shapes = hyper.get("shapes", "auto")
+    return FitSpec(
+        k=params.k, chunk=params.chunk, sweeps=params.sweeps, steps=params.steps,
+        basis=params.basis, block=params.block, dtype=dtype, plan=plan,
+        search=chosen, validation_fraction=fraction,
+        shapes=0 if shapes == "auto" else int(shapes or 0),
+        shapes_after=(shapes == "auto" and n >= AUTO_SHAPES_MIN_ROWS and engine == "jax"),
+        shape_knots=tuple(int(v) for v in hyper.get("shape_knots", (24, 12))),
+        beam_width=int(hyper.get("beam_width", 4)), refine=hyper.get("refine", "optax"),
+        engine=engine, precision=hyper.get("precision", "highest"),
+        prune_tol=None if hyper.get("prune_tol") is None else float(hyper["prune_tol"]),
+        y_bound=float(hyper.get("y_bound", 1.0)), target_transform=transform,
+        random_state=hyper.get("random_state"), devices=devices,
+        cache_basis=bool(hyper.get("cache_basis", False)), verbose=hyper.get("verbose", 0),
+        callback=hyper.get("callback"))

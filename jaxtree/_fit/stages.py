@@ -1,0 +1,203 @@
+"""The stages of a fit, written once for every source (:mod:`jaxtree._fit.source`):
+
+    [shapes=S: shape terms first] -> tree (its size on held-out rows) ->
+    [shapes="auto": shape terms of its residual] -> backfitting round -> prune
+
+Each takes the source, the :class:`~jaxtree._fit.spec.FitSpec` and a
+:class:`~jaxtree._fit.progress.Reporter`, and returns values; :func:`search_model` chains
+them into a :class:`Searched`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import NamedTuple, Optional
+
+import jax
+import numpy as np
+
+from jaxtree import search
+from jaxtree import shapes as shapes_
+from jaxtree._fit import select
+from jaxtree._fit import spec as spec_
+
+
+class Searched(NamedTuple):
+    """What the stages found: the search result (the tree's program, the histories and
+    choices of every stage, the status), the shape terms ``(terms, spec)`` or None, the size
+    path and shape path (held-out selection runs) or None, the pruned leaves or None."""
+
+    result: search.SearchResult
+    shapes: Optional[tuple]
+    path: Optional[list]
+    shape_path: Optional[list]
+    pruned: Optional[list]
+
+
+def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
+    """All stages of one fit on ``src``."""
+    shape_fit = shape_path = None
+    if spec.shapes:
+        res, shape_fit, path, shape_path = shapes_first(src, spec, rep)
+    else:
+        res, path = tree(src, spec, rep)
+        if spec.shapes_after:
+            res, shape_fit, shape_path = shapes_after(src, spec, rep, res)
+    pruned = None
+    if spec.prune_tol is not None:
+        program, pruned = src.prune(res.program, shape_fit)
+        res = res._replace(program=program)
+        if spec.verbose > 0 and pruned:
+            print(f"[jaxtree] pruned {len(pruned)} leaf(s) at prune_tol={spec.prune_tol}",
+                  file=sys.stderr)
+    return Searched(res, shape_fit, path, shape_path, pruned)
+
+
+# -------------------------------------------------------------------------- the tree
+
+def tree(src, spec: spec_.FitSpec, rep) -> tuple:
+    """``(search result, size path or None)``: the tree grown to ``k`` operations, or with a
+    ``validation_fraction`` its size chosen on held-out rows first (the one-standard-error
+    rule, :func:`jaxtree._fit.select.choose_size`) and then refitted on all rows."""
+    cfg = src.tree_config()
+    if spec.validation_fraction is None:
+        return src.grow(spec.k, cfg, rep), None
+    sel, n_held = src.selection_run(cfg, rep)
+    k_best, path = select.size_path(sel, n_held, src.sc, spec.dtype, spec.basis, rep.names)
+    rep.reset(k_best, "refit")
+    return src.grow(k_best, cfg, rep, chosen=True), path
+
+
+# ------------------------------------------------------------------------ shape terms
+
+def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
+    """``shapes=S``: the shape terms first, then the tree on their residual, then one
+    backfitting round (the shapes refitted given the tree, the tree's weights refined given
+    the shapes). Returns ``(search result, (terms, spec), size path, shape path)``.
+
+    The shape search and the tree search each run through the one driver
+    (:func:`jaxtree.search.run`); their histories and choices are concatenated (the tree's
+    losses are the full model's: it is fitted to the shapes' residual). With
+    ``validation_fraction`` the number of shapes is chosen first (one-standard-error rule on
+    held-out rows, ``shapes`` is the upper bound), then the tree's size on the shapes'
+    residual, as for a tree alone. The terms are searched on at most
+    ``shapes.SEARCH_ROWS`` rows, then backfitted on all rows over the chosen terms only.
+
+    With ``devices`` only the tree search is sharded: the shape stage runs on one device.
+    On CPU devices (``--xla_force_host_platform_device_count``) the shape search run
+    sharded deadlocked: every device runs the batched LAPACK solve of
+    :func:`jaxtree.shapes.candidate_gains` at once, and each batch's solves are spread over
+    the one thread pool the devices share and waited for, so with as many devices as the
+    pool has workers all of them wait for tasks that no free worker is left to run.
+    """
+    scale = src.loss_scale
+    n_shapes, pairs, shape_path = spec.shapes, None, None
+    if spec.validation_fraction is not None:
+        n_shapes, pairs, _, _, shape_path = choose_shapes(src.shape_split(), spec, rep, scale,
+                                                          spec.shapes)
+    sub, all_rows = src.shape_search_rows()
+    sres, found, sspec, gr = shape_search(sub, spec, rep, scale, n_shapes, spec.shapes, pairs,
+                                          grams=all_rows and src.reuses_grams)
+    del sub
+    fit = src.fit_shapes(sres, found, sspec, gr, all_rows)
+    with rep.after(len(sres.history)):  # the tree's iterations follow the shapes'
+        found_tree, path = tree(src.given_shapes(fit, sspec), spec, rep)
+    path = _with_shapes(path, fit.terms, sspec)
+    terms, program, mse = src.backfit(src.tree_program(found_tree.program), fit.terms, sspec, fit)
+    history = list(sres.history) + list(found_tree.history)
+    history[-1] = mse * scale
+    status = search.Status(int(sres.status) & ~int(search.Status.FULL)) | found_tree.status
+    res = search.SearchResult(program, np.asarray(history, np.float64),
+                              list(sres.choices) + list(found_tree.choices), status)
+    return res, (terms, sspec), path, shape_path
+
+
+def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
+    """``shapes="auto"``: up to :data:`~jaxtree._fit.spec.AUTO_SHAPES` shape terms of the
+    tree's residual, as many as held-out rows support (the one-standard-error rule; often
+    none, and then the fit is the tree's exactly), then the backfitting round. Returns
+    ``(search result, (terms, spec) or None, shape path)``.
+
+    The tree comes first so that data whose truth has the tree's form keeps the tree's
+    formula: shapes fitted first take such structure with piecewise-linear pieces the tree
+    cannot undo (BENCHMARKS.md, "Shape terms"). The selection run reads at most
+    ``shapes.SEARCH_ROWS`` training rows (a streamed source reads them into memory, so its
+    memory is ``O(SEARCH_ROWS * p)``); its terms at the chosen count are the model's (no
+    second search). The selection run's own stops (the bound, its early stop, or running
+    out of candidates: with p covariates there are p mains and at most ``MAX_PAIRS`` pairs,
+    fewer than ``AUTO_SHAPES`` at p <= 5) are not the model's status: the count it chose lies
+    before any of them."""
+    scale = src.loss_scale
+    program = src.tree_program(found_tree.program)
+    after = len(found_tree.history)
+    n_shapes, _, sel, sspec, shape_path = choose_shapes(
+        src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, after=after, states=True)
+    stopped = search.Status.OK
+    for i in range(n_shapes):  # the progress bar and callback, as for a search
+        if rep(after + i, float(sel.history[i]), sel.choices[i]):
+            stopped = search.Status.STOPPED if i + 1 < n_shapes else stopped
+            n_shapes = i + 1  # the callback stops here
+            break
+    if n_shapes == 0:
+        return found_tree, None, shape_path
+    found, sspec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
+    terms, program, mse = src.backfit(program, found, sspec)
+    history = list(found_tree.history) + list(sel.history[:n_shapes])
+    history[-1] = mse * scale
+    res = search.SearchResult(program, np.asarray(history, np.float64),
+                              list(found_tree.choices) + list(sel.choices[:n_shapes]),
+                              found_tree.status | stopped)
+    return res, (terms, sspec), shape_path
+
+
+def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes: int, max_terms: int,
+                 pairs, grams: bool = False) -> tuple:
+    """The greedy search of ``n_shapes`` shape terms on the chunked rows ``sub``, its progress
+    reported. ``pairs``: the candidate pairs, None screens them
+    (:func:`jaxtree.shapes.screen_pairs`). Returns ``(search result, chosen terms and spec
+    compacted, sub's Grams compacted, or None when not ``grams``)``."""
+    n1, n2 = spec.shape_knots
+    pairs = shapes_.screen_pairs(sub) if pairs is None else pairs
+    sspec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+    gr = shapes_.grams_jit(sub, sspec)
+    sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, sspec),
+                      shapes_.start(sub, sspec), n_shapes, rep, loss_scale=scale)
+    found, sspec, gr = shapes_.compact(sres.program.shapes, sspec, gr if grams else None)
+    return sres, found, sspec, gr
+
+
+def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
+                  after: int = 0, states: bool = False) -> tuple:
+    """``(number of shapes, candidate pairs, selection run, its spec, shape path)`` chosen on
+    held-out rows: the shape search on the training part of ``split = (training data,
+    held-out data, held-out rows)`` with the held-out MSE after each term; the smallest count
+    within one standard error of the best (counting the intercept-only model as 0 terms).
+    ``after``: iterations already run (the progress bar's position); ``states``: stop once
+    :data:`~jaxtree._fit.spec.AUTO_PATIENCE` more terms have not lowered the held-out MSE
+    (``shapes="auto"``)."""
+    n1, n2 = spec.shape_knots
+    data, held_data, held = split
+    pairs = shapes_.screen_pairs(data)
+    sspec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+    gr = shapes_.grams_jit(data, sspec)
+    step = search.with_validation(lambda s: search.shape_step_jit(s, data, gr, sspec),
+                                  lambda s: select.shape_mse(s.shapes, held_data, sspec))
+    start = shapes_.start(data, sspec)
+    sel = search.run(step, start, max_terms, loss_scale=scale, keep_states=True,
+                     patience=spec_.AUTO_PATIENCE if states else None)
+    empty = float(select.shape_mse(start.shapes, held_data, sspec)) * scale
+    n_best = select.choose_size(np.r_[empty, sel.val_history], len(held))
+    path = select.shape_path(float(select.shape_mse(start.shapes, data, sspec)) * scale, empty,
+                             sel, sspec, rep.names)
+    rep.reset(after + n_best if after else n_best + spec.k, "refit")
+    return n_best, pairs, sel, sspec, path
+
+
+def _with_shapes(path, terms, sspec):
+    """The tree sizes' path, if any: each model with the shape terms its tree was searched
+    after (``shapes=S``)."""
+    for row in path or ():
+        row["model"] = dataclasses.replace(row["model"], shapes=terms, shape_spec=sspec)
+        row.pop("formula", None)  # written on first access of path_
+    return path

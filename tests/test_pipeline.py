@@ -1,0 +1,145 @@
+"""The fit pipeline (jaxtree._fit): hyperparameters resolved once into a frozen spec, results
+passed as values (no scratch attributes on an estimator), the estimator a thin shell, and
+no module reaching into another module's private names."""
+
+import ast
+import dataclasses
+import pathlib
+
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree._fit import pipeline
+from jaxtree._fit import spec as spec_
+
+SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
+PKG = pathlib.Path(jaxtree.__file__).parent
+
+
+def _data(n=300, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, p))
+    return X, X[:, 0] ** 2 + 0.5 * X[:, 1] + 0.01 * rng.normal(size=n)
+
+
+def _scratch(est) -> set:
+    """Instance attributes that are neither hyperparameters nor fitted (``name_``)."""
+    params = set(est.get_params())
+    return {a for a in vars(est) if a not in params and not a.endswith("_")
+            and a != "_path_rows"}  # path_'s storage (formulas written on first access)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(search="greedy", validation_fraction=None, shapes=2),
+                                dict(prune_tol=1e-3, search="greedy", validation_fraction=0.2)])
+def test_fit_leaves_no_scratch_attributes(kw):
+    X, y = _data()
+    est = jaxtree.TreeRegressor(k=2, basis=SMALL, **kw).fit(X, y)
+    assert _scratch(est) == set()
+    clf = jaxtree.TreeClassifier(k=2, basis=SMALL).fit(X, y > np.median(y))
+    assert _scratch(clf) == set()
+
+
+def test_streamed_fit_leaves_no_scratch_attributes(tmp_path):
+    X, y = _data(n=400)
+    path = tmp_path / "x.npy"
+    np.save(path, X.astype(np.float32))
+    est = jaxtree.TreeRegressor.paper(k=2, basis=SMALL).fit(np.load(path, mmap_mode="r"), y)
+    assert _scratch(est) == set() and est.row_plan_ is not None
+
+
+def test_a_failed_fit_leaves_the_estimator_as_it_was():
+    X, y = _data()
+    est = jaxtree.TreeRegressor(k=2, basis=SMALL, search="greedy").fit(X, y)
+    before = {k: v for k, v in vars(est).items()}
+
+    def boom(it, loss, info):
+        raise KeyboardInterrupt
+
+    est.set_params(callback=boom)
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X[:, :2], y)
+    est.set_params(callback=None)
+    assert set(vars(est)) == set(before)
+    assert est.model_ is before["model_"] and est.n_features_in_ == 3
+
+
+def test_pipeline_is_a_function_of_its_arguments():
+    """``pipeline.fit`` reads no estimator: the same arguments give the same result, and the
+    estimator's fitted attributes are the result's."""
+    X, y = _data()
+    hyper = jaxtree.TreeRegressor(k=3, basis=SMALL).get_params()
+    a = pipeline.fit(X, y, None, hyper)
+    b = pipeline.fit(X, y, None, dict(hyper))
+    assert isinstance(a, pipeline.FitResult)
+    np.testing.assert_array_equal(pipeline.predict_rows(a.model, X, True),
+                                  pipeline.predict_rows(b.model, X, True))
+    est = jaxtree.TreeRegressor(k=3, basis=SMALL).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), pipeline.predict_rows(a.model, X, True))
+    assert (est.search_, est.validation_fraction_) == (a.spec.search, a.spec.validation_fraction)
+    np.testing.assert_array_equal(est.history_, a.history)
+
+
+def test_spec_is_resolved_once_and_frozen():
+    params = spec_.check_params({"k": 4, "basis": SMALL})
+    hyper = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
+    small = spec_.resolve(hyper, params._replace(chunk=2048), 500, 3, np.float32, None, True)
+    assert (small.search, small.validation_fraction) == ("backfit", spec_.AUTO_VALIDATION)
+    assert small.shapes == 0 and not small.shapes_after
+    large = spec_.resolve(hyper, params._replace(chunk=2048), 20_000, 3, np.float32, None, True)
+    assert (large.search, large.validation_fraction, large.shapes_after) == ("greedy", None, True)
+    assert large.progress_bound == 4 + spec_.AUTO_SHAPES
+    streamed = spec_.resolve(hyper, params._replace(chunk=2048), 500, 3, np.float32, None, False)
+    assert (streamed.search, streamed.validation_fraction) == ("greedy", None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        small.k = 5
+    fixed = spec_.resolve(dict(hyper, shapes=3, search="beam", validation_fraction=0.3),
+                          params._replace(chunk=2048), 500, 3, np.float32, None, True)
+    assert (fixed.shapes, fixed.shapes_after, fixed.search, fixed.validation_fraction) == (
+        3, False, "beam", 0.3)
+
+
+def _imported_modules(tree) -> dict:
+    """Local names bound to jaxtree modules by the file's imports."""
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("jaxtree"):
+                    names[a.asname or a.name.split(".")[0]] = a.name
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jaxtree"):
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                if (PKG.parent / (full.replace(".", "/") + ".py")).exists() or (
+                        PKG.parent / full.replace(".", "/")).is_dir():
+                    names[a.asname or a.name] = full
+    return names
+
+
+def test_no_module_uses_another_modules_private_names():
+    offences = []
+    for path in sorted(PKG.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jaxtree"):
+                offences += [f"{path.name}: from {node.module} import {a.name}" for a in node.names
+                             if a.name.startswith("_") and not (
+                                 PKG.parent / f"{node.module}.{a.name}".replace(".", "/")).exists()
+                             and not (PKG.parent / (f"{node.module}.{a.name}".replace(".", "/")
+                                                    + ".py")).exists()]
+        modules = _imported_modules(tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in modules and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                offences.append(f"{path.name}: {node.value.id}.{node.attr}")
+    assert offences == []
+
+
+def test_the_private_name_check_catches_a_planted_use(tmp_path):
+    # the AST rule above on a file that reaches into another module's private helper
+    tree = ast.parse("from jaxtree import estimator as E\nE._secret(1)\n")
+    modules = _imported_modules(tree)
+    hits = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id in modules and n.attr.startswith("_")]
+    assert hits == ["_secret"]
