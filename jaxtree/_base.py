@@ -72,7 +72,8 @@ class Estimator(ParamsProtocol):
         in ``fit``: the validated matrix the model takes."""
         self._check_fitted()
         names = getattr(self, "feature_names_in_", None)
-        V.check_feature_names(X, names, type(self).__name__)
+        # the warning points at the user's line: user -> predict (etc.) -> _rows -> check
+        V.check_feature_names(X, names, type(self).__name__, stacklevel=4)
         enc = self.encoding_
         if (isinstance(X, np.memmap) and not enc.is_identity and self.missing != "error"
                 and X.ndim == 2 and X.dtype.kind == "f" and X.shape[1] == self.n_features_in_

@@ -297,7 +297,8 @@ def _name_list(names, limit: int = 5) -> str:
     return "".join(lines) + ("- ...\n" if len(names) > limit else "")
 
 
-def check_feature_names(X, fitted_names, estimator_name: str = "TreeRegressor") -> None:
+def check_feature_names(X, fitted_names, estimator_name: str = "TreeRegressor",
+                        stacklevel: int = 3) -> None:
     """Checks ``X``'s column names against the names seen in ``fit`` (scikit-learn's rule).
 
     A model fitted on a DataFrame with string column names (``feature_names_in_``) and
@@ -329,11 +330,11 @@ def check_feature_names(X, fitted_names, estimator_name: str = "TreeRegressor") 
         return
     if fitted is None:
         warnings.warn(f"X has feature names, but {estimator_name} was fitted without feature "
-                      "names", UserWarning, stacklevel=3)
+                      "names", UserWarning, stacklevel=stacklevel)
         return
     if names is None:
         warnings.warn(f"X does not have valid feature names, but {estimator_name} was fitted "
-                      "with feature names", UserWarning, stacklevel=3)
+                      "with feature names", UserWarning, stacklevel=stacklevel)
         return
     if names == fitted:
         return

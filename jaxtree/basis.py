@@ -1,5 +1,9 @@
 r"""Basis functions: the leaf vocabulary of a jaxtree formula.
 
+Why one long file: each family's evaluation, bounds, text/LaTeX/sympy rendering and file
+form must agree with each other, so a family is written in one place beside the rest
+(the presets, binding to training ranges, custom functions).
+
 A leaf of a jaxtree formula is ``w * phi_i(x_j)``: basis function ``i`` (of ``q``) applied to
 covariate ``j``. Covariates are scaled to ``[0, 1]`` before the basis is applied, and the theory
 (paper, Theorem 1) assumes ``|phi_i(x)| <= 1`` there, so every built-in function maps ``[0, 1]``

@@ -1,5 +1,9 @@
 """Fitting many data sets of one shape at once: ``B`` searches in one compiled call.
 
+Why over 800 lines (a debt, not a design): the estimator's stages (shape terms, held-out
+sizes) are restated here batched; issue 26 item 5 replaces them by the pipeline's
+stages under ``vmap``.
+
 :func:`fit_batch` stacks ``B`` data sets ``X[b]`` of shape ``(n, p)`` and runs the pure
 search step :func:`jaxtree.search.step` (the greedy or the backfit search) or
 :func:`jaxtree.search.beam_step` under ``jax.vmap`` over a batch of programs and
@@ -13,7 +17,7 @@ So ``fit_batch(X, y, search=s)[b]`` makes the same choices as
 ``TreeRegressor(search=s, validation_fraction=None, shapes=0).fit(X[b], y[b])``.
 
 With ``shapes=S`` each member is ``TreeRegressor(shapes=S, ...)``'s fit: the estimator's
-in-memory shape stage (``TreeRegressor._fit_shapes``) run batched, the pure functions of
+in-memory shape stage (:func:`jaxtree._fit.stages.shapes_first`) run batched, the pure functions of
 :mod:`jaxtree.shapes` vmapped over the members (one compiled shape step for all,
 :data:`shape_step_batch_jit`): the shape terms first (Grams, greedy insertions with
 backfitting, each member on its own ``y``), the tree searched on each member's own
@@ -148,7 +152,7 @@ step_batch_jit = jax.jit(_step_batch, static_argnames=("basis", "config"))
 
 
 # ------------------------------------------------------------------ shape terms (shapes=S)
-# The estimator's in-memory shape stage (TreeRegressor._fit_shapes / _search_shapes), each
+# The estimator's in-memory shape stage (jaxtree._fit.stages.shapes_first), each
 # pure function of jaxtree.shapes vmapped over the batch axis (spec shared and static).
 
 def _shape_step_batch(states: shapes_.State, data: scoring.Data, grams, spec: shapes_.ShapeSpec):
@@ -174,7 +178,7 @@ def _shape_refit_batch(shapes: shapes_.Shapes, data: scoring.Data, grams, spec, 
 @functools.partial(jax.jit, static_argnames=("basis", "spec", "steps"))
 def _shape_tree_round(programs: prog.Program, states: shapes_.State, data: scoring.Data, grams,
                       basis, spec, steps):
-    """The estimator's backfitting round after the tree (``TreeRegressor._fit_shapes``), per
+    """The estimator's backfitting round after the tree (``jaxtree._fit.source.InMemory.backfit``), per
     member: the shapes given the tree (one sweep), then with ``steps`` (``refine="optax"``)
     the tree's weights given the shapes (:func:`jaxtree.refine.joint`). Returns
     ``(programs, states, mse (B,))``, the MSE of the final model (scaled units)."""
@@ -268,7 +272,7 @@ def _shape_run(step, start: shapes_.State, n_shapes: np.ndarray, scale):
 
 def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_terms: int,
                          knots, random_state, screened=None):
-    """``TreeRegressor._search_shapes`` for every member: ``n_shapes[b]`` shape terms of its
+    """The shape search of ``shapes=S`` (:func:`jaxtree._fit.stages.shape_search`) for every member: ``n_shapes[b]`` shape terms of its
     own target ``ys[b]`` chosen by one batched search (one compiled step, :func:`_shape_run`),
     on at most ``shapes.SEARCH_ROWS`` rows (the same subset of every data set: it depends
     only on ``n`` and ``random_state``), then backfitted on all rows. ``screened``: the
@@ -306,7 +310,7 @@ vmapped)."""
 
 def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots, fraction,
                          random_state, names):
-    """``TreeRegressor._choose_shapes`` for every member: the batched shape search on the
+    """:func:`jaxtree._fit.stages.choose_shapes` for every member: the batched shape search on the
     training rows (the same split of every data set, at most ``SEARCH_ROWS`` of them) with
     each member's held-out MSE after each term, then each member's count by the
     one-standard-error rule. Returns ``(counts (B,), (candidates, allowed), shape paths)``,
@@ -456,7 +460,7 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
                     random_state, bound=None, beam: bool = False):
     """The selection run of :func:`fit_batch` with a held-out size: every member searched on
     the training rows to ``k`` with its held-out MSE after each iteration, then each member's
-    size by the one-standard-error rule (:func:`jaxtree.estimator._choose_size`). Returns
+    size by the one-standard-error rule (:func:`jaxtree._fit.select.choose_size`). Returns
     ``(sizes (B,), paths)``, ``paths[b]`` the estimator's ``path_`` rows of member ``b``.
     ``bound``: None, or int ``(B,)`` every member's ``k`` (the step's ``max_ops``) when the
     programs have a rounded-up capacity; the path's models are then cut back to ``2k+1``
@@ -628,7 +632,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     scale = np.asarray(sc.y_scale, np.float64) ** 2
 
     sres, shape_paths = None, None
-    if shapes:  # TreeRegressor._fit_shapes: the shape terms first, the tree on their residual
+    if shapes:  # stages.shapes_first: the shape terms first, the tree on their residual
         counts, screened = np.full(B, shapes), None
         if validation_fraction is not None:  # each member's count on held-out rows
             counts, screened, shape_paths = _choose_shapes_batch(

@@ -1,5 +1,9 @@
 """``TreeClassifier``: the paper's second prediction problem on the same search.
 
+Why over 800 lines (a debt, not a design): the classifier is not yet on the fit pipeline
+(:mod:`jaxtree._fit`, issue 26); its in-memory, streamed and held-out fits are still
+written here and will become the pipeline's stages with a classification loss.
+
 The paper (Section 3) uses one model for regression (``t(z) = z``) and classification
 (``t(z) = sign(z)``, labels ``y in {-1, +1}``). A fitted classifier holds a tree whose value
 ``f(x) = w0 + T(x)`` is the *decision function* (a logit for the logistic loss, a margin for
@@ -274,7 +278,7 @@ class TreeClassifier(Estimator):
         means 0: fits are deterministic); the search itself uses no randomness.
       validation_fraction: None (default) grows every tree to ``k`` operations. A float in
         ``(0, 1)`` chooses the size from the data, as :class:`jaxtree.TreeRegressor` does: the
-        same deterministic split (:func:`jaxtree.estimator._split`, not stratified) holds out
+        same deterministic split (:func:`jaxtree._fit.select.split`, not stratified) holds out
         that fraction of the rows, the search runs to ``k`` on the rest, the held-out loss
         (mean log-loss, or mean ramp loss for ``"margin"``; weighted by ``sample_weight``) of
         every size is computed, the smallest size within one standard error of the best is
@@ -473,7 +477,7 @@ class TreeClassifier(Estimator):
         (:func:`jaxtree.stream.loss_step`); the labels and weights (``n`` numbers) are held in
         memory, the covariates never are. A ``ChunkReader``'s ``y`` holds the class labels
         (numbers). One-versus-rest trees read the covariates once per class and pass. Missing
-        values as in :meth:`TreeRegressor._fit_stream` (one extra pass finds NaN columns; the
+        values as in the regressor's streamed fit (one extra pass finds NaN columns; the
         rows are then read with fills and indicators made block by block)."""
         if self.engine != "jax":
             raise ValueError("Streaming a ChunkReader needs engine='jax' (the reference engine "
@@ -728,7 +732,7 @@ def _one_se_choice(row_losses, w):
 
     The standard error is the best size's own: the weighted standard deviation of its per-row
     losses over ``sqrt(n_eff)``, ``n_eff = (sum w)^2 / sum w^2`` (Kish's effective count; the
-    number of held-out rows without weights). :func:`jaxtree.estimator._choose_size` uses the
+    number of held-out rows without weights). :func:`jaxtree._fit.select.choose_size` uses the
     Gaussian closed form ``MSE sqrt(2 / n)`` of a squared error instead; a log-loss or ramp
     loss has no such form, so it is estimated from the rows.
     """
@@ -888,7 +892,7 @@ class _Job:
 
     def select_and_refit(self, xa, xs, ypm, w):
         """``validation_fraction``: ``(result, path)``. The search runs to ``k`` on the training
-        part of :func:`jaxtree.estimator._split`; every size's held-out loss decides each
+        part of :func:`jaxtree._fit.select.split`; every size's held-out loss decides each
         tree's size (:func:`_one_se_choice`); then the trees are refitted on all rows to
         their sizes (one batch for ``K > 2``: member ``c`` is kept after its own ``k_c``
         insertions; its history repeats its final loss after that)."""

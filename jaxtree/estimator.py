@@ -80,7 +80,7 @@ class TreeRegressor(Regressor):
         values (read in blocks, ``CHUNKED_FIT_MIN_VALUES``), memmaps and ChunkReaders get them
         in bounded memory: the terms are chosen on at most ``SEARCH_ROWS`` training and
         ``SEARCH_ROWS`` held-out rows read from the data, then backfitted on all rows pass by
-        pass (``_stream_shapes``). An integer ``S``: ``S`` shape terms before the tree.
+        pass (:func:`jaxtree._fit.stages.shapes_after`). An integer ``S``: ``S`` shape terms before the tree.
         Each is a whole one-covariate function ``f(x_j)`` or a two-covariate function
         ``f(x_i, x_l)`` (hats, see :mod:`jaxtree.shapes`), chosen greedily by least squares
         and backfitted; the tree of ``k`` operations is then searched on their residual, and
@@ -91,7 +91,7 @@ class TreeRegressor(Regressor):
         on all rows (``history_``'s shape iterations are the subset's training MSE).
         Streamed and block-read fits take the same steps in bounded memory: the search on
         those rows read into memory, the backfitting and the tree on the shapes' partial
-        residual pass by pass (``_stream_shapes_first``), the in-memory fit's choices.
+        residual pass by pass (:func:`jaxtree._fit.stages.shapes_first`), the in-memory fit's choices.
       shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
         two-covariate shape.
       beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
@@ -126,7 +126,7 @@ class TreeRegressor(Regressor):
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
         shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With shape
         terms in memory (``shapes=S`` or ``"auto"``) the tree search is sharded and the shape
-        stage runs on one device (``_fit_shapes``).
+        stage runs on one device (:func:`jaxtree._fit.stages.shapes_first`).
       target_transform: None (fit ``y``), ``"log"`` (fit ``log y``, for ``y > 0``: products
         and powers become sums; predictions are ``exp(f) * s`` with Duan's smearing factor
         ``s``, see :mod:`jaxtree._target`), ``"square"`` (fit ``y²``, for ``y >= 0``:
@@ -304,7 +304,8 @@ class TreeRegressor(Regressor):
           ValueError / TypeError: for invalid data or hyperparameters, with the fix.
         """
         _compilation_cache.enable()
-        return set_fitted(self, pipeline.fit(X, y, sample_weight, self.get_params()))
+        result = pipeline.fit(X, y, sample_weight, self.get_params())
+        return set_fitted(self, result)
 
 
 def load(path, custom_functions=None) -> TreeRegressor:

@@ -47,6 +47,8 @@ BACKENDS = ("numpy", "jax")
 
 
 def require(module: str, what: str):
+    """The optional dependency ``module`` imported, or ImportError saying that ``what`` needs
+    it and how to install it."""
     try:
         return __import__(module, fromlist=["_"])
     except ImportError as exc:
@@ -210,6 +212,8 @@ def _shapes_latex(model, h) -> str:
 
 
 def latex_var(name: str) -> str:
+    """A covariate name as a LaTeX variable: ``x12`` -> ``x_{12}``, one letter as it is,
+    anything else upright (``\\mathrm{}``, LaTeX's special characters escaped)."""
     m = re.fullmatch(r"([A-Za-z])_?(\d+)", name)
     if m:
         return f"{m.group(1)}_{{{m.group(2)}}}"

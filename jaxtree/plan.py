@@ -25,7 +25,7 @@ Below one chunk, :func:`jaxtree.scoring.chunk_shape` rounds ``n`` up to a power 
 nearby sizes share one compiled program on every device.
 
 Whether a large in-memory table is held on the device or read from the host block by block
-(:meth:`jaxtree.TreeRegressor._fit_in_chunks`) is part of the plan too: on a CPU from
+(a :class:`jaxtree._fit.source.Streamed` source over the array) is part of the plan too: on a CPU from
 :data:`jaxtree.estimator.CHUNKED_FIT_MIN_VALUES` values on (the host copies of the whole
 matrix are what a CPU fit must bound), on an accelerator from :data:`ACCEL_IN_MEMORY_BYTES`
 of covariates on (the device copy is what must fit). A streamed fit sends blocks of about

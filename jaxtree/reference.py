@@ -1,5 +1,8 @@
 """Plain numpy reference of the paper's greedy search (the correctness oracle).
 
+Why one long file: it is the paper's Algorithms 1 and 2 written out loop by loop on
+purpose, so that it reads against the paper and shares no code with the engine it checks.
+
 This module follows Section 5 and Appendix C of Xu, Honorio and Wang, "On the
 Statistical Efficiency of Compositional Nonparametric Prediction"
 (``paper/compositional-nonparametric-prediction.tex``) step by step. It is loop based

@@ -114,7 +114,7 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] 
         rows, the rest zero-weight padding. The held-out split's training part is chunked
         as the whole data set where that is cheap, so the selection run and the refit
         share one compiled step (e.g. n = 6,500: 4,875 training rows in 3 chunks of 2,048,
-        all rows in 4; ``jaxtree.estimator._selection_rows``).
+        all rows in 4; ``jaxtree._fit.select.selection_rows``).
       dtype: numpy inputs only: the float dtype of the chunks (None: ``x``'s, as
         ``jnp.asarray`` would make it). Numpy inputs are cast while they are copied into the
         padded buffers (one pass over the rows instead of a cast, a pad and a copy).

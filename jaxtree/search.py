@@ -1,5 +1,9 @@
 """The greedy structure search as ``init``/``step`` over a fixed-capacity program.
 
+Why one long file: the one driver (:func:`run`) and the step of every search (greedy,
+backfit, beam, shape terms) live together so that the loop, its stops and its records
+exist once.
+
 Paper, Section 5 and Algorithm 1: start from the single best leaf ``w0 + w phi_i(x_j)``;
 then ``k`` times score every insertion ``V -> V + w'phi`` / ``V -> V * w'phi`` at every
 leaf with every ``(i, j)``, apply the best, and adjust all weights.

@@ -1,5 +1,9 @@
 """Streaming the search over data that does not fit in memory.
 
+Why one long file: every pass of the in-memory search (scores, replacements, deletions,
+the beam, the classification loss, shape terms, pruning) has its block-by-block form here,
+each beside the others and the one pass driver (``_Passes``) they share.
+
 The in-memory search (:func:`jaxtree.search.fit`) scans the chunks of a device-resident
 :class:`jaxtree.scoring.Data`. Here the rows live on the host (a ``numpy.memmap``, or any
 re-iterable source of row chunks) and every pass over the data reads them block by block:
@@ -833,8 +837,8 @@ def prune(source, program, basis, tol: float, config: search.Config, *,
 
 
 # ------------------------------------------------- shape terms on a streamed fit
-# Shape terms on data read block by block (TreeRegressor._stream_shapes for shapes="auto",
-# _stream_shapes_first for shapes=S): the terms are chosen in memory on a subset of rows;
+# Shape terms on data read block by block (jaxtree._fit.stages.shapes_after for shapes="auto",
+# shapes_first for shapes=S, on a Streamed source): the terms are chosen in memory on a subset of rows;
 # these passes backfit them on all rows (given the tree, if any) and refine the tree's
 # weights given them (fit(shapes=) searches the tree given them). No per-row state is kept
 # between passes: each pass recomputes the tree's or the shapes' values on its block (cheap

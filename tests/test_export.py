@@ -341,7 +341,7 @@ def test_planted_indicator_prints_as_column_equals_level():
     assert "[\\text{c = b}]" in e.to_latex()
     fresh = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 300),  # inside the training range
                           "x": rng.uniform(df.x.min(), df.x.max(), 300)})
-    Xe = e._encode(fresh)
+    Xe = e._rows(fresh)
     names = list(e.encoded_feature_names_)
     labels = {"c = a": "c=a", "c = b": "c=b", "c = c": "c=c"}
     bound = 1e-3 * float(e.model_.y_scale)

@@ -373,6 +373,7 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     its residual counted by held-out rows: none for a truth of the tree's form (the model is
     then the tree's, bit for bit), some for a bump the tree cannot build, and none below
     ``AUTO_SHAPES_MIN_ROWS`` rows."""
+    from jaxtree._fit import select
     from jaxtree._fit import spec as E
 
     monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 1000)
@@ -395,7 +396,7 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     n_shapes = int(auto.model_.shapes.n_terms)
     assert n_shapes >= 1
     rows = auto.shape_path_
-    assert n_shapes == rows[E.choose_size([r["val_mse"] for r in rows], 300)]["n_shapes"]
+    assert n_shapes == rows[select.choose_size([r["val_mse"] for r in rows], 300)]["n_shapes"]
     # the tree's insertions first, unchanged, then the shapes
     assert auto.choices_[:4] == plain.choices_
     assert [c["move"] for c in auto.choices_[4:]] == [search.MOVE_SHAPE] * n_shapes
