@@ -67,6 +67,7 @@ class Result(NamedTuple):
     pred: np.ndarray                 # float64 predictions on the held-out rows
     k: Optional[np.ndarray]          # int64 sizes chosen, or None
     heldout: Optional[np.ndarray]    # float64 held-out errors of the size choices, or None
+    fitted: tuple = ()               # the fitted estimators (test_golden checks their attributes)
 
 
 def run(case: Case, tmp_dir) -> Result:
@@ -77,7 +78,7 @@ def run(case: Case, tmp_dir) -> Result:
     errors = [e for est in fitted for e in _heldout_errors(est)]
     return Result(np.asarray(pred, np.float64),
                   None if k is None else np.atleast_1d(np.asarray(k, np.int64)),
-                  np.asarray(errors, np.float64) if errors else None)
+                  np.asarray(errors, np.float64) if errors else None, tuple(fitted))
 
 
 def _heldout_errors(est) -> list:

@@ -76,3 +76,10 @@ def test_golden_predictions(case, golden, tmp_path):
     _close(res.pred, golden[case.name], f"{case.name}: predictions differ {made_by}", tol)
     _close(res.heldout, golden.get(case.name + "__heldout"),
            f"{case.name}: held-out errors of the size choice differ {made_by}", tol)
+    # results pass between the fit's stages as values: every attribute an estimator holds
+    # after fit is a hyperparameter or a fitted attribute (``name_``), on every path here
+    for est in res.fitted:
+        params = set(est.get_params())
+        scratch = {a for a in vars(est) if a not in params and not a.endswith("_")
+                   and a != "_path_rows"}  # path_'s storage (formulas written on first access)
+        assert scratch == set(), f"{case.name}: scratch attributes left by fit: {scratch}"
