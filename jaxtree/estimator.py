@@ -107,9 +107,10 @@ class TreeRegressor(Regressor):
         and the data too few for one-leaf-at-a-time choices, and ``"greedy"`` otherwise (larger
         tables get shape terms instead, see ``shapes``). The choice is ``search_``.
         Streaming supports ``"greedy"``. ``TreeRegressor.paper()`` is the paper's algorithm.
-      validation_fraction: ``"auto"`` (default) is 0.2 on the fits where ``search="auto"``
-        means ``"backfit"`` (in-memory, fewer than 10,000 rows, engine ``"jax"``, one
-        device; at least ``AUTO_VALIDATION_MIN_ROWS`` = 20 rows) and None otherwise: ``k`` is
+      validation_fraction: ``"auto"`` (default) is 0.2 on small fits (in memory, fewer than
+        10,000 rows, engine ``"jax"``, one device, at least ``AUTO_VALIDATION_MIN_ROWS`` = 20
+        rows), whatever the search (``search="auto"`` means ``"backfit"`` there unless ``p*q``
+        is above 4,096), and None otherwise: ``k`` is
         then an upper bound and the size is chosen from the data. The value used is
         ``validation_fraction_``. None grows the tree to ``k`` operations. A float in
         ``(0, 1)`` chooses the size from the data: that fraction of the rows is held out, the
