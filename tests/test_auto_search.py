@@ -16,6 +16,8 @@ def _data(n=120, p=5, seed=0):
     return jaxtree.datasets.paper_synthetic(n, p=p, seed=seed)
 
 
+@pytest.mark.slow  # the resolution: test_pipeline.py::test_spec_is_resolved_once_and_frozen and
+# test_held_out_backfit_finds_the_pure_interaction_on_its_training_rows; the answers: test_golden[default_small]
 def test_auto_is_backfit_with_a_held_out_size_on_small_data():
     X, y = _data()
     est = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)

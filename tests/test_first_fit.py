@@ -218,7 +218,9 @@ def test_classifier_shares_the_step_across_k(monkeypatch, classes, kw):
                                      lambda: jaxtree.TreeClassifier(k=k, **kw).fit(X, y)), X)
 
 
-@pytest.mark.parametrize("classes", [2, 3])
+# 3 classes: the same bucket mechanism on more members (the [2] case), their equality to
+# separate fits being test_classifier_batch.py::test_three_classes_one_vs_rest_flattened_into_the_batch's
+@pytest.mark.parametrize("classes", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_fit_batch_classifier_shares_the_step_across_k(monkeypatch, classes):
     """fit_batch_classifier k = 3 then k = 5 (capacity 8): the batched step compiles once, and
     each batch equals the one searched at exactly k (trees cut back to 2k+1 slots; the same

@@ -333,6 +333,7 @@ def test_log_transform_refuses_non_positive_y():
     assert est.target_transform_scores_["square"] == np.inf  # some y < 0
 
 
+@pytest.mark.slow  # test_golden[for_laws] and [target_auto] pin target_transform="auto"'s choice at 1e-9
 def test_auto_is_deterministic_and_chooses_log_for_a_product():
     X, y = _law_data(n=200)
     kw = dict(k=2, basis="physics", target_transform="auto", **GREEDY)

@@ -59,6 +59,10 @@ def _check(pb):
     np.testing.assert_allclose(pj, pr, rtol=1e-8, atol=1e-8 * (np.abs(y).max()))
 
 
+# slow: the engines agree on fixed problems in the default run (test_search.py::
+# test_matches_reference_iteration_by_iteration, test_estimator.py::
+# test_reference_engine_matches_jax_coordinate); drawn problems are the long check
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems)
 def test_engines_agree_on_drawn_problems(pb):

@@ -137,7 +137,8 @@ def test_streamed_backfit_refuses_too_many_columns(tmp_path):
             np.load(path, mmap_mode="r"), np.zeros(4))
 
 
-@pytest.mark.parametrize("refine", ["coordinate", None])
+# coordinate: test_memmap_fit_with_pruning_equals_in_memory prunes with it through the estimator
+@pytest.mark.parametrize("refine", [pytest.param("coordinate", marks=pytest.mark.slow), None])
 def test_streamed_pruning_removes_the_in_memory_leaves(refine):
     # The deletion move streamed: same removals (leaf, cost) and the same re-fitted weights.
     rng = np.random.default_rng(0)
