@@ -440,16 +440,41 @@ def test_sklearn_label_checks():
     check_classifiers_regression_target("TreeClassifier", clf(k=1))
 
 
+SKLEARN_CHECKS = """
+import json, sys
+import jax
+jax.config.update("jax_enable_x64", True)
+import jaxtree
+from sklearn.utils.estimator_checks import check_estimator
+basis = jaxtree.make_basis(hats=0, sines=2, cosines=1, powers=1, truncated_cubics=0)
+res = check_estimator(jaxtree.TreeClassifier(k=2, basis=basis, chunk_size=64), on_fail=None)
+print("JSON" + json.dumps([(r["check_name"], str(r.get("exception"))[:300]) for r in res
+                           if r["status"] == "failed"]))
+"""
+
+
 @pytest.mark.slow
 def test_sklearn_check_estimator():
     """All of scikit-learn's estimator checks for classifiers (62 checks, ~4 min on 2 CPU
-    cores: every check's data shape compiles the search once)."""
+    cores: every check's data shape compiles the search once), in a process with XLA's
+    default optimisation level, as users run it: under the suite's faster-compiling level 0
+    (tests/conftest.py) one value of check_sample_weight_equivalence_on_dense_data differs by
+    3e-7 relative, above the check's rtol of 1e-7, while at the default level it passes."""
     pytest.importorskip("sklearn")
-    from sklearn.utils.estimator_checks import check_estimator
+    import json
+    import os
+    import subprocess
+    import sys
 
-    res = check_estimator(clf(k=2, chunk_size=64), on_fail=None)
-    bad = [(r["check_name"], str(r.get("exception"))[:200]) for r in res
-           if r["status"] == "failed"]
+    env = dict(os.environ, JAXTREE_COMPILATION_CACHE="0")
+    flags = [f for f in env.get("XLA_FLAGS", "").split()
+             if not f.startswith("--xla_backend_optimization_level")]
+    env["XLA_FLAGS"] = " ".join(flags)
+    out = subprocess.run([sys.executable, "-c", SKLEARN_CHECKS], env=env, capture_output=True,
+                         text=True, timeout=1800)
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("JSON")]
+    assert out.returncode == 0 and line, out.stderr[-3000:]
+    bad = json.loads(line[0][4:])
     assert not bad, bad
 
 
