@@ -17,6 +17,7 @@ estimator.
 
 from __future__ import annotations
 
+import copy
 from typing import NamedTuple, Optional
 
 import jax
@@ -362,8 +363,8 @@ class Streamed:
         return ShapeFit(terms, None, gr)
 
     def given_shapes(self, fit: ShapeFit, sspec) -> "Streamed":
-        out = Streamed.__new__(Streamed)
-        out.__dict__.update(self.__dict__, shapes=(fit.terms, sspec))
+        out = copy.copy(self)  # the same reader and scaled view, not read again
+        out.shapes = (fit.terms, sspec)
         return out
 
     def backfit(self, program, terms, sspec, fit: Optional[ShapeFit] = None) -> tuple:
