@@ -24,6 +24,12 @@ comparison on a busy machine.
     python benchmarks/bench_first_fit.py --quick    # n=300, p=4, k=3, 1 round
     python benchmarks/bench_first_fit.py --grid     # fits k = 2, 4, 6, 8, 10 in one process
 
+``--tables 20000x10,22000x11`` fits the default estimator on those tables in turn in one
+fresh process (cache off; a small-integer first column), each twice (first fit, warm fit),
+and reports each first fit's compilation (issue 27: a second table of nearby size should
+compile nothing); with ``--baseline`` the old checkout runs alternately. Writes
+``first_fit_tables.json``.
+
 ``--grid`` measures the capacity buckets (``jaxtree.program.capacity_for``): one process per
 estimator fits k = 2, 4, 6, 8, 10 in turn (cache off) and counts its compilations, once with
 the buckets and once with the capacity equal to k, then times five warm k = 10 fits (the
@@ -133,6 +139,74 @@ def grid(n, p, out) -> int:
     return 0
 
 
+TABLES_CHILD = r"""
+import json, sys, time
+import numpy as np
+import jax
+import jaxtree
+sizes = json.loads(sys.argv[1])
+events = {}
+def listen(event, duration, **kw):
+    events[event] = events.get(event, 0.0) + duration
+jax.monitoring.register_event_duration_secs_listener(listen)
+out = []
+for i, (n, p) in enumerate(sizes):
+    rng = np.random.default_rng(i)
+    X = rng.uniform(size=(n, p))
+    X[:, 0] = rng.integers(0, 5, n)          # a small-integer (categorical-like) column
+    y = np.sin(3 * X[:, 1]) + X[:, 2] * X[:, p - 1] + 0.1 * X[:, 0] + 0.05 * rng.normal(size=n)
+    events.clear()
+    t0 = time.perf_counter()
+    est = jaxtree.TreeRegressor(k=10).fit(X, y)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    jaxtree.TreeRegressor(k=10).fit(X, y)
+    warm_s = time.perf_counter() - t0
+    out.append({"n": n, "p": p, "fit_s": fit_s, "warm_fit_s": warm_s,
+                "compile_s": events.get("/jax/core/compile/backend_compile_duration", 0.0),
+                "trace_s": events.get("/jax/core/compile/jaxpr_trace_duration", 0.0),
+                "lower_s": events.get("/jax/core/compile/jaxpr_to_mlir_module_duration", 0.0),
+                "pred": est.predict(X[:200]).tolist()})
+print(json.dumps(out))
+"""
+
+
+def tables(sizes, baseline, rounds, out) -> int:
+    """The ``--tables`` run: the default estimator on several tables in turn, in one fresh
+    process with the compilation cache off, this checkout and ``baseline`` alternately."""
+    env = {key: v for key, v in os.environ.items() if key != "JAX_COMPILATION_CACHE_DIR"}
+    env["JAXTREE_COMPILATION_CACHE"] = "0"
+    codes = [("this", ROOT)] + ([("baseline", baseline)] if baseline else [])
+    rows = {code: [] for code, _ in codes}
+    for r in range(rounds):
+        for code, root in codes:
+            res = subprocess.run([sys.executable, "-c", TABLES_CHILD, json.dumps(sizes)],
+                                 env=env, capture_output=True, text=True, cwd=str(root),
+                                 check=False)
+            if res.returncode != 0:
+                raise RuntimeError(f"child process failed:\n{res.stderr[-3000:]}")
+            got = json.loads(res.stdout.strip().splitlines()[-1])
+            rows[code].append(got)
+            print(f"round {r} {code}: " + "; ".join(
+                f"{t['n']}x{t['p']} first fit {t['fit_s']:.2f} s (compiling {t['compile_s']:.2f}"
+                f" s, tracing {t['trace_s']:.2f} s), warm {t['warm_fit_s']:.2f} s" for t in got),
+                flush=True)
+    if baseline:
+        same = [a["pred"] == b["pred"] for a, b in zip(rows["this"][0], rows["baseline"][0])]
+        print(f"predictions of this checkout and the baseline identical per table: {same}")
+    for rs in rows.values():
+        for got in rs:
+            for t in got:
+                t.pop("pred")
+    meta = {**environment(), "sizes": sizes, "rounds": rounds, "baseline": baseline,
+            "estimator": "TreeRegressor(k=10), float64 data in float32, cache off",
+            "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+    with open(out, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    print(f"wrote {out}")
+    return 0
+
+
 def _dir_size(path: str) -> tuple:
     files = [os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs]
     return len(files), sum(os.path.getsize(f) for f in files)
@@ -194,7 +268,14 @@ def main(argv=None) -> int:
                     help="another checkout to run alternately with this one (side by side)")
     ap.add_argument("--grid", action="store_true",
                     help="fits k = 2..10 in one process, with and without capacity buckets")
+    ap.add_argument("--tables", default=None, metavar="NxP,NxP,...",
+                    help="fit these tables in turn in one fresh process (cache off), e.g. "
+                    "20000x10,22000x11: each table's first fit and its compilation")
     a = ap.parse_args(argv)
+    if a.tables:
+        sizes = [[int(v) for v in t.split("x")] for t in a.tables.split(",")]
+        return tables(sizes, a.baseline, a.rounds or 1,
+                      a.out or os.path.join(HERE, "results", "first_fit_tables.json"))
     n, p, k = (300, 4, 3) if a.quick else (1000, 10, 10)
     if a.grid:
         return grid(n, p, a.out or os.path.join(HERE, "results", "first_fit_grid.json"))

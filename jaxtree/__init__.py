@@ -16,6 +16,7 @@ from jaxtree.classifier import TreeClassifier, load
 from jaxtree.estimator import TreeRegressor
 from jaxtree.model import TreeModel, predict
 from jaxtree.program import Program
+from jaxtree._warmup import warmup
 
 __version__ = "0.1.0"
 
@@ -53,4 +54,5 @@ __all__ = [
     "simplify",
     "stream",
     "theory",
+    "warmup",
 ]

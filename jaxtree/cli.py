@@ -284,6 +284,26 @@ def _demo(args) -> int:
     return 0
 
 
+def _sizes_arg(text: str) -> list:
+    try:
+        out = [tuple(int(v) for v in part.lower().split("x")) for part in text.split(",") if part]
+    except ValueError:
+        out = None
+    if not out or any(len(s) != 2 for s in out):
+        raise argparse.ArgumentTypeError(f"expected ROWSxCOVARIATES[,ROWSxCOVARIATES...], e.g. "
+                                         f"1000x8,5000x12; got {text!r}")
+    return out
+
+
+def _warmup(args) -> int:
+    from jaxtree._warmup import warmup  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    warmup(args.sizes, k=args.k)
+    print(f"jaxtree warmup: done in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
 def _fit(args) -> int:
     import jaxtree
 
@@ -548,6 +568,17 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--k", type=int, default=10, help="operations (default 10)")
     d.add_argument("--seed", type=int, default=0)
     d.set_defaults(func=_demo)
+
+    w = sub.add_parser("warmup", help="compile the default fit for common table sizes into the cache",
+                       description="Compile the default estimator's programs for common table "
+                       "sizes into jaxtree's compilation cache, so that a later process's first "
+                       "fit of a table in those size buckets loads them instead of compiling "
+                       "(see jaxtree.warmup).")
+    w.add_argument("--sizes", type=_sizes_arg, default=None, metavar="ROWSxCOLS[,...]",
+                   help="table sizes, e.g. 1000x8,5000x12 (default: 200x4,1000x8,1000x12,5000x8,"
+                   "5000x12)")
+    w.add_argument("--k", type=int, default=10, help="operations (default 10)")
+    w.set_defaults(func=_warmup)
 
     f = sub.add_parser("fit", help="fit a tree to a CSV/Parquet table and save it as JSON",
                        description="Fit a tree to a CSV or Parquet table; print the formula and "

@@ -63,24 +63,44 @@ def shape_rows(n: int, fraction, random_state):
     return np.sort(picked[n_held:]), np.sort(picked[:n_held])
 
 
-def selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int, pair_rows: int = 0):
+def _stride(rows: int, chunk_size: int, pair_rows: int) -> int:
+    return search.screen_stride(math.prod(scoring.chunk_shape(rows, chunk_size)), pair_rows)
+
+
+def tree_rows(n: int, p: int, q: int, chunk_size: int, pair_rows: int = 0):
+    """The row count to chunk an in-memory tree search's ``n`` rows as (``scoring.chunk``'s
+    ``rows``): the row bucket :func:`jaxtree.scoring.rows_for` where compiling costs more
+    than searching (:func:`jaxtree.scoring.compiling_dominates`) and, with a pair screen of
+    ``pair_rows > 0`` rows, where the padding leaves the screen's stride unchanged (so the
+    same rows are screened); else None (chunked by its own size)."""
+    if not scoring.compiling_dominates(n, p, q):
+        return None
+    rows = scoring.rows_for(n, chunk_size)
+    if pair_rows > 0 and _stride(rows, chunk_size, pair_rows) != _stride(n, chunk_size,
+                                                                          pair_rows):
+        return None
+    return rows
+
+
+def selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int, pair_rows: int = 0,
+                   rows=None):
     """The row count to chunk a held-out split's training part as (``scoring.chunk``'s
     ``rows``), or None to chunk it by its own size.
 
-    ``n``: all rows, so that the selection run and the refit share one compiled step (their
-    data have one shape; zero-weight padding rows change no sum), where compiling costs more
-    than searching (``n*p*q`` below :data:`jaxtree.scoring.BUCKET_MIN_WORK`, the capacity
-    buckets' rule) and, with a pair screen of ``pair_rows > 0`` rows, where the padding
-    leaves its stride unchanged (``search._screen_rows`` takes every ``stride``-th row of
-    the chunked shape: a longer shape would screen fewer of the training rows)."""
+    ``rows`` (all rows' chunking, :func:`tree_rows`; None: ``n``), so that the selection
+    run and the refit share one compiled step (their data have one shape; zero-weight
+    padding rows change no sum), where compiling costs more than searching (``n*p*q`` below
+    :data:`jaxtree.scoring.BUCKET_MIN_WORK`, the capacity buckets' rule) and, with a pair
+    screen of ``pair_rows > 0`` rows, where the padding leaves its stride unchanged
+    (``search._screen_rows`` takes every ``stride``-th row of the chunked shape: a longer
+    shape would screen fewer of the training rows)."""
     if not scoring.compiling_dominates(n, p, q):
         return None
-    if pair_rows > 0:
-        stride = lambda r: search.screen_stride(math.prod(scoring.chunk_shape(r, chunk_size)),  # noqa: E731
-                                                pair_rows)
-        if stride(n) != stride(n_train):
-            return None
-    return n
+    rows = n if rows is None else rows
+    if pair_rows > 0 and (_stride(rows, chunk_size, pair_rows)
+                          != _stride(n_train, chunk_size, pair_rows)):
+        return None
+    return rows
 
 
 def choose_size(val_history, n_held: int) -> int:

@@ -70,8 +70,10 @@ class InMemory:
     # ------------------------------------------------------------------------ rows
 
     def data(self, ys=None, shard: bool = True, rows=None, xs=None, sw=None) -> scoring.Data:
-        """The chunked rows (basis cached with ``cache_basis``), sharded over ``devices``
-        unless ``shard`` is False (one device: the shape stage's data, see
+        """The chunked rows (basis cached with ``cache_basis``): the tree search's, sharded
+        over ``devices`` and padded to the spec's column bucket (``columns``,
+        :func:`jaxtree.scoring.columns_for`), or with ``shard=False`` the shape stage's (one
+        device, the table's own columns: a shape term is fitted on every covariate, see
         :func:`jaxtree._fit.stages.shapes_first`); ``ys``/``xs``/``sw``: other rows than the
         source's; ``rows``: chunked as that many rows (:func:`jaxtree.scoring.chunk`)."""
         s = self.spec
@@ -82,15 +84,18 @@ class InMemory:
             if self._one is None:
                 self._one = self._chunk(xs, ys, sw, None)
             return self._one
-        data = self._chunk(xs, ys, sw, rows)
+        if rows is None and shard and xs is self.xs:
+            rows = s.rows or None  # the row bucket (jaxtree._fit.select.tree_rows)
+        data = self._chunk(xs, ys, sw, rows, columns=s.columns or None if shard else None)
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
         return data
 
-    def _chunk(self, xs, ys, sw, rows):
+    def _chunk(self, xs, ys, sw, rows, columns=None):
         # numpy in, so that the chunks are padded on the host (nothing compiled)
         data = scoring.chunk(np.asarray(xs), np.asarray(ys), None if sw is None else np.asarray(sw),
-                             chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype)
+                             chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
+                             columns=columns)
         if self.spec.cache_basis:
             data = scoring.cache_basis(data, self.spec.basis)
         return data
@@ -109,12 +114,14 @@ class InMemory:
             train = train if sub is None else train[sub]
         part = lambda a: None if a is None else a[train]  # noqa: E731
         rows = None if max_train is not None else select.selection_rows(
-            len(train), *xs.shape, s.basis.q, s.chunk, pair_rows)
+            len(train), *xs.shape, s.basis.q, s.chunk, pair_rows, rows=s.rows or None)
         data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw))
         dt = s.dtype
+        held_rows = scoring.rows_for(len(held), s.chunk) if s.columns and shard else None
         held_data = scoring.chunk(np.asarray(xs[held], dt), np.asarray(ys[held], dt),
                                   None if sw is None else np.asarray(sw[held], dt),
-                                  chunk_size=s.chunk)
+                                  chunk_size=s.chunk, rows=held_rows,
+                                  columns=s.columns or None if shard else None)
         return data, held_data, held
 
     # ------------------------------------------------------------------------ tree
@@ -143,7 +150,22 @@ class InMemory:
         else:
             res = search.fit(data, s.basis, k, cfg, callback=rep, loss_scale=self.loss_scale,
                              max_ops=max_ops)
-        return res._replace(program=prog.trim(res.program, max_ops))
+        return res._replace(program=prog.trim(res.program, max_ops),
+                            choices=self._unpadded(res.choices))
+
+    def _unpadded(self, choices: list) -> list:
+        """Choice records with ``flat_index`` in the table's own candidate layout
+        (``row*p*q + j*q + i``) where the search ran on padding columns (spec ``columns``)."""
+        cols, p, q = self.spec.columns, self.p, self.spec.basis.q
+        if not cols or cols == p:
+            return choices
+        out = []
+        for c in choices:
+            if c["flat_index"] >= 0:
+                row, col = divmod(c["flat_index"], cols * q)
+                c = dict(c, flat_index=row * p * q + col)
+            out.append(c)
+        return out
 
     def selection_run(self, cfg: search.Config, rep) -> tuple:
         """``(run, n_held)``: the search grown to ``k`` on the training part of the split,
@@ -168,7 +190,8 @@ class InMemory:
             start = empty
         sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True)
         sel = sel._replace(programs=[jax.device_get(prog.trim(best(p), s.k))
-                                     for p in sel.programs])
+                                     for p in sel.programs],
+                           choices=self._unpadded(sel.choices))
         return sel, len(held)
 
     def _reference(self, rep) -> search.SearchResult:

@@ -19,6 +19,7 @@ from jaxtree import basis as basis_
 from jaxtree import plan as plan_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
+from jaxtree._fit import select
 
 ENGINES = ("jax", "reference")
 TARGET_TRANSFORMS = (None, "identity", "log", "square", "auto")
@@ -206,7 +207,9 @@ class FitSpec:
     the scaling stage); ``search`` and ``validation_fraction`` are resolved by the fit's size
     and path (:func:`resolve`); ``shapes`` is the number of shape terms searched before the
     tree (``shapes=S``), ``shapes_after`` whether ``shapes="auto"`` searches up to
-    :data:`AUTO_SHAPES` terms after it on this fit.
+    :data:`AUTO_SHAPES` terms after it on this fit. ``columns``/``rows``: the width and the row
+    count the in-memory tree search's data are padded to where compiling dominates
+    (:func:`jaxtree.scoring.columns_for`, :func:`jaxtree._fit.select.tree_rows`; 0: none).
     """
 
     k: int
@@ -234,6 +237,9 @@ class FitSpec:
     cache_basis: bool
     verbose: int
     callback: Optional[Callable]
+    columns: int = 0
+    rows: int = 0
+
 
     def replace(self, **changes) -> "FitSpec":
         return dataclasses.replace(self, **changes)
@@ -288,7 +294,13 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
             f"{BACKFIT_MAX_CANDIDATES} columns is refused). Use search='greedy' or "
             "'beam', a smaller basis, or fewer covariates.")
     shapes = hyper.get("shapes", "auto")
-    return FitSpec(
+    # Column buckets where compiling dominates (jaxtree.scoring.columns_for): in memory only
+    # (a streamed fit is large), on the JAX engine, and not with a per-covariate family
+    # (basis.PowerLaws is bound to the table's own covariates).
+    columns = (scoring.columns_for(p) if in_memory and engine == "jax"
+               and not params.basis.per_feature and scoring.compiling_dominates(n, p, q)
+               else 0)
+    spec = FitSpec(
         k=params.k, chunk=params.chunk, sweeps=params.sweeps, steps=params.steps,
         basis=params.basis, block=params.block, dtype=dtype, plan=plan,
         search=chosen, validation_fraction=fraction,
@@ -301,4 +313,9 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         y_bound=float(hyper.get("y_bound", 1.0)), target_transform=transform,
         random_state=hyper.get("random_state"), devices=devices,
         cache_basis=bool(hyper.get("cache_basis", False)), verbose=hyper.get("verbose", 0),
-        callback=hyper.get("callback"))
+        callback=hyper.get("callback"), columns=columns)
+    if not columns:
+        return spec
+    cfg = spec.config(n, p)
+    rows = select.tree_rows(n, p, q, spec.chunk, cfg.pair_rows if cfg.pair_leaves else 0)
+    return spec.replace(rows=rows or 0)

@@ -1,0 +1,95 @@
+"""Compile ahead of time: fill jaxtree's compilation cache for common table sizes.
+
+A first fit in a new process compiles its programs (the search step alone takes several
+seconds on a small CPU). With jaxtree's persistent compilation cache on (the default,
+:mod:`jaxtree._compilation_cache`) a later process loads them from disk instead, and tables
+of nearby sizes share them: rows, covariates and ``k`` fall in buckets
+(:func:`jaxtree.scoring.rows_for`, :func:`jaxtree.scoring.columns_for`,
+:func:`jaxtree.program.capacity_for`) wherever compiling costs more than searching. So
+compiling once per bucket, e.g. right after ``pip install``, makes every later first fit of a
+table in those buckets fast::
+
+    jaxtree warmup                       # the default sizes, about a minute on 2 cores
+    jaxtree warmup --sizes 5000x20       # a table of 5,000 rows and 20 covariates
+
+or :func:`warmup` from Python. What it covers: the default estimator's tree search, held-out
+size selection and refit (``TreeRegressor(k=...)``) for each size's bucket, in float32 and
+the default basis. Not covered (they compile at the first fit as before): shape terms of a
+table's own covariates at 10,000 rows and more (their candidate pairs are the table's), a
+custom basis, another dtype or search, the classifier, and sizes above the buckets' range
+(where a fit's search costs more than its compilation anyway).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterable, Optional
+
+import numpy as np
+
+__all__ = ["DEFAULT_SIZES", "warmup"]  # jaxtree exports warmup
+
+DEFAULT_SIZES = ((200, 4), (1000, 8), (1000, 12), (5000, 8), (5000, 12))
+"""``(rows, covariates)`` of :func:`warmup`'s default: the buckets of small tables below
+the default's shape-term threshold (10,000 rows)."""
+
+
+def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool = True,
+           **params) -> list:
+    """Compiles the default estimator's programs for tables of the given sizes into jaxtree's
+    compilation cache (a new process then loads them instead of compiling).
+
+    Args:
+      sizes: ``(rows, covariates)`` pairs (default ``((200, 4), (1000, 8), (1000, 12),
+        (5000, 8), (5000, 12))``); each stands for its bucket of nearby sizes.
+      k: the estimator's ``k`` (its capacity bucket, :func:`jaxtree.program.capacity_for`).
+      progress: print one line per size.
+      **params: other :class:`jaxtree.TreeRegressor` parameters, for a setting other than
+        the default (e.g. ``search="greedy"`` or a basis); the same ones must be used by the
+        fits it is meant to speed up.
+
+    Returns:
+      A list of ``{"rows", "covariates", "seconds"}``, one per size.
+
+    Raises:
+      ValueError: for a size that is not two positive integers, or ``k < 1``.
+
+    Warns:
+      UserWarning: when jaxtree's compilation cache is off (``JAXTREE_COMPILATION_CACHE=0``,
+        :func:`jaxtree.disable_compilation_cache`, or a cache the user configured): the
+        programs then last only for this process.
+    """
+    import warnings  # noqa: PLC0415
+
+    import jaxtree  # noqa: PLC0415
+    from jaxtree import _compilation_cache  # noqa: PLC0415
+
+    sizes = DEFAULT_SIZES if sizes is None else tuple(sizes)
+    checked = []
+    for s in sizes:
+        try:
+            n, p = (int(v) for v in s)
+        except (TypeError, ValueError):
+            raise ValueError(f"each size must be (rows, covariates); got {s!r}.") from None
+        if n < 2 or p < 1:
+            raise ValueError(f"a size needs at least 2 rows and 1 covariate; got {s!r}.")
+        checked.append((n, p))
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an integer >= 1; got {k!r}.")
+    if _compilation_cache.enable() is None:
+        warnings.warn("jaxtree's compilation cache is off (JAXTREE_COMPILATION_CACHE=0, "
+                      "disable_compilation_cache(), or a JAX cache you configured): the "
+                      "programs compiled now last only for this process.", UserWarning,
+                      stacklevel=2)
+    out = []
+    for i, (n, p) in enumerate(checked):
+        rng = np.random.default_rng(i)
+        X = rng.uniform(size=(n, p))
+        y = np.sin(3 * X[:, 0]) + X[:, -1] * X[:, 0] + 0.1 * rng.normal(size=n)
+        t0 = time.perf_counter()
+        jaxtree.TreeRegressor(k=int(k), **params).fit(X, y)
+        dt = time.perf_counter() - t0
+        out.append({"rows": n, "covariates": p, "seconds": dt})
+        if progress:
+            print(f"jaxtree warmup: {n} rows x {p} covariates, k={k}: {dt:.1f} s", flush=True)
+    return out

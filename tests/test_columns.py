@@ -1,0 +1,149 @@
+"""Column buckets (issue 27): where compiling dominates, the in-memory tree search runs on
+``scoring.columns_for(p)`` covariates, the rest NaN padding, so that tables of nearby widths
+share compiled programs. The oracles: a padding column is never a candidate (every score of
+it is +inf), the real candidates score as without padding (float64), a padded fit is the
+unpadded fit, and a second table of another width in the same bucket compiles nothing."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import basis as basis_
+from jaxtree import moves, scoring
+from jaxtree import program as prog
+from jaxtree.debug import count_compilations
+
+BASIS = basis_.Basis((basis_.Powers(degree=2), basis_.Sines(n=2)))
+
+
+def test_columns_for_rounds_up_to_the_bucket():
+    got = {p: scoring.columns_for(p) for p in (1, 4, 5, 8, 10, 11, 12, 16, 17, 24, 63, 64, 65)}
+    assert got == {1: 4, 4: 4, 5: 8, 8: 8, 10: 12, 11: 12, 12: 12, 16: 16, 17: 24, 24: 24,
+                   63: 64, 64: 64, 65: 80}
+
+
+def test_rows_for_rounds_the_chunks_up_to_the_bucket():
+    chunks = {n: scoring.rows_for(n, 100) // 100 for n in (100, 101, 250, 301, 401, 801, 1101)}
+    assert chunks == {100: 1, 101: 2, 250: 4, 301: 4, 401: 8, 801: 12, 1101: 12}
+    assert scoring.rows_for(5, 100) == 8  # one chunk: chunk_shape's power of two
+
+
+def test_chunk_pads_numpy_columns_with_nan_and_refuses_fewer():
+    x = np.arange(12.0).reshape(6, 2) / 12
+    d = scoring.chunk(x, np.ones(6), chunk_size=4, columns=4)
+    assert d.x.shape == (2, 4, 4)
+    flat = np.asarray(d.x).reshape(-1, 4)
+    np.testing.assert_array_equal(flat[:6, :2], x)
+    assert np.isnan(flat[:, 2:]).all()
+    with pytest.raises(ValueError, match="fewer"):
+        scoring.chunk(x, np.ones(6), chunk_size=4, columns=1)
+
+
+def _tree(p, dtype):
+    """A fixed tree ``0.4 phi_1(x_0) * (-0.3) phi_2(x_1) + 0.2 phi_0(x_2)`` (capacity 9)."""
+    t = prog.empty_program(4, dtype)
+    t = prog.insert(t, 0, prog.LEAF, 0, 1, 0.4)
+    t = prog.insert(t, 0, prog.MUL, 1, 2, -0.3)
+    t = prog.insert(t, 2, prog.ADD, p - 1, 0, 0.2)
+    return t._replace(intercept=jnp.asarray(0.1, dtype))
+
+
+@pytest.mark.parametrize("empty", [True, False])
+def test_padding_columns_score_inf_and_real_columns_score_as_unpadded(empty):
+    rng = np.random.default_rng(7)
+    n, p, cols, q = 300, 3, 8, BASIS.q
+    x, y = rng.uniform(size=(n, p)), rng.normal(size=n)
+    plain = scoring.chunk(x, y, chunk_size=128, dtype=np.float64)
+    padded = scoring.chunk(x, y, chunk_size=128, dtype=np.float64, columns=cols)
+    t = prog.empty_program(4, jnp.float64) if empty else _tree(p, jnp.float64)
+    a = scoring.score(t, plain, BASIS, max_leaves=5)
+    b = scoring.score(t, padded, BASIS, max_leaves=5)
+    assert np.isinf(np.asarray(b.sse)[:, p * q:]).all()
+    np.testing.assert_allclose(np.asarray(b.sse)[:, :p * q], np.asarray(a.sse), rtol=1e-12)
+    np.testing.assert_allclose(b.rss, a.rss, rtol=1e-12)
+    ca, cb = scoring.select(a, q), scoring.select(b, q)
+    assert (int(ca.feature), int(ca.basis), int(ca.slot), int(ca.op)) == \
+           (int(cb.feature), int(cb.basis), int(cb.slot), int(cb.op))
+
+    pa = moves.score_pairs(t, plain, BASIS, max_rows=2)
+    pb = moves.score_pairs(t, padded, BASIS, max_rows=2)
+    np.testing.assert_allclose(np.asarray(pb.sse), np.asarray(pa.sse), rtol=1e-12)
+    assert (np.asarray(pb.col_a) < p * q).all() and (np.asarray(pb.col_b) < p * q).all()
+    np.testing.assert_array_equal(pb.col_a, pa.col_a)
+    if not empty:
+        ra = moves.score_replace(t, plain, BASIS, max_leaves=5)
+        rb = moves.score_replace(t, padded, BASIS, max_leaves=5)
+        assert np.isinf(np.asarray(rb.sse)[:, p * q:]).all()
+        np.testing.assert_allclose(np.asarray(rb.sse)[:, :p * q], np.asarray(ra.sse),
+                                   rtol=1e-12)
+
+
+def _table(n, p, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 2, size=(n, p))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, p - 1] + 0.05 * rng.normal(size=n)
+    return X, y
+
+
+@pytest.mark.parametrize("kw", [dict(search="greedy", validation_fraction=None),
+                                dict()], ids=["greedy", "default"])
+def test_padded_fit_is_the_unpadded_fit(monkeypatch, kw):
+    """float64: the same choices and predictions (1e-10) with and without the bucket."""
+    X, y = _table(1100, 5, 3)
+    est = lambda: jaxtree.TreeRegressor(k=4, basis=BASIS, chunk_size=256, **kw)  # noqa: E731
+    padded = est().fit(X, y)  # 5 chunks of 256 -> 8, 5 covariates -> 8
+    monkeypatch.setattr(scoring, "columns_for", lambda p: p)
+    monkeypatch.setattr(scoring, "rows_for", lambda n, c: n)
+    plain = est().fit(X, y)
+    assert [c["feature"] for c in padded.choices_] == [c["feature"] for c in plain.choices_]
+    assert max(c["feature"] for c in padded.choices_) < 5
+    np.testing.assert_allclose(padded.predict(X), plain.predict(X), rtol=1e-10, atol=1e-12)
+
+
+def test_a_second_table_of_another_width_and_length_in_the_bucket_compiles_nothing():
+    """10 then 11 covariates (bucket 12) and 2,100 then 2,900 rows (9 and 12 chunks of 256:
+    bucket 12), with a held-out size: the second fit compiles nothing."""
+    kw = dict(k=3, basis=BASIS, search="greedy", validation_fraction=0.25, chunk_size=256)
+    X, y = _table(2100, 10, 1)
+    jaxtree.TreeRegressor(**kw).fit(X, y)
+    X2, y2 = _table(2900, 11, 2)
+    with count_compilations() as count:
+        est = jaxtree.TreeRegressor(**kw).fit(X2, y2)
+    assert count.compiles == 0, count
+    assert est.n_features_in_ == 11 and est.predict(X2).shape == (2900,)
+
+
+WARM_CHILD = """
+    import numpy as np
+    from jaxtree.debug import count_compilations
+    kw = dict(k=3, search="greedy", validation_fraction=0.25,
+              basis={"hats": 0, "sines": 2, "cosines": 0, "powers": 2, "truncated_cubics": 0})
+    if os.environ["CHILD_MODE"] == "warmup":
+        jaxtree.warmup([(160, 2)], progress=False, **kw)
+        report(done=True)
+    else:   # another table in the same buckets: 200 rows (chunk 256), 3 covariates (4)
+        rng = np.random.default_rng(1)
+        X = rng.uniform(size=(200, 3))
+        with count_compilations() as count:
+            jaxtree.TreeRegressor(**kw).fit(X, np.cos(2 * X[:, 2]) + X[:, 0])
+        report(lowerings=count.lowerings, compiles=count.compiles)
+"""
+
+
+def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
+    from test_compilation_cache import run_child
+
+    assert run_child(WARM_CHILD, tmp_path, CHILD_MODE="warmup")[0]["done"] is True
+    res = run_child(WARM_CHILD, tmp_path, CHILD_MODE="fit")[0]
+    assert (res["lowerings"], res["compiles"]) == (0, 0), res
+
+
+def test_warmup_checks_its_arguments():
+    with pytest.raises(ValueError, match="rows, covariates"):
+        jaxtree.warmup([(10,)])
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        jaxtree.warmup([(1, 3)])
+    with pytest.raises(ValueError, match="k must be"):
+        jaxtree.warmup([(10, 2)], k=0)
