@@ -4,7 +4,6 @@ share compiled programs. The oracles: a padding column is never a candidate (eve
 it is +inf), the real candidates score as without padding (float64), a padded fit is the
 unpadded fit, and a second table of another width in the same bucket compiles nothing."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
