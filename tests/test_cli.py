@@ -43,11 +43,11 @@ def test_help_subprocess():
     out = subprocess.run([sys.executable, "-m", "jaxtree", "--help"], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0
-    for cmd in ("demo", "fit", "predict", "show"):
+    for cmd in ("demo", "fit", "predict", "show", "warmup"):
         assert cmd in out.stdout
 
 
-@pytest.mark.parametrize("cmd", ["fit", "predict", "show", "demo"])
+@pytest.mark.parametrize("cmd", ["fit", "predict", "show", "demo", "warmup"])
 def test_help_of_each_command(cmd, capsys):
     with pytest.raises(SystemExit) as e:
         cli.main([cmd, "--help"])
@@ -200,6 +200,19 @@ def test_parquet_without_pyarrow_is_a_clear_error(tmp_path, capsys, monkeypatch)
     assert cli.main(["fit", str(p), "--target", "y"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs pyarrow" in err
+
+
+def test_warmup_passes_its_sizes_and_refuses_bad_ones(monkeypatch, capsys):
+    from jaxtree import _warmup
+
+    seen = {}
+    monkeypatch.setattr(_warmup, "warmup", lambda sizes, k: seen.update(sizes=sizes, k=k))
+    assert cli.main(["warmup", "--sizes", "1000x8,5000X12", "--k", "6"]) == 0
+    assert seen == {"sizes": [(1000, 8), (5000, 12)], "k": 6}
+    assert "done" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        cli.main(["warmup", "--sizes", "1000by8"])
+    assert e.value.code == 2 and "ROWSxCOVARIATES" in capsys.readouterr().err
 
 
 def test_version(capsys):
