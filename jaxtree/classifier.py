@@ -766,12 +766,39 @@ class _Job:
         ``devices`` the rows within each chunk are sharded (:func:`_shard`); ``rows``:
         chunked as that many rows (:func:`jaxtree.scoring.chunk`)."""
         n, dtype = xs.shape[0], self.dtype
-        data = scoring.chunk(jnp.asarray(xs, dtype), jnp.zeros(n, dtype), jnp.asarray(w, dtype),
-                             chunk_size=self.params.chunk, rows=rows)
+        rows, cols = self._buckets(n if rows is None else rows, xs.shape[1])
+        # numpy in: padded on the host (nothing compiled), with the buckets' padding columns
+        data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=dtype,
+                             chunk_size=self.params.chunk, rows=rows, columns=cols)
         ys = chunk_labels(ypm, data.y.shape, dtype)
         if self.est.devices is not None:
             return _shard(data, ys, self.est.devices)
         return data, ys
+
+    def _buckets(self, rows: int, p: int) -> tuple:
+        """``(rows, columns)`` to chunk a search's data as: the row and column buckets
+        (:func:`jaxtree.scoring.rows_for`, :func:`jaxtree.scoring.columns_for`) where compiling
+        dominates, as the regressor's in-memory search (:func:`jaxtree._fit.spec.resolve`),
+        else ``(rows, None)``."""
+        q = self.basis.q
+        if self.basis.per_feature or not scoring.compiling_dominates(rows, p, q):
+            return rows, None
+        return scoring.rows_for(rows, self.params.chunk), scoring.columns_for(p)
+
+    def _unpadded(self, choices: list, p: int) -> list:
+        """Choice records (one tree's, or per member) with ``flat_index`` in the table's own
+        candidate layout where the search ran on padding columns (:meth:`_buckets`)."""
+        cols, q = scoring.columns_for(p), self.basis.q
+        if cols == p:
+            return choices
+
+        def one(c):
+            if c["flat_index"] < 0:
+                return c
+            row, col = divmod(c["flat_index"], cols * q)
+            return dict(c, flat_index=row * p * q + col)
+
+        return [[one(c) for c in cs] if isinstance(cs, list) else one(cs) for cs in choices]
 
     def _start(self, ypm, w):
         """The empty tree(s): intercept ``log(p / (1 - p))`` (logistic) or 0 (margin)."""
@@ -817,7 +844,10 @@ class _Job:
         else:
             res = self._run_ovr(lambda pr: _ovr_step_cached(pr, data, ys, basis, cfg), start,
                                 k + 1, keep_states)
-        return res._replace(program=self.trim(res.program))
+        choices = res.choices
+        if data.x.shape[-1] != xs.shape[1]:
+            choices = self._unpadded(choices, xs.shape[1])
+        return res._replace(program=self.trim(res.program), choices=choices)
 
     def _reference_step(self, xs, ypm, w):
         """The numpy reference's iteration (:func:`jaxtree.reference.step` with this loss) as

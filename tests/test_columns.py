@@ -14,6 +14,8 @@ from jaxtree import moves, scoring
 from jaxtree import program as prog
 from jaxtree.debug import count_compilations
 
+from _shared import choice_key
+
 BASIS = basis_.Basis((basis_.Powers(degree=2), basis_.Sines(n=2)))
 
 
@@ -117,6 +119,8 @@ def test_a_second_table_of_another_width_and_length_in_the_bucket_compiles_nothi
 WARM_CHILD = """
     import numpy as np
     from jaxtree.debug import count_compilations
+
+from _shared import choice_key
     kw = dict(k=3, search="greedy", validation_fraction=0.25,
               basis={"hats": 0, "sines": 2, "cosines": 0, "powers": 2, "truncated_cubics": 0})
     if os.environ["CHILD_MODE"] == "warmup":
@@ -146,3 +150,36 @@ def test_warmup_checks_its_arguments():
         jaxtree.warmup([(1, 3)])
     with pytest.raises(ValueError, match="k must be"):
         jaxtree.warmup([(10, 2)], k=0)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):
+    """The classifier's in-memory search takes the same buckets (float64, held-out size): the
+    same moves, and losses and probabilities to 1e-8."""
+    X, y = _table(1100, 5, 4)
+    labels = np.digitize(y, np.quantile(y, np.linspace(0, 1, classes + 1)[1:-1]))
+    est = lambda: jaxtree.TreeClassifier(k=3, basis=BASIS, chunk_size=256,  # noqa: E731
+                                         validation_fraction=0.25)
+    padded = est().fit(X, labels)
+    monkeypatch.setattr(scoring, "columns_for", lambda p: p)
+    monkeypatch.setattr(scoring, "rows_for", lambda n, c: n)
+    plain = est().fit(X, labels)
+    flat = lambda cs: [c for m in cs for c in (m if isinstance(m, list) else [m])]  # noqa: E731
+    a, b = flat(padded.choices_), flat(plain.choices_)
+    assert [choice_key([c]) for c in a] == [choice_key([c]) for c in b]
+    assert [c["flat_index"] for c in a] == [c["flat_index"] for c in b]
+    # float64 rounding of other chunk sums, carried through the logistic L-BFGS: 4e-10 seen
+    np.testing.assert_allclose([c["sse"] for c in a], [c["sse"] for c in b], rtol=1e-8)
+    np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), rtol=1e-8,
+                               atol=1e-10)
+
+
+def test_classifier_second_table_in_the_bucket_compiles_nothing():
+    kw = dict(k=3, basis=BASIS, chunk_size=256, validation_fraction=None)
+    X, y = _table(2100, 10, 5)
+    jaxtree.TreeClassifier(**kw).fit(X, y > np.median(y))
+    X2, y2 = _table(2900, 11, 6)
+    with count_compilations() as count:
+        est = jaxtree.TreeClassifier(**kw).fit(X2, y2 > np.median(y2))
+    assert count.compiles == 0, count
+    assert est.n_features_in_ == 11 and max(c["feature"] for c in est.choices_) < 11
