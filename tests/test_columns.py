@@ -119,8 +119,6 @@ def test_a_second_table_of_another_width_and_length_in_the_bucket_compiles_nothi
 WARM_CHILD = """
     import numpy as np
     from jaxtree.debug import count_compilations
-
-from _shared import choice_key
     kw = dict(k=3, search="greedy", validation_fraction=0.25,
               basis={"hats": 0, "sines": 2, "cosines": 0, "powers": 2, "truncated_cubics": 0})
     if os.environ["CHILD_MODE"] == "warmup":
