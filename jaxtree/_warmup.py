@@ -9,7 +9,7 @@ of nearby sizes share them: rows, covariates and ``k`` fall in buckets
 compiling once per bucket, e.g. right after ``pip install``, makes every later first fit of a
 table in those buckets fast::
 
-    jaxtree warmup                       # the default sizes, about a minute on 2 cores
+    jaxtree warmup                       # the default sizes, 1-2 minutes on 2 cores
     jaxtree warmup --sizes 5000x20       # a table of 5,000 rows and 20 covariates
 
 or :func:`warmup` from Python. What it covers: the default estimator's tree search, held-out
@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = ["DEFAULT_SIZES", "warmup"]  # jaxtree exports warmup
 
-DEFAULT_SIZES = ((200, 4), (1000, 8), (1000, 12), (5000, 8), (5000, 12))
+DEFAULT_SIZES = ((500, 4), (1000, 6), (1000, 8), (1000, 10), (5000, 8), (5000, 10))
 """``(rows, covariates)`` of :func:`warmup`'s default: the buckets of small tables below
 the default's shape-term threshold (10,000 rows)."""
 
@@ -40,8 +40,8 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
     compilation cache (a new process then loads them instead of compiling).
 
     Args:
-      sizes: ``(rows, covariates)`` pairs (default ``((200, 4), (1000, 8), (1000, 12),
-        (5000, 8), (5000, 12))``); each stands for its bucket of nearby sizes.
+      sizes: ``(rows, covariates)`` pairs (default ``((500, 4), (1000, 6), (1000, 8),
+        (1000, 10), (5000, 8), (5000, 10))``); each stands for its bucket of nearby sizes.
       k: the estimator's ``k`` (its capacity bucket, :func:`jaxtree.program.capacity_for`).
       progress: print one line per size.
       **params: other :class:`jaxtree.TreeRegressor` parameters, for a setting other than

@@ -575,8 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "fit of a table in those size buckets loads them instead of compiling "
                        "(see jaxtree.warmup).")
     w.add_argument("--sizes", type=_sizes_arg, default=None, metavar="ROWSxCOLS[,...]",
-                   help="table sizes, e.g. 1000x8,5000x12 (default: 200x4,1000x8,1000x12,5000x8,"
-                   "5000x12)")
+                   help="table sizes, e.g. 1000x8,5000x12 (default: 500x4,1000x6,1000x8,1000x10,"
+                   "5000x8,5000x10)")
     w.add_argument("--k", type=int, default=10, help="operations (default 10)")
     w.set_defaults(func=_warmup)
 

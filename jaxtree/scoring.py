@@ -475,20 +475,23 @@ def compiling_dominates(n: int, p: int, q: int) -> bool:
 
 
 def columns_for(p: int) -> int:
-    """The column bucket of ``p`` covariates: ``p`` rounded up to a multiple of 4 (up to 16),
-    of 8 (up to 64), else of 16.
+    """The column bucket of ``p`` covariates: ``p`` rounded up to a multiple of 2 (up to 16),
+    of 4 (up to 32), of 8 (up to 64), else of 16.
 
     Decision (issue 27): where compiling dominates a fit (:func:`compiling_dominates`) the
     in-memory tree search runs on the bucket's width, the rest NaN padding columns
-    (:func:`chunk`'s ``columns``), so that tables of nearby widths (10 and 11 covariates)
+    (:func:`chunk`'s ``columns``), so that tables of nearby widths (9 and 10 covariates)
     share every compiled program of the search and the first fit of a second table compiles
-    nothing. The padding costs scoring work (at most 4x at ``p = 1``, 1.6x at ``p = 5``,
-    1.2x at ``p = 10``) only on fits whose time is mostly compilation; above the rule's
-    size a fit runs on its own width. Choices and predictions are those of the unpadded
-    search (tests/test_columns.py).
+    no search. The padding costs scoring work only on fits whose time is mostly
+    compilation: the candidates grow by at most 1.2x from ``p = 5`` on (1.33x at
+    ``p = 3``), the pair screen's Grams by their square; measured with multiples of 4, the
+    default's warm fit at 3,000 x 10 (padded to 12) was 40% slower, so the buckets are this
+    fine and the paper's ``p = 10`` is not padded. Above the rule's size a fit runs on its
+    own width. Choices and predictions are those of the unpadded search
+    (tests/test_columns.py).
     """
     p = int(p)
-    step = 4 if p <= 16 else 8 if p <= 64 else 16
+    step = 2 if p <= 16 else 4 if p <= 32 else 8 if p <= 64 else 16
     return -(-max(p, 1) // step) * step
 
 

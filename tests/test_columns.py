@@ -20,9 +20,9 @@ BASIS = basis_.Basis((basis_.Powers(degree=2), basis_.Sines(n=2)))
 
 
 def test_columns_for_rounds_up_to_the_bucket():
-    got = {p: scoring.columns_for(p) for p in (1, 4, 5, 8, 10, 11, 12, 16, 17, 24, 63, 64, 65)}
-    assert got == {1: 4, 4: 4, 5: 8, 8: 8, 10: 12, 11: 12, 12: 12, 16: 16, 17: 24, 24: 24,
-                   63: 64, 64: 64, 65: 80}
+    got = {p: scoring.columns_for(p) for p in (1, 2, 3, 9, 10, 15, 16, 17, 21, 33, 64, 65)}
+    assert got == {1: 2, 2: 2, 3: 4, 9: 10, 10: 10, 15: 16, 16: 16, 17: 20, 21: 24, 33: 40,
+                   64: 64, 65: 80}
 
 
 def test_rows_for_rounds_the_chunks_up_to_the_bucket():
@@ -54,7 +54,7 @@ def _tree(p, dtype):
 @pytest.mark.parametrize("empty", [True, False])
 def test_padding_columns_score_inf_and_real_columns_score_as_unpadded(empty):
     rng = np.random.default_rng(7)
-    n, p, cols, q = 300, 3, 8, BASIS.q
+    n, p, cols, q = 300, 3, 6, BASIS.q
     x, y = rng.uniform(size=(n, p)), rng.normal(size=n)
     plain = scoring.chunk(x, y, chunk_size=128, dtype=np.float64)
     padded = scoring.chunk(x, y, chunk_size=128, dtype=np.float64, columns=cols)
@@ -94,7 +94,7 @@ def test_padded_fit_is_the_unpadded_fit(monkeypatch, kw):
     """float64: the same choices and predictions (1e-10) with and without the bucket."""
     X, y = _table(1100, 5, 3)
     est = lambda: jaxtree.TreeRegressor(k=4, basis=BASIS, chunk_size=256, **kw)  # noqa: E731
-    padded = est().fit(X, y)  # 5 chunks of 256 -> 8, 5 covariates -> 8
+    padded = est().fit(X, y)  # 5 chunks of 256 -> 8, 5 covariates -> 6
     monkeypatch.setattr(scoring, "columns_for", lambda p: p)
     monkeypatch.setattr(scoring, "rows_for", lambda n, c: n)
     plain = est().fit(X, y)
@@ -104,16 +104,16 @@ def test_padded_fit_is_the_unpadded_fit(monkeypatch, kw):
 
 
 def test_a_second_table_of_another_width_and_length_in_the_bucket_compiles_nothing():
-    """10 then 11 covariates (bucket 12) and 2,100 then 2,900 rows (9 and 12 chunks of 256:
+    """9 then 10 covariates (bucket 10) and 2,100 then 2,900 rows (9 and 12 chunks of 256:
     bucket 12), with a held-out size: the second fit compiles nothing."""
     kw = dict(k=3, basis=BASIS, search="greedy", validation_fraction=0.25, chunk_size=256)
-    X, y = _table(2100, 10, 1)
+    X, y = _table(2100, 9, 1)
     jaxtree.TreeRegressor(**kw).fit(X, y)
-    X2, y2 = _table(2900, 11, 2)
+    X2, y2 = _table(2900, 10, 2)
     with count_compilations() as count:
         est = jaxtree.TreeRegressor(**kw).fit(X2, y2)
     assert count.compiles == 0, count
-    assert est.n_features_in_ == 11 and est.predict(X2).shape == (2900,)
+    assert est.n_features_in_ == 10 and est.predict(X2).shape == (2900,)
 
 
 WARM_CHILD = """
@@ -122,11 +122,11 @@ WARM_CHILD = """
     kw = dict(k=3, search="greedy", validation_fraction=0.25,
               basis={"hats": 0, "sines": 2, "cosines": 0, "powers": 2, "truncated_cubics": 0})
     if os.environ["CHILD_MODE"] == "warmup":
-        jaxtree.warmup([(160, 2)], progress=False, **kw)
+        jaxtree.warmup([(160, 3)], progress=False, **kw)
         report(done=True)
-    else:   # another table in the same buckets: 200 rows (chunk 256), 3 covariates (4)
+    else:   # another table in the same buckets: 200 rows (chunk 256), 4 covariates (4)
         rng = np.random.default_rng(1)
-        X = rng.uniform(size=(200, 3))
+        X = rng.uniform(size=(200, 4))
         with count_compilations() as count:
             jaxtree.TreeRegressor(**kw).fit(X, np.cos(2 * X[:, 2]) + X[:, 0])
         report(lowerings=count.lowerings, compiles=count.compiles)
@@ -174,10 +174,10 @@ def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):
 
 def test_classifier_second_table_in_the_bucket_compiles_nothing():
     kw = dict(k=3, basis=BASIS, chunk_size=256, validation_fraction=None)
-    X, y = _table(2100, 10, 5)
+    X, y = _table(2100, 9, 5)
     jaxtree.TreeClassifier(**kw).fit(X, y > np.median(y))
-    X2, y2 = _table(2900, 11, 6)
+    X2, y2 = _table(2900, 10, 6)
     with count_compilations() as count:
         est = jaxtree.TreeClassifier(**kw).fit(X2, y2 > np.median(y2))
     assert count.compiles == 0, count
-    assert est.n_features_in_ == 11 and max(c["feature"] for c in est.choices_) < 11
+    assert est.n_features_in_ == 10 and max(c["feature"] for c in est.choices_) < 10
