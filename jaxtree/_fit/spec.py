@@ -240,7 +240,6 @@ class FitSpec:
     columns: int = 0
     rows: int = 0
 
-
     def replace(self, **changes) -> "FitSpec":
         return dataclasses.replace(self, **changes)
 
