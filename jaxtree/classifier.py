@@ -776,29 +776,11 @@ class _Job:
         return data, ys
 
     def _buckets(self, rows: int, p: int) -> tuple:
-        """``(rows, columns)`` to chunk a search's data as: the row and column buckets
-        (:func:`jaxtree.scoring.rows_for`, :func:`jaxtree.scoring.columns_for`) where compiling
-        dominates, as the regressor's in-memory search (:func:`jaxtree._fit.spec.resolve`),
-        else ``(rows, None)``."""
-        q = self.basis.q
-        if self.basis.per_feature or not scoring.compiling_dominates(rows, p, q):
-            return rows, None
-        return scoring.rows_for(rows, self.params.chunk), scoring.columns_for(p)
-
-    def _unpadded(self, choices: list, p: int) -> list:
-        """Choice records (one tree's, or per member) with ``flat_index`` in the table's own
-        candidate layout where the search ran on padding columns (:meth:`_buckets`)."""
-        cols, q = scoring.columns_for(p), self.basis.q
-        if cols == p:
-            return choices
-
-        def one(c):
-            if c["flat_index"] < 0:
-                return c
-            row, col = divmod(c["flat_index"], cols * q)
-            return dict(c, flat_index=row * p * q + col)
-
-        return [[one(c) for c in cs] if isinstance(cs, list) else one(cs) for cs in choices]
+        """``(rows, columns)`` to chunk a search's data as: the row and column buckets where
+        compiling dominates (:func:`jaxtree._fit.select.column_bucket`, the regressor's rule;
+        :func:`jaxtree.scoring.rows_for`), else ``(rows, None)``."""
+        cols = select.column_bucket(rows, p, self.basis)
+        return (scoring.rows_for(rows, self.params.chunk), cols) if cols else (rows, None)
 
     def _start(self, ypm, w):
         """The empty tree(s): intercept ``log(p / (1 - p))`` (logistic) or 0 (margin)."""
@@ -844,9 +826,8 @@ class _Job:
         else:
             res = self._run_ovr(lambda pr: _ovr_step_cached(pr, data, ys, basis, cfg), start,
                                 k + 1, keep_states)
-        choices = res.choices
-        if data.x.shape[-1] != xs.shape[1]:
-            choices = self._unpadded(choices, xs.shape[1])
+        choices = select.unpadded_choices(res.choices, xs.shape[1], data.x.shape[-1],
+                                          basis.q)
         return res._replace(program=self.trim(res.program), choices=choices)
 
     def _reference_step(self, xs, ypm, w):

@@ -82,6 +82,33 @@ def tree_rows(n: int, p: int, q: int, chunk_size: int, pair_rows: int = 0):
     return rows
 
 
+def column_bucket(n: int, p: int, basis) -> int:
+    """The width a search over ``n`` rows of ``p`` covariates is padded to
+    (:func:`jaxtree.scoring.columns_for`) where compiling dominates
+    (:func:`jaxtree.scoring.compiling_dominates`), else 0 (none). Never with a
+    per-covariate family (``basis.PowerLaws`` is bound to the table's own covariates). The
+    one rule of the regressor's spec and the classifier's search."""
+    if basis.per_feature or not scoring.compiling_dominates(n, p, basis.q):
+        return 0
+    return scoring.columns_for(p)
+
+
+def unpadded_choices(choices: list, p: int, columns: int, q: int) -> list:
+    """Choice records (one tree's, or a list per member) with ``flat_index`` in the table's
+    own candidate layout ``row*p*q + j*q + i``, from a search that ran on ``columns``
+    covariates (padding columns, :func:`column_bucket`); unchanged where none were added."""
+    if not columns or columns == p:
+        return choices
+
+    def one(c):
+        if c["flat_index"] < 0:
+            return c
+        row, col = divmod(c["flat_index"], columns * q)
+        return dict(c, flat_index=row * p * q + col)
+
+    return [[one(c) for c in cs] if isinstance(cs, list) else one(cs) for cs in choices]
+
+
 def selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int, pair_rows: int = 0,
                    rows=None):
     """The row count to chunk a held-out split's training part as (``scoring.chunk``'s

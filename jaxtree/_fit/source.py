@@ -154,18 +154,7 @@ class InMemory:
                             choices=self._unpadded(res.choices))
 
     def _unpadded(self, choices: list) -> list:
-        """Choice records with ``flat_index`` in the table's own candidate layout
-        (``row*p*q + j*q + i``) where the search ran on padding columns (spec ``columns``)."""
-        cols, p, q = self.spec.columns, self.p, self.spec.basis.q
-        if not cols or cols == p:
-            return choices
-        out = []
-        for c in choices:
-            if c["flat_index"] >= 0:
-                row, col = divmod(c["flat_index"], cols * q)
-                c = dict(c, flat_index=row * p * q + col)
-            out.append(c)
-        return out
+        return select.unpadded_choices(choices, self.p, self.spec.columns, self.spec.basis.q)
 
     def selection_run(self, cfg: search.Config, rep) -> tuple:
         """``(run, n_held)``: the search grown to ``k`` on the training part of the split,

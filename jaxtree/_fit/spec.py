@@ -293,12 +293,9 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
             f"{BACKFIT_MAX_CANDIDATES} columns is refused). Use search='greedy' or "
             "'beam', a smaller basis, or fewer covariates.")
     shapes = hyper.get("shapes", "auto")
-    # Column buckets where compiling dominates (jaxtree.scoring.columns_for): in memory only
-    # (a streamed fit is large), on the JAX engine, and not with a per-covariate family
-    # (basis.PowerLaws is bound to the table's own covariates).
-    columns = (scoring.columns_for(p) if in_memory and engine == "jax"
-               and not params.basis.per_feature and scoring.compiling_dominates(n, p, q)
-               else 0)
+    # Column buckets (jaxtree._fit.select.column_bucket): in memory only (a streamed fit is
+    # large) and on the JAX engine.
+    columns = select.column_bucket(n, p, params.basis) if in_memory and engine == "jax" else 0
     spec = FitSpec(
         k=params.k, chunk=params.chunk, sweeps=params.sweeps, steps=params.steps,
         basis=params.basis, block=params.block, dtype=dtype, plan=plan,
