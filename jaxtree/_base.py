@@ -227,11 +227,18 @@ class Regressor(Estimator):
         return self.model_.formula(digits, tol=tol, scaled=scaled,
                                    indicators=_formula.indicator_labels(self.encoding_))
 
-    def law(self, digits: int = 4):
-        """The fitted formula as a readable sympy expression in ``X``'s and ``y``'s units,
-        constants merged and rounded (see :func:`jaxtree.simplify.law`; needs sympy)."""
+    def law(self, digits=None, *, tol: float = simplify_.LAW_TOL,
+            max_terms=simplify_.MAX_LAW_TERMS):
+        """The fitted law as a sympy expression in ``X``'s and ``y``'s units (negligible terms
+        dropped, numbers rounded within ``tol`` of the model), or None with a
+        :class:`jaxtree.simplify.NoLawWarning` saying why when the simplified expression has
+        more than ``max_terms`` additive terms or does not hold to ``tol`` (its number of
+        terms and the fit's held-out MSE). See :func:`jaxtree.simplify.law`; needs sympy."""
         self._check_fitted()
-        return simplify_.law(self.model_, digits)
+        rows = self.__dict__.get("_path_rows") or ()
+        held = [r["val_mse"] for r in rows if r.get("n_ops") == getattr(self, "k_", None)]
+        return simplify_.law(self.model_, digits, tol=tol, max_terms=max_terms,
+                             held_out_mse=held[0] if held else None, stacklevel=3)
 
     def to_sympy(self, **kwargs):
         """The fitted formula as a sympy expression in ``X``'s units: exact by default,
