@@ -17,11 +17,18 @@ Rules (decisions, and why):
     missing, else 0), placed right after the column. The search can put a leaf on it like on
     any covariate, so a formula reads, e.g., ``0.2·(year missing)``.
 
-  At predict time a missing value in a column that had none in training takes the same fill
-  (the training minimum) and no indicator (there is none to set). With ``missing="error"``
-  any missing value is refused with a ``ValueError`` naming the count, the first row and
-  the column (today's behaviour before this encoder). ``inf`` is not "missing": it is
-  refused by the usual finiteness check in both policies.
+  **Missing values at predict time, one rule** (the estimators' ``predict`` and
+  :func:`jaxtree.predict` apply it alike; the HistGradientBoosting convention of sending
+  them where the model has a documented place for them): a missing value in a column
+  that had none in training takes the same fill, the column's training minimum (a
+  model's ``x_min``), with one warning per call (``MissingValueWarning``, naming the
+  columns and the count) since the model never learned what missing means there; a column
+  that had missing values in training takes the fill and sets its indicator, silently
+  (that is what the model learned). With ``missing="error"`` any missing value is refused
+  at fit and at predict with a ``ValueError`` naming the count, the first row and the
+  column (and so is ``jaxtree.predict`` of such a model: its ``missing`` rule is
+  ``"error"``). ``inf`` is not "missing": it is refused by the usual finiteness check in
+  both policies.
 * **Categorical columns**: by default (``categorical_features="from_dtype"``) the pandas
   ``category``, string and object columns of a DataFrame (an object column holding only
   numbers stays numeric); or those named by ``categorical_features`` (indices, names or a
@@ -45,7 +52,8 @@ Rules (decisions, and why):
     the column's indicators).
   - **Missing values** in a categorical column: with ``missing="indicator"`` and missing
     values in the training table, an indicator ``"<col> missing"``; a missing value at
-    predict time in a column without one gives all zeros. With ``missing="error"``: refused.
+    predict time in a column without one gives all zeros (the baseline of its indicators),
+    with the warning above. With ``missing="error"``: refused.
   - Pandas ``bool`` columns are numeric 0/1 covariates already (one column, named as is);
     a nullable ``boolean`` column with ``pd.NA`` is numeric with missing values.
 
@@ -590,7 +598,8 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
       TypeError: a non-numeric value in a numeric column.
     """
     if spec.is_identity and missing == "error":
-        return X  # today's path: check_X refuses NaN with its message
+        _refuse_missing(X, spec)  # a clear error naming missing='error'; else check_X's checks
+        return X
     p = spec.n_features_in
     cf = [j for j, c in enumerate(spec.columns) if c.kind == "categorical"]
     split = _split_columns(X, cf or None)
@@ -605,7 +614,7 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
         names = tuple(c.name for c in spec.columns)
     if spec.is_identity and not _has_missing(X):
         return X
-    out, dtypes = [], []
+    out, dtypes, unlearned = [], [], []  # unlearned: (column, count) filled without indicator
     for j, (c, cs) in enumerate(zip(cols, spec.columns)):
         if cs.kind == "numeric":
             a = _numeric_column(c, j, names)
@@ -614,12 +623,16 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
                 if missing == "error":
                     _missing_error(j, names, int(miss.sum()), int(np.argmax(miss)))
                 a = np.where(miss, np.asarray(cs.fill, a.dtype), a)
+                if not cs.indicator:
+                    unlearned.append((cs.name, int(miss.sum())))
             dtypes.append(a.dtype)
             out.append(a)
             if cs.indicator:
                 out.append(np.zeros(len(a)) if miss is None else miss.astype(np.float64))
             continue
         codes, uniques, miss = _codes(c, j, names, missing)
+        if miss.any() and not cs.indicator:
+            unlearned.append((cs.name, int(miss.sum())))
         slot = {lv: i for i, lv in enumerate(cs.levels)}
         n_cols = len(cs.levels) + int(cs.other)
         unseen = len(cs.levels) if cs.other else -1  # -1: all zeros
@@ -631,6 +644,8 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
         out.extend(block.T)
         if cs.indicator:
             out.append(miss.astype(np.float64))
+    if unlearned:  # one warning per call (jaxtree._validation.fill_missing's words)
+        V.warn_missing_filled([name for name, _ in unlearned], sum(c for _, c in unlearned))
     dtype = (np.float32 if dtypes and all(d.kind == "f" and d.itemsize <= 4 for d in dtypes)
              else np.float64)
     n = len(cols[0]) if cols else 0
@@ -703,6 +718,31 @@ def fit_streamed(x, chunk_size: int) -> EncodingSpec:
             has |= ~finite.all(0)
         lows = np.fmin(lows, np.fmin.reduce(a, axis=0))  # NaN-ignoring, as np.nanmin
     return numeric(lows, has)
+
+
+def _refuse_missing(X, spec: EncodingSpec) -> None:
+    """Under ``missing="error"`` with the identity spec: a ``ValueError`` naming the count, the
+    first row and the column of a missing value in a numeric array or DataFrame ``X`` (other
+    inputs are left to the usual checks)."""
+    names = tuple(c.name for c in spec.columns) if spec.named else None
+    if _is_frame(X):
+        if X.shape[1] != spec.n_features_in:
+            return
+        nan = np.asarray(X.isna().to_numpy(), bool)
+    else:
+        a = X if isinstance(X, np.ndarray) else None
+        if a is None or a.dtype.kind != "f" or a.ndim != 2 or a.shape[1] != spec.n_features_in:
+            return
+        if V.is_all_finite(a):
+            return
+        nan = np.isnan(a)
+    if nan.any():
+        row, j = (int(i) for i in np.argwhere(nan)[0])
+        raise ValueError(
+            f"X contains {int(nan.sum())} NaN (missing) value(s), the first at row "
+            f"{row}, {_column_name(j, names)}, and missing='error' refuses them. Impute or "
+            "drop them, or use missing='indicator' (the default) to learn from them (a fill "
+            "value plus a '<column> missing' indicator covariate).")
 
 
 def _has_missing(X) -> bool:

@@ -47,6 +47,29 @@ class ComplexDataError(TypeError, ValueError):
     written for either rule catch it."""
 
 
+class DataSizeWarning(UserWarning):
+    """The data are too few for the fit as asked: fewer rows than
+    :data:`jaxtree._fit.limits.MIN_ROWS` (the model interpolates), or a ``k`` above what the
+    rows support (the fit uses the bound). See :mod:`jaxtree._fit.limits`."""
+
+
+class MissingValueWarning(UserWarning):
+    """Missing values at predict time in columns that had none in training took the
+    documented fill (:mod:`jaxtree._encoding`, "Missing values at predict time")."""
+
+
+def warn_user(message: str, category=UserWarning) -> None:
+    """``warnings.warn`` pointing at the first caller outside the jaxtree package (the user's
+    ``fit`` or ``predict`` line), however deep the library's own call stack is."""
+    import os
+
+    pkg = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
 @functools.lru_cache(maxsize=None)
 def _combined(name: str, ours: type, theirs: type) -> type:
     return type(name, (ours, theirs), {"__module__": ours.__module__, "__doc__": ours.__doc__})
@@ -91,8 +114,9 @@ def is_pandas(a) -> bool:
             and not isinstance(a, np.ndarray))
 
 
-def _pandas_to_numpy(a, name: str) -> np.ndarray:
-    """Numeric pandas DataFrame/Series -> numpy, with clear errors for missing values."""
+def _pandas_to_numpy(a, name: str, allow_nan: bool = False) -> np.ndarray:
+    """Numeric pandas DataFrame/Series -> numpy, with clear errors for missing values (with
+    ``allow_nan``: missing values become NaN, float64)."""
     dtypes = list(a.dtypes) if hasattr(a, "columns") else [a.dtype]
     columns = list(a.columns) if hasattr(a, "columns") else [getattr(a, "name", 0)]
     bad = [str(c) for c, dt in zip(columns, dtypes) if getattr(dt, "kind", "O") not in "biuf"]
@@ -102,6 +126,8 @@ def _pandas_to_numpy(a, name: str) -> np.ndarray:
             "(e.g. one-hot encode categories) or drop them before fitting."
         )
     missing = np.asarray(a.isna().to_numpy(), bool)
+    if missing.any() and allow_nan:
+        return a.to_numpy(dtype=np.float64, na_value=np.nan)
     if missing.any():
         first = np.argwhere(missing)[0]
         where = f"row {first[0]}" + (f", {_column(int(first[1]), columns)}"
@@ -128,11 +154,12 @@ def _is_low_float(dtype: np.dtype) -> bool:
     return False
 
 
-def as_float_array(a, name: str) -> np.ndarray:
+def as_float_array(a, name: str, allow_nan: bool = False) -> np.ndarray:
     """``a`` as a real numeric numpy array (no copy when it already is one).
 
     Low-precision floats become float32; integers and booleans stay as they are (callers
-    choose the compute dtype with :func:`float_dtype_for`).
+    choose the compute dtype with :func:`float_dtype_for`). ``allow_nan``: missing values of a
+    DataFrame or an object array (None, ``pd.NA``) become NaN instead of an error.
     """
     if hasattr(a, "toarray") and hasattr(a, "nnz"):  # scipy.sparse, without importing scipy
         raise TypeError(
@@ -140,7 +167,7 @@ def as_float_array(a, name: str) -> np.ndarray:
             f"needs dense data). Convert it with {name}.toarray() if it fits in memory."
         )
     if is_pandas(a):
-        a = _pandas_to_numpy(a, name)
+        a = _pandas_to_numpy(a, name, allow_nan)
     try:
         arr = np.asarray(a)
     except ValueError as exc:  # ragged nested lists
@@ -150,6 +177,9 @@ def as_float_array(a, name: str) -> np.ndarray:
         ) from None
     except Exception as exc:  # pragma: no cover - exotic containers
         raise TypeError(f"{name} must be array-like of numbers; got {type(a).__name__}.") from exc
+    if arr.dtype == object and allow_nan:
+        arr = np.where(np.vectorize(lambda v: v is None or type(v).__name__ in (
+            "NAType", "NaTType"), otypes=[bool])(arr), np.nan, arr) if arr.size else arr
     if arr.dtype == object:
         flat = arr.ravel()
         if any(v is None for v in flat) or any(
@@ -204,26 +234,36 @@ def float_dtype_for(arr: np.ndarray, x64: bool) -> np.dtype:
 _FINITE_BLOCK_ROWS = 1 << 16
 
 
-def _all_finite(arr: np.ndarray) -> bool:
-    """``np.isfinite(arr).all()`` over blocks of ``_FINITE_BLOCK_ROWS`` rows."""
+def _all_finite(arr: np.ndarray, allow_nan: bool = False) -> bool:
+    """``np.isfinite(arr).all()`` (with ``allow_nan``: no ``inf``) over blocks of
+    ``_FINITE_BLOCK_ROWS`` rows."""
     if arr.dtype.kind in "biu":
         return True
+    ok = (lambda b: not np.isinf(b).any()) if allow_nan else (lambda b: np.isfinite(b).all())
     if arr.ndim == 0 or arr.shape[0] <= _FINITE_BLOCK_ROWS:
-        return bool(np.isfinite(arr).all())
-    return all(bool(np.isfinite(arr[s:s + _FINITE_BLOCK_ROWS]).all())
+        return bool(ok(arr))
+    return all(bool(ok(arr[s:s + _FINITE_BLOCK_ROWS]))
                for s in range(0, arr.shape[0], _FINITE_BLOCK_ROWS))
 
 
-def check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_names=None) -> None:
+def is_all_finite(arr: np.ndarray) -> bool:
+    """Whether ``arr`` holds no NaN or inf (checked in blocks of rows: no whole-array
+    temporary)."""
+    return _all_finite(arr)
+
+
+def check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_names=None,
+                 allow_nan: bool = False) -> None:
     """Raises a ValueError naming the count and the first NaN/inf (``axes`` name the axes;
-    ``column_names``, when known, name the ``"column"`` axis' entries too).
+    ``column_names``, when known, name the ``"column"`` axis' entries too); ``allow_nan``:
+    only ``inf`` is refused (a missing value is NaN, see :func:`fill_missing`).
 
     Finite data (the usual case) is checked in blocks of rows, so a large ``arr`` makes no
     whole-array temporary (issue 12 item 7).
     """
-    if _all_finite(arr):
+    if _all_finite(arr, allow_nan):
         return
-    bad = ~np.isfinite(arr)
+    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
     if bad.any():
         count = int(bad.sum())
         first = np.argwhere(bad)[0]
@@ -236,7 +276,7 @@ def check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_name
 
 
 def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: int = 1,
-            allow_1d: bool = False, feature_names=None) -> np.ndarray:
+            allow_1d: bool = False, feature_names=None, allow_nan: bool = False) -> np.ndarray:
     """Validates a covariate matrix; returns a numpy array, a view of ``X`` where possible.
 
     Args:
@@ -247,17 +287,19 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
       allow_1d: accept a single row ``(n_features,)`` (functional predict).
       feature_names: the column names, to name a column in messages; by default those of a
         DataFrame ``X`` with string column names.
+      allow_nan: let missing values through as NaN (``inf`` is still refused): the caller
+        applies the missing-value rule (:func:`fill_missing`).
 
     Raises:
       TypeError: for non-numeric, object or complex data.
       ValueError: for a wrong shape, empty or too small input, NaN/inf or missing values.
     """
     names = frame_feature_names(X) if feature_names is None else tuple(feature_names)
-    arr = as_float_array(X, name)
+    arr = as_float_array(X, name, allow_nan)
     if allow_1d and arr.ndim == 1:
         if arr.shape[0] == 0:
             raise ValueError(f"{name} is empty (shape {arr.shape}); it needs at least one value.")
-        check_finite(arr, name)
+        check_finite(arr, name, allow_nan=allow_nan)
         if n_features is not None and arr.shape[0] != n_features:
             raise ValueError(
                 f"{name} is one row of {arr.shape[0]} features, but the model was fitted with "
@@ -287,8 +329,62 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
             "features as input, the number of columns in fit. Pass the same columns, in the "
             "same order, as in fit."
         )
-    check_finite(arr, name, column_names=names)
+    check_finite(arr, name, column_names=names, allow_nan=allow_nan)
     return arr
+
+
+MISSING_AT_PREDICT = (
+    "each took its covariate's training minimum (jaxtree's rule for a missing value at "
+    "predict time in a column that had none in training, the same in est.predict and "
+    "jaxtree.predict; README, 'Missing values')")
+
+
+def warn_missing_filled(columns, count: int) -> None:
+    """The one warning of a predict call whose missing values took the training minimum of
+    columns that had none in training (:func:`fill_missing`, :func:`jaxtree._encoding.transform`)."""
+    warn_user(f"X has {count} missing value(s) (NaN) in column(s) {list(columns)} that had "
+              f"none in training: {MISSING_AT_PREDICT}. Impute them before predicting to "
+              "silence this, or fit on data with missing values so that the model learns from "
+              "them (missing='indicator' adds a '<column> missing' covariate).",
+              MissingValueWarning)
+
+
+def fill_missing(arr: np.ndarray, fills, *, refuse: bool = False, names=None,
+                 name: str = "X") -> np.ndarray:
+    """The missing-value rule at predict time of a model's covariates (``jaxtree.predict``;
+    the estimators apply the same rule to their raw columns in :mod:`jaxtree._encoding`).
+
+    A NaN in covariate ``j`` takes ``fills[j]``, the training minimum, with one
+    :class:`MissingValueWarning` naming the columns and the count; with ``refuse`` (a model
+    fitted with ``missing="error"``) it is a ``ValueError`` naming the count, the first row
+    and the column.
+
+    Args:
+      arr: float ``(n, p)`` or ``(p,)`` (checked by :func:`check_X` with ``allow_nan``).
+      fills: float ``(p,)`` the value each covariate's missing value takes.
+      refuse: refuse missing values instead. names: the covariates' names, for messages.
+
+    Returns:
+      ``arr`` itself when it holds no NaN, else a filled copy of the same dtype.
+    """
+    if arr.dtype.kind != "f" or _all_finite(arr):
+        return arr
+    nan = np.isnan(arr)
+    if not nan.any():
+        return arr
+    rows = nan if nan.ndim == 2 else nan[None, :]
+    cols = np.flatnonzero(rows.any(0))
+    shown = [names[j] if names is not None and j < len(names) else f"x{j + 1}" for j in cols]
+    if refuse:
+        j = int(cols[0])
+        raise ValueError(
+            f"{name} contains {int(nan.sum())} NaN (missing) value(s), the first at row "
+            f"{int(np.argmax(rows[:, j]))}, {_column(j, names)}, and the model was fitted "
+            "with missing='error', which refuses them. Impute or drop them, or refit with "
+            "missing='indicator' (the default) to learn from them.")
+    warn_missing_filled(shown, int(nan.sum()))
+    fills = np.asarray(fills, arr.dtype).reshape(-1)
+    return np.where(nan, fills if nan.ndim == 1 else fills[None, :], arr).astype(arr.dtype)
 
 
 def _name_list(names, limit: int = 5) -> str:
@@ -362,6 +458,12 @@ def check_y(y, n_samples: int) -> np.ndarray:
     if y is None:
         raise ValueError("fit requires y to be passed, but the target y is None. jaxtree is "
                          "supervised: call fit(X, y).")
+    text = _text_value(y)
+    if text is not None:
+        raise TypeError(
+            f"The target y must hold numbers for a regression; got text such as {text!r}. "
+            "For class labels use jaxtree.TreeClassifier; for numbers stored as text convert "
+            "y first (pd.to_numeric(y) or np.asarray(y, dtype=float)).")
     arr = as_float_array(y, "y")
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
@@ -372,6 +474,27 @@ def check_y(y, n_samples: int) -> np.ndarray:
                          "(one target per row of X).")
     check_finite(arr, "y")
     return arr
+
+
+def _text_value(y):
+    """The first text value (str, bytes, a pandas category or string entry) of a target, or
+    None when ``y`` holds none (numbers, NaN, ...: the usual checks then decide)."""
+    try:
+        if is_pandas(y) or hasattr(y, "dtype"):
+            kind = getattr(getattr(y, "dtype", None), "kind", "O")
+            if kind in "biufc":
+                return None
+            a = y.to_numpy(dtype=object) if hasattr(y, "to_numpy") else np.asarray(y, dtype=object)
+        elif isinstance(y, (list, tuple)):
+            a = np.asarray(y, dtype=object)
+        else:
+            return None
+    except (TypeError, ValueError):  # ragged input: the usual checks say so
+        return None
+    for v in a.ravel():
+        if isinstance(v, (str, bytes, np.str_, np.bytes_)):
+            return v
+    return None
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:

@@ -208,8 +208,10 @@ def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.A
     """
     if model.program.weight.ndim == 1:
         return model_.predict(model, X, clip=clip)
-    if V.is_host_array(X):
-        X = V.check_X(X, n_features=model.x_min.shape[-1], allow_1d=True)
+    if V.is_host_array(X):  # the missing-value rule of jaxtree.predict (shared scaling)
+        X = V.check_X(X, n_features=model.x_min.shape[-1], allow_1d=True, allow_nan=True)
+        X = V.fill_missing(X, np.asarray(model.x_min).reshape(-1, model.n_features)[0],
+                           refuse=model.missing == "error", names=model.feature_names)
     x = jnp.asarray(X, model.x_min.dtype)
     out = jax.vmap(lambda m: model_.predict(m, x, clip=clip))(model)
     return jnp.moveaxis(out, 0, -1)
@@ -305,6 +307,11 @@ class TreeClassifier(Estimator):
         None) give one 0/1 covariate per level ``"<col>=<level>"``, rare levels grouped into
         ``"<col>=other"``. Applied in ``fit``, ``predict``, ``predict_proba``,
         ``decision_function`` and ``score``, and saved with the model.
+      tol: as for :class:`jaxtree.TreeRegressor`: a tree's search stops once no candidate
+        lowers the training loss by this relative amount (default ``1e-6``) or the loss
+        reaches the float precision's floor (``status_`` has ``Status.CONVERGED``); None or
+        0: grow to ``k``. Two classes only (the one-versus-rest trees of more classes are
+        one batch and grow to ``k``). ``k`` is bounded by the rows, as the regressor's.
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
@@ -352,7 +359,8 @@ class TreeClassifier(Estimator):
                  missing: str = "indicator",
                  categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
-                 min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY):
+                 min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
+                 tol: Optional[float] = spec_.DEFAULT_TOL):
         self.k = k
         self.loss = loss
         self.basis = basis
@@ -373,6 +381,7 @@ class TreeClassifier(Estimator):
         self.categorical_features = categorical_features
         self.max_categories = max_categories
         self.min_frequency = min_frequency
+        self.tol = tol
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -461,6 +470,8 @@ class TreeClassifier(Estimator):
         """The fitted attributes from a search result (every fit path ends here)."""
         K = len(classes)
         model = model_.TreeModel.from_scaling(res.program, sc, dtype, basis, feature_names)
+        if self.missing == "error":  # the model refuses NaN at predict on every path
+            model = model_.with_missing_rule(model, "error")
         if K > 2:
             model = batched(model, K)
         status = search.Status(int(np.bitwise_or.reduce(np.atleast_1d(np.asarray(res.status)))))
@@ -760,6 +771,8 @@ class _Job:
         self.est, self.params, self.basis, self.cfg, self.dtype = est, params, basis, cfg, dtype
         self.sc, self.feature_names, self.classes = sc, feature_names, classes
         self.rep = rep  # the progress bar and callback (a binary fit's driver hook)
+        # the stop on negligible progress (tol; the logit is not scaled: y_bound 1)
+        self.stop = search.stop_rule(getattr(est, "tol", None), dtype)
 
     def _data(self, xs, ypm, w, rows=None):
         """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels; with
@@ -797,7 +810,8 @@ class _Job:
         :func:`jaxtree.search.run` with the estimator's callback for one tree, once per
         iteration with every class's callback for a one-versus-rest batch."""
         if np.ndim(start.weight) == 1:
-            return search.run(step, start, k + 1, self.rep, keep_states=keep_states)
+            return search.run(step, start, k + 1, self.rep, keep_states=keep_states,
+                              stop=self.stop)
         return self._run_ovr(step, start, k + 1, keep_states)
 
     def trim(self, program):
@@ -822,7 +836,7 @@ class _Job:
         if ypm.shape[0] == 1:
             one = data._replace(y=ys[0])
             res = search.run(lambda pr: search.step_cached(pr, one, basis, cfg), start, k + 1,
-                             self.rep, keep_states=keep_states)
+                             self.rep, keep_states=keep_states, stop=self.stop)
         else:
             res = self._run_ovr(lambda pr: _ovr_step_cached(pr, data, ys, basis, cfg), start,
                                 k + 1, keep_states)

@@ -47,6 +47,7 @@ __all__ = [
     "load_dict",
     "MAX_FAMILY_SIZE",
     "MAX_SLOTS",
+    "MISSING_RULES",
     "predict",
     "program_to_dict",
     "read_extra",
@@ -56,11 +57,15 @@ __all__ = [
     "to_dict",
     "TreeModel",
     "VERSION",
+    "with_missing_rule",
 ]
 
 
 FORMAT = "jaxtree-model"
 VERSION = 1
+
+MISSING_RULES = ("fill", "error")
+"""A model's rule for missing values at predict time (:attr:`TreeModel.missing`)."""
 
 
 @jax.tree_util.register_dataclass
@@ -83,6 +88,11 @@ class TreeModel:
         ``"square"``); None otherwise.
       shapes: the shape-function terms (:class:`jaxtree.shapes.Shapes`) added to the tree,
         or None. ``shape_spec``: their static :class:`jaxtree.shapes.ShapeSpec`.
+      missing: the rule for a missing value (NaN) at predict time (static): ``"fill"``
+        (default) gives it the covariate's training minimum ``x_min`` (with a warning on
+        host inputs; silently under ``jit``); ``"error"`` (a model fitted with
+        ``missing="error"``) refuses it on host inputs (under ``jit`` it propagates as NaN).
+        See :func:`predict`.
     """
 
     program: prog.Program
@@ -97,6 +107,7 @@ class TreeModel:
     shapes: Optional[shapes_.Shapes] = None
     shape_spec: Optional[shapes_.ShapeSpec] = dataclasses.field(default=None,
                                                                 metadata=dict(static=True))
+    missing: str = dataclasses.field(default="fill", metadata=dict(static=True))
 
     @property
     def n_features(self) -> int:
@@ -171,10 +182,20 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
         are only bounded on ``[0, 1]``, extrapolating a cubic or a Fourier term is rarely
         wise). ``clip=False`` evaluates the formula outside the training range as is.
 
+    Missing values (NaN; the rule of the estimators' ``predict`` for a column that had none
+    in training, README "Missing values"): each takes its covariate's training minimum
+    ``model.x_min`` (where a filled training value sits), with one
+    :class:`jaxtree._validation.MissingValueWarning` naming the columns for host inputs; JAX
+    arrays are filled the same way, silently. A model fitted with ``missing="error"``
+    (``model.missing``) refuses them on host inputs with a ``ValueError``. A table with
+    ``"<col> missing"`` indicator covariates is encoded by the estimator's ``predict`` (which
+    sets them), not by this function.
+
     Raises:
       ValueError / TypeError: only for concrete host inputs (numpy arrays, lists,
-        pandas): wrong shape or feature count, NaN/inf, non-numeric data. JAX arrays
-        and tracers are never inspected, so ``jit``, ``vmap`` and ``grad`` are unaffected.
+        pandas): wrong shape or feature count, inf, NaN for a ``missing="error"`` model,
+        non-numeric data. JAX arrays and tracers are never inspected, so ``jit``, ``vmap``
+        and ``grad`` are unaffected.
 
     Returns:
       float ``(n,)`` (or ``()``) predictions in the units of ``y``.
@@ -188,13 +209,17 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
       (200,)
     """
     if V.is_host_array(X):
-        X = V.check_X(X, n_features=model.x_min.shape[-1], allow_1d=True)
+        X = V.check_X(X, n_features=model.x_min.shape[-1], allow_1d=True, allow_nan=True)
+        X = V.fill_missing(X, np.asarray(model.x_min).reshape(-1, model.n_features)[0],
+                           refuse=model.missing == "error", names=model.feature_names)
     return _predict_jit(model, jnp.asarray(X, model.x_min.dtype), clip)
 
 
 def _predict_impl(model: TreeModel, x, clip):
     single = x.ndim == 1
     x2 = x[None, :] if single else x
+    if model.missing != "error":  # the missing-value rule (see predict): the training minimum
+        x2 = jnp.where(jnp.isnan(x2), model.x_min, x2)
     xs = scale_x(model, x2, clip)
     inner = prog.evaluate(model.program, xs, model.basis)
     if model.shapes is not None:  # hats are defined on [0, 1]: shapes always see clipped x
@@ -221,7 +246,7 @@ MAX_SLOTS = 2 * 100_000 + 1
 """Largest program capacity a file may hold."""
 
 _TOP_KEYS = ("format", "version", "dtype", "basis", "feature_names", "scaling", "program")
-_OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes", "task", "encoding")
+_OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes", "task", "encoding", "missing")
 _SHAPE_KEYS = ("n1", "n2", "pairs", "main", "main_on", "pair", "pair_on", "intercept", "order",
                "n_terms")
 _SCALING_KEYS = ("x_min", "x_scale", "y_center", "y_scale")
@@ -289,6 +314,8 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
         d["task"] = dict(task)
     if encoding is not None:  # the estimator's table encoder (jaxtree._encoding); only when
         d["encoding"] = dict(encoding)  # it is not the identity: older files stay byte-identical
+    if model.missing != "fill":  # written only when used: older files stay byte-identical
+        d["missing"] = model.missing
     d["checksum"] = checksum(d)
     return d
 
@@ -507,6 +534,9 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
         if not (_is_number(tg["smearing"]) and float(tg["smearing"]) > 0):
             _fail(path, "target smearing must be a positive finite number")
         transform, smear = tg["transform"], float(tg["smearing"])
+    missing = d.get("missing", "fill")
+    if missing not in MISSING_RULES:
+        _fail(path, f"missing must be one of {list(MISSING_RULES)}; got {missing!r}")
     if "checksum" in d:
         try:
             ok = isinstance(d["checksum"], str) and d["checksum"] == checksum(d)
@@ -530,7 +560,8 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     sh, spec = _shapes_from_dict(d["shapes"], p, dtype, path) if "shapes" in d else (None, None)
     return TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
                      jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), basis, names,
-                     transform, None if smear is None else jnp.asarray(smear, dtype), sh, spec)
+                     transform, None if smear is None else jnp.asarray(smear, dtype), sh, spec,
+                     missing)
 
 
 def read_extra(d: Mapping, path="<dict>") -> tuple:

@@ -82,6 +82,7 @@ __all__ = [
     "SEARCHES",
     "SearchResult",
     "Status",
+    "STATUS_CONVERGED",
     "STATUS_FULL",
     "STATUS_NO_CANDIDATE",
     "STATUS_OK",
@@ -89,6 +90,8 @@ __all__ = [
     "step",
     "step_jit",
     "StepInfo",
+    "Stop",
+    "stop_rule",
     "with_validation",
 ]
 
@@ -107,6 +110,7 @@ class Status(enum.IntFlag):
     NO_CANDIDATE = 1
     FULL = 2
     STOPPED = 4
+    CONVERGED = 8
 
 
 _MESSAGES = {
@@ -115,6 +119,9 @@ _MESSAGES = {
     Status.FULL: "the program had no room for another operation (capacity max_k reached); the "
                  "tree was kept",
     Status.STOPPED: "the callback asked the search to stop before k operations",
+    Status.CONVERGED: "the search stopped before k operations: no candidate lowered the "
+                      "training loss by the relative tolerance tol, or the loss reached the "
+                      "float precision's floor (the fit is exact)",
 }
 
 
@@ -130,6 +137,42 @@ STATUS_OK = int(Status.OK)
 STATUS_NO_CANDIDATE = int(Status.NO_CANDIDATE)
 STATUS_FULL = int(Status.FULL)
 STATUS_STOPPED = int(Status.STOPPED)
+STATUS_CONVERGED = int(Status.CONVERGED)
+
+
+class Stop(NamedTuple):
+    """The driver's stop on negligible progress (:func:`run`; the estimators' ``tol``).
+
+    Attributes:
+      rtol: an iteration after the first whose loss is not below ``(1 - rtol)`` times the
+        previous loss ends the search, and its move is undone (not recorded): no candidate
+        lowered the loss by that relative amount. 0: off.
+      atol: once the loss is at most ``atol`` (the step's units) the search ends after that
+        iteration: the fit is exact to the float precision. 0: off.
+    """
+
+    rtol: float = 0.0
+    atol: float = 0.0
+
+
+FLOOR_EPS = 16
+""":func:`stop_rule`'s floor, in units of the float precision: a loss of at most
+``FLOOR_EPS * eps * y_bound**2`` is an exact fit. The target's variance is at most
+``y_bound**2`` and the closed-form scores (differences of sums of squares of that size) round
+at a few ``eps`` times it, so below the floor a smaller loss is rounding, not progress: the
+training R² is 1 to within about 50 ``eps`` (float64: ``3.6e-15 * y_bound**2``; float32:
+``1.9e-6 * y_bound**2``, an RMSE near 0.1% of the target's range, below what a formula
+rounded to ``tol=1e-3`` shows)."""
+
+
+def stop_rule(tol, dtype, y_bound: float = 1.0) -> Optional[Stop]:
+    """The :class:`Stop` of an estimator's ``tol`` (None or 0: no stop, the tree grows to
+    ``k``) in ``dtype``, on a target scaled into ``[-y_bound, y_bound]``: ``rtol = tol`` and
+    the floor ``atol = FLOOR_EPS * eps(dtype) * y_bound**2``."""
+    if tol is None or not tol > 0:
+        return None
+    eps = float(np.finfo(np.dtype(dtype)).eps)
+    return Stop(float(tol), FLOOR_EPS * eps * float(y_bound) ** 2)
 
 
 class Config(NamedTuple):
@@ -638,17 +681,17 @@ def check_beam(width: int, config: Config) -> None:
 
 def beam_fit(data: scoring.Data, basis, k: int, config: Config, width: int = BEAM_WIDTH,
              callback: Optional[Callable[[int, float, dict], bool]] = None, *,
-             loss_scale: float = 1.0) -> SearchResult:
+             loss_scale: float = 1.0, stop: Optional[Stop] = None) -> SearchResult:
     """Beam search of ``width`` trees (:func:`beam_step`) for the first leaf and ``k``
     insertions, run by the one driver; returns the best member. ``width=1`` is
     :func:`fit` exactly. The history is the best member's loss after each iteration (the
     best member may change from one iteration to the next, so it can differ from the
-    final tree's own path)."""
+    final tree's own path). ``stop``: as for :func:`run` (on the best member's loss)."""
     check_beam(width, config)
     empty = prog.empty_program(config.max_k, data.x.dtype)
     programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (width,) + a.shape), empty)
     res = run(lambda ps: beam_step_jit(ps, data, basis, config), programs, k + 1, callback,
-              loss_scale=loss_scale)
+              loss_scale=loss_scale, stop=stop)
     final = jax.device_get(res.program)
     loss = np.asarray(jax.device_get(_member_mse(res.program, data, basis)))
     best = int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))
@@ -702,7 +745,7 @@ class SearchResult(NamedTuple):
 def run(step: Callable, state, n_iter: int,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
         loss_scale=1.0, keep_states: bool = False,
-        patience: Optional[int] = None) -> SearchResult:
+        patience: Optional[int] = None, stop: Optional[Stop] = None) -> SearchResult:
     """The one search driver: every engine and path runs its iterations through it.
 
     ``step(state) -> (state, info)`` is one iteration of an engine (the jitted step in memory,
@@ -725,19 +768,34 @@ def run(step: Callable, state, n_iter: int,
       patience: with a step that reports ``val_loss`` (:func:`with_validation`), stop once
         the held-out loss has not fallen below its best for this many iterations (status
         :attr:`Status.STOPPED`); None runs all ``n_iter``.
+      stop: a :class:`Stop` (the estimators' ``tol``, :func:`stop_rule`): end the search
+        once an iteration lowers the loss by less than ``stop.rtol`` relative (that
+        iteration's move is undone and not recorded) or once the loss is at most
+        ``stop.atol``; either sets :attr:`Status.CONVERGED` when iterations were left. Only
+        iterations whose step reports ``Status.OK`` are judged. None (default): no such
+        stop. Not applied to a batch.
 
     Returns:
       :class:`SearchResult`.
     """
     history, choices, status, val, states = [], [], None, [], []
     ends = None  # a batch: per member the first iteration that found its tree full (-1: none)
+    last = None  # the previous iteration's loss in the step's units (the stop's reference)
     for it in range(n_iter):
+        before = state
         state, info = step(state)
         host = jax.device_get((info, state) if keep_states else info)  # one transfer
         if keep_states:
             host, kept = host
-        loss = np.asarray(host.loss, np.float64) * loss_scale
+        raw = np.asarray(host.loss, np.float64)
+        loss = raw * loss_scale
         flags = np.asarray(host.status, np.int64)
+        judged = stop is not None and not raw.ndim and int(flags) == STATUS_OK
+        if judged and last is not None and not raw < last * (1.0 - stop.rtol):
+            # No candidate lowered the loss by rtol: undo this move and end the search.
+            state = before
+            status = (STATUS_OK if status is None else status) | STATUS_CONVERGED
+            break
         if loss.ndim:  # a batch: a member whose tree is full is done, as one tree is below
             full = (flags & STATUS_FULL) != 0
             ends = np.where(full, it, -1) if ends is None else np.where(full & (ends < 0), it, ends)
@@ -760,12 +818,16 @@ def run(step: Callable, state, n_iter: int,
             continue
         ch = host_choice(host.choice)
         choices.append(ch)
-        stop = callback is not None and callback(it, float(loss), ch)
+        stop_now = callback is not None and callback(it, float(loss), ch)
         if patience is not None and len(val) > patience:
-            stop = stop or min(val[-patience:]) >= min(val[:-patience])
-        if stop:
+            stop_now = stop_now or min(val[-patience:]) >= min(val[:-patience])
+        if stop_now:
             if it + 1 < n_iter:
                 status = status | STATUS_STOPPED
+            break
+        last = float(raw) if judged else None
+        if judged and raw <= stop.atol and it + 1 < n_iter:
+            status = status | STATUS_CONVERGED  # exact to the float precision: nothing to gain
             break
     history = np.asarray(history, np.float64)
     val = np.asarray(val, np.float64) if val else None
@@ -795,7 +857,8 @@ def with_validation(step: Callable, loss: Callable) -> Callable:
 
 def fit(data: scoring.Data, basis, k: int, config: Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
-        loss_scale: float = 1.0, max_ops: Optional[int] = None) -> SearchResult:
+        loss_scale: float = 1.0, max_ops: Optional[int] = None,
+        stop: Optional[Stop] = None) -> SearchResult:
     """Runs the first leaf and ``k`` insertions in memory (:func:`run` over :func:`step`).
 
     Args:
@@ -806,6 +869,7 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
       loss_scale: as for :func:`run` (1: the history is the weighted MSE in scaled units).
       max_ops: the most operations the tree may hold (``<= config.max_k``; traced, see
         :func:`step`); None: ``config.max_k``.
+      stop: as for :func:`run` (None: grow to ``k``).
 
     Returns:
       :class:`SearchResult` with the history of the training loss after the first leaf and
@@ -814,4 +878,4 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
     program = prog.empty_program(config.max_k, data.x.dtype)
     limit = None if max_ops is None else np.int32(max_ops)  # traced: no retrace per value
     return run(lambda p: step_cached(p, data, basis, config, limit), program, k + 1, callback,
-               loss_scale=loss_scale)
+               loss_scale=loss_scale, stop=stop)

@@ -727,7 +727,7 @@ def fit(source, basis, k: int, config: search.Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
         chunks_per_block: int = 16, devices=None, dtype=None,
         loss_scale: float = 1.0, beam_width: Optional[int] = None,
-        held_out=None, shapes=None) -> search.SearchResult:
+        held_out=None, shapes=None, stop: Optional[search.Stop] = None) -> search.SearchResult:
     """The search of :func:`jaxtree.search.fit` (or :func:`jaxtree.search.beam_fit`),
     streaming ``source`` every pass.
 
@@ -755,6 +755,7 @@ def fit(source, basis, k: int, config: search.Config,
         the tree is searched on the partial residual ``y - g(x)`` of their values ``g``,
         recomputed on the device for every block of every pass (and for the pair screen's
         rows and ``held_out``), never stored: ``shapes=S``'s tree on streamed data.
+      stop: as for :func:`jaxtree.search.run` (the estimators' ``tol``); None: grow to ``k``.
 
     Returns:
       :class:`jaxtree.search.SearchResult`, equal to the in-memory search on the same rows.
@@ -776,7 +777,7 @@ def fit(source, basis, k: int, config: search.Config,
         pick = beam.best_member if beam is not None else (lambda state: state)
         step = search.with_validation(step, lambda state: _mse(held, pick(state), dtype))
     res = search.run(step, start, k + 1, callback, loss_scale=loss_scale,
-                     keep_states=held_out is not None)
+                     keep_states=held_out is not None, stop=stop)
     if beam is None:
         return res
     if res.programs is not None:  # each size's member: the one the beam returns there

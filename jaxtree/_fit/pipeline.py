@@ -305,8 +305,10 @@ def _fit_auto_transform(X, y, sample_weight, hyper: dict, params: spec_.Params) 
         w = np.ones(len(held)) if sw is None else sw[held]
         numeric = dict(hyper, categorical_features=None)  # xa is encoded: numeric columns only
         for t in tried:
-            cand = fit_fixed(xa[train], ya[train], None if sw is None else sw[train], numeric,
-                             params, t)
+            with warnings.catch_warnings():  # the refit on all rows says it, once
+                warnings.simplefilter("ignore", V.DataSizeWarning)
+                cand = fit_fixed(xa[train], ya[train], None if sw is None else sw[train],
+                                 numeric, params, t)
             err = (predict_rows(cand.model, xa[held], hyper.get("clip", True)) - ya[held]) ** 2
             scores[t] = float(np.sum(w * err) / max(np.sum(w), 1e-300))
     else:

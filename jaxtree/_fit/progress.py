@@ -20,6 +20,11 @@ class ProgressBar:
     ``verbose > 1`` also writes one line per iteration. Until the first iteration ends the
     bar says "compiling" (the first step's time includes its compilation). The CLI uses this
     bar too.
+
+    A bar always ends full: a phase that runs fewer iterations than its total (a size chosen
+    on held-out rows, a pair move filling the tree, the ``tol`` stop, the callback) sets its
+    total to the iterations that ran when the next phase starts or the bar closes, so the
+    last line reads ``n/n`` (issue 28: bars stopped at 11/27 and 1/11).
     """
 
     def __init__(self, k: int, verbose, names=None, basis=None, loss_name: str = "mse"):
@@ -60,13 +65,35 @@ class ProgressBar:
 
     def reset(self, k: int, what: str) -> None:
         """Starts a second phase of the fit (e.g. the refit after choosing the size)."""
-        self.total = k + 1
+        self.phase(k + 1, what)
+
+    def phase(self, total: int, what: str, done: int = 0) -> None:
+        """Starts a phase of ``total`` iterations named ``what``, ``done`` of them already
+        counted (a later stage's iterations after an earlier one's); the current phase ends
+        full (:meth:`finish`)."""
+        self.finish()
+        self.total = max(int(total), int(done))
         if self.bar is not None:
-            self.bar.reset(total=k + 1)
             self.bar.set_description_str(f"jaxtree {what}", refresh=False)
+            self.bar.reset(total=self.total)
+            if done:
+                self.bar.update(int(done))
+
+    def tick(self) -> None:
+        """Counts one iteration of a phase whose records are not the model's (a held-out
+        selection run of shape terms): no loss or insertion is shown."""
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def finish(self) -> None:
+        """Ends the current phase full: its total becomes the iterations that ran."""
+        if self.bar is not None and self.bar.n != self.bar.total:
+            self.bar.total = self.bar.n
+            self.bar.refresh()
 
     def close(self) -> None:
         if self.bar is not None:
+            self.finish()
             self.bar.close()
             self.bar = None
 
@@ -88,6 +115,15 @@ class Reporter:
 
     def reset(self, k: int, what: str) -> None:
         self.bar.reset(k, what)
+
+    def phase(self, total: int, what: str, done: int = 0) -> None:
+        """:meth:`ProgressBar.phase`."""
+        self.bar.phase(total, what, done)
+
+    def tick(self, it=None, loss=None, info=None) -> bool:
+        """A driver callback that only counts an iteration on the bar (never stops)."""
+        self.bar.tick()
+        return False
 
     @contextlib.contextmanager
     def after(self, iterations: int):

@@ -146,10 +146,10 @@ class InMemory:
         data = self.data()
         if s.search == "beam":  # greedy insertions only: k + 1 iterations never pass k operations
             res = search.beam_fit(data, s.basis, k, cfg, s.beam_width, callback=rep,
-                                  loss_scale=self.loss_scale)
+                                  loss_scale=self.loss_scale, stop=s.stop)
         else:
             res = search.fit(data, s.basis, k, cfg, callback=rep, loss_scale=self.loss_scale,
-                             max_ops=max_ops)
+                             max_ops=max_ops, stop=s.stop)
         return res._replace(program=prog.trim(res.program, max_ops),
                             choices=self._unpadded(res.choices))
 
@@ -177,7 +177,8 @@ class InMemory:
                 lambda p: search.step_cached(p, data, s.basis, cfg, np.int32(s.k)),
                 lambda p: select.held_out_mse_cached(p, held_data, s.basis))
             start = empty
-        sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True)
+        sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True,
+                         stop=s.stop)
         sel = sel._replace(programs=[jax.device_get(prog.trim(best(p), s.k))
                                      for p in sel.programs],
                            choices=self._unpadded(sel.choices))
@@ -198,7 +199,7 @@ class InMemory:
                                    r.intercept, r.sse)
             return tree, search.StepInfo(r.loss, choice, search.STATUS_OK)
 
-        res = search.run(step, None, s.k + 1, rep, loss_scale=self.loss_scale)
+        res = search.run(step, None, s.k + 1, rep, loss_scale=self.loss_scale, stop=s.stop)
         t = res.program
         program = prog.from_arrays(t.op, t.left, t.right, t.feature, t.basis, t.weight,
                                    t.intercept, t.n_slots, dtype=s.dtype)
@@ -312,7 +313,7 @@ class Streamed:
         s = self.spec
         return dict(callback=rep, devices=s.devices, chunks_per_block=s.block,
                     loss_scale=self.loss_scale, shapes=self.shapes,
-                    beam_width=s.beam_width if s.search == "beam" else None)
+                    beam_width=s.beam_width if s.search == "beam" else None, stop=s.stop)
 
     def read_rows(self, rows, program=None) -> scoring.Data:
         """The rows ``rows`` (sorted) read into memory, scaled and chunked as an in-memory fit

@@ -19,7 +19,7 @@ from jaxtree import basis as basis_
 from jaxtree import plan as plan_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
-from jaxtree._fit import select
+from jaxtree._fit import limits, select
 
 ENGINES = ("jax", "reference")
 TARGET_TRANSFORMS = (None, "identity", "log", "square", "auto")
@@ -108,6 +108,21 @@ def _check_prune_tol(value, name):
                          f"R² a removed leaf may cost, e.g. 1e-4); got {value!r}.")
 
 
+DEFAULT_TOL = 1e-6
+"""The estimators' default ``tol``: the search stops once no candidate lowers the training
+loss by this relative amount (:func:`jaxtree.search.stop_rule`)."""
+
+
+def _check_tol(value, name):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not (
+            np.isfinite(value) and 0 <= value < 1):
+        raise ValueError(f"{name} must be None or a number in [0, 1) (the relative decrease "
+                         f"of the training loss below which the search stops, e.g. 1e-6); got "
+                         f"{value!r}.")
+
+
 PARAMETER_CONSTRAINTS = {
     "k": lambda v, n: V.check_int(v, n, 0),
     "refine": lambda v, n: V.check_choice(v, n, search.REFINE_MODES),
@@ -127,6 +142,7 @@ PARAMETER_CONSTRAINTS = {
     "target_transform": lambda v, n: V.check_choice(v, n, TARGET_TRANSFORMS),
     "y_bound": _check_y_bound,
     "prune_tol": _check_prune_tol,
+    "tol": _check_tol,
     # Tables (issue 12): missing values and categories, encoded at the boundary.
     "missing": encoding_.check_missing,
     "categorical_features": encoding_.check_categorical_features,
@@ -174,11 +190,15 @@ def planned(params: Params, n: int, p: int, dtype, chunk_size="auto",
     """``(params, plan)``: the row plan (:func:`jaxtree.plan.row_plan`) of a fit of ``n`` rows
     and ``p`` covariates on the platform of ``devices`` (None: JAX's default backend), and
     ``params`` with its chunk and streamed block size. Every fit calls this once, as soon as
-    it knows ``n``, ``p`` and the dtype."""
+    it knows ``n``, ``p`` and the dtype; it applies the safety rails
+    (:func:`jaxtree._fit.limits.check_size`: ``k`` bounded by the rows with a warning, a
+    warning below ``MIN_ROWS`` rows, a ``ValueError`` over the memory budget)."""
     platform = plan_.platform_of(None if devices is None else sharding_.resolve_devices(devices))
     plan = plan_.row_plan(n, p, params.basis.q, dtype, chunk_size=chunk_size, platform=platform,
                           cpu_chunked_values=CHUNKED_FIT_MIN_VALUES, batch=batch)
-    return params._replace(chunk=plan.chunk, block=plan.chunks_per_block), plan
+    k = limits.check_size(params.k, n, p, params.basis.q, dtype, plan.chunk, plan.platform,
+                          batch=batch)
+    return params._replace(k=k, chunk=plan.chunk, block=plan.chunks_per_block), plan
 
 
 def fits_in_chunks(hyper: dict, xa, transform: str, plan: plan_.RowPlan) -> bool:
@@ -210,6 +230,8 @@ class FitSpec:
     :data:`AUTO_SHAPES` terms after it on this fit. ``columns``/``rows``: the width and the row
     count the in-memory tree search's data are padded to where compiling dominates
     (:func:`jaxtree.scoring.columns_for`, :func:`jaxtree._fit.select.tree_rows`; 0: none).
+    ``k`` is the bounded one (:func:`planned`); ``tol``: the stop on negligible progress
+    (:attr:`stop`), None to grow every tree to its size.
     """
 
     k: int
@@ -239,6 +261,13 @@ class FitSpec:
     callback: Optional[Callable]
     columns: int = 0
     rows: int = 0
+    tol: Optional[float] = None
+
+    @property
+    def stop(self) -> Optional[search.Stop]:
+        """The search's stop on negligible progress (``tol``; :func:`jaxtree.search.stop_rule`
+        in the fit's dtype and ``y_bound``), or None."""
+        return search.stop_rule(self.tol, self.dtype, self.y_bound)
 
     def replace(self, **changes) -> "FitSpec":
         return dataclasses.replace(self, **changes)
@@ -309,7 +338,8 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         y_bound=float(hyper.get("y_bound", 1.0)), target_transform=transform,
         random_state=hyper.get("random_state"), devices=devices,
         cache_basis=bool(hyper.get("cache_basis", False)), verbose=hyper.get("verbose", 0),
-        callback=hyper.get("callback"), columns=columns)
+        callback=hyper.get("callback"), columns=columns,
+        tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)))
     if not columns:
         return spec
     cfg = spec.config(n, p)

@@ -66,7 +66,10 @@ def tree(src, spec: spec_.FitSpec, rep) -> tuple:
     sel, n_held = src.selection_run(cfg, rep)
     k_best, path = select.size_path(sel, n_held, src.sc, spec.dtype, spec.basis, rep.names)
     rep.reset(k_best, "refit")
-    return src.grow(k_best, cfg, rep, chosen=True), path
+    res = src.grow(k_best, cfg, rep, chosen=True)
+    # The selection run's early stop (tol) is why the sizes end before k: the status says so.
+    converged = search.Status(int(sel.status)) & search.Status.CONVERGED
+    return res._replace(status=search.Status(int(res.status)) | converged), path
 
 
 # ------------------------------------------------------------------------ shape terms
@@ -184,13 +187,17 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     step = search.with_validation(lambda s: search.shape_step_jit(s, data, gr, sspec),
                                   lambda s: select.shape_mse(s.shapes, held_data, sspec))
     start = shapes_.start(data, sspec)
-    sel = search.run(step, start, max_terms, loss_scale=scale, keep_states=True,
+    rep.phase(max_terms, "choosing shapes")  # the bar moves while the count is chosen
+    sel = search.run(step, start, max_terms, rep.tick, loss_scale=scale, keep_states=True,
                      patience=spec_.AUTO_PATIENCE if states else None)
     empty = float(select.shape_mse(start.shapes, held_data, sspec)) * scale
     n_best = select.choose_size(np.r_[empty, sel.val_history], len(held))
     path = select.shape_path(float(select.shape_mse(start.shapes, data, sspec)) * scale, empty,
                              sel, sspec, rep.names)
-    rep.reset(after + n_best if after else n_best + spec.k, "refit")
+    if after:  # shapes="auto": the tree's iterations, then the chosen terms
+        rep.phase(after + n_best, "shapes", done=after)
+    else:  # shapes=S: the chosen terms, then the tree's first leaf and k insertions
+        rep.phase(n_best + spec.k + 1, "refit")
     return n_best, pairs, sel, sspec, path
 
 
