@@ -13,6 +13,8 @@ from typing import Optional
 import numpy as np
 
 from jaxtree import _encoding as encoding_
+from jaxtree import _formula
+from jaxtree import _target
 from jaxtree import _validation as V
 from jaxtree import export as export_
 from jaxtree import model as model_
@@ -86,6 +88,16 @@ class Estimator(ParamsProtocol):
         out = enc.feature_names_out
         return V.check_X(Xe, n_features=len(out), feature_names=out)
 
+    def _labels(self) -> dict:
+        """``{covariate index: label}`` of the table encoding's 0/1 covariates, named
+        ``[label]`` in every formula, term and plot (:func:`jaxtree._formula.indicator_labels`)."""
+        return _formula.indicator_labels(getattr(self, "encoding_", None))
+
+    def _target_name(self) -> str:
+        """The target's name in formulas: ``target_name_`` (``"y"`` for an estimator fitted
+        before it existed)."""
+        return getattr(self, "target_name_", _target.DEFAULT_NAME)
+
     def _saved_params(self) -> dict:
         """The hyperparameters a model file keeps: plain values, not the devices (where a
         model was fitted says nothing about where it is loaded)."""
@@ -111,6 +123,42 @@ def set_table(est, model, encoding, names) -> None:
         est.feature_names_in_ = np.asarray(names, dtype=object)
     elif hasattr(est, "feature_names_in_"):
         del est.feature_names_in_
+
+
+def set_target_name(est, proposed) -> None:
+    """Sets ``est.target_name_``, the target's name in every formula: ``proposed`` (a pandas
+    Series' name, the CLI's ``--target``) or ``"y"``, with ``_`` appended while it equals the
+    name of one of the fitted covariates, raw or encoded (:func:`jaxtree._target.display_name`:
+    a table with a covariate ``y`` gets ``y_ = ...``). Call it after the table's names are set
+    (``set_table``; the CLI names its columns after the fit)."""
+    covariates = list(getattr(est, "feature_names_in_", ())) + list(
+        getattr(est, "encoded_feature_names_", ()))
+    est.target_name_ = _target.display_name(proposed, covariates)
+
+
+def loaded_target_name(d, path) -> Optional[str]:
+    """The target's name a model file keeps (``extra.target_name``), or None (older files).
+
+    Raises:
+      ValueError: when it is there and not a non-empty string.
+    """
+    extra = d.get("extra", {}) if isinstance(d, dict) else {}
+    name = extra.get("target_name") if isinstance(extra, dict) else None
+    if name is not None and not (isinstance(name, str) and name.strip()):
+        raise ValueError(f"{path}: not a valid jaxtree model file: extra.target_name must be a "
+                         f"non-empty string; got {name!r}.")
+    return name
+
+
+def as_table(rows: list):
+    """``explain``'s rows as a pandas DataFrame (columns ``term``, ``features``, ``share``,
+    ``mean_abs``, ``values``; one row per term, the constant last) when pandas is
+    importable, else the list of dicts itself."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return rows
+    return pd.DataFrame(rows, columns=["term", "features", "share", "mean_abs", "values"])
 
 
 def loaded_names(d, feature_names, path) -> tuple:
@@ -154,6 +202,7 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
         est.validation_fraction_ = result.spec.validation_fraction
         est.row_plan_ = result.spec.plan
     set_table(est, model, result.encoding, result.names)
+    set_target_name(est, result.target_name)
     return est
 
 
@@ -172,8 +221,9 @@ class Regressor(Estimator):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute 'path_' "
                                  "(it is set by fit)") from None
         for row in rows or ():
-            if "formula" not in row:
-                row["formula"] = row["model"].formula()
+            if "formula" not in row:  # the notation of formula(): indicators, target's name
+                row["formula"] = row["model"].formula(indicators=self._labels(),
+                                                      lhs=self._target_name())
         return rows
 
     @path_.setter
@@ -206,7 +256,10 @@ class Regressor(Estimator):
 
     def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3,
                 scaled: bool = False) -> str:
-        """The fitted formula as text, in ``X``'s and ``y``'s units.
+        """The fitted formula as text, in ``X``'s and ``y``'s units, the target by its own name
+        (``target_name_``: a Series' name, ``--target`` in the CLI, else ``y``; ``_`` appended
+        while it equals a covariate's name). ``path_``, :meth:`explain`, the plots and
+        ``jaxtree show`` name the terms exactly as this does.
 
         Leaves in the covariates' own units (``(dep_time - 1730)₊³``), the table encoding's
         0/1 covariates as indicators (``[carrier = EV]``, ``[dep_time missing]``), the weights
@@ -222,10 +275,8 @@ class Regressor(Estimator):
             weight per leaf (``digits`` then defaults to 3).
         """
         self._check_fitted()
-        from jaxtree import _formula
-
-        return self.model_.formula(digits, tol=tol, scaled=scaled,
-                                   indicators=_formula.indicator_labels(self.encoding_))
+        return self.model_.formula(digits, tol=tol, scaled=scaled, indicators=self._labels(),
+                                   lhs=self._target_name())
 
     def law(self, digits=None, *, tol: float = simplify_.LAW_TOL,
             max_terms=simplify_.MAX_LAW_TERMS):
@@ -244,18 +295,15 @@ class Regressor(Estimator):
         """The fitted formula as a sympy expression in ``X``'s units: exact by default,
         the printed formula with ``tol=`` (see :func:`jaxtree.export.to_sympy`)."""
         self._check_fitted()
-        from jaxtree import _formula
-
-        kwargs.setdefault("indicators", _formula.indicator_labels(self.encoding_))
+        kwargs.setdefault("indicators", self._labels())
         return export_.to_sympy(self.model_, **kwargs)
 
     def to_latex(self, **kwargs) -> str:
         """The printed formula as LaTeX; ``scaled=True``: the raw scaled tree (see
         :func:`jaxtree.export.to_latex`)."""
         self._check_fitted()
-        from jaxtree import _formula
-
-        kwargs.setdefault("indicators", _formula.indicator_labels(self.encoding_))
+        kwargs.setdefault("indicators", self._labels())
+        kwargs.setdefault("lhs", export_.latex_var(self._target_name()))
         return export_.to_latex(self.model_, **kwargs)
 
     def to_dot(self, **kwargs) -> str:
@@ -264,8 +312,11 @@ class Regressor(Estimator):
         return export_.to_dot(self.model_, **kwargs)
 
     def plot_tree(self, ax=None, **kwargs):
-        """Draws the fitted tree with matplotlib; returns the Figure."""
+        """Draws the fitted tree with matplotlib, its leaves in the formula's notation (see
+        :func:`jaxtree.export.plot_tree`); returns the Figure."""
         self._check_fitted()
+        kwargs.setdefault("indicators", self._labels())
+        kwargs.setdefault("lhs", self._target_name())
         return export_.plot_tree(self.model_, ax=ax, **kwargs)
 
     def plot_history(self, ax=None):
@@ -273,16 +324,26 @@ class Regressor(Estimator):
         self._check_fitted()
         return export_.plot_history(self.history_, ax=ax)
 
-    def explain(self, X) -> list:
-        """The fitted model as a sum of top-level terms, each evaluated at ``X`` (checked and
-        encoded as in :meth:`predict`), with its share of the explained variance and its mean
-        absolute contribution, largest first (see :func:`jaxtree.export.term_values`)."""
+    def explain(self, X):
+        """The fitted model as the sum of the formula's terms, each evaluated at ``X``
+        (checked and encoded as in :meth:`predict`), with its share of the explained
+        variance and its mean absolute contribution, largest first, the constant last.
+
+        Returns:
+          A pandas DataFrame when pandas is importable (else a list of dicts), one row per
+          term: ``term`` (named exactly as :meth:`formula` writes it: ``3·[c = red]``,
+          ``-2.04·cos(π·t/9.97)``, ``f(x1)``), ``features`` (the covariates it reads),
+          ``share``, ``mean_abs`` and ``values`` (its centred contribution per row of ``X``,
+          in ``y``'s units); see :func:`jaxtree.export.term_values`.
+        """
         xa = self._rows(X)
-        return export_.term_values(self.model_, xa)
+        return as_table(export_.term_values(self.model_, xa, indicators=self._labels()))
 
     def plot_terms(self, X, **kwargs):
-        """One panel per top-level term over its covariates (see :func:`jaxtree.export.plot_terms`)."""
+        """One panel per term of the formula, titled as :meth:`formula` writes it (see
+        :func:`jaxtree.export.plot_terms`)."""
         xa = self._rows(X)
+        kwargs.setdefault("indicators", self._labels())
         return export_.plot_terms(self.model_, xa, **kwargs)
 
     def shape_terms(self) -> list:
@@ -299,5 +360,6 @@ class Regressor(Estimator):
         """Writes the fitted model to ``path`` as versioned JSON (see :func:`jaxtree.load`)."""
         self._check_fitted()
         extra = {"params": self._saved_params(),
-                 "history": [float(h) for h in self.history_]}
+                 "history": [float(h) for h in self.history_],
+                 "target_name": self._target_name()}
         model_.save(self.model_, path, extra, encoding=self._saved_encoding())

@@ -40,7 +40,7 @@ The structure is built once in float64 on the host; :func:`text`, :func:`latex` 
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional
+from typing import Mapping, NamedTuple, Optional
 
 import numpy as np
 
@@ -393,10 +393,12 @@ class Readable:
       transform: the model's target transform (``"identity"``, ``"log"``, ``"square"``).
     """
 
-    def __init__(self, builder, expr, digits, tol, smearing, shape_names):
+    def __init__(self, builder, expr, digits, tol, smearing, shape_names, exact=None,
+                 per_number=None):
         self.b, self.expr, self.digits, self.tol = builder, expr, digits, tol
         self.smearing, self.shape_names = smearing, shape_names
         self.transform = builder.target.name
+        self.exact, self.per_number = exact, dict(per_number or {})
 
 
 def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = None,
@@ -434,7 +436,7 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
     else:
         digits, used_tol = int(digits), None
     return Readable(b, _round_sum(exact, digits, per_number), digits, used_tol,
-                    None if smear is None else _r(smear, digits), shape_names)
+                    None if smear is None else _r(smear, digits), shape_names, exact, per_number)
 
 
 # ------------------------------------------------------------------------------- text
@@ -547,14 +549,100 @@ def _join(parts) -> str:
     return out
 
 
-def text(r: Readable) -> str:
-    """``y = ...``: the readable formula as text."""
-    inner = _sum_text(r, r.expr.c, r.expr.t, r.shape_names)
+class Term(NamedTuple):
+    """One top-level term of the printed formula (:func:`terms`).
+
+    Attributes:
+      sign: ``"+"`` or ``"-"``, as the formula joins it.
+      body: the term without its sign: ``3·[c = red]``, ``2.04·cos(π·t/9.97)``, ``f(x1)``.
+      features: the covariate indices (of the model's columns) it reads.
+      key: what it is in the structure: ``("tree", factors)`` or ``("shape", i)`` (the
+        ``i``-th shape term).
+    """
+
+    sign: str
+    body: str
+    features: tuple
+    key: tuple
+
+    @property
+    def text(self) -> str:
+        """The term as it reads alone: ``-2.04·cos(π·t/9.97)`` (a leading ``-`` only)."""
+        return ("-" if self.sign == "-" else "") + self.body
+
+
+def _features_of(fs) -> set:
+    out = set()
+    for f, _ in fs:
+        if f[0] == "A":
+            out.add(int(f[2]))
+        else:
+            for inner, _ in f[2]:
+                out |= _features_of(inner)
+    return out
+
+
+def terms(r: Readable) -> list:
+    """The top-level terms of the printed formula, in its order: the shape terms by name,
+    then the tree's terms largest first. :func:`text` is the constant followed by these, so
+    every view that lists terms (``path_``, ``explain``, plot titles, ``jaxtree show``) reads
+    exactly as the formula."""
+    out = []
+    model = r.b.model
+    if r.shape_names:
+        feats = [f for f, _ in shapes_.host_terms(model.shapes, model.shape_spec)]
+        out += [Term("+", name, tuple(int(j) for j in f), ("shape", i))
+                for i, (name, f) in enumerate(zip(r.shape_names, feats))]
+    for fs, k in _ordered(r, r.expr.t):
+        sign, body = _term_text(r, k, fs)
+        out.append(Term(sign, body, tuple(sorted(_features_of(fs))), ("tree", fs)))
+    return out
+
+
+def tree_term_values(r: Readable, z) -> dict:
+    """``{factors: values}``: each tree term of :func:`terms` (its ``key[1]``) evaluated
+    exactly (its unrounded coefficients and numbers, the exact terms rounding merged into it
+    summed) at covariates ``z`` (float64 ``(n, p)`` in the model's units, already clipped to
+    the training box as ``predict`` clips), in the units of ``y`` (``log y``, ``y²``)."""
+    walk = _Rounder(r.per_number, r.digits)  # the walk of _round_sum: exact term -> its key
+    walk(r.exact.c, zeroable=True)
+    out: dict = {}
+    for fs, c in r.exact.t.items():
+        key = walk.factors(fs)
+        walk(c)
+        v = c * r.b.eval_factors(fs, z)
+        out[key] = out[key] + v if key in out else v
+    return out
+
+
+def text(r: Readable, lhs: str = "y") -> str:
+    """``y = ...``: the readable formula as text (``lhs``: the target's name, or a
+    classifier's ``logit P(y = a)``): the constant, then :func:`terms`."""
+    c = r.expr.c
+    parts = [t[:2] for t in terms(r)]
+    if c != 0.0 or not parts:
+        parts.insert(0, ("-" if c < 0 else "+", _num(abs(c))))
+    inner = _join(parts)
     if r.transform == "square":
-        return f"y = √({inner})"
+        return f"{lhs} = √({inner})"
     if r.smearing is None:
-        return f"y = {inner}"
-    return f"y = {_num(r.smearing)}·exp({inner})"
+        return f"{lhs} = {inner}"
+    return f"{lhs} = {_num(r.smearing)}·exp({inner})"
+
+
+def leaf_texts(model, indicators: Optional[Mapping[int, str]] = None, digits: int = 2) -> dict:
+    """``{slot: text}``: each leaf ``w phi(u_j)`` of the raw tree in the formula's notation
+    (``x_j`` in its own units, indicators ``[c = red]``, numbers to ``digits`` significant
+    digits), for drawings of the tree (:func:`jaxtree.export.plot_tree`): ``0.75·[c = red]``,
+    ``-0.51·cos(π·t/9.97)``, ``0.2·t - 0.4``. In the tree's units (before ``y``'s scaling)."""
+    r = build(model, digits=digits, indicators=indicators)
+    b, a = r.b, r.b.a
+    out = {}
+    for slot in range(int(a["n_slots"])):
+        if int(a["op"][slot]) == prog.LEAF:
+            leaf = _round_sum(b.leaf(slot), digits)
+            out[slot] = _sum_text(r, leaf.c, leaf.t, const_last=True)
+    return out
 
 
 # ------------------------------------------------------------------------------- LaTeX
@@ -637,16 +725,16 @@ def _sum_latex(r: Readable, c: float, terms: dict, extra=(), const_last: bool = 
     return _join(parts)
 
 
-def latex(r: Readable) -> str:
-    """LaTeX of the same rounded structure as :func:`text`."""
+def latex(r: Readable, lhs: str = "y") -> str:
+    """LaTeX of the same rounded structure as :func:`text` (``lhs`` already LaTeX)."""
     shapes = [f"f({', '.join(_tex_name(n.strip()) for n in s[2:-1].split(','))})"
               for s in r.shape_names]
     inner = _sum_latex(r, r.expr.c, r.expr.t, shapes)
     if r.transform == "square":
-        return f"y = \\sqrt{{{inner}}}"
+        return f"{lhs} = \\sqrt{{{inner}}}"
     if r.smearing is None:
-        return f"y = {inner}"
-    return f"y = {_tex_num(r.smearing)}\\,\\exp\\left({inner}\\right)"
+        return f"{lhs} = {inner}"
+    return f"{lhs} = {_tex_num(r.smearing)}\\,\\exp\\left({inner}\\right)"
 
 
 # ------------------------------------------------------------------------------- sympy

@@ -93,24 +93,24 @@ class Target(NamedTuple):
             return sp.sqrt(sp.Max(u, 0))
         return u if self.name == "identity" else sp.Float(self.smearing) * sp.exp(u)
 
-    def to_text(self, inner: str, digits: int) -> str:
+    def to_text(self, inner: str, digits: int, lhs: str = "y") -> str:
         """``y = inner``, ``y = s·exp(inner)`` or ``y = √(inner)`` (``inner`` the right-hand
-        side)."""
+        side, ``lhs`` the left: the target's name, :func:`display_name`)."""
         if self.name == "identity":
-            return f"y = {inner}"
+            return f"{lhs} = {inner}"
         if self.name == "square":
-            return f"y = √({inner})"
-        return f"y = {self.smearing:.{digits}g}·exp({inner})"
+            return f"{lhs} = √({inner})"
+        return f"{lhs} = {self.smearing:.{digits}g}·exp({inner})"
 
-    def to_latex(self, inner: str, digits: int) -> str:
-        """LaTeX counterpart of :meth:`to_text`."""
+    def to_latex(self, inner: str, digits: int, lhs: str = "y") -> str:
+        """LaTeX counterpart of :meth:`to_text` (``lhs`` already LaTeX)."""
         if self.name == "identity":
-            return f"y = {inner}"
+            return f"{lhs} = {inner}"
         if self.name == "square":
-            return f"y = \\sqrt{{{inner}}}"
+            return f"{lhs} = \\sqrt{{{inner}}}"
         from jaxtree.basis import latex_number
 
-        return f"y = {latex_number(self.smearing, digits)}\\,\\exp\\left({inner}\\right)"
+        return f"{lhs} = {latex_number(self.smearing, digits)}\\,\\exp\\left({inner}\\right)"
 
 
 def of(model) -> Target:
@@ -118,3 +118,32 @@ def of(model) -> Target:
     name = getattr(model, "target_transform", "identity")
     s = getattr(model, "smearing", None)
     return Target(name, 1.0 if s is None else float(np.asarray(s)))
+
+
+DEFAULT_NAME = "y"
+"""The target's name in formulas when it has none of its own."""
+
+
+def name_of(y) -> Optional[str]:
+    """The target's own name: ``y.name`` when it is a non-empty string (a pandas or polars
+    Series), else None (a numpy array, an unnamed Series)."""
+    name = getattr(y, "name", None)
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
+def display_name(proposed: Optional[str], covariates) -> str:
+    """The name the formulas give the target: ``proposed`` (a Series name, the CLI's
+    ``--target``), else :data:`DEFAULT_NAME` (``"y"``), with ``_`` appended while it equals
+    the name of a covariate (a raw column or an encoded one), so that ``y = ... + f(x, y)``
+    never reads as if the target were a covariate: the diamonds table, whose covariates
+    include ``y``, gets ``y_ = ...``.
+
+    Args:
+      proposed: the target's own name, or None.
+      covariates: the names of the model's columns (raw and encoded).
+    """
+    name = proposed.strip() if isinstance(proposed, str) and proposed.strip() else DEFAULT_NAME
+    taken = {str(c) for c in covariates}
+    while name in taken:
+        name += "_"
+    return name

@@ -62,6 +62,7 @@ Decisions:
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
 from typing import Callable, Optional
 
@@ -83,7 +84,8 @@ from jaxtree import reference as reference_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
-from jaxtree._base import Estimator, loaded_names, set_table
+from jaxtree import _target
+from jaxtree._base import Estimator, loaded_names, loaded_target_name, set_table, set_target_name
 from jaxtree._fit import pipeline, select
 from jaxtree._fit import spec as spec_
 from jaxtree._fit.progress import Reporter
@@ -453,7 +455,7 @@ class TreeClassifier(Estimator):
             else:
                 res, path = job.select_and_refit(xa, xs, ypm, w)
         return self._finish(res, sc, dtype, basis, feature_names, classes, names, path, enc,
-                            plan)
+                            plan, _target.name_of(y))
 
     @contextlib.contextmanager
     def _reporting(self, params, feature_names, basis):
@@ -466,8 +468,10 @@ class TreeClassifier(Estimator):
         finally:
             rep.close()
 
-    def _finish(self, res, sc, dtype, basis, feature_names, classes, names, path, enc, plan):
-        """The fitted attributes from a search result (every fit path ends here)."""
+    def _finish(self, res, sc, dtype, basis, feature_names, classes, names, path, enc, plan,
+                target=None):
+        """The fitted attributes from a search result (every fit path ends here); ``target``:
+        the labels' own name (a Series' ``name``), or None."""
         K = len(classes)
         model = model_.TreeModel.from_scaling(res.program, sc, dtype, basis, feature_names)
         if self.missing == "error":  # the model refuses NaN at predict on every path
@@ -478,7 +482,12 @@ class TreeClassifier(Estimator):
         if status & search.Status.NO_CANDIDATE:
             warnings.warn(f"{search.message(status & search.Status.NO_CANDIDATE)}.",
                           RuntimeWarning, stacklevel=3)
-        set_fitted(self, model, classes, res.history, res.choices, status, names, enc, plan)
+        set_fitted(self, model, classes, res.history, res.choices, status, names, enc, plan,
+                   target=target)
+        for c, rows in enumerate([] if path is None else [path] if K == 2 else path):
+            for row in rows:  # the notation of formula(): labelled, indicators
+                row["formula"] = row["model"].formula(indicators=self._labels(),
+                                                      lhs=self._lhs(c if K > 2 else 1))
         self.path_ = path
         return self
 
@@ -526,7 +535,7 @@ class TreeClassifier(Estimator):
             job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes, rep)
             res = job.run(_stack_steps(steps), job._start(ypm, w), params.k)
         return self._finish(res, sc, dtype, basis, feature_names, classes, None, None, enc,
-                            plan)
+                            plan, _target.name_of(y))
 
     # ------------------------------------------------------------------------ predict
 
@@ -586,18 +595,28 @@ class TreeClassifier(Estimator):
         K = self.model_.program.weight.shape[0]
         return [jax.tree_util.tree_map(lambda a, c=c: a[c], self.model_) for c in range(K)]
 
-    def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3, scaled: bool = False):
-        """The decision function as text (a list, one per class, for more than two classes),
-        printed as :meth:`jaxtree.TreeRegressor.formula` prints a regression: in ``X``'s
-        units, table covariates as indicators ``[col = level]``, numbers rounded so that no
-        decision value in the training range moves by more than ``tol`` (the logit's own
-        units: the decision function is not scaled); ``scaled=True``: the raw tree."""
-        from jaxtree import _formula
+    def _lhs(self, c: int) -> str:
+        """The left-hand side of class ``c``'s formula: ``logit P(y = a)`` (logistic loss),
+        ``margin(y = a)`` (margin loss), ``y`` the labels' name (``target_name_``)."""
+        cls = self.classes_[c]
+        cls = cls.item() if hasattr(cls, "item") else cls
+        event = f"{self._target_name()} = {cls}"
+        return f"logit P({event})" if self.loss == "logistic" else f"margin({event})"
 
+    def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3, scaled: bool = False):
+        """The decision function as text, labelled with what it is: two classes give one
+        line, ``logit P(y = b) = ...`` for ``classes_[1]`` (``margin(y = b) = ...`` for the
+        margin loss; ``y`` is the labels' own name, ``target_name_``); more classes a list of
+        one such line per class, in the order of ``classes_`` (one versus the rest). Printed
+        as :meth:`jaxtree.TreeRegressor.formula` prints a regression: in ``X``'s units, table
+        covariates as indicators ``[col = level]``, numbers rounded so that no decision value
+        in the training range moves by more than ``tol`` (the logit's own units: the
+        decision function is not scaled); ``scaled=True``: the raw tree."""
         self._check_fitted()
-        labels = _formula.indicator_labels(self.encoding_)
-        out = [m.formula(digits, tol=tol, scaled=scaled, indicators=labels)
-               for m in self._members()]
+        members = self._members()
+        out = [m.formula(digits, tol=tol, scaled=scaled, indicators=self._labels(),
+                         lhs=self._lhs(c if len(members) > 1 else 1))
+               for c, m in enumerate(members)]
         return out[0] if len(out) == 1 else out
 
     def to_sympy(self, *, probability: bool = False, **kwargs):
@@ -613,9 +632,19 @@ class TreeClassifier(Estimator):
         return out[0] if len(out) == 1 else out
 
     def to_latex(self, **kwargs):
-        """The decision function as LaTeX (a list for more than two classes)."""
+        """The decision function as LaTeX, labelled as :meth:`formula`
+        (``\\operatorname{logit} P(y = \\text{b}) = ...``; a list for more than two classes)."""
         self._check_fitted()
-        out = [export_.to_latex(m, **kwargs) for m in self._members()]
+        kwargs.setdefault("indicators", self._labels())
+        members = self._members()
+        out = []
+        for c, m in enumerate(members):
+            cls = self.classes_[c if len(members) > 1 else 1]
+            cls = re.sub(r"([\\_#$%&{}])", r"\\\1", str(cls.item() if hasattr(cls, "item") else cls))
+            event = f"{export_.latex_var(self._target_name())} = \\text{{{cls}}}"
+            lhs = (f"\\operatorname{{logit}} P({event})" if self.loss == "logistic"
+                   else f"\\operatorname{{margin}}({event})")
+            out.append(export_.to_latex(m, lhs=lhs, **kwargs))
         return out[0] if len(out) == 1 else out
 
     def save(self, path) -> None:
@@ -632,14 +661,18 @@ class TreeClassifier(Estimator):
                 "programs": ([model_.program_to_dict(m.program) for m in members]
                              if len(members) > 1 else [])}
         extra = {"params": self._saved_params(),
-                 "history": [float(h) for h in np.ravel(self.history_)]}
+                 "history": [float(h) for h in np.ravel(self.history_)],
+                 "target_name": self._target_name()}
         model_.save(members[0], path, extra, task, encoding=self._saved_encoding())
 
 
-def set_fitted(est, model, classes, history, choices, status, names, enc, plan=None):
+def set_fitted(est, model, classes, history, choices, status, names, enc, plan=None,
+               target=None):
     """Sets every learned attribute of the classifier ``est`` at once (``fit``,
     ``fit_batch_classifier`` and ``load``); ``enc``: the table encoding, None for numeric
-    columns as they are; ``plan``: the row plan the fit ran (None for a loaded model)."""
+    columns as they are; ``plan``: the row plan the fit ran (None for a loaded model);
+    ``target``: the labels' own name, or None (``target_name_``: see
+    :func:`jaxtree._base.set_target_name`)."""
     est.model_ = model
     est.classes_ = classes
     est.history_ = np.asarray(history, np.float64)
@@ -653,6 +686,7 @@ def set_fitted(est, model, classes, history, choices, status, names, enc, plan=N
     if plan is not None:
         est.row_plan_ = plan
     set_table(est, model, enc, names)
+    set_target_name(est, target)
     return est
 
 
@@ -950,7 +984,7 @@ class _Job:
             members = [m if B == 1 else jax.tree_util.tree_map(
                 jax.device_put, member(jax.device_get(m), b)) for m in models]
             path.append([dict(n_ops=select.n_ops(m.program), train_loss=float(hist[b, s]),
-                              val_loss=float(val[s]), formula=m.formula(), model=m)
+                              val_loss=float(val[s]), model=m)
                          for s, m in enumerate(members)])
             sizes.append(select.n_ops(members[pick].program))
         self.rep.reset(max(sizes), "refit")
@@ -1003,4 +1037,5 @@ def load(path, custom_functions=None):
         model = dataclasses.replace(model, program=programs)
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
     names, enc = loaded_names(d, m.feature_names, path)  # and the encoding, as for regression
-    return set_fitted(est, model, classes, hist, [], search.Status.OK, names, enc)
+    return set_fitted(est, model, classes, hist, [], search.Status.OK, names, enc,
+                      target=loaded_target_name(d, path))

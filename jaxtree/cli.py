@@ -251,15 +251,18 @@ def _print_training_score(est, X, y, name: str, tail: str) -> None:
           + f", {tail})")
 
 
-def _name_columns(est, features) -> None:
-    """Names the fitted estimator's raw columns ``features`` (a table passed as an array)."""
+def _name_columns(est, features, target=None) -> None:
+    """Names the fitted estimator's raw columns ``features`` (a table passed as an array) and
+    its target (``--target``: ``target_name_``, :func:`jaxtree._base.set_target_name`)."""
     from jaxtree import _encoding
+    from jaxtree._base import set_target_name
 
     enc = _encoding.rename(est.encoding_, features)
     est.encoding_ = enc
     est.model_ = dataclasses.replace(est.model_, feature_names=enc.feature_names_out)
     est.encoded_feature_names_ = np.asarray(enc.feature_names_out, dtype=object)
     est.feature_names_in_ = np.asarray(features, dtype=object)
+    set_target_name(est, target)
 
 
 # ------------------------------------------------------------------------------ commands
@@ -347,7 +350,7 @@ def _fit(args) -> int:
                                 categorical_features=categorical, search=args.search,
                                 shapes=args.shapes)
     est.fit(X, y)
-    _name_columns(est, features)
+    _name_columns(est, features, args.target)
     print(est.formula())
     _print_training_score(est, X, y, "R²", f"{est.k_} operations of at most {args.k}")
     if args.out is not None:
@@ -398,10 +401,9 @@ def _fit_classifier(args, X, y, features, refine, categorical) -> int:
                                  chunk_size=args.chunk_size, verbose=0 if args.quiet else 1,
                                  missing=args.missing, categorical_features=categorical)
     est.fit(X, y)
-    _name_columns(est, features)
-    formula = est.formula()
-    print("\n".join(f"{c}: {f}" for c, f in zip(est.classes_, formula))
-          if isinstance(formula, list) else f"decision function ({est.classes_[1]!s} if > 0): {formula}")
+    _name_columns(est, features, args.target)
+    formula = est.formula()  # labelled: logit P(target = class) = ...
+    print("\n".join(formula) if isinstance(formula, list) else formula)
     _print_training_score(est, X, y, "accuracy",
                           f"k={args.k}, classes: {', '.join(map(str, est.classes_))}")
     if args.out is not None:
@@ -468,10 +470,11 @@ def _show_terms(args, est) -> None:
     X = table if named else np.asarray(table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        terms = est.explain(X)
-        print(f"terms over the {len(terms[-1]['values'])} rows of {args.data} "
+        terms = est.explain(X)  # named as the formula names them
+        rows = terms.to_dict("records") if hasattr(terms, "to_dict") else terms
+        print(f"terms over the {len(rows[-1]['values'])} rows of {args.data} "
               f"(share of the explained variance, mean |contribution|):")
-        for t in terms[:-1]:
+        for t in rows[:-1]:
             print(f"  {100 * t['share']:5.1f}%  {t['mean_abs']:.4g}  {t['term']}")
         if args.plot is not None:
             est.plot_terms(X).savefig(args.plot, dpi=110)
@@ -503,17 +506,17 @@ def _show(args) -> int:
     m = est.model_
     if m.program.weight.ndim == 2:  # a one-versus-rest classifier: describe class by class
         print(f"classifier ({est.loss} loss), one tree per class against the rest")
-        for c, text in zip(est.classes_, est.formula()):
-            print(f"  {c}: {text}")
+        for text in est.formula():  # labelled: logit P(y = class) = ...
+            print(f"  {text}")
         print(f"p (features): {m.n_features}   q (basis functions): {m.basis.q}")
         print(f"features: {', '.join(m.feature_names)}")
         return 0
     if hasattr(est, "classes_"):
-        print(f"classifier ({est.loss} loss), classes: {', '.join(map(str, est.classes_))}; the "
-              f"formula is the decision function ({est.classes_[1]!s} where > 0)")
+        print(f"classifier ({est.loss} loss), classes: {', '.join(map(str, est.classes_))}; "
+              f"predicts {est.classes_[1]!s} where the decision function is > 0")
     n_slots = int(m.program.n_slots)
     if custom:
-        print(m.formula(scaled=True))
+        print(est.formula(scaled=True))
         print(f"(custom basis function(s) {', '.join(custom)} are saved by name only, so the "
               "formula is the raw tree on the covariates scaled to [0, 1]; for predictions and "
               "the formula in original units load it in Python with "

@@ -17,7 +17,8 @@ from jaxtree import _compilation_cache
 from jaxtree import _encoding as encoding_
 from jaxtree import model as model_
 from jaxtree import search
-from jaxtree._base import ParamsProtocol, Regressor, loaded_names, set_fitted
+from jaxtree._base import (ParamsProtocol, Regressor, loaded_names, loaded_target_name,
+                            set_fitted)
 from jaxtree._fit import pipeline
 from jaxtree._fit.spec import (ENGINES, PARAMETER_CONSTRAINTS, TARGET_TRANSFORMS, Params,
                                check_params)
@@ -333,4 +334,5 @@ def load(path, custom_functions=None) -> TreeRegressor:
     names, enc = loaded_names(d, m.feature_names, path)
     return set_fitted(est, pipeline.FitResult(model=m, history=hist, choices=[],
                                               status=search.Status.OK, names=names,
-                                              encoding=enc, spec=None))
+                                              encoding=enc, spec=None,
+                                              target_name=loaded_target_name(d, path)))

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
+from jaxtree import _drawing as drawing
 from jaxtree import _target
 from jaxtree import basis as basis_
 from jaxtree import program as prog
@@ -224,7 +225,7 @@ def latex_var(name: str) -> str:
 
 
 def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: bool = False,
-             indicators: Optional[Mapping[int, str]] = None) -> str:
+             indicators: Optional[Mapping[int, str]] = None, lhs: str = "y") -> str:
     """The fitted formula as a LaTeX string (no sympy needed).
 
     By default the printed formula of :meth:`jaxtree.model.TreeModel.formula`, number for
@@ -242,6 +243,7 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
       scaled: the raw scaled tree instead of the readable formula.
       indicators: ``{covariate index: label}`` of 0/1 covariates (the estimator passes its
         table encoding's).
+      lhs: the left-hand side, LaTeX (the estimator passes its target's name).
 
     Returns:
       A LaTeX math string (without ``$`` delimiters), e.g.
@@ -252,7 +254,7 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
         from jaxtree import _formula
 
         return _formula.latex(_formula.build(model, tol=tol, digits=digits,
-                                             indicators=indicators))
+                                             indicators=indicators), lhs)
     digits = 3 if digits is None else digits
     h = _Host(model)
 
@@ -278,9 +280,10 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
         inner = f"{shapes_text} + {inner}"
     inner = inner.replace("+ -", "- ")
     if h.y_center == 0.0 and h.y_scale == 1.0:
-        return h.target.to_latex(inner, digits)
+        return h.target.to_latex(inner, digits, lhs)
     return h.target.to_latex(f"{latex_number(h.y_center, digits)} + "
-                             f"{latex_number(h.y_scale, digits)}\\left[{inner}\\right]", digits)
+                             f"{latex_number(h.y_scale, digits)}\\left[{inner}\\right]", digits,
+                             lhs)
 
 
 # ---------------------------------------------------------------------------- callables
@@ -428,13 +431,22 @@ def _layout(h: _Host):
     return pos
 
 
-def plot_tree(model, ax=None, *, digits: int = 2):
-    """Draws the tree with matplotlib: ``+``/``*`` circles over ``w·φ(x)`` boxes.
+def plot_tree(model, ax=None, *, digits: int = 2, indicators: Optional[Mapping[int, str]] = None,
+              lhs: str = "y"):
+    """Draws the tree with matplotlib: ``+``/``*`` circles over its leaves, each written in
+    the formula's notation (:func:`jaxtree._formula.leaf_texts`: the covariate in its own
+    units, indicators ``[c = red]``, the leaf's weight in the tree's units), under the title
+    ``y = c + s·(w0 + T)``. Labels never overlap: long ones are wrapped between factors, the
+    figure is as wide as they need, and where an ``ax`` of fixed size is too small the font
+    shrinks and neighbouring leaves are staggered.
 
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel`.
       ax: a matplotlib Axes to draw on; a new figure when None.
       digits: significant digits of the weights.
+      indicators: ``{covariate index: label}`` of 0/1 covariates (the estimator passes its
+        table encoding's).
+      lhs: the target's name in the title.
 
     Returns:
       The matplotlib ``Figure``.
@@ -443,28 +455,43 @@ def plot_tree(model, ax=None, *, digits: int = 2):
       ImportError: if matplotlib is not installed (``pip install jaxtree[export]``).
     """
     _check_model(model)
+    from jaxtree import _formula
+
     h = _Host(model)
     pos = _layout(h)
-    n_leaves = sum(1 for s in pos if int(h.op[s]) == prog.LEAF)
+    labels = _formula.leaf_texts(model, indicators, digits) if h.n_slots else {}
+    leaves = [s for s in pos if int(h.op[s]) == prog.LEAF]
+    text = {s: drawing.wrap_label(labels[s]) if s in labels else prog.OP_SYMBOLS[int(h.op[s])]
+            for s in pos}
+    widest = max((len(line) for s in leaves for line in text[s].split("\n")), default=1)
+    lines_per = max((text[s].count("\n") + 1 for s in leaves), default=1)
     depth = max((d for _, d in pos.values()), default=0)
-    fig, ax = _axes(ax, (max(4.0, 1.9 * n_leaves), max(2.5, 1.1 * (depth + 1))))
+    pos = {s: (x, depth if s in labels else d) for s, (x, d) in pos.items()}  # leaves: one row
+    per_leaf = max(1.6, 0.07 * widest + 0.35)  # inches per leaf: a line at font 9, padded
+    # (the axes take 77.5% of a new figure's width)
+    fig, ax = _axes(ax, (min(max(4.0, per_leaf * (len(leaves) + 0.6) / 0.775), 80.0),
+                         max(2.5, (0.9 + 0.18 * lines_per) * (depth + 1))))
+    edges = []
     for slot, (x, d) in pos.items():
         if int(h.op[slot]) in (prog.ADD, prog.MUL):
             for child in (int(h.left[slot]), int(h.right[slot])):
                 cx, cd = pos[child]
-                ax.plot([x, cx], [-d, -cd], color="0.4", lw=1, zorder=1)
+                edges.append((slot, child, ax.plot([x, cx], [-d, -cd], color="0.4", lw=1,
+                                                   zorder=1)[0]))
+    texts = {}
     for slot, (x, d) in pos.items():
-        op = int(h.op[slot])
-        if op == prog.LEAF:
-            term = h.basis.render(int(h.basis_index[slot]), h.names[int(h.feature[slot])])
-            text, box = f"{h.weight[slot]:.{digits}g}·{term}", dict(boxstyle="round", fc="#eef3fb")
-        else:
-            text, box = prog.OP_SYMBOLS[op], dict(boxstyle="circle", fc="#fdf1dc")
-        ax.text(x, -d, text, ha="center", va="center", fontsize=9, bbox=box, zorder=2)
-    ax.set_title(f"y = {h.y_center:.3g} + {h.y_scale:.3g}·({h.intercept:.3g} + T)", fontsize=10)
-    ax.set_xlim(-0.8, max(n_leaves - 1, 0) + 0.8)
-    ax.set_ylim(-depth - 0.6, 0.6)
+        leaf = int(h.op[slot]) == prog.LEAF
+        box = dict(boxstyle="round", fc="#eef3fb") if leaf else dict(boxstyle="circle",
+                                                                      fc="#fdf1dc")
+        texts[slot] = ax.text(x, -d, text[slot], ha="center", va="center", fontsize=9,
+                              bbox=box, zorder=2)
+    c, s, w0 = h.y_center, h.y_scale, h.intercept
+    ax.set_title(f"{lhs} = {c:.3g} + {s:.3g}·({w0:.3g} + T)" if (c, s) != (0.0, 1.0)
+                 else f"{lhs} = {w0:.3g} + T", fontsize=10)
+    ax.set_xlim(-0.8, max(len(leaves) - 1, 0) + 0.8)
+    ax.set_ylim(-depth - 0.8, 0.6)
     ax.axis("off")
+    drawing.untangle(fig, texts, labels, pos, edges)
     return fig
 
 
@@ -595,145 +622,129 @@ def plot_path(path, ax=None):
 # ------------------------------------------------------------------------- per-term view
 
 
-def _top_terms(h: _Host) -> list:
-    """Slots of the top-level additive terms: the subtrees hanging from the root's chain of
-    ``+`` nodes (a leaf or a ``*`` node each), in slot order."""
-    if h.n_slots == 0:
-        return []
-    out, todo = [], [0]
-    while todo:
-        s = todo.pop()
-        if int(h.op[s]) == prog.ADD:
-            todo += [int(h.left[s]), int(h.right[s])]
-        else:
-            out.append(s)
-    return sorted(out)
-
-
-def _subtree_features(h: _Host, slot: int) -> list:
-    feats, todo = set(), [slot]
-    while todo:
-        s = todo.pop()
-        if int(h.op[s]) == prog.LEAF:
-            feats.add(int(h.feature[s]))
-        else:
-            todo += [int(h.left[s]), int(h.right[s])]
-    return sorted(feats)
-
-
-def _subtree_text(h: _Host, slot: int, digits: int) -> str:
-    """The term as text: ``0.31·sin(3π·x1)`` or ``(0.2·x1 + 0.5·x2)·0.9·cos(π·x3)``."""
-    def rec(s, parent):
-        op = int(h.op[s])
-        if op == prog.LEAF:
-            j = int(h.feature[s])
-            return f"{h.weight[s]:.{digits}g}·{h.basis.render(int(h.basis_index[s]), h.names[j])}"
-        a, b = rec(int(h.left[s]), op), rec(int(h.right[s]), op)
-        text = f"{a} + {b}" if op == prog.ADD else f"{a}·{b}"
-        return f"({text})" if op == prog.ADD and parent == prog.MUL else text
-    return rec(slot, None)
-
-
-def term_values(model, X) -> list:
+def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> list:
     """The model as a sum of top-level terms, each evaluated at ``X`` (EBM-style global view).
 
-    A term is a subtree hanging from the root's chain of ``+`` nodes (a leaf or a product;
-    equal leaves ``w phi(x_j)`` merged into one with the summed weight), or a shape term
-    (:mod:`jaxtree.shapes`); each depends only on its own covariates. The
-    prediction is ``constant + sum of the terms`` (``"identity"`` target transform; for
-    ``"log"`` it is the log prediction before the back-transform).
+    The terms are those of the printed formula (:meth:`TreeModel.formula
+    <jaxtree.model.TreeModel.formula>`, :func:`jaxtree._formula.terms`), named as it names
+    them: the shape terms (``f(x1)``, :mod:`jaxtree.shapes`) and the tree's top-level
+    summands in the covariates' own units (``3·[c = red]``, ``-2.04·cos(π·t/9.97)``; equal
+    terms merged, a product one term). Each is evaluated exactly (its unrounded numbers), on
+    ``X`` clipped to the training range as ``predict`` clips it. The prediction is ``constant
+    + sum of the terms`` (``"identity"`` target transform; for ``"log"`` it is the log
+    prediction before the back-transform, for ``"square"`` the square).
 
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel`; X: ``(n, p)`` covariates (the encoded
         matrix for a model of a raw table).
+      indicators: ``{covariate index: label}`` of 0/1 covariates (the estimator passes its
+        table encoding's), named ``[label]`` as in the formula.
 
     Returns:
-      A list of dicts, largest share first: ``term`` (text, scaled covariates as in the
-      formula), ``features`` (names), ``values`` (float64 ``(n,)``, the term's contribution in
-      ``y``'s units, centred on ``X``), ``mean_abs`` (mean absolute centred contribution, EBM's
-      importance) and ``share`` (its variance over the sum of the terms' variances); and, last,
-      a ``constant`` entry with the rest of the prediction.
+      A list of dicts, largest share first: ``term`` (the formula's text of the term, with
+      its sign), ``features`` (names of the model's covariates it reads), ``values`` (float64
+      ``(n,)``, the term's contribution in ``y``'s units, centred on ``X``), ``mean_abs``
+      (mean absolute centred contribution, EBM's importance) and ``share`` (its variance over
+      the sum of the terms' variances); and, last, a ``constant`` entry with the rest of the
+      prediction.
     """
     _check_model(model)
     import jax.numpy as jnp
+    from jaxtree import _formula
 
     h = _Host(model)
     x = np.asarray(X, np.float64)
     if x.ndim != 2 or x.shape[1] != h.x_min.shape[0]:
         raise ValueError(f"X must have shape (n, {h.x_min.shape[0]}); got {x.shape}.")
     u = np.clip((x - h.x_min) * h.x_scale, 0.0, 1.0)
+    z = h.x_min + u / h.x_scale  # x clipped to the training range, as predict clips it
     dt = np.asarray(model.x_min).dtype
     uj = jnp.asarray(u, dt)
-    v = np.asarray(prog.node_values(model.program, prog.leaf_values(model.program, uj, model.basis)),
-                   np.float64)
-    rows, leaf_rows = [], {}
-    for s in _top_terms(h):
-        if int(h.op[s]) == prog.LEAF:  # the same w·phi(x_j) twice (the box can force it): one
-            key = (int(h.feature[s]), int(h.basis_index[s]))  # term with the summed weight
-            if key in leaf_rows:
-                r = leaf_rows[key]
-                r[3] += h.weight[s]
-                r[2] = r[2] + h.y_scale * v[s]
-                continue
-            leaf_rows[key] = r = [None, [h.names[key[0]]], h.y_scale * v[s], h.weight[s], key]
-            rows.append(r)
-            continue
-        rows.append([_subtree_text(h, s, 3), [h.names[j] for j in _subtree_features(h, s)],
-                     h.y_scale * v[s]])
-    for r in leaf_rows.values():
-        j, i = r[4]
-        r[0] = f"{r[3]:.3g}·{h.basis.render(i, h.names[j])}"
-        del r[3:]
-    if getattr(model, "shapes", None) is not None:
+    r = _formula.build(model, indicators=indicators)
+    tree = _formula.tree_term_values(r, z)
+    shape_vals = []
+    if r.shape_names:
         spec = model.shape_spec
-        for feats, coef in shapes_.host_terms(model.shapes, spec):
-            one = model.shapes._replace(order=jnp.asarray([0], jnp.int32),
+        for feats, _ in shapes_.host_terms(model.shapes, spec):
+            tid = feats[0] if len(feats) == 1 else h.x_min.shape[0] + spec.pairs.index(tuple(feats))
+            one = model.shapes._replace(order=jnp.asarray([tid], jnp.int32),
                                         n_terms=jnp.asarray(1, jnp.int32),
                                         intercept=jnp.zeros((), dt))
-            tid = feats[0] if len(feats) == 1 else h.x_min.shape[0] + spec.pairs.index(tuple(feats))
-            one = one._replace(order=jnp.asarray([tid], jnp.int32))
             val = np.asarray(shapes_.evaluate_jit(one, uj, spec._replace(max_terms=1)), np.float64)
-            name = f"f({', '.join(h.names[j] for j in feats)})"
-            rows.append((name, [h.names[j] for j in feats], h.y_scale * val))
-    total = np.zeros(len(x))
+            shape_vals.append(h.y_scale * val)
+    # the prediction before the target's back-transform: y_center + y_scale (w0 + T + shapes)
+    inner = np.asarray(prog.evaluate(model.program, uj, model.basis), np.float64)  # w0 + T
+    if model.shapes is not None:
+        inner = inner + float(model.shapes.intercept)
+    total = h.y_center + h.y_scale * inner + sum(shape_vals, np.zeros(len(x)))
     out = []
-    for text, feats, val in rows:
+    for t in _formula.terms(r):
+        val = tree[t.key[1]] if t.key[0] == "tree" else shape_vals[t.key[1]]
         centred = val - val.mean()
-        total += val - centred
-        out.append({"term": text, "features": feats, "values": centred,
-                    "mean_abs": float(np.mean(np.abs(centred))), "var": float(np.var(val))})
-    var_sum = sum(r["var"] for r in out) or 1.0
-    for r in out:
-        r["share"] = r.pop("var") / var_sum
-    out.sort(key=lambda r: -r["share"])
-    const = h.y_center + h.y_scale * h.intercept + total
-    if getattr(model, "shapes", None) is not None:
-        const = const + h.y_scale * float(model.shapes.intercept)
-    out.append({"term": "constant", "features": [], "values": const, "mean_abs": 0.0,
+        total = total - centred
+        out.append({"term": t.text, "features": [h.names[j] for j in t.features],
+                    "values": centred, "mean_abs": float(np.mean(np.abs(centred))),
+                    "var": float(np.var(val))})
+    var_sum = sum(r_["var"] for r_ in out) or 1.0
+    for row in out:
+        row["share"] = row.pop("var") / var_sum
+    out.sort(key=lambda row: -row["share"])  # stable: the formula's order among equals
+    out.append({"term": "constant", "features": [], "values": total, "mean_abs": 0.0,
                 "share": 0.0})
     return out
 
 
-def plot_terms(model, X, *, columns: int = 4, max_terms: int = 12):
-    """One panel per top-level term (:func:`term_values`): its contribution against its
-    covariate (one covariate), or coloured over its first two covariates (more), in ``X``'s
-    units; titles give each term's share of the explained variance.
+def _title(text: str, share: float, width: int = 38) -> str:
+    """A panel's title: the term as the formula writes it, wrapped at its spaces (never cut:
+    joining the lines with one space gives the term back), and its share."""
+    import textwrap
+
+    lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines or [text]) + f"  ({100 * share:.0f}%)"
+
+
+def plot_terms(model, X, *, columns: int = 4, max_terms: int = 12,
+               indicators: Optional[Mapping[int, str]] = None):
+    """One panel per top-level term (:func:`term_values`), titled with the term as the formula
+    writes it (wrapped, never cut) and its share of the explained variance: its contribution
+    against its covariate (one numeric covariate), two bars for a term on one 0/1 indicator
+    (its value at 0 and at 1: an indicator has no values in between), or coloured over its
+    first two covariates (more), in ``X``'s units.
+
+    Args:
+      model: a fitted :class:`jaxtree.model.TreeModel`; X: ``(n, p)`` covariates (encoded).
+      columns: panels per row. max_terms: the largest terms drawn.
+      indicators: ``{covariate index: label}`` of 0/1 covariates (as :func:`term_values`).
 
     Returns:
       The matplotlib ``Figure``.
+
+    Raises:
+      ValueError: for a constant model (no terms). ImportError: without matplotlib.
     """
-    terms = [t for t in term_values(model, X) if t["term"] != "constant"][:max_terms]
+    terms = [t for t in term_values(model, X, indicators=indicators)
+             if t["term"] != "constant"][:max_terms]
     if not terms:
         raise ValueError("the model has no terms to plot (a constant model).")
     plt = require("matplotlib.pyplot", "plotting")
     x = np.asarray(X, np.float64)
     names = list(model.feature_names)
+    ind = dict(indicators or {})
     cols = min(columns, len(terms))
     rows = -(-len(terms) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.9 * rows), squeeze=False)
     for ax, t in zip(axes.ravel(), terms):
         idx = [names.index(f) for f in t["features"]]
-        if len(idx) == 1:
+        if len(idx) == 1 and idx[0] in ind:  # a 0/1 indicator: its two values
+            on = x[:, idx[0]] > 0.5
+            vals = [float(t["values"][~on].mean()) if (~on).any() else np.nan,
+                    float(t["values"][on].mean()) if on.any() else np.nan]
+            ax.bar([0, 1], vals, width=0.5, color=["0.6", "#3b6fb6"])
+            ax.axhline(0.0, color="0.3", lw=0.8)
+            ax.set_xticks([0, 1], ["no", "yes"])
+            ax.set_xlim(-0.6, 1.6)
+            ax.set_xlabel(f"[{ind[idx[0]]}]")
+        elif len(idx) == 1:
             order = np.argsort(x[:, idx[0]], kind="stable")
             ax.plot(x[order, idx[0]], t["values"][order])
             ax.set_xlabel(t["features"][0])
@@ -742,8 +753,7 @@ def plot_terms(model, X, *, columns: int = 4, max_terms: int = 12):
             fig.colorbar(sc, ax=ax)
             ax.set_xlabel(t["features"][0])
             ax.set_ylabel(t["features"][1])
-        title = t["term"] if len(t["term"]) <= 40 else t["term"][:37] + "..."
-        ax.set_title(f"{title}  ({100 * t['share']:.0f}%)", fontsize=8)
+        ax.set_title(_title(t["term"], t["share"]), fontsize=8)
     for ax in axes.ravel()[len(terms):]:
         ax.axis("off")
     fig.tight_layout()

@@ -123,7 +123,7 @@ class TreeModel:
                    basis, tuple(feature_names))
 
     def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3, scaled: bool = False,
-                indicators: Optional[Mapping[int, str]] = None) -> str:
+                indicators: Optional[Mapping[int, str]] = None, lhs: str = "y") -> str:
         """The fitted formula as text, in the covariates' original units (see :mod:`jaxtree._formula`).
 
         Leaves are written in ``x`` itself (``(dep_time - 1730)₊³``, ``hat(age; 40 ± 8)``,
@@ -141,6 +141,8 @@ class TreeModel:
             (``c + s·[w0 + T(u)]``, one weight per leaf, nothing merged or rounded away).
           indicators: ``{covariate index: label}`` of 0/1 covariates printed as ``[label]``
             (the estimator passes its table encoding's: ``[carrier = EV]``).
+          lhs: the left-hand side: the target's name (the estimator passes its
+            ``target_name_``), or a classifier's ``logit P(y = a)``.
         """
         c, s = float(self.y_center), float(self.y_scale)
         a = prog.to_numpy(self.program)
@@ -149,11 +151,11 @@ class TreeModel:
             from jaxtree import _formula
 
             return _formula.text(_formula.build(self, tol=tol, digits=digits,
-                                                indicators=indicators))
+                                                indicators=indicators), lhs)
         digits = 3 if digits is None else digits
         if not np.any((a["op"] == prog.LEAF) & (a["weight"] != 0)):
             # Constant model (e.g. a constant y): say so instead of listing 0-weight leaves.
-            return target.to_text(f"{c + s * float(a['intercept']):.{digits}g}", digits)
+            return target.to_text(f"{c + s * float(a['intercept']):.{digits}g}", digits, lhs)
         inner = prog.render(self.program, self.basis, self.feature_names, digits)
         if self.shapes is not None and int(self.shapes.n_terms):
             # Shape terms are named functions (their tables: TreeRegressor.shape_terms()).
@@ -162,8 +164,8 @@ class TreeModel:
             k = float(self.shapes.intercept)
             inner = f"{head} + {inner}" if k == 0 else f"{k:.{digits}g} + {head} + {inner}"
         if c == 0.0 and s == 1.0:
-            return target.to_text(inner, digits)
-        return target.to_text(f"{c:.{digits}g} + {s:.{digits}g}·[{inner}]", digits)
+            return target.to_text(inner, digits, lhs)
+        return target.to_text(f"{c:.{digits}g} + {s:.{digits}g}·[{inner}]", digits, lhs)
 
 
 def scale_x(model: TreeModel, x, clip: bool = True):

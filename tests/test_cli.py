@@ -109,7 +109,7 @@ def test_show(fitted, capsys):
     capsys.readouterr()
     assert cli.main(["show", str(model)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("y = ")
+    assert out.startswith("target = ")  # the target by its column's name (--target target)
     assert f"k (operations): {K}" in out and f"leaves: {K + 1}" in out
     assert f"p (features): {P}" in out and "q (basis functions): 40" in out
     assert "features: f0, f1, f2, f3" in out

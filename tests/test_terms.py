@@ -21,8 +21,11 @@ def _planted(n=800, seed=0):
 def test_terms_sum_to_the_prediction_and_rank_by_share():
     X, y = _planted()
     basis = B.make_basis(hats=0, sines=2, cosines=0, powers=2, truncated_cubics=0)
-    est = jaxtree.TreeRegressor(k=2, basis=basis, **GREEDY).fit(X, y)
-    terms = est.explain(X)
+    # the paper's y_bound = 1: the box |w| <= 1 then forces sin(pi x1) twice (merged below)
+    est = jaxtree.TreeRegressor(k=2, basis=basis, y_bound=1.0, **GREEDY).fit(X, y)
+    table = est.explain(X)  # a DataFrame, one row per term, the constant last
+    assert list(table.columns) == ["term", "features", "share", "mean_abs", "values"]
+    terms = table.to_dict("records")
     assert terms[-1]["term"] == "constant"
     total = terms[-1]["values"] + sum(t["values"] for t in terms[:-1])
     np.testing.assert_allclose(total, est.predict(X), rtol=1e-5, atol=1e-5)
@@ -39,14 +42,18 @@ def test_terms_sum_to_the_prediction_and_rank_by_share():
     on_x1 = (a["op"] == prog.LEAF) & (a["feature"] == 0)
     assert on_x1.sum() == 2 and len(set(a["basis"][on_x1])) == 1
     w = float(a["weight"][on_x1].sum())
-    assert terms[0]["term"] == f"{w:.3g}·{basis.render(int(a['basis'][on_x1][0]), 'x1')}"
+    # named as the formula names it, in x1's units, y's scale folded into its coefficient
+    text = terms[0]["term"]
+    assert text in est.formula() and "sin(π·" in text and "x1" in text, (text, est.formula())
+    coef = float(text.split("·")[0])
+    assert abs(coef - w * float(est.model_.y_scale)) < 1e-3 * abs(coef), (coef, w)
 
 
 def test_terms_of_a_shapes_model_and_plot():
     X, y = _planted(600, 1)
     X = np.c_[X, np.random.default_rng(9).uniform(size=len(X))]  # test_shapes' estimator shape
     est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
-    terms = est.explain(X)
+    terms = est.explain(X).to_dict("records")
     names = [t["term"] for t in terms]
     assert sum(n.startswith("f(") for n in names) == 3
     total = terms[-1]["values"] + sum(t["values"] for t in terms[:-1])

@@ -48,6 +48,7 @@ class FitResult:
       path, shape_path: the held-out size and shape-count paths, or None.
       pruned: the leaves pruning removed, or None.
       transform_scores: with ``target_transform="auto"``, each transform's held-out MSE.
+      target_name: the target's own name (a pandas Series' ``name``), or None.
     """
 
     model: model_.TreeModel
@@ -61,14 +62,18 @@ class FitResult:
     shape_path: Optional[list] = None
     pruned: Optional[list] = None
     transform_scores: Optional[dict] = None
+    target_name: Optional[str] = None
 
 
 def fit(X, y, sample_weight, hyper: dict) -> FitResult:
     """The fit of ``TreeRegressor(**hyper)`` (checked with :func:`jaxtree._fit.spec.check_params`)."""
     params = spec_.check_params(hyper)
     if hyper.get("target_transform") == "auto":
-        return _fit_auto_transform(X, y, sample_weight, hyper, params)
-    return fit_fixed(X, y, sample_weight, hyper, params, hyper.get("target_transform") or "identity")
+        res = _fit_auto_transform(X, y, sample_weight, hyper, params)
+    else:
+        res = fit_fixed(X, y, sample_weight, hyper, params,
+                        hyper.get("target_transform") or "identity")
+    return dataclasses.replace(res, target_name=target_.name_of(y))
 
 
 def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform: str) -> FitResult:
