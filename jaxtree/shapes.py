@@ -44,6 +44,11 @@ Decisions:
   onto the box.
 * **Ridge** ``lambda = RIDGE * (weighted rows) / knots`` per block keeps empty cells (knots
   no training row reaches) at zero instead of undetermined.
+* **Two-valued covariates** (0/1 indicators of the table encoding, issue 28): never a curve.
+  Their rows reach only the end knots, so after each block solve the inner knots take the
+  line between the end values (:func:`two_valued_linear`): a main shape on such a covariate
+  is a linear coefficient, and a pair with it is linear along it (a varying coefficient).
+  Training predictions are unchanged (no row reaches an inner knot).
 """
 
 from __future__ import annotations
@@ -85,6 +90,8 @@ __all__ = [
     "term_names",
     "term_rhs",
     "to_numeric",
+    "TWO_VALUED_TOL",
+    "two_valued_linear",
     "update_term",
 ]
 
@@ -94,6 +101,8 @@ SCREEN_ROWS = 50_000
 SCREEN_UPDATES = 5_000_000  # rows x pairs of the coarse screen
 RIDGE = 1e-4
 FULL_SWEEP_EVERY = 4
+TWO_VALUED_TOL = 1e-5  # a covariate whose inner knots carry at most this share of the
+# weight is two-valued: its shapes are linear along it (two_valued_linear)
 _PG_STEPS = 10  # projected-gradient steps of a block's box-constrained solve
 _ACTIVE_SET_STEPS = 6
 
@@ -434,18 +443,69 @@ def _padded_grams(gr, spec: ShapeSpec, p: int):
     return gram, sums, size
 
 
-def _solve_block(gram, sums, size, n, b, esum):
+def _solve_block(gram, sums, size, n, b, esum, main=None, spec: ShapeSpec = None):
     """One block update of backfitting: the box-constrained ridge solve of a term's padded
     block (Gram ``gram (M, M)``, column sums ``sums (M,)``, ``size`` live columns, total weight
     ``n``) for the right-hand side ``b = Phi^T W e`` and ``esum = sum W e`` of its partial
-    residual ``e``. Returns ``(coefficients (M,), the block's own intercept shift)``."""
+    residual ``e``. With ``spec`` and ``main`` (bool: a main term, else a pair) the solution
+    is made linear along a two-valued covariate (:func:`two_valued_linear`). Returns
+    ``(coefficients (M,), the block's own intercept shift)``."""
     mm = gram.shape[-1]
     live = jnp.arange(mm) < size
     a = _block_system(gram, sums, n, size)
     a = jnp.where(live[:, None] & live[None, :], a, jnp.eye(mm, dtype=a.dtype))
     c = jnp.where(live, b - sums * esum / n, 0)
     new = _box_solve(a, c)
+    if spec is not None:
+        new = two_valued_linear(new, sums, n, main, spec)
     return new, (esum - sums @ new) / n
+
+
+def two_valued_linear(coef, sums, n, main, spec: ShapeSpec):
+    """A term's coefficients made linear along each covariate that takes two values.
+
+    A covariate with two distinct values (a 0/1 indicator of the table encoding, any
+    two-valued column) is scaled to ``{0, 1}``: only its end knots are reached, so its main
+    shape has two free values and the ridge pins every inner knot at 0, a curve that dips to 0
+    between them (the 24-knot ``f(color=G)`` of issue 28). Here the inner knots take the
+    straight line between the end values instead: the main shape is ``b_0 + (b_end - b_0) x``,
+    a linear coefficient, and a pair with such a covariate is linear along it (a varying
+    coefficient: ``(1 - x) g_0(z) + x g_1(z)``, bilinear for two such covariates). No row
+    with positive weight reaches an inner knot, so the fit and every training prediction are
+    unchanged; the box holds (a line between two values in ``[-1, 1]`` stays in it).
+
+    A covariate counts as two-valued here when its inner knots carry at most
+    :data:`TWO_VALUED_TOL` of the total weight in the block's column sums (float32 rounding
+    can put a scaled 1 at ``1 - 6e-8``), which the Grams hold already: nothing is passed in.
+
+    Args:
+      coef: float ``(M,)`` the block's padded coefficients (``M = max(n1, n2²)``).
+      sums: float ``(M,)`` the block's weighted column sums (:func:`grams`); n: total weight.
+      main: bool ``()``: a main term (``n1`` knots), else a pair (``n2 × n2``, row-major).
+      spec: the :class:`ShapeSpec`.
+
+    Returns:
+      float ``(M,)``.
+    """
+    mm = coef.shape[-1]
+    n1, n2 = spec.n1, spec.n2
+    tiny = TWO_VALUED_TOL * n
+    out = coef
+    if n1 > 2:
+        t1 = jnp.linspace(0.0, 1.0, n1, dtype=coef.dtype)
+        line = jnp.pad(coef[0] + (coef[n1 - 1] - coef[0]) * t1, (0, mm - n1))
+        two = jnp.sum(jnp.abs(sums[1:n1 - 1])) <= tiny
+        out = jnp.where(main & two, jnp.where(jnp.arange(mm) < n1, line, coef), coef)
+    if spec.pairs and n2 > 2:
+        m2 = n2 * n2
+        c2, s2 = coef[:m2].reshape(n2, n2), sums[:m2].reshape(n2, n2)
+        t2 = jnp.linspace(0.0, 1.0, n2, dtype=coef.dtype)
+        rows = jnp.sum(jnp.abs(s2[1:n2 - 1, :])) <= tiny  # the first covariate is two-valued
+        c2 = jnp.where(rows, c2[0][None, :] + (c2[-1] - c2[0])[None, :] * t2[:, None], c2)
+        cols = jnp.sum(jnp.abs(s2[:, 1:n2 - 1])) <= tiny  # the second
+        c2 = jnp.where(cols, c2[:, :1] + (c2[:, -1:] - c2[:, :1]) * t2[None, :], c2)
+        out = jnp.where(main, out, jnp.pad(c2.reshape(-1), (0, mm - m2)))
+    return out
 
 
 def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=0):
@@ -475,7 +535,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
         (b, esum), fit = jax.lax.scan(
             body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
             (data.x, data.y, data.w, fit))
-        new, shift = _solve_block(gram[tid], sums[tid], size[tid], n, b, esum)
+        new, shift = _solve_block(gram[tid], sums[tid], size[tid], n, b, esum, tid < p, spec)
         return coef.at[tid].set(new), fit, icpt + shift, tid, new - old, shift
 
     n_up = sweeps * shapes.n_terms if isinstance(sweeps, int) else sweeps
@@ -511,7 +571,8 @@ def update_term(shapes: Shapes, tid, gr, b, esum, spec: ShapeSpec) -> Shapes:
     right-hand side ``(b, esum)`` summed over all rows (:func:`term_rhs`) and the Grams ``gr``
     of all rows (:func:`grams`); the shapes' intercept takes the block's shift."""
     gram, sums, size = _padded_grams(gr, spec, shapes.main.shape[0])
-    new, shift = _solve_block(gram[tid], sums[tid], size[tid], gr[4], b, esum)
+    new, shift = _solve_block(gram[tid], sums[tid], size[tid], gr[4], b, esum,
+                              tid < shapes.main.shape[0], spec)
     coef = _flat(shapes, spec).at[tid].set(new)
     return _unflat(shapes, coef, spec)._replace(intercept=shapes.intercept + shift)
 

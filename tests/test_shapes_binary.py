@@ -1,0 +1,96 @@
+"""A two-valued covariate (a 0/1 indicator) never gets a curve (issue 28 item 6).
+
+Its rows reach only the end knots of a shape, so the ridge used to pin every inner knot at 0:
+``f(color=G)`` printed and plotted as a 24-knot curve dipping to 0 between its two values.
+Now a main shape on such a covariate is linear (two free values) and a pair with it is
+linear along it, with the training predictions unchanged.
+"""
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import shapes as shapes_
+
+N1, N2 = 12, 6
+
+
+def _truth(X):
+    b, x, v = X[:, 0], X[:, 1], X[:, 2]
+    return 1.5 * b + np.sin(3 * x) + 0.8 * (v == 4.0) + b * x ** 2
+
+
+@pytest.fixture(scope="module")
+def fit():
+    rng = np.random.default_rng(0)
+    n = 600
+    X = np.column_stack([rng.integers(0, 2, n).astype(float),   # a 0/1 indicator
+                         rng.uniform(0, 2, n),                    # a smooth numeric effect
+                         rng.choice([2.5, 4.0], n)])              # two values, not 0/1
+    y = _truth(X) + 0.05 * rng.standard_normal(n)
+    est = jaxtree.TreeRegressor(k=1, shapes=4, shape_knots=(N1, N2), validation_fraction=None,
+                                random_state=0).fit(X, y)
+    return est, X
+
+
+def _linear(values, axis=0):
+    """Second differences along ``axis`` vanish (relative to the values' size)."""
+    d2 = np.diff(values, 2, axis=axis)
+    return np.max(np.abs(d2)) <= 1e-5 * max(1.0, np.max(np.abs(values)))
+
+
+def test_two_valued_covariates_get_lines_not_curves(fit):
+    est, _ = fit
+    terms = est.shape_terms()
+    names = [t["features"] for t in terms]
+    assert ("x1",) in names and ("x3",) in names, names  # both two-valued columns have a term
+    assert any(len(f) == 2 and "x1" in f for f in names), names  # and a pair with the 0/1 one
+    for t in terms:
+        f, v = t["features"], t["values"]
+        if len(f) == 1 and f[0] in ("x1", "x3"):
+            assert _linear(v), (f, v)  # before: 0 at every inner knot, a dip between the ends
+            assert abs(v[-1] - v[0]) > 0.3  # and the effect is there
+        elif len(f) == 1:
+            assert not _linear(v), (f, v)  # a numeric covariate keeps its curve
+        else:
+            for axis, name in enumerate(f):
+                if name in ("x1", "x3"):
+                    assert _linear(v, axis), (f, v)  # linear along the two-valued covariate
+
+
+def test_training_predictions_are_those_of_the_end_knots(fit):
+    est, X = fit
+    model = est.model_
+    spec, sh = model.shape_spec, model.shapes
+    # The old representation: inner knots of the two-valued covariates' mains at 0.
+    main = np.asarray(sh.main).copy()
+    main[[0, 2], 1:-1] = 0.0
+    old = dataclasses.replace(model, shapes=sh._replace(main=jnp.asarray(main, sh.main.dtype)))
+    pred = est.predict(X)
+    np.testing.assert_allclose(np.asarray(jaxtree.predict(old, X)), pred, atol=1e-4)
+    truth = _truth(X)
+    assert 1 - np.mean((pred - truth) ** 2) / np.var(truth) > 0.99
+    assert spec.n1 == N1
+
+
+def test_two_valued_linear_on_block_sums():
+    spec = shapes_.ShapeSpec(n1=5, n2=3, max_terms=2, pairs=((0, 1),))
+    mm = 9
+    coef = jnp.asarray([0.5, 0.0, 0.0, 0.0, -0.3, 0, 0, 0, 0], jnp.float32)
+    two = jnp.asarray([40.0, 0, 0, 0, 60.0, 0, 0, 0, 0], jnp.float32)
+    got = np.asarray(shapes_.two_valued_linear(coef, two, 100.0, True, spec))
+    np.testing.assert_allclose(got[:5], np.linspace(0.5, -0.3, 5), atol=1e-7)
+    assert (got[5:] == 0).all()
+    # A knot reached by a row: a curve, left alone.
+    many = two.at[2].set(1.0)
+    np.testing.assert_array_equal(shapes_.two_valued_linear(coef, many, 101.0, True, spec), coef)
+    # A pair block (3 x 3, row-major): the first covariate two-valued (middle row empty).
+    c2 = jnp.asarray([1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 5.0, 4.0, 1.0], jnp.float32)
+    s2 = jnp.asarray([10.0, 10, 10, 0, 0, 0, 10, 10, 10], jnp.float32)
+    got = np.asarray(shapes_.two_valued_linear(c2, s2, 60.0, False, spec)).reshape(3, 3)
+    np.testing.assert_allclose(got[1], [3.0, 3.0, 2.0])
+    np.testing.assert_allclose(got[[0, 2]], np.asarray(c2).reshape(3, 3)[[0, 2]])
+    assert got.shape[0] * got.shape[1] == mm
