@@ -9,6 +9,7 @@ from jaxtree import (basis, batch, classifier, datasets, debug, export, losses, 
                      program, reference, refine, scoring, search, sharding, simplify, stream,
                      theory)
 from jaxtree._compilation_cache import disable as disable_compilation_cache
+from jaxtree._base import WeightBoxWarning
 from jaxtree._validation import NotFittedError
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
 from jaxtree.batch import BatchResult, fit_batch, fit_batch_classifier
@@ -28,6 +29,7 @@ __all__ = [
     "TreeClassifier",
     "TreeModel",
     "TreeRegressor",
+    "WeightBoxWarning",
     "basis",
     "batch",
     "classifier",

@@ -18,6 +18,7 @@ from jaxtree import _target
 from jaxtree import _validation as V
 from jaxtree import export as export_
 from jaxtree import model as model_
+from jaxtree import program as prog_
 from jaxtree import search
 from jaxtree import simplify as simplify_
 from jaxtree._fit import pipeline
@@ -87,6 +88,22 @@ class Estimator(ParamsProtocol):
             return V.check_X(X, n_features=self.n_features_in_, feature_names=names)
         out = enc.feature_names_out
         return V.check_X(Xe, n_features=len(out), feature_names=out)
+
+    def encode(self, X) -> np.ndarray:
+        """``X`` (a table like the training one: a DataFrame with its categories and missing
+        values, or an array) as the covariate matrix the fitted tree reads: float
+        ``(n_samples, n_covariates)``, the columns named by ``model_.feature_names``
+        (``"<col>=<level>"`` indicators, ``"<col> missing"`` flags), encoded by the rules of
+        ``predict``. For JAX code: ``jaxtree.predict(est.model_, est.encode(X))`` is
+        ``est.predict(X)`` for a regressor (the decision function for a classifier), and the
+        matrix goes into ``jax.jit``, ``jax.grad`` and ``jax.vmap`` of
+        :func:`jaxtree.predict`; pass ``clip=False`` there for gradients at the edge of the
+        training range (clipped covariates have gradient 0).
+        """
+        rows = self._rows(X)  # checks that the estimator is fitted first
+        if isinstance(rows, encoding_.EncodedRows):
+            rows = rows[:]
+        return np.asarray(rows)
 
     def _labels(self) -> dict:
         """``{covariate index: label}`` of the table encoding's 0/1 covariates, named
@@ -178,6 +195,66 @@ def loaded_names(d, feature_names, path) -> tuple:
     return names, enc
 
 
+class WeightBoxWarning(UserWarning):
+    """A fitted weight ended on the search's box ``|w| <= 1``: the box bound the fit, so the
+    formula may build an effect from other terms that one weight could not hold. A smaller
+    ``y_bound`` gives the weights room (:class:`jaxtree.TreeRegressor`, ``y_bound``)."""
+
+
+BOX_TOL = 1e-6
+"""A weight with ``|w| >= 1 - BOX_TOL`` counts as on the box (the projection puts it at 1)."""
+
+
+def weights_at_bound(program) -> int:
+    """How many leaves of ``program`` (a :class:`jaxtree.program.Program`) the box ``|w| <= 1``
+    holds back: leaves with ``|w| = 1`` whose scale no product could take over.
+
+    A factor of a product can sit on the box without binding: in ``(w1 phi1) * T`` the
+    scale moves freely between ``w1`` and ``T``, so ``w1 = 1`` binds only if ``T`` cannot
+    grow (every leaf of a sum on the box, or every factor of a product). A leaf counts when
+    it is on the box and no product above it has another branch with room.
+    """
+    op = np.asarray(program.op)
+    left, right = np.asarray(program.left), np.asarray(program.right)
+    on_box = np.abs(np.asarray(program.weight, np.float64)) >= 1.0 - BOX_TOL
+    if op.size == 0 or op[0] == prog_.EMPTY:
+        return 0
+    order, stack = [], [0]  # slots reachable from the root, parents before children
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        if op[i] in (prog_.ADD, prog_.MUL):
+            stack += [int(left[i]), int(right[i])]
+    room = {}  # can the subtree at slot i grow by a factor > 1 inside the box?
+    for i in reversed(order):
+        if op[i] == prog_.LEAF:
+            room[i] = not on_box[i]
+        elif op[i] == prog_.ADD:
+            room[i] = room[left[i]] and room[right[i]]
+        else:  # MUL: one factor is enough
+            room[i] = room[left[i]] or room[right[i]]
+    free = {0: False}  # a product above slot i has another branch with room
+    count = 0
+    for i in order:
+        if op[i] == prog_.LEAF:
+            count += int(on_box[i] and not free[i])
+        elif op[i] == prog_.MUL:
+            free[left[i]] = free[i] or room[right[i]]
+            free[right[i]] = free[i] or room[left[i]]
+        else:
+            free[left[i]] = free[right[i]] = free[i]
+    return count
+
+
+def box_message(count: int, y_bound: float) -> str:
+    """The warning for ``count`` weights on the box of a fit with this ``y_bound``."""
+    return (f"{count} weight(s) of the fitted tree ended on the box |w| <= 1 (y was mapped "
+            f"into [-{y_bound:g}, {y_bound:g}]): the box bound the fit, so the formula may "
+            f"build an effect from several terms that one weight could not hold. A smaller "
+            f"y_bound (e.g. y_bound={y_bound / 4:g}) gives the weights room; "
+            f"weights_at_bound_ holds the count.")
+
+
 def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     """The one place where a fit's result becomes a fitted regressor (``fit``, ``fit_batch``
     and ``load``). Sets every learned attribute at once, at the end, so an interrupted or
@@ -197,6 +274,11 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     est.target_transform_ = model.target_transform
     est.target_transform_scores_ = result.transform_scores
     est.pruned_ = result.pruned
+    # issue 28: the box never binds silently (a loaded model was warned about at its fit)
+    est.weights_at_bound_ = weights_at_bound(model.program)
+    if warn and est.weights_at_bound_ and result.spec is not None:
+        warnings.warn(box_message(est.weights_at_bound_, result.spec.y_bound), WeightBoxWarning,
+                      stacklevel=3)
     if result.spec is not None:
         est.search_ = result.spec.search
         est.validation_fraction_ = result.spec.validation_fraction

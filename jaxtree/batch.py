@@ -69,7 +69,7 @@ from jaxtree import refine as refine_
 from jaxtree import scoring, search
 from jaxtree import search as search_
 from jaxtree import shapes as shapes_
-from jaxtree._base import set_fitted
+from jaxtree._base import WeightBoxWarning, box_message, set_fitted
 from jaxtree._fit import pipeline, select, source
 from jaxtree._fit import spec as spec_
 from jaxtree.estimator import TreeRegressor
@@ -521,7 +521,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
               beam_width: int = 4, validation_fraction: Optional[float] = None,
               random_state=None, shapes: int = 0, shape_knots: tuple = (24, 12),
-              prune_tol: Optional[float] = None) -> BatchResult:
+              prune_tol: Optional[float] = None, y_bound: float = spec_.DEFAULT_Y_BOUND) -> BatchResult:
     """Fits ``B`` data sets of the same shape with one batched compiled step per iteration.
 
     Args:
@@ -557,6 +557,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         ``max_ops``); each member has ``k_`` and ``path_`` and equals the estimator's fit.
         The beam is judged by the member it would return at each size and refitted by one
         beam run until every data set has reached its size, each kept at its own.
+      y_bound: every data set's ``y`` is mapped into ``[-y_bound, y_bound]``, as
+        :class:`jaxtree.TreeRegressor`'s ``y_bound`` (the same default, so a member is the
+        estimator's fit with the same keywords; ``y_bound=1`` is the paper's scaling).
       random_state: seed of the held-out split and of the shape search's row subset (None
         as 0).
       shapes: an integer ``S >= 0``: ``S`` shape terms before each member's tree, as
@@ -604,7 +607,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     settings = dict(k=k, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision, search=search, beam_width=beam_width,
-                    shape_knots=shape_knots)
+                    shape_knots=shape_knots, y_bound=y_bound)
     params = spec_.check_params({**settings, "validation_fraction": validation_fraction,
                            "shapes": shapes, "prune_tol": prune_tol})
     _check_batch_shapes(shapes)
@@ -619,6 +622,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B)
     sc = scaling_.fit(xa, ya, sw)
+    sc = sc._replace(y_scale=np.asarray(sc.y_scale) / float(y_bound))
     xs, ys = scaling_.apply(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
     cfg = search_.search_config(search, params.k, p * params.basis.q, refine=refine,
@@ -734,6 +738,11 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             names=names if feature_names is not None else None, encoding=None, spec=fit_spec,
             path=path, shape_path=None if shape_paths is None else shape_paths[b],
             pruned=pruned[b]), warn=False)
+    boxed = [b for b, est in enumerate(estimators) if est.weights_at_bound_]
+    if boxed:  # issue 28: the box never binds silently
+        warnings.warn(f"For data set(s) {boxed}: " + box_message(
+            max(estimators[b].weights_at_bound_ for b in boxed), float(y_bound)),
+            WeightBoxWarning, stacklevel=2)
     history = res.history if not shapes else _padded_rows(histories)
     return BatchResult(estimators, models, history, status, plan)
 

@@ -11,6 +11,7 @@ search; ``"reference"``: the paper's algorithm in plain numpy) produce the same
 
 from __future__ import annotations
 
+from dataclasses import replace as dataclasses_replace
 from typing import Callable, Optional
 
 from jaxtree import _compilation_cache
@@ -20,8 +21,9 @@ from jaxtree import search
 from jaxtree._base import (ParamsProtocol, Regressor, loaded_names, loaded_target_name,
                             set_fitted)
 from jaxtree._fit import pipeline
-from jaxtree._fit.spec import (ENGINES, PARAMETER_CONSTRAINTS, TARGET_TRANSFORMS, Params,
-                               check_params)
+from jaxtree._fit.spec import DEFAULT_TOL
+from jaxtree._fit.spec import (DEFAULT_Y_BOUND, ENGINES, PARAMETER_CONSTRAINTS,
+                               TARGET_TRANSFORMS, Params, check_params)
 
 __all__ = [
     "check_params",
@@ -137,11 +139,16 @@ class TreeRegressor(Regressor):
         with the lower held-out MSE in ``y``'s units, ties to the simpler one, refit on all
         rows; ``log`` only when every ``y > 0``, ``square`` when every ``y >= 0``). The choice
         is ``target_transform_``.
-      y_bound: the search maps ``y`` (or ``log y``) into ``[-y_bound, y_bound]``; 1 (default)
-        is the paper's ``Y = [-1, 1]``. A value below 1 keeps the theory's assumptions
-        (``[-y_bound, y_bound]`` lies in ``[-1, 1]``) and lets the weight box ``|w| <= 1``
-        reach laws that would need ``|w| > 1`` otherwise: with ``x`` scaled to ``[0, 1]``,
-        ``y = x1`` needs ``w = 2`` at ``y_bound=1`` and ``w = 0.5`` at ``0.25``.
+      y_bound: the search maps ``y`` (or ``log y``) into ``[-y_bound, y_bound]``, a number in
+        ``(0, 1]``. With covariates scaled to ``[0, 1]``, a linear effect ``y = a*x + b``
+        needs the weight ``|w| = 2*y_bound`` whatever ``a`` and ``b`` are, and an additive
+        linear model needs ``|w_j| <= 2*y_bound``. The default 0.25 leaves the weight box
+        ``|w| <= 1`` room for them (``w = 0.5``), so ``y = 50*x1 + 3`` prints as itself;
+        the paper's ``Y = [-1, 1]`` (``y_bound=1``, :meth:`paper`) puts ``y = x1`` outside
+        the box (``w = 2``) and the search builds the slope from other functions. Any value
+        keeps the theory's assumption (``[-y_bound, y_bound]`` lies in ``[-1, 1]``). A
+        weight that ends on the box is reported: ``weights_at_bound_`` counts them and the
+        fit warns (:class:`jaxtree.WeightBoxWarning`) that a smaller ``y_bound`` gives room.
       prune_tol: None (default) keeps the searched tree. A number ``>= 0``: after the search,
         drop leaves while the cheapest removal lowers the training ``R²`` by at most
         ``prune_tol``, re-fitting the weights after each (:func:`jaxtree.simplify.prune`;
@@ -161,6 +168,19 @@ class TreeRegressor(Regressor):
       max_categories: most covariates per categorical column, ``"<col>=other"`` included
         (default 16); the least frequent levels beyond it are grouped into ``other``.
       min_frequency: levels seen in fewer training rows are grouped into ``other`` (default 5).
+      tol: the search stops early once no candidate lowers the training loss by this relative
+        amount (default ``1e-6``; the move that did not is undone), or once the loss is at
+        the float precision's floor (an exact fit: ``16·eps·y_bound²`` in the scaled
+        units, :data:`jaxtree.search.FLOOR_EPS`); ``status_`` then has ``Status.CONVERGED`` and ``k_`` is below ``k``. None or
+        0: grow the tree to ``k`` (``TreeRegressor.paper()`` does). See
+        :func:`jaxtree.search.stop_rule`.
+
+    Safety rails (:mod:`jaxtree._fit.limits`): ``k`` is bounded by the rows, at most one
+    operation per 5 rows (``k <= n // 5``; the paper's Experiment 1 fits ``k = 10`` on 50
+    rows): a larger ``k`` warns (``DataSizeWarning``) and the fit uses the bound. Fewer than
+    10 rows warn that the model interpolates them. A fit whose search would need more memory
+    than the budget (half the device's memory, or ``JAXTREE_MEMORY_BUDGET``) is refused
+    before compiling, with the estimate and the largest ``k`` that fits.
 
     Data larger than memory: pass ``X`` as a ``numpy.memmap`` (float dtype) or a
     :class:`jaxtree.stream.ChunkReader`; every pass then streams it chunk by chunk
@@ -214,12 +234,13 @@ class TreeRegressor(Regressor):
                  verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
                  devices=None, cache_basis: bool = False,
                  validation_fraction="auto", search: str = "auto",
-                 target_transform: Optional[str] = None, y_bound: float = 1.0,
+                 target_transform: Optional[str] = None, y_bound: float = DEFAULT_Y_BOUND,
                  prune_tol: Optional[float] = None, shapes="auto",
                  shape_knots: tuple = (24, 12), beam_width: int = 4,
                  missing: str = "indicator", categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
-                 min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY):
+                 min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
+                 tol: Optional[float] = DEFAULT_TOL):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -246,6 +267,7 @@ class TreeRegressor(Regressor):
         self.categorical_features = categorical_features
         self.max_categories = max_categories
         self.min_frequency = min_frequency
+        self.tol = tol
 
     @classmethod
     def for_laws(cls, k: int = 20, *, basis="default+physics", y_bound: float = 0.25,
@@ -272,11 +294,14 @@ class TreeRegressor(Regressor):
     def paper(cls, k: int = 10, **kwargs) -> "TreeRegressor":
         """The paper's algorithm (Xu, Honorio and Wang): the greedy search grown to exactly
         ``k`` operations, no shape terms (``search="greedy"``, ``validation_fraction=None``,
-        ``shapes=0``); the weights are still refined jointly (``refine="optax"``; pass
-        ``refine="coordinate"`` for the paper's coordinate descent). Every setting can be
-        overridden. The reproduction scripts and the races against the numpy reference use it.
+        ``shapes=0``) on the paper's scaling ``Y = [-1, 1]`` (``y_bound=1``), with no early
+        stop (``tol=None``; ``k`` is still bounded by the rows); the weights
+        are still refined jointly (``refine="optax"``; pass ``refine="coordinate"`` for the
+        paper's coordinate descent). Every setting can be overridden. The reproduction
+        scripts and the races against the numpy reference use it.
         """
-        kwargs = {"search": "greedy", "validation_fraction": None, "shapes": 0, **kwargs}
+        kwargs = {"search": "greedy", "validation_fraction": None, "shapes": 0,
+                  "y_bound": 1.0, "tol": None, **kwargs}
         return cls(k, **kwargs)
 
     def __sklearn_tags__(self):
@@ -307,6 +332,9 @@ class TreeRegressor(Regressor):
         """
         _compilation_cache.enable()
         result = pipeline.fit(X, y, sample_weight, self.get_params())
+        if self.missing == "error":  # the model refuses NaN at predict on every path
+            result = dataclasses_replace(result,
+                                         model=model_.with_missing_rule(result.model, "error"))
         return set_fitted(self, result)
 
 

@@ -168,6 +168,14 @@ class TreeModel:
         return target.to_text(f"{c:.{digits}g} + {s:.{digits}g}·[{inner}]", digits, lhs)
 
 
+def with_missing_rule(model: TreeModel, missing: str) -> TreeModel:
+    """``model`` with its missing-value rule at predict time (:data:`MISSING_RULES`):
+    ``"error"`` for an estimator fitted with ``missing="error"``."""
+    if missing not in MISSING_RULES:
+        raise ValueError(f"missing must be one of {list(MISSING_RULES)}; got {missing!r}.")
+    return dataclasses.replace(model, missing=missing)
+
+
 def scale_x(model: TreeModel, x, clip: bool = True):
     """Maps covariates to the scaled space ``[0, 1]`` (clipped to it when ``clip``)."""
     xs = (x - model.x_min) * model.x_scale

@@ -212,9 +212,10 @@ def _law_data(seed=0, n=N):
 @pytest.fixture(scope="module")
 def law_fit():
     X, y = _law_data()
-    # Grown to exactly k=3 (no held-out size), so that pruning removes the spare leaf.
+    # Grown to exactly k=3 (no held-out size, no early stop), so that pruning removes the
+    # spare leaf.
     est = jaxtree.TreeRegressor(k=3, basis="physics", target_transform="log", search="backfit",
-                                validation_fraction=None, prune_tol=1e-6).fit(X, y)
+                                validation_fraction=None, prune_tol=1e-6, tol=None).fit(X, y)
     return est, X, y
 
 
@@ -293,7 +294,7 @@ def test_y_bound_makes_a_linear_law_one_leaf():
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(300, 2))
     y = X[:, 0]
-    paper = jaxtree.TreeRegressor(k=0, **GREEDY).fit(X, y)
+    paper = jaxtree.TreeRegressor(k=0, y_bound=1.0, **GREEDY).fit(X, y)
     assert paper.score(X, y) < 0.999  # w = 2 is outside the box
     bounded = jaxtree.TreeRegressor(k=0, y_bound=0.25, **GREEDY).fit(X, y)
     assert bounded.score(X, y) > 1 - 1e-9

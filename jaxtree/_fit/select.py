@@ -130,17 +130,24 @@ def selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int, pair_r
     return rows
 
 
+MSE_FLOOR = 1e-14
+"""Held-out MSEs (of the scaled ``y``, in ``[-y_bound, y_bound]``) closer than this are equal
+in :func:`choose_size`: an RMSE of 1e-7, float32's resolution of ``y``'s range."""
+
+
 def choose_size(val_history, n_held: int) -> int:
     """The smallest number of operations whose held-out MSE is within one standard error of
     the best (the "one-standard-error rule"; the path starts at 0 operations, the first leaf).
 
     The standard error of a held-out MSE over ``n_held`` rows with Gaussian residuals is
     ``MSE * sqrt(2 / n_held)``; it is the tolerance, so a larger tree must beat a smaller
-    one by more than the held-out set can resolve.
+    one by more than the held-out set can resolve. It is at least :data:`MSE_FLOOR`: on
+    noise-free data (an exact law) every size's held-out MSE is rounding (1e-30 in float64)
+    and the rule would otherwise pick a size by rounding noise, with terms of 1e-14.
     """
     val = np.asarray(val_history, np.float64)
     best = np.min(val)
-    tol = np.sqrt(2.0 / max(int(n_held), 1)) * abs(best)
+    tol = max(np.sqrt(2.0 / max(int(n_held), 1)) * abs(best), MSE_FLOOR)
     return int(np.flatnonzero(val <= best + tol)[0])
 
 
