@@ -145,15 +145,23 @@ def test_indicator_reads_as_a_plain_coefficient_and_is_drawn_as_two_bars(table_m
     plt.close("all")
 
 
-def test_plot_tree_labels_in_formula_notation_never_overlap(table_model):
+@pytest.fixture(scope="module")
+def wide_model():
+    """The paper's greedy tree (k = 7, the default basis: hats, sines, cosines, powers, cubics)
+    on covariates far from [0, 1], so every leaf's label carries a shift and a scale."""
+    rng = np.random.default_rng(4)
+    lo, hi = np.array([10.0, -4.0, 0.0, 5.0]), np.array([20.0, 0.0, 1.0, 6.0])
+    X = rng.uniform(lo, hi, size=(200, 4))
+    u = (X - lo) / (hi - lo)
+    y = np.sin(3 * np.pi * u[:, 0]) * np.cos(2 * np.pi * u[:, 1]) + u[:, 2] ** 2 - u[:, 3]
+    return jaxtree.TreeRegressor.paper(k=7).fit(X, y), X
+
+
+def test_plot_tree_labels_in_formula_notation_never_overlap(table_model, wide_model):
     """Leaves read as the formula reads them (``[c = red]``, ``t`` in its units) and no two
     labels overlap, in the figure plot_tree sizes and in a small fixed Axes (font shrunk,
     leaves staggered). Catches the scaled labels (``hat(c=red; 1)``) and overlapping boxes."""
-    rng = np.random.default_rng(4)
-    X = rng.uniform(size=(200, 4))
-    y = np.sin(3 * np.pi * X[:, 0]) * np.cos(2 * np.pi * X[:, 1]) + X[:, 2] ** 2 - X[:, 3]
-    big = jaxtree.TreeRegressor.paper(k=7).fit(X, y)
-    for est in (table_model[0], big):
+    for est in (table_model[0], wide_model[0]):
         for small in (False, True):
             fig = est.plot_tree(ax=plt.subplots(figsize=(5, 2.5))[1] if small else None)
             texts = [t for a in fig.axes for t in a.texts]
@@ -167,24 +175,31 @@ def test_plot_tree_labels_in_formula_notation_never_overlap(table_model):
     plt.close("all")
 
 
-def test_leaf_labels_evaluate_to_the_leaves():
-    """Each label of plot_tree is its leaf ``w phi(u_j)`` in x's units: evaluated at x it
-    equals the leaf's value on the scaled covariate (a wrong shift or scale fails)."""
-    rng = np.random.default_rng(2)
-    X = rng.uniform([10.0, -4.0], [20.0, 0.0], size=(150, 2))
-    y = 0.3 * X[:, 0] + np.cos(X[:, 1])
-    est = jaxtree.TreeRegressor.paper(k=2, basis="polynomial").fit(X, y)
-    texts = _formula.leaf_texts(est.model_, digits=12)
+def _as_numpy(text: str) -> str:
+    """A leaf label of the formula's notation as a numpy expression (pos, hat defined below)."""
+    text = re.sub(r"hat\(([^;]+); (\S+) ± ([^)]+)\)", r"hat(\1, \2, \3)", text)
+    text = re.sub(r"\(([^()]*)\)₊³", r"pos(\1)**3", text)
+    text = re.sub(r"(\d)π", r"\1*pi", text).replace("π", "pi")
+    return text.replace("·", "*").replace("²", "**2").replace("³", "**3")
+
+
+def test_leaf_labels_evaluate_to_the_leaves(wide_model):
+    """Each label of plot_tree is its leaf ``w phi(u_j)`` in x's units (every family of the
+    default basis, shifted and scaled covariates): evaluated at x it equals the leaf's value
+    on the scaled covariate. A wrong shift, scale or family name fails."""
     from jaxtree import program as prog
 
-    a = prog.to_numpy(est.model_.program)
+    est, X = wide_model
+    texts = _formula.leaf_texts(est.model_, digits=12)
     u = (X - np.asarray(est.model_.x_min)) * np.asarray(est.model_.x_scale)
     leaf = np.asarray(prog.leaf_values(est.model_.program, u, est.model_.basis))
+    env = {"pi": np.pi, "sin": np.sin, "cos": np.cos, "pos": lambda v: np.maximum(v, 0.0),
+           "hat": lambda x, k, h: np.maximum(1 - np.abs(x - k) / h, 0.0),
+           **{f"x{j + 1}": X[:, j] for j in range(X.shape[1])}}
+    assert len(texts) == est.k_ + 1
     for slot, text in texts.items():
-        expr = text.replace("·", "*").replace("²", "**2").replace("³", "**3")
-        got = eval(expr, {"x1": X[:, 0], "x2": X[:, 1]})  # noqa: S307 - our own text
-        np.testing.assert_allclose(got, leaf[slot], rtol=1e-6, atol=1e-6 * np.abs(leaf).max())
-    assert len(texts) == int(a["n_slots"]) // 2 + 1
+        got = eval(_as_numpy(text), env)  # noqa: S307 - our own label
+        np.testing.assert_allclose(got, leaf[slot], rtol=1e-8, atol=1e-8, err_msg=text)
 
 
 def test_target_name_from_series_saved_and_never_a_covariate(table_model, tmp_path):
@@ -199,9 +214,9 @@ def test_target_name_from_series_saved_and_never_a_covariate(table_model, tmp_pa
     for target in (pd.Series(df.t ** 2, name="y"), (df.t ** 2).to_numpy()):
         e = jaxtree.TreeRegressor(k=1, search="greedy", validation_fraction=None).fit(X, target)
         assert e.target_name_ == "y_" and e.formula().startswith("y_ = "), e.formula()
-    # no name: y
+    # no name and no covariate y: y
     e = jaxtree.TreeRegressor(k=1, search="greedy", validation_fraction=None).fit(
-        df.t.to_numpy()[:, None], (df.t ** 2).to_numpy())
+        X.to_numpy(), (df.t ** 2).to_numpy())
     assert e.target_name_ == "y" and e.formula().startswith("y = ")
 
 
