@@ -88,7 +88,8 @@ def _prune_stack(n=300):
     # Planted so that pruning differs between the members: member 0 the pair plus a line,
     # member 1 a smooth curve of x1 (k operations overfit it: cheap leaves), member 2 a mix.
     # The shapes (3, 300, 3) and settings are the tests' above, so their compiled steps
-    # (batched and the estimator's) are reused: only the pruning's steps are new.
+    # (batched and the estimator's) are reused: only the pruning's steps are new. The tests
+    # run it on the paper's scaling (y_bound=1), where the planted counts were measured.
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(3, n, 3))
     rich = np.sin(3 * np.pi * X[..., 0]) * np.cos(2 * np.pi * X[..., 1]) + 0.3 * X[..., 2]
@@ -129,7 +130,7 @@ def test_prune_tol_per_member_equals_the_estimators(how, tol):
     # one member's removals applied to all, fails here. Settings as the first test's.
     X, y = _prune_stack()
     kw = dict(k=4, basis=BASIS, search=how, refine="coordinate", coordinate_sweeps=2,
-              chunk_size=64, beam_width=3, prune_tol=tol)
+              chunk_size=64, beam_width=3, prune_tol=tol, y_bound=1.0)
     res = batch.fit_batch(X, y, **kw)
     _assert_pruned_like(res, X, y, validation_fraction=None, shapes=0, **kw)
 
@@ -139,7 +140,8 @@ def test_prune_tol_after_the_held_out_refit_equals_the_estimators():
     # held-out test's: its compiled steps are reused).
     X, y = _prune_stack()
     kw = dict(k=6, basis=BASIS, search="greedy", refine="coordinate", coordinate_sweeps=2,
-              chunk_size=64, validation_fraction=0.25, random_state=1, prune_tol=1e-3)
+              chunk_size=64, validation_fraction=0.25, random_state=1, prune_tol=1e-3,
+              y_bound=1.0)
     res = batch.fit_batch(X, y, **kw)
     assert _assert_pruned_like(res, X, y, shapes=0, **kw) == [1, 0, 0]
     assert [m.k_ for m in res] == [3, 2, 3]  # the chosen sizes 4, 2, 3, less the removals
@@ -151,7 +153,7 @@ def test_prune_tol_with_shapes_equals_the_estimators():
     # validation_fraction=0.25 these shapes leave no tree: nothing to prune).
     X, y = _prune_stack()
     kw = dict(k=4, basis=BASIS, search="greedy", refine="coordinate", coordinate_sweeps=2,
-              chunk_size=64, shapes=2, validation_fraction=None, prune_tol=1e-2)
+              chunk_size=64, shapes=2, validation_fraction=None, prune_tol=1e-2, y_bound=1.0)
     res = batch.fit_batch(X, y, **kw)
     assert _assert_pruned_like(res, X, y, **kw) == [0, 1, 0]
     assert all(len(m.shape_terms()) == 2 for m in res)
