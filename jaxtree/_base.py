@@ -6,6 +6,7 @@ score, formulas, exports, save)."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import warnings
 from typing import Optional
@@ -264,6 +265,8 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     if warn and bad:
         warnings.warn(f"{search.message(bad)}.", RuntimeWarning, stacklevel=3)
     model = result.model
+    if result.spec is not None and model.y_bound != result.spec.y_bound:
+        model = dataclasses.replace(model, y_bound=result.spec.y_bound)  # formula's tolerance
     est.model_ = model
     est.history_ = np.asarray(result.history, np.float64)
     est.choices_ = list(result.choices)
@@ -302,8 +305,11 @@ class Regressor(Estimator):
         except KeyError:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute 'path_' "
                                  "(it is set by fit)") from None
+        y_bound = self.model_.y_bound
         for row in rows or ():
             if "formula" not in row:  # the notation of formula(): indicators, target's name
+                if row["model"].y_bound != y_bound:  # the tolerance's half-range
+                    row["model"] = dataclasses.replace(row["model"], y_bound=y_bound)
                 row["formula"] = row["model"].formula(indicators=self._labels(),
                                                       lhs=self._target_name())
         return rows

@@ -21,8 +21,9 @@ exactly, then rounds it:
    and constants collected; terms are listed largest first.
 4. **Rounding.** Every number is rounded to the fewest significant digits ``d`` (the same ``d``
    for all) for which the rounded formula differs from the exact one by at most
-   ``tol/2 * y_scale`` at :data:`N_CHECK` points drawn uniformly in the training box
-   (indicators at 0 and 1); ``y_scale`` is half the training range of the target (of
+   ``tol/2 * y_bound * y_scale`` at :data:`N_CHECK` points drawn uniformly in the training
+   box (indicators at 0 and 1); ``y_bound * y_scale`` is half the training range of the
+   target (``TreeModel.y_bound``: the search maps ``y`` into ``[-y_bound, y_bound]``) (of
    ``log y`` for a ``"log"`` target, of ``y²`` for ``"square"``). The factor 2 is a margin for the points between the
    checked ones. So **the printed formula changes no prediction inside the training range by
    more than** ``tol`` (default :data:`DEFAULT_TOL` = 0.1 %) **of the target's half-range**.
@@ -408,7 +409,8 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel`.
       tol: float ``> 0``: the largest change of a prediction the rounding may cause, as a
-        fraction of the target's half-range ``y_scale``. Ignored when ``digits`` is given.
+        fraction of the target's half-range (``y_bound * y_scale``). Ignored when ``digits``
+        is given.
       digits: a fixed number of significant digits instead of the tolerance.
       indicators: ``{covariate index: label}`` of the 0/1 covariates (:func:`indicator_labels`).
 
@@ -431,7 +433,9 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
         shape_names = list(shapes_.term_names(model.shapes, model.shape_spec, b.names))
     per_number: dict = {}
     if digits is None:
-        digits, per_number = _choose_digits(b, exact, smear, 0.5 * float(tol) * b.y_scale)
+        # tol is a fraction of the target's half-range: y_scale is that over y_bound
+        half = b.y_scale * float(getattr(b.model, "y_bound", 1.0))
+        digits, per_number = _choose_digits(b, exact, smear, 0.5 * float(tol) * half)
         used_tol = float(tol)
     else:
         digits, used_tol = int(digits), None

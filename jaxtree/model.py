@@ -93,6 +93,9 @@ class TreeModel:
         host inputs; silently under ``jit``); ``"error"`` (a model fitted with
         ``missing="error"``) refuses it on host inputs (under ``jit`` it propagates as NaN).
         See :func:`predict`.
+      y_bound: the search's scaling of ``y`` into ``[-y_bound, y_bound]`` (static), so
+        ``y_scale`` is the target's half-range divided by ``y_bound``; the formula's rounding
+        tolerance is a fraction of the half-range ``y_bound * y_scale``.
     """
 
     program: prog.Program
@@ -108,6 +111,7 @@ class TreeModel:
     shape_spec: Optional[shapes_.ShapeSpec] = dataclasses.field(default=None,
                                                                 metadata=dict(static=True))
     missing: str = dataclasses.field(default="fill", metadata=dict(static=True))
+    y_bound: float = dataclasses.field(default=1.0, metadata=dict(static=True))
 
     @property
     def n_features(self) -> int:
@@ -256,7 +260,8 @@ MAX_SLOTS = 2 * 100_000 + 1
 """Largest program capacity a file may hold."""
 
 _TOP_KEYS = ("format", "version", "dtype", "basis", "feature_names", "scaling", "program")
-_OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes", "task", "encoding", "missing")
+_OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes", "task", "encoding", "missing",
+                  "y_bound")
 _SHAPE_KEYS = ("n1", "n2", "pairs", "main", "main_on", "pair", "pair_on", "intercept", "order",
                "n_terms")
 _SCALING_KEYS = ("x_min", "x_scale", "y_center", "y_scale")
@@ -326,6 +331,8 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
         d["encoding"] = dict(encoding)  # it is not the identity: older files stay byte-identical
     if model.missing != "fill":  # written only when used: older files stay byte-identical
         d["missing"] = model.missing
+    if model.y_bound != 1.0:  # written only when used: older files stay byte-identical
+        d["y_bound"] = float(model.y_bound)
     d["checksum"] = checksum(d)
     return d
 
@@ -547,6 +554,9 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     missing = d.get("missing", "fill")
     if missing not in MISSING_RULES:
         _fail(path, f"missing must be one of {list(MISSING_RULES)}; got {missing!r}")
+    y_bound = d.get("y_bound", 1.0)
+    if not (_is_number(y_bound) and 0 < float(y_bound) <= 1):
+        _fail(path, f"y_bound must be a number in (0, 1]; got {y_bound!r}")
     if "checksum" in d:
         try:
             ok = isinstance(d["checksum"], str) and d["checksum"] == checksum(d)
@@ -571,7 +581,7 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     return TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
                      jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), basis, names,
                      transform, None if smear is None else jnp.asarray(smear, dtype), sh, spec,
-                     missing)
+                     missing, float(y_bound))
 
 
 def read_extra(d: Mapping, path="<dict>") -> tuple:

@@ -128,3 +128,25 @@ def test_size_choice_does_not_follow_rounding_noise():
     # sqrt(2/60)) = 0.0098 from the best
     assert select.choose_size([0.05, 0.010, 0.0083, 0.0084], 60) == 2
     assert select.choose_size([0.05, 0.0095, 0.0083, 0.0084], 60) == 1
+
+
+def test_the_formulas_tolerance_is_a_share_of_the_half_range_at_every_y_bound(tmp_path):
+    # tol bounds the change of a prediction by the rounding, as a fraction of the target's
+    # half-range; y_scale is that over y_bound, so a tolerance on y_scale would round 4x
+    # more coarsely at the default y_bound=0.25 than the paper's 1.
+    rng = np.random.default_rng(6)
+    X = rng.uniform(0, 1, (ROWS, 2))
+    y = np.sin(3 * X[:, 0]) + 0.3 * X[:, 1] ** 2
+    tol = 1e-3
+    for y_bound in (1.0, 0.25):
+        est = jaxtree.TreeRegressor(k=3, search="greedy", validation_fraction=None, shapes=0,
+                                    y_bound=y_bound, tol=None).fit(X, y)
+        assert est.model_.y_bound == y_bound
+        sp = pytest.importorskip("sympy")
+        expr = est.to_sympy(tol=tol)
+        f = sp.lambdify(sp.symbols("x1 x2"), expr, "numpy")
+        err = np.max(np.abs(f(X[:, 0], X[:, 1]) - est.predict(X)))
+        half = 0.5 * (y.max() - y.min())
+        assert err <= tol * half, (y_bound, err / half)
+    est.save(tmp_path / "m.json")
+    assert jaxtree.load(tmp_path / "m.json").model_.y_bound == 0.25
