@@ -480,16 +480,17 @@ def _text_value(y):
     """The first text value (str, bytes, a pandas category or string entry) of a target, or
     None when ``y`` holds none (numbers, NaN, ...: the usual checks then decide)."""
     try:
-        if is_pandas(y) or hasattr(y, "dtype"):
-            kind = getattr(getattr(y, "dtype", None), "kind", "O")
-            if kind in "biufc":
+        if is_pandas(y):
+            if getattr(getattr(y, "dtype", None), "kind", "O") in "biufc":
                 return None
-            a = y.to_numpy(dtype=object) if hasattr(y, "to_numpy") else np.asarray(y, dtype=object)
-        elif isinstance(y, (list, tuple)):
-            a = np.asarray(y, dtype=object)
+            a = y.to_numpy(dtype=object)
         else:
-            return None
+            a = np.asarray(y)
     except (TypeError, ValueError):  # ragged input: the usual checks say so
+        return None
+    if a.dtype.kind in "US":
+        return a.ravel()[0] if a.size else None
+    if a.dtype.kind != "O":
         return None
     for v in a.ravel():
         if isinstance(v, (str, bytes, np.str_, np.bytes_)):

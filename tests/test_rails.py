@@ -87,9 +87,13 @@ def test_a_fit_over_the_memory_budget_is_refused_before_compiling(monkeypatch):
     # (the step would have compiled), and a message without the numbers or the fix.
     X, y = _noisy(n=20_000)
     monkeypatch.setenv(limits.MEMORY_BUDGET_ENV, "50MB")
+
+    def searched(*_):  # a fit that was not refused fails here, after its first step
+        raise AssertionError("the search ran: the budget was not checked before compiling")
+
     with count_compilations() as c:
         with pytest.raises(ValueError) as info:
-            _paper(3000, chunk_size=512).fit(X, y)
+            _paper(3000, chunk_size=512, callback=searched).fit(X, y)
     assert c.lowerings == 0 and c.compiles == 0
     msg = str(info.value)
     assert "more than the memory budget of 50.0 MB" in msg and "Refused before compiling" in msg
