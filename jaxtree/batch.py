@@ -531,7 +531,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         :data:`jaxtree.scoring.BUCKET_MIN_WORK`) search in the rounded-up capacity
         :func:`jaxtree.program.capacity_for` ``(k)``, each tree bound by ``k`` operations and
         cut back to ``2k+1`` slots, so that nearby ``k`` share one compiled step (the results
-        are the exact-capacity search's).
+        are the exact-capacity search's). No early stop: every tree grows to ``k`` (or its
+        held-out size), and the member estimators say ``tol=None``.
       basis: as for :class:`jaxtree.TreeRegressor` (None, a preset name, a Basis, a dict).
       refine: ``"optax"``, ``"coordinate"`` or None.
       sample_weight: optional non-negative ``(B, n)``, or ``(n,)`` shared by all.
@@ -710,7 +711,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
 
     # The settings each member ran: a clone refits the same search.
-    hyper = dict(settings, validation_fraction=validation_fraction, random_state=random_state,
+    # tol=None: a batch grows every tree to k (no early stop), as TreeRegressor(tol=None)
+    hyper = dict(settings, tol=None, validation_fraction=validation_fraction,
+                 random_state=random_state,
                  shapes=shapes, prune_tol=prune_tol)
     estimators = [TreeRegressor(**hyper) for _ in range(B)]
     fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
