@@ -37,7 +37,9 @@ def test_auto_is_the_paper_search_grown_to_k_on_large_data(monkeypatch):
     est = jaxtree.TreeRegressor(k=3, basis=SMALL, shapes=0).fit(X, y)
     assert (est.search_, est.validation_fraction_) == ("greedy", None)
     assert est.path_ is None and est.k_ == 3
-    paper = jaxtree.TreeRegressor.paper(k=3, basis=SMALL).fit(X, y)
+    # the paper's search on the default's scaling and stop (paper() has y_bound=1, tol=None)
+    paper = jaxtree.TreeRegressor.paper(k=3, basis=SMALL, y_bound=est.y_bound,
+                                        tol=est.tol).fit(X, y)
     assert choice_key(est.choices_) == choice_key(paper.choices_)
     np.testing.assert_array_equal(est.predict(X), paper.predict(X))
 
