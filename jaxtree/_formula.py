@@ -402,6 +402,22 @@ class Readable:
         self.exact, self.per_number = exact, dict(per_number or {})
 
 
+def check_digits(digits) -> None:
+    """Refuses a ``digits`` that is not None or an int >= 1 (``formula``, ``law``)."""
+    if digits is not None and (isinstance(digits, bool) or not isinstance(
+            digits, (int, np.integer)) or digits < 1):
+        raise ValueError(f"digits must be an int >= 1 (significant digits) or None (as few as "
+                         f"tol allows); got {digits!r}.")
+
+
+def check_tol(tol) -> None:
+    """Refuses a rounding ``tol`` that is not a finite positive number (``formula``, ``law``)."""
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (
+            math.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive number (a share of the target's half-range, "
+                         f"e.g. 1e-3); got {tol!r}.")
+
+
 def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = None,
           indicators: Optional[Mapping[int, str]] = None) -> Readable:
     """The readable, rounded structure of a (single, unbatched) model; see the module docstring.
@@ -418,13 +434,9 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
       ValueError: for a ``tol`` that is not a positive number, or ``digits`` below 1.
     """
     if digits is not None:
-        if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 1:
-            raise ValueError(f"digits must be an int >= 1 (significant digits) or None; got "
-                             f"{digits!r}.")
-    elif isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (
-            math.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number (a fraction of the target's half-range, "
-                         f"e.g. 1e-3); got {tol!r}.")
+        check_digits(digits)
+    else:
+        check_tol(tol)
     b = _Builder(model, indicators)
     exact = b.build()
     smear = b.target.smearing if b.target.name == "log" else None

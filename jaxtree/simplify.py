@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtree import moves, refine as refine_, scoring
+from jaxtree import _formula, moves, refine as refine_, scoring
 from jaxtree import program as prog
 
 __all__ = ["check_prune_args", "count_terms", "find_law", "law", "Law", "LAW_TOL",
@@ -188,14 +188,8 @@ def _snap(v: float, tol: float = 1e-3, max_den: int = 6):
 
 
 def _check_law_args(digits, tol, max_terms) -> None:
-    if digits is not None and (isinstance(digits, bool) or not isinstance(digits, (int, np.integer))
-                               or digits < 1):
-        raise ValueError(f"digits must be an int >= 1 (significant digits) or None (as few as "
-                         f"tol allows); got {digits!r}.")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (
-            math.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number (a share of the target's half-range, "
-                         f"e.g. 1e-3); got {tol!r}.")
+    _formula.check_digits(digits)
+    _formula.check_tol(tol)
     if max_terms is not None and (isinstance(max_terms, bool) or not isinstance(
             max_terms, (int, np.integer)) or max_terms < 1):
         raise ValueError(f"max_terms must be an int >= 1 or None (no limit); got {max_terms!r}.")
