@@ -57,6 +57,12 @@ def fit(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None) -> Scalin
     return from_extremes(*extremes(x, y, sw))
 
 
+def bounded(s: Scaling, y_bound: float) -> Scaling:
+    """The scaling with ``y`` mapped into ``[-y_bound, y_bound]`` instead of ``[-1, 1]``
+    (the estimators' and ``fit_batch``'s ``y_bound``)."""
+    return s if y_bound == 1.0 else s._replace(y_scale=np.asarray(s.y_scale) / y_bound)
+
+
 def apply(s: Scaling, x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
     """Scaled ``(x, y)`` in float64; zero-weight rows clipped into range."""
     # one float64 result array each, updated in place (no second temporary of n*p values)

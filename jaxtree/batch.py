@@ -622,8 +622,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B)
-    sc = scaling_.fit(xa, ya, sw)
-    sc = sc._replace(y_scale=np.asarray(sc.y_scale) / float(y_bound))
+    sc = scaling_.bounded(scaling_.fit(xa, ya, sw), float(y_bound))
     xs, ys = scaling_.apply(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
     cfg = search_.search_config(search, params.k, p * params.basis.q, refine=refine,

@@ -111,7 +111,7 @@ def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform:
         sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
         reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(spec.chunk, n))
         return _fit_reader(reader, spec, feature_names, enc, names)
-    sc = _bounded_scaling(scaling_.fit(xa, yt, sw), spec.y_bound)
+    sc = scaling_.bounded(scaling_.fit(xa, yt, sw), spec.y_bound)
     spec = _bind_basis(spec, sc)
     xs, ys = scaling_.apply(sc, xa, yt, sw)
     with progress.reporting(spec, feature_names) as rep:
@@ -157,7 +157,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> Fit
 
 def _fit_reader(reader, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult:
     """The stages on rows read block by block (:class:`jaxtree._fit.source.Streamed`)."""
-    sc = _bounded_scaling(stream_.scaling(reader), spec.y_bound)
+    sc = scaling_.bounded(stream_.scaling(reader), spec.y_bound)
     spec = _bind_basis(spec, sc)
     with progress.reporting(spec, feature_names) as rep:
         found = stages.search_model(source.Streamed(reader, spec, sc), spec, rep)
@@ -260,10 +260,6 @@ def stream_plan(X, params: spec_.Params, chunk_size, devices) -> tuple:
 
 
 # ---------------------------------------------------------------------- scale, target
-
-def _bounded_scaling(sc, y_bound: float):
-    """The scaling with ``y`` mapped into ``[-y_bound, y_bound]`` instead of ``[-1, 1]``."""
-    return sc if y_bound == 1.0 else sc._replace(y_scale=np.asarray(sc.y_scale) / y_bound)
 
 
 def _bind_basis(spec: spec_.FitSpec, sc) -> spec_.FitSpec:
