@@ -432,7 +432,8 @@ class TreeClassifier(Estimator):
         dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
         V.check_representable(xa, np.zeros(n), dtype,
                                feature_names=names if enc.is_identity else enc.feature_names_out)
-        params, plan = spec_.planned(params, n, p, dtype, self.chunk_size, self.devices)
+        params, plan = spec_.planned(params, n, p, dtype, self.chunk_size, self.devices,
+                                     batch=len(classes) if len(classes) > 2 else 1)  # K trees
         sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
         x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
         basis = params.basis.bind(sc.x_min, x_max)

@@ -5,6 +5,7 @@ full, and the message for a text target (jaxtree._fit.limits, jaxtree.search.run
 import re
 import warnings
 
+import jax
 import numpy as np
 import pytest
 
@@ -102,6 +103,31 @@ def test_a_fit_over_the_memory_budget_is_refused_before_compiling(monkeypatch):
     advised = int(re.search(r"use k <= (\d+)", msg).group(1))
     fits = lambda k: limits.search_bytes(k, 20_000, 2, SMALL.q, np.float64, 512) <= 50e6  # noqa: E731
     assert fits(advised) and not fits(advised + 1)  # the largest k that fits, exactly
+
+
+def test_the_classifiers_budget_counts_its_one_vs_rest_trees(monkeypatch):
+    # K > 2 classes search K one-vs-rest trees at once (batch=K in search_bytes), a binary
+    # fit one tree. A budget between one tree's estimate and three trees' refuses the
+    # 3-class fit and lets the binary one run. Catches the classifier estimating one tree
+    # for any number of classes (the 3-class fit then runs).
+    X, y = _noisy()
+    dtype = V.float_dtype_for(X, bool(jax.config.jax_enable_x64))
+    one = limits.search_bytes(2, N, 2, SMALL.q, dtype, 32)
+    assert limits.search_bytes(2, N, 2, SMALL.q, dtype, 32, batch=3) == 3 * one
+    monkeypatch.setenv(limits.MEMORY_BUDGET_ENV, str(2 * one))
+    kw = dict(k=2, basis=SMALL, refine=None, chunk_size=32, validation_fraction=None)
+    labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))  # 0, 1, 2
+    with count_compilations() as c:
+        with pytest.raises(ValueError, match="more than the memory budget") as info:
+            jaxtree.TreeClassifier(**kw).fit(X, labels)
+    assert c.compiles == 0
+    assert f"about {_gb_text(3 * one)}" in str(info.value)
+    clf = jaxtree.TreeClassifier(**kw).fit(X, labels > 0)  # two classes: one tree, fits
+    assert clf.k_ <= 2
+
+
+def _gb_text(b):
+    return f"{b / 1e9:.1f} GB" if b >= 1e9 else f"{b / 1e6:.1f} MB"
 
 
 def test_search_bytes_grows_with_the_capacity_and_the_step_rows():
