@@ -31,7 +31,12 @@ exactly, then rounds it:
    formula does not.
 
 Shape terms (:mod:`jaxtree.shapes`) print by name (``f(x1)``, in ``y``'s units; their tables
-are ``TreeRegressor.shape_terms()``); their constant is merged into the formula's.
+are ``TreeRegressor.shape_terms()``); their constant is merged into the formula's. A main
+shape that is a coefficient prints as one, in the tree's notation, and merges with the tree's
+equal terms: on an indicator (it reads only ``f(0)`` and ``f(1)``) ``(f(1) - f(0))·[c = G]``,
+and on a covariate whose shape is a line (a two-valued column: :func:`jaxtree.shapes.
+two_valued_linear`) ``c·x3``; the value at the lower level (at ``x = 0``) goes into the
+constant, so the formula still holds to ``tol``. Pair shapes and curves stay ``f(...)``.
 
 The structure is built once in float64 on the host; :func:`text`, :func:`latex` and
 :func:`sympy_expr` render the same rounded structure, so the printed formula,
@@ -55,6 +60,10 @@ DEFAULT_TOL = 1e-3
 
 N_CHECK = 4096
 """Points of the training box at which the rounding is checked."""
+
+LINE_EPS = 16
+"""A main shape whose knot values lie on a line to this many of its dtype's epsilon (times
+its largest value) prints as a coefficient (:meth:`_Builder.linear_shapes`)."""
 
 _SUP = basis_.SUPERSCRIPT
 _SIMPLE = basis_.NO_PARENS
@@ -132,6 +141,7 @@ class _Builder:
         self.z = z
         self._cache: dict = {}
         self._atoms: dict = {}
+        self.folded: set = set()  # shape terms printed as a coefficient (linear_shapes)
 
     # ---- leaves
 
@@ -228,8 +238,43 @@ class _Builder:
         inner = self.add(_Sum(float(a["intercept"])), tree)
         if getattr(self.model, "shapes", None) is not None:
             inner.c += float(np.asarray(self.model.shapes.intercept))
+            inner = self.add(inner, self.linear_shapes())
         s = self.y_scale
         return _Sum(self.y_center + s * inner.c, {f: s * c for f, c in inner.t.items()})
+
+    def linear_shapes(self) -> _Sum:
+        """The main shape terms that are a coefficient, as tree terms (scaled units), their
+        value at the lower level in the constant; records their indices in ``self.folded``.
+
+        A main shape on an indicator reads only its values at 0 and 1: ``f(0) + (f(1) - f(0))
+        [c = G]``. A main shape whose knot values lie on a line (:func:`jaxtree.shapes.
+        two_valued_linear` makes them so on a two-valued covariate) is that line over the
+        training range, ``f(x) = b_0 + (b_end - b_0) (x - m) a``: ``c·x`` (to
+        :data:`LINE_EPS` times the dtype's epsilon of its largest value, float rounding).
+        Pairs and curves stay shapes."""
+        out = _Sum()
+        model = self.model
+        if not int(model.shapes.n_terms):
+            return out
+        eps = LINE_EPS * float(np.finfo(np.asarray(model.shapes.main).dtype).eps)
+        for i, (feats, coef) in enumerate(shapes_.host_terms(model.shapes, model.shape_spec)):
+            if len(feats) != 1:
+                continue
+            j = int(feats[0])
+            m, sc = self.x_min[j], self.x_scale[j]
+            if j in self.ind:
+                u = np.clip((np.array([0.0, 1.0]) - m) * sc, 0.0, 1.0)
+                v0, v1 = _hat_sum(coef, u)
+                term = _Sum(v0, {((_atom("ind", j), 1),): v1 - v0} if v1 != v0 else {})
+            else:
+                line = coef[0] + (coef[-1] - coef[0]) * np.linspace(0.0, 1.0, len(coef))
+                if np.max(np.abs(coef - line)) > eps * max(1.0, float(np.max(np.abs(coef)))):
+                    continue  # a curve
+                slope = (coef[-1] - coef[0]) * sc
+                term = _Sum(coef[0] - slope * m, {((_atom("x", j), 1),): slope} if slope else {})
+            out = self.add(out, term)
+            self.folded.add(i)
+        return out
 
     # ---- evaluation (float64, on the check points)
 
@@ -287,6 +332,12 @@ class _Builder:
         for fs, c in s.t.items():
             out = out + c * self.eval_factors(fs, z)
         return out
+
+
+def _hat_sum(coef, u):
+    """``sum_m coef_m hat_m(u)`` at scaled ``u`` in ``[0, 1]`` (the hats of a main shape)."""
+    n = len(coef)
+    return np.maximum(1.0 - np.abs(np.asarray(u)[:, None] * (n - 1) - np.arange(n)), 0.0) @ coef
 
 
 def _order(fs):
@@ -392,12 +443,16 @@ class Readable:
         ``digits`` was given.
       smearing: the rounded smearing factor of a ``"log"`` target, else None.
       transform: the model's target transform (``"identity"``, ``"log"``, ``"square"``).
+      shape_names: ``f(x1)``, ``f(x1, x2)``: every shape term of the model, in its order
+        (:func:`jaxtree.shapes.host_terms`). shown: the indices of those printed by name;
+        the others are a coefficient among the tree's terms (:meth:`_Builder.linear_shapes`).
     """
 
     def __init__(self, builder, expr, digits, tol, smearing, shape_names, exact=None,
                  per_number=None):
         self.b, self.expr, self.digits, self.tol = builder, expr, digits, tol
         self.smearing, self.shape_names = smearing, shape_names
+        self.shown = tuple(i for i in range(len(shape_names)) if i not in builder.folded)
         self.transform = builder.target.name
         self.exact, self.per_number = exact, dict(per_number or {})
 
@@ -605,10 +660,10 @@ def terms(r: Readable) -> list:
     exactly as the formula."""
     out = []
     model = r.b.model
-    if r.shape_names:
+    if r.shown:
         feats = [f for f, _ in shapes_.host_terms(model.shapes, model.shape_spec)]
-        out += [Term("+", name, tuple(int(j) for j in f), ("shape", i))
-                for i, (name, f) in enumerate(zip(r.shape_names, feats))]
+        out += [Term("+", r.shape_names[i], tuple(int(j) for j in feats[i]), ("shape", i))
+                for i in r.shown]
     for fs, k in _ordered(r, r.expr.t):
         sign, body = _term_text(r, k, fs)
         out.append(Term(sign, body, tuple(sorted(_features_of(fs))), ("tree", fs)))
@@ -743,8 +798,8 @@ def _sum_latex(r: Readable, c: float, terms: dict, extra=(), const_last: bool = 
 
 def latex(r: Readable, lhs: str = "y") -> str:
     """LaTeX of the same rounded structure as :func:`text` (``lhs`` already LaTeX)."""
-    shapes = [f"f({', '.join(_tex_name(n.strip()) for n in s[2:-1].split(','))})"
-              for s in r.shape_names]
+    shapes = [f"f({', '.join(_tex_name(n.strip()) for n in r.shape_names[i][2:-1].split(','))})"
+              for i in r.shown]
     inner = _sum_latex(r, r.expr.c, r.expr.t, shapes)
     if r.transform == "square":
         return f"{lhs} = \\sqrt{{{inner}}}"
@@ -758,8 +813,9 @@ def latex(r: Readable, lhs: str = "y") -> str:
 
 def sympy_expr(r: Readable, sp, custom=None):
     """The same rounded structure as a sympy expression in symbols named after the covariates
-    (real; an indicator is its 0/1 covariate). Shape terms, printed by name, are left out of
-    it: use :func:`jaxtree.export.to_sympy` (exact) for models with shapes."""
+    (real; an indicator is its 0/1 covariate). Shape terms printed by name (``f(x1)``) are left
+    out of it: use :func:`jaxtree.export.to_sympy` (exact) for models with such shapes; a
+    shape printed as a coefficient is in it, as in the text."""
     b = r.b
     syms = [sp.Symbol(n, real=True) for n in b.names]
     F = sp.Float

@@ -274,3 +274,48 @@ def test_three_classes_give_one_labelled_line_each(labels_data):
         ["logit P(y", f"{c})"] for c in clf.classes_]
     for c, rows in enumerate(clf.path_):  # path_: one path per class, labelled the same
         assert all(r["formula"].startswith(f"logit P(y = {clf.classes_[c]}) = ") for r in rows)
+
+
+@pytest.fixture(scope="module")
+def binary_shapes_model():
+    """Shape terms on two-valued columns only: noise-free ``1 + 3·[c = red] - 1.5·b`` (``c``
+    a category, ``b`` a numeric 0/1 column), ``shapes=2`` forcing one main shape on each,
+    then a small tree; held-out path."""
+    rng = np.random.default_rng(7)
+    n = 300
+    df = pd.DataFrame({"c": pd.Categorical(rng.choice(["red", "blue", "green"], n)),
+                       "b": rng.integers(0, 2, n).astype(float)})
+    y = pd.Series(1.0 + 3.0 * (df.c == "red") - 1.5 * df.b, name="ozone")
+    est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4),
+                                validation_fraction=0.2, random_state=0).fit(df, y)
+    assert int(est.model_.shapes.n_terms) == 2
+    return est, df, y
+
+
+def test_shape_on_a_two_valued_column_prints_as_a_coefficient(binary_shapes_model, tmp_path,
+                                                              capsys):
+    """Issue 28: ``f(c=red)`` (a 0/1 level) and ``f(b)`` (a 0/1 column) print as ``3·[c = red]``
+    and ``-1.5·b``, every view names those terms, and the printed formula (to_sympy of the
+    same rounded structure) is ``predict`` within tol of the half-range: the shapes' values
+    at the lower level are folded into the constant (dropping that fold fails here)."""
+    est, df, y = binary_shapes_model
+    formula = est.formula()
+    terms = split_terms(formula)
+    assert "3·[c = red]" in terms and "-1.5·b" in terms, formula
+    assert not any(t.startswith("f(") for t in terms), formula
+    table = est.explain(df)
+    assert set(table["term"].iloc[:-1]) == terms
+    assert title_terms(est.plot_terms(df, max_terms=50)) == terms
+    plt.close("all")
+    first, listed = _show_terms(est, df, tmp_path, capsys)
+    assert first == formula and listed == terms
+    row = est.path_[-1]
+    assert not any(t.startswith("f(") for t in split_terms(row["formula"])), row["formula"]
+    sp = pytest.importorskip("sympy")
+    tol = 1e-3
+    expr = est.to_sympy(tol=tol)
+    xe = np.asarray(_encoding.transform(est.encoding_, df), np.float64)
+    f = sp.lambdify([sp.Symbol(n, real=True) for n in est.model_.feature_names], expr, "numpy")
+    err = np.max(np.abs(f(*xe.T) - est.predict(df)))
+    half = 0.5 * (y.max() - y.min())
+    assert err <= tol * half, (err / half, formula)

@@ -7,6 +7,7 @@ linear along it, with the training predictions unchanged.
 """
 
 import dataclasses
+import re
 
 import jax.numpy as jnp
 import numpy as np
@@ -94,3 +95,46 @@ def test_two_valued_linear_on_block_sums():
     np.testing.assert_allclose(got[1], [3.0, 3.0, 2.0])
     np.testing.assert_allclose(got[[0, 2]], np.asarray(c2).reshape(3, 3)[[0, 2]])
     assert got.shape[0] * got.shape[1] == mm
+
+
+def _printed_formula_values(est, X, tol):
+    """The printed formula at ``X`` (in the model's columns, inside the training box): its
+    rounded tree part (``to_sympy(tol=...)``, which holds every coefficient term) plus the
+    exact values of the shapes it prints by name (``f(x2)``, read from their tables)."""
+    sp = pytest.importorskip("sympy")
+    model = est.model_
+    expr = est.to_sympy(tol=tol)
+    syms = [sp.Symbol(n, real=True) for n in model.feature_names]
+    out = np.broadcast_to(np.asarray(sp.lambdify(syms, expr, "numpy")(*X.T), np.float64),
+                          (len(X),)).copy()
+    u = jnp.asarray((X - np.asarray(model.x_min)) * np.asarray(model.x_scale), model.x_min.dtype)
+    p, spec, text = X.shape[1], model.shape_spec, est.formula()
+    names = shapes_.term_names(model.shapes, spec, model.feature_names)
+    for (feats, _), name in zip(shapes_.host_terms(model.shapes, spec), names):
+        if f" {name}" not in text:
+            continue  # printed as a coefficient: in the sympy expression already
+        tid = feats[0] if len(feats) == 1 else p + spec.pairs.index(tuple(feats))
+        one = model.shapes._replace(order=jnp.asarray([tid], jnp.int32),
+                                    n_terms=jnp.asarray(1, jnp.int32),
+                                    intercept=jnp.zeros((), model.shapes.main.dtype))
+        val = shapes_.evaluate_jit(one, u, spec._replace(max_terms=1))
+        out += float(model.y_scale) * np.asarray(val, np.float64)
+    return out
+
+
+def test_formula_prints_two_valued_mains_as_coefficients_and_holds_to_tol(fit):
+    """A main shape on a two-valued covariate prints as ``c·x1`` (a 0/1 column) and ``c·x3``
+    (values 2.5 and 4: its shift folded into the constant), not ``f(x1)``; the curve ``f(x2)``
+    and the pair ``f(x1, x2)`` stay shapes; and the printed formula (those shapes read from
+    their tables) is ``predict`` within tol of the half-range. Dropping the fold of the
+    shapes' value at the lower level into the constant, or the shift of ``x3``, fails."""
+    est, X = fit
+    text = est.formula()
+    assert re.search(r" [+-] [\d.]+·x1( |$)", text) and re.search(r" [+-] [\d.]+·x3( |$)",
+                                                                     text), text
+    assert "f(x1)" not in text and "f(x3)" not in text, text
+    assert "f(x2)" in text and "f(x1, x2)" in text, text
+    tol = 1e-3
+    half = float(est.model_.y_scale) * est.model_.y_bound
+    err = np.max(np.abs(_printed_formula_values(est, X, tol) - est.predict(X)))
+    assert err <= tol * half, (err / half, text)
