@@ -233,7 +233,7 @@ def replace_chunk_moments(program: prog.Program, slots, xb, yb, wb, phb, basis,
     """One chunk's statistics of :func:`score_replace`: ``(row moments, residual moments)``
     (``phb`` the chunk's cached design or None). Merge with :func:`merge_replace`, finish
     with :func:`finish_replace`; the streamed search accumulates them block by block."""
-    kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis)
+    kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis, phb)
     phi = scoring.design(xb, basis) if phb is None else phb
     mo = scoring.row_moments(kl, e[None, :] + kl * cl, wb, phi, basis.q, precision)
     return mo, scalar_moments(wb, e)
@@ -544,7 +544,7 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
 
         def body(acc, ch):
             xb, yb, wb, phb = ch
-            kl, cl, e = scoring.leaf_terms(program, sl, xb, yb, basis)
+            kl, cl, e = scoring.leaf_terms(program, sl, xb, yb, basis, phb)
             kc = kl[0] * cl[0]
             u = jnp.where(mul, kc, kl[0])
             r = jnp.where(mul, e + kc, e)

@@ -195,13 +195,18 @@ def leaf_slots(program: Program, size: int) -> jax.Array:
     return slots.astype(jnp.int32)
 
 
-def leaf_basis(program: Program, x: jax.Array, basis) -> jax.Array:
+def leaf_basis(program: Program, x: jax.Array, basis, phi=None) -> jax.Array:
     """``phi_{basis_d}(x_{feature_d})`` at each leaf, in ascending slot order.
 
     Args:
       program: the tree.
       x: float ``(m, p)`` covariates scaled to ``[0, 1]``.
       basis: a :class:`jaxtree.basis.Basis`.
+      phi: optional float ``(m, q*p)`` basis values of these rows, function-major
+        (:func:`jaxtree.scoring.design`: column ``i*p + j`` is ``phi_i(x_j)``). Given, the
+        leaves' values are gathered from it instead of evaluating the basis (``cache_basis``:
+        no pass of the search evaluates a basis function), equal to the evaluated values to
+        float rounding (the trigonometric families' two kernels differ in the last bits).
 
     Returns:
       float ``(L, m)`` with ``L = max_k + 1``; rows past the number of leaves are 0.
@@ -212,6 +217,9 @@ def leaf_basis(program: Program, x: jax.Array, basis) -> jax.Array:
     ok = slots >= 0
     sl = jnp.where(ok, slots, 0)
     feat = program.feature[sl].clip(0)
+    if phi is not None:
+        cols = program.basis[sl].clip(0) * x.shape[1] + feat
+        return jnp.where(ok[:, None], jnp.take(phi, cols, axis=1).T, 0.0).astype(x.dtype)
     xs = jnp.take(x, feat, axis=1).T  # (L, m)
     # The covariate index matters only to per-covariate families (basis.PowerLaws).
     phi = basis.evaluate_at(xs, program.basis[sl].clip(0)[:, None], feature=feat[:, None])
@@ -229,7 +237,7 @@ def leaf_values_from_basis(program: Program, z: jax.Array) -> jax.Array:
     return jnp.where(ok[:, None], program.weight[:, None] * rows, 0).astype(z.dtype)
 
 
-def leaf_values(program: Program, x: jax.Array, basis) -> jax.Array:
+def leaf_values(program: Program, x: jax.Array, basis, phi=None) -> jax.Array:
     """Values ``c_s = w_s * phi_{basis_s}(x_{feature_s})`` of every slot.
 
     Only the (at most ``max_k + 1``) leaves are evaluated, not all ``2*max_k + 1`` slots.
@@ -242,7 +250,7 @@ def leaf_values(program: Program, x: jax.Array, basis) -> jax.Array:
     Returns:
       float ``(S, m)``; zero for slots that are not leaves.
     """
-    return leaf_values_from_basis(program, leaf_basis(program, x, basis))
+    return leaf_values_from_basis(program, leaf_basis(program, x, basis, phi))
 
 
 def node_values(program: Program, c: jax.Array) -> jax.Array:
@@ -310,18 +318,19 @@ def leaf_multipliers(program: Program, v: jax.Array) -> jax.Array:
     return jax.lax.fori_loop(1, s, body, k0)
 
 
-def evaluate(program: Program, x: jax.Array, basis) -> jax.Array:
+def evaluate(program: Program, x: jax.Array, basis, phi=None) -> jax.Array:
     """Predictions ``w0 + T(x)`` in the scaled space.
 
     Args:
       program: the tree.
       x: float ``(m, p)`` covariates scaled to ``[0, 1]``.
       basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      phi: optional cached basis values of ``x`` (see :func:`leaf_basis`).
 
     Returns:
       float ``(m,)``.
     """
-    v = node_values(program, leaf_values(program, x, basis))
+    v = node_values(program, leaf_values(program, x, basis, phi))
     return program.intercept + tree_value(program, v)
 
 

@@ -54,19 +54,21 @@ REFINE_ROWS = 16384
 
 
 def coarse(data: scoring.Data, max_rows: int = REFINE_ROWS) -> scoring.Data:
-    """Regroups chunks into larger ones (a free reshape) for passes that need no ``Phi``.
+    """Regroups chunks into larger ones (a free reshape) for passes over the tree's values.
 
     The scorer's chunk is small because it materialises ``Phi (m, p*q)``; tree
     evaluation needs only ``O(S*m)`` memory, and on CPU its per-chunk loop overhead
     dominates at small ``m``, so refinement and loss passes use up to ``max_rows`` rows.
+    A cached ``Phi`` (``data.phi``) is regrouped with the rows: these passes read the leaves'
+    columns from it (:func:`jaxtree.program.leaf_basis`).
     """
-    data = scoring.Data(data.x, data.y, data.w)  # these passes never use a cached Phi
     nc, m = data.y.shape
     r = max([d for d in range(1, nc + 1) if nc % d == 0 and d * m <= max(max_rows, m)])
     if r == 1:
         return data
+    phi = None if data.phi is None else data.phi.reshape(nc // r, r * m, -1)
     return scoring.Data(data.x.reshape(nc // r, r * m, -1), data.y.reshape(nc // r, r * m),
-                        data.w.reshape(nc // r, r * m))
+                        data.w.reshape(nc // r, r * m), phi)
 
 
 LEAF_CACHE_BYTES = 512 * 2**20
@@ -78,10 +80,14 @@ def leaf_cache(program: prog.Program, data: scoring.Data, basis):
     Refinement changes weights, never the structure, so the leaves' basis values are
     computed once per refinement instead of once per pass (the basis evaluation costs
     several times the tree arithmetic). Held only while it takes at most
-    ``LEAF_CACHE_BYTES`` (``L*n`` floats); above that each pass re-evaluates it.
+    ``LEAF_CACHE_BYTES`` (``L*n`` floats) or the data carry a cached ``Phi`` (of which it is a
+    gather of ``L`` columns); otherwise each pass re-evaluates it.
     """
     nc, m, _ = data.x.shape
     n_leaves = (program.capacity + 1) // 2
+    if data.phi is not None:
+        return jax.vmap(lambda xb, phb: prog.leaf_basis(program, xb, basis, phb))(data.x,
+                                                                                  data.phi)
     if nc * m * n_leaves * data.x.dtype.itemsize > LEAF_CACHE_BYTES:
         return None
     return jax.lax.map(lambda xb: prog.leaf_basis(program, xb, basis), data.x)
@@ -92,12 +98,12 @@ def mse(program: prog.Program, data: scoring.Data, basis) -> jax.Array:
     data = coarse(data)
 
     def body(acc, ch):
-        xb, yb, wb = ch
-        res = yb - prog.evaluate(program, xb, basis)
+        xb, yb, wb, phb = ch
+        res = yb - prog.evaluate(program, xb, basis, phb)
         return (acc[0] + jnp.sum(wb * res * res), acc[1] + jnp.sum(wb)), None
 
     z = jnp.zeros((), data.x.dtype)
-    (sse, n), _ = jax.lax.scan(body, (z, z), (data.x, data.y, data.w))
+    (sse, n), _ = jax.lax.scan(body, (z, z), (data.x, data.y, data.w, data.phi))
     return sse / n
 
 
@@ -285,6 +291,8 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int,
     fn = _chunked_loss(basis, loss)
     data = coarse(data)
     cache = leaf_cache(program, data, basis)
+    if cache is not None:  # the passes read the cache: a cached Phi need not travel with them
+        data = data._replace(phi=None)
     return lbfgs_box(program, lambda params: fn(params, program, data, cache), steps=steps)
 
 

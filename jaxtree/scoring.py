@@ -194,8 +194,13 @@ def cache_basis(data: Data, basis) -> Data:
     Opt-in: this holds ``n * p * q`` floats (``4 n p q`` bytes in float32, e.g. 0.9 GB
     at n = 700,000, p = 8, q = 40) but removes basis evaluation from every iteration.
     """
-    phi = jax.lax.map(lambda xb: design(xb, basis), data.x)  # (n_chunks, m, q*p)
-    return data._replace(phi=phi)
+    return data._replace(phi=_designs(data.x, basis))  # (n_chunks, m, q*p)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _designs(x, basis):
+    # Jitted at module level: an eager lax.map would trace and compile anew on every call.
+    return jax.lax.map(lambda xb: design(xb, basis), x)
 
 
 def tie_rtol(dtype) -> float:
@@ -302,19 +307,21 @@ class Scores(NamedTuple):
     rss: jax.Array
 
 
-def leaf_terms(program, slots, xb, yb, basis):
+def leaf_terms(program, slots, xb, yb, basis, phb=None):
     """The per-leaf quantities every move's rows are built from, for one chunk.
 
     Args:
       program: the tree; slots: int32 ``(L,)`` leaf slots (``-1`` padding reads slot 0).
       xb: float ``(m, p)``; yb: float ``(m,)``; basis: the basis.
+      phb: optional cached basis values of the chunk (:func:`design`), read instead of
+        evaluating the leaves' functions (:func:`jaxtree.program.leaf_basis`).
 
     Returns:
       ``(k, c, e)``: the multipliers ``k_d`` and leaf values ``c_d``, float ``(L, m)``
       (for the empty tree slot 0 gives ``k = 1``, ``c = 0``), and the residual
       ``e = y - w0 - T``, float ``(m,)``.
     """
-    c = prog.leaf_values(program, xb, basis)
+    c = prog.leaf_values(program, xb, basis, phb)
     v = prog.node_values(program, c)
     t = prog.tree_value(program, v)
     km = prog.leaf_multipliers(program, v)
@@ -322,9 +329,9 @@ def leaf_terms(program, slots, xb, yb, basis):
     return km[sl], c[sl], yb - program.intercept - t
 
 
-def _rows(program, slots, xb, yb, basis):
+def _rows(program, slots, xb, yb, basis, phb=None):
     """Regressor multipliers ``U`` and targets ``R``, each ``(2L, m)``, for one chunk."""
-    kl, cl, e = leaf_terms(program, slots, xb, yb, basis)
+    kl, cl, e = leaf_terms(program, slots, xb, yb, basis, phb)
     e = e[None, :]
     kc = kl * cl
     u = jnp.stack([kl, kc], 1).reshape(-1, xb.shape[0])
@@ -366,7 +373,7 @@ def chunk_moments(program: prog.Program, slots, xb, yb, wb, basis,
       :class:`Moments` with ``rbar, mrr`` of shape ``(2L, 1)`` and the others
       ``(2L, p*q)``; merge chunks with :func:`merge`.
     """
-    u, r = _rows(program, slots, xb, yb, basis)
+    u, r = _rows(program, slots, xb, yb, basis, phi)
     phi = design(xb, basis) if phi is None else phi
     return row_moments(u, r, wb, phi, basis.q, precision)
 

@@ -343,10 +343,14 @@ def _exact_leaf_fit(program, slot, data, basis):
     coarse = refine_.coarse(data)
 
     def body(acc, ch):
-        return scoring.merge(acc, refine_.coordinate_moments(program, slot, *ch, basis)), None
+        xb, yb, wb, phb = ch
+        zb = None if phb is None else prog.leaf_basis(program, xb, basis, phb)
+        return scoring.merge(acc, refine_.coordinate_moments(program, slot, xb, yb, wb, basis,
+                                                             zb)), None
 
     z = jnp.zeros((), data.x.dtype)
-    mo, _ = jax.lax.scan(body, scoring.Moments(z, z, z, z, z, z), (coarse.x, coarse.y, coarse.w))
+    mo, _ = jax.lax.scan(body, scoring.Moments(z, z, z, z, z, z),
+                         (coarse.x, coarse.y, coarse.w, coarse.phi))
     return refine_.coordinate_update(program, slot, mo)
 
 

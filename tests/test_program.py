@@ -91,3 +91,20 @@ def test_render_uses_feature_names_and_parentheses():
     assert "(" in text and " - 0.75·" in text
     assert text.startswith("0.1 + ")
     assert prog.render(prog.empty_program(2), BS) == "0"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_leaf_values_read_from_a_cached_design_equal_evaluated_ones(seed):
+    # A cached Phi (function-major, column i*p + j) gives the leaves' values by a gather; a
+    # wrong column (j*q + i, or the basis and feature swapped) reads another function.
+    from jaxtree import scoring
+    rng = np.random.default_rng(40 + seed)
+    x = jnp.asarray(rng.uniform(size=(48, 3)))
+    tree = _prog(_random_tree(rng, 3, int(rng.integers(1, 6)), max_k=6))
+    phi = scoring.design(x, BS)
+    want = prog.leaf_basis(tree, x, BS)
+    got = jax.jit(prog.leaf_basis, static_argnums=2)(tree, x, BS, phi)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
+    ev = jax.jit(prog.evaluate, static_argnums=2)
+    np.testing.assert_allclose(np.asarray(ev(tree, x, BS, phi)), np.asarray(ev(tree, x, BS)),
+                               rtol=1e-12, atol=1e-12)
