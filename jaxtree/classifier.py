@@ -57,6 +57,11 @@ Decisions:
 * Size selection (``validation_fraction``) is the regressor's: the same split, the
   one-standard-error rule on the held-out loss, a refit on all rows; one-versus-rest trees
   choose their sizes one class at a time (see :class:`TreeClassifier`).
+* Defaults (issues 26 and 29): ``search="auto"`` and ``validation_fraction="auto"`` resolve
+  by the regressor's rule (:func:`jaxtree._fit.spec.resolve_auto`): the backfit search
+  (pair lookahead, replacement moves; :func:`jaxtree.search._loss_backfit` keeps a move only
+  by the true loss) with 0.2 held out on in-memory fits below 10,000 rows, the greedy search
+  grown to ``k`` otherwise. The engine ``"reference"`` is greedy only.
 """
 
 from __future__ import annotations
@@ -152,19 +157,15 @@ def check_labels(y, n_samples: int):
     return classes, np.asarray(index, np.int64).reshape(-1)
 
 
-def _check_fraction(value, name):
-    """The regressor's check without ``"auto"`` (a classifier grows ``k`` unless asked)."""
-    if isinstance(value, str):
-        raise ValueError(f"{name} must be None or a number strictly between 0 and 1 (the "
-                         f"classifier has no 'auto'); got {value!r}.")
-    spec_.check_fraction(value, name)
+SEARCHES = ("auto", "greedy", "backfit")
+"""The classifier's ``search`` values (the regressor's beam is not built for a loss)."""
 
 
 CLASSIFIER_CONSTRAINTS = {
     "loss": lambda v, n: V.check_choice(v, n, losses_.CLASSIFICATION_LOSSES),
     "engine": lambda v, n: V.check_choice(v, n, ("jax", "reference")),
-    "search": lambda v, n: V.check_choice(v, n, ("greedy",)),
-    "validation_fraction": _check_fraction,
+    "search": lambda v, n: V.check_choice(v, n, SEARCHES),
+    "validation_fraction": spec_.check_fraction,
 }
 """The classifier's own constraints; the shared ones are
 :data:`jaxtree.estimator.PARAMETER_CONSTRAINTS` (checked by :func:`check_params`)."""
@@ -179,6 +180,10 @@ def check_classifier_params(params: dict):
         raise ValueError("engine='reference' runs the paper's algorithm in numpy: use "
                          "refine='coordinate' or refine=None (refine='optax' needs "
                          "engine='jax').")
+    if params["engine"] == "reference" and params["search"] == "backfit":
+        raise ValueError("engine='reference' runs the paper's greedy algorithm in numpy: use "
+                         "search='greedy' (or 'auto', which is 'greedy' there); "
+                         "search='backfit' needs engine='jax'.")
     if params["engine"] == "reference" and params["devices"] is not None:
         raise ValueError("devices= shards the rows of the JAX engine's search; "
                          "engine='reference' runs in numpy on the host: use engine='jax', "
@@ -186,18 +191,41 @@ def check_classifier_params(params: dict):
     return spec_.check_params({k: v for k, v in params.items() if k != "engine"})
 
 
-def classifier_config(hyper: dict, params, n: int, p: int, q: int, K: int) -> search.Config:
-    """The search configuration of a classifier fit (``hyper``: its ``get_params()``)."""
-    return search.Config(max_k=params.k, refine=hyper["refine"], coordinate_sweeps=params.sweeps,
-                         refine_steps=params.steps,
-                         precision=scoring.PRECISIONS[hyper["precision"]], loss=hyper["loss"],
-                         buckets=scoring.buckets_for(n, p, q, params.k) if K == 2 else ())
+def classifier_config(hyper: dict, params, n: int, p: int, q: int, K: int,
+                      search_: str = "greedy") -> search.Config:
+    """The search configuration of a classifier fit (``hyper``: its ``get_params()``;
+    ``search_``: the resolved search, ``"greedy"`` or ``"backfit"``,
+    :func:`jaxtree.search.search_config` with ``p*q`` basis columns)."""
+    return search.search_config(search_, params.k, p * q, refine=hyper["refine"],
+                                coordinate_sweeps=params.sweeps, refine_steps=params.steps,
+                                precision=scoring.PRECISIONS[hyper["precision"]],
+                                loss=hyper["loss"],
+                                buckets=scoring.buckets_for(n, p, q, params.k) if K == 2 else ())
 
 
-def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config):
+def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max_ops=None):
     """:func:`jaxtree.search.step` vmapped over ``K`` one-versus-rest label vectors
-    ``ys (K, n_chunks, m)`` with shared covariates and weights."""
-    return jax.vmap(lambda p, y: search.step(p, data._replace(y=y), basis, config))(programs, ys)
+    ``ys (K, n_chunks, m)`` with shared covariates and weights. ``max_ops``: None, or int
+    ``(K,)`` the most operations each tree may hold (a tree at its bound keeps its tree with
+    status ``FULL``).
+
+    With pair lookahead (``search="backfit"``) the pair scoring runs only while some tree is
+    small enough for it (as :func:`jaxtree.batch.fit_batch`'s step: under ``vmap`` the
+    step's own ``lax.cond`` becomes a ``select`` that would score pairs every iteration; this
+    ``lax.cond`` is not batched, and a tree that may not take a pair moves the same either
+    way)."""
+    def vstep(cfg):
+        if max_ops is None:
+            return jax.vmap(lambda p, y: search.step(p, data._replace(y=y), basis, cfg))(
+                programs, ys)
+        return jax.vmap(lambda p, y, m: search.step(p, data._replace(y=y), basis, cfg, m))(
+            programs, ys, max_ops)
+
+    if not config.pair_leaves:
+        return vstep(config)
+    small = (programs.n_slots > 0) & (jax.vmap(prog.n_leaves)(programs) <= config.pair_max_leaves)
+    return jax.lax.cond(jnp.any(small), lambda: vstep(config),
+                        lambda: vstep(config._replace(pair_leaves=0)))
 
 
 _ovr_step_jit = jax.jit(ovr_step, static_argnames=("basis", "config"))
@@ -245,7 +273,8 @@ class TreeClassifier(Estimator):
 
     The decision function is ``f(x) = w0 + T(x)``, a tree of ``k`` operations over leaves
     ``w * phi_i(x_j)`` (``|w| <= 1``) found by the greedy search with Newton-step candidate
-    scoring (:mod:`jaxtree.losses`); the class is ``sign(f)``. More than two classes: one tree
+    scoring (:mod:`jaxtree.losses`), on small fits with the backfit moves and a held-out size
+    (the regressor's defaults, see ``search``); the class is ``sign(f)``. More than two classes: one tree
     per class against the rest, searched as one batch (see the module docstring).
 
     Args:
@@ -265,7 +294,19 @@ class TreeClassifier(Estimator):
         ``validation_fraction``); it needs ``refine="coordinate"`` or None (optax is
         JAX-only) and searches one-versus-rest trees one after the other. The margin loss is
         searched through the same squared hinge on both engines.
-      search: ``"greedy"`` (the paper's search; the only one for classification).
+      search: ``"auto"`` (default), ``"greedy"`` (the paper's search, one insertion at a
+        time) or ``"backfit"``: pair lookahead while the tree has at most 4 leaves and up to
+        2 replacement moves after every insertion (:func:`jaxtree.search.search_config`),
+        each candidate scored by one Newton step on the working data of the current tree,
+        and each move kept by the *true* loss after refinement: a pair only where its gain
+        per operation beats the single insertion's and its loss is no higher, a replacement
+        only where the loss falls, so a backfit iteration never ends above the greedy
+        iteration's loss from the same tree (:func:`jaxtree.search._loss_backfit`).
+        ``"auto"`` is the regressor's rule (:func:`jaxtree._fit.spec.resolve_auto`):
+        ``"backfit"`` on in-memory fits of fewer than 10,000 rows (engine ``"jax"``, one
+        device, at most 4,096 basis columns ``p*q``), ``"greedy"`` otherwise (streamed data,
+        ``engine="reference"``, which refuses ``"backfit"``, ``devices=``). The choice is
+        ``search_``.
       verbose: > 0 shows the progress bar of :class:`jaxtree.TreeRegressor` on stderr (the
         training log-loss, or ramp loss, and the chosen insertion; for ``K > 2`` classes the
         loss is the mean over the one-versus-rest trees); > 1 also writes a line per iteration.
@@ -280,7 +321,11 @@ class TreeClassifier(Estimator):
         (iterations restart at 0), as for :class:`jaxtree.TreeRegressor`.
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
-      validation_fraction: None (default) grows every tree to ``k`` operations. A float in
+      validation_fraction: ``"auto"`` (default) is the regressor's rule: 0.2 on the fits where
+        ``search="auto"`` is ``"backfit"`` (in memory, fewer than 10,000 rows, engine
+        ``"jax"``, one device; at least 20 rows), whatever the search, and None otherwise;
+        ``k`` is then an upper bound. The value used is ``validation_fraction_``.
+        None grows every tree to ``k`` operations. A float in
         ``(0, 1)`` chooses the size from the data, as :class:`jaxtree.TreeRegressor` does: the
         same deterministic split (:func:`jaxtree._fit.select.split`, not stratified) holds out
         that fraction of the rows, the search runs to ``k`` on the rest, the held-out loss
@@ -312,8 +357,10 @@ class TreeClassifier(Estimator):
       tol: as for :class:`jaxtree.TreeRegressor`: a tree's search stops once no candidate
         lowers the training loss by this relative amount (default ``1e-6``) or the loss
         reaches the float precision's floor (``status_`` has ``Status.CONVERGED``); None or
-        0: grow to ``k``. Two classes only (the one-versus-rest trees of more classes are
-        one batch and grow to ``k``). ``k`` is bounded by the rows, as the regressor's.
+        0: grow to ``k``. For more than two classes each one-versus-rest tree stops on its
+        own (its last move undone; the batch goes on for the others, and a stopped tree
+        repeats its final loss in ``history_``). ``k`` is bounded by the rows, as the
+        regressor's.
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
@@ -334,6 +381,8 @@ class TreeClassifier(Estimator):
         after the first leaf and each insertion; ``(K, k+1)`` for ``K > 2`` (per class
         against the rest; with ``validation_fraction`` a tree smaller than the largest
         repeats its final loss). choices_: the chosen insertions (per class for ``K > 2``).
+      search_, validation_fraction_: the search and held-out fraction this fit ran with
+        (``"auto"`` resolved, see ``search`` and ``validation_fraction``).
       status_: the search's :class:`jaxtree.search.Status`. k_: operations of the (largest)
         tree; k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
       row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran (as the regressor's).
@@ -356,8 +405,8 @@ class TreeClassifier(Estimator):
                  refine: Optional[str] = "optax", engine: str = "jax", chunk_size="auto",
                  coordinate_sweeps: int = 3, refine_steps: int = 20, precision: str = "highest",
                  clip: bool = True, verbose: int = 0, callback: Optional[Callable] = None,
-                 random_state=None, search: str = "greedy",
-                 validation_fraction: Optional[float] = None, devices=None,
+                 random_state=None, search: str = "auto",
+                 validation_fraction="auto", devices=None,
                  missing: str = "indicator",
                  categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
@@ -441,22 +490,29 @@ class TreeClassifier(Estimator):
         w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
         K = len(classes)
         ypm = one_vs_rest(idx, K)
-        cfg = classifier_config(self.get_params(), params, n, p, basis.q, K)
+        # "auto": the regressor's rule (jaxtree._fit.spec.resolve_auto), on the encoded table
+        chosen, fraction = spec_.resolve_auto(self.search, self.validation_fraction, n, p,
+                                              basis.q, in_memory=True, engine=self.engine,
+                                              devices=self.devices)
+        cfg = classifier_config(self.get_params(), params, n, p, basis.q, K, chosen)
         if self.engine == "jax" and scoring.compiling_dominates(n, p, basis.q):
             # Compiling costs more than searching: the regressor's capacity buckets
             # (program.capacity_for), so that nearby k (and the refit) share the compiled
-            # step; each greedy iteration inserts one operation, so k + 1 iterations stop
-            # at k operations, and the trees are cut back to 2k+1 slots (_Job.search).
+            # step; the step's max_ops bounds every tree at k operations (_Job.search: a
+            # pair move inserts two), and the trees are cut back to 2k+1 slots.
             cfg = cfg._replace(max_k=prog.capacity_for(params.k))
         feature_names = enc.feature_names_out  # the raw names when nothing was encoded
         with self._reporting(params, feature_names, basis) as rep:
-            job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes, rep)
-            if self.validation_fraction is None:
+            job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes, rep,
+                       fraction)
+            if fraction is None:
                 res, path = job.search(xs, ypm, w, params.k), None
             else:
                 res, path = job.select_and_refit(xa, xs, ypm, w)
-        return self._finish(res, sc, dtype, basis, feature_names, classes, names, path, enc,
-                            plan, _target.name_of(y))
+        self._finish(res, sc, dtype, basis, feature_names, classes, names, path, enc, plan,
+                     _target.name_of(y))
+        self.search_, self.validation_fraction_ = chosen, fraction
+        return self
 
     @contextlib.contextmanager
     def _reporting(self, params, feature_names, basis):
@@ -503,8 +559,14 @@ class TreeClassifier(Estimator):
         if self.engine != "jax":
             raise ValueError("Streaming a ChunkReader needs engine='jax' (the reference engine "
                              "reads a memmap, or an array, in memory).")
-        pipeline.check_stream_args(X, y, sample_weight, "the labels and weights",
-                                   self.validation_fraction)
+        if self.search == "backfit":
+            raise ValueError("search='backfit' is not supported for streamed data (a memmap or "
+                             "ChunkReader) in a classifier; use search='greedy' (or 'auto', "
+                             "which is 'greedy' there), or fit an in-memory array.")
+        # "auto" on streamed data: "greedy", no held-out rows (the regressor's rule)
+        chosen, fraction = spec_.resolve_auto(self.search, self.validation_fraction, 0, 1, 1,
+                                              in_memory=False)
+        pipeline.check_stream_args(X, y, sample_weight, "the labels and weights", fraction)
         params, plan = pipeline.stream_plan(X, params, self.chunk_size, self.devices)
         if isinstance(X, stream_.ChunkReader):
             x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
@@ -535,8 +597,10 @@ class TreeClassifier(Estimator):
         with self._reporting(params, feature_names, basis) as rep:
             job = _Job(self, params, basis, cfg, dtype, sc, feature_names, classes, rep)
             res = job.run(_stack_steps(steps), job._start(ypm, w), params.k)
-        return self._finish(res, sc, dtype, basis, feature_names, classes, None, None, enc,
-                            plan, _target.name_of(y))
+        self._finish(res, sc, dtype, basis, feature_names, classes, None, None, enc, plan,
+                     _target.name_of(y))
+        self.search_, self.validation_fraction_ = chosen, fraction
+        return self
 
     # ------------------------------------------------------------------------ predict
 
@@ -733,6 +797,16 @@ def start_intercepts(loss: str, ypm, w) -> np.ndarray:
     return np.log(prior / (1 - prior))
 
 
+def _restore(state, before, mask):
+    """``state`` with the members ``mask (B,)`` put back to ``before`` (on the host: nothing
+    is compiled)."""
+    def one(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        return jnp.asarray(np.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), b, a))
+
+    return jax.tree_util.tree_map(one, state, before)
+
+
 def _stack_steps(steps):
     """One driver step from per-member steps (host-driven engines: the numpy reference, the
     streamed search). One member: its step. More: a step over ``B`` stacked programs that
@@ -802,10 +876,12 @@ class _Job:
     """The searches of one ``fit``: the plain search (binary, or ``K`` one-versus-rest trees as
     one vmapped batch) and the held-out size selection with its refit, sharing the settings."""
 
-    def __init__(self, est, params, basis, cfg, dtype, sc, feature_names, classes, rep):
+    def __init__(self, est, params, basis, cfg, dtype, sc, feature_names, classes, rep,
+                 fraction=None):
         self.est, self.params, self.basis, self.cfg, self.dtype = est, params, basis, cfg, dtype
         self.sc, self.feature_names, self.classes = sc, feature_names, classes
         self.rep = rep  # the progress bar and callback (a binary fit's driver hook)
+        self.fraction = fraction  # the resolved validation_fraction (select_and_refit)
         # the stop on negligible progress (tol; the logit is not scaled: y_bound 1)
         self.stop = search.stop_rule(getattr(est, "tol", None), dtype)
 
@@ -828,7 +904,15 @@ class _Job:
         compiling dominates (:func:`jaxtree._fit.select.column_bucket`, the regressor's rule;
         :func:`jaxtree.scoring.rows_for`), else ``(rows, None)``."""
         cols = select.column_bucket(rows, p, self.basis)
-        return (scoring.rows_for(rows, self.params.chunk), cols) if cols else (rows, None)
+        if not cols:
+            return rows, None
+        # With a pair screen, rows are padded only where its stride stays (the regressor's rule)
+        padded = select.tree_rows(rows, p, self.basis.q, self.params.chunk, self._pair_rows())
+        return (rows if padded is None else padded), cols
+
+    def _pair_rows(self) -> int:
+        """The pair screen's rows (``search="backfit"``), 0 without pairs."""
+        return self.cfg.pair_rows if self.cfg.pair_leaves else 0
 
     def _start(self, ypm, w):
         """The empty tree(s): intercept ``log(p / (1 - p))`` (logistic) or 0 (margin)."""
@@ -840,14 +924,16 @@ class _Job:
         start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape), empty)
         return start._replace(intercept=jnp.asarray(a0, self.dtype))
 
-    def run(self, step, start, k: int, keep_states: bool = False) -> search.SearchResult:
+    def run(self, step, start, k: int, keep_states: bool = False,
+            sizes=None) -> search.SearchResult:
         """The driver over ``step`` from ``start`` for the first leaf and ``k`` insertions:
         :func:`jaxtree.search.run` with the estimator's callback for one tree, once per
-        iteration with every class's callback for a one-versus-rest batch."""
+        iteration with every class's callback for a one-versus-rest batch (``sizes``: see
+        :meth:`_run_ovr`)."""
         if np.ndim(start.weight) == 1:
             return search.run(step, start, k + 1, self.rep, keep_states=keep_states,
                               stop=self.stop)
-        return self._run_ovr(step, start, k + 1, keep_states)
+        return self._run_ovr(step, start, k + 1, keep_states, sizes)
 
     def trim(self, program):
         """``program`` cut back to the ``2k+1`` slots of ``k = params.k`` on the host
@@ -855,26 +941,31 @@ class _Job:
         return prog.trim(program, self.params.k)
 
     def search(self, xs, ypm, w, k: int, keep_states: bool = False,
-               rows=None) -> search.SearchResult:
+               rows=None, sizes=None) -> search.SearchResult:
         """The first leaf and ``k`` insertions on these rows (labels ``ypm (B, n)``).
 
         The final program is cut back to ``2 * params.k + 1`` slots (:meth:`trim`) when the
-        search ran in the rounded-up capacity :func:`jaxtree.program.capacity_for` ``(k)``
-        (greedy insertions, one operation per iteration: no ``max_ops`` bound is needed);
-        the kept states (``keep_states``) keep the search's capacity. ``rows``: the rows
-        chunked as that many (:meth:`_data`)."""
+        search ran in the rounded-up capacity :func:`jaxtree.program.capacity_for` ``(k)``;
+        the step's ``max_ops`` (traced: every ``k`` shares the compiled step) bounds each tree
+        at ``k`` operations (a pair move inserts two; a tree at its bound is done, status
+        ``FULL`` not reported). The kept states (``keep_states``) keep the search's capacity.
+        ``rows``: the rows chunked as that many (:meth:`_data`). ``sizes``: int ``(B,)``,
+        each one-versus-rest tree's own bound (the refit of :meth:`select_and_refit`)."""
         start = self._start(ypm, w)
         if self.est.engine == "reference":
-            return self.run(self._reference_step(xs, ypm, w), start, k, keep_states)
+            return self.run(self._reference_step(xs, ypm, w), start, k, keep_states, sizes)
         data, ys = self._data(xs, ypm, w, rows)
         basis, cfg = self.basis, self.cfg
         if ypm.shape[0] == 1:
             one = data._replace(y=ys[0])
-            res = search.run(lambda pr: search.step_cached(pr, one, basis, cfg), start, k + 1,
-                             self.rep, keep_states=keep_states, stop=self.stop)
+            limit = np.int32(k)
+            res = search.run(lambda pr: search.step_cached(pr, one, basis, cfg, limit), start,
+                             k + 1, self.rep, keep_states=keep_states, stop=self.stop)
         else:
-            res = self._run_ovr(lambda pr: _ovr_step_cached(pr, data, ys, basis, cfg), start,
-                                k + 1, keep_states)
+            limit = np.full(ypm.shape[0], k, np.int32) if sizes is None else np.asarray(
+                sizes, np.int32)
+            res = self._run_ovr(lambda pr: _ovr_step_cached(pr, data, ys, basis, cfg, limit),
+                                start, k + 1, keep_states, sizes)
         choices = select.unpadded_choices(res.choices, xs.shape[1], data.x.shape[-1],
                                           basis.q)
         return res._replace(program=self.trim(res.program), choices=choices)
@@ -912,25 +1003,73 @@ class _Job:
 
         return _stack_steps([member(b) for b in range(ypm.shape[0])])
 
-    def _run_ovr(self, step, start, n_iter: int, keep_states: bool) -> search.SearchResult:
-        """The ``K`` one-versus-rest searches, one call of the driver (:func:`jaxtree.search.run`)
-        per iteration, so that the callback sees every class after every iteration and can stop
-        the search (the driver calls no callback for a batch)."""
-        state, hist, choices, states, status = start, [], [], [], 0
+    def _run_ovr(self, step, start, n_iter: int, keep_states: bool,
+                 sizes=None) -> search.SearchResult:
+        """The ``K`` one-versus-rest searches: the driver's loop (:func:`jaxtree.search.run`'s
+        rules) over the batched ``step``, one host transfer per iteration, so that the
+        callback sees every class after every iteration and can stop the search.
+
+        Each tree's search ends on its own: when its tree is full (its ``max_ops`` bound or
+        the capacity; status ``FULL`` is not reported, as by the driver), when it reaches
+        ``sizes[b]`` operations (``sizes``: int ``(B,)`` or None), or by the ``tol`` stop
+        (:class:`jaxtree.search.Stop`, per tree: an iteration that lowers its loss by less
+        than ``rtol`` relative is undone and ends it, as does a loss at most ``atol``;
+        ``Status.CONVERGED``). A tree whose search has ended keeps its program (any move the
+        batched step made for it is undone on the host), repeats its last loss in the history
+        and records no more choices; the loop ends once every tree's search has."""
+        B = int(np.shape(start.n_slots)[0])
+        stop = self.stop
+        state, hist, choices, states = start, [], [[] for _ in range(B)], []
+        status = np.zeros(B, np.int64)
+        done = np.zeros(B, bool)
+        last = np.full(B, np.nan)  # the previous judged loss per tree (NaN: none)
+        prev = np.full(B, np.nan)  # the previous recorded loss per tree
         for it in range(n_iter):
-            res = search.run(step, state, 1, keep_states=keep_states)
-            state = res.program
-            hist.append(res.history[:, 0])
-            choices.append([c[0] for c in res.choices])
-            status = status | np.asarray(res.status, np.int64)
+            before = state
+            state, info = step(state)
+            host = jax.device_get(info)  # one transfer
+            loss = np.asarray(host.loss, np.float64).reshape(B)
+            flags = np.asarray(host.status, np.int64).reshape(B)
+            full = (flags & search.STATUS_FULL) != 0
+            judged = ~done & (flags == search.STATUS_OK)
+            undone = np.zeros(B, bool)
+            if stop is not None:
+                undone = judged & ~np.isnan(last) & ~(loss < last * (1.0 - stop.rtol))
+            ended = done | undone  # trees whose move of this iteration is not kept
+            if ended.any():
+                state = _restore(state, before, ended)
+            active = ~ended & ~full
+            status |= np.where(active, flags, 0)
+            status |= np.where(undone, search.STATUS_CONVERGED, 0)
+            loss = np.where(active, loss, prev)
+            hist.append(loss)
+            prev = loss
+            fields = {f: np.asarray(getattr(host.choice, f)).reshape(B)
+                      for f in search.CHOICE_KEYS}
+            now = [{f: v[b].item() for f, v in fields.items()} if active[b]
+                   else (choices[b][-1] if choices[b] else {}) for b in range(B)]
+            for b in np.flatnonzero(active):
+                choices[b].append(now[b])
             if keep_states:
-                states.append(res.programs[0])
-            if self._class_progress(it, hist[-1], choices[-1]):
+                states.append(jax.device_get(state))
+            done = ended | full
+            if stop is not None:
+                ok = active & (flags == search.STATUS_OK)
+                last = np.where(ok, loss, np.nan)
+                floor = ok & (loss <= stop.atol) & (it + 1 < n_iter)
+                status |= np.where(floor, search.STATUS_CONVERGED, 0)
+                done |= floor
+            if sizes is not None:
+                ops = np.maximum(np.asarray(jax.device_get(state.n_slots)).reshape(B) - 1, 0) // 2
+                done |= ops >= np.asarray(sizes)
+            if self._class_progress(it, loss, now):
                 if it + 1 < n_iter:
-                    status = status | search.STATUS_STOPPED
+                    status |= search.STATUS_STOPPED
                 break
-        return search.SearchResult(state, np.stack(hist, 1), [list(c) for c in zip(*choices)],
-                                   status, None, states if keep_states else None)
+            if done.all():
+                break
+        return search.SearchResult(state, np.stack(hist, 1), choices, status, None,
+                                   states if keep_states else None)
 
     def _class_progress(self, it, loss, choices) -> bool:
         """The user's callback once per class, in the order of ``classes_`` (``info``: the
@@ -958,14 +1097,16 @@ class _Job:
         insertions; its history repeats its final loss after that)."""
         est = self.est
         n, B = xs.shape[0], ypm.shape[0]
-        train, held = select.split(n, est.validation_fraction, est.random_state)
+        train, held = select.split(n, self.fraction, est.random_state)
         if w[train].sum() <= 0 or w[held].sum() <= 0:
             raise ValueError("validation_fraction: the held-out or the training rows all have "
                              "sample_weight 0; give more rows a positive weight, or set "
                              "validation_fraction=None.")
         # Chunked as all rows where compiling dominates: one compiled step with the refit
-        # (the classifier's search has no pair screen).
-        rows = select.selection_rows(len(train), n, xs.shape[1], self.basis.q, self.params.chunk)
+        # (where the pair screen's stride allows it, the regressor's rule).
+        p, q, chunk, pair_rows = xs.shape[1], self.basis.q, self.params.chunk, self._pair_rows()
+        rows = select.selection_rows(len(train), n, p, q, chunk, pair_rows,
+                                     rows=select.tree_rows(n, p, q, chunk, pair_rows))
         sel = self.search(xs[train], ypm[:, train], w[train], self.params.k, keep_states=True,
                           rows=rows)
         hist = np.asarray(sel.history, np.float64).reshape(B, -1)
@@ -991,15 +1132,8 @@ class _Job:
         self.rep.reset(max(sizes), "refit")
         if B == 1:
             return self.search(xs, ypm, w, sizes[0]), path[0]
-        res = self.search(xs, ypm, w, max(sizes), keep_states=True)
-        last = len(res.programs) - 1  # fewer than max(sizes) + 1 when a callback stopped it
-        at = [min(s, last) for s in sizes]
-        program = self.trim(jax.tree_util.tree_map(
-            lambda *a: np.stack(a), *[member(res.programs[i], b) for b, i in enumerate(at)]))
-        history = np.stack([np.r_[h[: i + 1], np.full(last - i, h[i])]
-                            for h, i in zip(res.history, at)])
-        choices = [c[: i + 1] for c, i in zip(res.choices, at)]
-        return res._replace(program=program, history=history, choices=choices), path
+        # One batch to the largest size; each tree's search ends at its own (:meth:`_run_ovr`)
+        return self.search(xs, ypm, w, max(sizes), sizes=sizes), path
 
 
 def load(path, custom_functions=None):

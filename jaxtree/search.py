@@ -60,6 +60,7 @@ __all__ = [
     "Config",
     "fit",
     "host_choice",
+    "loss_pair_kept",
     "message",
     "PAIR_MAX_LEAVES",
     "PAIR_ROWS",
@@ -190,8 +191,9 @@ class Config(NamedTuple):
         ``"logistic"`` or ``"margin"`` (classification, ``y = +-1``): :func:`step` scores
         the candidates by one Newton step on the working data
         (:func:`jaxtree.losses.working_data`) and refines on the true loss (the margin
-        loss's surrogate); the reported loss is :func:`jaxtree.losses.reported`. Greedy
-        search only (no pair or replacement moves).
+        loss's surrogate); the reported loss is :func:`jaxtree.losses.reported`. Pair and
+        replacement moves are scored on the working data too and kept by the true loss
+        (:func:`_loss_backfit`).
     """
 
     max_k: int
@@ -469,7 +471,7 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
       ``(program, StepInfo)``.
     """
     if config.loss != "squared":  # classification: the same step on Newton working data
-        return _loss_step(program, data, basis, config)
+        return _loss_step(program, data, basis, config, max_ops)
     max_leaves = config.max_k + 1
     dt = data.x.dtype
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
@@ -516,7 +518,7 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     return new, StepInfo(loss.astype(dt), record, status)
 
 
-def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config):
+def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config, max_ops=None):
     """:func:`step` for a classification loss (``config.loss``; ``data.y = +-1``).
 
     The candidates are scored by the squared-loss step's own scorer on the Newton working
@@ -524,20 +526,125 @@ def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config)
     candidate); the insertion, the refinement (on the true loss, also after the first leaf:
     one Newton step does not minimise it) and the reported loss
     (:func:`jaxtree.losses.reported`) use the labels. The record's ``sse``/``intercept`` are
-    the Newton model's (working units).
+    the Newton model's (working units). ``max_ops``: as for :func:`step` (it bounds the
+    pair move's two operations).
+
+    With pair lookahead or replacement moves (``search="backfit"``,
+    :func:`search_config`) the moves are :func:`_loss_backfit`'s.
     """
-    if config.pair_leaves or config.replace_moves:
-        raise ValueError(f"loss={config.loss!r} supports the greedy search only (no pair or "
-                         "replacement moves); use search='greedy'.")
     work = losses_.working_data(program, data, basis, config.loss)
-    new, info = step(program, work, basis, config._replace(loss="squared", refine=None))
-    ok = info.status == STATUS_OK
+    greedy = config._replace(loss="squared", refine=None, pair_leaves=0, replace_moves=0)
+    new, info = step(program, work, basis, greedy, max_ops)
     adjust = _adjust(data, basis, config)
+    if config.pair_leaves or config.replace_moves:
+        return _loss_backfit(program, new, info, work, data, basis, config, adjust, max_ops)
+    ok = info.status == STATUS_OK
     if adjust is not None:
         refined, _ = adjust(new)
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), refined, new)
     loss = losses_.mean_loss(new, data, basis, config.loss, report=True)
     return new, info._replace(loss=loss.astype(data.x.dtype))
+
+
+def loss_pair_kept(before, insert_loss, pair_loss):
+    """Whether a pair insertion is kept under a classification loss (:func:`_loss_backfit`):
+    on the *true* (refined) losses, its gain per operation beats the single insertion's
+    (:func:`pair_taken` with the tree's loss ``before`` the step, the refined insertion's
+    ``insert_loss`` and the refined pair's ``pair_loss``) *and* it is no worse than the
+    insertion (``pair_loss <= insert_loss``), so that a pair never raises the loss above
+    the greedy step's."""
+    return pair_taken(before, insert_loss, pair_loss) & (pair_loss <= insert_loss)
+
+
+def _loss_backfit(program, inserted, info, work, data, basis, config: Config, adjust, max_ops):
+    """The backfit moves (pair lookahead, replacements) of :func:`_loss_step`.
+
+    Candidates are scored on Newton working data (one Newton step each, the squared-loss
+    scorers unchanged); every decision is taken on the *true* loss after refinement
+    (:func:`jaxtree.losses.mean_loss`, the margin loss's squared hinge; the refined value
+    :func:`jaxtree.refine.joint` / :func:`jaxtree.refine.coordinate_newton` returns):
+
+    1. the greedy insertion ``inserted`` (the squared step on the working data of
+       ``program``, :func:`step` with no moves) is refined: loss ``L_ins``, the greedy step's;
+    2. pair lookahead (``config.pair_leaves``, while the tree has 1 to
+       ``config.pair_max_leaves`` leaves and room for two operations): the best pair on the
+       same working data (:func:`_pair_lookahead`, a candidate where its Newton SSE is below
+       the tree's) is refined and kept by :func:`loss_pair_kept` (its gain per operation
+       beats the insertion's and ``L_pair <= L_ins``);
+    3. up to ``config.replace_moves`` replacements: the best replacement scored on the
+       working data of the current tree (:func:`jaxtree.moves.score_replace`), refined,
+       kept only if the true loss fell by :func:`replacement_kept`'s relative amount; the
+       first one not kept ends the moves.
+
+    **The rule**: the tree returned has a true loss not above ``L_ins``, the loss the greedy
+    step would reach from the same tree (a pair is kept only at or below it, a replacement
+    only below the current loss); the reported loss is :func:`jaxtree.losses.mean_loss`
+    (``report=True``) of the returned tree. One loop over the moves, so that the refinement
+    is traced and compiled once (as :func:`_refine_and_replace`). Returns
+    ``(program, StepInfo)``.
+    """
+    dt = data.x.dtype
+    inf = jnp.asarray(jnp.inf, dt)
+    true_loss = lambda p: losses_.mean_loss(p, data, basis, config.loss).astype(dt)  # noqa: E731
+    refine = adjust if adjust is not None else (lambda p: (p, true_loss(p)))
+    ok = info.status == STATUS_OK
+    record = Choice(*info.choice)
+    pairs = bool(config.pair_leaves)
+    if pairs:
+        n_work = jnp.sum(work.w)
+        rss = (refine_.mse(program, work, basis) * n_work).astype(dt)
+        max_slots = program.capacity if max_ops is None else 2 * max_ops + 1
+        # single_sse = rss: a pair is a candidate where it lowers the Newton model at all;
+        # loss_pair_kept decides on the true losses.
+        pair, pair_sse, pc, has_pair = _pair_lookahead(program, work, basis, config, rss, rss,
+                                                       n_work, max_slots)
+        has_pair = has_pair & ok
+        before = jax.lax.cond(has_pair, lambda: true_loss(program), lambda: inf)
+    else:
+        pair, has_pair, before = inserted, jnp.asarray(False), inf
+    first_replace = 2 if pairs else 1
+
+    def replace(q):
+        w = losses_.working_data(q, data, basis, config.loss)
+        rs = moves.score_replace(q, w, basis, max_leaves=config.max_k + 1,
+                                 precision=config.precision)
+        return moves.apply_replace(q, moves.select_replace(rs, basis.q))
+
+    def candidate(i, q):
+        if pairs:
+            return jax.lax.switch(jnp.minimum(i, 2), [lambda _: inserted, lambda _: pair, replace],
+                                  q)
+        return jax.lax.cond(i == 0, lambda _: inserted, replace, q)
+
+    def move(i, carry):
+        p, cur, ins_loss, kept, go, took_pair = carry
+        cand, cand_loss = refine(candidate(i, p))
+        cand_loss = cand_loss.astype(dt)
+        first = i == 0
+        is_pair = (i == 1) if pairs else jnp.asarray(False)
+        is_replace = i >= first_replace
+        take = (first | (is_pair & loss_pair_kept(before, ins_loss, cand_loss))
+                | (is_replace & replacement_kept(cand_loss, cur, dt)))
+        p = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), cand, p)
+        return (p, jnp.where(take, cand_loss, cur), jnp.where(first, cand_loss, ins_loss),
+                kept + (is_replace & take).astype(jnp.int32),
+                jnp.where(is_replace, take, go), took_pair | (is_pair & take))
+
+    def body(i, carry):
+        active = jnp.where(i == 1, has_pair, carry[4]) if pairs else carry[4]
+        return jax.lax.cond(active, functools.partial(move, i), lambda c: c, carry)
+
+    init = (inserted, inf, inf, jnp.zeros((), jnp.int32), ok, jnp.asarray(False))
+    n_moves = 1 + int(pairs) + config.replace_moves
+    new, _, _, kept, _, took_pair = jax.lax.fori_loop(0, n_moves, body, init)
+    if pairs:
+        pair_rec = pair_record(pc, pair.weight[program.n_slots + 2], pair.intercept, pair_sse)
+        record = jax.tree_util.tree_map(
+            lambda a, b: jnp.where(took_pair, a, b).astype(jnp.asarray(b).dtype), pair_rec,
+            record)
+    record = record._replace(replaced=kept)
+    loss = losses_.mean_loss(new, data, basis, config.loss, report=True)
+    return new, info._replace(loss=loss.astype(dt), choice=record)
 
 
 step_jit = jax.jit(step, static_argnames=("basis", "config"))

@@ -16,6 +16,7 @@ import pytest
 
 import jaxtree
 from jaxtree import losses, program as prog, reference, refine, scoring, search
+from _shared import GREEDY
 
 BASIS = jaxtree.make_basis(hats=0, sines=2, cosines=1, powers=1, truncated_cubics=0)  # q = 4
 N, P, K = 64, 3, 3  # one shape for most fits: compilations are shared
@@ -30,7 +31,9 @@ def make_data(seed=0, n=N, p=P, noise=1.0):
 
 
 def clf(**kw):
-    return jaxtree.TreeClassifier(**{"k": K, "basis": BASIS, **kw})
+    # The greedy search grown to k (GREEDY pins the pre-issue-26 defaults these tests were
+    # written for; the new defaults are tests/test_classifier_backfit.py's)
+    return jaxtree.TreeClassifier(**{"k": K, "basis": BASIS, **GREEDY, **kw})
 
 
 # ------------------------------------------------------------------ numpy oracles
@@ -363,12 +366,11 @@ def test_sympy_export_is_the_decision_function():
 def test_unsupported_options_are_clear():
     X, y = make_data()
     with pytest.raises(ValueError, match="search"):
-        clf(search="backfit").fit(X, y)
+        clf(search="beam").fit(X, y)  # the beam is regression-only (backfit: issue 26)
     with pytest.raises(ValueError, match="loss"):
         clf(loss="hinge").fit(X, y)
-    with pytest.raises(ValueError, match="greedy search only"):
-        search.step(prog.empty_program(2), scoring.chunk(jnp.asarray(X), jnp.asarray(y * 1.0)),
-                    BASIS, search.Config(max_k=2, loss="logistic", replace_moves=1))
+    with pytest.raises(ValueError, match="search='backfit' needs engine='jax'"):
+        clf(search="backfit", engine="reference", refine="coordinate").fit(X, y)
 
 
 def test_cli_fit_predict_show_classify(tmp_path, capsys):
@@ -475,7 +477,16 @@ def test_sklearn_check_estimator():
     line = [ln for ln in out.stdout.splitlines() if ln.startswith("JSON")]
     assert out.returncode == 0 and line, out.stderr[-3000:]
     bad = json.loads(line[0][4:])
-    assert not bad, bad
+    assert {name for name, _ in bad} <= set(HELD_OUT_FAILED_CHECKS), bad
+
+
+HELD_OUT_FAILED_CHECKS = {"check_sample_weight_equivalence_on_dense_data": (
+    "the default validation_fraction='auto' holds out a fifth of the ROWS on small in-memory "
+    "fits to choose the size: weighted rows and the repeated rows they stand for are split "
+    "differently, so the chosen sizes and trees differ (as for the regressor, "
+    "tests/test_sklearn.py HELD_OUT_FAILED_CHECKS). With validation_fraction=None the "
+    "weights equal repeated rows (test_sample_weight_equals_repeated_rows).")}
+"""The checks the default classifier may fail (the regressor's one, for the same reason)."""
 
 
 # ------------------------------------------------------------- tables (missing, categories)

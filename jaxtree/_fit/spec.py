@@ -301,6 +301,36 @@ class FitSpec:
             buckets=scoring.buckets_for(n, p, self.basis.q, self.k))
 
 
+def resolve_auto(search_: str, validation_fraction, n: int, p: int, q: int, *,
+                 in_memory: bool, engine: str = "jax", devices=None) -> tuple:
+    """``(search, validation_fraction)`` with ``"auto"`` resolved: the one rule of both
+    estimators (:class:`jaxtree.TreeRegressor`, :class:`jaxtree.TreeClassifier`).
+
+    A fit is *small* when it runs in memory (``in_memory``), on engine ``"jax"``, on one
+    device (``devices`` None) and has fewer than :data:`AUTO_SMALL_MAX_ROWS` rows. Then
+    ``search="auto"`` is ``"backfit"`` (with at most :data:`AUTO_PAIR_MAX_CANDIDATES` basis
+    columns ``p*q``) and ``validation_fraction="auto"`` is :data:`AUTO_VALIDATION` (with at
+    least :data:`AUTO_VALIDATION_MIN_ROWS` rows); otherwise ``"greedy"`` and None. Values
+    other than ``"auto"`` are returned unchanged.
+
+    Raises:
+      ValueError: ``"backfit"`` with more than :data:`BACKFIT_MAX_CANDIDATES` basis columns.
+    """
+    small = in_memory and engine == "jax" and devices is None and n < AUTO_SMALL_MAX_ROWS
+    if search_ == "auto":
+        search_ = "backfit" if small and p * q <= AUTO_PAIR_MAX_CANDIDATES else "greedy"
+    if isinstance(validation_fraction, str):  # "auto"
+        validation_fraction = (AUTO_VALIDATION if small and n >= AUTO_VALIDATION_MIN_ROWS
+                               else None)
+    if search_ == "backfit" and p * q > BACKFIT_MAX_CANDIDATES:
+        raise ValueError(
+            f"search='backfit' scores pairs of basis columns: p*q = {p}*{q} = {p * q} "
+            f"columns need {p * q}x{p * q} Gram matrices (more than "
+            f"{BACKFIT_MAX_CANDIDATES} columns is refused). Use search='greedy' or "
+            "'beam', a smaller basis, or fewer covariates.")
+    return search_, validation_fraction
+
+
 def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowPlan,
             in_memory: bool, transform: str = "identity") -> FitSpec:
     """The :class:`FitSpec` of a fit of ``n`` rows and ``p`` covariates (after encoding):
@@ -316,19 +346,9 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
     engine = hyper.get("engine", "jax")
     devices = hyper.get("devices")
     q = params.basis.q
-    small = in_memory and engine == "jax" and devices is None and n < AUTO_SMALL_MAX_ROWS
-    chosen = hyper.get("search", "auto")
-    if chosen == "auto":
-        chosen = "backfit" if small and p * q <= AUTO_PAIR_MAX_CANDIDATES else "greedy"
-    fraction = hyper.get("validation_fraction", "auto")
-    if isinstance(fraction, str):  # "auto"
-        fraction = AUTO_VALIDATION if small and n >= AUTO_VALIDATION_MIN_ROWS else None
-    if chosen == "backfit" and p * q > BACKFIT_MAX_CANDIDATES:
-        raise ValueError(
-            f"search='backfit' scores pairs of basis columns: p*q = {p}*{q} = {p * q} "
-            f"columns need {p * q}x{p * q} Gram matrices (more than "
-            f"{BACKFIT_MAX_CANDIDATES} columns is refused). Use search='greedy' or "
-            "'beam', a smaller basis, or fewer covariates.")
+    chosen, fraction = resolve_auto(hyper.get("search", "auto"),
+                                    hyper.get("validation_fraction", "auto"), n, p, q,
+                                    in_memory=in_memory, engine=engine, devices=devices)
     shapes = hyper.get("shapes", "auto")
     # Column buckets (jaxtree._fit.select.column_bucket): in memory only (a streamed fit is
     # large) and on the JAX engine.
