@@ -32,9 +32,13 @@ terms to its chosen pairs (:func:`jaxtree.shapes.compact`).
 data sets are flattened into one batch axis (every data set must have the same number of
 classes, so the batch and its ``models`` have static shapes).
 
-Design decision: the batch runs ``k + 1`` iterations for every member (no early stop);
-a member whose search found no finite candidate keeps its tree (masked inside ``step``)
-and reports it in ``status``.
+Design decision: without ``tol`` (the default) the batch runs ``k + 1`` iterations for
+every member; a member whose search found no finite candidate keeps its tree (masked inside
+``step``) and reports it in ``status``. With ``tol`` each member stops as its estimator's fit
+would (:func:`jaxtree.search.run`'s stop, member by member): the vmapped step still runs for
+every member until the last one stops, and a stopped member's later steps are discarded (its
+tree reverted to the one it stopped with, one device select per iteration), so a member's
+result is the separate fit's while the batch pays for its longest member.
 
 Design decision: where each member's ``n*p*q`` is below
 :data:`jaxtree.scoring.BUCKET_MIN_WORK` (compilation dominates), :func:`fit_batch` compiles
@@ -368,7 +372,9 @@ class BatchResult:
         leading ``B`` axis); predict all at once with
         ``jax.vmap(jaxtree.predict)(models, X)``.
       history: float64 ``(B, k+1)`` training MSE in each data set's ``y`` units (with
-        ``shapes=S``: the shape iterations first, ``(B, S + k + 1)``, NaN-padded).
+        ``shapes=S``: the shape iterations first, ``(B, S + k + 1)``, NaN-padded; with
+        ``tol``: NaN after a member's end, and fewer columns when every member stopped
+        before ``k``).
       status: int ``(B,)`` search status per data set (0 = ok).
       row_plan: the :class:`jaxtree.plan.RowPlan` the batch ran (its chunk shared by the
         ``B`` data sets: :func:`jaxtree.plan.row_plan` with ``batch=B``).
@@ -457,11 +463,13 @@ def _feature_names(feature_names, p: int) -> tuple:
 
 
 def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fraction,
-                    random_state, bound=None, beam: bool = False):
+                    random_state, bound=None, beam: bool = False, stop=None):
     """The selection run of :func:`fit_batch` with a held-out size: every member searched on
     the training rows to ``k`` with its held-out MSE after each iteration, then each member's
     size by the one-standard-error rule (:func:`jaxtree._fit.select.choose_size`). Returns
-    ``(sizes (B,), paths)``, ``paths[b]`` the estimator's ``path_`` rows of member ``b``.
+    ``(sizes (B,), paths, status (B,))``, ``paths[b]`` the estimator's ``path_`` rows of
+    member ``b``, ``status`` the selection run's (``stop``: the estimators' ``tol``, which
+    may end a member's path before ``k``, as it ends the estimator's).
     ``bound``: None, or int ``(B,)`` every member's ``k`` (the step's ``max_ops``) when the
     programs have a rounded-up capacity; the path's models are then cut back to ``2k+1``
     slots (:func:`jaxtree.program.trim`). ``beam``: programs ``(B, width, ...)`` advanced by
@@ -485,7 +493,7 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
             lambda prg: step_batch_jit(prg, data, params.basis, cfg, bound),
             lambda prg: _held_out_mse(prg, held_data, params.basis))
     sel = search_.run(step, programs, params.k + 1, keep_states=True,
-                      loss_scale=np.asarray(sc.y_scale, np.float64) ** 2)
+                      loss_scale=np.asarray(sc.y_scale, np.float64) ** 2, stop=stop)
     B = xs.shape[0]
     sizes = np.zeros(B, np.int64)
     paths = []
@@ -498,21 +506,23 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
         val = sel.val_history[b][:end]
         sizes[b] = select.n_ops(member[select.choose_size(val, len(held))].program)
         paths.append(select.path_rows(member, sel.history[b][:end], val))
-    return sizes, paths
+    return sizes, paths, np.asarray(sel.status, np.int64)
 
 
-def _beam_to_sizes(programs, data, basis, cfg, sizes, scale) -> search_.SearchResult:
+def _beam_to_sizes(programs, data, basis, cfg, sizes, scale, stop=None) -> search_.SearchResult:
     """The batched beam run on ``data`` until every data set has reached its own size
     ``sizes[b]`` (``sizes[b] + 1`` iterations), each data set's beam kept after its own
     iterations (the beam's states do not depend on how long it runs after: the estimator's
-    ``beam_fit`` to ``k_``), with its history and choices cut there."""
+    ``beam_fit`` to ``k_``), with its history and choices cut there, or where ``stop`` (the
+    estimators' ``tol``) ended it before."""
     run = search_.run(lambda prg: beam_step_batch_jit(prg, data, basis, cfg), programs,
-                      int(sizes.max()) + 1, loss_scale=scale, keep_states=True)
-    picked = _stack_members([_member(run.programs[int(s)], b) for b, s in enumerate(sizes)])
+                      int(sizes.max()) + 1, loss_scale=scale, keep_states=True, stop=stop)
+    last = [min(int(s), len(run.choices[b]) - 1) for b, s in enumerate(sizes)]
+    picked = _stack_members([_member(run.programs[i], b) for b, i in enumerate(last)])
     return search_.SearchResult(
         jax.tree_util.tree_map(jnp.asarray, picked),
-        [np.asarray(run.history[b])[: int(s) + 1] for b, s in enumerate(sizes)],
-        [list(run.choices[b])[: int(s) + 1] for b, s in enumerate(sizes)], run.status)
+        [np.asarray(run.history[b])[: i + 1] for b, i in enumerate(last)],
+        [list(run.choices[b])[: i + 1] for b, i in enumerate(last)], run.status)
 
 
 def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
@@ -521,7 +531,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
               beam_width: int = 4, validation_fraction: Optional[float] = None,
               random_state=None, shapes: int = 0, shape_knots: tuple = (24, 12),
-              prune_tol: Optional[float] = None, y_bound: float = spec_.DEFAULT_Y_BOUND) -> BatchResult:
+              prune_tol: Optional[float] = None, y_bound: float = spec_.DEFAULT_Y_BOUND,
+              tol: Optional[float] = None) -> BatchResult:
     """Fits ``B`` data sets of the same shape with one batched compiled step per iteration.
 
     Args:
@@ -531,8 +542,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         :data:`jaxtree.scoring.BUCKET_MIN_WORK`) search in the rounded-up capacity
         :func:`jaxtree.program.capacity_for` ``(k)``, each tree bound by ``k`` operations and
         cut back to ``2k+1`` slots, so that nearby ``k`` share one compiled step (the results
-        are the exact-capacity search's). No early stop: every tree grows to ``k`` (or its
-        held-out size), and the member estimators say ``tol=None``.
+        are the exact-capacity search's). Every tree grows to ``k`` (or its held-out size)
+        unless ``tol`` stops it before.
       basis: as for :class:`jaxtree.TreeRegressor` (None, a preset name, a Basis, a dict).
       refine: ``"optax"``, ``"coordinate"`` or None.
       sample_weight: optional non-negative ``(B, n)``, or ``(n,)`` shared by all.
@@ -561,6 +572,14 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
       y_bound: every data set's ``y`` is mapped into ``[-y_bound, y_bound]``, as
         :class:`jaxtree.TreeRegressor`'s ``y_bound`` (the same default, so a member is the
         estimator's fit with the same keywords; ``y_bound=1`` is the paper's scaling).
+      tol: None (default: no early stop, every member grows to ``k``, and the member
+        estimators say ``tol=None``) or a number: as :class:`jaxtree.TreeRegressor`'s
+        ``tol`` (whose default is ``1e-6``), each member's search stops once no candidate
+        lowers its training loss by this relative amount (the move undone) or at the float
+        floor, in the selection run and the refit too; the member then has the estimator's
+        ``k_``, ``status_`` (``Status.CONVERGED``), ``history_``, ``choices_`` and model.
+        The batch's ``history`` is NaN after a member's end. Members stopped early still
+        cost a step each until the last member stops (they run in one vmapped call).
       random_state: seed of the held-out split and of the shape search's row subset (None
         as 0).
       shapes: an integer ``S >= 0``: ``S`` shape terms before each member's tree, as
@@ -610,7 +629,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                     precision=precision, search=search, beam_width=beam_width,
                     shape_knots=shape_knots, y_bound=y_bound)
     params = spec_.check_params({**settings, "validation_fraction": validation_fraction,
-                           "shapes": shapes, "prune_tol": prune_tol})
+                           "shapes": shapes, "prune_tol": prune_tol, "tol": tol})
     _check_batch_shapes(shapes)
     shapes = int(shapes)
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
@@ -622,6 +641,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B)
+    stop = search_.stop_rule(tol, dtype, float(y_bound))  # the estimator's (FitSpec.stop)
     sc = scaling_.bounded(scaling_.fit(xa, ya, sw), float(y_bound))
     xs, ys = scaling_.apply(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
@@ -665,11 +685,11 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         step = lambda prg, d, basis, c: step_batch_jit(prg, d, basis, c, k_bound)  # noqa: E731
     paths, sizes = None, None
     if validation_fraction is not None:
-        sizes, paths = _held_out_sizes(xs, ys_tree, sw, params, cfg, programs, dtype, sc, names,
-                                       validation_fraction, random_state, k_bound,
-                                       beam=search == "beam")
+        sizes, paths, sel_status = _held_out_sizes(
+            xs, ys_tree, sw, params, cfg, programs, dtype, sc, names, validation_fraction,
+            random_state, k_bound, beam=search == "beam", stop=stop)
         if search == "beam":  # the beam run to each member's size (the estimator's refit)
-            res = _beam_to_sizes(programs, tree_data, params.basis, cfg, sizes, scale)
+            res = _beam_to_sizes(programs, tree_data, params.basis, cfg, sizes, scale, stop)
         else:
             # The refit on all rows: each member stops at its own size (a pair uses two
             # operations: the refit's bound is then the chosen size, as the estimator's).
@@ -677,10 +697,17 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             bound = jnp.asarray(limit, jnp.int32)
             res = search_.run(
                 lambda prg: step_batch_jit(prg, tree_data, params.basis, cfg, bound),
-                programs, int(sizes.max()) + 1, loss_scale=scale)
+                programs, int(sizes.max()) + 1, loss_scale=scale, stop=stop)
+        # A member's own refit runs sizes[b] + 1 iterations: the float floor at its last
+        # one is no early stop (the batch ran on for longer members). The selection run's
+        # early stop is why a size ends before k (the estimator's rule).
+        conv = int(search_.Status.CONVERGED)
+        ran_out = np.asarray([len(c) for c in res.choices]) >= sizes + 1
+        status = np.asarray(res.status, np.int64)
+        res = res._replace(status=np.where(ran_out, status & ~conv, status) | (sel_status & conv))
     else:
         res = search_.run(lambda prg: step(prg, tree_data, params.basis, cfg), programs,
-                          params.k + 1, loss_scale=scale)
+                          params.k + 1, loss_scale=scale, stop=stop)
     if search == "beam":
         res = res._replace(program=_best_members(res.program, _members_mse(
             res.program, tree_data, params.basis)))
@@ -704,14 +731,15 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             histories[b][-1] = mse[b]
             choices[b] = list(shape_choices[b]) + choices[b]
         status = (np.asarray(sres.status, np.int64) & ~int(search_.Status.FULL)) | status
-    if (status != search_.STATUS_OK).any():
-        bad = np.flatnonzero(status != search_.STATUS_OK).tolist()
-        why = search_.message(np.bitwise_or.reduce(status))
+    failed = status & int(search_.Status.NO_CANDIDATE)  # CONVERGED (tol) is no failure
+    if failed.any():
+        bad = np.flatnonzero(failed).tolist()
+        why = search_.message(np.bitwise_or.reduce(failed))
         warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
 
     # The settings each member ran: a clone refits the same search.
-    # tol=None: a batch grows every tree to k (no early stop), as TreeRegressor(tol=None)
-    hyper = dict(settings, tol=None, validation_fraction=validation_fraction,
+    # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
+    hyper = dict(settings, tol=tol, validation_fraction=validation_fraction,
                  random_state=random_state,
                  shapes=shapes, prune_tol=prune_tol)
     estimators = [TreeRegressor(**hyper) for _ in range(B)]

@@ -839,7 +839,8 @@ class SearchResult(NamedTuple):
         A tree that fills its capacity before ``n_iter`` iterations (a pair move uses two
         operations) ends its search there: that is not a failure, and the iteration that
         found no room is not recorded. In a batch the other members go on; such a member's
-        ``choices`` end there and its ``history`` repeats its last loss.
+        ``choices`` end there and its ``history`` repeats its last loss (NaN after its end
+        when the run has a ``stop``, which ends members on their own).
       val_history: loss on held-out data after each iteration (times ``loss_scale``) when the
         step reports one (:func:`with_validation`), else None.
       programs: the state after each iteration (host copies) when ``keep_states=True``.
@@ -884,7 +885,10 @@ def run(step: Callable, state, n_iter: int,
         iteration's move is undone and not recorded) or once the loss is at most
         ``stop.atol``; either sets :attr:`Status.CONVERGED` when iterations were left. Only
         iterations whose step reports ``Status.OK`` are judged. None (default): no such
-        stop. Not applied to a batch.
+        stop. A batch applies it to each member on its own (:func:`_member_stops`): a
+        member that stops keeps its tree (its later steps are discarded, its move undone
+        as above), its ``choices`` end there, its ``history`` is NaN after its end, and
+        the run ends once every member has ended.
 
     Returns:
       :class:`SearchResult`.
@@ -892,6 +896,7 @@ def run(step: Callable, state, n_iter: int,
     history, choices, status, val, states = [], [], None, [], []
     ends = None  # a batch: per member the first iteration that found its tree full (-1: none)
     last = None  # the previous iteration's loss in the step's units (the stop's reference)
+    # (a batch: per member, NaN where there is none)
     for it in range(n_iter):
         before = state
         state, info = step(state)
@@ -911,6 +916,10 @@ def run(step: Callable, state, n_iter: int,
             full = (flags & STATUS_FULL) != 0
             ends = np.where(full, it, -1) if ends is None else np.where(full & (ends < 0), it, ends)
             flags = np.where(full, flags & ~STATUS_FULL, flags)
+            if stop is not None:
+                last = np.full(raw.shape, np.nan) if last is None else last
+                state, loss, flags, ends, last = _member_stops(stop, it, n_iter, raw, loss,
+                                                               flags, ends, last, before, state)
         elif flags & STATUS_FULL:
             # The tree holds its capacity (a pair move filled it before k + 1 iterations):
             # the search is done, and this iteration, which kept the tree, is not recorded.
@@ -926,6 +935,8 @@ def run(step: Callable, state, n_iter: int,
             fields = {name: np.asarray(getattr(host.choice, name)) for name in CHOICE_KEYS}
             choices.append([{name: v[b].item() for name, v in fields.items()}
                             for b in range(loss.shape[0])])
+            if stop is not None and (ends >= 0).all():
+                break  # every member has stopped or is full
             continue
         ch = host_choice(host.choice)
         choices.append(ch)
@@ -950,6 +961,43 @@ def run(step: Callable, state, n_iter: int,
                    for c, e in zip(zip(*choices), ends)] if choices else []
         return SearchResult(state, history, choices, status, val, kept)
     return SearchResult(state, history, choices, Status(int(status or 0)), val, kept)
+
+
+def _member_stops(stop: Stop, it: int, n_iter: int, raw, loss, flags, ends, last, before,
+                  state) -> tuple:
+    """:func:`run`'s stop for a batch, member by member, as it is for one tree: ``raw`` ``(B,)``
+    the iteration's losses (step units), ``loss`` the same times ``loss_scale``, ``flags``
+    (``FULL`` already cleared), ``ends`` (each member's first unrecorded iteration, -1:
+    none yet), ``last`` the previous judged loss (NaN: none), ``before``/``state`` the batch
+    before and after the step. A member that has ended keeps ``before`` (its step is
+    discarded, its flags cleared, its loss NaN); an OK step whose loss is not below
+    ``(1 - rtol)`` times ``last`` is undone and ends the member (``CONVERGED``, the
+    iteration not recorded); an OK step at or below ``atol`` with iterations left is kept
+    and ends the member after it (``CONVERGED``). The decisions are the single tree's
+    float64 comparisons on the host; reverting the members is one device select.
+    Returns ``(state, loss, flags, ends, last)``."""
+    ended = (ends >= 0) & (ends <= it)  # before this iteration, or found full in it
+    flags = np.where(ended & (ends < it), 0, flags)
+    judged = ~ended & (flags == STATUS_OK)
+    undo = judged & np.isfinite(last) & ~(raw < last * (1.0 - stop.rtol))
+    floor = judged & ~undo & (raw <= stop.atol) & (it + 1 < n_iter)
+    ends = np.where(undo, it, np.where(floor, it + 1, ends))
+    flags = np.where(undo | floor, flags | STATUS_CONVERGED, flags)
+    keep = ended | undo
+    if keep.any():
+        state = _keep_members(jnp.asarray(keep), before, state)
+    loss = np.where(keep, np.nan, loss)
+    last = np.where(judged & ~undo, raw, np.nan)
+    return state, loss, flags, ends, last
+
+
+@jax.jit
+def _keep_members(keep, before, after):
+    """``before``'s members where ``keep`` (bool ``(B,)``), else ``after``'s (any pytree whose
+    leaves have the leading batch axis)."""
+    return jax.tree_util.tree_map(
+        lambda a, b: jnp.where(keep.reshape(keep.shape + (1,) * (a.ndim - 1)), a, b),
+        before, after)
 
 
 def with_validation(step: Callable, loss: Callable) -> Callable:
