@@ -190,9 +190,17 @@ def n_leaves(program: Program) -> jax.Array:
 
 
 def leaf_slots(program: Program, size: int) -> jax.Array:
-    """Slots of the leaves in ascending order, padded with ``-1`` to ``size`` entries."""
-    (slots,) = jnp.nonzero(program.op == LEAF, size=size, fill_value=-1)
-    return slots.astype(jnp.int32)
+    """Slots of the leaves in ascending order, padded with ``-1`` to ``size`` entries.
+
+    Computed as ``slots[l] = sum_s s * [s is the leaf of rank l]`` (one fused compare and
+    reduction) rather than ``jnp.nonzero(..., size=)``, whose cumulative sum and scatter
+    compile to several kernels at each of its many call sites (issue 27); the same integers.
+    """
+    is_leaf = program.op == LEAF
+    rank = jnp.cumsum(is_leaf) - 1  # rank of each leaf among the leaves, in slot order
+    hit = is_leaf[None, :] & (rank[None, :] == jnp.arange(size)[:, None])  # (size, S)
+    at = jnp.arange(program.capacity, dtype=jnp.int32)
+    return jnp.where(hit.any(axis=1), jnp.sum(jnp.where(hit, at, 0), axis=1), -1).astype(jnp.int32)
 
 
 def leaf_basis(program: Program, x: jax.Array, basis, phi=None) -> jax.Array:
@@ -299,10 +307,13 @@ def leaf_multipliers(program: Program, v: jax.Array) -> jax.Array:
     s = program.capacity
     idx = jnp.arange(s, dtype=jnp.int32)
     is_op = (program.op == ADD) | (program.op == MUL)
-    drop = jnp.int32(s)  # scatter target past the end: ignored
-    parent = jnp.full((s,), -1, jnp.int32)
-    parent = parent.at[jnp.where(is_op, program.left, drop)].set(idx, mode="drop")
-    parent = parent.at[jnp.where(is_op, program.right, drop)].set(idx, mode="drop")
+    # parent[c] = the op slot whose left or right child is c (-1: the root, or not a node),
+    # by one fused compare and reduction over (child, slot) rather than two scatters: each
+    # scatter compiles to kernels of its own at every call site (issue 27); a valid tree
+    # gives every child one parent, so the integers are the same.
+    hit = is_op[None, :] & ((program.left[None, :] == idx[:, None])
+                            | (program.right[None, :] == idx[:, None]))
+    parent = jnp.where(hit.any(axis=1), jnp.sum(jnp.where(hit, idx[None, :], 0), axis=1), -1)
     par = jnp.maximum(parent, 0)
     sibling = jnp.where(program.left[par] == idx, program.right[par], program.left[par])
     under_mul = (parent >= 0) & (program.op[par] == MUL)
@@ -349,24 +360,32 @@ def insert(program: Program, slot, op, feature, basis_index, weight) -> Program:
     empty = m == 0
     wdt = p.weight.dtype
 
-    def put(arr, idx, val):
-        return arr.at[idx].set(jnp.asarray(val, arr.dtype))
+    # Each field is written by elementwise selects on the slot index instead of chained
+    # scatters: the same values (the written slots ``m``, ``m + 1`` and ``slot < m`` are
+    # distinct; an index out of range writes nothing, as a scatter drops it), and one fused
+    # kernel per field instead of a few per write (issue 27: kernels are what XLA's compile
+    # time is paid per).
+    at = jnp.arange(p.capacity, dtype=jnp.int32)
+    at_root = at == 0
 
-    # Non-empty: old leaf -> m, new leaf -> m+1, slot -> op(m, m+1).
-    opa = put(put(put(p.op, m, LEAF), m + 1, LEAF), slot, op)
-    left = put(put(put(p.left, m, -1), m + 1, -1), slot, m)
-    right = put(put(put(p.right, m, -1), m + 1, -1), slot, m + 1)
-    feat = put(put(put(p.feature, m, p.feature[slot]), m + 1, feature), slot, -1)
-    bas = put(put(put(p.basis, m, p.basis[slot]), m + 1, basis_index), slot, -1)
-    w = put(put(put(p.weight, m, p.weight[slot]), m + 1, weight), slot, 0.0)
-    grown = Program(opa, left, right, feat, bas, w, p.intercept, m + 2)
-    # Empty: the new leaf becomes the root.
-    root = Program(
-        put(p.op, 0, LEAF), p.left, p.right, put(p.feature, 0, feature),
-        put(p.basis, 0, basis_index), put(p.weight, 0, jnp.asarray(weight, wdt)),
-        p.intercept, jnp.ones((), jnp.int32),
-    )
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(empty, a, b), root, grown)
+    def put(arr, old, new, node, root):
+        """``arr`` with slot ``m`` <- old, ``m + 1`` <- new, ``slot`` <- node (grown tree),
+        or slot 0 <- root (empty tree)."""
+        cast = lambda v: jnp.asarray(v, arr.dtype)  # noqa: E731
+        grown = jnp.where(at == m, cast(old), jnp.where(at == m + 1, cast(new),
+                                                        jnp.where(at == slot, cast(node), arr)))
+        return jnp.where(empty, jnp.where(at_root, cast(root), arr), grown)
+
+    # Non-empty: old leaf -> m, new leaf -> m+1, slot -> op(m, m+1). Empty: the new leaf
+    # becomes the root (left/right unchanged).
+    opa = put(p.op, LEAF, LEAF, op, LEAF)
+    left = jnp.where(empty, p.left, put(p.left, -1, -1, m, 0))
+    right = jnp.where(empty, p.right, put(p.right, -1, -1, m + 1, 0))
+    feat = put(p.feature, p.feature[slot], feature, -1, feature)
+    bas = put(p.basis, p.basis[slot], basis_index, -1, basis_index)
+    w = put(p.weight, p.weight[slot], weight, 0.0, jnp.asarray(weight, wdt))
+    return Program(opa, left, right, feat, bas, w, p.intercept,
+                   jnp.where(empty, jnp.ones((), jnp.int32), m + 2).astype(jnp.int32))
 
 
 # ----------------------------------------------------------------------------- host side

@@ -108,3 +108,28 @@ def test_leaf_values_read_from_a_cached_design_equal_evaluated_ones(seed):
     ev = jax.jit(prog.evaluate, static_argnums=2)
     np.testing.assert_allclose(np.asarray(ev(tree, x, BS, phi)), np.asarray(ev(tree, x, BS)),
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_leaf_slots_and_insert_equal_their_numpy_definitions(seed):
+    # leaf_slots and insert are written as elementwise selects (few kernels to compile); they
+    # must give exactly np.nonzero's slots and the reference's insertion.
+    rng = np.random.default_rng(70 + seed)
+    slots = jax.jit(prog.leaf_slots, static_argnums=1)
+    for _ in range(20):
+        p = prog.empty_program(int(rng.integers(1, 12)), jnp.float64)
+        op = rng.integers(0, 4, p.capacity).astype(np.int32)
+        p = p._replace(op=jnp.asarray(op))
+        for size in (1, (p.capacity + 1) // 2, p.capacity):
+            want = np.full(size, -1)
+            (leaves,) = np.nonzero(op == prog.LEAF)
+            want[:min(size, len(leaves))] = leaves[:size]
+            np.testing.assert_array_equal(np.asarray(slots(p, size)), want)
+    tree = _random_tree(rng, 3, int(rng.integers(0, 5)), max_k=6)
+    leaf, o = int(rng.choice(R.leaves(tree))), int(rng.choice([R.ADD, R.MUL]))
+    j, i, w = int(rng.integers(3)), int(rng.integers(BS.q)), float(rng.uniform(-1, 1))
+    got = prog.to_numpy(jax.jit(prog.insert)(_prog(tree), leaf, o, j, i, w))
+    want = R.insert(tree, leaf, o, j, i, w)
+    for name in ("op", "left", "right", "feature", "basis", "weight"):
+        np.testing.assert_array_equal(got[name], getattr(want, name), err_msg=name)
+    assert int(got["n_slots"]) == want.n_slots
