@@ -12,6 +12,7 @@ import pytest
 import jaxtree
 from jaxtree import basis as B
 from jaxtree import batch, classifier
+from _shared import GREEDY
 
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=0)
 KW = dict(k=3, basis=SMALL, chunk_size=64, refine="coordinate")
@@ -36,9 +37,12 @@ def _check_equal(res, X, y, sample_weight=None, **kw):
     settings = {**KW, **kw}
     for b, got in enumerate(res):
         sw = None if sample_weight is None else sample_weight[b]
-        want = jaxtree.TreeClassifier(**settings).fit(X[b], y[b], sample_weight=sw)
+        # fit_batch_classifier runs the greedy search grown to k (it has no search or
+        # validation_fraction): its member is the pinned GREEDY fit (its get_params still
+        # say the defaults, "auto")
+        want = jaxtree.TreeClassifier(**settings, **GREEDY).fit(X[b], y[b], sample_weight=sw)
         assert isinstance(got, jaxtree.TreeClassifier)
-        assert got.get_params() == want.get_params()
+        assert {**got.get_params(), **GREEDY} == want.get_params()
         assert _flat(got.choices_) == _flat(want.choices_), b
         assert got.classes_.tolist() == want.classes_.tolist()
         # float32: refine="coordinate" leaves the intercept a few Newton updates short of

@@ -20,6 +20,7 @@ import pytest
 import jaxtree
 from jaxtree import losses
 from jaxtree import reference as R
+from _shared import GREEDY
 
 BASIS = jaxtree.basis.make_basis(hats=3, sines=3, cosines=3, powers=2, truncated_cubics=0)
 N, P, K = 80, 3, 3
@@ -209,7 +210,8 @@ def test_coordinate_newton_refinement_reaches_a_stationary_point(loss):
 
 
 def _fit_both(X, y, **kw):
-    kw = {"k": K, "basis": BASIS, "refine": "coordinate", **kw}
+    # GREEDY: the reference engine is greedy only; the JAX engine's "auto" is backfit here
+    kw = {"k": K, "basis": BASIS, "refine": "coordinate", **GREEDY, **kw}
     return (jaxtree.TreeClassifier(engine="jax", **kw).fit(X, y),
             jaxtree.TreeClassifier(engine="reference", **kw).fit(X, y))
 
@@ -251,7 +253,7 @@ def test_engines_choose_the_same_three_class_one_versus_rest(loss):
     X, y = make_data(seed=2, classes=3)
     assert len(np.unique(y)) == 3
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
-    kw = {"k": K, "basis": BASIS, "refine": "coordinate", "loss": loss}
+    kw = {"k": K, "basis": BASIS, "refine": "coordinate", "loss": loss, **GREEDY}
     a = jaxtree.TreeClassifier(engine="jax", **kw).fit(X, y, sample_weight=w)
     b = jaxtree.TreeClassifier(engine="reference", **kw).fit(X, y, sample_weight=w)
     a._X = X
@@ -270,7 +272,7 @@ def test_reference_engine_reports_through_the_driver():
             seen[engine].append((it, loss, info["feature"], info["basis"]))
             return it == 1
         est = jaxtree.TreeClassifier(k=K, basis=BASIS, refine="coordinate", engine=engine,
-                                     callback=cb).fit(X, y)
+                                     callback=cb, **GREEDY).fit(X, y)
         assert est.status_ == jaxtree.search.Status.STOPPED and est.k_ == 1
     assert [s[::2] for s in seen["jax"]] == [s[::2] for s in seen["reference"]]
     np.testing.assert_allclose([s[1] for s in seen["jax"]], [s[1] for s in seen["reference"]],

@@ -24,7 +24,8 @@ SCRIPT = f"SHARDED = {SHARDED!r}\n" + textwrap.dedent("""
     labels = {"binary": np.where(X[:, 0] + np.sin(3 * X[:, 1]) > 1, "yes", "no"),
               "three": np.digitize(X[:, 0] + 0.5 * X[:, 2], [0.5, 1.0])}
     b = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=0)
-    kw = dict(k=3, refine="coordinate", chunk_size=150, basis=b)  # 150 % 4 != 0: padded
+    kw = dict(k=3, refine="coordinate", chunk_size=150, basis=b,  # 150 % 4 != 0: padded
+              search="greedy", validation_fraction=None)  # "auto" differs with devices=
     flat = lambda c: ([x["flat_index"] for x in c] if isinstance(c[0], dict)
                       else [[x["flat_index"] for x in cc] for cc in c])
     rec = lambda e: [flat(e.choices_), e.predict_proba(X).tolist(), e.predict(X).tolist()]
@@ -37,7 +38,7 @@ SCRIPT = f"SHARDED = {SHARDED!r}\n" + textwrap.dedent("""
         out[name + "/saved"] = os.path.join(tmp, name + ".json")
     # validation_fraction: the training part sharded, the held-out rows on one device
     for dev in (None, 4):
-        est = jaxtree.TreeClassifier(devices=dev, validation_fraction=0.3, **kw)
+        est = jaxtree.TreeClassifier(devices=dev, **dict(kw, validation_fraction=0.3))
         out[f"val/{dev}"] = rec(est.fit(X, labels["binary"])) + [est.k_]
     # streamed (a memmap), 3 classes, blocks sharded over 4 devices
     path = os.path.join(tmp, "x")

@@ -9,7 +9,8 @@ from jaxtree import stream
 
 BASIS = jaxtree.basis.make_basis(hats=3, sines=3, cosines=3, powers=2, truncated_cubics=0)
 N, P, K = 100, 3, 3
-KW = dict(k=K, basis=BASIS, chunk_size=32)  # 100 rows: 4 chunks, the last padded
+# 100 rows: 4 chunks, the last padded; in memory "auto" would be backfit with a held-out size
+KW = dict(k=K, basis=BASIS, chunk_size=32, search="greedy", validation_fraction=None)
 
 
 def make_data(seed=0, classes=2):
@@ -87,7 +88,7 @@ def test_streamed_fit_errors(tmp_path):
     X, y = make_data(seed=1)
     mm = memmap(tmp_path, X)
     with pytest.raises(ValueError, match="validation_fraction is not supported for streamed"):
-        jaxtree.TreeClassifier(**KW, validation_fraction=0.3).fit(mm, y)
+        jaxtree.TreeClassifier(**dict(KW, validation_fraction=0.3)).fit(mm, y)
     reader = stream.ChunkReader(mm, (y == "late").astype(float), chunk_size=25)
     with pytest.raises(ValueError, match="pass y=None and sample_weight=None"):
         jaxtree.TreeClassifier(**KW).fit(reader, y)
