@@ -419,7 +419,7 @@ def delete(program: prog.Program, slot) -> prog.Program:
            for f, b in zip(fields, empty_vals)}
     reduced = prog.Program(**out, intercept=p.intercept, n_slots=p.n_slots - 2)
     emptied = prog.empty_program(p.max_k, p.weight.dtype)._replace(intercept=p.intercept)
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(par < 0, a, b), emptied, reduced)
+    return prog.where_tree(par < 0, emptied, reduced)
 
 
 def apply_delete(program: prog.Program, choice: DeleteChoice) -> prog.Program:

@@ -196,7 +196,7 @@ def coordinate_newton(program: prog.Program, data: scoring.Data, basis, *, sweep
         cand, _ = coordinate(p, work, basis, sweeps=1, max_leaves=max_leaves)
         cand_val = losses.mean_loss(cand, data, basis, loss)
         better = cand_val < val
-        p = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), cand, p)
+        p = prog.where_tree(better, cand, p)
         return p, jnp.where(better, cand_val, val)
 
     return jax.lax.fori_loop(0, sweeps, sweep, (program, cur))
@@ -364,21 +364,19 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
                                    lambda: (stored_value, optax.tree.get(state, "grad")),
                                    lambda: value_and_grad(params))
         better = value < best[1]
-        best = jax.tree_util.tree_map(lambda a, b: jnp.where(better, a, b), (params, value), best)
+        best = prog.where_tree(better, (params, value), best)
         # The value and gradient at best[0] as evaluated there (iteration 0's even if it was
         # not finite: best[0] is then still params0), for a restart without evaluating again.
-        at_best = jax.tree_util.tree_map(lambda a, b: jnp.where(better | (i == 0), a, b),
-                                         (value, grad), at_best)
+        at_best = prog.where_tree(better | (i == 0), (value, grad), at_best)
         improved = (i == 0) | (prev - best[1] > rtol * jnp.abs(prev))
         # A step that did not improve (typically one the projection clipped) restarts from
         # the best point with a fresh L-BFGS memory; MAX_FAILS of them in a row stop.
         fails = jnp.where(improved, 0, fails + 1)
         go = (fails < MAX_FAILS) & (i < steps)
         restart = fails > 0
-        params = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), best[0], params)
-        state = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), state0, state)
-        value, grad = jax.tree_util.tree_map(lambda a, b: jnp.where(restart, a, b), at_best,
-                                             (value, grad))
+        params = prog.where_tree(restart, best[0], params)
+        state = prog.where_tree(restart, state0, state)
+        value, grad = prog.where_tree(restart, at_best, (value, grad))
 
         def update(_):
             # Active set: a weight on its bound whose gradient pushes it outward is held

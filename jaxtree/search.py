@@ -441,7 +441,7 @@ def _refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, a
                                            cand)
         better = go & replacement_kept(cand_loss, cur, p.weight.dtype)
         take = first | better
-        p = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), cand, p)
+        p = prog.where_tree(take, cand, p)
         cur = jnp.where(take, cand_loss, cur)
         go = jnp.where(first, p.n_slots > 1, better)
         return p, cur, kept + (better & ~first).astype(jnp.int32), go
@@ -489,7 +489,7 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     if config.pair_leaves:
         pair_new, pair_sse, pc, take = _pair_lookahead(program, data, basis, config,
                                                        choice.sse, scores.rss, n, max_slots)
-        new = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), pair_new, new)
+        new = prog.where_tree(take, pair_new, new)
         sse = jnp.where(take, pair_sse, sse)
         ok = ok | take
         pair_rec = pair_record(pc, new.weight[program.n_slots + 2], new.intercept, pair_sse)
@@ -507,7 +507,7 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     else:
         refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
         new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
-    new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, program)
+    new = prog.where_tree(ok, new, program)
     # A failed iteration keeps the tree: only then is its loss computed afresh.
     loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(program, data, basis))
     status = jnp.where(ok, STATUS_OK, jnp.where(room, STATUS_NO_CANDIDATE, STATUS_FULL))
@@ -541,7 +541,7 @@ def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config,
     ok = info.status == STATUS_OK
     if adjust is not None:
         refined, _ = adjust(new)
-        new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), refined, new)
+        new = prog.where_tree(ok, refined, new)
     loss = losses_.mean_loss(new, data, basis, config.loss, report=True)
     return new, info._replace(loss=loss.astype(data.x.dtype))
 
@@ -625,7 +625,7 @@ def _loss_backfit(program, inserted, info, work, data, basis, config: Config, ad
         is_replace = i >= first_replace
         take = (first | (is_pair & loss_pair_kept(before, ins_loss, cand_loss))
                 | (is_replace & replacement_kept(cand_loss, cur, dt)))
-        p = jax.tree_util.tree_map(lambda a, b: jnp.where(take, a, b), cand, p)
+        p = prog.where_tree(take, cand, p)
         return (p, jnp.where(take, cand_loss, cur), jnp.where(first, cand_loss, ins_loss),
                 kept + (is_replace & take).astype(jnp.int32),
                 jnp.where(is_replace, take, go), took_pair | (is_pair & take))
@@ -678,7 +678,7 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
     full = ((state.shapes.n_terms >= spec.max_terms)
             | (state.shapes.n_terms >= p + len(spec.pairs)))
     status = jnp.where(ok, STATUS_OK, jnp.where(full, STATUS_FULL, STATUS_NO_CANDIDATE))
-    new = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, state)
+    new = prog.where_tree(ok, new, state)
     loss = jnp.where(ok, loss, shapes_.mse(data, state.fit))
     return new, StepInfo(loss, choice, status.astype(jnp.int32))
 
