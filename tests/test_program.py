@@ -133,3 +133,20 @@ def test_leaf_slots_and_insert_equal_their_numpy_definitions(seed):
     for name in ("op", "left", "right", "feature", "basis", "weight"):
         np.testing.assert_array_equal(got[name], getattr(want, name), err_msg=name)
     assert int(got["n_slots"]) == want.n_slots
+
+
+def test_where_tree_is_the_leafwise_select_under_jit_and_vmap(rng):
+    a = _prog(_random_tree(rng, 3, 3, max_k=4))
+    b = _prog(_random_tree(rng, 3, 2, max_k=4))
+    leafwise = lambda c: jax.tree_util.tree_map(lambda u, v: jnp.where(c, u, v), a, b)  # noqa: E731
+    for c in (True, False):
+        got = jax.jit(prog.where_tree)(jnp.asarray(c), a, b)
+        for g, w in zip(got, leafwise(c)):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    # A batched predicate (vmap over programs, as the one-vs-rest and beam steps run).
+    pa = jax.tree_util.tree_map(lambda u, v: jnp.stack([u, v]), a, b)
+    pb = jax.tree_util.tree_map(lambda u, v: jnp.stack([v, u]), a, b)
+    got = jax.vmap(prog.where_tree)(jnp.asarray([True, False]), pa, pb)
+    for g, u, v in zip(got, pa, pb):  # member 0 takes pa's row, member 1 pb's
+        np.testing.assert_array_equal(np.asarray(g), np.stack([np.asarray(u[0]),
+                                                               np.asarray(v[1])]))
