@@ -98,8 +98,8 @@ def test_parameter_errors_name_auto():
     X, y = _data(n=30)
     with pytest.raises(ValueError, match="must be 'auto', None or a number strictly between"):
         jaxtree.TreeRegressor(validation_fraction=1.5).fit(X, y)
-    with pytest.raises(ValueError, match="classifier has no 'auto'"):
-        jaxtree.TreeClassifier(validation_fraction="auto").fit(X, y > np.median(y))
+    with pytest.raises(ValueError, match="must be 'auto', None or a number strictly between"):
+        jaxtree.TreeClassifier(validation_fraction=1.5).fit(X, y > np.median(y))  # issue 29
     with pytest.raises(ValueError, match="Unknown search"):
         jaxtree.TreeRegressor(search="Auto").fit(X, y)
 
