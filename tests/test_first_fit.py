@@ -261,7 +261,7 @@ def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
     kw = dict(k=3, refine=None, validation_fraction=0.25)
     if estimator == "classifier":
         y = (y > np.median(y)).astype(int)
-        make = lambda: jaxtree.TreeClassifier(**kw)  # noqa: E731
+        make = lambda: jaxtree.TreeClassifier(search="greedy", **kw)  # noqa: E731
     else:
         make = lambda: jaxtree.TreeRegressor(search="greedy", **kw)  # noqa: E731
     size = search.step_jit._cache_size()
