@@ -921,9 +921,11 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
       ([[False, True], [False, True], [False, True]], (3, 3))
     """
     _compilation_cache.enable()
+    # The batch runs the greedy search to k without a held-out split: its members say so
+    # (a clone refits the same search), not the estimator's "auto" defaults.
     settings = dict(k=k, loss=loss, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
-                    precision=precision)
+                    precision=precision, search="greedy", validation_fraction=None)
     est0 = classifier_.TreeClassifier(**settings)
     params = classifier_.check_classifier_params(est0.get_params())
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
@@ -989,6 +991,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
             p, names if feature_names is not None else None, np.min(xa[b], 0))
         classifier_.set_fitted(est, model, classes, history[b], choices, int(status[b]),
                                names if feature_names is not None else None, enc, plan)
+        est.search_, est.validation_fraction_ = "greedy", None  # what the batch ran
         estimators.append(est)
         members.append(model)
     models = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)

@@ -38,11 +38,11 @@ def _check_equal(res, X, y, sample_weight=None, **kw):
     for b, got in enumerate(res):
         sw = None if sample_weight is None else sample_weight[b]
         # fit_batch_classifier runs the greedy search grown to k (it has no search or
-        # validation_fraction): its member is the pinned GREEDY fit (its get_params still
-        # say the defaults, "auto")
+        # validation_fraction): its member is the pinned GREEDY fit and says so
         want = jaxtree.TreeClassifier(**settings, **GREEDY).fit(X[b], y[b], sample_weight=sw)
         assert isinstance(got, jaxtree.TreeClassifier)
-        assert {**got.get_params(), **GREEDY} == want.get_params()
+        assert got.get_params() == want.get_params()
+        assert (got.search_, got.validation_fraction_) == ("greedy", None)
         assert _flat(got.choices_) == _flat(want.choices_), b
         assert got.classes_.tolist() == want.classes_.tolist()
         # float32: refine="coordinate" leaves the intercept a few Newton updates short of
