@@ -395,6 +395,16 @@ def pair_taken(rss, single_sse, pair_sse):
     return jnp.isfinite(pair_sse) & ((rss - pair_sse) > 2 * (rss - single_sse))
 
 
+def _with_pair_record(take, pc: moves.PairChoice, pair, program, sse, record: Choice) -> Choice:
+    """``record`` replaced, where ``take``, by the :func:`pair_record` of the pair insertion
+    ``pc`` into ``program`` that gave the tree ``pair`` (its weight at the second-to-last
+    inserted slot, its intercept) with SSE ``sse``: the rule of :func:`step` and of the
+    classifier's :func:`_loss_backfit`."""
+    rec = pair_record(pc, pair.weight[program.n_slots + 2], pair.intercept, sse)
+    return jax.tree_util.tree_map(
+        lambda a, b: jnp.where(take, a, b).astype(jnp.asarray(b).dtype), rec, record)
+
+
 def pair_record(pc: moves.PairChoice, weight, intercept, sse) -> Choice:
     """The :class:`Choice` record of a pair insertion ``pc`` whose second-to-last inserted
     leaf got ``weight`` (fitted on all rows), with the intercept and SSE after that fit."""
@@ -492,9 +502,7 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
         new = prog.where_tree(take, pair_new, new)
         sse = jnp.where(take, pair_sse, sse)
         ok = ok | take
-        pair_rec = pair_record(pc, new.weight[program.n_slots + 2], new.intercept, pair_sse)
-        record = jax.tree_util.tree_map(
-            lambda a, b: jnp.where(take, a, b).astype(jnp.asarray(b).dtype), pair_rec, record)
+        record = _with_pair_record(take, pc, new, program, pair_sse, record)
     # Every branch reports the training loss it already knows, so no extra pass over the
     # data: the chosen candidate's SSE, the last coordinate update's moments, or the
     # best L-BFGS value.
@@ -638,10 +646,7 @@ def _loss_backfit(program, inserted, info, work, data, basis, config: Config, ad
     n_moves = 1 + int(pairs) + config.replace_moves
     new, _, _, kept, _, took_pair = jax.lax.fori_loop(0, n_moves, body, init)
     if pairs:
-        pair_rec = pair_record(pc, pair.weight[program.n_slots + 2], pair.intercept, pair_sse)
-        record = jax.tree_util.tree_map(
-            lambda a, b: jnp.where(took_pair, a, b).astype(jnp.asarray(b).dtype), pair_rec,
-            record)
+        record = _with_pair_record(took_pair, pc, pair, program, pair_sse, record)
     record = record._replace(replaced=kept)
     loss = losses_.mean_loss(new, data, basis, config.loss, report=True)
     return new, info._replace(loss=loss.astype(dt), choice=record)
