@@ -1,5 +1,9 @@
 r"""The printed formula: a fitted tree in the covariates' original units, simplified and rounded.
 
+Why one long file (over 800 lines): the four rewriting steps below work on one expression
+type and share its helpers (unit folding, indicator algebra, rounding bounds); split into
+modules they would pass that private representation between them.
+
 A fitted model predicts ``y = c + s (w0 + T(u))`` with ``u_j = (x_j - m_j) a_j`` the covariate
 min-max scaled to ``[0, 1]`` (:mod:`jaxtree.model`). This module rewrites that expression
 exactly, then rounds it:

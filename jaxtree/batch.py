@@ -74,7 +74,7 @@ from jaxtree import scoring, search
 from jaxtree import search as search_
 from jaxtree import shapes as shapes_
 from jaxtree._base import WeightBoxWarning, box_message, set_fitted
-from jaxtree._fit import pipeline, select, source
+from jaxtree._fit import classify, pipeline, select, source
 from jaxtree._fit import spec as spec_
 from jaxtree.estimator import TreeRegressor
 
@@ -197,7 +197,7 @@ def _shape_tree_round(programs: prog.Program, states: shapes_.State, data: scori
     return jax.vmap(one)(programs, states, data, grams)
 
 
-_member = classifier_.member  # member b of a batched pytree (every leaf indexed)
+_member = classify.member  # member b of a batched pytree (every leaf indexed)
 
 
 def _stack_members(members: list):
@@ -831,14 +831,14 @@ def _classifier_step_batch(programs: prog.Program, data: scoring.Data, ys, basis
     ``programs``: ``M = B * K`` stacked trees, data set ``b``'s ``K`` trees (one for two
     classes) at ``b*K .. b*K + K - 1``; ``data``: ``(B, n_chunks, m, ...)``; ``ys``:
     ``(B, K, n_chunks, m)`` labels +-1. Each data set runs the classifier's own vmapped
-    one-versus-rest step (:func:`jaxtree.classifier._ovr_step`, the covariates shared by its
+    one-versus-rest step (:func:`jaxtree._fit.classify.ovr_step`, the covariates shared by its
     ``K`` trees), vmapped over the data sets; programs and records stay flat ``(M, ...)`` so
     the driver sees a plain batch.
     """
     B, K = ys.shape[:2]
     split = lambda a: a.reshape((B, K) + a.shape[1:])  # noqa: E731
     flat = lambda a: a.reshape((B * K,) + a.shape[2:])  # noqa: E731
-    out = jax.vmap(classifier_.ovr_step, in_axes=(0, 0, 0, None, None))(
+    out = jax.vmap(classify.ovr_step, in_axes=(0, 0, 0, None, None))(
         jax.tree_util.tree_map(split, programs), data, ys, basis, config)
     return jax.tree_util.tree_map(flat, out)
 
@@ -848,7 +848,7 @@ _classifier_step_batch_jit = jax.jit(_classifier_step_batch, static_argnames=("b
 
 def _check_batch_labels(y, B: int, n: int):
     """``(classes, index)`` of every data set's labels ``y (B, n)``
-    (:func:`jaxtree.classifier.check_labels` on each); all data sets must have the same
+    (:func:`jaxtree._fit.classify.check_labels` on each); all data sets must have the same
     number of classes."""
     arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
     if arr.ndim == 3 and arr.shape[2] == 1:
@@ -859,7 +859,7 @@ def _check_batch_labels(y, B: int, n: int):
     out = []
     for b in range(B):
         try:
-            out.append(classifier_.check_labels(arr[b], n))
+            out.append(classify.check_labels(arr[b], n))
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"y[{b}] (data set {b}): {exc}") from None
     counts = [len(c) for c, _ in out]
@@ -927,7 +927,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision, search="greedy", validation_fraction=None)
     est0 = classifier_.TreeClassifier(**settings)
-    params = classifier_.check_classifier_params(est0.get_params())
+    params = spec_.check_classifier_params(est0.get_params())
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
         raise ValueError("fit_batch_classifier does not support basis families on the "
                          "covariates' original units (PowerLaws, e.g. the 'physics' preset): "
@@ -947,21 +947,23 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     xs, _ = scaling_.apply(sc, xa, zeros, sw)
     w = np.ones((B, n)) if sw is None else np.asarray(sw, np.float64)
     K = len(labels[0][0])
-    ypm = np.stack([classifier_.one_vs_rest(idx, K) for _, idx in labels])  # (B, K', n)
+    ypm = np.stack([classify.one_vs_rest(idx, K) for _, idx in labels])  # (B, K', n)
     Kt = ypm.shape[1]  # trees per data set: 1 for two classes, else K
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B * Kt)
     data = _chunk_batch(xs, zeros, w, params.chunk, dtype)
-    ys = classifier_.chunk_labels(ypm, data.y.shape[1:], dtype)
+    ys = classify.chunk_labels(ypm, data.y.shape[1:], dtype)
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).
-    cfg = classifier_.classifier_config(est0.get_params(), params, n, p, params.basis.q, K)._replace(buckets=())
+    cfg = classify.config(est0.get_params(), params, n, p, params.basis.q, K)._replace(buckets=())
     if scoring.compiling_dominates(n, p, params.basis.q):
         # TreeClassifier's capacity buckets: nearby k share the compiled step; each greedy
         # iteration inserts one operation, so k + 1 iterations stop at k operations, and the
         # trees are cut back to 2k+1 slots below.
         cfg = cfg._replace(max_k=prog.capacity_for(params.k))
 
-    a0 = classifier_.start_intercepts(loss, ypm.reshape(B * Kt, n), np.repeat(w, Kt, 0))
+    # what the batch ran (greedy, grown to k, no held-out rows) with its row plan
+    spec = classify.classifier_spec(est0.get_params(), params, n, p, dtype, plan, in_memory=True)
+    a0 = classify.start_intercepts(loss, ypm.reshape(B * Kt, n), np.repeat(w, Kt, 0))
     empty = prog.empty_program(cfg.max_k, dtype)
     start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B * Kt,) + a.shape), empty)
     start = start._replace(intercept=jnp.asarray(a0, dtype))
@@ -983,15 +985,16 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         sc_b = scaling_.Scaling(*(np.asarray(a)[b] for a in sc))
         model = model_.TreeModel.from_scaling(program, sc_b, dtype, params.basis, names)
         if K > 2:
-            model = classifier_.batched(model, K)
+            model = classify.batched(model, K)
         choices = res.choices[rows] if K > 2 else res.choices[b]
         classes = labels[b][0]
         est = classifier_.TreeClassifier(**settings)
         enc = encoding_.identity(  # as fit's for a numeric array
             p, names if feature_names is not None else None, np.min(xa[b], 0))
-        classifier_.set_fitted(est, model, classes, history[b], choices, int(status[b]),
-                               names if feature_names is not None else None, enc, plan)
-        est.search_, est.validation_fraction_ = "greedy", None  # what the batch ran
+        classifier_.set_fitted(est, pipeline.FitResult(
+            model=model, history=history[b], choices=choices, status=int(status[b]),
+            names=names if feature_names is not None else None, encoding=enc,
+            spec=spec, classes=classes), warn=False)  # warned above, per data set
         estimators.append(est)
         members.append(model)
     models = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)

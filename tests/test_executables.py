@@ -206,7 +206,8 @@ def test_classifier_steps_go_through_the_cache(exe_dir, monkeypatch, classes):
     loaded and called without tracing it (the jitted functions replaced by ones that fail),
     with the results of the plain jitted fit."""
     import jaxtree
-    from jaxtree import classifier, search
+    from jaxtree import search
+    from jaxtree._fit import classify
     from jaxtree.debug import count_compilations
 
     rng = np.random.default_rng(3)
@@ -218,7 +219,7 @@ def test_classifier_steps_go_through_the_cache(exe_dir, monkeypatch, classes):
     first = jaxtree.TreeClassifier(**kw).fit(X, y)
     assert len(files(exe_dir)) == 1
     ex._memory.clear()  # a new process: only the file is left
-    for wrapper in (search.step_cached, classifier._ovr_step_cached):
+    for wrapper in (search.step_cached, classify.ovr_step_cached):
         monkeypatch.setattr(wrapper, "fn", Forbidden())
     with count_compilations() as count:
         second = jaxtree.TreeClassifier(**kw).fit(X, y)

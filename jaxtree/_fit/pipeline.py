@@ -49,6 +49,7 @@ class FitResult:
       pruned: the leaves pruning removed, or None.
       transform_scores: with ``target_transform="auto"``, each transform's held-out MSE.
       target_name: the target's own name (a pandas Series' ``name``), or None.
+      classes: a classifier's sorted class labels (:mod:`jaxtree._fit.classify`), else None.
     """
 
     model: model_.TreeModel
@@ -63,6 +64,7 @@ class FitResult:
     pruned: Optional[list] = None
     transform_scores: Optional[dict] = None
     target_name: Optional[str] = None
+    classes: Optional[np.ndarray] = None
 
 
 def fit(X, y, sample_weight, hyper: dict) -> FitResult:

@@ -46,7 +46,15 @@ class ShapeFit(NamedTuple):
     grams: object
 
 
-class InMemory:
+class _Regression:
+    """What both regression sources share: the size choice of a selection run."""
+
+    def size_path(self, sel, n_held: int, names) -> tuple:
+        """``(k_best, path)`` of a selection run (:func:`jaxtree._fit.select.size_path`)."""
+        return select.size_path(sel, n_held, self.sc, self.spec.dtype, self.spec.basis, names)
+
+
+class InMemory(_Regression):
     """Scaled rows ``xs (n, p)``, ``ys (n,)``, weights ``sw`` held as arrays."""
 
     in_memory = True
@@ -287,7 +295,7 @@ class InMemory:
         return out.program, out.removed
 
 
-class Streamed:
+class Streamed(_Regression):
     """Rows read block by block from ``reader`` (:class:`jaxtree.stream.ChunkReader`);
     ``shapes``: fixed shape terms ``(terms, spec)`` whose partial residual the tree fits."""
 

@@ -16,6 +16,7 @@ import numpy as np
 from jaxtree import _encoding as encoding_
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
+from jaxtree import losses as losses_
 from jaxtree import plan as plan_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
@@ -193,6 +194,40 @@ def check_params(params: dict) -> Params:
                   basis_.get_basis(params.get("basis")))
 
 
+SEARCHES = ("auto", "greedy", "backfit")
+"""The classifier's ``search`` values (the regressor's beam is not built for a loss)."""
+
+
+CLASSIFIER_CONSTRAINTS = {
+    "loss": lambda v, n: V.check_choice(v, n, losses_.CLASSIFICATION_LOSSES),
+    "engine": lambda v, n: V.check_choice(v, n, ("jax", "reference")),
+    "search": lambda v, n: V.check_choice(v, n, SEARCHES),
+    "validation_fraction": check_fraction,
+}
+"""The classifier's own constraints; the shared ones are
+:data:`PARAMETER_CONSTRAINTS` (checked by :func:`check_params`)."""
+
+
+def check_classifier_params(params: dict):
+    """Checks a classifier's hyperparameters (:data:`CLASSIFIER_CONSTRAINTS`, then the shared
+    table) and returns the ones every path needs (:class:`Params`)."""
+    for name, check in CLASSIFIER_CONSTRAINTS.items():
+        check(params[name], name)
+    if params["engine"] == "reference" and params["refine"] == "optax":
+        raise ValueError("engine='reference' runs the paper's algorithm in numpy: use "
+                         "refine='coordinate' or refine=None (refine='optax' needs "
+                         "engine='jax').")
+    if params["engine"] == "reference" and params["search"] == "backfit":
+        raise ValueError("engine='reference' runs the paper's greedy algorithm in numpy: use "
+                         "search='greedy' (or 'auto', which is 'greedy' there); "
+                         "search='backfit' needs engine='jax'.")
+    if params["engine"] == "reference" and params["devices"] is not None:
+        raise ValueError("devices= shards the rows of the JAX engine's search; "
+                         "engine='reference' runs in numpy on the host: use engine='jax', "
+                         "or devices=None.")
+    return check_params({k: v for k, v in params.items() if k != "engine"})
+
+
 def planned(params: Params, n: int, p: int, dtype, chunk_size="auto",
             devices=None, batch: int = 1) -> tuple:
     """``(params, plan)``: the row plan (:func:`jaxtree.plan.row_plan`) of a fit of ``n`` rows
@@ -239,7 +274,10 @@ class FitSpec:
     count the in-memory tree search's data are padded to where compiling dominates
     (:func:`jaxtree.scoring.columns_for`, :func:`jaxtree._fit.select.tree_rows`; 0: none).
     ``k`` is the bounded one (:func:`planned`); ``tol``: the stop on negligible progress
-    (:attr:`stop`), None to grow every tree to its size.
+    (:attr:`stop`), None to grow every tree to its size. ``loss``: ``"squared"``
+    (regression) or a classifier's (:data:`jaxtree.losses.CLASSIFICATION_LOSSES`);
+    ``clip``: covariates clipped to the training range where the fit predicts (held-out
+    rows).
     """
 
     k: int
@@ -270,6 +308,8 @@ class FitSpec:
     columns: int = 0
     rows: int = 0
     tol: Optional[float] = None
+    loss: str = "squared"
+    clip: bool = True
 
     @property
     def stop(self) -> Optional[search.Stop]:
@@ -367,7 +407,8 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         random_state=hyper.get("random_state"), devices=devices,
         cache_basis=bool(hyper.get("cache_basis", False)), verbose=hyper.get("verbose", 0),
         callback=hyper.get("callback"), columns=columns,
-        tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)))
+        tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
+        loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)))
     if not columns:
         return spec
     cfg = spec.config(n, p)

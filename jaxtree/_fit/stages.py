@@ -58,14 +58,16 @@ def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
 
 def tree(src, spec: spec_.FitSpec, rep) -> tuple:
     """``(search result, size path or None)``: the tree grown to ``k`` operations, or with a
-    ``validation_fraction`` its size chosen on held-out rows first (the one-standard-error
-    rule, :func:`jaxtree._fit.select.choose_size`) and then refitted on all rows."""
+    ``validation_fraction`` its size chosen on held-out rows first (the source's
+    ``size_path``: the one-standard-error rule, :func:`jaxtree._fit.select.choose_size` for a
+    regression, per one-versus-rest tree for a classifier, :mod:`jaxtree._fit.classify`) and
+    then refitted on all rows."""
     cfg = src.tree_config()
     if spec.validation_fraction is None:
         return src.grow(spec.k, cfg, rep), None
-    sel, n_held = src.selection_run(cfg, rep)
-    k_best, path = select.size_path(sel, n_held, src.sc, spec.dtype, spec.basis, rep.names)
-    rep.reset(k_best, "refit")
+    sel, held = src.selection_run(cfg, rep)
+    k_best, path = src.size_path(sel, held, rep.names)  # per tree for one-versus-rest trees
+    rep.reset(int(np.max(k_best)), "refit")
     res = src.grow(k_best, cfg, rep, chosen=True)
     # The selection run's early stop (tol) is why the sizes end before k: the status says so.
     converged = search.Status(int(sel.status)) & search.Status.CONVERGED

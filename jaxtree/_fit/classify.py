@@ -1,0 +1,713 @@
+"""A classification fit as one chain of stages over explicit values (issue 26):
+
+    encode -> labels -> scale the covariates -> the tree stage (its size on held-out rows,
+    :func:`jaxtree._fit.stages.search_model`) -> FitResult
+
+:func:`fit` takes the table, the labels and the classifier's ``get_params()`` and returns a
+:class:`jaxtree._fit.pipeline.FitResult` (with ``classes``); the estimator turns it into
+fitted attributes (:func:`jaxtree.classifier.set_fitted`). Nothing here reads or writes an
+estimator. The table encoder, the row plan, the ``"auto"`` rules, the held-out split and the
+tree stage are the regressor's; what differs is the source, :class:`Labels`: the trees'
+data are ``+-1`` labels, the search scores candidates by a Newton step on the loss, and a
+size is chosen from per-row held-out losses.
+
+Decisions:
+
+* **Multiclass is one-versus-rest**: ``K > 2`` classes give ``K`` binary searches of class
+  ``c`` against the rest, all ``K`` run as one vmapped step per iteration (:func:`ovr_step`;
+  the covariates are shared, only the labels and Newton weights differ per member). A
+  shared-structure multinomial tree was not built: its Newton step couples the ``K`` logits
+  through a ``K x K`` Hessian per row, so it is not the same three matrix products;
+  one-versus-rest reuses the scorer unchanged.
+* The covariates are scaled to ``[0, 1]`` as for regression; the decision function is not
+  scaled (``y_center = 0``, ``y_scale = 1``), so the spec's ``y_bound`` is 1 (the ``tol``
+  stop's floor is on the unscaled loss) and :func:`jaxtree.predict` of a classifier's
+  ``model_`` is its decision function.
+* The logistic search starts from the intercept ``log(p / (1 - p))`` (the weighted class
+  prior); the margin search from 0 (:func:`start_intercepts`).
+* ``engine="reference"``: the numpy oracle (:mod:`jaxtree.reference`, "Classification") on
+  the driver's state, a :class:`jaxtree.program.Program`, converted to and from the
+  reference's tree each iteration, so every stage after the search is shared.
+* Streamed data (a memmap or a ChunkReader): :func:`jaxtree.stream.loss_step`, the in-memory
+  step with every pass read block by block, one reader per one-versus-rest tree.
+* Sharding (``devices=``): the chunked covariates, weights and the one-versus-rest labels
+  ``(K, n_chunks, m)`` have their rows within each chunk split over a ``"data"`` mesh
+  (:func:`_shard`), and the unchanged step runs SPMD.
+* Size selection (``validation_fraction``): the regressor's split and tree stage; each
+  one-versus-rest tree chooses its own size from its own held-out loss
+  (:meth:`Labels.size_path`, the one-standard-error rule on per-row losses, since a
+  log-loss has no closed-form error like a Gaussian MSE), and the refit is one batch to the
+  largest size in which each tree stops at its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
+
+from jaxtree import _executables
+from jaxtree import _scaling as scaling_
+from jaxtree import _target
+from jaxtree import _validation as V
+from jaxtree import model as model_
+from jaxtree import program as prog
+from jaxtree import reference as reference_
+from jaxtree import scoring, search
+from jaxtree import sharding as sharding_
+from jaxtree import stream as stream_
+from jaxtree._fit import pipeline, progress, select, stages
+from jaxtree._fit import spec as spec_
+
+
+# ---------------------------------------------------------------------------- labels
+
+def check_labels(y, n_samples: int):
+    """Validates class labels; returns ``(classes, index)``.
+
+    Any label type numpy can sort (ints, strings, booleans, integral floats). ``classes`` is
+    sorted (``numpy.unique``); ``index[i]`` is row ``i``'s position in it.
+
+    Raises:
+      ValueError: no y, wrong shape or length, NaN, continuous targets ("Unknown label
+        type"), fewer than two classes.
+      TypeError: labels of mixed, incomparable types.
+    """
+    if y is None:
+        raise ValueError("fit requires y to be passed, but the target y is None. TreeClassifier "
+                         "is supervised: call fit(X, y) with one class label per row.")
+    arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it was used "
+                      "as y.ravel(). Pass y with shape (n_samples,) to silence this.",
+                      V.interop_class("DataConversionWarning", UserWarning), stacklevel=4)
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"y must be 1-D (n_samples,) class labels; got shape {arr.shape}. "
+                         "Multi-output and multilabel classification are not supported.")
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} rows but y has {arr.shape[0]}; they must match "
+                         "(one class label per row of X).")
+    if arr.dtype.kind == "c":
+        raise V.ComplexDataError("Complex data not supported: y holds complex numbers.")
+    if arr.dtype.kind == "f" or (arr.dtype.kind == "O" and all(isinstance(v, (float, np.floating))
+                                                              for v in arr[:50])):
+        fl = arr.astype(np.float64)
+        if not np.isfinite(fl).all():
+            raise ValueError("Input y contains NaN or infinity; every row needs a class label.")
+        if (fl != np.round(fl)).any():
+            raise ValueError("Unknown label type: 'continuous'. TreeClassifier needs class labels "
+                             "(ints, strings, booleans); for a real-valued target use "
+                             "TreeRegressor.")
+    if arr.dtype.kind == "O":
+        if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in arr):
+            raise ValueError("y contains missing labels (None or NaN); every row needs a class.")
+        try:
+            classes, index = np.unique(arr, return_inverse=True)
+        except TypeError:
+            raise TypeError("y mixes label types that cannot be compared (e.g. strings and "
+                            "numbers); use one type for all labels.") from None
+    else:
+        classes, index = np.unique(arr, return_inverse=True)
+    if len(classes) < 2:
+        one = classes[0].item() if hasattr(classes[0], "item") else classes[0]
+        raise ValueError(f"TreeClassifier needs samples of at least 2 classes in y; got only one "
+                         f"class: {one!r}. Check the labels (or the sample selection).")
+    return classes, np.asarray(index, np.int64).reshape(-1)
+
+
+def one_vs_rest(idx, K: int) -> np.ndarray:
+    """Labels +-1 ``(B, n)``: one row for two classes (``classes_[1]`` positive), else one
+    row per class against the rest."""
+    pos = (idx[None, :] == (np.arange(K)[:, None] if K > 2 else np.ones((1, 1))))
+    return np.where(pos, 1.0, -1.0)
+
+
+def chunk_labels(ypm, shape, dtype) -> jax.Array:
+    """Labels ``ypm (..., n)`` in the chunks ``shape = (n_chunks, m)`` of the covariates:
+    ``(..., n_chunks, m)``; the padded rows (weight 0) get the label +1."""
+    pad = shape[0] * shape[1] - ypm.shape[-1]
+    widths = [(0, 0)] * (ypm.ndim - 1) + [(0, pad)]
+    return jnp.asarray(np.pad(ypm, widths, constant_values=1.0),
+                       dtype).reshape(ypm.shape[:-1] + tuple(shape))
+
+
+def start_intercepts(loss: str, ypm, w) -> np.ndarray:
+    """Float64 ``(B,)`` starting intercepts of the searches of labels ``ypm (B, n)`` with
+    weights ``w`` (``(n,)`` shared, or ``(B, n)``): the logit of the weighted share of
+    positive labels, ``log(p / (1 - p))`` (logistic loss), or 0 (margin loss)."""
+    if loss != "logistic":
+        return np.zeros(ypm.shape[0])
+    prior = np.clip(((ypm > 0) * w).sum(-1) / np.sum(w, -1), 1e-6, 1 - 1e-6)
+    return np.log(prior / (1 - prior))
+
+
+# ---------------------------------------------------------------------------- the step
+
+def config(hyper: dict, params, n: int, p: int, q: int, K: int,
+           search_: str = "greedy") -> search.Config:
+    """The search configuration of a classifier fit (``hyper``: its ``get_params()``;
+    ``search_``: the resolved search, ``"greedy"`` or ``"backfit"``,
+    :func:`jaxtree.search.search_config` with ``p*q`` basis columns)."""
+    return search.search_config(search_, params.k, p * q, refine=hyper["refine"],
+                                coordinate_sweeps=params.sweeps, refine_steps=params.steps,
+                                precision=scoring.PRECISIONS[hyper["precision"]],
+                                loss=hyper["loss"],
+                                buckets=scoring.buckets_for(n, p, q, params.k) if K == 2 else ())
+
+
+def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max_ops=None):
+    """:func:`jaxtree.search.step` vmapped over ``K`` one-versus-rest label vectors
+    ``ys (K, n_chunks, m)`` with shared covariates and weights. ``max_ops``: None, or int
+    ``(K,)`` the most operations each tree may hold (a tree at its bound keeps its tree with
+    status ``FULL``).
+
+    With pair lookahead (``search="backfit"``) the pair scoring runs only while some tree is
+    small enough for it (as :func:`jaxtree.batch.fit_batch`'s step: under ``vmap`` the
+    step's own ``lax.cond`` becomes a ``select`` that would score pairs every iteration; this
+    ``lax.cond`` is not batched, and a tree that may not take a pair moves the same either
+    way)."""
+    def vstep(cfg):
+        if max_ops is None:
+            return jax.vmap(lambda p, y: search.step(p, data._replace(y=y), basis, cfg))(
+                programs, ys)
+        return jax.vmap(lambda p, y, m: search.step(p, data._replace(y=y), basis, cfg, m))(
+            programs, ys, max_ops)
+
+    if not config.pair_leaves:
+        return vstep(config)
+    small = (programs.n_slots > 0) & (jax.vmap(prog.n_leaves)(programs) <= config.pair_max_leaves)
+    return jax.lax.cond(jnp.any(small), lambda: vstep(config),
+                        lambda: vstep(config._replace(pair_leaves=0)))
+
+
+ovr_step_jit = jax.jit(ovr_step, static_argnames=("basis", "config"))
+ovr_step_cached = _executables.cached(ovr_step_jit, static_argnums=(3, 4))
+
+
+def _shard(data: scoring.Data, ys, devices):
+    """``(data, ys)`` with the rows within each chunk sharded over ``devices``: the data by
+    :func:`jaxtree.sharding.shard_data`, the labels ``ys (B, n_chunks, m)`` the same way
+    (``P(None, None, "data")``), both padded to a multiple of the device count (weight 0,
+    label +1). The unchanged one-versus-rest step then runs SPMD, as the regressor's."""
+    mesh = sharding_.data_mesh(devices)
+    m2 = sharding_.padded_chunk(ys.shape[-1], mesh.size)
+    ys = jnp.pad(ys, ((0, 0), (0, 0), (0, m2 - ys.shape[-1])), constant_values=1.0)
+    spec = NamedSharding(mesh, PartitionSpec(None, None, sharding_.AXIS))
+    return sharding_.shard_data(data, devices), jax.device_put(ys, spec)
+
+
+def _restore(state, before, mask):
+    """``state`` with the members ``mask (B,)`` put back to ``before`` (on the host: nothing
+    is compiled)."""
+    def one(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        return jnp.asarray(np.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), b, a))
+
+    return jax.tree_util.tree_map(one, state, before)
+
+
+def stack_steps(steps):
+    """One driver step from per-member steps (host-driven engines: the numpy reference, the
+    streamed search). One member: its step. More: a step over ``B`` stacked programs that
+    runs each member's step on its program and stacks the programs and the records, as the
+    vmapped step of the in-memory one-versus-rest batch returns them."""
+    if len(steps) == 1:
+        return steps[0]
+
+    def step(programs):
+        out = [s(jax.tree_util.tree_map(lambda a, b=b: a[b], programs))
+               for b, s in enumerate(steps)]
+        new = jax.tree_util.tree_map(lambda *t: jnp.stack(t), *[o[0] for o in out])
+        infos = [jax.device_get(o[1]) for o in out]
+        stack = lambda get: np.stack([np.asarray(get(i)) for i in infos])  # noqa: E731
+        choice = search.Choice(*(stack(lambda i, f=f: getattr(i.choice, f))
+                                 for f in search.Choice._fields))
+        return new, search.StepInfo(stack(lambda i: i.loss), choice,
+                                    stack(lambda i: i.status).astype(np.int32))
+
+    return step
+
+
+# ---------------------------------------------------------------------------- models
+
+def batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
+    """A model whose every array has a leading class axis (scaling shared)."""
+    b = lambda a: jnp.broadcast_to(a, (K,) + a.shape)  # noqa: E731
+    return dataclasses.replace(model, x_min=b(model.x_min), x_scale=b(model.x_scale),
+                               y_center=b(model.y_center), y_scale=b(model.y_scale))
+
+
+def member(model: model_.TreeModel, c: int) -> model_.TreeModel:
+    """Member ``c`` of a one-versus-rest model (every array has a leading class axis), or of
+    any batched pytree (``jaxtree.batch`` uses it for its members)."""
+    return jax.tree_util.tree_map(lambda a: a[c], model)
+
+
+def decision_values(model: model_.TreeModel, x, clip: bool) -> jax.Array:
+    """``(n,)`` for one tree, ``(n, K)`` for a one-versus-rest model, of validated numbers
+    ``x`` (:func:`jaxtree.classifier.decision_function` on a table)."""
+    if model.program.weight.ndim == 1:
+        return model_.predict(model, x, clip=clip)
+    out = jax.vmap(lambda m: model_.predict(m, x, clip=clip))(model)
+    return jnp.moveaxis(out, 0, -1)
+
+
+def row_losses(loss: str, y, f):
+    """Per-row reported loss in float64 on the host: the log-loss ``log(1 + e^{-y f})`` or the
+    paper's ramp ``min(1, max(0, 1 - y f))``; ``y = +-1``."""
+    yf = np.asarray(y, np.float64) * np.asarray(f, np.float64)
+    return np.logaddexp(0.0, -yf) if loss == "logistic" else np.clip(1.0 - yf, 0.0, 1.0)
+
+
+def one_se_choice(row_losses, w):
+    """``(index, val, se)``: the held-out loss ``val[s]`` of every size ``s`` (the weighted mean
+    of ``row_losses (S, n_held)``), and the smallest size within one standard error of the
+    best (the one-standard-error rule).
+
+    The standard error is the best size's own: the weighted standard deviation of its per-row
+    losses over ``sqrt(n_eff)``, ``n_eff = (sum w)^2 / sum w^2`` (Kish's effective count; the
+    number of held-out rows without weights). :func:`jaxtree._fit.select.choose_size` uses the
+    Gaussian closed form ``MSE sqrt(2 / n)`` of a squared error instead; a log-loss or ramp
+    loss has no such form, so it is estimated from the rows.
+    """
+    L = np.asarray(row_losses, np.float64)
+    w = np.asarray(w, np.float64)
+    tot = w.sum()
+    val = L @ w / tot
+    best = int(np.argmin(val))
+    var = np.sum(w * (L[best] - val[best]) ** 2) / tot
+    se = float(np.sqrt(var * np.sum(w ** 2)) / tot)  # sqrt(var / n_eff)
+    return int(np.flatnonzero(val <= val[best] + se)[0]), val, se
+
+
+_CHOICE_FIELDS = ("flat_index", "slot", "op", "feature", "basis", "weight", "intercept", "sse")
+"""The fields of a :class:`jaxtree.reference.StepRecord` that make a search choice."""
+
+
+# ---------------------------------------------------------------------------- the source
+
+class Labels:
+    """The source of a classification fit (the protocol of :mod:`jaxtree._fit.source` that
+    :func:`jaxtree._fit.stages.tree` reads: ``tree_config``, ``grow``, ``selection_run``,
+    ``size_path``): scaled covariates ``xs (n, p)`` (and the encoded ``xa`` for the held-out
+    decision values) with ``+-1`` labels ``ypm (B, n)`` and weights ``w``, searched as one
+    tree (``B = 1``) or ``B`` one-versus-rest trees in one batch; or, streamed, one
+    :func:`jaxtree.stream.loss_step` per tree (``steps``)."""
+
+    in_memory = True
+
+    def __init__(self, spec: spec_.FitSpec, cfg: search.Config, sc, classes, ypm, w, names, *,
+                 xs=None, xa=None, steps=None):
+        self.spec, self.cfg, self.sc, self.classes = spec, cfg, sc, classes
+        self.names = names  # the covariates' names (the path's models)
+        self.ypm, self.w, self.xs, self.xa, self.steps = ypm, w, xs, xa, steps
+        self.stop = spec.stop  # the stop on negligible progress (y_bound 1: not scaled)
+
+    # --------------------------------------------------------------- the protocol
+
+    def tree_config(self) -> search.Config:
+        return self.cfg
+
+    def grow(self, k, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
+        """The tree(s) on all rows: ``k`` operations, or int ``(B,)`` per one-versus-rest tree
+        (the sizes :meth:`size_path` chose: one batch to the largest, each tree kept at its
+        own)."""
+        if self.steps is not None:  # streamed: one host-driven step per tree
+            res = self._run(stack_steps(self.steps), self._start(self.ypm, self.w), int(k), rep)
+        elif np.ndim(k):
+            res = self._search(self.xs, self.ypm, self.w, int(np.max(k)), rep, sizes=k)
+        else:
+            res = self._search(self.xs, self.ypm, self.w, int(k), rep)
+        return res._replace(status=_reduced(res.status))
+
+    def selection_run(self, cfg: search.Config, rep) -> tuple:
+        """``(run, held)``: the search grown to ``k`` on the training part of the regressor's
+        split (:func:`jaxtree._fit.select.split`), with the program after each iteration
+        (``programs``), and the held-out row indices."""
+        s, xs, w = self.spec, self.xs, self.w
+        n = xs.shape[0]
+        train, held = select.split(n, s.validation_fraction, s.random_state)
+        if w[train].sum() <= 0 or w[held].sum() <= 0:
+            raise ValueError("validation_fraction: the held-out or the training rows all have "
+                             "sample_weight 0; give more rows a positive weight, or set "
+                             "validation_fraction=None.")
+        # Chunked as all rows where compiling dominates: one compiled step with the refit
+        # (where the pair screen's stride allows it, the regressor's rule).
+        p, q, chunk, pair_rows = xs.shape[1], s.basis.q, s.chunk, self._pair_rows()
+        rows = select.selection_rows(len(train), n, p, q, chunk, pair_rows,
+                                     rows=select.tree_rows(n, p, q, chunk, pair_rows))
+        sel = self._search(xs[train], self.ypm[:, train], w[train], s.k, rep, keep_states=True,
+                           rows=rows)
+        return sel._replace(status=_reduced(sel.status)), held
+
+    def size_path(self, sel, held, names) -> tuple:
+        """``(sizes, path)``: each tree's size by the one-standard-error rule on its per-row
+        held-out losses (:func:`one_se_choice`; an int for one tree, int ``(B,)`` for
+        one-versus-rest trees), and the size path: per size ``n_ops``, ``train_loss``,
+        ``val_loss`` and ``model`` (a list of such paths for ``B > 1``)."""
+        s, ypm = self.spec, self.ypm
+        B = ypm.shape[0]
+        hist = np.asarray(sel.history, np.float64).reshape(B, -1)
+        xh = jnp.asarray(self.xa[held], s.dtype)
+        # The held-out losses on the search's programs (their capacity: one compiled
+        # prediction for nearby k); the path's models cut back to 2k+1 slots.
+        f = np.stack([np.asarray(decision_values(self._model(pr), xh, s.clip),
+                                 np.float64).reshape(len(held), -1).T
+                      for pr in sel.programs], 1)  # (B, sizes, n_held)
+        models = [self._model(prog.trim(pr, s.k)) for pr in sel.programs]
+        losses = row_losses(s.loss, ypm[:, held][:, None, :], f)
+        path, sizes = [], []
+        for b in range(B):
+            pick, val, _ = one_se_choice(losses[b], self.w[held])
+            # Members split on the host, placed back without compiling (an eager slice of a
+            # device array would compile once per trimmed size, i.e. per k).
+            members = [m if B == 1 else jax.tree_util.tree_map(
+                jax.device_put, member(jax.device_get(m), b)) for m in models]
+            path.append([dict(n_ops=select.n_ops(m.program), train_loss=float(hist[b, i]),
+                              val_loss=float(val[i]), model=m)
+                         for i, m in enumerate(members)])
+            sizes.append(select.n_ops(members[pick].program))
+        if B == 1:
+            return sizes[0], path[0]
+        return np.asarray(sizes, np.int64), path
+
+    # --------------------------------------------------------------- the searches
+
+    def _data(self, xs, ypm, w, rows=None):
+        """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels; with
+        ``devices`` the rows within each chunk are sharded (:func:`_shard`); ``rows``:
+        chunked as that many rows (:func:`jaxtree.scoring.chunk`)."""
+        s = self.spec
+        n = xs.shape[0]
+        rows, cols = self._buckets(n if rows is None else rows, xs.shape[1])
+        # numpy in: padded on the host (nothing compiled), with the buckets' padding columns
+        data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=s.dtype,
+                             chunk_size=s.chunk, rows=rows, columns=cols)
+        ys = chunk_labels(ypm, data.y.shape, s.dtype)
+        if s.devices is not None:
+            return _shard(data, ys, s.devices)
+        return data, ys
+
+    def _buckets(self, rows: int, p: int) -> tuple:
+        """``(rows, columns)`` to chunk a search's data as: the row and column buckets where
+        compiling dominates (:func:`jaxtree._fit.select.column_bucket`, the regressor's rule;
+        :func:`jaxtree.scoring.rows_for`), else ``(rows, None)``."""
+        s = self.spec
+        cols = select.column_bucket(rows, p, s.basis)
+        if not cols:
+            return rows, None
+        # With a pair screen, rows are padded only where its stride stays (the regressor's rule)
+        padded = select.tree_rows(rows, p, s.basis.q, s.chunk, self._pair_rows())
+        return (rows if padded is None else padded), cols
+
+    def _pair_rows(self) -> int:
+        """The pair screen's rows (``search="backfit"``), 0 without pairs."""
+        return self.cfg.pair_rows if self.cfg.pair_leaves else 0
+
+    def _start(self, ypm, w):
+        """The empty tree(s): intercept ``log(p / (1 - p))`` (logistic) or 0 (margin)."""
+        a0 = start_intercepts(self.spec.loss, ypm, w)
+        empty = prog.empty_program(self.cfg.max_k, self.spec.dtype)
+        if ypm.shape[0] == 1:
+            return empty._replace(intercept=jnp.asarray(a0[0], self.spec.dtype))
+        B = ypm.shape[0]
+        start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape), empty)
+        return start._replace(intercept=jnp.asarray(a0, self.spec.dtype))
+
+    def _run(self, step, start, k: int, rep, keep_states: bool = False,
+             sizes=None) -> search.SearchResult:
+        """The driver over ``step`` from ``start`` for the first leaf and ``k`` insertions:
+        :func:`jaxtree.search.run` with the reporter for one tree, :func:`_run_ovr` for a
+        one-versus-rest batch."""
+        if np.ndim(start.weight) == 1:
+            return search.run(step, start, k + 1, rep, keep_states=keep_states, stop=self.stop)
+        return _run_ovr(step, start, k + 1, keep_states, sizes, self.stop, rep,
+                        self.spec.callback, self.classes)
+
+    def _search(self, xs, ypm, w, k: int, rep, keep_states: bool = False,
+                rows=None, sizes=None) -> search.SearchResult:
+        """The first leaf and ``k`` insertions on these rows (labels ``ypm (B, n)``).
+
+        The final program is cut back to ``2 * spec.k + 1`` slots when the search ran in the
+        rounded-up capacity :func:`jaxtree.program.capacity_for` ``(k)``; the step's
+        ``max_ops`` (traced: every ``k`` shares the compiled step) bounds each tree at ``k``
+        operations (a pair move inserts two; a tree at its bound is done, status ``FULL`` not
+        reported). The kept states (``keep_states``) keep the search's capacity. ``rows``:
+        the rows chunked as that many (:meth:`_data`). ``sizes``: int ``(B,)``, each
+        one-versus-rest tree's own bound (the refit after the size choice)."""
+        start = self._start(ypm, w)
+        if self.spec.engine == "reference":
+            return self._run(self._reference_step(xs, ypm, w), start, k, rep, keep_states, sizes)
+        data, ys = self._data(xs, ypm, w, rows)
+        basis, cfg = self.spec.basis, self.cfg
+        if ypm.shape[0] == 1:
+            one = data._replace(y=ys[0])
+            limit = np.int32(k)
+            res = search.run(lambda pr: search.step_cached(pr, one, basis, cfg, limit), start,
+                             k + 1, rep, keep_states=keep_states, stop=self.stop)
+        else:
+            limit = np.full(ypm.shape[0], k, np.int32) if sizes is None else np.asarray(
+                sizes, np.int32)
+            res = self._run(lambda pr: ovr_step_cached(pr, data, ys, basis, cfg, limit),
+                            start, k, rep, keep_states, sizes)
+        choices = select.unpadded_choices(res.choices, xs.shape[1], data.x.shape[-1],
+                                          basis.q)
+        return res._replace(program=prog.trim(res.program, self.spec.k), choices=choices)
+
+    def _reference_step(self, xs, ypm, w):
+        """The numpy reference's iteration (:func:`jaxtree.reference.step` with this loss) as
+        a driver step over the same state as the JAX engine's, a :class:`Program` (``B``
+        stacked for one-versus-rest), so both engines share :func:`jaxtree.search.run`, the
+        history, the choice records, the status and the callback. The members are searched
+        one after the other (plain numpy, float64)."""
+        xdt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+        phi = np.asarray(self.spec.basis.evaluate(jnp.asarray(xs, xdt)), np.float64)
+        ypm = np.asarray(ypm, np.float64)
+        w = np.asarray(w, np.float64)
+        cfg, loss, dtype = self.cfg, self.spec.loss, self.spec.dtype
+
+        def one(arrays, y):
+            tree = reference_.ReferenceTree(
+                *(np.asarray(arrays[f], np.int64) for f in ("op", "left", "right", "feature",
+                                                             "basis")),
+                np.asarray(arrays["weight"], np.float64), float(arrays["intercept"]),
+                int(arrays["n_slots"]))
+            tree, r = reference_.step(tree, phi, y, w, max_k=cfg.max_k, refine=cfg.refine,
+                                      sweeps=cfg.coordinate_sweeps, loss=loss)
+            new = prog.from_arrays(tree.op, tree.left, tree.right, tree.feature, tree.basis,
+                                   tree.weight, tree.intercept, tree.n_slots, dtype=dtype)
+            return new, r
+
+        def member_step(b):
+            def step(program):
+                new, r = one(prog.to_numpy(program), ypm[b])
+                choice = search.Choice(*(np.asarray(getattr(r, f)) for f in _CHOICE_FIELDS))
+                return new, search.StepInfo(np.asarray(r.loss), choice, np.int32(r.status))
+            return step
+
+        return stack_steps([member_step(b) for b in range(ypm.shape[0])])
+
+    def _model(self, program) -> model_.TreeModel:
+        program = jax.tree_util.tree_map(jnp.asarray, program)
+        s = self.spec
+        m = model_.TreeModel.from_scaling(program, self.sc, s.dtype, s.basis, self.names)
+        return batched(m, len(self.classes)) if program.weight.ndim == 2 else m
+
+
+def _reduced(status) -> search.Status:
+    """One status for a fit: the flags of every one-versus-rest tree together."""
+    return search.Status(int(np.bitwise_or.reduce(np.atleast_1d(np.asarray(status)))))
+
+
+def _run_ovr(step, start, n_iter: int, keep_states: bool, sizes, stop, rep, callback,
+             classes) -> search.SearchResult:
+    """The ``K`` one-versus-rest searches: the driver's loop (:func:`jaxtree.search.run`'s
+    rules) over the batched ``step``, one host transfer per iteration, so that the callback
+    sees every class after every iteration and can stop the search.
+
+    Each tree's search ends on its own: when its tree is full (its ``max_ops`` bound or the
+    capacity; status ``FULL`` is not reported, as by the driver), when it reaches
+    ``sizes[b]`` operations (``sizes``: int ``(B,)`` or None), or by the ``tol`` stop
+    (:class:`jaxtree.search.Stop`, per tree: an iteration that lowers its loss by less than
+    ``rtol`` relative is undone and ends it, as does a loss at most ``atol``;
+    ``Status.CONVERGED``). A tree whose search has ended keeps its program (any move the
+    batched step made for it is undone on the host), repeats its last loss in the history
+    and records no more choices; the loop ends once every tree's search has.
+
+    Why not :func:`jaxtree.search.run`'s batch mode: the classifier's callback is called
+    once per class per iteration, and ``history_`` repeats an ended tree's final loss
+    (the driver's batch writes NaN) -- both documented attributes of ``TreeClassifier``."""
+    B = int(np.shape(start.n_slots)[0])
+    state, hist, choices, states = start, [], [[] for _ in range(B)], []
+    status = np.zeros(B, np.int64)
+    done = np.zeros(B, bool)
+    last = np.full(B, np.nan)  # the previous judged loss per tree (NaN: none)
+    prev = np.full(B, np.nan)  # the previous recorded loss per tree
+    for it in range(n_iter):
+        before = state
+        state, info = step(state)
+        host = jax.device_get(info)  # one transfer
+        loss = np.asarray(host.loss, np.float64).reshape(B)
+        flags = np.asarray(host.status, np.int64).reshape(B)
+        full = (flags & search.STATUS_FULL) != 0
+        judged = ~done & (flags == search.STATUS_OK)
+        undone = np.zeros(B, bool)
+        if stop is not None:
+            undone = judged & ~np.isnan(last) & ~(loss < last * (1.0 - stop.rtol))
+        ended = done | undone  # trees whose move of this iteration is not kept
+        if ended.any():
+            state = _restore(state, before, ended)
+        active = ~ended & ~full
+        status |= np.where(active, flags, 0)
+        status |= np.where(undone, search.STATUS_CONVERGED, 0)
+        loss = np.where(active, loss, prev)
+        hist.append(loss)
+        prev = loss
+        fields = {f: np.asarray(getattr(host.choice, f)).reshape(B) for f in search.CHOICE_KEYS}
+        now = [{f: v[b].item() for f, v in fields.items()} if active[b]
+               else (choices[b][-1] if choices[b] else {}) for b in range(B)]
+        for b in np.flatnonzero(active):
+            choices[b].append(now[b])
+        if keep_states:
+            states.append(jax.device_get(state))
+        done = ended | full
+        if stop is not None:
+            ok = active & (flags == search.STATUS_OK)
+            last = np.where(ok, loss, np.nan)
+            floor = ok & (loss <= stop.atol) & (it + 1 < n_iter)
+            status |= np.where(floor, search.STATUS_CONVERGED, 0)
+            done |= floor
+        if sizes is not None:
+            ops = np.maximum(np.asarray(jax.device_get(state.n_slots)).reshape(B) - 1, 0) // 2
+            done |= ops >= np.asarray(sizes)
+        if _class_progress(rep, callback, classes, it, loss, now):
+            if it + 1 < n_iter:
+                status |= search.STATUS_STOPPED
+            break
+        if done.all():
+            break
+    return search.SearchResult(state, np.stack(hist, 1), choices, status, None,
+                               states if keep_states else None)
+
+
+def _class_progress(rep, callback, classes, it, loss, choices) -> bool:
+    """The user's callback once per class, in the order of ``classes_`` (``info``: the class's
+    choice plus ``class`` and ``class_index``), then the bar (the mean loss over the classes).
+    True when any call asked to stop."""
+    stop = False
+    if callback is not None:
+        for c, (value, ch) in enumerate(zip(loss, choices)):
+            info = dict(ch, **{"class": classes[c], "class_index": c})
+            stop = bool(callback(it, float(value), info)) or stop
+    rep.bar.update(it, float(np.mean(loss)), {})
+    return stop
+
+
+# ---------------------------------------------------------------------------- the fit
+
+def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, plan,
+                    in_memory: bool) -> spec_.FitSpec:
+    """The :class:`jaxtree._fit.spec.FitSpec` of a classifier fit: the regressor's
+    :func:`jaxtree._fit.spec.resolve` (``"auto"`` by the same rule) with no shape terms,
+    no pruning and ``y_bound = 1`` (the decision function is not scaled)."""
+    return spec_.resolve(dict(hyper, shapes=0, y_bound=1.0, prune_tol=None), params, n, p,
+                         dtype, plan, in_memory=in_memory)
+
+
+def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitResult:
+    """The fit of ``TreeClassifier(**hyper)`` (``params``: its checked hyperparameters)."""
+    # Data larger than memory is streamed, never materialised; the reference engine
+    # (plain numpy) reads a memmap like any array.
+    if stream_.is_streamable(X) and not (hyper["engine"] == "reference"
+                                         and isinstance(X, np.memmap)):
+        res = _fit_streamed(X, y, sample_weight, hyper, params)
+    else:
+        res = _fit_in_memory(X, y, sample_weight, hyper, params)
+    return dataclasses.replace(res, target_name=_target.name_of(y))
+
+
+def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
+    names = V.frame_feature_names(X)
+    xa, enc = pipeline.encode_fit(X, hyper)  # the regressor's table encoder
+    n, p = xa.shape
+    classes, idx = check_labels(y, n)
+    sw = V.check_sample_weight(sample_weight, n)
+    dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
+    V.check_representable(xa, np.zeros(n), dtype,
+                          feature_names=names if enc.is_identity else enc.feature_names_out)
+    K = len(classes)
+    params, plan = spec_.planned(params, n, p, dtype, hyper["chunk_size"], hyper["devices"],
+                                 batch=K if K > 2 else 1)  # K trees
+    sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
+    spec = _bound(classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True), sc)
+    xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
+    w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
+    cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
+    if spec.engine == "jax" and scoring.compiling_dominates(n, p, spec.basis.q):
+        # Compiling costs more than searching: the regressor's capacity buckets
+        # (program.capacity_for), so that nearby k (and the refit) share the compiled
+        # step; the step's max_ops bounds every tree at k operations (a pair move inserts
+        # two), and the trees are cut back to 2k+1 slots.
+        cfg = cfg._replace(max_k=prog.capacity_for(spec.k))
+    # the covariates the trees see: the raw names when nothing was encoded
+    src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, enc.feature_names_out,
+                 xs=xs, xa=xa)
+    return _searched(src, spec, sc, enc, names)
+
+
+def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
+    """Streaming fit of a memmap / :class:`jaxtree.stream.ChunkReader` (engine ``"jax"``):
+    the in-memory search with every pass read ``chunk_size`` rows at a time
+    (:func:`jaxtree.stream.loss_step`); the labels and weights (``n`` numbers) are held in
+    memory, the covariates never are. A ``ChunkReader``'s ``y`` holds the class labels
+    (numbers). One-versus-rest trees read the covariates once per class and pass. Missing
+    values as in the regressor's streamed fit (one extra pass finds NaN columns; the rows
+    are then read with fills and indicators made block by block)."""
+    if hyper["engine"] != "jax":
+        raise ValueError("Streaming a ChunkReader needs engine='jax' (the reference engine "
+                         "reads a memmap, or an array, in memory).")
+    if hyper["search"] == "backfit":
+        raise ValueError("search='backfit' is not supported for streamed data (a memmap or "
+                         "ChunkReader) in a classifier; use search='greedy' (or 'auto', "
+                         "which is 'greedy' there), or fit an in-memory array.")
+    # "auto" on streamed data: "greedy", no held-out rows (the regressor's rule)
+    _, fraction = spec_.resolve_auto("greedy", hyper["validation_fraction"], 0, 1, 1,
+                                     in_memory=False)
+    pipeline.check_stream_args(X, y, sample_weight, "the labels and weights", fraction)
+    params, plan = pipeline.stream_plan(X, params, hyper["chunk_size"], hyper["devices"])
+    if isinstance(X, stream_.ChunkReader):
+        x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
+    else:
+        x, labels, sw = X, y, sample_weight
+        chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
+    if len(x.shape) != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(x.shape)}.")
+    x, enc = pipeline.encoded_rows(x, chunk, hyper["missing"])  # the regressor's streamed rule
+    n, p = x.shape
+    classes, idx = check_labels(labels, n)
+    sw = V.check_sample_weight(sw, n)
+    K = len(classes)
+    ypm = one_vs_rest(idx, K)
+    readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
+    sc = stream_.scaling(readers[0])  # the covariates' range; the logit is not scaled
+    sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
+    dtype = V.float_dtype_for(np.empty(0, x.dtype), bool(jax.config.jax_enable_x64))
+    spec = _bound(classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False), sc)
+    cfg = config(hyper, params, n, p, spec.basis.q, K)
+    steps = [stream_.loss_step(r.scaled(sc, dtype), spec.basis, cfg, dtype=dtype,
+                               devices=spec.devices, chunks_per_block=spec.block)
+             for r in readers]
+    w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
+    feature_names = (tuple(f"x{j + 1}" for j in range(p)) if enc is None
+                     else enc.feature_names_out)
+    src = Labels(spec, cfg, sc, classes, ypm, w, feature_names, steps=steps)
+    return _searched(src, spec, sc, enc, None)
+
+
+def _bound(spec: spec_.FitSpec, sc) -> spec_.FitSpec:
+    """The spec with its basis bound to the covariates' training ranges."""
+    x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
+    return spec.replace(basis=spec.basis.bind(sc.x_min, x_max))
+
+
+def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitResult:
+    """The tree stage on ``src`` (:func:`jaxtree._fit.stages.search_model`) and its
+    :class:`jaxtree._fit.pipeline.FitResult`."""
+    feature_names = src.names
+    loss_name = "log-loss" if spec.loss == "logistic" else "ramp"
+    with progress.reporting(spec, feature_names, loss_name) as rep:
+        found = stages.search_model(src, spec, rep)
+    res = found.result
+    model = model_.TreeModel.from_scaling(res.program, sc, spec.dtype, spec.basis, feature_names)
+    K = len(src.classes)
+    if K > 2:
+        model = batched(model, K)
+    return pipeline.FitResult(model=model, history=np.asarray(res.history, np.float64),
+                              choices=list(res.choices), status=res.status, names=names,
+                              encoding=enc, spec=spec, path=found.path, classes=src.classes)
+
