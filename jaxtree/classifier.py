@@ -83,21 +83,8 @@ def predict_proba(model: model_.TreeModel, X, *, loss: str = "logistic",
                   clip: bool = True) -> jax.Array:
     """Class probabilities ``(n, K)`` of a classifier's model (pure; see
     :meth:`TreeClassifier.predict_proba` for what the margin loss returns)."""
-    return _proba(decision_function(model, X, clip=clip), loss,
+    return classify.proba(decision_function(model, X, clip=clip), loss,
                   binary=model.program.weight.ndim == 1)
-
-
-def _proba(f, loss: str, binary: bool, xp=jnp):
-    """Probabilities from decision values (``xp``: ``jnp``, or ``np`` for float64 on the host)."""
-    if loss == "logistic":
-        s = 0.5 * (1 + xp.tanh(0.5 * f))  # the sigmoid, without overflow for large |f|
-    else:
-        s = xp.clip((1 + f) / 2, 0, 1)
-    if binary:
-        return xp.stack([1 - s, s], -1)
-    tot = xp.sum(s, -1, keepdims=True)
-    k = s.shape[-1]
-    return xp.where(tot > 0, s / xp.where(tot > 0, tot, 1), 1.0 / k)
 
 
 class TreeClassifier(Estimator):
@@ -186,14 +173,19 @@ class TreeClassifier(Estimator):
         own (its last move undone; the batch goes on for the others, and a stopped tree
         repeats its final loss in ``history_``). ``k`` is bounded by the rows, as the
         regressor's.
+      shapes: ``"auto"`` (default): on in-memory fits of two classes with the logistic loss
+        and at least 10,000 rows, after the tree, up to 16 one- and two-covariate shape
+        terms of its working residual (one Newton step of the log-loss from the tree's
+        logit), as many as held-out rows support (the regressor's shape stage), then fitted
+        on all rows by a few Newton steps with the tree as offset
+        (:meth:`jaxtree._fit.classify.Labels.backfit`); ``0``: the tree alone.
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
     the covariates ``chunk_size`` rows at a time in every pass
     (:func:`jaxtree.stream.loss_step`) and makes the in-memory fit's choices; one-versus-rest
-    trees read them once per class; no table encoding, no ``validation_fraction``.
-    Shape terms (``TreeRegressor(shapes=...)``) are regression-only for now. Many data sets
-    of one shape are fitted at once by :func:`jaxtree.fit_batch_classifier`.
+    trees read them once per class; no ``validation_fraction``, no shape terms. Many data
+    sets of one shape are fitted at once by :func:`jaxtree.fit_batch_classifier`.
 
     Attributes (after ``fit``):
       classes_: the sorted class labels. n_features_in_, feature_names_in_: as for
@@ -203,7 +195,7 @@ class TreeClassifier(Estimator):
       model_: the fitted :class:`jaxtree.model.TreeModel` whose prediction is the decision
         function (for ``K > 2`` classes every array has a leading class axis).
       history_: the training loss (mean log-loss, or the mean ramp loss for ``"margin"``)
-        after the first leaf and each insertion; ``(K, k+1)`` for ``K > 2`` (per class
+        after the first leaf, each insertion and each shape term; ``(K, k+1)`` for ``K > 2`` (per class
         against the rest; with ``validation_fraction`` a tree smaller than the largest
         repeats its final loss). choices_: the chosen insertions (per class for ``K > 2``).
       search_, validation_fraction_: the search and held-out fraction this fit ran with
@@ -236,7 +228,7 @@ class TreeClassifier(Estimator):
                  categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
-                 tol: Optional[float] = spec_.DEFAULT_TOL):
+                 tol: Optional[float] = spec_.DEFAULT_TOL, shapes="auto"):
         self.k = k
         self.loss = loss
         self.basis = basis
@@ -258,6 +250,7 @@ class TreeClassifier(Estimator):
         self.max_categories = max_categories
         self.min_frequency = min_frequency
         self.tol = tol
+        self.shapes = shapes
 
     # -------------------------------------------------------------- scikit-learn protocol
 
@@ -329,7 +322,7 @@ class TreeClassifier(Estimator):
         (uniform where all are 0); use the logistic loss for probabilities.
         """
         f = self.decision_function(X)
-        return _proba(f, self.loss, binary=f.ndim == 1, xp=np)
+        return classify.proba(f, self.loss, binary=f.ndim == 1, xp=np)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """``log(predict_proba(X))``."""

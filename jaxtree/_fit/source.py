@@ -47,11 +47,18 @@ class ShapeFit(NamedTuple):
 
 
 class _Regression:
-    """What both regression sources share: the size choice of a selection run."""
+    """What both regression sources share: the size choice of a selection run and the
+    shape terms' training losses."""
 
     def size_path(self, sel, n_held: int, names) -> tuple:
         """``(k_best, path)`` of a selection run (:func:`jaxtree._fit.select.size_path`)."""
         return select.size_path(sel, n_held, self.sc, self.spec.dtype, self.spec.basis, names)
+
+    def shape_losses(self, program, sel, n_shapes: int, sspec) -> list:
+        """The training losses after each of the first ``n_shapes`` shape terms of a
+        shape-count selection run (``history_``'s entries): the run's own training MSE of
+        the residual of ``program``, in ``y``'s units."""
+        return list(sel.history[:n_shapes])
 
 
 class InMemory(_Regression):

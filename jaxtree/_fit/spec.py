@@ -203,6 +203,7 @@ CLASSIFIER_CONSTRAINTS = {
     "engine": lambda v, n: V.check_choice(v, n, ("jax", "reference")),
     "search": lambda v, n: V.check_choice(v, n, SEARCHES),
     "validation_fraction": check_fraction,
+    "shapes": lambda v, n: V.check_choice(v, n, ("auto", 0)),
 }
 """The classifier's own constraints; the shared ones are
 :data:`PARAMETER_CONSTRAINTS` (checked by :func:`check_params`)."""

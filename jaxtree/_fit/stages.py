@@ -139,8 +139,9 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     n_shapes, _, sel, sspec, shape_path = choose_shapes(
         src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, after=after, states=True)
     stopped = search.Status.OK
+    losses = src.shape_losses(program, sel, n_shapes, sspec)  # the history's units
     for i in range(n_shapes):  # the progress bar and callback, as for a search
-        if rep(after + i, float(sel.history[i]), sel.choices[i]):
+        if rep(after + i, float(losses[i]), sel.choices[i]):
             stopped = search.Status.STOPPED if i + 1 < n_shapes else stopped
             n_shapes = i + 1  # the callback stops here
             break
@@ -148,7 +149,7 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
         return found_tree, None, shape_path
     found, sspec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
     terms, program, mse = src.backfit(program, found, sspec)
-    history = list(found_tree.history) + list(sel.history[:n_shapes])
+    history = list(found_tree.history) + list(losses[:n_shapes])
     history[-1] = mse * scale
     res = search.SearchResult(program, np.asarray(history, np.float64),
                               list(found_tree.choices) + list(sel.choices[:n_shapes]),

@@ -1,0 +1,103 @@
+"""Shape terms for the classifier (issues 26 and 29): ``TreeClassifier(shapes="auto")`` on
+two classes with the logistic loss fits one- and two-covariate shapes of the tree's working
+residual (a Newton step of the log-loss), their count chosen on held-out rows, then refitted
+on all rows (:meth:`jaxtree._fit.classify.Labels.backfit`).
+
+Oracles: the recorded training loss is the log-loss of the fitted model's probabilities
+(float64, recomputed from ``predict_proba``); the shapes lower the training and the held-out
+log-loss below the tree alone's on data whose logit the tree cannot hold in ``k = 1`` (a
+working response of the wrong sign, or a no-op refit, fails both); ``shapes=0`` is the tree
+alone exactly; one-versus-rest trees get none; the model saves and loads with its shapes; a
+second fit compiles nothing. The row threshold (10,000) is lowered so that the fits are small.
+"""
+
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree._fit import spec as E
+from jaxtree.debug import count_compilations
+
+K = dict(k=1, search="greedy", validation_fraction=None)  # the large-table default, small
+
+
+def _data(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 3))
+    # a bump and a checkerboard: local shapes that one tree operation cannot hold
+    logit = (5 * np.exp(-((X[:, 0] - 0.5) / 0.1) ** 2) - 2
+             + 3 * np.sign((X[:, 1] - 0.5) * (X[:, 2] - 0.5)))
+    y = rng.uniform(size=n) < 1 / (1 + np.exp(-logit))
+    return X, y
+
+
+def _log_loss(y, p1):
+    p1 = np.clip(np.asarray(p1, np.float64), 1e-15, 1 - 1e-15)
+    return float(-np.mean(np.where(y, np.log(p1), np.log1p(-p1))))
+
+
+@pytest.fixture(scope="module")
+def fits():
+    mp = pytest.MonkeyPatch()
+    mp.setattr(E, "AUTO_SHAPES_MIN_ROWS", 600)
+    try:
+        X, y = _data(2000, 0)
+        with_shapes = jaxtree.TreeClassifier(**K).fit(X, y)
+        with count_compilations() as count:
+            again = jaxtree.TreeClassifier(**K).fit(X, y)
+        tree = jaxtree.TreeClassifier(shapes=0, **K).fit(X, y)
+    finally:
+        mp.undo()
+    return X, y, with_shapes, again, count, tree
+
+
+def test_shapes_are_fitted_and_the_history_is_the_models_log_loss(fits):
+    X, y, est, _, _, tree = fits
+    assert est.model_.shapes is not None and int(est.model_.shapes.n_terms) >= 1
+    assert tree.model_.shapes is None
+    # the last recorded training loss is the fitted model's own log-loss (float64)
+    assert est.history_[-1] == pytest.approx(_log_loss(y, est.predict_proba(X)[:, 1]), rel=1e-5)
+    assert tree.history_[-1] == pytest.approx(_log_loss(y, tree.predict_proba(X)[:, 1]), rel=1e-5)
+    # the tree's iterations come first, then one entry per shape term
+    n_tree = len(tree.history_)
+    np.testing.assert_allclose(est.history_[:n_tree], tree.history_, rtol=1e-12)
+    assert len(est.history_) == n_tree + int(est.model_.shapes.n_terms)
+
+
+def test_shapes_lower_the_training_and_held_out_log_loss(fits):
+    X, y, est, _, _, tree = fits
+    assert est.history_[-1] < 0.9 * tree.history_[-1]
+    Xt, yt = _data(3000, 1)
+    assert _log_loss(yt, est.predict_proba(Xt)[:, 1]) < 0.9 * _log_loss(yt, tree.predict_proba(Xt)[:, 1])
+    assert est.score(Xt, yt) > tree.score(Xt, yt)
+    assert "f(x2, x3)" in est.formula() or "f(x1)" in est.formula()
+
+
+def test_a_second_fit_compiles_nothing_and_is_deterministic(fits):
+    X, _, est, again, count, _ = fits
+    assert count.lowerings == 0 and count.compiles == 0
+    np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
+
+
+def test_shapes_zero_is_the_tree_alone_and_saves_with_its_shapes(fits, tmp_path):
+    X, y, est, _, _, tree = fits
+    plain = jaxtree.TreeClassifier(shapes=0, **K).fit(X, y)  # below the threshold anyway
+    np.testing.assert_array_equal(plain.predict_proba(X), tree.predict_proba(X))
+    est.save(tmp_path / "m.json")
+    back = jaxtree.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(back.predict_proba(X), est.predict_proba(X))
+    assert back.shapes == "auto"
+
+
+def test_one_vs_rest_and_the_margin_loss_get_no_shapes(monkeypatch):
+    monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 100)
+    X, y = _data(300, 2)
+    y3 = np.digitize(X[:, 0], [1 / 3, 2 / 3])
+    assert jaxtree.TreeClassifier(**K).fit(X, y3).model_.shapes is None
+    assert jaxtree.TreeClassifier(loss="margin", **K).fit(X, y).model_.shapes is None
+
+
+def test_shapes_values_are_checked():
+    X, y = _data(100, 3)
+    with pytest.raises(ValueError, match="shapes"):
+        jaxtree.TreeClassifier(shapes=3).fit(X, y)
