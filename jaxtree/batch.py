@@ -147,8 +147,10 @@ def _members_mse(programs: prog.Program, data: scoring.Data, basis):
     return jax.vmap(lambda ps, d: jax.vmap(lambda p: refine_.mse(p, d, basis))(ps))(programs, data)
 
 
-_held_out_mse = jax.jit(jax.vmap(refine_.mse, in_axes=(0, 0, None)), static_argnums=2)
-"""Each member's weighted MSE on its own held-out rows."""
+_held_out_errors = jax.jit(jax.vmap(select.mse_and_errors, in_axes=(0, 0, None)),
+                           static_argnums=2)
+"""Each member's weighted MSE and per-row squared errors on its own held-out rows
+(:func:`jaxtree._fit.select.mse_and_errors` vmapped)."""
 
 
 step_batch_jit = jax.jit(_step_batch, static_argnames=("basis", "config"))
@@ -310,6 +312,10 @@ def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_t
 _shape_mse_batch = jax.jit(jax.vmap(select.shape_mse, in_axes=(0, 0, None)), static_argnums=2)
 """Each member's weighted MSE of its shape terms alone (:func:`jaxtree._fit.select.shape_mse`
 vmapped)."""
+_shape_errors_batch = jax.jit(jax.vmap(select.shape_mse_and_errors, in_axes=(0, 0, None)),
+                              static_argnums=2)
+"""Each member's weighted MSE and per-row squared errors of its shape terms alone
+(:func:`jaxtree._fit.select.shape_mse_and_errors` vmapped)."""
 
 
 def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots, fraction,
@@ -317,7 +323,7 @@ def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots
     """:func:`jaxtree._fit.stages.choose_shapes` for every member: the batched shape search on the
     training rows (the same split of every data set, at most ``SEARCH_ROWS`` of them) with
     each member's held-out MSE after each term, then each member's count by the
-    one-standard-error rule. Returns ``(counts (B,), (candidates, allowed), shape paths)``,
+    paired standard-error rule. Returns ``(counts (B,), (candidates, allowed), shape paths)``,
     ``shape paths[b]`` the estimator's ``shape_path_`` of member ``b``."""
     train, held = select.split(xs.shape[1], fraction, random_state)
     sub = select.subsample(len(train), shapes_.SEARCH_ROWS, random_state)
@@ -329,15 +335,19 @@ def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots
     pairs, allowed = _screened_pairs(data, xs.shape[2])
     spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
     gr = _shape_grams_batch(data, spec)
-    step = search_.with_validation(lambda s: shape_step_batch_jit(s, data, gr, spec),
-                                   lambda s: _shape_mse_batch(s.shapes, held_data, spec))
+    step = select.with_held_out_rows(lambda s: shape_step_batch_jit(s, data, gr, spec),
+                                     lambda s: _shape_errors_batch(s.shapes, held_data, spec))
     start = _allowed_start(_shape_start_batch(data, spec), allowed)
-    sel = search_.run(step, start, max_terms, loss_scale=scale, keep_states=True)
-    empty = np.asarray(_shape_mse_batch(start.shapes, held_data, spec), np.float64) * scale
+    empty, empty_rows = _shape_errors_batch(start.shapes, held_data, spec)
+    sel = search_.run(step, (start, empty_rows), max_terms, loss_scale=scale, keep_states=True)
+    sel, rows = select.split_run(sel, len(held))  # rows (B, terms, n_held)
+    rows = np.concatenate([select.held_rows([empty_rows], len(held)), rows], axis=1)
+    w = select.held_weights(held_data, len(held))
+    empty = np.asarray(empty, np.float64) * scale
     train0 = np.asarray(_shape_mse_batch(start.shapes, data, spec), np.float64) * scale
     counts, paths = np.zeros(xs.shape[0], np.int64), []
     for b in range(xs.shape[0]):
-        counts[b] = select.choose_size(np.r_[empty[b], sel.val_history[b]], len(held))
+        counts[b] = select.choose_size(rows[b], w[b])
         path = [dict(n_shapes=0, train_mse=float(train0[b]), val_mse=float(empty[b]), terms=[])]
         for i, (st, h, v) in enumerate(zip(sel.programs, sel.history[b], sel.val_history[b])):
             path.append(dict(n_shapes=i + 1, train_mse=float(h), val_mse=float(v),
@@ -466,7 +476,8 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
                     random_state, bound=None, beam: bool = False, stop=None):
     """The selection run of :func:`fit_batch` with a held-out size: every member searched on
     the training rows to ``k`` with its held-out MSE after each iteration, then each member's
-    size by the one-standard-error rule (:func:`jaxtree._fit.select.choose_size`). Returns
+    size by the paired standard-error rule on its per-row held-out errors
+    (:func:`jaxtree._fit.select.choose_size`). Returns
     ``(sizes (B,), paths, status (B,))``, ``paths[b]`` the estimator's ``path_`` rows of
     member ``b``, ``status`` the selection run's (``stop``: the estimators' ``tol``, which
     may end a member's path before ``k``, as it ends the estimator's).
@@ -484,16 +495,19 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
     held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
     if beam:
         best = lambda prg: _best_members(prg, _members_mse(prg, data, params.basis))  # noqa: E731
-        step = search_.with_validation(
+        step = select.with_held_out_rows(
             lambda prg: beam_step_batch_jit(prg, data, params.basis, cfg),
-            lambda prg: _held_out_mse(best(prg), held_data, params.basis))
+            lambda prg: _held_out_errors(best(prg), held_data, params.basis))
     else:
         best = lambda prg: prg  # noqa: E731
-        step = search_.with_validation(
+        step = select.with_held_out_rows(
             lambda prg: step_batch_jit(prg, data, params.basis, cfg, bound),
-            lambda prg: _held_out_mse(prg, held_data, params.basis))
-    sel = search_.run(step, programs, params.k + 1, keep_states=True,
+            lambda prg: _held_out_errors(prg, held_data, params.basis))
+    start = (programs, np.zeros(held_data.y.shape, held_data.y.dtype))
+    sel = search_.run(step, start, params.k + 1, keep_states=True,
                       loss_scale=np.asarray(sc.y_scale, np.float64) ** 2, stop=stop)
+    sel, rows = select.split_run(sel, len(held))  # rows (B, sizes, n_held)
+    w = select.held_weights(held_data, len(held))
     B = xs.shape[0]
     sizes = np.zeros(B, np.int64)
     paths = []
@@ -504,7 +518,7 @@ def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fractio
         end = len(sel.choices[b])  # a member whose tree filled up ended early (search.run)
         member = [_member(m, b) for m in models[:end]]
         val = sel.val_history[b][:end]
-        sizes[b] = select.n_ops(member[select.choose_size(val, len(held))].program)
+        sizes[b] = select.n_ops(member[select.choose_size(rows[b][:end], w[b])].program)
         paths.append(select.path_rows(member, sel.history[b][:end], val))
     return sizes, paths, np.asarray(sel.status, np.int64)
 
@@ -564,7 +578,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
       validation_fraction: None grows every tree to ``k``. A fraction in ``(0, 1)``: as for
         :class:`jaxtree.TreeRegressor`, each member's size is chosen on held-out rows (the
         same rows of every data set, ``random_state``'s split: the data sets have the same
-        ``n``) by the one-standard-error rule, then refitted on all rows, all members in one
+        ``n``) by the paired standard-error rule, then refitted on all rows, all members in one
         batched run in which each member's tree stops at its own size (the step's traced
         ``max_ops``); each member has ``k_`` and ``path_`` and equals the estimator's fit.
         The beam is judged by the member it would return at each size and refitted by one

@@ -77,7 +77,7 @@ class TreeRegressor(Regressor):
         first, exactly as without shapes, then up to 16 shape terms (``AUTO_SHAPES``) of its
         residual, as many as held-out rows support (a ``validation_fraction`` of 0.2 or the
         one given, ``shape_path_``; the held-out run stops once ``AUTO_PATIENCE`` = 3 terms in
-        a row lower no held-out error; the one-standard-error rule: none where the tree
+        a row lower no held-out error; the paired standard-error rule: none where the tree
         already has the data's form, and then the model is the tree's), then the tree's weights
         refined given the shapes; smaller fits: no shapes. Matrices of at least ``2**24``
         values (read in blocks, ``CHUNKED_FIT_MIN_VALUES``), memmaps and ChunkReaders get them
@@ -118,8 +118,8 @@ class TreeRegressor(Regressor):
         ``validation_fraction_``. None grows the tree to ``k`` operations. A float in
         ``(0, 1)`` chooses the size from the data: that fraction of the rows is held out, the
         search runs to ``k`` on the rest while recording the held-out MSE after every
-        iteration, the smallest size within one standard error of the best held-out MSE
-        (``MSE * sqrt(2 / n_held)``) is chosen (``k_``),
+        iteration, the smallest size whose held-out MSE is within half a paired standard
+        error of the best is chosen (``k_``; :func:`jaxtree._fit.select.choose_size`),
         and the tree is refitted on all rows with ``k_`` operations. ``path_`` lists every
         size with its training and held-out error and formula. Engine ``"jax"``, in memory.
         With ``search="beam"`` each size is judged by the member the beam returns at that
@@ -279,7 +279,7 @@ class TreeRegressor(Regressor):
         ``clone`` and saved models keep them) and each can be overridden.
 
         ``k`` is an upper bound: ``validation_fraction`` holds out that share of the rows and
-        picks the size by the one-standard-error rule (see the class docstring), so noisy data
+        picks the size by the paired standard-error rule (see the class docstring), so noisy data
         does not buy extra leaves. The physics families with the paper's basis, ``y_bound``
         so a law's weights fit the box, ``"auto"`` chooses ``log y`` or ``y`` on held-out rows,
         the backfit search, and pruning of leaves that cost less than ``prune_tol`` of ``R²``.

@@ -392,11 +392,20 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     Xb, yb = _table(n=1500)
     Xt, yt = _table(1, 1000)
     plain = jaxtree.TreeRegressor(shapes=0, **kw).fit(Xb, yb)
+    calls, rule = [], select.choose_size_rows  # the count is the rule's on the per-row losses
+    monkeypatch.setattr(select, "choose_size_rows",
+                        lambda L, w=None, floor=select.MSE_FLOOR, n_se=select.SE_FACTOR:
+                        calls.append((L, w)) or rule(L, w, floor, n_se))
     auto = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
+    monkeypatch.setattr(select, "choose_size_rows", rule)
     n_shapes = int(auto.model_.shapes.n_terms)
     assert n_shapes >= 1
     rows = auto.shape_path_
-    assert n_shapes == rows[select.choose_size([r["val_mse"] for r in rows], 300)]["n_shapes"]
+    (L, w), = calls  # 300 held-out rows; their weighted means are the path's held-out MSEs
+    assert L.shape == (len(rows), 300)
+    np.testing.assert_allclose(L @ w / w.sum() * float(auto.model_.y_scale) ** 2,
+                               [r["val_mse"] for r in rows], rtol=1e-9)
+    assert n_shapes == rows[select.choose_size(L, w)]["n_shapes"]
     # the tree's insertions first, unchanged, then the shapes
     assert auto.choices_[:4] == plain.choices_
     assert [c["move"] for c in auto.choices_[4:]] == [search.MOVE_SHAPE] * n_shapes

@@ -172,32 +172,37 @@ class InMemory(_Regression):
         return select.unpadded_choices(choices, self.p, self.spec.columns, self.spec.basis.q)
 
     def selection_run(self, cfg: search.Config, rep) -> tuple:
-        """``(run, n_held)``: the search grown to ``k`` on the training part of the split,
+        """``(run, (rows, w))``: the search grown to ``k`` on the training part of the split,
         the held-out MSE after each iteration (``val_history``) and the program after each
-        (``programs``, on the host). A beam is judged by the member the beam would return at
-        that size (the lowest training loss; :func:`jaxtree.search.beam_fit`'s rule)."""
+        (``programs``, on the host); ``rows (S, n_held)`` every iteration's per-row held-out
+        squared errors (scaled units, float64) and ``w (n_held,)`` the held-out rows'
+        weights, what :func:`jaxtree._fit.select.choose_size` reads. A beam is judged by the
+        member the beam would return at that size (the lowest training loss;
+        :func:`jaxtree.search.beam_fit`'s rule)."""
         s = self.spec
         data, held_data, held = self.held_out(pair_rows=cfg.pair_rows if cfg.pair_leaves else 0)
         empty = prog.empty_program(cfg.max_k, s.dtype)
         if s.search == "beam":
             best = lambda ps: select.best_member(ps, data, s.basis)  # noqa: E731
-            step = search.with_validation(
+            step = select.with_held_out_rows(
                 lambda ps: search.beam_step_jit(ps, data, s.basis, cfg),
-                lambda ps: select.held_out_mse(best(ps), held_data, s.basis))
+                lambda ps: select.held_out_errors(best(ps), held_data, s.basis))
             start = jax.tree_util.tree_map(
                 lambda a: jnp.broadcast_to(a, (s.beam_width,) + a.shape), empty)
         else:
             best = lambda p: p  # noqa: E731
-            step = search.with_validation(
+            step = select.with_held_out_rows(
                 lambda p: search.step_cached(p, data, s.basis, cfg, np.int32(s.k)),
-                lambda p: select.held_out_mse_cached(p, held_data, s.basis))
+                lambda p: select.held_out_errors_cached(p, held_data, s.basis))
             start = empty
+        start = (start, np.zeros(held_data.y.shape, held_data.y.dtype))
         sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True,
                          stop=s.stop)
+        sel, rows = select.split_run(sel, len(held))
         sel = sel._replace(programs=[jax.device_get(prog.trim(best(p), s.k))
                                      for p in sel.programs],
                            choices=self._unpadded(sel.choices))
-        return sel, len(held)
+        return sel, (rows, select.held_weights(held_data, len(held)))
 
     def _reference(self, rep) -> search.SearchResult:
         """The paper's algorithm in numpy (:func:`jaxtree.reference.step`) under the same
@@ -355,12 +360,30 @@ class Streamed(_Regression):
         return stream_.fit(self.scaled, self.spec.basis, k, cfg, **self._kw(rep))
 
     def selection_run(self, cfg: search.Config, rep) -> tuple:
-        """The in-memory fit's split, read by index."""
+        """The in-memory fit's split, read by index; ``(run, (rows, w))`` as the in-memory
+        :meth:`InMemory.selection_run`'s. The per-row held-out errors of every size are read
+        in one more pass over the held-out rows after the search (the streamed search
+        reports only their MSE), evaluating every kept program on each block; they take
+        ``k + 1`` values per held-out row on the host."""
         s = self.spec
         train, held = select.split(self.n, s.validation_fraction, s.random_state)
         sel = stream_.fit(self.scaled.subset(train), s.basis, s.k, cfg,
                           held_out=self.scaled.subset(held), **self._kw(rep))
-        return sel._replace(programs=[jax.device_get(p) for p in sel.programs]), len(held)
+        programs = [jax.device_get(p) for p in sel.programs]
+        if self.shapes is None:
+            passes, _ = stream_._passes(self.scaled.subset(held), s.basis, s.block, s.devices,
+                                        s.dtype)
+        else:
+            passes, _ = stream_.shape_residual_passes(
+                self.scaled.subset(held), s.basis, *self.shapes, chunks_per_block=s.block,
+                devices=s.devices, dtype=s.dtype)
+        rows, w = [], []
+        for xb, yb, wb in passes.blocks():
+            rows.append(np.stack([np.asarray(select.block_errors(p, xb, yb, s.basis),
+                                             np.float64).reshape(-1) for p in programs]))
+            w.append(np.asarray(wb, np.float64).reshape(-1))
+        rows = np.concatenate(rows, axis=1)[:, :len(held)]
+        return sel._replace(programs=programs), (rows, np.concatenate(w)[:len(held)])
 
     # ---------------------------------------------------------------------- shapes
 

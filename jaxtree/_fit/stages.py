@@ -59,7 +59,7 @@ def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
 def tree(src, spec: spec_.FitSpec, rep) -> tuple:
     """``(search result, size path or None)``: the tree grown to ``k`` operations, or with a
     ``validation_fraction`` its size chosen on held-out rows first (the source's
-    ``size_path``: the one-standard-error rule, :func:`jaxtree._fit.select.choose_size` for a
+    ``size_path``: the paired standard-error rule, :func:`jaxtree._fit.select.choose_size` for a
     regression, per one-versus-rest tree for a classifier, :mod:`jaxtree._fit.classify`) and
     then refitted on all rows."""
     cfg = src.tree_config()
@@ -84,7 +84,7 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     The shape search and the tree search each run through the one driver
     (:func:`jaxtree.search.run`); their histories and choices are concatenated (the tree's
     losses are the full model's: it is fitted to the shapes' residual). With
-    ``validation_fraction`` the number of shapes is chosen first (one-standard-error rule on
+    ``validation_fraction`` the number of shapes is chosen first (paired standard-error rule on
     held-out rows, ``shapes`` is the upper bound), then the tree's size on the shapes'
     residual, as for a tree alone. The terms are searched on at most
     ``shapes.SEARCH_ROWS`` rows, then backfitted on all rows over the chosen terms only.
@@ -120,7 +120,7 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
 
 def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     """``shapes="auto"``: up to :data:`~jaxtree._fit.spec.AUTO_SHAPES` shape terms of the
-    tree's residual, as many as held-out rows support (the one-standard-error rule; often
+    tree's residual, as many as held-out rows support (the paired standard-error rule; often
     none, and then the fit is the tree's exactly), then the backfitting round. Returns
     ``(search result, (terms, spec) or None, shape path)``.
 
@@ -178,7 +178,8 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     """``(number of shapes, candidate pairs, selection run, its spec, shape path)`` chosen on
     held-out rows: the shape search on the training part of ``split = (training data,
     held-out data, held-out rows)`` with the held-out MSE after each term; the smallest count
-    within one standard error of the best (counting the intercept-only model as 0 terms).
+    within half a paired standard error of the best (counting the intercept-only model as 0
+    terms; :func:`jaxtree._fit.select.choose_size`).
     ``after``: iterations already run (the progress bar's position); ``states``: stop once
     :data:`~jaxtree._fit.spec.AUTO_PATIENCE` more terms have not lowered the held-out MSE
     (``shapes="auto"``)."""
@@ -187,14 +188,17 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     pairs = shapes_.screen_pairs(data)
     sspec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
     gr = shapes_.grams_jit(data, sspec)
-    step = search.with_validation(lambda s: search.shape_step_jit(s, data, gr, sspec),
-                                  lambda s: select.shape_mse(s.shapes, held_data, sspec))
+    step = select.with_held_out_rows(lambda s: search.shape_step_jit(s, data, gr, sspec),
+                                     lambda s: select.shape_errors(s.shapes, held_data, sspec))
     start = shapes_.start(data, sspec)
+    empty, empty_rows = select.shape_errors(start.shapes, held_data, sspec)
     rep.phase(max_terms, "choosing shapes")  # the bar moves while the count is chosen
-    sel = search.run(step, start, max_terms, rep.tick, loss_scale=scale, keep_states=True,
-                     patience=spec_.AUTO_PATIENCE if states else None)
-    empty = float(select.shape_mse(start.shapes, held_data, sspec)) * scale
-    n_best = select.choose_size(np.r_[empty, sel.val_history], len(held))
+    sel = search.run(step, (start, empty_rows), max_terms, rep.tick, loss_scale=scale,
+                     keep_states=True, patience=spec_.AUTO_PATIENCE if states else None)
+    sel, rows = select.split_run(sel, len(held))
+    empty = float(empty) * scale
+    rows = np.r_[select.held_rows([empty_rows], len(held)), rows]
+    n_best = select.choose_size(rows, select.held_weights(held_data, len(held)))
     path = select.shape_path(float(select.shape_mse(start.shapes, data, sspec)) * scale, empty,
                              sel, sspec, rep.names)
     if after:  # shapes="auto": the tree's iterations, then the chosen terms

@@ -1,0 +1,141 @@
+"""The held-out size rule (issue 29): the paired standard-error rule of
+:func:`jaxtree._fit.select.choose_size_rows` on per-row held-out losses, and the per-row losses
+the regressor's selection runs give it."""
+
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree._fit import select
+
+BASE = np.array([0.0, 4.0, 8.0, 12.0])  # the best size's per-row losses: a large common spread
+
+
+def test_paired_rule_against_hand_computed_standard_errors():
+    # Size 0 is worse by 1 on every row: paired SE 0, never within it (an unpaired rule, the
+    # best size's own SE sqrt(var(BASE) / 4) = 2.24, or the old MSE*sqrt(2/4) = 4.2, takes
+    # it; so does a flipped comparison mean(d) >= SE).
+    # Size 1: d = [0, 0.2, 0, 0.2]: mean 0.1 > SE sqrt(0.01 / 4) = 0.05: not within.
+    L = np.stack([BASE + 1.0, BASE + [0, 0.2, 0, 0.2], BASE])
+    index, val, se = select.choose_size_rows(L)
+    assert index == 2
+    np.testing.assert_allclose(val, [7.0, 6.1, 6.0])
+    np.testing.assert_allclose(se, [0.0, 0.05, 0.0], atol=1e-15)
+    # Size 1: d = [0, 0.8, 0, -0.4]: mean 0.1 <= SE / 2 = sqrt(0.19 / 4) / 2 = 0.109: within.
+    L[1] = BASE + [0, 0.8, 0, -0.4]
+    index, val, se = select.choose_size_rows(L)
+    assert index == 1
+    np.testing.assert_allclose(se[1], np.sqrt(0.19 / 4))
+    assert select.choose_size(L) == 1
+
+
+def test_the_tolerance_is_half_a_standard_error_by_default():
+    # d = [0, 0.1, 0, -0.02]: mean 0.02, SE sqrt(0.0022 / 4) = 0.0235: within one SE, not
+    # within half of one (select.SE_FACTOR; BENCHMARKS.md, "The held-out size rule")
+    L = np.stack([BASE + 1.0, BASE + [0, 0.1, 0, -0.02], BASE])
+    assert select.SE_FACTOR == 0.5
+    assert select.choose_size_rows(L)[0] == select.choose_size(L) == 2
+    assert select.choose_size_rows(L, n_se=1.0)[0] == 1
+    assert select.choose_size_rows(L, n_se=0.0)[0] == 2  # the argmin
+
+
+def test_the_best_is_the_lowest_mean_even_when_it_is_not_last():
+    L = np.stack([BASE + 2.0, BASE, BASE + [0.5, 0.5, 0.5, 0.3]])
+    assert select.choose_size_rows(L)[0] == 1  # size 2 is larger: never chosen over a better one
+    L[0] = BASE + [0.6, -0.4, 0.6, -0.4]  # d mean 0.1, SE sqrt(0.25 / 4) = 0.25: within
+    assert select.choose_size_rows(L)[0] == 0
+
+
+def test_weights_enter_the_mean_and_the_effective_count():
+    # d = [0.5, -0.3]. Unweighted: mean 0.1, SE sqrt(0.16 / 2) = 0.283: within half of it.
+    # With weights [3, 1]: mean 0.3, var 0.12, n_eff = 16 / 10, SE sqrt(0.12 * 10) / 4 =
+    # 0.274: not within half of it.
+    L = np.array([[1.5, 0.7], [1.0, 1.0]])
+    assert select.choose_size_rows(L)[0] == 0
+    index, val, se = select.choose_size_rows(L, [3.0, 1.0])
+    assert index == 1
+    np.testing.assert_allclose(val, [1.3, 1.0])
+    np.testing.assert_allclose(se[0], np.sqrt(1.2) / 4)
+    # scaling every weight changes nothing; a zero weight drops its row, even a NaN one
+    assert select.choose_size_rows(L, [30.0, 10.0])[0] == 1
+    L3 = np.c_[L, [np.nan, 5.0]]
+    assert select.choose_size_rows(L3, [3.0, 1.0, 0.0])[0] == 1
+    np.testing.assert_allclose(select.choose_size_rows(L3, [3.0, 1.0, 0.0])[2], se)
+
+
+def test_floor_ties_sizes_whose_losses_are_rounding():
+    # noise-free data (an exact law): every size's held-out loss is rounding; without the
+    # floor the rule would follow the rounding noise to a larger size
+    rng = np.random.default_rng(0)
+    L = np.abs(rng.normal(size=(5, 40))) * np.array([[1e-26], [1e-28], [1e-28], [5e-29], [1e-28]])
+    assert select.choose_size_rows(L, floor=0.0)[0] > 0
+    assert select.choose_size_rows(L)[0] == 0
+    # real errors are not floored: 0.01 more on every row is a real difference
+    L = np.stack([BASE / 100 + 0.01, BASE / 100])
+    assert select.choose_size_rows(L)[0] == 1
+
+
+def test_non_finite_sizes_are_never_chosen_and_bad_shapes_are_refused():
+    L = np.stack([BASE + np.nan, BASE, BASE])
+    assert select.choose_size_rows(L)[0] == 1
+    with pytest.raises(ValueError, match="2-D"):
+        select.choose_size_rows(BASE)
+    with pytest.raises(ValueError, match="one weight per row"):
+        select.choose_size_rows(L, [1.0, 2.0])
+    with pytest.raises(ValueError, match="positive weight"):
+        select.choose_size_rows(L, np.zeros(4))
+
+
+def _recording(monkeypatch):
+    """Records every call of the rule: ``(row_losses, w, chosen index)``."""
+    calls, base = [], select.choose_size_rows
+
+    def rule(L, w=None, floor=select.MSE_FLOOR, n_se=select.SE_FACTOR):
+        out = base(L, w, floor, n_se)
+        calls.append((np.array(L), None if w is None else np.array(w), out[0]))
+        return out
+
+    monkeypatch.setattr(select, "choose_size_rows", rule)
+    return calls
+
+
+def _data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=n)
+    return X, y, rng.uniform(0.5, 2.0, size=n)
+
+
+@pytest.mark.parametrize("search", ["greedy", "backfit"])
+def test_regressor_row_losses_average_to_the_held_out_mse(x64, monkeypatch, search):
+    X, y, w = _data()
+    calls = _recording(monkeypatch)
+    est = jaxtree.TreeRegressor(k=4, search=search, validation_fraction=0.3, shapes=0,
+                                refine="coordinate").fit(X, y, sample_weight=w)
+    (L, wh, index), = calls
+    _, held = select.split(len(y), 0.3, None)
+    np.testing.assert_array_equal(wh, w[held])
+    scale = float(est.model_.y_scale) ** 2
+    # the rows' weighted means are the recorded held-out MSEs (float64: to rounding)
+    np.testing.assert_allclose(L @ wh / wh.sum() * scale, [r["val_mse"] for r in est.path_],
+                               rtol=1e-12)
+    # each row is that size's squared error on its held-out row (the path's models)
+    for r, losses in zip(est.path_, L):
+        pred = np.asarray(jaxtree.predict(r["model"], X[held]), np.float64)
+        np.testing.assert_allclose(losses * scale, (pred - y[held]) ** 2, rtol=1e-9, atol=1e-20)
+    assert est.k_ == est.path_[index]["n_ops"] == est.path_[select.choose_size(L, wh)]["n_ops"]
+
+
+def test_streamed_row_losses_equal_the_in_memory_ones(x64, monkeypatch, tmp_path):
+    X, y, _ = _data(400, 1)
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    calls = _recording(monkeypatch)
+    kw = dict(k=3, search="greedy", validation_fraction=0.25, shapes=0, refine="coordinate",
+              chunk_size=64)
+    mem = jaxtree.TreeRegressor(**kw).fit(X, y)
+    mm = jaxtree.TreeRegressor(**kw).fit(np.load(path, mmap_mode="r"), y)
+    (Lm, wm, im), (Ls, ws, i_s) = calls
+    np.testing.assert_allclose(Ls, Lm, rtol=1e-9, atol=1e-18)
+    np.testing.assert_array_equal(ws, wm)
+    assert im == i_s and mm.k_ == mem.k_
