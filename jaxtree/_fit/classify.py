@@ -231,9 +231,11 @@ def one_se_choice(row_losses, w):
 
     The standard error is the best size's own: the weighted standard deviation of its per-row
     losses over ``sqrt(n_eff)``, ``n_eff = (sum w)^2 / sum w^2`` (Kish's effective count; the
-    number of held-out rows without weights). :func:`jaxtree._fit.select.choose_size` uses the
-    Gaussian closed form ``MSE sqrt(2 / n)`` of a squared error instead; a log-loss or ramp
-    loss has no such form, so it is estimated from the rows.
+    number of held-out rows without weights). Not yet the regressor's rule: the regressor
+    (:func:`jaxtree._fit.select.choose_size`) now uses half a *paired* standard error (the
+    error of the per-row difference to the best size), measured on regression tables only;
+    moving the classifier to :func:`jaxtree._fit.select.choose_size_rows` needs its own
+    measurement (issue 29).
     """
     L = np.asarray(row_losses, np.float64)
     w = np.asarray(w, np.float64)
