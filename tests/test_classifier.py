@@ -373,6 +373,8 @@ def test_unsupported_options_are_clear():
         clf(search="backfit", engine="reference", refine="coordinate").fit(X, y)
 
 
+@pytest.mark.slow  # ~30 s (a fit of its own): fit/predict/show --task classify keeps its CLI
+# oracle in test_cli_classify_raw_csv_with_missing_cells_text_and_missing_labels
 def test_cli_fit_predict_show_classify(tmp_path, capsys):
     from jaxtree import cli
 

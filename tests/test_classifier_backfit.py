@@ -52,7 +52,9 @@ def _steps(loss, X, y, n_iter=6, k=6):
     return data, out
 
 
-@pytest.mark.parametrize("loss", ["logistic", "margin"])
+# The margin loss in the slow suite (~60 s of compiling): the [logistic] case's oracle on the
+# other loss, whose search keeps its float64 reference oracles in test_classifier_reference.py.
+@pytest.mark.parametrize("loss", ["logistic", pytest.param("margin", marks=pytest.mark.slow)])
 def test_backfit_step_is_never_worse_than_the_greedy_step(x64, loss):
     """Float64 oracle of the rule: from the same tree, the backfit step's true loss (the
     logistic loss; the margin loss's squared hinge, which the search minimises) is at most
@@ -123,6 +125,9 @@ def test_defaults_resolve_like_the_regressor():
     assert clf.search == "auto" and clf.validation_fraction == "auto"
 
 
+@pytest.mark.slow  # ~40 s: the resolution is test_defaults_resolve_like_the_regressor's, the
+# backfit classifier's fits test_backfit_history_never_increases's and
+# test_one_vs_rest_batch_makes_the_binary_backfit_moves's, its held-out size test_classifier.py's
 def test_binary_and_three_class_fits_with_the_new_defaults():
     rng = np.random.default_rng(2)
     X = rng.uniform(size=(300, 3))

@@ -80,6 +80,9 @@ def test_three_classes_one_vs_rest_flattened_into_the_batch():
     _check_equal(res, X, three)
 
 
+@pytest.mark.slow  # test_binary_equals_separate_fits_and_compiles_once's oracle with the
+# margin loss and no refinement (~15 s of compiling); the margin loss keeps its float64
+# reference oracle in test_classifier_reference.py
 def test_margin_loss_and_refine_none():
     X, two, _ = _data()
     res = jaxtree.fit_batch_classifier(X, two, **{**KW, "refine": None}, loss="margin")

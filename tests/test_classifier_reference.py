@@ -248,7 +248,9 @@ def test_engines_choose_the_same_binary(loss, refine):
     assert a.history_[-1] < a.history_[0]  # the search is not a no-op
 
 
-@pytest.mark.parametrize("loss", ["logistic", "margin"])
+# The margin loss on three classes in the slow suite: the binary margin case above and the
+# logistic three-class case hold its two halves.
+@pytest.mark.parametrize("loss", ["logistic", pytest.param("margin", marks=pytest.mark.slow)])
 def test_engines_choose_the_same_three_class_one_versus_rest(loss):
     X, y = make_data(seed=2, classes=3)
     assert len(np.unique(y)) == 3

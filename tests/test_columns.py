@@ -51,7 +51,9 @@ def _tree(p, dtype):
     return t._replace(intercept=jnp.asarray(0.1, dtype))
 
 
-@pytest.mark.parametrize("empty", [True, False])
+# The empty tree (the first step) in the slow suite: the non-empty tree's case checks the
+# same scorers, and the replacement scorer too.
+@pytest.mark.parametrize("empty", [pytest.param(True, marks=pytest.mark.slow), False])
 def test_padding_columns_score_inf_and_real_columns_score_as_unpadded(empty):
     rng = np.random.default_rng(7)
     n, p, cols, q = 300, 3, 6, BASIS.q
@@ -88,8 +90,12 @@ def _table(n, p, seed):
     return X, y
 
 
+# The default search (backfit, held-out size) in the slow suite (~50 s of compiling): its
+# padded pair and replacement scores are test_padding_columns_score_inf_and_real_columns_
+# score_as_unpadded's oracle, the padded held-out fit the classifier's [2] case below.
 @pytest.mark.parametrize("kw", [dict(search="greedy", validation_fraction=None),
-                                dict()], ids=["greedy", "default"])
+                                pytest.param(dict(), marks=pytest.mark.slow)],
+                         ids=["greedy", "default"])
 def test_padded_fit_is_the_unpadded_fit(monkeypatch, kw):
     """float64: the same choices and predictions (1e-10) with and without the bucket."""
     X, y = _table(1100, 5, 3)
@@ -153,7 +159,9 @@ def test_warmup_checks_its_arguments():
         jaxtree.warmup([(10, 2)], k=0)
 
 
-@pytest.mark.parametrize("classes", [2, 3])
+# Three classes in the slow suite (~100 s): the [2] case's oracle on three one-versus-rest
+# trees, whose equality to binary fits is test_classifier.py's.
+@pytest.mark.parametrize("classes", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):
     """The classifier's in-memory search takes the same buckets (float64, held-out size): the
     same moves, and losses and probabilities to 1e-8."""
@@ -175,6 +183,9 @@ def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):
                                atol=1e-10)
 
 
+@pytest.mark.slow  # the regressor's oracle above on the classifier's step (whose buckets
+# test_classifier_padded_fit_is_the_unpadded_fit[2] checks); a second classifier fit
+# compiling nothing: test_classifier_backfit.py, test_first_fit.py
 def test_classifier_second_table_in_the_bucket_compiles_nothing():
     kw = dict(k=3, basis=BASIS, chunk_size=256, validation_fraction=None)
     X, y = _table(2100, 9, 5)

@@ -46,6 +46,7 @@ def golden():
 
 
 def test_golden_file_has_every_case(golden):
+    assert SLOW_CASES < set(G.CASE_NAMES)
     stored = {name for name in golden if "__" not in name}
     assert stored == set(G.CASE_NAMES), (
         "tests/data/golden_predictions.npz and tests/golden_cases.py list different cases: "
@@ -62,7 +63,20 @@ def _close(got, want, what, tol):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=what)
 
 
-@pytest.mark.parametrize("case", G.CASES, ids=G.CASE_NAMES)
+SLOW_CASES = {"shapes3", "beam", "for_laws", "default_large", "memmap", "memmap_shapes2",
+              "classifier_3class", "batch", "batch_classifier"}
+"""Cases pinned in the slow suite (``-m slow``): each compiles a path of its own (13-50 s on
+CI's two cores) whose answers keep an oracle in the default suite: shapes (test_shapes.py),
+beam width 1 = greedy (test_beam.py), laws (test_laws.py), the large-data default
+(test_auto_search.py), streamed = in memory (test_stream.py, test_stream_shapes.py), three
+classes = binary fits (test_classifier.py), batch members = separate fits (test_batch.py,
+test_classifier_batch.py). The default suite pins the paper's search, the small-data
+default, pruning, a pandas table and the binary classifier."""
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow)
+                                  if c.name in SLOW_CASES else c for c in G.CASES],
+                         ids=G.CASE_NAMES)
 def test_golden_predictions(case, golden, tmp_path):
     res = G.run(case, tmp_path)
     made_by = f"(golden file made by {golden['__commit__']})"

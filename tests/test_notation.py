@@ -52,9 +52,11 @@ def _table(n=300, seed=0):
 @pytest.fixture(scope="module")
 def table_model():
     """A table with a categorical and a numeric column, noise-free ``3·[c = red] + 0.5·t``,
-    the target a Series named ``ozone``; the default search with its held-out size path."""
+    the target a Series named ``ozone``; the greedy search with its held-out size path (the
+    notation does not depend on the search; the greedy step compiles in half the time of the
+    default's backfit step)."""
     df, y = _table()
-    est = jaxtree.TreeRegressor(k=3).fit(df, y)
+    est = jaxtree.TreeRegressor(k=3, search="greedy").fit(df, y)
     return est, df, y
 
 
@@ -254,21 +256,22 @@ def labels_data():
 def test_binary_classifier_says_logit_of_the_second_class(labels_data, tmp_path):
     df, score = labels_data
     y = pd.Series(np.where(score > 6, "yes", "no"), name="buy")
-    clf = jaxtree.TreeClassifier(k=2).fit(df, y)
+    # the greedy search: the notation does not depend on it, and it compiles faster
+    clf = jaxtree.TreeClassifier(k=2, search="greedy").fit(df, y)
     text = clf.formula()
     assert isinstance(text, str) and text.startswith("logit P(buy = yes) = "), text
     assert "[c = red]" in text or "c" not in clf.encoded_feature_names_[0]
     assert clf.to_latex().startswith("\\operatorname{logit} P(\\mathrm{buy} = \\text{yes}) = ")
     clf.save(tmp_path / "c.json")
     assert jaxtree.load(tmp_path / "c.json").formula() == text
-    margin = jaxtree.TreeClassifier(k=1, loss="margin").fit(df, y)
+    margin = jaxtree.TreeClassifier(k=1, loss="margin", search="greedy").fit(df, y)
     assert margin.formula().startswith("margin(buy = yes) = ")
 
 
 def test_three_classes_give_one_labelled_line_each(labels_data):
     df, score = labels_data
     y = np.digitize(score, [4, 8])  # 0, 1, 2; a numpy array: the target is y
-    clf = jaxtree.TreeClassifier(k=1, validation_fraction=0.2).fit(df, y)
+    clf = jaxtree.TreeClassifier(k=1, search="greedy", validation_fraction=0.2).fit(df, y)
     lines = clf.formula()
     assert [line.split(" = ", 2)[:2] for line in lines] == [
         ["logit P(y", f"{c})"] for c in clf.classes_]
@@ -286,7 +289,7 @@ def binary_shapes_model():
     df = pd.DataFrame({"c": pd.Categorical(rng.choice(["red", "blue", "green"], n)),
                        "b": rng.integers(0, 2, n).astype(float)})
     y = pd.Series(1.0 + 3.0 * (df.c == "red") - 1.5 * df.b, name="ozone")
-    est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4),
+    est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4), search="greedy",
                                 validation_fraction=0.2, random_state=0).fit(df, y)
     assert int(est.model_.shapes.n_terms) == 2
     return est, df, y

@@ -86,7 +86,32 @@ def test_snippets_assert_their_claims(marker):
         assert claim in lines, f"the snippet with {marker!r} no longer asserts: {claim}"
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
+# Snippets that make no claim (nothing in CLAIMS or CHECKS) only have to run; each costs a
+# first compilation of its own (15-45 s on CI's two cores), so they run in the slow suite and
+# the default suite runs the snippets whose claims it checks (save/load, the classifier on a
+# table with missing values, the Huber fine-tuning, splines, export, shapes, the physics law)
+# and the functional example under jit/vmap/grad (it shares its fit with the Huber snippet).
+# Their paths keep oracles in the default suite: the demo fit (test_estimator.py), a custom
+# basis (test_basis.py), devices= (test_sharding.py, test_classifier_sharding.py), the core
+# step (test_search.py), fit_batch (test_batch.py), a memmap (test_stream.py).
+SLOW_SNIPPETS = ("paper_synthetic(n=1000, p=10", 'functions=[("tanh(2{x})"', 'devices="all"',
+                 "search.step_jit(prog, data", "jaxtree.fit_batch(X, y, k=2",
+                 'mmap_mode="r"')
+
+
+def _snippet(index):
+    slow = any(marker in BLOCKS[index] for marker in SLOW_SNIPPETS)
+    claims = any(marker in BLOCKS[index] for marker in (*CLAIMS, *CHECKS))
+    assert not (slow and claims), f"README snippet {index} makes a claim: keep it in the default suite"
+    return pytest.param(index, marks=pytest.mark.slow) if slow else index
+
+
+def test_slow_snippets_are_found():
+    for marker in SLOW_SNIPPETS:
+        assert sum(marker in b for b in BLOCKS) == 1, marker
+
+
+@pytest.mark.parametrize("index", [_snippet(i) for i in range(len(BLOCKS))])
 def test_readme_snippet_runs(index):
     ns = {"__name__": "__readme__"}
     exec(compile(BLOCKS[index], f"README.md[python block {index}]", "exec"), ns)

@@ -44,7 +44,14 @@ def _jax_fit(x, y, sw, k, refine, chunk_size=64, max_k=5, n_pad=320):
     return search.fit(data, SMALL, k, cfg)
 
 
-@pytest.mark.parametrize("seed", range(20))
+# Each column count p compiles the step once per refinement (4-6 s on CI's two cores): the
+# default suite runs the seeds with p = 4 (with and without refinement and sample weights)
+# and one with p = 1; the other seeds (the same oracle at other p) run in the slow suite.
+REFERENCE_SEEDS = (0, 1, 3, 6, 7, 16)
+
+
+@pytest.mark.parametrize("seed", [s if s in REFERENCE_SEEDS else
+                                  pytest.param(s, marks=pytest.mark.slow) for s in range(20)])
 def test_matches_reference_iteration_by_iteration(seed):
     x, y, sw, k, phi = _problem(seed)
     refine = "coordinate" if seed % 4 else None
@@ -84,7 +91,7 @@ def test_scorer_equals_per_candidate_least_squares(seed):
     d = len(R.leaves(tree))
     program = _as_program(tree)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(sw), chunk_size=32)
-    sc = scoring.score(program, data, SMALL, max_leaves=k + 1)
+    sc = scoring.score(program, data, SMALL, max_leaves=4)  # every k's: one compilation
     sse = np.asarray(sc.sse)[: 2 * d].reshape(d, 2, p, SMALL.q)
     w = np.asarray(sc.weight)[: 2 * d].reshape(d, 2, p, SMALL.q)
     a = np.asarray(sc.intercept)[: 2 * d].reshape(d, 2, p, SMALL.q)
@@ -107,6 +114,8 @@ def test_empty_program_scores_first_leaf(rng):
     assert np.all(np.isinf(np.asarray(sc.sse)[1:]))
 
 
+@pytest.mark.slow  # ~25 s: test_worst_candidate_error_float32's float32-vs-float64 oracle
+# (every candidate's SSE at 50,000 rows) carried through a whole search at 100,000 rows
 def test_float32_picks_float64_candidates_at_n_100k():
     rng = np.random.default_rng(7)
     n, p = 100_000, 5
@@ -158,14 +167,20 @@ def test_whole_fit_compiles_step_once(rng):
 
 
 def test_loss_never_increases_and_status_ok(rng):
-    x = rng.uniform(size=(300, 4))
-    y = np.cos(2 * np.pi * x[:, 1]) * x[:, 0] + 0.1 * rng.standard_normal(300)
+    # The steps, shapes and configurations of test_reported_loss_is_the_mse_of_the_returned_
+    # program (its compiled steps are shared; search.fit runs them in test_matches_reference_*).
+    x = rng.uniform(size=(200, 3))
+    y = np.cos(2 * np.pi * x[:, 1]) * x[:, 0] + 0.1 * rng.standard_normal(200)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=64)
     for refine in ("optax", "coordinate", None):
-        data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=128)
-        res = search.fit(data, SMALL, 6, search.Config(max_k=6, refine=refine))
-        assert np.all(np.diff(res.history) <= 1e-12), (refine, res.history)
-        assert res.status == search.STATUS_OK
-        w = np.asarray(res.program.weight)
+        program, history = prog.empty_program(3, jnp.float64), []
+        for _ in range(4):  # the first leaf and 3 insertions
+            program, info = search.step_jit(program, data, SMALL,
+                                            search.Config(max_k=3, refine=refine))
+            assert int(info.status) == search.STATUS_OK
+            history.append(float(info.loss))
+        assert np.all(np.diff(history) <= 1e-12), (refine, history)
+        w = np.asarray(program.weight)
         assert np.all(np.isfinite(w)) and np.all(np.abs(w) <= 1 + 1e-12)
 
 
@@ -202,12 +217,13 @@ def test_chunk_gradient_equals_reverse_mode(rng):
 
 
 def test_row_buckets_give_identical_scores_and_fit(rng):
-    x = rng.uniform(size=(256, 3))
-    y = np.sin(3 * x[:, 0]) * x[:, 1] + x[:, 2] ** 2 + 0.05 * rng.standard_normal(256)
+    # test_cached_basis_gives_the_same_fit's shapes and plain fit (one compilation shared)
+    x = rng.uniform(size=(300, 3))
+    y = np.sin(3 * x[:, 0]) * x[:, 1] + x[:, 2] ** 2 + 0.05 * rng.standard_normal(300)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=64)
-    plain = search.fit(data, SMALL, 5, search.Config(max_k=5, refine="coordinate"))
-    bucketed = search.fit(data, SMALL, 5, search.Config(max_k=5, refine="coordinate",
-                                                        buckets=scoring.default_buckets(6)))
+    plain = search.fit(data, SMALL, 3, search.Config(max_k=3, refine="coordinate"))
+    bucketed = search.fit(data, SMALL, 3, search.Config(max_k=3, refine="coordinate",
+                                                        buckets=scoring.default_buckets(4)))
     assert [c["flat_index"] for c in plain.choices] == [c["flat_index"] for c in bucketed.choices]
     np.testing.assert_allclose(bucketed.history, plain.history, rtol=1e-12)
 
@@ -278,6 +294,8 @@ def test_design_layout_and_reordering(rng):
     np.testing.assert_array_equal(np.asarray(phi)[:, 1 * 3 + 2], want[:, 2 * SMALL.q + 1])
 
 
+@pytest.mark.slow  # ~30 s (the backfit step compiled for plain and cached data):
+# test_cached_basis_gives_the_same_fit's oracle on the backfit step's refinement and pair fits
 def test_cached_basis_refinement_reads_phi_and_gives_the_same_optax_fit(rng):
     # The joint refinement, the pair move's exact leaf fit and the loss passes read the leaves'
     # columns of a cached Phi (refine.coarse keeps it): same choices and losses as evaluating.

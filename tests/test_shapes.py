@@ -294,6 +294,8 @@ def test_shape_terms_are_the_model_in_original_units():
     assert len(fig.axes) >= 3
 
 
+@pytest.mark.slow  # ~40 s (3,000 rows, up to 6 shapes): the held-out count of shapes keeps
+# test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them's oracle
 def test_validation_chooses_the_number_of_shapes_of_a_planted_additive_model():
     """Two planted one-covariate shapes plus noise: with up to 6 shapes allowed, held-out rows
     choose 2 (or 3 within one standard error, never the noise-fitting maximum), and every
@@ -425,6 +427,8 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     assert small.shape_path_ is None
 
 
+@pytest.mark.slow  # ~20 s of compiling for one covariate's shapes (a regression check of an
+# IndexError); the shapes' oracles run in the default suite above
 def test_one_covariate_fits_with_shapes_and_no_pairs():
     # One covariate: no pair candidates; compacting the spec after the search used to index
     # an empty table (IndexError).

@@ -35,17 +35,18 @@ SCRIPT = PREAMBLE + textwrap.dedent("""
     kw.update(search="greedy", validation_fraction=None)
     one = jaxtree.TreeRegressor(**kw).fit(X, y)
     out["one"] = [[c["flat_index"] for c in one.choices_], one.predict(X).tolist()]
-    for dev in (4, "all", 2):
+    for dev in DEVICES:
         est = jaxtree.TreeRegressor(devices=dev, **kw).fit(X, y)
         out[str(dev)] = [[c["flat_index"] for c in est.choices_], est.predict(X).tolist()]
     d = sharding.shard_data(scoring.chunk(X, np.asarray(y, np.float32), None, 250), 4)
     out["spec"] = list(d.x.sharding.spec)
     out["m"] = int(d.x.shape[1])
     out["n_shards"] = len(d.x.addressable_shards)
-    path = os.path.join(tempfile.mkdtemp(), "x")
-    mx = np.memmap(path, np.float32, "w+", shape=X.shape); mx[:] = X; mx.flush()
-    st = jaxtree.TreeRegressor(devices=4, **kw).fit(mx, y)
-    out["stream4"] = [[c["flat_index"] for c in st.choices_], st.predict(X).tolist()]
+    if STREAM:
+        path = os.path.join(tempfile.mkdtemp(), "x")
+        mx = np.memmap(path, np.float32, "w+", shape=X.shape); mx[:] = X; mx.flush()
+        st = jaxtree.TreeRegressor(devices=4, **kw).fit(mx, y)
+        out["stream4"] = [[c["flat_index"] for c in st.choices_], st.predict(X).tolist()]
     try:
         jaxtree.TreeRegressor(devices=5, **kw).fit(X, y)
         out["err"] = None
@@ -67,16 +68,32 @@ def _run_on_four_devices(script: str, timeout: float = 900) -> dict:
     return json.loads(res.stdout.split("RESULT", 1)[1])
 
 
+def _script(devices, stream):
+    """SCRIPT fitting sharded over each of ``devices`` (and streamed on 4 if ``stream``)."""
+    return f"DEVICES = {devices!r}\nSTREAM = {stream!r}\n" + SCRIPT
+
+
 def test_four_devices_same_tree_and_predictions():
-    out = _run_on_four_devices(SCRIPT)
+    out = _run_on_four_devices(_script((4,), True))
     ref_choices, ref_pred = out["one"]
-    for key in ("4", "all", "2", "stream4"):
+    for key in ("4", "stream4"):
         choices, pred = out[key]
         assert choices == ref_choices, key
         np.testing.assert_allclose(pred, ref_pred, rtol=1e-5, atol=1e-5 * np.ptp(ref_pred))
     assert out["spec"] == [None, "data"]
     assert out["m"] == 252 and out["n_shards"] == 4
     assert out["err"] is not None and "only 4 device(s)" in out["err"]
+
+
+@pytest.mark.slow  # test_four_devices_same_tree_and_predictions's oracle on other device
+# counts ("all" is those 4 devices; 2 compiles the sharded step again)
+def test_other_device_counts_same_tree_and_predictions():
+    out = _run_on_four_devices(_script(("all", 2), False))
+    ref_choices, ref_pred = out["one"]
+    for key in ("all", "2"):
+        choices, pred = out[key]
+        assert choices == ref_choices, key
+        np.testing.assert_allclose(pred, ref_pred, rtol=1e-5, atol=1e-5 * np.ptp(ref_pred))
 
 
 MOVES_SCRIPT = PREAMBLE + textwrap.dedent("""
@@ -99,6 +116,10 @@ MOVES_SCRIPT = PREAMBLE + textwrap.dedent("""
 """)
 
 
+# Slow: test_four_devices_same_tree_and_predictions's sharded = one device oracle (in memory
+# and streamed) on the backfit moves and pruning (the same jitted steps, on sharded rows);
+# the moves themselves keep their float64 oracles in test_oracles_search.py/test_moves.py.
+@pytest.mark.slow
 def test_backfit_moves_sharded_make_the_one_device_choices():
     # The search moves beyond the paper's (pair lookahead, replacement, the held-out size)
     # run on rows sharded over 4 devices, in memory and streamed from a memmap, and choose
@@ -140,6 +161,9 @@ SHAPES_SCRIPT = PREAMBLE + textwrap.dedent("""
 """)
 
 
+# Slow: the sharded = one device oracle with shape terms (which run on one device); the
+# shapes' own oracles are test_shapes.py's, the sharded tree's the test above.
+@pytest.mark.slow
 def test_shape_terms_before_a_sharded_tree_make_the_one_device_fit():
     # shapes=S (and "auto", after the tree) with devices=: the tree search is sharded, the
     # shape stage runs on one device.
