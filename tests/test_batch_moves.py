@@ -20,7 +20,9 @@ def _stack(n_sets=3, n=300):
     return X, y
 
 
-@pytest.mark.parametrize("how", ["backfit", "beam"])
+# the beam in the slow suite (~15 s of compiling): the [backfit] case's oracle; the batched
+# beam's members equal the estimator's in the held-out and pruning tests below
+@pytest.mark.parametrize("how", ["backfit", pytest.param("beam", marks=pytest.mark.slow)])
 def test_members_make_the_separate_fits_moves(how):
     X, y = _stack()
     kw = dict(k=4, basis=BASIS, refine="coordinate", coordinate_sweeps=2, chunk_size=64,

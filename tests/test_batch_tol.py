@@ -29,7 +29,10 @@ def _stack(n=150):
 
 
 @pytest.mark.parametrize("how, fraction", [
-    ("greedy", None), ("greedy", 0.25), ("beam", None),
+    ("greedy", None), ("greedy", 0.25),
+    # the greedy cases' oracle on the batched beam (~20 s of compiling; its members equal the
+    # separate fits in test_batch_moves.py)
+    pytest.param("beam", None, marks=pytest.mark.slow),
     pytest.param("backfit", None, marks=pytest.mark.slow)])
 def test_a_member_equals_the_separate_fit_with_the_same_tol(how, fraction):
     # Catches: no stop in a batch (every member grows to k), a stopped member whose later

@@ -47,6 +47,8 @@ def test_members_are_distinct_refined_trees_and_the_best_loss_never_rises(x64):
         assert np.all(np.abs(np.asarray(ps.weight)) <= 1 + 1e-12)
 
 
+@pytest.mark.slow  # not a theorem (see below); the beam's oracles are width 1 = greedy, the
+# members' losses (test_members_are_*) and the held-out size; ~35 s of compiling
 def test_wider_beam_reaches_a_lower_training_loss_than_greedy_here(x64):
     # Not a theorem (the beam ranks children before refinement), but on this problem the
     # beam's best tree fits the training data better than the greedy path, and the

@@ -51,6 +51,8 @@ def _numbers(obj):
 # ------------------------------------------------------------------------- the script
 
 
+@pytest.mark.slow  # ~30 s: the benchmark script's whole quick run (a subprocess that fits
+# every problem); its pieces (command line, configs, problems, helpers) are checked below
 def test_quick_sr_exp1_end_to_end(tmp_path):
     res = _run("--quick", "sr", "exp1", "--config", "default={}",
                "--config", 'bad={"no_such_option": 1}', "--out", str(tmp_path))

@@ -47,6 +47,8 @@ def test_two_linear_effects_print_as_themselves():
     assert terms == {"2·x1", "-3·x2"}
 
 
+@pytest.mark.slow  # ~20 s (a table's fit of its own): test_notation.py's indicator test
+# (``3·[c = red]`` from a table, at the default y_bound) keeps the oracle
 def test_an_indicator_effect_prints_as_a_coefficient():
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(2)

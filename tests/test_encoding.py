@@ -240,6 +240,8 @@ def test_auto_target_transform_and_shapes_accept_raw_tables():
 # ------------------------------------------------------------------------ the CLI
 
 
+@pytest.mark.slow  # ~20 s (a fit of its own): the CLI's raw-CSV encoding keeps its oracle
+# in test_classifier.py::test_cli_classify_raw_csv_with_missing_cells_text_and_missing_labels
 def test_cli_fits_and_predicts_a_raw_csv(tmp_path, capsys):
     df, y = make_table()
     raw = df.assign(y=y)

@@ -200,7 +200,9 @@ def test_a_change_of_jax_configuration_changes_the_key():
     assert before != during and ex._key(*args) == before
 
 
-@pytest.mark.parametrize("classes", [2, 3])
+# three classes (the one-versus-rest batch's step) in the slow suite: the [2] case's oracle
+# on another jitted step (~25 s of compiling)
+@pytest.mark.parametrize("classes", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_classifier_steps_go_through_the_cache(exe_dir, monkeypatch, classes):
     """TreeClassifier's search step (one tree, or the one-versus-rest batch) is stored, then
     loaded and called without tracing it (the jitted functions replaced by ones that fail),

@@ -162,6 +162,9 @@ def test_fit_batch_shares_the_step_across_k(monkeypatch):
         _same_batch(res, _exact(monkeypatch, lambda: jaxtree.fit_batch(X, y, k=k, **kw)), k)
 
 
+@pytest.mark.slow  # test_pairs_stop_at_k_operations_in_a_larger_capacity's oracle on the
+# batched backfit step (~25 s of compiling); its members stopping at k as the separate fits
+# do: test_batch_moves.py::test_members_make_the_separate_fits_moves[backfit]
 def test_fit_batch_pairs_stop_at_k_in_a_larger_capacity():
     """The backfit batch, k = 3 in capacity 8: member 0 takes a pair (two operations) and
     stops at 3 operations, as in capacity 3 (the per-member max_ops; unbounded it would grow
@@ -200,9 +203,14 @@ def _same_classifier(got, want, X):
 
 
 @pytest.mark.parametrize("classes, kw", [
-    pytest.param(2, dict(refine=None), id="binary"),
+    # the greedy search (with the default held-out size): the buckets are the same for every
+    # search, and its step compiles in half the time of the backfit one (compiled 3 times here)
+    pytest.param(2, dict(refine=None, search="greedy"), id="binary"),
     pytest.param(3, dict(refine=None), id="one-vs-rest", marks=pytest.mark.slow),  # time
-    pytest.param(3, dict(refine=None, validation_fraction=0.3), id="one-vs-rest-held-out"),
+    # the [binary] case's oracle on three trees with a held-out size (~60 s of compiling);
+    # the held-out run and refit sharing a step: test_selection_run_and_refit_share_one_step
+    pytest.param(3, dict(refine=None, validation_fraction=0.3), id="one-vs-rest-held-out",
+                 marks=pytest.mark.slow),
 ])
 def test_classifier_shares_the_step_across_k(monkeypatch, classes, kw):
     """TreeClassifier k = 3 then k = 5 (capacity 8): the second fit compiles nothing, and each
@@ -222,6 +230,9 @@ def test_classifier_shares_the_step_across_k(monkeypatch, classes, kw):
 
 # 3 classes: the same bucket mechanism on more members (the [2] case), their equality to
 # separate fits being test_classifier_batch.py::test_three_classes_one_vs_rest_flattened_into_the_batch's
+# Slow: test_fit_batch_shares_the_step_across_k's oracle on the batched classifier step
+# (which compiles once per fit_batch_classifier: test_classifier_batch.py).
+@pytest.mark.slow
 @pytest.mark.parametrize("classes", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_fit_batch_classifier_shares_the_step_across_k(monkeypatch, classes):
     """fit_batch_classifier k = 3 then k = 5 (capacity 8): the batched step compiles once, and

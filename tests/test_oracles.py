@@ -220,6 +220,8 @@ def _scaled(model, X, y):
     return jnp.asarray(xs), jnp.asarray(ys)
 
 
+@pytest.mark.slow  # ~15 s (a fit and a refinement compiled for this data alone): the KKT and
+# L-BFGS-B oracles above catch a no-op refinement, test_default_estimator_refines on a fit
 def test_joint_improves_the_unrefined_tree_on_paper_data():
     # Same structure on both sides: the tree grown with refine=None to exactly k=4 (the
     # paper's search), before and after one joint refinement with the estimator's default

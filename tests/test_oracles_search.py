@@ -144,7 +144,9 @@ def _steps_with_and_without_replacement(data, refine_mode):
     return out
 
 
-@pytest.mark.parametrize("refine_mode", ["optax", None])
+# L-BFGS in the slow suite (~15 s of compiling): the [None] case's oracle with the default
+# refinement, whose refined step test_default_step_refines_beyond_the_inserted_candidate checks
+@pytest.mark.parametrize("refine_mode", [pytest.param("optax", marks=pytest.mark.slow), None])
 def test_replacement_is_kept_only_when_it_lowers_the_loss(refine_mode):
     kept_total, gains = 0, []
     for seed, wrong in ((0, True), (1, True), (2, False)):

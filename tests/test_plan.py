@@ -134,6 +134,7 @@ def test_accelerator_plan_gives_the_cpu_plans_fit(monkeypatch):
     np.testing.assert_allclose(gpu.history_, cpu.history_, rtol=1e-10)
 
 
+@pytest.mark.slow  # ~15 s: test_accelerator_plan_gives_the_cpu_plans_fit's oracle on a memmap
 def test_streamed_fit_follows_the_plan(monkeypatch, tmp_path):
     """A memmap streamed under the accelerator plan reads blocks of one large chunk
     (``chunks_per_block`` 1) and gives the CPU plan's model (float64, 1e-10)."""

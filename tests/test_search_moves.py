@@ -43,7 +43,9 @@ def test_backfit_finds_a_planted_pure_interaction_that_greedy_misses():
 # optax: its oracle (history_[-1] is the model's MSE; the history never rises on the default
 # backfit/optax fit) is test_oracles.py::test_default_estimator_refines's and
 # test_estimator.py::test_recovers_the_papers_function's on the default path
-@pytest.mark.parametrize("refine", [pytest.param("optax", marks=pytest.mark.slow), "coordinate", None])
+# without refinement in the slow suite too (~15 s of compiling): the [coordinate] case's oracle
+@pytest.mark.parametrize("refine", [pytest.param("optax", marks=pytest.mark.slow), "coordinate",
+                                    pytest.param(None, marks=pytest.mark.slow)])
 def test_backfit_history_never_increases_and_matches_the_model(refine):
     X, y = jaxtree.datasets.paper_synthetic(n=200, p=5, seed=2)
     est = jaxtree.TreeRegressor(k=5, basis=SMALL, search="backfit", refine=refine).fit(X, y)

@@ -49,6 +49,8 @@ def test_stream_equals_in_memory_float64(refine):
                                rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.slow  # ~15 s: the streamed = in memory oracle (test_stream_equals_in_memory_*)
+# with row buckets, whose in-memory case test_search.py's test_row_buckets_* checks
 def test_stream_row_buckets_equal_in_memory_and_plain():
     # The streamed scorer runs on the smallest bucket of rows that holds the leaves, with
     # the in-memory merges row by row: same choices, same history as both other fits.

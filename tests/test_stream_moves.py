@@ -73,6 +73,8 @@ def test_streamed_backfit_makes_the_in_memory_moves(refine="coordinate"):
                                np.asarray(mem.program.weight), rtol=1e-7, atol=1e-10)
 
 
+@pytest.mark.slow  # ~20 s: the streamed = in memory oracle of the backfit test above on the
+# beam (the same block passes; a beam of width 1 is the greedy search: test_beam.py)
 def test_streamed_beam_is_the_in_memory_beam(refine="coordinate"):
     x, y = _scaled(seed=3)
     cfg = search.search_config("beam", 4, 4 * BASIS.q, refine=refine, coordinate_sweeps=2)
@@ -160,6 +162,8 @@ def test_streamed_pruning_removes_the_in_memory_leaves(refine):
         stream.prune(_Chunks(x, y, CHUNK), tree, BASIS, -1.0, cfg)
 
 
+@pytest.mark.slow  # ~20 s: test_streamed_pruning_removes_the_in_memory_leaves's oracle
+# through the estimator (whose memmap fit test_memmap_fit_with_moves_and_held_out_size_* runs)
 def test_memmap_fit_with_pruning_equals_in_memory(tmp_path):
     rng = np.random.default_rng(4)
     X = rng.random((400, 3))

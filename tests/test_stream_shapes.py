@@ -238,6 +238,9 @@ def test_memmap_fit_with_fixed_shapes_equals_the_in_memory_fit(tmp_path, x64):
     np.testing.assert_allclose(est.history_[-1], np.mean((est.predict(X) - y) ** 2), rtol=1e-8)
 
 
+@pytest.mark.slow  # ~15 s: shapes=S streamed keeps the oracle of
+# test_memmap_fit_with_fixed_shapes_equals_the_in_memory_fit, the subset of rows read that of
+# test_chunked_fit_adds_shapes_only_where_held_out_rows_support_them
 def test_streamed_fixed_shapes_take_the_count_given(chunked, monkeypatch, x64):
     # A large in-memory matrix read in blocks (no whole-array copy: the fixture). Exactly S
     # shape terms, then the tree of k operations; with SEARCH_ROWS below n the terms are
