@@ -53,6 +53,7 @@ from jaxtree import scoring, search
 from jaxtree import shapes as shapes_
 
 __all__ = [
+    "block_passes",
     "beam_score_block",
     "check_source_arrays",
     "ChunkReader",
@@ -817,7 +818,7 @@ def prune(source, program, basis, tol: float, config: search.Config, *,
 
     simplify.check_prune_args(tol, config.refine)
     if passes is None:
-        passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+        passes, dtype = block_passes(source, basis, chunks_per_block, devices, dtype)
     else:
         dtype = np.dtype(dtype or program.weight.dtype)
     program = jax.tree_util.tree_map(jnp.asarray, program)
@@ -909,8 +910,10 @@ class _OffsetPasses(_Passes):
         return d._replace(y=self.offset(d.x, d.y))
 
 
-def _passes(source, basis, chunks_per_block: int, devices, dtype):
-    """``(passes, dtype)`` over ``source`` as :func:`fit` reads it."""
+def block_passes(source, basis, chunks_per_block: int = 16, devices=None, dtype=None):
+    """``(passes, dtype)``: the passes of :func:`fit` over ``source``, as it reads them
+    (blocks of ``chunks_per_block`` chunks put on ``devices``; ``dtype`` None: the first
+    chunk's). ``passes.blocks()`` yields ``(x, y, w)`` per block, the padding rows weighing 0."""
     from jaxtree import sharding  # local: sharding imports nothing from here
 
     first = next(iter(source))
@@ -956,7 +959,7 @@ def refit_shapes(source, program, basis, shape_terms, spec, *, sweeps: int = 1,
       ``(shapes, grams)``: the backfitted :class:`jaxtree.shapes.Shapes` and the Grams of
       all rows.
     """
-    passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+    passes, dtype = block_passes(source, basis, chunks_per_block, devices, dtype)
     resid = passes
     if program is not None:
         program = jax.tree_util.tree_map(jnp.asarray, program)
@@ -988,7 +991,7 @@ def shape_residual_passes(source, basis, shape_terms, spec, *, chunks_per_block:
     """``(passes, dtype)``: the passes of :func:`fit` over ``source`` with each block's ``y``
     replaced by the partial residual ``y - g(x)`` of the shape terms ``g`` (recomputed per
     block, never stored), so the tree's kernels fit the tree given the shapes."""
-    passes, dtype = _passes(source, basis, chunks_per_block, devices, dtype)
+    passes, dtype = block_passes(source, basis, chunks_per_block, devices, dtype)
     return _shape_residual(passes, shape_terms, spec), dtype
 
 

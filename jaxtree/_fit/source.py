@@ -371,8 +371,8 @@ class Streamed(_Regression):
                           held_out=self.scaled.subset(held), **self._kw(rep))
         programs = [jax.device_get(p) for p in sel.programs]
         if self.shapes is None:
-            passes, _ = stream_._passes(self.scaled.subset(held), s.basis, s.block, s.devices,
-                                        s.dtype)
+            passes, _ = stream_.block_passes(self.scaled.subset(held), s.basis, s.block,
+                                             s.devices, s.dtype)
         else:
             passes, _ = stream_.shape_residual_passes(
                 self.scaled.subset(held), s.basis, *self.shapes, chunks_per_block=s.block,
