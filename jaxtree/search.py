@@ -155,6 +155,25 @@ class Stop(NamedTuple):
     rtol: float = 0.0
     atol: float = 0.0
 
+    def judge(self, raw, judged, last, it: int, n_iter: int):
+        """The stop's decision after iteration ``it`` of ``n_iter``, one tree or a batch
+        member by member (the one rule of :func:`run` and of the classifier's one-versus-rest
+        loop): ``raw`` the iteration's losses (the step's units), ``judged`` where they count
+        (the tree's search has not ended and its step reports ``Status.OK``), ``last`` the
+        previous judged loss (NaN: none). Float64 comparisons on the host.
+
+        Returns ``(undo, floor, last)``: ``undo`` where the loss is not below
+        ``(1 - rtol) * last`` (the move is undone and the search ends, not recorded);
+        ``floor`` where the kept loss is at most ``atol`` with iterations left (the move is
+        kept and the search ends after it); ``last`` the losses the next iteration is judged
+        against (NaN where none)."""
+        raw = np.asarray(raw, np.float64)
+        judged = np.asarray(judged, bool)
+        undo = judged & np.isfinite(last) & ~(raw < last * (1.0 - self.rtol))
+        kept = judged & ~undo
+        floor = kept & (raw <= self.atol) & (it + 1 < n_iter)
+        return undo, floor, np.where(kept, raw, np.nan)
+
 
 FLOOR_EPS = 16
 """:func:`stop_rule`'s floor, in units of the float precision: a loss of at most
@@ -900,8 +919,8 @@ def run(step: Callable, state, n_iter: int,
     """
     history, choices, status, val, states = [], [], None, [], []
     ends = None  # a batch: per member the first iteration that found its tree full (-1: none)
-    last = None  # the previous iteration's loss in the step's units (the stop's reference)
-    # (a batch: per member, NaN where there is none)
+    last = np.nan  # the previous judged loss in the step's units (the stop's reference; NaN:
+    # none; a batch: per member)
     for it in range(n_iter):
         before = state
         state, info = step(state)
@@ -912,7 +931,9 @@ def run(step: Callable, state, n_iter: int,
         loss = raw * loss_scale
         flags = np.asarray(host.status, np.int64)
         judged = stop is not None and not raw.ndim and int(flags) == STATUS_OK
-        if judged and last is not None and not raw < last * (1.0 - stop.rtol):
+        if judged:
+            undo, floor, judged_loss = stop.judge(raw, True, last, it, n_iter)
+        if judged and undo:
             # No candidate lowered the loss by rtol: undo this move and end the search.
             state = before
             status = (STATUS_OK if status is None else status) | STATUS_CONVERGED
@@ -922,7 +943,7 @@ def run(step: Callable, state, n_iter: int,
             ends = np.where(full, it, -1) if ends is None else np.where(full & (ends < 0), it, ends)
             flags = np.where(full, flags & ~STATUS_FULL, flags)
             if stop is not None:
-                last = np.full(raw.shape, np.nan) if last is None else last
+                last = np.broadcast_to(last, raw.shape)
                 state, loss, flags, ends, last = _member_stops(stop, it, n_iter, raw, loss,
                                                                flags, ends, last, before, state)
         elif flags & STATUS_FULL:
@@ -952,8 +973,8 @@ def run(step: Callable, state, n_iter: int,
             if it + 1 < n_iter:
                 status = status | STATUS_STOPPED
             break
-        last = float(raw) if judged else None
-        if judged and raw <= stop.atol and it + 1 < n_iter:
+        last = float(judged_loss) if judged else np.nan
+        if judged and floor:
             status = status | STATUS_CONVERGED  # exact to the float precision: nothing to gain
             break
     history = np.asarray(history, np.float64)
@@ -983,16 +1004,13 @@ def _member_stops(stop: Stop, it: int, n_iter: int, raw, loss, flags, ends, last
     Returns ``(state, loss, flags, ends, last)``."""
     ended = (ends >= 0) & (ends <= it)  # before this iteration, or found full in it
     flags = np.where(ended & (ends < it), 0, flags)
-    judged = ~ended & (flags == STATUS_OK)
-    undo = judged & np.isfinite(last) & ~(raw < last * (1.0 - stop.rtol))
-    floor = judged & ~undo & (raw <= stop.atol) & (it + 1 < n_iter)
+    undo, floor, last = stop.judge(raw, ~ended & (flags == STATUS_OK), last, it, n_iter)
     ends = np.where(undo, it, np.where(floor, it + 1, ends))
     flags = np.where(undo | floor, flags | STATUS_CONVERGED, flags)
     keep = ended | undo
     if keep.any():
         state = _keep_members(jnp.asarray(keep), before, state)
     loss = np.where(keep, np.nan, loss)
-    last = np.where(judged & ~undo, raw, np.nan)
     return state, loss, flags, ends, last
 
 

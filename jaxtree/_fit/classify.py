@@ -588,10 +588,10 @@ def _run_ovr(step, start, n_iter: int, keep_states: bool, sizes, stop, rep, call
         loss = np.asarray(host.loss, np.float64).reshape(B)
         flags = np.asarray(host.status, np.int64).reshape(B)
         full = (flags & search.STATUS_FULL) != 0
-        judged = ~done & (flags == search.STATUS_OK)
-        undone = np.zeros(B, bool)
-        if stop is not None:
-            undone = judged & ~np.isnan(last) & ~(loss < last * (1.0 - stop.rtol))
+        undone = floor = np.zeros(B, bool)
+        if stop is not None:  # the driver's rule (search.Stop.judge), tree by tree
+            undone, floor, last = stop.judge(loss, ~done & (flags == search.STATUS_OK), last,
+                                             it, n_iter)
         ended = done | undone  # trees whose move of this iteration is not kept
         if ended.any():
             state = _restore(state, before, ended)
@@ -608,13 +608,8 @@ def _run_ovr(step, start, n_iter: int, keep_states: bool, sizes, stop, rep, call
             choices[b].append(now[b])
         if keep_states:
             states.append(jax.device_get(state))
-        done = ended | full
-        if stop is not None:
-            ok = active & (flags == search.STATUS_OK)
-            last = np.where(ok, loss, np.nan)
-            floor = ok & (loss <= stop.atol) & (it + 1 < n_iter)
-            status |= np.where(floor, search.STATUS_CONVERGED, 0)
-            done |= floor
+        status |= np.where(floor, search.STATUS_CONVERGED, 0)
+        done = ended | full | floor
         if sizes is not None:
             ops = np.maximum(np.asarray(jax.device_get(state.n_slots)).reshape(B) - 1, 0) // 2
             done |= ops >= np.asarray(sizes)
