@@ -52,6 +52,7 @@ __all__ = [
     "leaf_values",
     "leaf_values_from_basis",
     "n_leaves",
+    "n_terms",
     "node_values",
     "OP_SYMBOLS",
     "Program",
@@ -198,6 +199,24 @@ def where_tree(pred, a, b):
 def n_leaves(program: Program) -> jax.Array:
     """Number of leaves in the tree (int32 scalar)."""
     return jnp.sum(program.op == LEAF).astype(jnp.int32)
+
+
+def n_terms(program: Program) -> int:
+    """The number of terms of the tree written as a sum of products (host side): a leaf is
+    one term, ``+`` adds its children's counts, ``*`` multiplies them (``(a + b)·c`` is
+    ``a·c + b·c``), the intercept not counted. The printed formula's tree terms, before
+    like terms merge (so never fewer than it prints)."""
+    a = to_numpy(program)
+    n = int(a["n_slots"])
+    count = np.zeros(max(n, 1), np.int64)
+    for s in range(n - 1, -1, -1):  # children come after their parent: bottom-up
+        op = int(a["op"][s])
+        if op == LEAF:
+            count[s] = 1
+        elif op in (ADD, MUL):
+            c = count[a["left"][s]], count[a["right"][s]]
+            count[s] = c[0] + c[1] if op == ADD else c[0] * c[1]
+    return int(count[0]) if n else 0
 
 
 def leaf_slots(program: Program, size: int) -> jax.Array:

@@ -150,3 +150,22 @@ def test_where_tree_is_the_leafwise_select_under_jit_and_vmap(rng):
     for g, u, v in zip(got, pa, pb):  # member 0 takes pa's row, member 1 pb's
         np.testing.assert_array_equal(np.asarray(g), np.stack([np.asarray(u[0]),
                                                                np.asarray(v[1])]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_n_terms_counts_the_expanded_sum_of_products(seed):
+    # Oracle: sympy expands the tree with one symbol per leaf (so no like terms merge) and
+    # counts the terms. Catches '*' counted as '+' (or the reverse) and a miscounted root.
+    sympy = pytest.importorskip("sympy")
+    rng = np.random.default_rng(seed)
+    tree = _random_tree(rng, 3, int(rng.integers(0, 7)), max_k=8)
+
+    def expr(s):
+        if tree.op[s] == R.LEAF:
+            return sympy.Symbol(f"c{s}")
+        a, b = expr(tree.left[s]), expr(tree.right[s])
+        return a + b if tree.op[s] == R.ADD else a * b
+
+    want = len(sympy.Add.make_args(sympy.expand(expr(0))))
+    assert prog.n_terms(_prog(tree)) == want
+    assert prog.n_terms(prog.empty_program(4)) == 0

@@ -11,6 +11,7 @@ import pytest
 
 import jaxtree
 from jaxtree import debug, scoring, search
+from jaxtree import program as prog
 from jaxtree import shapes as S
 
 from _shared import GREEDY
@@ -420,6 +421,19 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
                                     or it == 4, **kw).fit(Xb, yb)
         assert seen == list(range(5)) and int(cut.model_.shapes.n_terms) == 1
         assert cut.status_ & search.Status.STOPPED
+
+    # The joint cap (issue 29): the tree's terms and the shapes together at most AUTO_TERMS.
+    # Catches a cap not applied (n_shapes terms again) or counted from the wrong tree.
+    tree_terms = prog.n_terms(plain.model_.program)
+    monkeypatch.setattr(E, "AUTO_TERMS", tree_terms + 1)
+    one = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
+    assert one.choices_[:4] == plain.choices_ and len(one.shape_path_) <= 2
+    assert one.model_.shapes is None or int(one.model_.shapes.n_terms) == 1
+    monkeypatch.setattr(E, "AUTO_TERMS", tree_terms)  # no room: the tree's model, bit for bit
+    none = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
+    assert none.model_.shapes is None and none.shape_path_ is None
+    np.testing.assert_array_equal(none.predict(Xb), plain.predict(Xb))
+    monkeypatch.setattr(E, "AUTO_TERMS", 20)
 
     monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 2000)  # fewer rows: no shapes at all
     small = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)

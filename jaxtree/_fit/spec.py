@@ -34,6 +34,7 @@ million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk (read th
 SHAPE_SWEEPS_ALL_ROWS = 2  # shapes=S: backfitting sweeps after a search on all rows ...
 SHAPE_SWEEPS_SUBSET = 1  # ... and after one on a subset (a close start; each sweep S passes)
 AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
+AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all
 AUTO_SHAPES_MIN_ROWS = 10_000  # ... on fits of at least this many rows
 AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
 AUTO_SMALL_MAX_ROWS = AUTO_SHAPES_MIN_ROWS  # search="auto": "backfit" and a held-out size below

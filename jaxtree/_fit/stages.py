@@ -17,6 +17,7 @@ from typing import NamedTuple, Optional
 import jax
 import numpy as np
 
+from jaxtree import program as prog
 from jaxtree import search
 from jaxtree import shapes as shapes_
 from jaxtree._fit import select
@@ -135,9 +136,16 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     before any of them."""
     scale = src.loss_scale
     program = src.tree_program(found_tree.program)
+    # The formula stays readable: the tree's terms and the shapes' together at most
+    # AUTO_TERMS (issue 29). The selection run keeps its capacity (AUTO_SHAPES, so one
+    # compiled shape step serves every tree) and runs fewer iterations.
+    room = min(spec_.AUTO_SHAPES, spec_.AUTO_TERMS - prog.n_terms(program))
+    if room <= 0:
+        return found_tree, None, None
     after = len(found_tree.history)
     n_shapes, _, sel, sspec, shape_path = choose_shapes(
-        src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, after=after, states=True)
+        src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, after=after, states=True,
+        n_iter=room)
     stopped = search.Status.OK
     losses = src.shape_losses(program, sel, n_shapes, sspec)  # the history's units
     for i in range(n_shapes):  # the progress bar and callback, as for a search
@@ -174,7 +182,7 @@ def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes: int, max
 
 
 def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
-                  after: int = 0, states: bool = False) -> tuple:
+                  after: int = 0, states: bool = False, n_iter: Optional[int] = None) -> tuple:
     """``(number of shapes, candidate pairs, selection run, its spec, shape path)`` chosen on
     held-out rows: the shape search on the training part of ``split = (training data,
     held-out data, held-out rows)`` with the held-out MSE after each term; the smallest count
@@ -182,7 +190,9 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     terms; :func:`jaxtree._fit.select.choose_size`).
     ``after``: iterations already run (the progress bar's position); ``states``: stop once
     :data:`~jaxtree._fit.spec.AUTO_PATIENCE` more terms have not lowered the held-out MSE
-    (``shapes="auto"``)."""
+    (``shapes="auto"``); ``n_iter``: at most this many terms (default ``max_terms``, the
+    selection run's capacity)."""
+    n_iter = max_terms if n_iter is None else n_iter
     n1, n2 = spec.shape_knots
     data, held_data, held = split
     pairs = shapes_.screen_pairs(data)
@@ -192,8 +202,8 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
                                      lambda s: select.shape_errors(s.shapes, held_data, sspec))
     start = shapes_.start(data, sspec)
     empty, empty_rows = select.shape_errors(start.shapes, held_data, sspec)
-    rep.phase(max_terms, "choosing shapes")  # the bar moves while the count is chosen
-    sel = search.run(step, (start, empty_rows), max_terms, rep.tick, loss_scale=scale,
+    rep.phase(n_iter, "choosing shapes")  # the bar moves while the count is chosen
+    sel = search.run(step, (start, empty_rows), n_iter, rep.tick, loss_scale=scale,
                      keep_states=True, patience=spec_.AUTO_PATIENCE if states else None)
     sel, rows = select.split_run(sel, len(held))
     empty = float(empty) * scale
