@@ -15,6 +15,16 @@ back); only the chosen size, and so the refit, differ:
   :data:`jaxtree._fit.select.SE_FACTOR`);
 * ``argmin``: the size of the lowest held-out MSE.
 
+For the classification tables (``--tables titanic,pima,...``) the classifier's rule is swapped
+instead (:func:`jaxtree._fit.classify.one_se_choice`, per one-versus-rest tree), on its
+per-row held-out log-losses, and the score is the test ROC AUC of ``TreeClassifier()`` (higher
+is better; logistic regression beside):
+
+* ``one_se``: the classifier's rule before this comparison: the smallest size within one
+  *unpaired* standard error of the best size's mean log-loss;
+* ``paired_1se``, ``paired_0.5se``, ``argmin``: the regressor's paired rule
+  (:func:`jaxtree._fit.select.choose_size_rows`) at 1, 1/2 and 0 standard errors.
+
 The ``old`` column reproduces the default's numbers before the change (``bench_accuracy.py
 --quick`` at commit 69ad1d6: the same RMSE on all nine tables).
 
@@ -50,7 +60,7 @@ sys.path.insert(0, str(ROOT))
 import bench_accuracy as ba  # noqa: E402
 import jaxtree  # noqa: E402
 from _common import environment  # noqa: E402
-from jaxtree._fit import select  # noqa: E402
+from jaxtree._fit import classify, select  # noqa: E402
 
 REGRESSION = [n for n, t in ba.TABLES.items() if t[0] == "regression"]
 
@@ -72,6 +82,83 @@ def _paired(c: float):
 
 RULES = {"old": _old, "paired_1se": _paired(1.0), "paired_0.5se": _paired(0.5),
          "argmin": _paired(0.0)}
+
+
+def _classifier_paired(c: float):
+    def rule(L, w):
+        return select.choose_size_rows(L, w, select.MSE_FLOOR, c)
+    return rule
+
+
+CLASS_RULES = {"one_se": classify.one_se_choice, "paired_1se": _classifier_paired(1.0),
+               "paired_0.5se": _classifier_paired(0.5), "argmin": _classifier_paired(0.0)}
+"""The classifier's rules (functions of ``(row_losses, w)``), swapped for
+:func:`jaxtree._fit.classify.one_se_choice`."""
+
+
+def run_classification(name: str, folds: int, max_rows, seed: int = ba.SEED) -> dict:
+    """:func:`run_table` for a classification table: test ROC AUC per rule, same folds
+    (``StratifiedKFold``, bench_accuracy's), logistic regression beside."""
+    from sklearn.model_selection import StratifiedKFold
+
+    task, X, y, desc = ba.load_table(name, max_rows)
+    yv = y.to_numpy()
+    print(f"\n== {name}: {desc}; {len(y)} rows, p = {X.shape[1]}", flush=True)
+    cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
+    out = {r: {"auc": [], "terms": [], "k": [], "fit_s": []} for r in CLASS_RULES}
+    out["logistic"] = {"auc": []}
+    base = classify.one_se_choice
+    for f, (tr, te) in enumerate(cv.split(X, yv)):
+        Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
+        ytr, yte = yv[tr], yv[te]
+        for rule, fn in CLASS_RULES.items():
+            classify.one_se_choice = fn
+            try:
+                est = jaxtree.TreeClassifier()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t0 = time.perf_counter()
+                    est.fit(Xtr, ytr)
+                    s = time.perf_counter() - t0
+            finally:
+                classify.one_se_choice = base
+            rec = out[rule]
+            rec["auc"].append(ba.score(task, est, Xte, yte))
+            rec["terms"].append(ba.n_terms(est))
+            rec["k"].append(np.asarray(est.k_).tolist())
+            rec["fit_s"].append(s)
+        lin = ba.linear(task, X).fit(Xtr, ytr)
+        out["logistic"]["auc"].append(ba.score(task, lin, Xte, yte))
+        print(f"  fold {f}: " + ", ".join(
+            f"{r} {out[r]['auc'][-1]:.4f} (k {out[r]['k'][-1]}, {out[r]['terms'][-1]} terms)"
+            for r in CLASS_RULES) + f"; logistic {out['logistic']['auc'][-1]:.4f}", flush=True)
+    return {"task": "classification", "rows": int(len(y)), "p": int(X.shape[1]),
+            "folds": folds, "per_rule": out,
+            "mean_auc": {r: float(np.mean(v["auc"])) for r, v in out.items()},
+            "mean_terms": {r: float(np.mean(v["terms"])) for r, v in out.items()
+                           if r != "logistic"}}
+
+
+def markdown_classification(res: dict) -> str:
+    rules = list(CLASS_RULES)
+    lines = ["Test ROC AUC, mean over folds (terms: mean formula terms; k: chosen k_ per fold).",
+             "", "| table | rows | " + " | ".join(rules) + " | logistic |",
+             "|---|---:|" + "---:|" * (len(rules) + 1)]
+    for name, rec in res.items():
+        cells = [f"{rec['mean_auc'][r]:.4f} ({rec['mean_terms'][r]:.1f} t)" for r in rules]
+        lines.append(f"| {name} | {rec['rows']} | " + " | ".join(cells)
+                     + f" | {rec['mean_auc']['logistic']:.4f} |")
+    lines += ["", "Against `one_se`, over all fold fits: mean AUC change (its standard error), "
+              "fold fits better / worse, mean change of terms.", ""]
+    for r in rules[1:]:
+        d = np.concatenate([np.subtract(rec["per_rule"][r]["auc"], rec["per_rule"]["one_se"]["auc"])
+                            for rec in res.values()])
+        t = np.concatenate([np.subtract(rec["per_rule"][r]["terms"],
+                                        rec["per_rule"]["one_se"]["terms"]) for rec in res.values()])
+        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+        lines.append(f"* `{r}`: {d.mean():+.4f} ({se:.4f}), {(d > 1e-12).sum()} / "
+                     f"{(d < -1e-12).sum()}, terms {t.mean():+.2f}")
+    return "\n".join(lines) + "\n"
 
 
 def run_table(name: str, folds: int, max_rows, seed: int = ba.SEED) -> dict:
@@ -115,6 +202,8 @@ def run_table(name: str, folds: int, max_rows, seed: int = ba.SEED) -> dict:
 
 def markdown(res: dict, env: dict, command: str) -> str:
     rules = list(RULES)
+    cls = {k: v for k, v in res.items() if v.get("task") == "classification"}
+    res = {k: v for k, v in res.items() if k not in cls}
     lines = [f"# Held-out size rule (issue 29) -- {env.get('date', '')}", "",
              f"commit `{env.get('commit', '?')}`, jax {env.get('jax', '?')}, "
              f"{env.get('cpu_count', '?')} CPUs (load average at start/end "
@@ -128,6 +217,8 @@ def markdown(res: dict, env: dict, command: str) -> str:
                  f"{','.join(str(k) for k in rec['per_rule'][r]['k'])})" for r in rules]
         lines.append(f"| {name} | {rec['rows']} | " + " | ".join(cells)
                      + f" | {rec['mean_rmse']['ridge']:.4g} |")
+    if cls:
+        lines += ["", markdown_classification(cls)]
     return "\n".join(lines) + "\n"
 
 
@@ -138,7 +229,8 @@ def summarize(paths) -> str:
     separately for the tables under 1,000 rows and the larger ones."""
     tables = {}
     for path in paths:
-        tables.update(json.loads(pathlib.Path(path).read_text())["tables"])
+        tables.update({k: v for k, v in json.loads(pathlib.Path(path).read_text())["tables"].items()
+                       if v.get("task") != "classification"})  # regression tables only
     small = [k for k in tables if tables[k]["rows"] < 1000]
     groups = (("under 1,000 rows", small), ("1,000 rows and more",
                                             [k for k in tables if k not in small]),
@@ -187,7 +279,9 @@ def main(argv=None):
     for name in args.tables.split(","):
         for seed in seeds:
             key = name if seeds == [ba.SEED] else f"{name}@{seed}"
-            res[key] = run_table(name, args.folds, args.max_rows, seed)
+            run = (run_classification if ba.TABLES[name][0] == "classification"
+                   else run_table)
+            res[key] = run(name, args.folds, args.max_rows, seed)
         (out / "size_rule.json").write_text(json.dumps({"environment": env, "command": command,
                                                         "tables": res}, indent=1))
     env["load_average_end"] = list(__import__("os").getloadavg())

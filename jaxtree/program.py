@@ -202,21 +202,24 @@ def n_leaves(program: Program) -> jax.Array:
 
 
 def n_terms(program: Program) -> int:
-    """The number of terms of the tree written as a sum of products (host side): a leaf is
-    one term, ``+`` adds its children's counts, ``*`` multiplies them (``(a + b)·c`` is
-    ``a·c + b·c``), the intercept not counted. The printed formula's tree terms, before
-    like terms merge (so never fewer than it prints)."""
+    """The number of terms of the tree written as a sum of products, like terms merged (host
+    side): each product is the multiset of its leaves' ``(feature, basis)`` factors, ``+``
+    joins its children's products, ``*`` multiplies every pair (``(a + b)·c`` is
+    ``a·c + b·c``), and products of the same factors are one term (``w1·φ(x1) + w2·φ(x1)`` is
+    one); the intercept is not counted. The printed formula's tree terms, unless weights
+    cancel exactly or a term is below the printing tolerance."""
     a = to_numpy(program)
     n = int(a["n_slots"])
-    count = np.zeros(max(n, 1), np.int64)
+    sums = [None] * n
     for s in range(n - 1, -1, -1):  # children come after their parent: bottom-up
         op = int(a["op"][s])
         if op == LEAF:
-            count[s] = 1
+            sums[s] = {((int(a["feature"][s]), int(a["basis"][s])),)}
         elif op in (ADD, MUL):
-            c = count[a["left"][s]], count[a["right"][s]]
-            count[s] = c[0] + c[1] if op == ADD else c[0] * c[1]
-    return int(count[0]) if n else 0
+            left, right = sums[a["left"][s]], sums[a["right"][s]]
+            sums[s] = (left | right if op == ADD else
+                       {tuple(sorted(u + v)) for u in left for v in right})
+    return len(sums[0]) if n else 0
 
 
 def leaf_slots(program: Program, size: int) -> jax.Array:

@@ -154,15 +154,18 @@ def test_where_tree_is_the_leafwise_select_under_jit_and_vmap(rng):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_n_terms_counts_the_expanded_sum_of_products(seed):
-    # Oracle: sympy expands the tree with one symbol per leaf (so no like terms merge) and
-    # counts the terms. Catches '*' counted as '+' (or the reverse) and a miscounted root.
+    # Oracle: sympy expands the tree with one symbol per (feature, basis) factor (so like
+    # terms merge, as in the printed formula) and counts the terms. Catches '*' counted as
+    # '+' (or the reverse), like terms not merged, and a miscounted root. Two covariates and
+    # three basis functions, so that factors repeat.
     sympy = pytest.importorskip("sympy")
     rng = np.random.default_rng(seed)
-    tree = _random_tree(rng, 3, int(rng.integers(0, 7)), max_k=8)
+    tree = _random_tree(rng, 2, int(rng.integers(0, 7)), max_k=8)
+    tree.basis[:] = np.where(tree.basis >= 0, tree.basis % 3, tree.basis)
 
     def expr(s):
         if tree.op[s] == R.LEAF:
-            return sympy.Symbol(f"c{s}")
+            return sympy.Symbol(f"x{tree.feature[s]}_{tree.basis[s]}")
         a, b = expr(tree.left[s]), expr(tree.right[s])
         return a + b if tree.op[s] == R.ADD else a * b
 
