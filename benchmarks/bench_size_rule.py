@@ -16,12 +16,13 @@ back); only the chosen size, and so the refit, differ:
 * ``argmin``: the size of the lowest held-out MSE.
 
 For the classification tables (``--tables titanic,pima,...``) the classifier's rule is swapped
-instead (:func:`jaxtree._fit.classify.one_se_choice`, per one-versus-rest tree), on its
+instead (:func:`jaxtree._fit.classify.choose_size`, per one-versus-rest tree), on its
 per-row held-out log-losses, and the score is the test ROC AUC of ``TreeClassifier()`` (higher
 is better; logistic regression beside):
 
-* ``one_se``: the classifier's rule before this comparison: the smallest size within one
-  *unpaired* standard error of the best size's mean log-loss;
+* ``one_se``: the classifier's rule before this comparison (to commit 83c1232): the smallest
+  size within one *unpaired* standard error of the best size's mean log-loss (the best
+  size's own weighted standard deviation over the root of Kish's effective count);
 * ``paired_1se``, ``paired_0.5se``, ``argmin``: the regressor's paired rule
   (:func:`jaxtree._fit.select.choose_size_rows`) at 1, 1/2 and 0 standard errors.
 
@@ -84,16 +85,25 @@ RULES = {"old": _old, "paired_1se": _paired(1.0), "paired_0.5se": _paired(0.5),
          "argmin": _paired(0.0)}
 
 
+def _one_se_unpaired(L, w):
+    L, w = np.asarray(L, np.float64), np.asarray(w, np.float64)
+    val = L @ w / w.sum()
+    best = int(np.argmin(val))
+    var = np.sum(w * (L[best] - val[best]) ** 2) / w.sum()
+    se = float(np.sqrt(var * np.sum(w ** 2)) / w.sum())
+    return int(np.flatnonzero(val <= val[best] + se)[0]), val, se
+
+
 def _classifier_paired(c: float):
     def rule(L, w):
         return select.choose_size_rows(L, w, select.MSE_FLOOR, c)
     return rule
 
 
-CLASS_RULES = {"one_se": classify.one_se_choice, "paired_1se": _classifier_paired(1.0),
+CLASS_RULES = {"one_se": _one_se_unpaired, "paired_1se": _classifier_paired(1.0),
                "paired_0.5se": _classifier_paired(0.5), "argmin": _classifier_paired(0.0)}
 """The classifier's rules (functions of ``(row_losses, w)``), swapped for
-:func:`jaxtree._fit.classify.one_se_choice`."""
+:func:`jaxtree._fit.classify.choose_size`."""
 
 
 def run_classification(name: str, folds: int, max_rows, seed: int = ba.SEED) -> dict:
@@ -107,12 +117,12 @@ def run_classification(name: str, folds: int, max_rows, seed: int = ba.SEED) -> 
     cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
     out = {r: {"auc": [], "terms": [], "k": [], "fit_s": []} for r in CLASS_RULES}
     out["logistic"] = {"auc": []}
-    base = classify.one_se_choice
+    base = classify.choose_size
     for f, (tr, te) in enumerate(cv.split(X, yv)):
         Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
         ytr, yte = yv[tr], yv[te]
         for rule, fn in CLASS_RULES.items():
-            classify.one_se_choice = fn
+            classify.choose_size = fn
             try:
                 est = jaxtree.TreeClassifier()
                 with warnings.catch_warnings():
@@ -121,7 +131,7 @@ def run_classification(name: str, folds: int, max_rows, seed: int = ba.SEED) -> 
                     est.fit(Xtr, ytr)
                     s = time.perf_counter() - t0
             finally:
-                classify.one_se_choice = base
+                classify.choose_size = base
             rec = out[rule]
             rec["auc"].append(ba.score(task, est, Xte, yte))
             rec["terms"].append(ba.n_terms(est))

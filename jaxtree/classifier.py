@@ -147,8 +147,9 @@ class TreeClassifier(Estimator):
         every tree to ``k`` operations. A float in ``(0, 1)``: the regressor's split (not
         stratified) holds out that share of rows, the search runs to ``k`` on the rest, and
         each tree takes the smallest size whose held-out loss (mean log-loss, or ramp loss;
-        weighted) is within one standard error of the best (estimated from the per-row
-        losses), then is refitted on all rows. **More than two classes: each
+        weighted) is within half a standard error of the best's, the error of the per-row
+        differences on the same held-out rows (the regressor's paired rule), then is
+        refitted on all rows. **More than two classes: each
         one-versus-rest tree chooses its own size** (``k_per_class_``): a class with a
         simple rule needs a smaller tree than one with a complex rule (one batched refit to
         the largest size, each tree kept at its own; :mod:`jaxtree._fit.classify`).
