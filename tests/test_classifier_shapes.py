@@ -101,3 +101,20 @@ def test_shapes_values_are_checked():
     X, y = _data(100, 3)
     with pytest.raises(ValueError, match="shapes"):
         jaxtree.TreeClassifier(shapes=3).fit(X, y)
+
+
+def test_a_shape_term_moves_the_logit_by_more_than_its_box(fits):
+    # The checkerboard on (x2, x3) spans 6 logits. The shapes' coefficients live in |b| <= 1
+    # (their values at the knots), so the classifier fits them in units of SHAPE_UNIT logits;
+    # in logit units (as the model holds them) the pair's shape spans more than the box's
+    # width 2. Catches the terms fitted in logit units (range capped at 2; the training
+    # log-loss then 0.41 instead of 0.29).
+    from jaxtree._fit import classify
+
+    _, _, est, _, _, _ = fits
+    sh = est.model_.shapes
+    on = np.flatnonzero(np.asarray(sh.pair_on))
+    assert len(on) == 1
+    pair = np.asarray(sh.pair, np.float64)[on[0]]
+    assert np.ptp(pair) > 2.0
+    assert np.max(np.abs(pair)) <= classify.SHAPE_UNIT * (1 + 1e-6)

@@ -248,6 +248,11 @@ Z_MAX = 4.0
 """The working response's Newton step is clipped to ``+-Z_MAX`` (LogitBoost's guard: where
 ``p`` is near 0 or 1 the step ``(y - p) / h`` is huge and its weight ``h`` tiny)."""
 
+SHAPE_UNIT = 4.0
+"""The classifier's shape terms are fitted in units of this many logits: their coefficients
+live in the box ``|b| <= 1`` (:mod:`jaxtree.shapes`), so a term could otherwise move the
+logit by at most 1."""
+
 H_MIN = 1e-6
 """The Newton weight ``h = p (1 - p)`` is at least this (no division by zero)."""
 
@@ -477,8 +482,8 @@ class Labels:
         shape-count selection run, for ``i < n_shapes``."""
         f = self._values(program)
         x = jnp.asarray(np.clip(self.xs, 0.0, 1.0), self.spec.dtype)
-        return [self._loss(f + np.asarray(shapes_.evaluate_jit(jax.device_get(st.shapes), x,
-                                                                sspec), np.float64))
+        return [self._loss(f + SHAPE_UNIT * np.asarray(
+            shapes_.evaluate_jit(jax.device_get(st.shapes), x, sspec), np.float64))
                 for st in sel.programs[:n_shapes]]
 
     def backfit(self, program, terms, sspec, fit=None) -> tuple:
@@ -492,7 +497,7 @@ class Labels:
         training log-loss)``."""
         f_tree = self._values(program)
         x = jnp.asarray(np.clip(self.xs, 0.0, 1.0), self.spec.dtype)
-        g = np.asarray(shapes_.evaluate_jit(terms, x, sspec), np.float64)
+        g = SHAPE_UNIT * np.asarray(shapes_.evaluate_jit(terms, x, sspec), np.float64)
         loss = self._loss(f_tree + g)  # the terms as the count's search fitted them
         for r in range(NEWTON_ROUNDS):
             # The first step is taken from the tree alone (the step the search's terms
@@ -500,7 +505,7 @@ class Labels:
             base = np.zeros_like(g) if r == 0 else g
             data = self._working(f_tree + base, offset=base).data(shard=False)
             new = shapes_.refit(terms, data, sspec, 1, gr=shapes_.grams_jit(data, sspec)).shapes
-            g_new = np.asarray(shapes_.evaluate_jit(new, x, sspec), np.float64)
+            g_new = SHAPE_UNIT * np.asarray(shapes_.evaluate_jit(new, x, sspec), np.float64)
             for t in ((1.0,) if r == 0 else (1.0, 0.5, 0.25)):
                 g_t = g + t * (g_new - g)
                 loss_t = self._loss(f_tree + g_t)
@@ -515,6 +520,9 @@ class Labels:
                                    pair=terms.pair + t * (new.pair - terms.pair),
                                    intercept=terms.intercept + t * (new.intercept - terms.intercept))
             g, loss = g_t, loss_t
+        u = SHAPE_UNIT  # the model's terms in logit units
+        terms = terms._replace(main=terms.main * u, pair=terms.pair * u,
+                               intercept=terms.intercept * u)
         return terms, program, loss
 
     def _values(self, program) -> np.ndarray:
@@ -532,7 +540,8 @@ class Labels:
         p = 0.5 * (1.0 + np.tanh(0.5 * f))
         h = np.maximum(p * (1.0 - p), H_MIN)
         z = offset + np.clip((y01 - p) / h, -Z_MAX, Z_MAX)
-        return source.InMemory(self.xs, z, self.w * h, self.spec, self.sc)
+        u = SHAPE_UNIT  # the same least squares, in the shapes' units (their box |b| <= 1)
+        return source.InMemory(self.xs, z / u, self.w * h * u * u, self.spec, self.sc)
 
     def _loss(self, f) -> float:
         """The weighted mean training loss of the decision values ``f``."""
