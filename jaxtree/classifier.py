@@ -176,8 +176,10 @@ class TreeClassifier(Estimator):
         regressor's.
       shapes: ``"auto"`` (default): on in-memory fits of two classes with the logistic loss
         and at least 10,000 rows, after the tree, up to 16 one- and two-covariate shape
-        terms (at most 20 with the tree's) of its working residual (one Newton step of the log-loss from the tree's
-        logit), as many as held-out rows support (the regressor's shape stage), then fitted
+        terms (at most 20 with the tree's) of its working residual (one Newton step of the
+        log-loss from the tree's logit; fitted in units of ``SHAPE_UNIT`` = 4 logits, since a
+        term's knot values live in ``[-1, 1]``), as many as held-out rows support (the
+        regressor's shape stage), then fitted
         on all rows by a few Newton steps with the tree as offset
         (:meth:`jaxtree._fit.classify.Labels.backfit`); ``0``: the tree alone.
 

@@ -76,9 +76,11 @@ class TreeRegressor(Regressor):
         least 10,000 rows (``AUTO_SHAPES_MIN_ROWS``, engine ``"jax"``, one device), the tree
         first, exactly as without shapes, then up to 16 shape terms (``AUTO_SHAPES``) of its
         residual, and at most 20 terms with the tree's (``AUTO_TERMS``: the formula stays
-        readable; the tree's terms counted in its sum of products, like terms merged, ``program.n_terms``), as many as held-out rows support (a ``validation_fraction`` of 0.2 or the
-        one given, ``shape_path_``; the held-out run stops once ``AUTO_PATIENCE`` = 3 terms in
-        a row lower no held-out error; the paired standard-error rule: none where the tree
+        readable; the tree's terms counted in its sum of products, like terms merged,
+        ``program.n_terms``; none, and ``shape_path_`` None, where the tree has 20), as many
+        as held-out rows support (a ``validation_fraction`` of 0.2 or the one given,
+        ``shape_path_``; the held-out run stops once ``AUTO_PATIENCE`` = 3 terms in a row
+        lower no held-out error; the paired standard-error rule: none where the tree
         already has the data's form, and then the model is the tree's), then the tree's weights
         refined given the shapes; smaller fits: no shapes. Matrices of at least ``2**24``
         values (read in blocks, ``CHUNKED_FIT_MIN_VALUES``), memmaps and ChunkReaders get them
