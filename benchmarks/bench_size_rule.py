@@ -106,49 +106,6 @@ CLASS_RULES = {"one_se": _one_se_unpaired, "paired_1se": _classifier_paired(1.0)
 :func:`jaxtree._fit.classify.choose_size`."""
 
 
-def run_classification(name: str, folds: int, max_rows, seed: int = ba.SEED) -> dict:
-    """:func:`run_table` for a classification table: test ROC AUC per rule, same folds
-    (``StratifiedKFold``, bench_accuracy's), logistic regression beside."""
-    from sklearn.model_selection import StratifiedKFold
-
-    task, X, y, desc = ba.load_table(name, max_rows)
-    yv = y.to_numpy()
-    print(f"\n== {name}: {desc}; {len(y)} rows, p = {X.shape[1]}", flush=True)
-    cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
-    out = {r: {"auc": [], "terms": [], "k": [], "fit_s": []} for r in CLASS_RULES}
-    out["logistic"] = {"auc": []}
-    base = classify.choose_size
-    for f, (tr, te) in enumerate(cv.split(X, yv)):
-        Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
-        ytr, yte = yv[tr], yv[te]
-        for rule, fn in CLASS_RULES.items():
-            classify.choose_size = fn
-            try:
-                est = jaxtree.TreeClassifier()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t0 = time.perf_counter()
-                    est.fit(Xtr, ytr)
-                    s = time.perf_counter() - t0
-            finally:
-                classify.choose_size = base
-            rec = out[rule]
-            rec["auc"].append(ba.score(task, est, Xte, yte))
-            rec["terms"].append(ba.n_terms(est))
-            rec["k"].append(np.asarray(est.k_).tolist())
-            rec["fit_s"].append(s)
-        lin = ba.linear(task, X).fit(Xtr, ytr)
-        out["logistic"]["auc"].append(ba.score(task, lin, Xte, yte))
-        print(f"  fold {f}: " + ", ".join(
-            f"{r} {out[r]['auc'][-1]:.4f} (k {out[r]['k'][-1]}, {out[r]['terms'][-1]} terms)"
-            for r in CLASS_RULES) + f"; logistic {out['logistic']['auc'][-1]:.4f}", flush=True)
-    return {"task": "classification", "rows": int(len(y)), "p": int(X.shape[1]),
-            "folds": folds, "per_rule": out,
-            "mean_auc": {r: float(np.mean(v["auc"])) for r, v in out.items()},
-            "mean_terms": {r: float(np.mean(v["terms"])) for r, v in out.items()
-                           if r != "logistic"}}
-
-
 def markdown_classification(res: dict) -> str:
     rules = list(CLASS_RULES)
     lines = ["Test ROC AUC, mean over folds (terms: mean formula terms; k: chosen k_ per fold).",
@@ -171,43 +128,58 @@ def markdown_classification(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+TASKS = {
+    # task: (the swapped rule's module and name, the rules, the estimator, the score's key
+    # and format, the linear model's name, the folds)
+    "regression": (select, "choose_size_rows", RULES, jaxtree.TreeRegressor, "rmse", ".4g",
+                   "ridge", "KFold"),
+    "classification": (classify, "choose_size", CLASS_RULES, jaxtree.TreeClassifier, "auc",
+                       ".4f", "logistic", "StratifiedKFold"),
+}
+"""Per task what :func:`run_table` swaps, fits and scores."""
+
+
 def run_table(name: str, folds: int, max_rows, seed: int = ba.SEED) -> dict:
-    from sklearn.model_selection import KFold
+    """Every rule of the table's task (:data:`TASKS`) on the same folds (bench_accuracy's at
+    its SEED): the default estimator fitted with the rule swapped in, then put back; the test
+    score, formula terms, chosen ``k_`` and fit time per fold, the linear model beside."""
+    from sklearn import model_selection
 
     task, X, y, desc = ba.load_table(name, max_rows)
+    module, attr, rules, estimator, key, fmt, linear, splitter = TASKS[task]
     yv = y.to_numpy()
     print(f"\n== {name}: {desc}; {len(y)} rows, p = {X.shape[1]}", flush=True)
-    cv = KFold(folds, shuffle=True, random_state=seed)  # bench_accuracy's folds at its SEED
-    out = {r: {"rmse": [], "terms": [], "k": [], "fit_s": []} for r in RULES}
-    out["ridge"] = {"rmse": []}
-    base = select.choose_size_rows
+    cv = getattr(model_selection, splitter)(folds, shuffle=True, random_state=seed)
+    out = {r: {key: [], "terms": [], "k": [], "fit_s": []} for r in rules}
+    out[linear] = {key: []}
+    base = getattr(module, attr)
     for f, (tr, te) in enumerate(cv.split(X, yv)):
         Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
         ytr, yte = yv[tr], yv[te]
-        for rule, fn in RULES.items():
-            select.choose_size_rows = fn
+        for rule, fn in rules.items():
+            setattr(module, attr, fn)
             try:
-                est = jaxtree.TreeRegressor()
+                est = estimator()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     t0 = time.perf_counter()
                     est.fit(Xtr, ytr)
                     s = time.perf_counter() - t0
             finally:
-                select.choose_size_rows = base
+                setattr(module, attr, base)
             rec = out[rule]
-            rec["rmse"].append(ba.score(task, est, Xte, yte))
+            rec[key].append(ba.score(task, est, Xte, yte))
             rec["terms"].append(ba.n_terms(est))
-            rec["k"].append(int(est.k_))
+            rec["k"].append(np.asarray(est.k_).tolist())  # an int, a list per class
             rec["fit_s"].append(s)
         lin = ba.linear(task, X).fit(Xtr, ytr)
-        out["ridge"]["rmse"].append(ba.score(task, lin, Xte, yte))
+        out[linear][key].append(ba.score(task, lin, Xte, yte))
         print(f"  fold {f}: " + ", ".join(
-            f"{r} {out[r]['rmse'][-1]:.4g} (k {out[r]['k'][-1]}, {out[r]['terms'][-1]} terms)"
-            for r in RULES) + f"; ridge {out['ridge']['rmse'][-1]:.4g}", flush=True)
-    return {"rows": int(len(y)), "p": int(X.shape[1]), "folds": folds, "per_rule": out,
-            "mean_rmse": {r: float(np.mean(v["rmse"])) for r, v in out.items()},
-            "mean_terms": {r: float(np.mean(v["terms"])) for r, v in out.items() if r != "ridge"}}
+            f"{r} {out[r][key][-1]:{fmt}} (k {out[r]['k'][-1]}, {out[r]['terms'][-1]} terms)"
+            for r in rules) + f"; {linear} {out[linear][key][-1]:{fmt}}", flush=True)
+    return {"task": task, "rows": int(len(y)), "p": int(X.shape[1]), "folds": folds,
+            "per_rule": out, "mean_" + key: {r: float(np.mean(v[key])) for r, v in out.items()},
+            "mean_terms": {r: float(np.mean(v["terms"])) for r, v in out.items() if r != linear}}
 
 
 def markdown(res: dict, env: dict, command: str) -> str:
@@ -289,9 +261,7 @@ def main(argv=None):
     for name in args.tables.split(","):
         for seed in seeds:
             key = name if seeds == [ba.SEED] else f"{name}@{seed}"
-            run = (run_classification if ba.TABLES[name][0] == "classification"
-                   else run_table)
-            res[key] = run(name, args.folds, args.max_rows, seed)
+            res[key] = run_table(name, args.folds, args.max_rows, seed)
         (out / "size_rule.json").write_text(json.dumps({"environment": env, "command": command,
                                                         "tables": res}, indent=1))
     env["load_average_end"] = list(__import__("os").getloadavg())
