@@ -113,9 +113,10 @@ def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform:
         sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
         reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(spec.chunk, n))
         return _fit_reader(reader, spec, feature_names, enc, names)
-    sc = scaling_.bounded(scaling_.fit(xa, yt, sw), spec.y_bound)
-    spec = _bind_basis(spec, sc)
+    sc = scaling_.fit(xa, yt, sw)
+    sc = scaling_.bounded(sc, spec.y_bound)
     xs, ys = scaling_.apply(sc, xa, yt, sw)
+    spec = _bind_basis(spec, sc)
     with progress.reporting(spec, feature_names) as rep:
         found = stages.search_model(source.InMemory(xs, ys, sw, spec, sc), spec, rep)
     model = _model(found, sc, spec, feature_names)
@@ -159,7 +160,8 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> Fit
 
 def _fit_reader(reader, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult:
     """The stages on rows read block by block (:class:`jaxtree._fit.source.Streamed`)."""
-    sc = scaling_.bounded(stream_.scaling(reader), spec.y_bound)
+    sc = stream_.scaling(reader)
+    sc = scaling_.bounded(sc, spec.y_bound)
     spec = _bind_basis(spec, sc)
     with progress.reporting(spec, feature_names) as rep:
         found = stages.search_model(source.Streamed(reader, spec, sc), spec, rep)
