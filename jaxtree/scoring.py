@@ -70,6 +70,8 @@ __all__ = [
     "default_buckets",
     "design",
     "finish",
+    "Layout",
+    "layout",
     "Fit",
     "leaf_terms",
     "merge",
@@ -517,6 +519,33 @@ def rows_for(n: int, chunk_size: int) -> int:
         return nc * m
     nb = 1 << (nc - 1).bit_length() if nc <= 4 else -(-nc // 4) * 4
     return nb * m
+
+
+class Layout(NamedTuple):
+    """How a search of ``n`` rows and ``p`` covariates lays out its data (:func:`layout`).
+
+    Attributes:
+      n_chunks, rows_per_step: ``n``'s own chunking (:func:`chunk_shape`).
+      compiling_dominates: :func:`compiling_dominates` of ``n``, ``p`` and ``q``.
+      rows, columns: the row and column buckets (:func:`rows_for`, :func:`columns_for`),
+        which the in-memory search pads to where compiling dominates.
+    """
+
+    n_chunks: int
+    rows_per_step: int
+    compiling_dominates: bool
+    rows: int
+    columns: int
+
+
+def layout(n: int, p: int, q: int, chunk_size: int) -> Layout:
+    """The :class:`Layout` of a search of ``n`` rows, ``p`` covariates and ``q`` basis
+    functions in chunks of ``chunk_size`` rows: every shape rule of this module applied
+    once, so that a fit's plan (:func:`jaxtree.plan.row_plan`), its memory estimate and its
+    buckets read one record."""
+    n_chunks, rows_per_step = chunk_shape(int(n), int(chunk_size))
+    return Layout(n_chunks, rows_per_step, compiling_dominates(n, p, q),
+                  rows_for(n, chunk_size), columns_for(p))
 
 
 def buckets_for(n: int, p: int, q: int, k: int) -> tuple:

@@ -312,7 +312,8 @@ class Labels:
         # (where the pair screen's stride allows it, the regressor's rule).
         p, q, chunk, pair_rows = xs.shape[1], s.basis.q, s.chunk, self._pair_rows()
         rows = select.selection_rows(len(train), n, p, q, chunk, pair_rows,
-                                     rows=select.tree_rows(n, p, q, chunk, pair_rows))
+                                     rows=select.tree_rows(scoring.layout(n, p, q, chunk),
+                                                           pair_rows))
         sel = self._search(xs[train], self.ypm[:, train], w[train], s.k, rep, keep_states=True,
                            rows=rows)
         return sel._replace(status=_reduced(sel.status)), held
@@ -370,11 +371,12 @@ class Labels:
         compiling dominates (:func:`jaxtree._fit.select.column_bucket`, the regressor's rule;
         :func:`jaxtree.scoring.rows_for`), else ``(rows, None)``."""
         s = self.spec
-        cols = select.column_bucket(rows, p, s.basis)
+        layout = scoring.layout(rows, p, s.basis.q, s.chunk)
+        cols = select.column_bucket(layout, s.basis)
         if not cols:
             return rows, None
         # With a pair screen, rows are padded only where its stride stays (the regressor's rule)
-        padded = select.tree_rows(rows, p, s.basis.q, s.chunk, self._pair_rows())
+        padded = select.tree_rows(layout, self._pair_rows())
         return (rows if padded is None else padded), cols
 
     def _pair_rows(self) -> int:

@@ -72,11 +72,11 @@ def search_bytes(k: int, n: int, p: int, q: int, dtype, chunk: int, batch: int =
     estimators do), ``m`` the rows of one step and ``P`` the candidate columns (the column
     bucket's ``p`` times ``q`` where compiling dominates)."""
     n, p, q = max(int(n), 1), max(int(p), 1), max(int(q), 1)
-    small = scoring.compiling_dominates(n, p, q)
+    lay = scoring.layout(n, p, q, int(chunk))
+    small = lay.compiling_dominates
+    cols = (lay.columns if small else p) * q
     cap = prog.capacity_for(k) if small else max(int(k), 0)
-    cols = (scoring.columns_for(p) if small else p) * q
-    m = scoring.chunk_shape(n, int(chunk))[1]
-    words = (cap + 1) * (WORDS_PER_LEAF_ROW * m + WORDS_PER_LEAF_CANDIDATE * cols)
+    words = (cap + 1) * (WORDS_PER_LEAF_ROW * lay.rows_per_step + WORDS_PER_LEAF_CANDIDATE * cols)
     return int(np.dtype(dtype).itemsize) * max(int(batch), 1) * int(words)
 
 

@@ -68,30 +68,29 @@ def _stride(rows: int, chunk_size: int, pair_rows: int) -> int:
     return search.screen_stride(math.prod(scoring.chunk_shape(rows, chunk_size)), pair_rows)
 
 
-def tree_rows(n: int, p: int, q: int, chunk_size: int, pair_rows: int = 0):
-    """The row count to chunk an in-memory tree search's ``n`` rows as (``scoring.chunk``'s
-    ``rows``): the row bucket :func:`jaxtree.scoring.rows_for` where compiling costs more
-    than searching (:func:`jaxtree.scoring.compiling_dominates`) and, with a pair screen of
-    ``pair_rows > 0`` rows, where the padding leaves the screen's stride unchanged (so the
-    same rows are screened); else None (chunked by its own size)."""
-    if not scoring.compiling_dominates(n, p, q):
+def tree_rows(layout: scoring.Layout, pair_rows: int = 0):
+    """The row count to chunk an in-memory tree search's rows as (``scoring.chunk``'s
+    ``rows``), from their :class:`jaxtree.scoring.Layout`: the row bucket where compiling
+    costs more than searching and, with a pair screen of ``pair_rows > 0`` rows, where the
+    padding leaves the screen's stride unchanged (so the same rows are screened); else None
+    (chunked by its own size)."""
+    if not layout.compiling_dominates:
         return None
-    rows = scoring.rows_for(n, chunk_size)
-    if pair_rows > 0 and _stride(rows, chunk_size, pair_rows) != _stride(n, chunk_size,
-                                                                          pair_rows):
+    own = layout.n_chunks * layout.rows_per_step  # the rows' own padded count
+    if pair_rows > 0 and (search.screen_stride(layout.rows, pair_rows)
+                          != search.screen_stride(own, pair_rows)):
         return None
-    return rows
+    return layout.rows
 
 
-def column_bucket(n: int, p: int, basis) -> int:
-    """The width a search over ``n`` rows of ``p`` covariates is padded to
-    (:func:`jaxtree.scoring.columns_for`) where compiling dominates
-    (:func:`jaxtree.scoring.compiling_dominates`), else 0 (none). Never with a
+def column_bucket(layout: scoring.Layout, basis) -> int:
+    """The width a search is padded to: the column bucket of its
+    :class:`jaxtree.scoring.Layout` where compiling dominates, else 0 (none). Never with a
     per-covariate family (``basis.PowerLaws`` is bound to the table's own covariates). The
     one rule of the regressor's spec and the classifier's search."""
-    if basis.per_feature or not scoring.compiling_dominates(n, p, basis.q):
+    if basis.per_feature or not layout.compiling_dominates:
         return 0
-    return scoring.columns_for(p)
+    return layout.columns
 
 
 def unpadded_choices(choices: list, p: int, columns: int, q: int) -> list:

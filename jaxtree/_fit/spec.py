@@ -394,7 +394,8 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
     shapes = hyper.get("shapes", "auto")
     # Column buckets (jaxtree._fit.select.column_bucket): in memory only (a streamed fit is
     # large) and on the JAX engine.
-    columns = select.column_bucket(n, p, params.basis) if in_memory and engine == "jax" else 0
+    layout = scoring.layout(n, p, q, params.chunk) if in_memory and engine == "jax" else None
+    columns = 0 if layout is None else select.column_bucket(layout, params.basis)
     spec = FitSpec(
         k=params.k, chunk=params.chunk, sweeps=params.sweeps, steps=params.steps,
         basis=params.basis, block=params.block, dtype=dtype, plan=plan,
@@ -411,8 +412,8 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         callback=hyper.get("callback"), columns=columns,
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)))
-    if not columns:
-        return spec
-    cfg = spec.config(n, p)
-    rows = select.tree_rows(n, p, q, spec.chunk, cfg.pair_rows if cfg.pair_leaves else 0)
-    return spec.replace(rows=rows or 0)
+    if columns:  # and the row bucket, where the pair screen allows it
+        cfg = spec.config(n, p)
+        spec = spec.replace(rows=select.tree_rows(layout,
+                                                  cfg.pair_rows if cfg.pair_leaves else 0) or 0)
+    return spec
