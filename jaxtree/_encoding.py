@@ -377,22 +377,24 @@ def _split_columns(X, categorical_features):
     :func:`jaxtree._validation.as_float_array` (its messages for strings, complex numbers,
     ``None``, sparse matrices and ragged lists).
     """
-    if _is_frame(X):
+    frame = _is_frame(X)
+    if frame:
         names = V.frame_feature_names(X)
         cols = [X.iloc[:, j] for j in range(X.shape[1])]
-        return cols, _categorical_mask(categorical_features, len(cols), names, True, cols), names
-    explicit = categorical_features is not None and not isinstance(categorical_features, str)
-    if explicit:
-        try:
-            arr = np.asarray(X)
-        except Exception:  # noqa: BLE001 - ragged lists etc.: check_X names the problem
-            return None
     else:
-        arr = V.as_float_array(X, "X")
-    if arr.ndim != 2:
-        return None
-    cols = [arr[:, j] for j in range(arr.shape[1])]
-    return cols, _categorical_mask(categorical_features, len(cols), None, False, cols), None
+        names = None
+        explicit = categorical_features is not None and not isinstance(categorical_features, str)
+        if explicit:
+            try:
+                arr = np.asarray(X)
+            except Exception:  # noqa: BLE001 - ragged lists etc.: check_X names the problem
+                return None
+        else:
+            arr = V.as_float_array(X, "X")
+        if arr.ndim != 2:
+            return None
+        cols = [arr[:, j] for j in range(arr.shape[1])]
+    return cols, _categorical_mask(categorical_features, len(cols), names, frame, cols), names
 
 
 def _categorical_mask(cf, p, names, is_frame, cols):
