@@ -12,26 +12,26 @@ into ``[-1, 1]``.
 A :class:`Basis` is an ordered tuple of *families*; its columns are the families in order and,
 within a family, the functions in order:
 
-=========================  ===================================  ==============================
-family                     functions                            names (variable ``x``)
-=========================  ===================================  ==============================
-``Hats(n)``, ``n >= 2``    ``max(0, 1 - |x - t_m| / h)``,       ``hat(x; 0.25)``
+=========================  ==========================================  ==============================
+family                     functions                                   names (variable ``x``)
+=========================  ==========================================  ==============================
+``Hats(n)``, ``n >= 2``    ``max(0, 1 - |x - t_m| / h)``,              ``hat(x; 0.25)``
                            ``t_m = m / (n-1)``, ``m = 0..n-1``,
                            ``h = 1 / (n-1)`` (degree-1 B-splines)
-``Sines(n)``               ``sin(i pi x)``, ``i = 1..n``        ``sin(πx)``, ``sin(3πx)``
-``Cosines(n)``             ``cos(i pi x)``, ``i = 1..n``        ``cos(πx)``, ``cos(2πx)``
-``Powers(degree)``         ``x, x^2, ..., x^degree``            ``x``, ``x²``, ``x³``
-``TruncatedCubics(n)``     ``(x - t_m)_+^3``,                   ``(x-0.1)₊³``
+``Sines(n)``               ``sin(i pi x)``, ``i = 1..n``               ``sin(πx)``, ``sin(3πx)``
+``Cosines(n)``             ``cos(i pi x)``, ``i = 1..n``               ``cos(πx)``, ``cos(2πx)``
+``Powers(degree)``         ``x, x^2, ..., x^degree``                   ``x``, ``x²``, ``x³``
+``TruncatedCubics(n)``     ``(x - t_m)_+^3``,                          ``(x-0.1)₊³``
                            ``t_m = m / (n+1)``, ``m = 1..n``
-``CustomFunction``         any elementwise ``jnp`` function     from the user's template
-``PowerLaws(exponents)``   ``x^a`` (``log x`` for ``a = 0``)     ``⟨x⁻²⟩``, ``⟨log(x)⟩``
+``CustomFunction``         any elementwise ``jnp`` function            from the user's template
+``PowerLaws(exponents)``   ``x^a`` (``log x`` for ``a = 0``)           ``⟨x⁻²⟩``, ``⟨log(x)⟩``
                            on the covariate's *original* values,
                            affine onto ``[-1, 1]`` per covariate;
                            ``normalise="ratio"``: the pure
-                           ``x^a / max|x^a|``                   ``⟦x⁻²⟧``
-``Decays(scales)``         ``exp(-x / (c (hi - lo)))``, affine   ``⟨exp(-x/0.25)⟩``
+                           ``x^a / max|x^a|``                          ``⟦x⁻²⟧``
+``Decays(scales)``         ``exp(-x / (c (hi - lo)))``, affine         ``⟨exp(-x/0.25)⟩``
                            onto ``[-1, 1]``
-=========================  ===================================  ==============================
+=========================  ==========================================  ==============================
 
 ``PowerLaws`` and ``Decays`` (the ``"physics"`` preset, opt-in; issue 14) are described in the
 design note above :class:`PowerLaws`: ``PowerLaws`` needs the covariates' training ranges

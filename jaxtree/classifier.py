@@ -190,21 +190,27 @@ class TreeClassifier(Estimator):
     trees read them once per class; no ``validation_fraction``, no shape terms. Many data
     sets of one shape are fitted at once by :func:`jaxtree.fit_batch_classifier`.
 
-    Attributes (after ``fit``):
-      classes_: the sorted class labels. n_features_in_, feature_names_in_: as for
-        :class:`jaxtree.TreeRegressor` (the raw columns of ``X``, before encoding).
-      encoding_: the fitted :class:`jaxtree._encoding.EncodingSpec`; encoded_feature_names_:
-        the covariates the trees see (``"carrier=UA"``, ``"year missing"``, ...).
+    Attributes:
+      classes_: (set by ``fit``, as every attribute below) the sorted class labels.
+      n_features_in_: as for :class:`jaxtree.TreeRegressor` (the raw columns of ``X``,
+        before encoding).
+      feature_names_in_: as for :class:`jaxtree.TreeRegressor`.
+      encoding_: the fitted :class:`jaxtree._encoding.EncodingSpec`.
+      encoded_feature_names_: the covariates the trees see (``"carrier=UA"``,
+        ``"year missing"``, ...).
       model_: the fitted :class:`jaxtree.model.TreeModel` whose prediction is the decision
         function (for ``K > 2`` classes every array has a leading class axis).
       history_: the training loss (mean log-loss, or the mean ramp loss for ``"margin"``)
         after the first leaf, each insertion and each shape term; ``(K, k+1)`` for ``K > 2`` (per class
         against the rest; with ``validation_fraction`` a tree smaller than the largest
-        repeats its final loss). choices_: the chosen insertions (per class for ``K > 2``).
-      search_, validation_fraction_: the search and held-out fraction this fit ran with
-        (``"auto"`` resolved, see ``search`` and ``validation_fraction``).
-      status_: the search's :class:`jaxtree.search.Status`. k_: operations of the (largest)
-        tree; k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
+        repeats its final loss).
+      choices_: the chosen insertions (per class for ``K > 2``).
+      search_: the search this fit ran with (``"auto"`` resolved, see ``search``).
+      validation_fraction_: the held-out fraction this fit ran with (``"auto"`` resolved,
+        see ``validation_fraction``).
+      status_: the search's :class:`jaxtree.search.Status`.
+      k_: operations of the (largest) tree.
+      k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
       row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran (as the regressor's).
       path_: with ``validation_fraction``, the selection run: one dict per size with
         ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out

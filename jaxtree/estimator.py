@@ -193,25 +193,29 @@ class TreeRegressor(Regressor):
     (same model as the in-memory path); ``predict`` evaluates blocks of
     ``PREDICT_CHUNK_ROWS`` rows.
 
-    Attributes (after ``fit``):
-      model_: the fitted :class:`jaxtree.model.TreeModel` pytree.
+    Attributes:
+      model_: (set by ``fit``, as every attribute below) the fitted :class:`jaxtree.model.TreeModel` pytree.
       history_: training MSE (in ``y``'s units) after the first leaf and each insertion.
       choices_: the insertion chosen at each iteration (a dict with the keys
         :data:`jaxtree.search.CHOICE_KEYS`, the same on both engines).
       status_: the search's :class:`jaxtree.search.Status` flags.
       k_: the number of operations of the fitted tree.
-      search_, validation_fraction_: the search and held-out fraction this fit ran with
-        (``"auto"`` resolved by the data's size, see ``search``).
+      search_: the search this fit ran with (``"auto"`` resolved by the data's size, see
+        ``search``).
+      validation_fraction_: the held-out fraction this fit ran with (``"auto"`` resolved
+        by the data's size).
       shape_path_: with ``shapes`` and ``validation_fraction``: one dict per number of shape
         terms of the selection run (``n_shapes``, ``train_mse``, ``val_mse``, ``terms``); else
         None.
       path_: with ``validation_fraction``: one dict per iteration of the selection run
         (``n_ops``, ``train_mse``, ``val_mse``, ``formula`` and ``model``, a
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.
-      n_features_in_: number of covariates; feature_names_in_: their names when X had
-        string column names (both count the raw columns of ``X``, before encoding).
+      n_features_in_: number of covariates (the raw columns of ``X``, before encoding).
+      feature_names_in_: their names when X had string column names (the raw columns of
+        ``X``, before encoding).
       encoding_: the fitted :class:`jaxtree._encoding.EncodingSpec` (missing values and
-        categories); encoded_feature_names_: the names of the covariates the tree sees (the
+        categories).
+      encoded_feature_names_: the names of the covariates the tree sees (the
         model's ``feature_names``: ``"carrier=UA"``, ``"year missing"``, ...), equal to the
         raw names when ``X`` is numeric without missing values.
       target_transform_: ``"identity"``, ``"log"`` or ``"square"``: the transform the model

@@ -45,20 +45,20 @@ Map to the paper
   ``d`` with value ``c_d`` (Algorithm 1 expands ``y - w0' - b - k(c + w' phi)`` and
   ``y - w0' - b - k(c w' phi)``):
 
-  ============  =====================  ==========================
-  candidate     target ``r``           regressor ``s``
-  ============  =====================  ==========================
-  first leaf    ``y``                  ``phi_ij(x)``
-  ``V + w'phi`` ``y - T``              ``k_d * phi_ij(x)``
-  ``V * w'phi`` ``y - b_d``            ``k_d * c_d * phi_ij(x)``
-  ============  =====================  ==========================
+  ===============  =====================  ==========================
+  candidate        target ``r``           regressor ``s``
+  ===============  =====================  ==========================
+  first leaf       ``y``                  ``phi_ij(x)``
+  ``V + w'phi``    ``y - T``              ``k_d * phi_ij(x)``
+  ``V * w'phi``    ``y - b_d``            ``k_d * c_d * phi_ij(x)``
+  ===============  =====================  ==========================
 
 - :func:`insert`: "Insert the new leaf ... at node with '+' / '*'" in Algorithm 1.
 - :func:`refine_coordinate`: "Adjust all weights" (coordinate descent, Section 5).
 - :func:`fit`: Algorithm 1 as a whole.
 
 Decisions (shared with the JAX engine, which must make exactly the same choices)
-------------------------------------------------------------------------------
+--------------------------------------------------------------------------------
 1. ``k`` counts insertions: the fitted tree has ``2k + 1`` nodes and ``k + 1`` leaves, the
    paper's meaning of ``k`` ("k=10" is 21 nodes). Algorithm 1 as printed loops
    ``iters = 1 to k - 1``; we run ``k`` iterations.
@@ -87,7 +87,7 @@ Decisions (shared with the JAX engine, which must make exactly the same choices)
    ``sum sw (y - yhat)^2 / sum sw``.
 
 Classification (``loss="logistic"`` or ``"margin"``; labels ``y = +-1``)
------------------------------------------------------------------------
+------------------------------------------------------------------------
 The same search on the logit ``f = w0 + T(x)`` (the paper's second problem, Section 3),
 written from the math of DESIGN.md section 9, as the oracle of the JAX engine's
 :mod:`jaxtree.losses`:
@@ -865,9 +865,10 @@ class StepRecord:
         flat_index: the chosen candidate's index in the iteration's score array.
         slot: the leaf replaced (0 for the initial leaf).
         op: ``LEAF`` for the initial leaf, else ``ADD`` or ``MUL``.
-        feature, basis: the new leaf's covariate ``j`` and basis function ``i``.
-        weight, intercept: the new leaf's weight and the re-fitted intercept (before
-            refinement).
+        feature: the new leaf's covariate ``j``.
+        basis: the new leaf's basis function ``i``.
+        weight: the new leaf's weight (before refinement).
+        intercept: the re-fitted intercept (before refinement).
         sse: the chosen candidate's weighted SSE (before refinement; for a classification
             loss the Newton model's, in working units).
         loss: the weighted training MSE after the iteration (after refinement); for a

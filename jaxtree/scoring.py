@@ -4,12 +4,12 @@ For a leaf ``d`` with value ``c_d`` and multiplier ``k_d`` (``T = b_d + k_d c_d`
 two candidate insertions are one-dimensional least-squares problems
 ``r ~ a + w' s`` over the samples, with a free intercept ``a`` and ``|w'| <= 1``:
 
-====================  ===================  ======================================
-candidate at leaf d   target ``r``         regressor ``s = u * phi_ij(x)``, ``u =``
-====================  ===================  ======================================
-``V + w' phi``        ``y - w0 - T``       ``k_d``
+====================  =========================  ======================================
+candidate at leaf d   target ``r``               regressor ``s = u * phi_ij(x)``, ``u =``
+====================  =========================  ======================================
+``V + w' phi``        ``y - w0 - T``             ``k_d``
 ``V * w' phi``        ``y - w0 - T + k_d c_d``   ``k_d c_d``
-====================  ===================  ======================================
+====================  =========================  ======================================
 
 Stacking the ``2L`` rows of ``u`` into ``U`` and of ``r`` into ``R`` and laying out
 ``Phi (m, p*q)`` (column ``j*q + i`` is ``phi_i(x_j)``), every statistic for every
@@ -111,7 +111,9 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] 
     """Pads ``n`` rows to a multiple of ``chunk_size`` (zero weight) and reshapes.
 
     Args:
-      x: float ``(n, p)``; y: float ``(n,)``; sample_weight: float ``(n,)`` or None.
+      x: float ``(n, p)``.
+      y: float ``(n,)``.
+      sample_weight: float ``(n,)`` or None.
       chunk_size: rows per chunk (static). When ``n < chunk_size`` the chunk is ``n``
         rounded up to a power of two.
       rows: None, or a row count ``>= n``: the chunks (their size and number) of ``rows``
@@ -129,7 +131,7 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] 
         scores) is non-finite and scored ``+inf``; a tree never reads it.
 
     Returns:
-      :class:`Data` with ``ceil(n/chunk) `` chunks. Numpy inputs (no JAX array among them)
+      :class:`Data` with ``ceil(n/chunk)`` chunks. Numpy inputs (no JAX array among them)
       are padded on the host and put on the device once, so nothing is compiled (each eager
       pad, cast and reshape of a new shape would compile a small program: about 20 of them
       in a fit with a held-out split, a few tenths of a second in a new process); JAX arrays

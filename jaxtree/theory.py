@@ -12,38 +12,40 @@ operation nodes and ``K+1`` leaves; each leaf is one of the ``pq`` labels
 
 Results (paper numbering)
 -------------------------
-* Tree count (Appendix A, proof of Lemma 1), with ordered children::
+::
 
-      |F*_1| = pq,   |F*_{2K+1}| = 2 * sum_{i odd < 2K} |F*_i| |F*_{2K-i}|
-                                = Catalan(K) * 2^K * (pq)^(K+1),
-      |F_{2k+1}| = sum_{K=0}^{k} |F*_{2K+1}|.           -> count_trees
+    * Tree count (Appendix A, proof of Lemma 1), with ordered children:
 
-* Lemma 1: for k >= 1, |F_{2k+1}| <= 4 k k! (pq)^(k+1).  -> count_trees_bound
+          |F*_1| = pq,   |F*_{2K+1}| = 2 * sum_{i odd < 2K} |F*_i| |F*_{2K-i}|
+                                    = Catalan(K) * 2^K * (pq)^(K+1),
+          |F_{2k+1}| = sum_{K=0}^{k} |F*_{2K+1}|.           -> count_trees
 
-* Lemma 3: M_{2k+1} < 1.45^(k+1), where M_f is the number of products of basis
-  functions in the expansion of tree f and, by the proof's recursion,
-  M*_1 = 1, M*_{2K+1} = max_{a+b=K-1} max(M*_a M*_b, M*_a + M*_b).
-                                   -> max_product_terms, max_product_terms_bound
+    * Lemma 1: for k >= 1, |F_{2k+1}| <= 4 k k! (pq)^(k+1).  -> count_trees_bound
 
-* Theorem 1: with probability >= 1 - delta, for every tree and weights,
-  E_D[h] <= Ê_S[h] + 2 sqrt((k+1)/n)
-                   + sqrt(((k+1) log pq + log(8 k k!) + log(1/delta)) / (2n)).
-                                                      -> generalization_bound
+    * Lemma 3: M_{2k+1} < 1.45^(k+1), where M_f is the number of products of basis
+      functions in the expansion of tree f and, by the proof's recursion,
+      M*_1 = 1, M*_{2K+1} = max_{a+b=K-1} max(M*_a M*_b, M*_a + M*_b).
+                                       -> max_product_terms, max_product_terms_bound
 
-* Corollary 1: the excess risk is <= epsilon w.p. >= 1 - delta if
-  n >= [3(k+1)(log pq + 8) + 3 log(8 k k!) + 6 log(2/delta)] / (2 epsilon^2).
-                                                       -> sufficient_samples
+    * Theorem 1: with probability >= 1 - delta, for every tree and weights,
+      E_D[h] <= Ê_S[h] + 2 sqrt((k+1)/n)
+                       + sqrt(((k+1) log pq + log(8 k k!) + log(1/delta)) / (2n)).
+                                                          -> generalization_bound
 
-* Theorem 2: on the multiplication-only, unit-weight ensemble G_{2k+1}, if
-  n <= (log(q^(k+1) C(p, k+1)) - 2 log 2) sigma^2 / 2 then every estimator fails
-  with probability >= 1/2.                                -> necessary_samples
-  |G_{2k+1}| itself:                               -> restricted_ensemble_size
+    * Corollary 1: the excess risk is <= epsilon w.p. >= 1 - delta if
+      n >= [3(k+1)(log pq + 8) + 3 log(8 k k!) + 6 log(2/delta)] / (2 epsilon^2).
+                                                           -> sufficient_samples
+
+    * Theorem 2: on the multiplication-only, unit-weight ensemble G_{2k+1}, if
+      n <= (log(q^(k+1) C(p, k+1)) - 2 log 2) sigma^2 / 2 then every estimator fails
+      with probability >= 1/2.                                -> necessary_samples
+      |G_{2k+1}| itself:                               -> restricted_ensemble_size
 
 Where the paper is off
 ----------------------
 Each item is demonstrated by a test in ``tests/test_theory.py``.
 
-1. **|F*_3| (proof of Lemma 1).** The paper states |F*_3| = 2(pq)^2 - 2pq, but its
+1. **|F*_3| (proof of Lemma 1).** The paper states ``|F*_3| = 2(pq)^2 - 2pq``, but its
    own recursion gives 2(pq)^2 (ordered children), and counting children as
    unordered (the "switching subtrees gives an equivalent structure" remark)
    gives pq(pq + 1). 2(pq)^2 - 2pq counts ordered pairs of *distinct* leaves,
@@ -52,16 +54,16 @@ Each item is demonstrated by a test in ``tests/test_theory.py``.
    the union bound of Theorem 1 use (it is also an upper bound on the unordered
    count, so the theory stays valid); ``ordered=False`` gives the exact count of
    equivalence classes under swapping children. The claimed strict
-   |F*_3| < 2(pq)^2 is an equality.
+   ``|F*_3| < 2(pq)^2`` is an equality.
 2. **Intermediate bound in Lemma 1's proof.** The step
    sum_{i=0}^{k-1} i!(k-1-i)! <= k k!/2^(k-1) uses Jensen with 1/x "concave"; 1/x is
    convex, the inequality is reversed and false for every k >= 3 (k = 3: 5 > 4.5).
-   The conclusion it feeds, |F*_{2k+1}| <= 2k k! (pq)^(k+1), is false for
+   The conclusion it feeds, ``|F*_{2k+1}| <= 2k k! (pq)^(k+1)``, is false for
    k = 3, 4, 5 (Catalan(k) 2^k = 40, 224, 1344 > 36, 192, 1200) and true for
    every other k. **Lemma 1 itself is true** for all k >= 1 and pq >= 1: dividing
    by (pq)^(k+1) it suffices that sum_{i<=k} Catalan(i) 2^i <= 4k k!, checked
    exactly for k <= 60; beyond k = 15 it follows from Catalan(i) 2^i <= 8^i.
-   At k = 0 the formula gives 0 < |F_1| = pq, so the lemma rightly needs k >= 1.
+   At k = 0 the formula gives ``0 < |F_1| = pq``, so the lemma rightly needs k >= 1.
 3. **Lemma 3's induction step.** The step claims
    max(1.45^(a+1) 1.45^(b+1), 1.45^(a+1) + 1.45^(b+1)) = 1.45^(K+1) for a + b = K-1.
    At K = 3 (its first use) the sum wins: 1.45^3 + 1.45 = 4.499 > 1.45^4 = 4.420,
@@ -75,11 +77,11 @@ Each item is demonstrated by a test in ``tests/test_theory.py``.
    triples (3^((k+1)/3)) both stay below 1.45^(k+1); Lemma 3 never fails.
 4. **Rademacher step of Theorem 1.** The chain writes
    E_sigma[sup_{||v||_1<=1} <v, s>] = E sup_j s_j <= sqrt(2 log M) ...: the sup is
-   max_j |s_j|, a maximum over 2M signed coordinates, so Massart's lemma gives
+   ``max_j |s_j|``, a maximum over 2M signed coordinates, so Massart's lemma gives
    sqrt(2 log(2M)/n), and "=" should be "<=". With M = 1 (k = 0) the written chain
    gives 0, while one leaf, n = 1, has Rademacher complexity exactly 1. The
    corrected chain still gives <= sqrt((k+1)/n) for k >= 4 (2M_{2k+1} <= e^((k+1)/2));
-   for k <= 3, M_{2k+1} = k+1 and E max_j |s_j| <= sqrt(M n) gives the same
+   for k <= 3, M_{2k+1} = k+1 and ``E max_j |s_j| <= sqrt(M n)`` gives the same
    sqrt((k+1)/n). So the theorem's term survives, with "<=" (equality at k = 0,
    n = 1) rather than "<".
 5. **Lipschitz constant in Theorem 1.** The regression loss
@@ -92,8 +94,8 @@ Each item is demonstrated by a test in ``tests/test_theory.py``.
    k = 0 the exact 2|F_1| = 2 pq is used instead, i.e. log(8 k k!) is replaced
    by log 2.
 7. **Size of the restricted ensemble (Theorem 2).** The paper sets
-   c = |G_{2k+1}| = sum_{i=1}^{k} q^(i+1) C(p, i+1), but its definition of G allows
-   |A| <= k+1 including single leaves, so |G_{2k+1}| = sum_{i=0}^{k} q^(i+1) C(p, i+1)
+   ``c = |G_{2k+1}| = sum_{i=1}^{k} q^(i+1) C(p, i+1)``, but its definition of G allows
+   ``|A| <= k+1`` including single leaves, so ``|G_{2k+1}| = sum_{i=0}^{k} q^(i+1) C(p, i+1)``
    (the paper drops the pq single-leaf trees; at k = 0 its sum is empty, 0, and
    "c >= q^(k+1) C(p, k+1)" fails). The claim c >= q^(k+1) C(p, k+1) holds for the
    correct c for all k, so Theorem 2 is unaffected. Also
