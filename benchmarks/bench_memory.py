@@ -23,6 +23,8 @@ record has ``n_shapes`` and ``rmse_test`` on 200,000 fresh rows).
     python benchmarks/bench_memory.py --n 2e6         # a smaller size while developing
     python benchmarks/bench_memory.py --no-predict    # the fit only
     python benchmarks/bench_memory.py --n 2.2e6 --k 6 --bump --shapes 0   # vs --shapes auto
+    python benchmarks/bench_memory.py --paper --out benchmarks/results/memory_paper.json
+        # TreeRegressor.paper(k=10) on the same rows: issue 27's "default <= 2x the paper's search"
 
 Writes ``benchmarks/results/memory.json`` (``memory_n<N>.json`` for other sizes, or
 ``--out``) and prints a table.
@@ -97,7 +99,11 @@ def child(a) -> dict:
                import_s=import_s, rss_after_imports_mb=rss_imports,
                baseline_rss_mb=_rss_mb(), baseline_peak_mb=_peak_mb(),
                backend=jax.default_backend(), jax_enable_x64=bool(jax.config.jax_enable_x64))
-    est = jaxtree.TreeRegressor(k=a.k, shapes=a.shapes if a.shapes == "auto" else int(a.shapes))
+    if a.paper:  # the paper's greedy search, the default's yardstick at scale (issue 27)
+        est = jaxtree.TreeRegressor.paper(k=a.k)
+    else:
+        est = jaxtree.TreeRegressor(k=a.k, shapes=a.shapes if a.shapes == "auto" else int(a.shapes))
+    rec["estimator"] = "paper" if a.paper else "default"
     t = time.perf_counter()
     est.fit(X, y)
     rec["fit_s"] = time.perf_counter() - t
@@ -126,7 +132,7 @@ def child(a) -> dict:
 def run_child(a) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--n", str(a.n), "--p", str(a.p),
            "--k", str(a.k), "--shapes", a.shapes] + ([] if a.predict else ["--no-predict"]) \
-        + (["--bump"] if a.bump else [])
+        + (["--bump"] if a.bump else []) + (["--paper"] if a.paper else [])
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
@@ -135,7 +141,8 @@ def run_child(a) -> dict:
 
 
 def table(rec: dict) -> str:
-    rows = [("n x p", f"{rec['n']:,} x {rec['p']} ({rec['x_dtype']}), y {rec['y_dtype']}"),
+    rows = [("estimator", rec.get("estimator", "default")),
+            ("n x p", f"{rec['n']:,} x {rec['p']} ({rec['x_dtype']}), y {rec['y_dtype']}"),
             ("data (X + y)", f"{rec['x_mb'] + rec['y_mb']:.0f} MiB"),
             ("limit (X + y + 1 GiB)", f"{rec['limit_mb']:.0f} MiB"),
             ("RSS after imports", f"{rec['rss_after_imports_mb']:.0f} MiB"),
@@ -158,6 +165,8 @@ def main(argv=None) -> None:
     ap.add_argument("--k", type=int, default=10, help="TreeRegressor(k=...) (default 10)")
     ap.add_argument("--shapes", default="auto", help="TreeRegressor(shapes=...): auto or 0")
     ap.add_argument("--bump", action="store_true", help="add a 2-D bump to y (shape terms)")
+    ap.add_argument("--paper", action="store_true",
+                    help="fit TreeRegressor.paper(k=K) instead of the default (--shapes ignored)")
     ap.add_argument("--no-predict", dest="predict", action="store_false",
                     help="skip the predict over all rows")
     ap.add_argument("--out", default=None, help="JSON output path")
