@@ -77,3 +77,24 @@ html_theme_options = {
     "use_edit_page_button": False,
 }
 html_static_path = []
+
+# BENCHMARKS.md and REPRODUCTION.md are included as pages (benchmarks.md, reproduction.md).
+# Their links between the repository's files are written for GitHub; on this site they point
+# to the pages that include those files (or name a file of the repository that is not a page).
+INCLUDED_LINKS = {
+    "](REPRODUCTION.md)": "](reproduction.md)",
+    "](BENCHMARKS.md)": "](benchmarks.md)",
+    "[`benchmarks/results/real_data.md`](benchmarks/results/real_data.md)":
+        "`benchmarks/results/real_data.md`",
+}
+
+
+def _site_links(app, relative_path, parent_docname, content):
+    text = content[0]
+    for old, new in INCLUDED_LINKS.items():
+        text = text.replace(old, new)
+    content[0] = text
+
+
+def setup(app):
+    app.connect("include-read", _site_links)
