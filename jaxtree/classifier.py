@@ -469,6 +469,10 @@ def load(path, custom_functions=None):
     :meth:`TreeClassifier.save` (it has a ``task`` entry), else a
     :class:`jaxtree.TreeRegressor` (:func:`jaxtree.estimator.load`).
 
+    Args:
+      path: the JSON file.
+      custom_functions: ``{name: fn}`` for custom basis functions (they are saved by name).
+
     Raises:
       ValueError: for a file of another version, a corrupted or foreign file.
     """
