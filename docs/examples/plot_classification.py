@@ -48,7 +48,11 @@ print(f"test accuracy {clf.score(X_test, y_test):.3f}, ROC AUC {auc:.3f}")
 # Probability map and decision boundary
 # -------------------------------------
 # ``predict_proba`` on a grid over the two covariates; the black line is
-# ``P = 0.5``, where ``predict`` changes its answer.
+# ``P = 0.5``, where ``predict`` changes its answer. The formula is a sum of sines and
+# cosines of each covariate, so where there are no tumours (large radius, few concave
+# points: the lower right) it keeps oscillating instead of staying malignant: read the
+# formula and the data's range before trusting a prediction far from the rows it was
+# fitted on.
 g1, g2 = np.meshgrid(np.linspace(X[columns[0]].min(), X[columns[0]].max(), 120),
                      np.linspace(X[columns[1]].min(), X[columns[1]].max(), 120))
 grid = X.iloc[:0].reindex(range(g1.size))          # an empty table with X's columns
