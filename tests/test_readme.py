@@ -1,4 +1,9 @@
-"""Every Python snippet in the README runs and asserts what its comments and text claim.
+"""Every Python snippet in the README and the documentation's pages runs and asserts what its
+comments and text claim.
+
+The snippets are the ```` ```python ```` blocks of ``README.md`` and of the Markdown pages in
+``docs/`` (the user guide the README's sections moved to; not the gallery's scripts, which
+``tests/test_gallery.py`` runs); a block found in both runs once.
 
 Running is not enough (issue 28 item 7): the shapes snippet promised ``f(x2, x3)`` and printed
 ``f(x1) + f(x3) + f(x2) + cos·cos``, the Huber example "changed" the loss from 0.0012233 to
@@ -14,9 +19,23 @@ import textwrap
 
 import pytest
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = [textwrap.dedent(b) for b in
-          re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)]
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _blocks():
+    """``(blocks, where)``: each distinct snippet once, and the file it was first found in."""
+    blocks, where = [], []
+    for source in SOURCES:
+        for b in re.findall(r"```python\n(.*?)```", source.read_text(encoding="utf-8"), flags=re.S):
+            b = textwrap.dedent(b)
+            if b not in blocks:
+                blocks.append(b)
+                where.append(source.relative_to(ROOT).as_posix())
+    return blocks, where
+
+
+BLOCKS, WHERE = _blocks()
 
 # A string that finds a snippet: the assert lines it must carry, one per claim.
 CLAIMS = {
@@ -80,7 +99,7 @@ def test_readme_has_snippets():
 @pytest.mark.parametrize("marker", sorted(CLAIMS))
 def test_snippets_assert_their_claims(marker):
     found = [b for b in BLOCKS if marker in b]
-    assert len(found) == 1, f"{len(found)} README snippets contain {marker!r}"
+    assert len(found) == 1, f"{len(found)} README/docs snippets contain {marker!r}"
     lines = {re.sub(r"\s+#.*$", "", line).strip() for line in found[0].splitlines()}
     for claim in CLAIMS[marker]:
         assert claim in lines, f"the snippet with {marker!r} no longer asserts: {claim}"
@@ -96,13 +115,13 @@ def test_snippets_assert_their_claims(marker):
 # step (test_search.py), fit_batch (test_batch.py), a memmap (test_stream.py).
 SLOW_SNIPPETS = ("paper_synthetic(n=1000, p=10", 'functions=[("tanh(2{x})"', 'devices="all"',
                  "search.step_jit(prog, data", "jaxtree.fit_batch(X, y, k=2",
-                 'mmap_mode="r"')
+                 'mmap_mode="r"', 'engine="reference", **opts')
 
 
 def _snippet(index):
     slow = any(marker in BLOCKS[index] for marker in SLOW_SNIPPETS)
     claims = any(marker in BLOCKS[index] for marker in (*CLAIMS, *CHECKS))
-    assert not (slow and claims), f"README snippet {index} makes a claim: keep it in the default suite"
+    assert not (slow and claims), f"snippet {index} ({WHERE[index]}) makes a claim: keep it in the default suite"
     return pytest.param(index, marks=pytest.mark.slow) if slow else index
 
 
@@ -114,7 +133,7 @@ def test_slow_snippets_are_found():
 @pytest.mark.parametrize("index", [_snippet(i) for i in range(len(BLOCKS))])
 def test_readme_snippet_runs(index):
     ns = {"__name__": "__readme__"}
-    exec(compile(BLOCKS[index], f"README.md[python block {index}]", "exec"), ns)
+    exec(compile(BLOCKS[index], f"{WHERE[index]}[python block {index}]", "exec"), ns)
     for marker, check in CHECKS.items():
         if marker in BLOCKS[index]:
             check(BLOCKS[index], ns)
