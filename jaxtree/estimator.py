@@ -281,8 +281,8 @@ class TreeRegressor(Regressor):
                  target_transform: Optional[str] = "auto", search: str = "backfit",
                  validation_fraction: Optional[float] = 0.2,
                  prune_tol: Optional[float] = 1e-6, **kwargs) -> "TreeRegressor":
-        """The "exact laws" preset: an estimator for learning a formula (README, "Fitting a
-        physical law"). Every setting is an ordinary keyword (``get_params`` shows them, so
+        """The "exact laws" preset: an estimator for learning a formula (docs/laws.md,
+        "Exact laws"). Every setting is an ordinary keyword (``get_params`` shows them, so
         ``clone`` and saved models keep them) and each can be overridden.
 
         ``k`` is an upper bound: ``validation_fraction`` holds out that share of the rows and

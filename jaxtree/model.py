@@ -197,7 +197,7 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
         wise). ``clip=False`` evaluates the formula outside the training range as is.
 
     Missing values (NaN; the rule of the estimators' ``predict`` for a column that had none
-    in training, README "Missing values"): each takes its covariate's training minimum
+    in training, docs/quickstart.md, "Raw tables: categories and missing values"): each takes its covariate's training minimum
     ``model.x_min`` (where a filled training value sits), with one
     :class:`jaxtree._validation.MissingValueWarning` naming the columns for host inputs; JAX
     arrays are filled the same way, silently. A model fitted with ``missing="error"``

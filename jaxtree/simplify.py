@@ -135,7 +135,7 @@ def prune_with(program: prog.Program, tol: float, tss: float,
 MAX_LAW_TERMS = 6
 """The most additive terms a law may have (:func:`find_law`): every summand of every sum in
 the expression counts, inside functions too (``sqrt(x1**2 + x2**2)`` has 2, ``8.99*q1*q2/r**2``
-has 1). The planted laws of the README and the tests have 1 to 3; the expansions that fit
+has 1). The planted laws of the docs (docs/laws.md) and the tests have 1 to 3; the expansions that fit
 ``x1/(x2 + x3)`` or ``exp(-x1)*sin(x2)`` to R² 0.9999 have 40 or more."""
 
 LAW_TOL = 1e-3
