@@ -54,6 +54,7 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
 napoleon_use_ivar = True  # "Attributes:" as fields: no duplicate entries beside autodoc's members
+strip_signature_backslash = True  # napoleon then writes a trailing "_" (model_) as "\\_", so the name keeps its underscore
 add_module_names = False
 
 # Gallery (sphinx-gallery): scripts docs/examples/plot_*.py, written to docs/auto_examples/.
