@@ -336,7 +336,7 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
 MISSING_AT_PREDICT = (
     "each took its covariate's training minimum (jaxtree's rule for a missing value at "
     "predict time in a column that had none in training, the same in est.predict and "
-    "jaxtree.predict; README, 'Missing values')")
+    "jaxtree.predict; docs/quickstart.md, 'Raw tables: categories and missing values')")
 
 
 def warn_missing_filled(columns, count: int) -> None:

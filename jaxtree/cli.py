@@ -609,8 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="'auto' (default): after the tree, as many one- and two-covariate shape "
                         "terms as held-out rows support (at least 10,000 rows); an integer S: S "
                         "before the tree, at most S below 10,000 rows where held-out rows choose "
-                        "the count (0: none, the paper's model); regression only; see README "
-                        "'Tables: shape terms'")
+                        "the count (0: none, the paper's model); regression only; see "
+                        "docs/model.md, 'Shape terms'")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",
