@@ -25,7 +25,7 @@ F = (8.99 * X.q1 * X.q2 / X.r ** 2).rename("F")
 # %%
 # The fit
 # -------
-# The options of the README's "Fitting a physical law": the physics basis,
+# The options of :doc:`/laws`: the physics basis,
 # ``target_transform="log"`` (``log F`` is a sum), the backfitting search and pruning of
 # negligible leaves. ``TreeRegressor.for_laws()`` bundles these and also chooses the
 # transform and the size from the data, at the cost of several searches.

@@ -88,8 +88,8 @@ fig.tight_layout()
 # Gradients with respect to the weights
 # -------------------------------------
 # The model's weights are a leaf of the pytree, so a loss of your own can be
-# differentiated with respect to them (and the weights tuned with an optax loop, see the
-# README's "For JAX researchers").
+# differentiated with respect to them (and the weights tuned with an optax loop, see
+# :doc:`/jax`).
 def loss(weights):
     m = jaxtree.TreeModel(model.program._replace(weight=weights), model.x_min,
                           model.x_scale, model.y_center, model.y_scale, model.basis,
