@@ -123,8 +123,15 @@ class Estimator(ParamsProtocol):
                 if isinstance(v, (int, float, str, bool, type(None))) and k != "devices"}
 
     def _saved_encoding(self):
+        """The file's ``encoding`` entry: None for the identity of a numeric array (``x1..``)
+        or of a named numeric table (its names are the model's); kept for an unnamed table
+        whose covariates were given names (``fit_batch(feature_names=...)``), so that a
+        loaded model, like the fitted one, has no ``feature_names_in_``."""
         enc = getattr(self, "encoding_", None)
-        return None if enc is None or enc.is_identity else enc.to_dict()
+        default = all(c.name == f"x{j + 1}" for j, c in enumerate(enc.columns)) if enc else True
+        if enc is None or (enc.is_identity and (enc.named or default)):
+            return None
+        return enc.to_dict()
 
 
 def set_table(est, model, encoding, names) -> None:

@@ -462,6 +462,15 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None) -> scoring.Data:
     return chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
 
 
+def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
+    """A member's table: the identity encoding of a numeric array (``fills``: its columns'
+    training minima) whose covariates carry ``names`` (None: ``x1..``) in formulas. The
+    table itself had no column names, so, as for an estimator fitted on an array, the member
+    has no ``feature_names_in_`` and a later ``predict`` on an array does not warn."""
+    enc = encoding_.identity(len(fills), names, fills)
+    return dataclasses.replace(enc, named=False)
+
+
 def _feature_names(feature_names, p: int) -> tuple:
     """The ``p`` covariate names of a batch (default ``x1..xp``), checked."""
     if feature_names is None:
@@ -777,9 +786,13 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             for row in path:
                 row["model"] = dataclasses.replace(row["model"], **own)
                 row.pop("formula", None)  # written on first access of path_
+        # feature_names name the covariates in formulas only: the members were fitted on
+        # arrays, so they have no feature_names_in_ (a predict on an array must not warn)
+        enc = None if feature_names is None else _unnamed_table(
+            names, np.asarray(member.x_min, np.float64).reshape(-1, p)[0])
         set_fitted(est, pipeline.FitResult(
             model=member, history=histories[b], choices=choices[b], status=int(status[b]),
-            names=names if feature_names is not None else None, encoding=None, spec=fit_spec,
+            names=None, encoding=enc, spec=fit_spec,
             path=path, shape_path=None if shape_paths is None else shape_paths[b],
             pruned=pruned[b]), warn=False)
     boxed = [b for b, est in enumerate(estimators) if est.weights_at_bound_]
@@ -1003,11 +1016,10 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         choices = res.choices[rows] if K > 2 else res.choices[b]
         classes = labels[b][0]
         est = classifier_.TreeClassifier(**settings)
-        enc = encoding_.identity(  # as fit's for a numeric array
-            p, names if feature_names is not None else None, np.min(xa[b], 0))
+        enc = _unnamed_table(names if feature_names is not None else None, np.min(xa[b], 0))
         classifier_.set_fitted(est, pipeline.FitResult(
             model=model, history=history[b], choices=choices, status=int(status[b]),
-            names=names if feature_names is not None else None, encoding=enc,
+            names=None, encoding=enc,  # names in formulas only, as fit_batch's
             spec=spec, classes=classes), warn=False)  # warned above, per data set
         estimators.append(est)
         members.append(model)

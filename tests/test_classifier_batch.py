@@ -98,8 +98,10 @@ def test_sample_weight_shared_and_per_data_set(shared):
     _check_equal(res, X, two, sample_weight=np.broadcast_to(w, (3, 200)))
 
 
-@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+@pytest.mark.filterwarnings("error:X does not have valid feature names")
 def test_batched_models_vmap_decision_function_and_save_load(tmp_path):
+    """Members labelled by ``feature_names`` were fitted on arrays: no feature-name warning
+    on an array, fitted or loaded."""
     X, _, three = _data()
     res = jaxtree.fit_batch_classifier(X, three, feature_names=["a", "b", "c"], **KW)
     f = np.asarray(jax.jit(jax.vmap(classifier.decision_function))(res.models, X))
