@@ -702,6 +702,8 @@ def text(r: Readable, lhs: str = "y") -> str:
         return f"{lhs} = √({inner})"
     if r.smearing is None:
         return f"{lhs} = {inner}"
+    if r.smearing == 1.0:  # no bias to correct at this rounding (an exact law): exp alone
+        return f"{lhs} = exp({inner})"
     return f"{lhs} = {_num(r.smearing)}·exp({inner})"
 
 
@@ -809,6 +811,8 @@ def latex(r: Readable, lhs: str = "y") -> str:
         return f"{lhs} = \\sqrt{{{inner}}}"
     if r.smearing is None:
         return f"{lhs} = {inner}"
+    if r.smearing == 1.0:
+        return f"{lhs} = \\exp\\left({inner}\\right)"
     return f"{lhs} = {_tex_num(r.smearing)}\\,\\exp\\left({inner}\\right)"
 
 

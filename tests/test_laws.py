@@ -249,6 +249,10 @@ def test_exports_agree_with_predict(law_fit, tmp_path):
     tex = est.to_latex()
     assert "\\exp" in tex and "\\log x_{1}" in tex  # the printed formula: log x1 itself
     assert est.formula().startswith("y = ") and "exp(" in est.formula()
+    # noise-free: the smearing factor is 1, which the formula does not print ("y = 1·exp(")
+    assert round(float(est.model_.smearing), 6) == 1.0
+    assert est.formula().startswith("y = exp("), est.formula()
+    assert tex.startswith("y = \\exp"), tex
     # save / load: the ranges and the transform travel in the file
     path = tmp_path / "law.json"
     est.save(path)
