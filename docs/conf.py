@@ -31,6 +31,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinx_gallery.gen_gallery",
+    "matplotlib.sphinxext.plot_directive",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -69,6 +70,15 @@ sphinx_gallery_conf = {
     "write_computation_times": False,
     "remove_config_comments": True,
 }
+
+# Figures drawn when the docs are built (model.md's ``.. plot::`` blocks, inside {eval-rst}:
+# myst's own {plot} form fails, its mock state machine has no insert_input; each block needs
+# its own :filename-prefix:, as every {eval-rst} block restarts the plot counter). The code
+# shown above each figure is what drew it; PNG only, no links to the source or other formats.
+plot_include_source = True
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 100)]
 
 html_theme = "pydata_sphinx_theme"
 html_title = "jaxtree"
