@@ -100,6 +100,12 @@ def _step_batch(programs: prog.Program, data: scoring.Data, basis, config: searc
     may not take a pair makes the same move either way. ``max_ops``: None, or int ``(B,)``
     the most operations each member's tree may hold (:func:`jaxtree.search.step`; a member
     whose tree is full ends its search, so members of different sizes share one run).
+
+    Args:
+      programs: the members' trees (leading axis ``B``).
+      data: the members' chunked data (:class:`jaxtree.scoring.Data`, leading axis ``B``).
+      basis: the :class:`jaxtree.basis.Basis` (shared).
+      config: the search's :class:`jaxtree.search.Config` (shared).
     """
     def vstep(cfg):
         if max_ops is None:
@@ -127,7 +133,14 @@ def _step_batch(programs: prog.Program, data: scoring.Data, basis, config: searc
 
 
 def _beam_step_batch(programs: prog.Program, data: scoring.Data, basis, config: search.Config):
-    """:func:`jaxtree.search.beam_step` over a leading batch axis (programs ``(B, width, ...)``)."""
+    """:func:`jaxtree.search.beam_step` over a leading batch axis (programs ``(B, width, ...)``).
+
+    Args:
+      programs: the members' beams, ``(B, width, ...)``.
+      data: the members' chunked data (:class:`jaxtree.scoring.Data`, leading axis ``B``).
+      basis: the :class:`jaxtree.basis.Basis` (shared).
+      config: the search's :class:`jaxtree.search.Config` (shared).
+    """
     return jax.vmap(search.beam_step, in_axes=(0, 0, None, None))(programs, data, basis, config)
 
 
@@ -162,7 +175,14 @@ step_batch_jit = jax.jit(_step_batch, static_argnames=("basis", "config"))
 # pure function of jaxtree.shapes vmapped over the batch axis (spec shared and static).
 
 def _shape_step_batch(states: shapes_.State, data: scoring.Data, grams, spec: shapes_.ShapeSpec):
-    """:func:`jaxtree.search.shape_step` (one shape insertion) over a leading batch axis."""
+    """:func:`jaxtree.search.shape_step` (one shape insertion) over a leading batch axis.
+
+    Args:
+      states: the members' :class:`jaxtree.shapes.State` (leading axis ``B``).
+      data: the members' chunked data (:class:`jaxtree.scoring.Data`, leading axis ``B``).
+      grams: the members' :func:`jaxtree.shapes.grams` (leading axis ``B``).
+      spec: the :class:`jaxtree.shapes.ShapeSpec` (shared).
+    """
     return jax.vmap(search.shape_step, in_axes=(0, 0, 0, None))(states, data, grams, spec)
 
 

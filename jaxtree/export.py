@@ -550,6 +550,10 @@ def shape_terms(model) -> list:
 def plot_shapes(model, *, columns: int = 4):
     """Plots every shape term: a curve for a one-covariate shape, a heat map for a pair.
 
+    Args:
+      model: a fitted model with shape terms.
+      columns: the most subplots per row of the figure.
+
     Returns:
       The matplotlib ``Figure``.
 

@@ -96,7 +96,13 @@ def reported(loss: str, y, f):
 
 def grad_hess(loss: str, y, f):
     """``(g, h)``: first and second derivatives of :func:`pointwise` with respect to ``f``
-    (``h`` of ``"logistic"`` not yet floored)."""
+    (``h`` of ``"logistic"`` not yet floored).
+
+    Args:
+      loss: the loss's name, one of :data:`LOSSES`.
+      y: float targets: labels ``+-1`` for a classification loss.
+      f: float model values ``w0 + T(x)``, the shape of ``y``.
+    """
     _check(loss)
     if loss == "squared":
         return -2 * (y - f), 2 * jnp.ones_like(f)
@@ -108,7 +114,13 @@ def grad_hess(loss: str, y, f):
 
 def newton_rows(loss: str, y, f):
     """``(z, h)``: working response and Newton weight per row for a classification loss
-    (``z = f - g/h`` with the floored ``h``; ``z = f`` where ``h = 0``)."""
+    (``z = f - g/h`` with the floored ``h``; ``z = f`` where ``h = 0``).
+
+    Args:
+      loss: the loss's name, one of :data:`LOSSES`.
+      y: float targets: labels ``+-1`` for a classification loss.
+      f: float model values ``w0 + T(x)``, the shape of ``y``.
+    """
     g, h = grad_hess(loss, y, f)
     if loss == "logistic":
         h = jnp.maximum(h, H_MIN)
@@ -141,7 +153,15 @@ def working_data(program: prog.Program, data: scoring.Data, basis, loss: str) ->
 def mean_loss(program: prog.Program, data: scoring.Data, basis, loss: str, *,
               report: bool = False) -> jax.Array:
     """Weighted mean of :func:`pointwise` (or of :func:`reported` when ``report``) of
-    ``program`` over chunked ``data``."""
+    ``program`` over chunked ``data``.
+
+    Args:
+      program: the tree.
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      loss: the loss's name, one of :data:`LOSSES`.
+      report: average :func:`reported` instead of :func:`pointwise`.
+    """
     fn = reported if report else pointwise
 
     def body(acc, ch):

@@ -133,7 +133,11 @@ def _rss(program: prog.Program, mo_e: scoring.Moments):
 
 
 def parents(program: prog.Program) -> jax.Array:
-    """Parent slot of every slot, int32 ``(S,)``; ``-1`` for the root and unused slots."""
+    """Parent slot of every slot, int32 ``(S,)``; ``-1`` for the root and unused slots.
+
+    Args:
+      program: the tree.
+    """
     s = program.capacity
     idx = jnp.arange(s, dtype=jnp.int32)
     is_op = (program.op == prog.ADD) | (program.op == prog.MUL)
@@ -232,7 +236,19 @@ def replace_chunk_moments(program: prog.Program, slots, xb, yb, wb, phb, basis,
                           precision=_HIGHEST):
     """One chunk's statistics of :func:`score_replace`: ``(row moments, residual moments)``
     (``phb`` the chunk's cached design or None). Merge with :func:`merge_replace`, finish
-    with :func:`finish_replace`; the streamed search accumulates them block by block."""
+    with :func:`finish_replace`; the streamed search accumulates them block by block.
+
+    Args:
+      program: the current tree.
+      slots: int32 ``(L,)`` leaf slots (``-1`` padding).
+      xb: float ``(m, p)`` the chunk's features.
+      yb: float ``(m,)`` the chunk's targets.
+      wb: float ``(m,)`` the chunk's sample weights (0 on padding rows).
+      phb: float ``(m, q*p)`` the chunk's cached design (:func:`jaxtree.scoring.design`), or
+        None to evaluate it.
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      precision: matmul precision.
+    """
     kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis, phb)
     phi = scoring.design(xb, basis) if phb is None else phb
     mo = scoring.row_moments(kl, e[None, :] + kl * cl, wb, phi, basis.q, precision)
@@ -240,17 +256,34 @@ def replace_chunk_moments(program: prog.Program, slots, xb, yb, wb, phb, basis,
 
 
 def zero_replace_moments(max_leaves: int, cols: int, dtype):
-    """The empty statistics of :func:`score_replace` (``max_leaves`` rows, ``cols = p*q``)."""
+    """The empty statistics of :func:`score_replace` (``max_leaves`` rows, ``cols = p*q``).
+
+    Args:
+      max_leaves: static number of leaf rows.
+      cols: number of candidate columns ``p*q``.
+      dtype: float dtype of the statistics.
+    """
     return scoring.zero_moments(max_leaves, cols, dtype), _zero_scalar_moments((), dtype)
 
 
 def merge_replace(a, b):
-    """Merges two :func:`replace_chunk_moments` results (Chan's update)."""
+    """Merges two :func:`replace_chunk_moments` results (Chan's update).
+
+    Args:
+      a: one chunk's (or several merged chunks') statistics.
+      b: the statistics to merge into ``a``.
+    """
     return scoring.merge(a[0], b[0]), scoring.merge(a[1], b[1])
 
 
 def finish_replace(program: prog.Program, slots, mo) -> ReplaceScores:
-    """:class:`ReplaceScores` from the merged statistics of all chunks."""
+    """:class:`ReplaceScores` from the merged statistics of all chunks.
+
+    Args:
+      program: the current tree.
+      slots: int32 ``(L,)`` the leaf slots the statistics were taken for.
+      mo: the merged ``(row moments, residual moments)`` of :func:`replace_chunk_moments`.
+    """
     mo, mo_e = mo
     fit = scoring.closed_form(mo)
     ok = (slots >= 0)[:, None] & (program.n_slots > 0) & jnp.isfinite(fit.sse)
@@ -259,7 +292,12 @@ def finish_replace(program: prog.Program, slots, mo) -> ReplaceScores:
 
 
 def select_replace(scores: ReplaceScores, q: int) -> ReplaceChoice:
-    """Lowest flat index ``rank*p*q + j*q + i`` within ``tie_rtol * rss`` of the best."""
+    """Lowest flat index ``rank*p*q + j*q + i`` within ``tie_rtol * rss`` of the best.
+
+    Args:
+      scores: the :class:`ReplaceScores` of :func:`score_replace`.
+      q: number of basis functions per feature.
+    """
     idx = _select_flat(scores.sse, scores.rss)
     pq = scores.sse.shape[1]
     row, col = idx // pq, idx % pq
@@ -269,7 +307,12 @@ def select_replace(scores: ReplaceScores, q: int) -> ReplaceChoice:
 
 
 def apply_replace(program: prog.Program, choice: ReplaceChoice) -> prog.Program:
-    """Sets the chosen leaf's feature, basis and weight and the re-fitted intercept."""
+    """Sets the chosen leaf's feature, basis and weight and the re-fitted intercept.
+
+    Args:
+      program: the current tree.
+      choice: the :class:`ReplaceChoice` of :func:`select_replace`.
+    """
     s = choice.slot
     return program._replace(
         feature=program.feature.at[s].set(jnp.asarray(choice.feature, jnp.int32)),
@@ -342,7 +385,12 @@ def score_delete(program: prog.Program, data: scoring.Data, basis, *,
 
 def delete_rows(program: prog.Program, max_leaves: int):
     """``(slots, under_mul)`` of :func:`score_delete`: the leaf slots (``-1`` padding) and
-    whether each leaf's parent is a ``*`` (a ``(L, 1)`` mask)."""
+    whether each leaf's parent is a ``*`` (a ``(L, 1)`` mask).
+
+    Args:
+      program: the current tree.
+      max_leaves: static number of leaf rows ``L``.
+    """
     slots = prog.leaf_slots(program, max_leaves)
     par = parents(program)[jnp.maximum(slots, 0)]
     return slots, ((par >= 0) & (program.op[jnp.maximum(par, 0)] == prog.MUL))[:, None]
@@ -350,14 +398,29 @@ def delete_rows(program: prog.Program, max_leaves: int):
 
 def delete_chunk_moments(program: prog.Program, slots, under_mul, xb, yb, wb, basis):
     """One chunk's statistics of :func:`score_delete` (merge with :func:`merge_delete`, finish
-    with :func:`finish_delete`; the streamed pruning accumulates them block by block)."""
+    with :func:`finish_delete`; the streamed pruning accumulates them block by block).
+
+    Args:
+      program: the current tree.
+      slots: int32 ``(L,)`` leaf slots of :func:`delete_rows` (``-1`` padding).
+      under_mul: bool ``(L, 1)``: the leaf's parent is a ``*`` (:func:`delete_rows`).
+      xb: float ``(m, p)`` the chunk's features.
+      yb: float ``(m,)`` the chunk's targets.
+      wb: float ``(m,)`` the chunk's sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+    """
     kl, cl, e = scoring.leaf_terms(program, slots, xb, yb, basis)
     reduced = e[None, :] + kl * cl - jnp.where(under_mul, kl, 0)
     return scalar_moments(wb, reduced), scalar_moments(wb, e)
 
 
 def zero_delete_moments(max_leaves: int, dtype):
-    """The empty statistics of :func:`score_delete`."""
+    """The empty statistics of :func:`score_delete`.
+
+    Args:
+      max_leaves: static number of leaf rows ``L``.
+      dtype: float dtype of the statistics.
+    """
     return _zero_scalar_moments((max_leaves,), dtype), _zero_scalar_moments((), dtype)
 
 
@@ -366,7 +429,13 @@ merge_delete = merge_replace
 
 
 def finish_delete(program: prog.Program, slots, mo) -> DeleteScores:
-    """:class:`DeleteScores` from the merged statistics of all chunks."""
+    """:class:`DeleteScores` from the merged statistics of all chunks.
+
+    Args:
+      program: the current tree.
+      slots: int32 ``(L,)`` the leaf slots the statistics were taken for.
+      mo: the merged ``(row moments, residual moments)`` of :func:`delete_chunk_moments`.
+    """
     mo, mo_e = mo
     ok = (slots >= 0) & (program.n_slots > 0) & jnp.isfinite(mo.mrr)
     return DeleteScores(jnp.where(ok, mo.mrr, jnp.inf), mo.rbar + program.intercept, slots,
@@ -374,7 +443,11 @@ def finish_delete(program: prog.Program, slots, mo) -> DeleteScores:
 
 
 def select_delete(scores: DeleteScores) -> DeleteChoice:
-    """Lowest leaf rank within ``tie_rtol * rss`` of the best SSE."""
+    """Lowest leaf rank within ``tie_rtol * rss`` of the best SSE.
+
+    Args:
+      scores: the :class:`DeleteScores` of :func:`score_delete`.
+    """
     idx = _select_flat(scores.sse, scores.rss)
     return DeleteChoice(idx, scores.leaf_slots[idx], scores.intercept[idx], scores.sse[idx])
 
@@ -423,7 +496,12 @@ def delete(program: prog.Program, slot) -> prog.Program:
 
 
 def apply_delete(program: prog.Program, choice: DeleteChoice) -> prog.Program:
-    """Deletes the chosen leaf (:func:`delete`) and sets the re-fitted intercept."""
+    """Deletes the chosen leaf (:func:`delete`) and sets the re-fitted intercept.
+
+    Args:
+      program: the current tree.
+      choice: the :class:`DeleteChoice` of :func:`select_delete`.
+    """
     new = delete(program, choice.slot)
     return new._replace(intercept=choice.intercept.astype(new.intercept.dtype))
 
@@ -570,7 +648,12 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
 
 
 def select_pair(scores: PairScores, q: int) -> PairChoice:
-    """The best row (lowest row index within ``tie_rtol * rss``) and its pair."""
+    """The best row (lowest row index within ``tie_rtol * rss``) and its pair.
+
+    Args:
+      scores: the :class:`PairScores` of :func:`score_pairs`.
+      q: number of basis functions per feature.
+    """
     row = _select_flat(scores.sse, scores.rss)
     slot = scores.leaf_slots[row // 2]
     op = jnp.where(row % 2 == 0, prog.ADD, prog.MUL).astype(jnp.int32)
@@ -584,6 +667,10 @@ def apply_pair(program: prog.Program, choice: PairChoice) -> prog.Program:
 
     Both steps are :func:`jaxtree.program.insert`; the caller guarantees room
     (two more operations; one leaf from empty). On the empty program the pair becomes the whole tree.
+
+    Args:
+      program: the current tree, with room for two more operations.
+      choice: the :class:`PairChoice` of :func:`select_pair`.
     """
     one = prog.insert(program, choice.slot, choice.op, choice.feature_a, choice.basis_a,
                       choice.weight)

@@ -128,7 +128,12 @@ def is_accelerator(platform: str) -> bool:
 
 
 def check_chunk_size(value, name: str = "chunk_size"):
-    """``"auto"`` or an integer ``>= 1``; raises ``ValueError``/``TypeError`` otherwise."""
+    """``"auto"`` or an integer ``>= 1``; raises ``ValueError``/``TypeError`` otherwise.
+
+    Args:
+      value: the chunk size to check.
+      name: the parameter's name, for the error message.
+    """
     if isinstance(value, str):
         if value == "auto":
             return value

@@ -197,7 +197,11 @@ def where_tree(pred, a, b):
 
 
 def n_leaves(program: Program) -> jax.Array:
-    """Number of leaves in the tree (int32 scalar)."""
+    """Number of leaves in the tree (int32 scalar).
+
+    Args:
+      program: the tree.
+    """
     return jnp.sum(program.op == LEAF).astype(jnp.int32)
 
 
@@ -207,7 +211,11 @@ def n_terms(program: Program) -> int:
     joins its children's products, ``*`` multiplies every pair (``(a + b)·c`` is
     ``a·c + b·c``), and products of the same factors are one term (``w1·φ(x1) + w2·φ(x1)`` is
     one); the intercept is not counted. The printed formula's tree terms, unless weights
-    cancel exactly or a term is below the printing tolerance."""
+    cancel exactly or a term is below the printing tolerance.
+
+    Args:
+      program: the tree.
+    """
     a = to_numpy(program)
     n = int(a["n_slots"])
     sums = [None] * n
@@ -228,6 +236,10 @@ def leaf_slots(program: Program, size: int) -> jax.Array:
     Computed as ``slots[l] = sum_s s * [s is the leaf of rank l]`` (one fused compare and
     reduction) rather than ``jnp.nonzero(..., size=)``, whose cumulative sum and scatter
     compile to several kernels at each of its many call sites (issue 27); the same integers.
+
+    Args:
+      program: the tree.
+      size: number of entries (static).
     """
     is_leaf = program.op == LEAF
     rank = jnp.cumsum(is_leaf) - 1  # rank of each leaf among the leaves, in slot order
@@ -268,7 +280,12 @@ def leaf_basis(program: Program, x: jax.Array, basis, phi=None) -> jax.Array:
 
 
 def leaf_values_from_basis(program: Program, z: jax.Array) -> jax.Array:
-    """Slot values ``(S, m)`` from :func:`leaf_basis` output ``z (L, m)`` and the weights."""
+    """Slot values ``(S, m)`` from :func:`leaf_basis` output ``z (L, m)`` and the weights.
+
+    Args:
+      program: the tree.
+      z: float ``(L, m)`` of :func:`leaf_basis`.
+    """
     # A gather of whole rows (each slot reads its leaf rank's row), cheaper than a
     # scatter of the leaf rows into the slots on CPU.
     is_leaf = program.op == LEAF
@@ -287,6 +304,7 @@ def leaf_values(program: Program, x: jax.Array, basis, phi=None) -> jax.Array:
       program: the tree.
       x: float ``(m, p)`` covariates scaled to ``[0, 1]``.
       basis: a :class:`jaxtree.basis.Basis`.
+      phi: optional cached design of ``x`` (as for :func:`leaf_basis`).
 
     Returns:
       float ``(S, m)``; zero for slots that are not leaves.
@@ -320,7 +338,12 @@ def node_values(program: Program, c: jax.Array) -> jax.Array:
 
 
 def tree_value(program: Program, v: jax.Array) -> jax.Array:
-    """``T(x)`` without intercept from node values ``v`` (0 for the empty tree)."""
+    """``T(x)`` without intercept from node values ``v`` (0 for the empty tree).
+
+    Args:
+      program: the tree.
+      v: float ``(S, m)`` node values (:func:`node_values`).
+    """
     return jnp.where(program.n_slots > 0, v[0], jnp.zeros_like(v[0]))
 
 
@@ -385,6 +408,14 @@ def insert(program: Program, slot, op, feature, basis_index, weight) -> Program:
     leaf becomes the root (``slot`` and ``op`` are ignored). The caller guarantees room:
     ``n_slots + 2 <= capacity``.
 
+    Args:
+      program: the tree.
+      slot: the leaf slot to replace.
+      op: ``ADD`` or ``MUL``.
+      feature: feature index ``j`` of the new leaf.
+      basis_index: basis function index ``i`` of the new leaf.
+      weight: the new leaf's weight.
+
     Returns:
       The new :class:`Program`; the intercept is unchanged.
     """
@@ -430,7 +461,19 @@ def to_numpy(program: Program) -> dict:
 
 
 def from_arrays(op, left, right, feature, basis, weight, intercept, n_slots, dtype=None) -> Program:
-    """Builds a :class:`Program` from array-likes (e.g. a reference tree or a JSON file)."""
+    """Builds a :class:`Program` from array-likes (e.g. a reference tree or a JSON file).
+
+    Args:
+      op: int ``(S,)`` operation of each slot (``LEAF``, ``ADD``, ``MUL``, ``EMPTY``).
+      left: int ``(S,)`` left child slot of each operation.
+      right: int ``(S,)`` right child slot of each operation.
+      feature: int ``(S,)`` feature index of each leaf.
+      basis: int ``(S,)`` basis function index of each leaf.
+      weight: float ``(S,)`` weight of each leaf.
+      intercept: the intercept ``w0``.
+      n_slots: number of slots in use.
+      dtype: float dtype of the weights (None: that of ``weight``).
+    """
     w = jnp.asarray(weight, dtype) if dtype is not None else jnp.asarray(weight)
     return Program(
         op=jnp.asarray(op, jnp.int32), left=jnp.asarray(left, jnp.int32),

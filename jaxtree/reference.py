@@ -326,7 +326,11 @@ def evaluate(tree: ReferenceTree, phi: np.ndarray) -> np.ndarray:
 
 
 def leaves(tree: ReferenceTree) -> list[int]:
-    """The leaf slots in ascending slot order (a leaf's position here is its rank)."""
+    """The leaf slots in ascending slot order (a leaf's position here is its rank).
+
+    Args:
+        tree: the tree.
+    """
     return [s for s in range(tree.n_slots) if tree.op[s] == LEAF]
 
 
@@ -637,7 +641,14 @@ def refine_coordinate(
 def weighted_mse(
     tree: ReferenceTree, phi: np.ndarray, y: np.ndarray, sw: np.ndarray | None = None
 ) -> float:
-    """Weighted training MSE ``sum sw (y - yhat)^2 / sum sw``."""
+    """Weighted training MSE ``sum sw (y - yhat)^2 / sum sw``.
+
+    Args:
+        tree: the tree.
+        phi: float64 array (n, p, q) of basis values.
+        y: float64 array (n,) of targets (labels ``+-1`` for a classification loss).
+        sw: float64 array (n,) of sample weights, or None for ones.
+    """
     y = np.asarray(y, dtype=np.float64)
     sw = np.ones_like(y) if sw is None else np.asarray(sw, dtype=np.float64)
     resid = y - evaluate(tree, phi)
@@ -654,6 +665,10 @@ def empty_tree(max_k: int, intercept: float = 0.0) -> ReferenceTree:
 
     The classification search starts here (:func:`start_intercept`); the regression search
     starts from ``None``.
+
+    Args:
+        max_k: capacity in operations; the tree gets ``2 * max_k + 1`` slots.
+        intercept: the intercept ``w0``.
     """
     tree = single_leaf(max_k, -1, -1, 0.0, intercept)
     tree.op[0] = EMPTY
@@ -662,7 +677,12 @@ def empty_tree(max_k: int, intercept: float = 0.0) -> ReferenceTree:
 
 
 def logit(tree: ReferenceTree | None, phi: np.ndarray) -> np.ndarray:
-    """``f = w0 + T(x)`` of a tree that may be empty (``None`` or ``n_slots == 0``: ``w0``)."""
+    """``f = w0 + T(x)`` of a tree that may be empty (``None`` or ``n_slots == 0``: ``w0``).
+
+    Args:
+        tree: the tree, or None (the empty tree with intercept 0).
+        phi: float64 array (n, p, q) of basis values.
+    """
     n = np.asarray(phi).shape[0]
     if tree is None:
         return np.zeros(n, dtype=np.float64)
@@ -693,7 +713,16 @@ def reported_loss(loss: str, y: np.ndarray, f: np.ndarray) -> np.ndarray:
 
 def mean_loss(loss: str, tree: ReferenceTree | None, phi: np.ndarray, y: np.ndarray,
               sw: np.ndarray, report: bool = False) -> float:
-    """Weighted mean of :func:`search_loss` (or of :func:`reported_loss` if ``report``)."""
+    """Weighted mean of :func:`search_loss` (or of :func:`reported_loss` if ``report``).
+
+    Args:
+        loss: ``"squared"``, ``"logistic"`` or ``"margin"``.
+        tree: the tree, or None (the empty tree with intercept 0).
+        phi: float64 array (n, p, q) of basis values.
+        y: float64 array (n,) of targets (labels ``+-1`` for a classification loss).
+        sw: float64 array (n,) of sample weights.
+        report: average :func:`reported_loss` instead.
+    """
     fn = reported_loss if report else search_loss
     return float(np.sum(sw * fn(loss, y, logit(tree, phi))) / np.sum(sw))
 
@@ -704,6 +733,11 @@ def newton_rows(loss: str, y: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np
     Logistic: ``g = -y sigmoid(-y f)``, ``h = max(sigmoid(f) sigmoid(-f), H_MIN)``.
     Margin (squared hinge): ``g = -y max(0, 1 - y f)``, ``h = 1`` where ``y f < 1`` else 0.
     ``z = f - g / h`` (``z = f`` where ``h = 0``).
+
+    Args:
+        loss: ``"logistic"`` or ``"margin"``.
+        y: float64 array (n,) of labels ``+-1``.
+        f: float64 array (n,) of logits.
     """
     y = np.asarray(y, dtype=np.float64)
     f = np.asarray(f, dtype=np.float64)
@@ -747,7 +781,16 @@ def refine_coordinate_newton(
 ) -> ReferenceTree:
     """"Adjust all weights" on a classification loss: iteratively reweighted coordinate
     descent (each sweep one :func:`refine_coordinate` pass on the working data at the
-    sweep's start, kept only if :func:`mean_loss` fell). Returns a copy."""
+    sweep's start, kept only if :func:`mean_loss` fell). Returns a copy.
+
+    Args:
+        tree: the tree.
+        phi: float64 array (n, p, q) of basis values.
+        y: float64 array (n,) of labels ``+-1``.
+        sw: float64 array (n,) of sample weights.
+        loss: ``"logistic"`` or ``"margin"``.
+        sweeps: number of Newton sweeps.
+    """
     cur = mean_loss(loss, tree, phi, y, sw)
     for _ in range(sweeps):
         z, h = newton_rows(loss, y, logit(tree, phi))
@@ -762,7 +805,13 @@ def refine_coordinate_newton(
 
 def start_intercept(loss: str, y: np.ndarray, sw: np.ndarray | None = None) -> float:
     """The intercept the classification search starts from: ``log(p / (1 - p))`` with ``p``
-    the weighted share of ``y = +1`` (clipped to ``[1e-6, 1 - 1e-6]``), or 0 for ``"margin"``."""
+    the weighted share of ``y = +1`` (clipped to ``[1e-6, 1 - 1e-6]``), or 0 for ``"margin"``.
+
+    Args:
+        loss: ``"logistic"`` (else the intercept is 0).
+        y: float64 array (n,) of labels ``+-1``.
+        sw: float64 array (n,) of sample weights, or None for ones.
+    """
     if loss != "logistic":
         return 0.0
     y = np.asarray(y, dtype=np.float64)
@@ -912,6 +961,16 @@ def step(
     scored by one Newton step (:func:`score_newton`), the tree may be empty with an intercept
     (:func:`empty_tree`; ``None`` means intercept 0), and the refinement is
     :func:`refine_coordinate_newton`, after the first leaf too.
+
+    Args:
+        tree: the current tree, or None before the first leaf.
+        phi: float64 array (n, p, q) of basis values.
+        y: float64 array (n,) of targets (labels ``+-1`` for a classification loss).
+        sw: float64 array (n,) of sample weights, or None for ones.
+        max_k: capacity in operations.
+        refine: ``"coordinate"`` or None.
+        sweeps: coordinate-descent sweeps of the refinement.
+        loss: ``"squared"``, ``"logistic"`` or ``"margin"``.
 
     Returns:
         ``(tree, record)``: the new tree (capacity ``2 max_k + 1``) and a :class:`StepRecord`.

@@ -94,7 +94,13 @@ def leaf_cache(program: prog.Program, data: scoring.Data, basis):
 
 
 def mse(program: prog.Program, data: scoring.Data, basis) -> jax.Array:
-    """Weighted mean squared error of ``program`` on chunked ``data`` (scaled units)."""
+    """Weighted mean squared error of ``program`` on chunked ``data`` (scaled units).
+
+    Args:
+      program: the tree.
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+    """
     data = coarse(data)
 
     def body(acc, ch):
@@ -111,6 +117,14 @@ def coordinate_moments(p: prog.Program, d, xb, yb, wb, basis, zb=None) -> scorin
     """Moments of ``r = y - b_d`` and ``s = k_d phi_d(x)`` for leaf slot ``d`` on a chunk.
 
     ``zb``: optional cached :func:`jaxtree.program.leaf_basis` of the chunk ``(L, m)``.
+
+    Args:
+      p: the current tree.
+      d: the leaf slot.
+      xb: float ``(m, p)`` the chunk's features.
+      yb: float ``(m,)`` its targets.
+      wb: float ``(m,)`` its sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
     """
     zb = prog.leaf_basis(p, xb, basis) if zb is None else zb
     c = prog.leaf_values_from_basis(p, zb)
@@ -125,6 +139,12 @@ def coordinate_moments(p: prog.Program, d, xb, yb, wb, basis, zb=None) -> scorin
 
 def coordinate_update(p: prog.Program, d, mo: scoring.Moments):
     """Applies the clipped 1-D optimum for leaf ``d`` given its merged moments.
+
+    Args:
+      p: the current tree.
+      d: the leaf slot.
+      mo: the :class:`jaxtree.scoring.Moments` of :func:`coordinate_moments`, merged over all
+        chunks.
 
     Returns:
       ``(program, loss)``: the updated program and its weighted mean squared error,
@@ -185,6 +205,14 @@ def coordinate_newton(program: prog.Program, data: scoring.Data, basis, *, sweep
     it (each update the exact clipped 1-D minimiser of the quadratic model), and keeps the
     result only if the true loss fell, so the loss never increases.
 
+    Args:
+      program: the current tree.
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      sweeps: number of Newton sweeps.
+      max_leaves: static number of leaf rows (>= number of leaves).
+      loss: the loss's name (:data:`jaxtree.losses.LOSSES`).
+
     Returns:
       ``(program, loss)``: the adjusted program and its weighted mean loss.
     """
@@ -209,6 +237,14 @@ def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=No
     ``zb``: optional cached :func:`jaxtree.program.leaf_basis` of the chunk ``(L, m)``.
     ``loss``: another :data:`jaxtree.losses.LOSSES` entry gives the weighted sum of that
     loss (:func:`jaxtree.losses.pointwise`) and its gradient instead.
+
+    Args:
+      params: ``(weight, intercept)``: weights ``(S,)`` and intercept.
+      program: the tree (its structure; the weights come from ``params``).
+      xb: float ``(m, p)`` the chunk's features.
+      yb: float ``(m,)`` its targets.
+      wb: float ``(m,)`` its sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
     """
     zb = prog.leaf_basis(program, xb, basis) if zb is None else zb
     w, a = params
@@ -297,7 +333,11 @@ def joint(program: prog.Program, data: scoring.Data, basis, *, steps: int,
 
 
 def lbfgs_rtol(dtype) -> float:
-    """Relative loss decrease below which joint refinement stops early."""
+    """Relative loss decrease below which joint refinement stops early.
+
+    Args:
+      dtype: float dtype of the loss (float64 gets the tighter tolerance).
+    """
     return 1e-12 if jnp.dtype(dtype) == jnp.float64 else 1e-7
 
 

@@ -148,7 +148,12 @@ def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] 
 
 
 def chunk_shape(n: int, chunk_size: int) -> tuple:
-    """``(number of chunks, rows per chunk)`` of :func:`chunk` for ``n`` rows."""
+    """``(number of chunks, rows per chunk)`` of :func:`chunk` for ``n`` rows.
+
+    Args:
+      n: number of rows.
+      chunk_size: the requested rows per chunk.
+    """
     # Small data: round the chunk up to a power of two (zero-weight padding) so that
     # nearby sizes (CV folds, the paper's n grid) share one compilation.
     m = int(chunk_size) if n >= chunk_size else min(int(chunk_size),
@@ -208,12 +213,20 @@ def _designs(x, basis):
 
 
 def tie_rtol(dtype) -> float:
-    """Relative tolerance (of the current residual sum of squares) for ties."""
+    """Relative tolerance (of the current residual sum of squares) for ties.
+
+    Args:
+      dtype: float dtype of the scores (float64 gets the tighter tolerance).
+    """
     return 1e-9 if jnp.dtype(dtype) == jnp.float64 else 1e-5
 
 
 def css_rtol(dtype) -> float:
-    """A regressor with ``Css <= css_rtol * sum(w s^2)`` is treated as constant."""
+    """A regressor with ``Css <= css_rtol * sum(w s^2)`` is treated as constant.
+
+    Args:
+      dtype: float dtype of the moments (float64 gets the tighter tolerance).
+    """
     return 1e-10 if jnp.dtype(dtype) == jnp.float64 else 1e-5
 
 
@@ -242,7 +255,12 @@ def safe_div(a, b):
 
 
 def merge(a: Moments, b: Moments) -> Moments:
-    """Chan, Golub and LeVeque's pairwise merge of two sets of centred moments."""
+    """Chan, Golub and LeVeque's pairwise merge of two sets of centred moments.
+
+    Args:
+      a: the moments of one set of rows.
+      b: the moments of another, disjoint set of rows.
+    """
     n = a.n + b.n
     fb = safe_div(b.n, n)
     f = safe_div(a.n * b.n, n)
@@ -268,7 +286,11 @@ class Fit(NamedTuple):
 
 
 def closed_form(mo: Moments) -> Fit:
-    """The exact clipped one-dimensional least-squares fit from centred moments."""
+    """The exact clipped one-dimensional least-squares fit from centred moments.
+
+    Args:
+      mo: the merged :class:`Moments` of all chunks.
+    """
     s2 = mo.mss + mo.n * mo.sbar * mo.sbar
     degenerate = mo.mss <= css_rtol(mo.mss.dtype) * s2
     w = jnp.clip(safe_div(mo.mrs, jnp.where(degenerate, 0, mo.mss)), -1.0, 1.0)
@@ -278,7 +300,13 @@ def closed_form(mo: Moments) -> Fit:
 
 
 def pair_moments(w, r, s) -> Moments:
-    """Centred moments of one chunk for rows of ``r`` and ``s`` (..., m), weights (m,)."""
+    """Centred moments of one chunk for rows of ``r`` and ``s`` (..., m), weights (m,).
+
+    Args:
+      w: float ``(m,)`` sample weights.
+      r: float ``(..., m)`` targets.
+      s: float ``(..., m)`` regressors.
+    """
     n = jnp.sum(w)
     rbar = safe_div(jnp.sum(w * r, -1), n)
     sbar = safe_div(jnp.sum(w * s, -1), n)
@@ -345,7 +373,12 @@ def _rows(program, slots, xb, yb, basis, phb=None):
 
 def design(xb, basis) -> jax.Array:
     """``Phi (m, q*p)`` for a chunk ``(m, p)``, function-major: column ``i*p + j`` is
-    ``phi_i(x_j)`` (see the module docstring; :func:`to_feature_major` reorders)."""
+    ``phi_i(x_j)`` (see the module docstring; :func:`to_feature_major` reorders).
+
+    Args:
+      xb: float ``(m, p)`` the chunk's features.
+      basis: the :class:`jaxtree.basis.Basis`.
+    """
     m, p = xb.shape
     return basis.evaluate(xb, axis=1).reshape(m, basis.q * p)
 
@@ -356,7 +389,13 @@ def to_feature_major(a, q: int, p: int) -> jax.Array:
 
 
 def zero_moments(rows: int, cols: int, dtype) -> Moments:
-    """Empty accumulators for ``rows`` candidate rows and ``cols = p*q`` columns."""
+    """Empty accumulators for ``rows`` candidate rows and ``cols = p*q`` columns.
+
+    Args:
+      rows: number of candidate rows.
+      cols: number of columns ``p*q``.
+      dtype: float dtype of the accumulators.
+    """
     z = jnp.zeros((rows, cols), dtype)
     z1 = jnp.zeros((rows, 1), dtype)
     return Moments(jnp.zeros((), dtype), z1, z, z1, z, z)
@@ -412,7 +451,13 @@ def row_moments(u, r, wb, phi, q: int, precision=jax.lax.Precision.HIGHEST) -> M
 
 
 def finish(program: prog.Program, slots, mo: Moments) -> Scores:
-    """Closed-form scores from the merged moments of all chunks."""
+    """Closed-form scores from the merged moments of all chunks.
+
+    Args:
+      program: the current tree.
+      slots: int32 ``(L,)`` leaf slot of each rank (``-1`` padding).
+      mo: the merged :class:`Moments` of all chunks.
+    """
     rows = mo.sbar.shape[0]
     fit = closed_form(mo)
     empty = program.n_slots == 0
@@ -555,6 +600,12 @@ def buckets_for(n: int, p: int, q: int, k: int) -> tuple:
 
     Decision: below ``n*p*q = 1e7`` compilation dominates a fit, so the scorer uses one
     row count; above it, power-of-two buckets roughly halve the scoring work.
+
+    Args:
+      n: number of training rows.
+      p: number of features.
+      q: number of basis functions per feature.
+      k: the fit's maximum number of operations (the buckets stop at ``k + 1`` leaves).
     """
     return () if compiling_dominates(n, p, q) else default_buckets(k + 1)
 
@@ -582,7 +633,12 @@ class Choice(NamedTuple):
 
 
 def select(scores: Scores, q: int) -> Choice:
-    """Lowest flat index among candidates within ``tie_rtol * rss`` of the best SSE."""
+    """Lowest flat index among candidates within ``tie_rtol * rss`` of the best SSE.
+
+    Args:
+      scores: the :class:`Scores` of one iteration.
+      q: number of basis functions per feature.
+    """
     flat = scores.sse.reshape(-1)
     best = jnp.min(flat)
     thr = best + tie_rtol(flat.dtype) * scores.rss
@@ -591,7 +647,13 @@ def select(scores: Scores, q: int) -> Choice:
 
 
 def choice_at(scores: Scores, idx, q: int) -> Choice:
-    """The candidate at flat index ``idx`` of ``scores.sse`` as a :class:`Choice`."""
+    """The candidate at flat index ``idx`` of ``scores.sse`` as a :class:`Choice`.
+
+    Args:
+      scores: the :class:`Scores` of one iteration.
+      idx: int flat index into ``scores.sse``.
+      q: number of basis functions per feature.
+    """
     flat = scores.sse.reshape(-1)
     idx = jnp.asarray(idx, jnp.int32)
     pq = scores.sse.shape[1]
@@ -603,7 +665,12 @@ def choice_at(scores: Scores, idx, q: int) -> Choice:
 
 
 def apply(program: prog.Program, choice: Choice) -> prog.Program:
-    """Inserts the chosen candidate and sets the re-fitted intercept."""
+    """Inserts the chosen candidate and sets the re-fitted intercept.
+
+    Args:
+      program: the current tree.
+      choice: the :class:`Choice` of :func:`select`.
+    """
     new = prog.insert(program, choice.slot, choice.op, choice.feature, choice.basis,
                       choice.weight)
     return new._replace(intercept=choice.intercept.astype(new.intercept.dtype))

@@ -127,7 +127,11 @@ _MESSAGES = {
 
 
 def message(status) -> str:
-    """Words for a :class:`Status` (``"ok"`` for ``Status.OK``); flags joined by ``"; "``."""
+    """Words for a :class:`Status` (``"ok"`` for ``Status.OK``); flags joined by ``"; "``.
+
+    Args:
+      status: a :class:`Status` or its int value.
+    """
     status = Status(int(status))
     parts = [text for flag, text in _MESSAGES.items() if flag in status]
     return "; ".join(parts) if parts else "ok"
@@ -253,6 +257,12 @@ def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Confi
       re-choose the leaf ``(i, j)`` whose replacement lowers the loss most given the rest of
       the tree (:func:`jaxtree.moves.score_replace`), refine, and keep it only if the loss
       fell. Early choices made on little evidence get revised.
+
+    Args:
+      search: ``"greedy"``, ``"beam"`` or ``"backfit"``.
+      max_k: capacity in operations.
+      n_candidates: number of candidates ``p*q`` (sets ``pair_rows``).
+      kw: further :class:`Config` fields.
     """
     if search in ("greedy", "beam"):  # the beam advances greedy steps (beam_fit)
         return Config(max_k=max_k, **kw)
@@ -426,7 +436,14 @@ def _with_pair_record(take, pc: moves.PairChoice, pair, program, sse, record: Ch
 
 def pair_record(pc: moves.PairChoice, weight, intercept, sse) -> Choice:
     """The :class:`Choice` record of a pair insertion ``pc`` whose second-to-last inserted
-    leaf got ``weight`` (fitted on all rows), with the intercept and SSE after that fit."""
+    leaf got ``weight`` (fitted on all rows), with the intercept and SSE after that fit.
+
+    Args:
+      pc: the :class:`jaxtree.moves.PairChoice` applied.
+      weight: the refitted weight of the pair's first leaf.
+      intercept: the intercept after that fit.
+      sse: the weighted SSE after that fit.
+    """
     i32 = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
     return Choice(i32(-1), i32(pc.slot), i32(pc.op), i32(pc.feature_a), i32(pc.basis_a), weight,
                   intercept, sse, i32(MOVE_PAIR), i32(pc.feature_b), i32(pc.basis_b), i32(0))
@@ -435,7 +452,13 @@ def pair_record(pc: moves.PairChoice, weight, intercept, sse) -> Choice:
 def replacement_kept(cand_loss, loss, dtype):
     """Whether a replacement move whose refined loss is ``cand_loss`` is kept over ``loss``:
     it must fall by a relative ``10 * lbfgs_rtol`` (``1e-7`` float32, ``1e-12`` float64), so
-    that rounding noise is never taken for progress."""
+    that rounding noise is never taken for progress.
+
+    Args:
+      cand_loss: the refined loss with the replacement.
+      loss: the loss before it.
+      dtype: float dtype of the losses (sets the tolerance).
+    """
     rtol = refine_.lbfgs_rtol(dtype) * 10
     return jnp.isfinite(cand_loss) & (cand_loss < loss * (1 - rtol))
 
@@ -495,6 +518,12 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     to ``config.max_k`` shares one compiled step: the estimator rounds the capacity up,
     :func:`jaxtree.program.capacity_for`); None: the program's capacity. It matters only
     where a pair move (two operations) could fill the tree before ``k + 1`` iterations.
+
+    Args:
+      program: the current tree.
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      config: the search's :class:`Config`.
 
     Returns:
       ``(program, StepInfo)``.
@@ -686,6 +715,13 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
     two-covariate shape, else -1), ``flat_index`` the term id, ``sse`` the weighted SSE
     after the backfit, and ``basis``/``weight``/``slot`` -1/0/-1 (a shape has many
     coefficients; see the model's shapes). Pure and traceable.
+
+    Args:
+      state: the current :class:`jaxtree.shapes.State`.
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      grams: the Gram statistics of :func:`jaxtree.shapes.grams`.
+      spec: the :class:`jaxtree.shapes.ShapeSpec`.
+      sweeps: backfitting sweeps after the insertion.
     """
     new, (loss, tid, _, ok) = shapes_.fit_step(state, data, grams, spec, sweeps)
     p = data.x.shape[-1]
@@ -725,6 +761,12 @@ def beam_step(programs: prog.Program, data: scoring.Data, basis, config: Config)
     On the empty trees only member 0 proposes (all members are the same empty tree). With
     ``B = 1`` this is the greedy search exactly.
 
+    Args:
+      programs: the ``B`` members (leading axis ``B``).
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      basis: the :class:`jaxtree.basis.Basis` the programs index.
+      config: the search's :class:`Config`.
+
     Returns:
       ``(programs, StepInfo)``: the info of the member with the lowest refined loss (its
       choice record; ``loss`` is that member's), status OK when any proposal was finite.
@@ -746,7 +788,13 @@ def beam_step(programs: prog.Program, data: scoring.Data, basis, config: Config)
 def beam_children(programs: prog.Program, scores: scoring.Scores, q: int):
     """The proposals of :func:`beam_step` from every member's scores (pure; shared by the
     in-memory and the streamed beam): ``(choices, parents, children, was_empty)``, the
-    children being the parents with the chosen insertions applied, not yet refined."""
+    children being the parents with the chosen insertions applied, not yet refined.
+
+    Args:
+      programs: the ``B`` members (leading axis ``B``).
+      scores: each member's :class:`jaxtree.scoring.Scores` (leading axis ``B``).
+      q: number of basis functions per feature.
+    """
     width = programs.op.shape[0]
     dt = scores.sse.dtype
     flat = scores.sse.reshape(width, -1)
@@ -780,7 +828,16 @@ def _member(tree, i):
 def beam_finish(programs, choices, parents, new, loss, was_empty):
     """The end of :func:`beam_step` (pure; shared with the streamed beam): members whose
     proposal is not finite (or with no room) keep their parent with loss ``inf``; the
-    reported record, loss and status are the best member's. ``(programs, StepInfo)``."""
+    reported record, loss and status are the best member's. ``(programs, StepInfo)``.
+
+    Args:
+      programs: the ``B`` members before the step.
+      choices: the chosen :class:`jaxtree.scoring.Choice` of each new member.
+      parents: the member each proposal came from.
+      new: the children (refined where the step refines).
+      loss: float ``(B,)`` each child's loss.
+      was_empty: bool: the members were the empty tree.
+    """
     room = was_empty | (programs.n_slots[0] + 2 <= programs.capacity)
     ok = jnp.isfinite(choices.sse) & room
     new = jax.tree_util.tree_map(
@@ -806,7 +863,12 @@ def _member_mse(programs, data, basis):
 
 def check_beam(width: int, config: Config) -> None:
     """The beam's arguments (:func:`beam_fit` and the streamed beam): a width >= 1 and the
-    greedy :class:`Config` (the beam advances greedy insertions)."""
+    greedy :class:`Config` (the beam advances greedy insertions).
+
+    Args:
+      width: number of trees in the beam.
+      config: the search's :class:`Config`.
+    """
     if width < 1:
         raise ValueError(f"width must be >= 1; got {width}.")
     if config.pair_leaves or config.replace_moves:
@@ -821,7 +883,17 @@ def beam_fit(data: scoring.Data, basis, k: int, config: Config, width: int = BEA
     insertions, run by the one driver; returns the best member. ``width=1`` is
     :func:`fit` exactly. The history is the best member's loss after each iteration (the
     best member may change from one iteration to the next, so it can differ from the
-    final tree's own path). ``stop``: as for :func:`run` (on the best member's loss)."""
+    final tree's own path). ``stop``: as for :func:`run` (on the best member's loss).
+
+    Args:
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      basis: the :class:`jaxtree.basis.Basis` the programs index.
+      k: number of insertions after the first leaf.
+      config: the search's :class:`Config`.
+      width: number of trees in the beam (``BEAM_WIDTH``).
+      callback: as for :func:`run`.
+      loss_scale: as for :func:`run`.
+    """
     check_beam(width, config)
     empty = prog.empty_program(config.max_k, data.x.dtype)
     programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (width,) + a.shape), empty)
@@ -845,7 +917,11 @@ and ``replaced`` (replacement moves kept after the insertion)."""
 
 
 def host_choice(choice) -> dict:
-    """A chosen insertion as a dict of Python scalars with the keys :data:`CHOICE_KEYS`."""
+    """A chosen insertion as a dict of Python scalars with the keys :data:`CHOICE_KEYS`.
+
+    Args:
+      choice: a :class:`Choice` (device arrays).
+    """
     d = jax.device_get(choice)._asdict()
     return {name: (d[name].item() if hasattr(d[name], "item") else d[name]) for name in CHOICE_KEYS}
 

@@ -90,7 +90,11 @@ def padded_chunk(m: int, n_devices: int) -> int:
 
 
 def row_sharding(mesh: Mesh) -> NamedSharding:
-    """Sharding of a ``(n_chunks, m, ...)`` array: rows within a chunk over ``"data"``."""
+    """Sharding of a ``(n_chunks, m, ...)`` array: rows within a chunk over ``"data"``.
+
+    Args:
+      mesh: the one-axis ``"data"`` mesh (:func:`data_mesh`).
+    """
     return NamedSharding(mesh, P(None, AXIS))
 
 
@@ -126,6 +130,11 @@ def block_putter(devices, m: int, dtype):
 
     With one device (``devices=None``) it is a plain ``device_put``; otherwise rows are
     padded and sharded as in :func:`shard_data`.
+
+    Args:
+      devices: the devices (None: one device).
+      m: rows per chunk.
+      dtype: float dtype of the blocks.
     """
     if devices is None:
         return lambda arrs: tuple(jax.device_put(a) for a in arrs)

@@ -99,7 +99,12 @@ def prune(program: prog.Program, data: scoring.Data, basis, tol: float, *,
 
 
 def check_prune_args(tol, refine) -> None:
-    """The arguments every pruning checks (:func:`prune`, :func:`jaxtree.stream.prune`)."""
+    """The arguments every pruning checks (:func:`prune`, :func:`jaxtree.stream.prune`).
+
+    Args:
+      tol: the pruning tolerance: a finite number >= 0 (a fraction of R²).
+      refine: ``"optax"``, ``"coordinate"`` or None.
+    """
     if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (
             math.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a finite number >= 0 (a fraction of R²); got {tol!r}.")
@@ -113,7 +118,15 @@ def prune_with(program: prog.Program, tol: float, tss: float,
     """The pruning loop of :func:`prune`, over any data path: ``score(program)`` scores every
     deletion (:func:`jaxtree.moves.score_delete` or its streamed form), ``refit(program)``
     re-fits the weights after a removal, ``tss`` is the weighted total sum of squares of the
-    target. The streamed pruning (:func:`jaxtree.stream.prune`) runs the same loop."""
+    target. The streamed pruning (:func:`jaxtree.stream.prune`) runs the same loop.
+
+    Args:
+      program: the tree to prune.
+      tol: a removal is taken when it raises the SSE by at most ``tol * tss``.
+      tss: the weighted total sum of squares of the target.
+      score: ``score(program)``: the :class:`jaxtree.moves.DeleteScores`.
+      refit: ``refit(program)``: the program with its weights re-fitted.
+    """
     removed = []
     while int(np.sum(np.asarray(program.op) == prog.LEAF)) > 1:
         scores = score(program)
@@ -198,7 +211,11 @@ def _check_law_args(digits, tol, max_terms) -> None:
 def count_terms(expr) -> int:
     """The additive terms of a sympy expression: the summands of every sum in it, inside
     functions and products too, at least 1 (``x1*x2``: 1, ``sqrt(x1**2 + x2**2)``: 2,
-    ``(a + b)*(c + d)``: 4)."""
+    ``(a + b)*(c + d)``: 4).
+
+    Args:
+      expr: a sympy expression.
+    """
     import sympy as sp
 
     return max(1, sum(len(e.args) for e in sp.preorder_traversal(expr) if e.is_Add))

@@ -125,7 +125,12 @@ class ChunkReader:
         return -(-self.n // self.chunk_size)
 
     def scaled(self, sc: "scaling_.Scaling", dtype) -> "ChunkReader":
-        """A reader yielding chunks scaled by ``sc`` (:func:`jaxtree._scaling.apply`)."""
+        """A reader yielding chunks scaled by ``sc`` (:func:`jaxtree._scaling.apply`).
+
+        Args:
+          sc: the :class:`jaxtree._scaling.Scaling` to apply.
+          dtype: dtype of the yielded (scaled) chunks.
+        """
         r = ChunkReader.__new__(ChunkReader)
         r.__dict__.update(self.__dict__)
         r.dtype = np.dtype(dtype)
@@ -200,7 +205,14 @@ class ChunkReader:
 
 
 def check_source_arrays(x, y, sample_weight, chunk_size) -> None:
-    """Validates host arrays for streaming; raises ValueError naming the problem."""
+    """Validates host arrays for streaming; raises ValueError naming the problem.
+
+    Args:
+      x: ``(n, p)`` floating array (memmap or ndarray).
+      y: ``(n,)`` floating array.
+      sample_weight: ``(n,)`` floating array or None.
+      chunk_size: rows per chunk, ``1 <= chunk_size <= n``.
+    """
     for name, a in (("X", x), ("y", y), ("sample_weight", sample_weight)):
         if a is None:
             continue
@@ -227,7 +239,11 @@ def check_source_arrays(x, y, sample_weight, chunk_size) -> None:
 
 
 def is_streamable(X) -> bool:
-    """True for inputs the estimator streams: a ``np.memmap`` or a :class:`ChunkReader`."""
+    """True for inputs the estimator streams: a ``np.memmap`` or a :class:`ChunkReader`.
+
+    Args:
+      X: the estimator's input.
+    """
     return isinstance(X, (np.memmap, ChunkReader))
 
 
@@ -237,6 +253,9 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
     Returns the same scaling as the in-memory estimator (:mod:`jaxtree._scaling`):
     ``x -> (x - x_min) * x_scale`` into ``[0, 1]`` and ``y -> (y - y_center) / y_scale``
     into ``[-1, 1]``; rows with zero weight do not count.
+
+    Args:
+      reader: the :class:`ChunkReader` of the raw data.
 
     Raises:
       ValueError: for NaN/inf values (naming the first row and, in ``X``, the column; a
@@ -313,6 +332,16 @@ def score_block(acc, program, slots, xb, yb, wb, *, basis, precision, buckets=()
     run on the first ``2b`` rows of ``acc`` only, ``b`` the smallest bucket holding the
     leaves (``lax.switch``, compiled once). The other rows of ``acc`` stay as they are, and
     each row's merges are exactly the in-memory ones.
+
+    Args:
+      acc: the merged :class:`jaxtree.scoring.Moments` so far (``2L`` rows).
+      program: the current tree.
+      slots: int32 ``(L,)`` leaf slots (``-1`` padding).
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+      precision: matmul precision (static).
     """
     n_rows_leaves = slots.shape[0]
 
@@ -335,14 +364,33 @@ def score_block(acc, program, slots, xb, yb, wb, *, basis, precision, buckets=()
 
 @functools.partial(jax.jit, static_argnames=("basis",))
 def coordinate_block(acc, program, d, xb, yb, wb, *, basis):
-    """Merges leaf ``d``'s coordinate moments of a block into ``acc``."""
+    """Merges leaf ``d``'s coordinate moments of a block into ``acc``.
+
+    Args:
+      acc: the merged :class:`jaxtree.scoring.Moments` so far.
+      program: the current tree.
+      d: the leaf slot being updated.
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+    """
     return _scan(lambda a, x, y, w: scoring.merge(
         a, refine_.coordinate_moments(program, d, x, y, w, basis)), acc, xb, yb, wb)
 
 
 @functools.partial(jax.jit, static_argnames=("basis",))
 def sse_block(acc, program, xb, yb, wb, *, basis):
-    """Adds the weighted SSE and weight sum of a block to ``acc = (sse, n)``."""
+    """Adds the weighted SSE and weight sum of a block to ``acc = (sse, n)``.
+
+    Args:
+      acc: ``(sse, n)`` the sums so far.
+      program: the current tree.
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+    """
     def f(a, x, y, w):
         res = y - prog.evaluate(program, x, basis)
         return a[0] + jnp.sum(w * res * res), a[1] + jnp.sum(w)
@@ -351,7 +399,17 @@ def sse_block(acc, program, xb, yb, wb, *, basis):
 
 @functools.partial(jax.jit, static_argnames=("basis",))
 def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis):
-    """Adds a block's weighted SSE and its gradient w.r.t. ``(weight, intercept)``."""
+    """Adds a block's weighted SSE and its gradient w.r.t. ``(weight, intercept)``.
+
+    Args:
+      acc: ``(value, grad)`` the sums so far.
+      params: ``(weight, intercept)``: the program's weights ``(S,)`` and its intercept.
+      program: the current tree.
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+    """
     def f(a, x, y, w):
         val, g = refine_.chunk_value_and_grad(params, program, x, y, w, basis)
         return jax.tree_util.tree_map(jnp.add, a, (val, g))
@@ -360,7 +418,18 @@ def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis):
 
 @functools.partial(jax.jit, static_argnames=("basis", "precision"))
 def replace_block(acc, program, slots, xb, yb, wb, *, basis, precision):
-    """Merges a block's replacement statistics (:func:`jaxtree.moves.replace_chunk_moments`)."""
+    """Merges a block's replacement statistics (:func:`jaxtree.moves.replace_chunk_moments`).
+
+    Args:
+      acc: the merged statistics so far (:func:`jaxtree.moves.zero_replace_moments`).
+      program: the current tree.
+      slots: int32 ``(L,)`` leaf slots (``-1`` padding).
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+      precision: matmul precision (static).
+    """
     return _scan(lambda a, x, y, w: moves.merge_replace(
         a, moves.replace_chunk_moments(program, slots, x, y, w, None, basis, precision)),
         acc, xb, yb, wb)
@@ -368,7 +437,18 @@ def replace_block(acc, program, slots, xb, yb, wb, *, basis, precision):
 
 @functools.partial(jax.jit, static_argnames=("basis",))
 def delete_block(acc, program, slots, under_mul, xb, yb, wb, *, basis):
-    """Merges a block's deletion statistics (:func:`jaxtree.moves.delete_chunk_moments`)."""
+    """Merges a block's deletion statistics (:func:`jaxtree.moves.delete_chunk_moments`).
+
+    Args:
+      acc: the merged statistics so far (:func:`jaxtree.moves.zero_delete_moments`).
+      program: the current tree.
+      slots: int32 ``(L,)`` leaf slots (``-1`` padding).
+      under_mul: bool ``(L, 1)``: the leaf's parent is a ``*``.
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+    """
     return _scan(lambda a, x, y, w: moves.merge_delete(
         a, moves.delete_chunk_moments(program, slots, under_mul, x, y, w, basis)),
         acc, xb, yb, wb)
@@ -409,7 +489,18 @@ def _pair_candidate(program, screen, *, basis, rows, precision):
 @functools.partial(jax.jit, static_argnames=("basis", "precision"))
 def beam_score_block(acc, programs, slots, xb, yb, wb, *, basis, precision):
     """:func:`score_block` for every member of a beam (leading axis of ``programs``,
-    ``slots`` and ``acc``): one read of the block scores all members."""
+    ``slots`` and ``acc``): one read of the block scores all members.
+
+    Args:
+      acc: each member's merged :class:`jaxtree.scoring.Moments` so far.
+      programs: the beam's trees (leading axis: the members).
+      slots: int32 ``(width, L)`` each member's leaf slots.
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+      precision: matmul precision (static).
+    """
     def member(a, program, sl):
         return _scan(lambda m, x, y, w: scoring.merge(
             m, scoring.chunk_moments(program, sl, x, y, w, basis, precision)), a, xb, yb, wb)
@@ -431,7 +522,13 @@ def screen_rows(source, max_rows: int, dtype) -> scoring.Data:
     every ``stride``-th row of the padded chunks, from the first; all rows when there are no
     more than ``max_rows``), gathered from ``source`` in one pass into a
     :class:`jaxtree.scoring.Data` of one chunk (or all chunks when all rows are screened), so
-    a streamed search screens exactly the rows of the in-memory search on the same chunks."""
+    a streamed search screens exactly the rows of the in-memory search on the same chunks.
+
+    Args:
+      source: the re-iterable chunk source.
+      max_rows: the most rows the screen reads.
+      dtype: float dtype of the gathered rows.
+    """
     n_chunks = getattr(source, "n_chunks", None)
     if n_chunks is None:
         n_chunks = sum(1 for _ in source)
@@ -913,7 +1010,15 @@ class _OffsetPasses(_Passes):
 def block_passes(source, basis, chunks_per_block: int = 16, devices=None, dtype=None):
     """``(passes, dtype)``: the passes of :func:`fit` over ``source``, as it reads them
     (blocks of ``chunks_per_block`` chunks put on ``devices``; ``dtype`` None: the first
-    chunk's). ``passes.blocks()`` yields ``(x, y, w)`` per block, the padding rows weighing 0."""
+    chunk's). ``passes.blocks()`` yields ``(x, y, w)`` per block, the padding rows weighing 0.
+
+    Args:
+      source: the re-iterable chunk source (e.g. a :class:`ChunkReader`).
+      basis: the :class:`jaxtree.basis.Basis` of the fit.
+      chunks_per_block: chunks put on the devices at a time.
+      devices: the devices the blocks are sharded over (None: all).
+      dtype: float dtype of the blocks.
+    """
     from jaxtree import sharding  # local: sharding imports nothing from here
 
     first = next(iter(source))
@@ -1041,7 +1146,16 @@ def refine_given_shapes(source, program, basis, shape_terms, spec, *, steps: int
 @functools.partial(jax.jit, static_argnames=("basis", "loss"))
 def working_block(program, xb, yb, wb, *, basis, loss):
     """The Newton working data ``(z (B, m), w*h (B, m))`` of ``program`` on a block of
-    labels ``yb = +-1`` (:func:`jaxtree.losses.working_data`, per chunk)."""
+    labels ``yb = +-1`` (:func:`jaxtree.losses.working_data`, per chunk).
+
+    Args:
+      program: the current tree.
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` labels ``+-1``.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+      loss: the loss's name (:data:`jaxtree.losses.LOSSES`, static).
+    """
     from jaxtree import losses
 
     work = losses.working_data(program, scoring.Data(xb, yb, wb), basis, loss)
@@ -1051,7 +1165,18 @@ def working_block(program, xb, yb, wb, *, basis, loss):
 @functools.partial(jax.jit, static_argnames=("basis", "loss", "report"))
 def loss_block(acc, program, xb, yb, wb, *, basis, loss, report=False):
     """Adds a block's weighted loss (:func:`jaxtree.losses.pointwise`, or
-    :func:`jaxtree.losses.reported` when ``report``) and weight sum to ``acc = (total, n)``."""
+    :func:`jaxtree.losses.reported` when ``report``) and weight sum to ``acc = (total, n)``.
+
+    Args:
+      acc: ``(total, n)`` the weighted loss and weight sum so far.
+      program: the current tree.
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+      loss: the loss's name (:data:`jaxtree.losses.LOSSES`, static).
+      report: add the reported loss instead of the pointwise one (static).
+    """
     from jaxtree import losses
 
     fn = losses.reported if report else losses.pointwise
@@ -1064,7 +1189,18 @@ def loss_block(acc, program, xb, yb, wb, *, basis, loss, report=False):
 @functools.partial(jax.jit, static_argnames=("basis", "loss"))
 def loss_value_and_grad_block(acc, params, program, xb, yb, wb, *, basis, loss):
     """Adds a block's weighted classification loss and its gradient w.r.t.
-    ``(weight, intercept)`` (:func:`jaxtree.refine.chunk_value_and_grad` with ``loss``)."""
+    ``(weight, intercept)`` (:func:`jaxtree.refine.chunk_value_and_grad` with ``loss``).
+
+    Args:
+      acc: ``(value, grad)`` the sums so far.
+      params: ``(weight, intercept)``: the program's weights ``(S,)`` and its intercept.
+      program: the current tree.
+      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
+      yb: float ``(B, m)`` their targets.
+      wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+      loss: the loss's name (:data:`jaxtree.losses.LOSSES`, static).
+    """
     def f(a, x, y, w):
         val, g = refine_.chunk_value_and_grad(params, program, x, y, w, basis, loss=loss)
         return jax.tree_util.tree_map(jnp.add, a, (val, g))
