@@ -36,7 +36,12 @@ class ParamsProtocol:
         return sorted(n for n in sig.parameters if n != "self")
 
     def get_params(self, deep: bool = True) -> dict:
-        """Hyperparameters as a dict (scikit-learn protocol)."""
+        """Hyperparameters as a dict (scikit-learn protocol).
+
+        Args:
+          deep: accepted for scikit-learn compatibility; no parameter is an estimator, so it
+            changes nothing.
+        """
         return {name: getattr(self, name) for name in self._get_param_names()}
 
     def set_params(self, **params):
@@ -338,7 +343,13 @@ class Regressor(Estimator):
 
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R² of the predictions (``X`` is checked as in
-        :meth:`predict`, column names included)."""
+        :meth:`predict`, column names included).
+
+        Args:
+          X: ``(n, p)`` covariates, checked as in :meth:`predict`.
+          y: ``(n,)`` true targets.
+          sample_weight: ``(n,)`` weights of the rows, or None.
+        """
         pred = self.predict(X)
         ya = V.check_y(y, pred.shape[0]).astype(np.float64)
         sw = V.check_sample_weight(sample_weight, pred.shape[0])
@@ -379,7 +390,13 @@ class Regressor(Estimator):
         dropped, numbers rounded within ``tol`` of the model), or None with a
         :class:`jaxtree.simplify.NoLawWarning` saying why when the simplified expression has
         more than ``max_terms`` additive terms or does not hold to ``tol`` (its number of
-        terms and the fit's held-out MSE). See :func:`jaxtree.simplify.law`; needs sympy."""
+        terms and the fit's held-out MSE). See :func:`jaxtree.simplify.law`; needs sympy.
+
+        Args:
+          digits: a fixed number of significant digits instead of the fewest ``tol`` allows.
+          tol: how far the law may be from the model, a share of the target's half-range.
+          max_terms: the most additive terms a law may have.
+        """
         self._check_fitted()
         rows = self.__dict__.get("_path_rows") or ()
         held = [r["val_mse"] for r in rows if r.get("n_ops") == getattr(self, "k_", None)]
@@ -408,14 +425,23 @@ class Regressor(Estimator):
 
     def plot_tree(self, ax=None, **kwargs):
         """Draws the fitted tree with matplotlib, its leaves in the formula's notation (see
-        :func:`jaxtree.export.plot_tree`); returns the Figure."""
+        :func:`jaxtree.export.plot_tree`); returns the Figure.
+
+        Args:
+          ax: a matplotlib Axes to draw on; a new figure when None.
+          kwargs: further options of :func:`jaxtree.export.plot_tree`.
+        """
         self._check_fitted()
         kwargs.setdefault("indicators", self._labels())
         kwargs.setdefault("lhs", self._target_name())
         return export_.plot_tree(self.model_, ax=ax, **kwargs)
 
     def plot_history(self, ax=None):
-        """Plots the training loss after each iteration (``history_``); returns the Figure."""
+        """Plots the training loss after each iteration (``history_``); returns the Figure.
+
+        Args:
+          ax: a matplotlib Axes to draw on; a new figure when None.
+        """
         self._check_fitted()
         return export_.plot_history(self.history_, ax=ax)
 
@@ -436,7 +462,12 @@ class Regressor(Estimator):
 
     def plot_terms(self, X, **kwargs):
         """One panel per term of the formula, titled as :meth:`formula` writes it (see
-        :func:`jaxtree.export.plot_terms`)."""
+        :func:`jaxtree.export.plot_terms`).
+
+        Args:
+          X: ``(n, p)`` covariates the panels are drawn over, checked as in :meth:`predict`.
+          kwargs: further options of :func:`jaxtree.export.plot_terms`.
+        """
         xa = self._rows(X)
         kwargs.setdefault("indicators", self._labels())
         return export_.plot_terms(self.model_, xa, **kwargs)

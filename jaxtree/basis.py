@@ -269,7 +269,13 @@ class Hats(_FamilyBase):
         return tuple(f"hat({{arg}}; {_fmt(m / (self.n - 1))})" for m in range(self.n))
 
     def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
-        """Evaluates the family: float array (...,) -> n values stacked at ``axis``."""
+        """Evaluates the family: float array (...,) -> n values stacked at ``axis``.
+
+        Args:
+          x: float array ``(...,)`` of scaled covariate values.
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+          axis: where the functions' axis is inserted.
+        """
         xe, centers = _along(x, np.arange(self.n), axis)
         return jnp.maximum(1 - jnp.abs(xe * jnp.asarray(self.n - 1, x.dtype) - centers), 0)
 
@@ -278,17 +284,35 @@ class Hats(_FamilyBase):
         return [(float(self.n - 1), float(m)) for m in range(self.n)]
 
     def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
-        """Parametric form ``max(0, 1 - |x a - b|)``: x, a, b float arrays of one shape."""
+        """Parametric form ``max(0, 1 - |x a - b|)``: x, a, b float arrays of one shape.
+
+        Args:
+          x: float array of scaled covariate values.
+          a: the per-element parameter ``a`` of :meth:`params`, the shape of ``x``.
+          b: the per-element parameter ``b`` of :meth:`params`, the shape of ``x``.
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+        """
         return jnp.maximum(1 - jnp.abs(x * a - b), 0)
 
     def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
-        """``Max(0, 1 - |u - t_m|/h)`` with exact rationals ``t_m = m h``, ``h = 1/(n-1)``."""
+        """``Max(0, 1 - |u - t_m|/h)`` with exact rationals ``t_m = m h``, ``h = 1/(n-1)``.
+
+        Args:
+          m: the function's index within the family.
+          u: the sympy symbol or expression of the scaled covariate.
+          custom: ``{name: callable}`` for custom functions (unused by this family).
+        """
         sp = _sympy()
         h = sp.Rational(1, self.n - 1)
         return sp.Max(0, 1 - sp.Abs(u - m * h) / h)
 
     def to_latex(self, m: int, var: str) -> str:
-        """``\\operatorname{hat}(var; t_m)``, the center with 4 significant digits."""
+        """``\\operatorname{hat}(var; t_m)``, the center with 4 significant digits.
+
+        Args:
+          m: the function's index within the family.
+          var: the variable, already LaTeX.
+        """
         return f"\\operatorname{{hat}}({var}; {latex_number(m / (self.n - 1), 4)})"
 
     def to_numeric(self, xp, m: int, u):
@@ -339,16 +363,33 @@ class _Trig(_FamilyBase):
 
         Computed once per ``cache`` for both trigonometric families (one polynomial per
         element), without calling ``sin``/``cos`` (:func:`jaxtree._trig.sincos_pi_times`).
+
+        Args:
+          x: float array of scaled covariate values.
+          a: the per-element frequency ``a``, the shape of ``x``.
+          b: the per-element parameter ``b`` (unused by this family).
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
         """
         return _shared_sincos_params(x, a, cache)[self._part]
 
     def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
-        """``sin((m+1) pi u)`` or ``cos((m+1) pi u)`` with sympy's exact ``pi``."""
+        """``sin((m+1) pi u)`` or ``cos((m+1) pi u)`` with sympy's exact ``pi``.
+
+        Args:
+          m: the function's index within the family.
+          u: the sympy symbol or expression of the scaled covariate.
+          custom: ``{name: callable}`` for custom functions (unused by this family).
+        """
         sp = _sympy()
         return getattr(sp, self._sympy_name)((m + 1) * sp.pi * u)
 
     def to_latex(self, m: int, var: str) -> str:
-        """``\\sin(3\\pi var)`` (the frequency 1 omitted)."""
+        """``\\sin(3\\pi var)`` (the frequency 1 omitted).
+
+        Args:
+          m: the function's index within the family.
+          var: the variable, already LaTeX.
+        """
         freq = "" if m == 0 else str(m + 1)
         return f"{self._latex_name}({freq}\\pi {var})"
 
@@ -427,7 +468,13 @@ class Powers(_FamilyBase):
         )
 
     def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
-        """Evaluates the family: float array (...,) -> ``degree`` values stacked at ``axis``."""
+        """Evaluates the family: float array (...,) -> ``degree`` values stacked at ``axis``.
+
+        Args:
+          x: float array ``(...,)`` of scaled covariate values.
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+          axis: where the functions' axis is inserted.
+        """
         cols = [x]
         for _ in range(self.degree - 1):
             cols.append(cols[-1] * x)
@@ -441,6 +488,12 @@ class Powers(_FamilyBase):
         """Parametric form ``x^a`` for integer ``a`` in ``1..degree`` (0 for other ``a``).
 
         The same products as :meth:`evaluate` (so the same rounding), selected by ``a``.
+
+        Args:
+          x: float array of scaled covariate values.
+          a: the per-element exponent ``a``, the shape of ``x``.
+          b: the per-element parameter ``b`` (unused by this family).
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
         """
         zero = jnp.zeros((), x.dtype)
         acc = x
@@ -451,15 +504,32 @@ class Powers(_FamilyBase):
         return val
 
     def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
-        """``u**(m+1)``."""
+        """``u**(m+1)``.
+
+        Args:
+          m: the function's index within the family.
+          u: the sympy symbol or expression of the scaled covariate.
+          custom: ``{name: callable}`` for custom functions (unused by this family).
+        """
         return u ** (m + 1)
 
     def to_latex(self, m: int, var: str) -> str:
-        """``var`` or ``var^{d}``."""
+        """``var`` or ``var^{d}``.
+
+        Args:
+          m: the function's index within the family.
+          var: the variable, already LaTeX.
+        """
         return var if m == 0 else f"{var}^{{{m + 1}}}"
 
     def to_numeric(self, xp, m: int, u):
-        """``u ** (m+1)`` (numpy and jax.numpy arrays alike)."""
+        """``u ** (m+1)`` (numpy and jax.numpy arrays alike).
+
+        Args:
+          xp: ``numpy`` or ``jax.numpy``.
+          m: the function's index within the family.
+          u: array of scaled covariate values.
+        """
         return u ** (m + 1)
 
     def to_config(self) -> dict:
@@ -496,7 +566,13 @@ class TruncatedCubics(_FamilyBase):
         return tuple(f"({{x}}-{_fmt(t)})₊³" for t in self.knots())
 
     def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
-        """Evaluates the family: float array (...,) -> n values stacked at ``axis``."""
+        """Evaluates the family: float array (...,) -> n values stacked at ``axis``.
+
+        Args:
+          x: float array ``(...,)`` of scaled covariate values.
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+          axis: where the functions' axis is inserted.
+        """
         xe, knots = _along(x, self.knots(), axis)
         u = jnp.maximum(xe - knots, 0)
         return u * u * u
@@ -506,22 +582,46 @@ class TruncatedCubics(_FamilyBase):
         return [(float(t), 0.0) for t in self.knots()]
 
     def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
-        """Parametric form ``max(x - a, 0)^3``: x, a float arrays of one shape."""
+        """Parametric form ``max(x - a, 0)^3``: x, a float arrays of one shape.
+
+        Args:
+          x: float array of scaled covariate values.
+          a: the per-element knot ``a``, the shape of ``x``.
+          b: the per-element parameter ``b`` (unused by this family).
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+        """
         u = jnp.maximum(x - a, 0)
         return u * u * u
 
     def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
-        """``Max(u - t, 0)**3`` with the exact knot ``t = (m+1)/(n+1)``."""
+        """``Max(u - t, 0)**3`` with the exact knot ``t = (m+1)/(n+1)``.
+
+        Args:
+          m: the function's index within the family.
+          u: the sympy symbol or expression of the scaled covariate.
+          custom: ``{name: callable}`` for custom functions (unused by this family).
+        """
         sp = _sympy()
         return sp.Max(u - sp.Rational(m + 1, self.n + 1), 0) ** 3
 
     def to_latex(self, m: int, var: str) -> str:
-        """``(var - t)_+^{3}``, the knot with 4 significant digits."""
+        """``(var - t)_+^{3}``, the knot with 4 significant digits.
+
+        Args:
+          m: the function's index within the family.
+          var: the variable, already LaTeX.
+        """
         t = latex_number((m + 1) / (self.n + 1), 4)
         return f"({var} - {t})_+^{{3}}"
 
     def to_numeric(self, xp, m: int, u):
-        """``max(u - t, 0) ** 3`` with ``xp`` = numpy or jax.numpy."""
+        """``max(u - t, 0) ** 3`` with ``xp`` = numpy or jax.numpy.
+
+        Args:
+          xp: ``numpy`` or ``jax.numpy``.
+          m: the function's index within the family.
+          u: array of scaled covariate values.
+        """
         return xp.maximum(u - (m + 1) / (self.n + 1), 0) ** 3
 
     def to_config(self) -> dict:
@@ -639,7 +739,13 @@ class CustomFunction(_FamilyBase):
         return values.astype(x.dtype)
 
     def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
-        """Evaluates the function: float array (...,) -> one value stacked at ``axis``."""
+        """Evaluates the function: float array (...,) -> one value stacked at ``axis``.
+
+        Args:
+          x: float array ``(...,)`` of scaled covariate values.
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+          axis: where the functions' axis is inserted.
+        """
         return jnp.expand_dims(self._values(x), axis)
 
     def params(self) -> list[tuple[float, float]]:
@@ -647,13 +753,25 @@ class CustomFunction(_FamilyBase):
         return [(0.0, 0.0)]
 
     def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
-        """``fn(x)`` on every element (``a``, ``b`` unused)."""
+        """``fn(x)`` on every element (``a``, ``b`` unused).
+
+        Args:
+          x: float array of scaled covariate values.
+          a: unused.
+          b: unused.
+          cache: unused (kept for the common signature).
+        """
         return self._values(x)
 
     def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
         """``custom[name](u)`` if given, else an undefined ``sympy.Function`` named after it.
 
         The function's name is made an identifier (``"tanh(3{x})"`` -> ``tanh_3_x``).
+
+        Args:
+          m: the function's index (0: the family has one function).
+          u: the sympy symbol or expression of the scaled covariate.
+          custom: ``{name: callable}``: the sympy function to use for this one.
         """
         custom = custom or {}
         if self.name in custom:
@@ -665,7 +783,12 @@ class CustomFunction(_FamilyBase):
         return sp.Function(ident)(u)
 
     def to_latex(self, m: int, var: str) -> str:
-        """The name template with ``var``; ``name(...)`` becomes ``\\operatorname{name}(...)``."""
+        """The name template with ``var``; ``name(...)`` becomes ``\\operatorname{name}(...)``.
+
+        Args:
+          m: the function's index within the family.
+          var: the variable, already LaTeX.
+        """
         text = self.template.format(x=var, arg=var, cx=var)
         if re.fullmatch(r"[A-Za-z]+\(.*\)", text):
             head, rest = text.split("(", 1)
@@ -673,7 +796,13 @@ class CustomFunction(_FamilyBase):
         return text
 
     def to_numeric(self, xp, m: int, u):
-        """``fn(u)`` as given (on numpy arrays for ``xp = numpy``)."""
+        """``fn(u)`` as given (on numpy arrays for ``xp = numpy``).
+
+        Args:
+          xp: ``numpy`` or ``jax.numpy``.
+          m: the function's index within the family.
+          u: array of scaled covariate values.
+        """
         return xp.asarray(self.fn(u))
 
     def to_config(self) -> dict:
@@ -923,6 +1052,11 @@ class PowerLaws(_FamilyBase):
         """Evaluates the family: float array (..., p) -> ``size`` values stacked at ``axis``.
 
         The last axis of ``x`` must be the covariates (the scorer's ``(m, p)`` chunks).
+
+        Args:
+          x: float array ``(..., p)``, the covariates on the last axis.
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+          axis: where the functions' axis is inserted.
         """
         self._require_bound(x.shape[-1] if x.ndim else None)
         _, t0, t1, a_t, b_t = self._tables()
@@ -939,6 +1073,13 @@ class PowerLaws(_FamilyBase):
         """Parametric form: function ``a`` (its index) on covariate ``feature`` per element.
 
         The same operations as :meth:`evaluate`, selected per element by ``a``.
+
+        Args:
+          x: float array of scaled covariate values.
+          a: the per-element function index, the shape of ``x``.
+          b: the per-element parameter ``b`` (unused by this family).
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+          feature: the per-element covariate index (required).
         """
         if feature is None:
             raise ValueError("PowerLaws needs each element's covariate: pass feature= to "
@@ -974,6 +1115,13 @@ class PowerLaws(_FamilyBase):
 
         ``x`` is the covariate (a sympy expression, clipped by the caller if wanted); exponents
         are exact rationals (``x**(-2)``, ``sqrt(x)``).
+
+        Args:
+          m: the function's index within the family.
+          u: the scaled covariate (unused: the expression is written in ``x``).
+          custom: ``{name: callable}`` for custom functions (unused by this family).
+          feature: the covariate's index.
+          x: the covariate in its own units, a sympy expression.
         """
         sp = _sympy()
         amp, off = self._affine_in_x(m, feature)
@@ -984,7 +1132,12 @@ class PowerLaws(_FamilyBase):
         return sp.Float(amp) * g + sp.Float(off)
 
     def to_latex(self, m: int, var: str) -> str:
-        """``\\langle var^{a} \\rangle`` (``\\log``, ``\\sqrt``), normalised on the training range."""
+        """``\\langle var^{a} \\rangle`` (``\\log``, ``\\sqrt``), normalised on the training range.
+
+        Args:
+          m: the function's index within the family.
+          var: the variable, already LaTeX.
+        """
         a = self.exponents[m]
         if a == _LOG:
             inner = f"\\log {var}"
@@ -997,7 +1150,14 @@ class PowerLaws(_FamilyBase):
         return f"\\langle {inner} \\rangle"
 
     def to_numeric(self, xp, m: int, u, *, feature: int):
-        """``A g(t0 + t1 u) + B`` on the scaled column ``u``, as :meth:`evaluate` computes it."""
+        """``A g(t0 + t1 u) + B`` on the scaled column ``u``, as :meth:`evaluate` computes it.
+
+        Args:
+          xp: ``numpy`` or ``jax.numpy``.
+          m: the function's index within the family.
+          u: array of scaled covariate values.
+          feature: the covariate's index.
+        """
         _, t0, t1, a_t, b_t = self._tables()
         j = feature
         t = t0[0, j] + t1[0, j] * u
@@ -1055,7 +1215,13 @@ class Decays(_FamilyBase):
         return (2 * xp.exp(-rate * x) - 1 - e) / (1 - e)
 
     def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
-        """Evaluates the family: float array (...,) -> ``size`` values stacked at ``axis``."""
+        """Evaluates the family: float array (...,) -> ``size`` values stacked at ``axis``.
+
+        Args:
+          x: float array ``(...,)`` of scaled covariate values.
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+          axis: where the functions' axis is inserted.
+        """
         cols = [self._phi(x, jnp.asarray(1.0 / c, x.dtype)) for c in self.scales]
         return jnp.stack(cols, axis=axis)
 
@@ -1064,23 +1230,47 @@ class Decays(_FamilyBase):
         return [(1.0 / c, 0.0) for c in self.scales]
 
     def evaluate_params(self, x, a, b, cache: dict) -> jnp.ndarray:
-        """Parametric form with rate ``a = 1/c`` (kept finite for other families' ``a``)."""
+        """Parametric form with rate ``a = 1/c`` (kept finite for other families' ``a``).
+
+        Args:
+          x: float array of scaled covariate values.
+          a: the per-element rate ``a = 1/c``, the shape of ``x``.
+          b: the per-element parameter ``b`` (unused by this family).
+          cache: a dict shared by the families within one evaluation, for reused intermediates.
+        """
         rate = jnp.where(a > 0, a, 1.0)
         return self._phi(x, rate)
 
     def to_sympy(self, m: int, u, custom: Mapping[str, Callable] | None = None):
-        """``(2 exp(-u/c) - 1 - e) / (1 - e)``, ``e = exp(-1/c)`` as a float."""
+        """``(2 exp(-u/c) - 1 - e) / (1 - e)``, ``e = exp(-1/c)`` as a float.
+
+        Args:
+          m: the function's index within the family.
+          u: the sympy symbol or expression of the scaled covariate.
+          custom: ``{name: callable}`` for custom functions (unused by this family).
+        """
         sp = _sympy()
         c = self.scales[m]
         e = math.exp(-1.0 / c)
         return (2 * sp.exp(-u / sp.Float(c)) - 1 - sp.Float(e)) / sp.Float(1 - e)
 
     def to_latex(self, m: int, var: str) -> str:
-        """``\\langle e^{-var/c} \\rangle`` (normalised to ``[-1, 1]`` on ``[0, 1]``)."""
+        """``\\langle e^{-var/c} \\rangle`` (normalised to ``[-1, 1]`` on ``[0, 1]``).
+
+        Args:
+          m: the function's index within the family.
+          var: the variable, already LaTeX.
+        """
         return f"\\langle e^{{-{var}/{latex_number(self.scales[m], 4)}}} \\rangle"
 
     def to_numeric(self, xp, m: int, u):
-        """As :meth:`evaluate`, with ``xp`` = numpy or jax.numpy."""
+        """As :meth:`evaluate`, with ``xp`` = numpy or jax.numpy.
+
+        Args:
+          xp: ``numpy`` or ``jax.numpy``.
+          m: the function's index within the family.
+          u: array of scaled covariate values.
+        """
         rate = 1.0 / self.scales[m]
         if xp is np:
             return self._phi(np.asarray(u, np.float64), rate, np)

@@ -69,6 +69,11 @@ __all__ = [
 def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.Array:
     """The decision function of a classifier's model: ``(n,)`` for one tree, ``(n, K)`` for a
     one-versus-rest batch (a model with a leading class axis). Pure: ``jit``/``vmap``/``grad``.
+
+    Args:
+      model: a classifier's fitted :class:`jaxtree.model.TreeModel`.
+      X: ``(n, p)`` covariates in the original units.
+      clip: clip covariates to the training range first (as :func:`jaxtree.predict`).
     """
     if model.program.weight.ndim == 1:
         return model_.predict(model, X, clip=clip)
@@ -82,7 +87,14 @@ def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.A
 def predict_proba(model: model_.TreeModel, X, *, loss: str = "logistic",
                   clip: bool = True) -> jax.Array:
     """Class probabilities ``(n, K)`` of a classifier's model (pure; see
-    :meth:`TreeClassifier.predict_proba` for what the margin loss returns)."""
+    :meth:`TreeClassifier.predict_proba` for what the margin loss returns).
+
+    Args:
+      model: a classifier's fitted :class:`jaxtree.model.TreeModel`.
+      X: ``(n, p)`` covariates in the original units.
+      loss: the loss the model was fitted with, ``"logistic"`` or ``"margin"``.
+      clip: clip covariates to the training range first.
+    """
     return classify.proba(decision_function(model, X, clip=clip), loss,
                   binary=model.program.weight.ndim == 1)
 
@@ -316,7 +328,11 @@ class TreeClassifier(Estimator):
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels ``(n,)`` (``classes_[1]`` where ``f > 0`` for two classes;
-        the class with the largest decision function for more)."""
+        the class with the largest decision function for more).
+
+        Args:
+          X: ``(n, p)`` covariates.
+        """
         f = self.decision_function(X)
         return self.classes_[(f > 0).astype(np.int64) if f.ndim == 1 else np.argmax(f, 1)]
 
@@ -329,6 +345,9 @@ class TreeClassifier(Estimator):
         the margin mapped to ``[0, 1]``, ``clip((1 + f) / 2, 0, 1)`` (0.5 on the decision
         boundary, 0 / 1 at margin ``-1`` / ``+1``), normalised over classes for ``K > 2``
         (uniform where all are 0); use the logistic loss for probabilities.
+
+        Args:
+          X: ``(n, p)`` covariates.
         """
         f = self.decision_function(X)
         return classify.proba(f, self.loss, binary=f.ndim == 1, xp=np)
@@ -339,7 +358,13 @@ class TreeClassifier(Estimator):
             return np.log(self.predict_proba(X))
 
     def score(self, X, y, sample_weight=None) -> float:
-        """Accuracy (weighted by ``sample_weight`` when given)."""
+        """Accuracy (weighted by ``sample_weight`` when given).
+
+        Args:
+          X: ``(n, p)`` covariates.
+          y: ``(n,)`` true labels.
+          sample_weight: ``(n,)`` weights of the rows, or None.
+        """
         pred = self.predict(X)
         ya = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
         ya = ya.reshape(-1) if ya.ndim == 2 and ya.shape[1] == 1 else ya
@@ -373,7 +398,13 @@ class TreeClassifier(Estimator):
         as :meth:`jaxtree.TreeRegressor.formula` prints a regression: in ``X``'s units, table
         covariates as indicators ``[col = level]``, numbers rounded so that no decision value
         in the training range moves by more than ``tol`` (the logit's own units: the
-        decision function is not scaled); ``scaled=True``: the raw tree."""
+        decision function is not scaled); ``scaled=True``: the raw tree.
+
+        Args:
+          digits: None: as many significant digits as ``tol`` needs; an int: that many.
+          tol: the most any decision value may move by the rounding.
+          scaled: print the raw tree in the scaled units.
+        """
         self._check_fitted()
         members = self._members()
         out = [m.formula(digits, tol=tol, scaled=scaled, indicators=self._labels(),

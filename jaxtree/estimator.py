@@ -291,6 +291,18 @@ class TreeRegressor(Regressor):
         so a law's weights fit the box, ``"auto"`` chooses ``log y`` or ``y`` on held-out rows,
         the backfit search, and pruning of leaves that cost less than ``prune_tol`` of ``R²``.
 
+        Args:
+          k: the most operations (an upper bound; the held-out rule picks the size).
+          basis: the basis (default: the paper's with the physics families).
+          y_bound: the search maps ``y`` (or ``log y``) into ``[-y_bound, y_bound]`` (0.25: a
+            law's weights fit the box).
+          target_transform: ``"auto"`` (``log y`` or ``y``, chosen on held-out rows), or as
+            for the class.
+          search: the search strategy (default ``"backfit"``).
+          validation_fraction: share of rows held out to pick the size.
+          prune_tol: prune leaves that cost less than this share of ``R²``.
+          kwargs: any other :class:`TreeRegressor` parameter.
+
         Example: ``jaxtree.TreeRegressor.for_laws().fit(X, y).law()``.
         """
         return cls(k, basis=basis, y_bound=y_bound, target_transform=target_transform,

@@ -120,7 +120,15 @@ class TreeModel:
     @classmethod
     def from_scaling(cls, program, sc, dtype, basis, feature_names) -> "TreeModel":
         """A model from a search's program and the :mod:`jaxtree._scaling` record of its data
-        (arrays cast to ``dtype``; with a leading batch axis when ``program`` has one)."""
+        (arrays cast to ``dtype``; with a leading batch axis when ``program`` has one).
+
+        Args:
+          program: the search's :class:`jaxtree.program.Program`.
+          sc: the :class:`jaxtree._scaling.Scaling` of the training data.
+          dtype: float dtype of the model's arrays.
+          basis: the :class:`jaxtree.basis.Basis` the program indexes.
+          feature_names: the covariates' names, one per feature.
+        """
         dt = jax.dtypes.canonicalize_dtype(dtype)
         as_ = lambda a: jax.device_put(np.asarray(a, dt))  # cast on the host: nothing compiled
         return cls(program, as_(sc.x_min), as_(sc.x_scale), as_(sc.y_center), as_(sc.y_scale),
