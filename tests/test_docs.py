@@ -4,8 +4,11 @@
   ``jaxtree.__all__`` and in the ``__all__`` of every public module listed there has a
   docstring of its own (a NamedTuple's generated ``Name(a, b)`` does not count).
 * :func:`test_top_level_functions_document_their_parameters` (fast): the functions of
-  ``jaxtree.__all__`` itself name each of their parameters in their docstring (the module
-  members do not all do so yet; that is not checked).
+  ``jaxtree.__all__`` itself name each of their parameters in their docstring.
+* :func:`test_public_api_documents_its_parameters` (fast): the same rule for the whole public
+  API: the functions of every public module's ``__all__`` and the public methods of every
+  public class (those defined in jaxtree, inherited ones included; properties and methods
+  inherited from outside jaxtree, such as ``tuple.count``, are not checked).
 * :func:`test_docs_build` (slow): ``python -m sphinx -W -b html docs <tmp>`` passes (warnings
   are errors: a broken cross-reference, a malformed docstring, a page outside the toctree)
   and every link of the built HTML to a local file points to a file that exists.
@@ -78,6 +81,52 @@ def test_top_level_functions_document_their_parameters():
         if missing:
             undocumented[name] = missing
     assert not undocumented, f"parameters not named in the docstring: {undocumented}"
+
+
+def _missing_parameters(fn):
+    doc = _own_doc(fn)
+    return [p for p in _named_parameters(fn) if not re.search(rf"\b{re.escape(p)}\b", doc)]
+
+
+def _public_methods(cls):
+    """``{name: function}`` of the public methods of ``cls`` defined in jaxtree, inherited ones
+    included; those inherited from outside jaxtree (``object``, ``tuple``, exceptions) and
+    properties (no parameters) are left out."""
+    methods = {}
+    for name in dir(cls):
+        if name.startswith("_"):
+            continue
+        owner = next((k for k in cls.__mro__ if name in vars(k)), None)
+        if owner is None or not owner.__module__.startswith("jaxtree"):
+            continue
+        raw = vars(owner)[name]
+        if isinstance(raw, (classmethod, staticmethod)):
+            raw = raw.__func__
+        if inspect.isfunction(raw):
+            methods[name] = raw
+    return methods
+
+
+def test_public_api_documents_its_parameters():
+    """The rule above for the whole public API: every function of ``jaxtree.__all__`` and of
+    the ``__all__`` of each public module, and every public method of every public class."""
+    undocumented = {}
+    seen = set()
+    for qual, obj in _public_objects().items():
+        if inspect.isclass(obj):
+            if obj in seen:
+                continue
+            seen.add(obj)
+            for name, fn in _public_methods(obj).items():
+                missing = _missing_parameters(fn)
+                if missing:
+                    undocumented[f"{qual}.{name}"] = missing
+        else:
+            missing = _missing_parameters(obj)
+            if missing:
+                undocumented[qual] = missing
+    assert not undocumented, (f"{len(undocumented)} functions and methods do not name these "
+                              f"parameters in their docstring: {undocumented}")
 
 
 class _Links(HTMLParser):
