@@ -1016,7 +1016,7 @@ def block_passes(source, basis, chunks_per_block: int = 16, devices=None, dtype=
       source: the re-iterable chunk source (e.g. a :class:`ChunkReader`).
       basis: the :class:`jaxtree.basis.Basis` of the fit.
       chunks_per_block: chunks put on the devices at a time.
-      devices: the devices the blocks are sharded over (None: all).
+      devices: the devices the blocks are sharded over (None: one device).
       dtype: float dtype of the blocks.
     """
     from jaxtree import sharding  # local: sharding imports nothing from here
