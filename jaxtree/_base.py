@@ -133,8 +133,8 @@ class Estimator(ParamsProtocol):
         whose covariates were given names (``fit_batch(feature_names=...)``), so that a
         loaded model, like the fitted one, has no ``feature_names_in_``."""
         enc = getattr(self, "encoding_", None)
-        default = all(c.name == f"x{j + 1}" for j, c in enumerate(enc.columns)) if enc else True
-        if enc is None or (enc.is_identity and (enc.named or default)):
+        if enc is None or (enc.is_identity and (
+                enc.named or _default_names([c.name for c in enc.columns]))):
             return None
         return enc.to_dict()
 
@@ -191,12 +191,16 @@ def as_table(rows: list):
     return pd.DataFrame(rows, columns=["term", "features", "share", "mean_abs", "values"])
 
 
+def _default_names(names) -> bool:
+    """Whether ``names`` are the default ``x1, x2, ...`` of an unnamed array."""
+    return all(n == f"x{j + 1}" for j, n in enumerate(names))
+
+
 def loaded_names(d, feature_names, path) -> tuple:
     """``(names, encoding)`` of a loaded model file: the raw column names (None for the
     default ``x1, x2, ...``) and its optional ``encoding`` entry (missing values /
     categories, :mod:`jaxtree._encoding`) checked against the model's covariates."""
-    default_names = all(n == f"x{j + 1}" for j, n in enumerate(feature_names))
-    names = None if default_names else feature_names
+    names = None if _default_names(feature_names) else feature_names
     enc = None
     if isinstance(d, dict) and "encoding" in d:
         enc = encoding_.from_dict(d["encoding"], path)

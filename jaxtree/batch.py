@@ -808,8 +808,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                 row.pop("formula", None)  # written on first access of path_
         # feature_names name the covariates in formulas only: the members were fitted on
         # arrays, so they have no feature_names_in_ (a predict on an array must not warn)
-        enc = None if feature_names is None else _unnamed_table(
-            names, np.asarray(member.x_min, np.float64).reshape(-1, p)[0])
+        enc = _unnamed_table(names if feature_names is not None else None,
+                             np.asarray(member.x_min, np.float64).reshape(-1, p)[0])
         set_fitted(est, pipeline.FitResult(
             model=member, history=histories[b], choices=choices[b], status=int(status[b]),
             names=None, encoding=enc, spec=fit_spec,
