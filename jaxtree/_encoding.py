@@ -545,6 +545,26 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
     return EncodingSpec(tuple(specs), named)
 
 
+def fit_transform(X, hyper: dict):
+    """``(xa, spec)``: the training table ``X`` encoded (:func:`fit`, then :func:`transform`:
+    missing values and categories become numeric covariates) and validated by the usual
+    checks (:func:`jaxtree._validation.check_X`), with the settings of ``hyper`` (an
+    estimator's ``get_params()``: ``categorical_features``, ``missing``, ``max_categories``,
+    ``min_frequency``). Both estimators."""
+    missing = hyper.get("missing", "indicator")
+    spec = fit(X, categorical_features=hyper.get("categorical_features", "from_dtype"),
+               missing=missing, max_categories=hyper.get("max_categories", DEFAULT_MAX_CATEGORIES),
+               min_frequency=hyper.get("min_frequency", DEFAULT_MIN_FREQUENCY))
+    # An identity spec means that fit found no missing value (it would have given the
+    # column an indicator) and no category: transform would return X unchanged after
+    # scanning it for NaN again, so the training table skips it.
+    Xe = X if spec is None or spec.is_identity else transform(spec, X, missing=missing)
+    xa = V.check_X(Xe, min_samples=2, feature_names=None if Xe is X else spec.feature_names_out)
+    if spec is None:  # pragma: no cover - check_X refuses what the encoder cannot split
+        spec = identity(xa.shape[1], V.frame_feature_names(X), np.min(xa, 0))
+    return xa, spec
+
+
 def _numeric_spec(name: str, low: float, has_missing: bool, missing: str) -> ColumnSpec:
     """A numeric column's spec from its minimum over the non-missing values (NaN when there
     are none: the fill is then 0) and whether it holds missing values."""

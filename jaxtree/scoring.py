@@ -59,6 +59,7 @@ __all__ = [
     "Choice",
     "chunk",
     "chunk_shape",
+    "column_bucket",
     "columns_for",
     "rows_for",
     "compiling_dominates",
@@ -80,10 +81,12 @@ __all__ = [
     "PRECISIONS",
     "row_moments",
     "score",
+    "screen_stride",
     "Scores",
     "select",
     "tie_rtol",
     "to_feature_major",
+    "tree_rows",
     "zero_moments",
 ]
 
@@ -593,6 +596,53 @@ def layout(n: int, p: int, q: int, chunk_size: int) -> Layout:
     n_chunks, rows_per_step = chunk_shape(int(n), int(chunk_size))
     return Layout(n_chunks, rows_per_step, compiling_dominates(n, p, q),
                   rows_for(n, chunk_size), columns_for(p))
+
+
+def column_bucket(layout: Layout, basis) -> int:
+    """The width a search is padded to: the column bucket of its :class:`Layout` where
+    compiling dominates, else 0 (none). Never with a per-covariate family
+    (``basis.PowerLaws`` is bound to the table's own covariates). The one rule of the
+    regressor's spec and the classifier's search.
+
+    Args:
+      layout: the search's :class:`Layout`.
+      basis: its basis family.
+    """
+    if basis.per_feature or not layout.compiling_dominates:
+        return 0
+    return layout.columns
+
+
+def tree_rows(layout: Layout, pair_rows: int = 0):
+    """The row count to chunk an in-memory tree search's rows as (:func:`chunk`'s ``rows``),
+    from their :class:`Layout`: the row bucket where compiling costs more than searching
+    and, with a pair screen of ``pair_rows > 0`` rows, where the padding leaves the screen's
+    stride unchanged (so the same rows are screened); else None (chunked by its own size).
+
+    Args:
+      layout: the search's :class:`Layout`.
+      pair_rows: the pair screen's rows (``jaxtree.search.Config.pair_rows``), 0 without one.
+    """
+    if not layout.compiling_dominates:
+        return None
+    own = layout.n_chunks * layout.rows_per_step  # the rows' own padded count
+    if pair_rows > 0 and (screen_stride(layout.rows, pair_rows)
+                          != screen_stride(own, pair_rows)):
+        return None
+    return layout.rows
+
+
+def screen_stride(total: int, max_rows: int) -> int:
+    """The stride of the pair screen over ``total`` padded rows: every ``stride``-th row, so
+    at most ``max_rows`` of them (1: all rows, also for ``max_rows <= 0``). One rule for the
+    in-memory step (``jaxtree.search``'s screen), the streamed screen and the chunking of a
+    held-out split.
+
+    Args:
+      total: the padded rows (chunks times rows per chunk).
+      max_rows: the most rows the screen takes.
+    """
+    return -(-total // max_rows) if max_rows > 0 else 1
 
 
 def buckets_for(n: int, p: int, q: int, k: int) -> tuple:

@@ -291,12 +291,7 @@ def pair_screen_rows(n_candidates: int) -> int:
     return int(min(PAIR_ROWS, max(PAIR_MIN_ROWS, PAIR_WORK // (n_candidates * n_candidates))))
 
 
-def screen_stride(total: int, max_rows: int) -> int:
-    """The stride of the pair screen over ``total`` padded rows: every ``stride``-th row, so
-    at most ``max_rows`` of them (1: all rows, also for ``max_rows <= 0``). One rule for the
-    in-memory step (:func:`_screen_rows`), the streamed screen and the estimator's chunking
-    of a held-out split."""
-    return -(-total // max_rows) if max_rows > 0 else 1
+screen_stride = scoring.screen_stride  # the name jaxtree.stream's streamed screen reads
 
 
 def _screen_rows(data, max_rows: int):
@@ -304,7 +299,7 @@ def _screen_rows(data, max_rows: int):
     rows, from the first) as one chunk; ``data`` itself when it has no more rows (or
     ``max_rows <= 0``). The stride comes from the data's static shape, so it is right for
     whatever rows the step is given (e.g. a held-out split's training part)."""
-    stride = screen_stride(data.x.shape[0] * data.x.shape[1], max_rows)
+    stride = scoring.screen_stride(data.x.shape[0] * data.x.shape[1], max_rows)
     if stride <= 1:
         return data
 

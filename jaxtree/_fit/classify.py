@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
+from jaxtree import _encoding as encoding_
 from jaxtree import _executables
 from jaxtree import _scaling as scaling_
 from jaxtree import _target
@@ -312,8 +313,8 @@ class Labels:
         # (where the pair screen's stride allows it, the regressor's rule).
         p, q, chunk, pair_rows = xs.shape[1], s.basis.q, s.chunk, self._pair_rows()
         rows = select.selection_rows(len(train), n, p, q, chunk, pair_rows,
-                                     rows=select.tree_rows(scoring.layout(n, p, q, chunk),
-                                                           pair_rows))
+                                     rows=scoring.tree_rows(scoring.layout(n, p, q, chunk),
+                                                            pair_rows))
         sel = self._search(xs[train], self.ypm[:, train], w[train], s.k, rep, keep_states=True,
                            rows=rows)
         return sel._replace(status=_reduced(sel.status)), held
@@ -368,15 +369,15 @@ class Labels:
 
     def _buckets(self, rows: int, p: int) -> tuple:
         """``(rows, columns)`` to chunk a search's data as: the row and column buckets where
-        compiling dominates (:func:`jaxtree._fit.select.column_bucket`, the regressor's rule;
+        compiling dominates (:func:`jaxtree.scoring.column_bucket`, the regressor's rule;
         :func:`jaxtree.scoring.rows_for`), else ``(rows, None)``."""
         s = self.spec
         layout = scoring.layout(rows, p, s.basis.q, s.chunk)
-        cols = select.column_bucket(layout, s.basis)
+        cols = scoring.column_bucket(layout, s.basis)
         if not cols:
             return rows, None
         # With a pair screen, rows are padded only where its stride stays (the regressor's rule)
-        padded = select.tree_rows(layout, self._pair_rows())
+        padded = scoring.tree_rows(layout, self._pair_rows())
         return (rows if padded is None else padded), cols
 
     def _pair_rows(self) -> int:
@@ -671,7 +672,7 @@ def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitR
 
 def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     names = V.frame_feature_names(X)
-    xa, enc = pipeline.encode_fit(X, hyper)  # the regressor's table encoder
+    xa, enc = encoding_.fit_transform(X, hyper)  # the regressor's table encoder
     n, p = xa.shape
     classes, idx = V.check_labels(y, n)
     sw = V.check_sample_weight(sample_weight, n)
@@ -717,7 +718,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     _, fraction = spec_.resolve_auto("greedy", hyper["validation_fraction"], 0, 1, 1,
                                      in_memory=False)
     pipeline.check_stream_args(X, y, sample_weight, "the labels and weights", fraction)
-    params, plan = pipeline.stream_plan(X, params, hyper["chunk_size"], hyper["devices"])
+    params, plan = spec_.stream_plan(X, params, hyper["chunk_size"], hyper["devices"])
     if isinstance(X, stream_.ChunkReader):
         x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
     else:

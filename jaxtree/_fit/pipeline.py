@@ -89,8 +89,8 @@ def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform:
     names = None
     if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
         names = tuple(X.columns)
-    xa, enc = encode_fit(X, hyper)  # missing values and categories -> numeric covariates
-    n, p = xa.shape
+    xa, enc = encoding_.fit_transform(X, hyper)  # missing values, categories -> covariates
+    n = xa.shape[0]
     if n < 2:
         raise ValueError(f"fit needs at least 2 samples; got {n}.")
     ya = V.check_y(y, n)
@@ -103,13 +103,9 @@ def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform:
                       "used as y.ravel(). Pass y with shape (n_samples,) to silence this.",
                       V.interop_class("DataConversionWarning", UserWarning), stacklevel=4)
     yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
-    params, plan = spec_.planned(params, n, p, dtype, hyper.get("chunk_size", "auto"),
-                                 hyper.get("devices"))
-    chunked = spec_.fits_in_chunks(hyper, xa, transform, plan)
-    spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=not chunked,
-                         transform=transform)
+    spec = spec_.fit_spec(hyper, params, xa, dtype, transform)
     feature_names = enc.feature_names_out  # the raw names when nothing was encoded
-    if chunked:  # a large array: read chunk by chunk, no whole-array copies
+    if spec.streamed:  # a large array: read chunk by chunk, no whole-array copies
         sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
         reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(spec.chunk, n))
         return _fit_reader(reader, spec, feature_names, enc, names)
@@ -140,7 +136,8 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> Fit
     if hyper.get("engine", "jax") != "jax":
         raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
     check_stream_args(X, y, sample_weight, "them")  # held-out sizes stream
-    params, plan = stream_plan(X, params, hyper.get("chunk_size", "auto"), hyper.get("devices"))
+    params, plan = spec_.stream_plan(X, params, hyper.get("chunk_size", "auto"),
+                                     hyper.get("devices"))
     if isinstance(X, stream_.ChunkReader):
         reader = X
     else:
@@ -185,25 +182,6 @@ def _result(model, found: stages.Searched, spec, enc, names) -> FitResult:
 
 
 # ---------------------------------------------------------------------------- encode
-
-def encode_fit(X, hyper: dict):
-    """``(xa, spec)``: the training table encoded (:mod:`jaxtree._encoding`: missing values
-    and categories become numeric covariates) and validated by the usual checks. Both
-    estimators."""
-    missing = hyper.get("missing", "indicator")
-    enc = encoding_.fit(X, categorical_features=hyper.get("categorical_features", "from_dtype"),
-                        missing=missing,
-                        max_categories=hyper.get("max_categories", encoding_.DEFAULT_MAX_CATEGORIES),
-                        min_frequency=hyper.get("min_frequency", encoding_.DEFAULT_MIN_FREQUENCY))
-    # An identity spec means that fit found no missing value (it would have given the
-    # column an indicator) and no category: transform would return X unchanged after
-    # scanning it for NaN again, so the training table skips it.
-    Xe = X if enc is None or enc.is_identity else encoding_.transform(enc, X, missing=missing)
-    xa = V.check_X(Xe, min_samples=2, feature_names=None if Xe is X else enc.feature_names_out)
-    if enc is None:  # pragma: no cover - check_X refuses what the encoder cannot split
-        enc = encoding_.identity(xa.shape[1], V.frame_feature_names(X), np.min(xa, 0))
-    return xa, enc
-
 
 def streamed_encoding(reader, missing: str):
     """``(reader, spec or None)``: with ``missing="indicator"``, one pass over ``reader.x``
@@ -250,19 +228,6 @@ def check_streamable_options(transform) -> None:
                          "ChunkReader) yet; fit an in-memory array, or leave it at None.")
 
 
-def stream_plan(X, params: spec_.Params, chunk_size, devices) -> tuple:
-    """``(params, plan)`` of a streamed fit of ``X`` (a memmap or a
-    :class:`jaxtree.stream.ChunkReader`, whose own chunk size wins over ``chunk_size``):
-    :func:`jaxtree._fit.spec.planned` with the rows, covariates and dtype of ``X``."""
-    if isinstance(X, stream_.ChunkReader):
-        n, p, raw, chunk = X.n, X.p, X.x.dtype, X.chunk_size
-    else:
-        n, p = (X.shape[0], X.shape[1]) if X.ndim == 2 else (0, 0)
-        raw, chunk = X.dtype, chunk_size
-    dtype = V.float_dtype_for(np.empty(0, raw), bool(jax.config.jax_enable_x64))
-    return spec_.planned(params, n, p, dtype, chunk, devices)
-
-
 # ---------------------------------------------------------------------- scale, target
 
 
@@ -297,7 +262,7 @@ def _fit_auto_transform(X, y, sample_weight, hyper: dict, params: spec_.Params) 
     """
     if stream_.is_streamable(X):
         check_streamable_options("auto")
-    xa, _ = encode_fit(X, hyper)  # the candidates are fitted on the encoded matrix
+    xa, _ = encoding_.fit_transform(X, hyper)  # the candidates are fitted on the encoded matrix
     n = xa.shape[0]
     ya = V.check_y(y, n)
     sw = V.check_sample_weight(sample_weight, n)

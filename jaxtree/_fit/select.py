@@ -16,7 +16,7 @@ from jaxtree import _executables
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import refine as refine_
-from jaxtree import scoring, search
+from jaxtree import scoring
 from jaxtree import shapes as shapes_
 
 
@@ -65,38 +65,14 @@ def shape_rows(n: int, fraction, random_state):
 
 
 def _stride(rows: int, chunk_size: int, pair_rows: int) -> int:
-    return search.screen_stride(math.prod(scoring.chunk_shape(rows, chunk_size)), pair_rows)
-
-
-def tree_rows(layout: scoring.Layout, pair_rows: int = 0):
-    """The row count to chunk an in-memory tree search's rows as (``scoring.chunk``'s
-    ``rows``), from their :class:`jaxtree.scoring.Layout`: the row bucket where compiling
-    costs more than searching and, with a pair screen of ``pair_rows > 0`` rows, where the
-    padding leaves the screen's stride unchanged (so the same rows are screened); else None
-    (chunked by its own size)."""
-    if not layout.compiling_dominates:
-        return None
-    own = layout.n_chunks * layout.rows_per_step  # the rows' own padded count
-    if pair_rows > 0 and (search.screen_stride(layout.rows, pair_rows)
-                          != search.screen_stride(own, pair_rows)):
-        return None
-    return layout.rows
-
-
-def column_bucket(layout: scoring.Layout, basis) -> int:
-    """The width a search is padded to: the column bucket of its
-    :class:`jaxtree.scoring.Layout` where compiling dominates, else 0 (none). Never with a
-    per-covariate family (``basis.PowerLaws`` is bound to the table's own covariates). The
-    one rule of the regressor's spec and the classifier's search."""
-    if basis.per_feature or not layout.compiling_dominates:
-        return 0
-    return layout.columns
+    return scoring.screen_stride(math.prod(scoring.chunk_shape(rows, chunk_size)), pair_rows)
 
 
 def unpadded_choices(choices: list, p: int, columns: int, q: int) -> list:
     """Choice records (one tree's, or a list per member) with ``flat_index`` in the table's
     own candidate layout ``row*p*q + j*q + i``, from a search that ran on ``columns``
-    covariates (padding columns, :func:`column_bucket`); unchanged where none were added."""
+    covariates (padding columns, :func:`jaxtree.scoring.column_bucket`); unchanged where
+    none were added."""
     if not columns or columns == p:
         return choices
 
@@ -114,13 +90,13 @@ def selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int, pair_r
     """The row count to chunk a held-out split's training part as (``scoring.chunk``'s
     ``rows``), or None to chunk it by its own size.
 
-    ``rows`` (all rows' chunking, :func:`tree_rows`; None: ``n``), so that the selection
-    run and the refit share one compiled step (their data have one shape; zero-weight
-    padding rows change no sum), where compiling costs more than searching (``n*p*q`` below
-    :data:`jaxtree.scoring.BUCKET_MIN_WORK`, the capacity buckets' rule) and, with a pair
-    screen of ``pair_rows > 0`` rows, where the padding leaves its stride unchanged
-    (``search._screen_rows`` takes every ``stride``-th row of the chunked shape: a longer
-    shape would screen fewer of the training rows)."""
+    ``rows`` (all rows' chunking, :func:`jaxtree.scoring.tree_rows`; None: ``n``), so that
+    the selection run and the refit share one compiled step (their data have one shape;
+    zero-weight padding rows change no sum), where compiling costs more than searching
+    (``n*p*q`` below :data:`jaxtree.scoring.BUCKET_MIN_WORK`, the capacity buckets' rule)
+    and, with a pair screen of ``pair_rows > 0`` rows, where the padding leaves its stride
+    unchanged (``search._screen_rows`` takes every ``stride``-th row of the chunked shape: a
+    longer shape would screen fewer of the training rows)."""
     if not scoring.compiling_dominates(n, p, q):
         return None
     rows = n if rows is None else rows

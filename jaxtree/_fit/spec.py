@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, NamedTuple, Optional
 
+import jax
 import numpy as np
 
 from jaxtree import _encoding as encoding_
@@ -20,7 +21,8 @@ from jaxtree import losses as losses_
 from jaxtree import plan as plan_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
-from jaxtree._fit import limits, select
+from jaxtree import stream as stream_
+from jaxtree._fit import limits
 
 ENGINES = ("jax", "reference")
 TARGET_TRANSFORMS = (None, "identity", "log", "square", "auto")
@@ -262,6 +264,32 @@ def fits_in_chunks(hyper: dict, xa, transform: str, plan: plan_.RowPlan) -> bool
             and xa.dtype.kind == "f" and xa.ndim == 2 and not plan.in_memory)
 
 
+def fit_spec(hyper: dict, params: Params, xa, dtype, transform: str = "identity") -> FitSpec:
+    """The :class:`FitSpec` of a fit of the encoded, validated in-memory matrix ``xa (n, p)``
+    in ``dtype``: its row plan and bounded ``k`` (:func:`planned`), whether its rows are read
+    chunk by chunk (:func:`fits_in_chunks`, ``spec.streamed``) and the rest
+    (:func:`resolve`). The whole setup of the regressor's in-memory fit, in one call."""
+    n, p = xa.shape
+    params, plan = planned(params, n, p, dtype, hyper.get("chunk_size", "auto"),
+                           hyper.get("devices"))
+    chunked = fits_in_chunks(hyper, xa, transform, plan)
+    return resolve(hyper, params, n, p, dtype, plan, in_memory=not chunked, transform=transform)
+
+
+def stream_plan(X, params: Params, chunk_size, devices) -> tuple:
+    """``(params, plan)`` of a streamed fit of ``X`` (a memmap or a
+    :class:`jaxtree.stream.ChunkReader`, whose own chunk size wins over ``chunk_size``):
+    :func:`planned` with the rows, covariates and dtype of ``X`` as read, before any
+    encoding (both estimators)."""
+    if isinstance(X, stream_.ChunkReader):
+        n, p, raw, chunk = X.n, X.p, X.x.dtype, X.chunk_size
+    else:
+        n, p = (X.shape[0], X.shape[1]) if X.ndim == 2 else (0, 0)
+        raw, chunk = X.dtype, chunk_size
+    dtype = V.float_dtype_for(np.empty(0, raw), bool(jax.config.jax_enable_x64))
+    return planned(params, n, p, dtype, chunk, devices)
+
+
 # ------------------------------------------------------------------------- the spec
 
 @dataclasses.dataclass(frozen=True)
@@ -274,12 +302,13 @@ class FitSpec:
     tree (``shapes=S``), ``shapes_after`` whether ``shapes="auto"`` searches up to
     :data:`AUTO_SHAPES` terms after it on this fit. ``columns``/``rows``: the width and the row
     count the in-memory tree search's data are padded to where compiling dominates
-    (:func:`jaxtree.scoring.columns_for`, :func:`jaxtree._fit.select.tree_rows`; 0: none).
+    (:func:`jaxtree.scoring.column_bucket`, :func:`jaxtree.scoring.tree_rows`; 0: none).
     ``k`` is the bounded one (:func:`planned`); ``tol``: the stop on negligible progress
     (:attr:`stop`), None to grow every tree to its size. ``loss``: ``"squared"``
     (regression) or a classifier's (:data:`jaxtree.losses.CLASSIFICATION_LOSSES`);
     ``clip``: covariates clipped to the training range where the fit predicts (held-out
-    rows).
+    rows). ``streamed``: the rows are read from the host block by block (a memmap, a
+    ChunkReader, or a large in-memory matrix, :func:`fits_in_chunks`).
     """
 
     k: int
@@ -312,6 +341,7 @@ class FitSpec:
     tol: Optional[float] = None
     loss: str = "squared"
     clip: bool = True
+    streamed: bool = False
 
     @property
     def stop(self) -> Optional[search.Stop]:
@@ -392,11 +422,14 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
                                     hyper.get("validation_fraction", "auto"), n, p, q,
                                     in_memory=in_memory, engine=engine, devices=devices)
     shapes = hyper.get("shapes", "auto")
-    # Column buckets (jaxtree._fit.select.column_bucket): in memory only (a streamed fit is
-    # large) and on the JAX engine.
-    layout = scoring.layout(n, p, q, params.chunk) if in_memory and engine == "jax" else None
-    columns = 0 if layout is None else select.column_bucket(layout, params.basis)
-    spec = FitSpec(
+    columns = rows = 0
+    if in_memory and engine == "jax":  # the buckets: a streamed fit is large
+        # the pair screen's rows (0: none), whose stride the row bucket keeps
+        pair_rows = search.search_config(chosen, params.k, p * q).pair_rows
+        layout = scoring.layout(n, p, q, params.chunk)
+        columns = scoring.column_bucket(layout, params.basis)
+        rows = (scoring.tree_rows(layout, pair_rows) or 0) if columns else 0
+    return FitSpec(
         k=params.k, chunk=params.chunk, sweeps=params.sweeps, steps=params.steps,
         basis=params.basis, block=params.block, dtype=dtype, plan=plan,
         search=chosen, validation_fraction=fraction,
@@ -409,11 +442,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         y_bound=float(hyper.get("y_bound", DEFAULT_Y_BOUND)), target_transform=transform,
         random_state=hyper.get("random_state"), devices=devices,
         cache_basis=bool(hyper.get("cache_basis", False)), verbose=hyper.get("verbose", 0),
-        callback=hyper.get("callback"), columns=columns,
+        callback=hyper.get("callback"), columns=columns, rows=rows,
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
-        loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)))
-    if columns:  # and the row bucket, where the pair screen allows it
-        cfg = spec.config(n, p)
-        spec = spec.replace(rows=select.tree_rows(layout,
-                                                  cfg.pair_rows if cfg.pair_leaves else 0) or 0)
-    return spec
+        loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
+        streamed=not in_memory)
