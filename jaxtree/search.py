@@ -291,9 +291,6 @@ def pair_screen_rows(n_candidates: int) -> int:
     return int(min(PAIR_ROWS, max(PAIR_MIN_ROWS, PAIR_WORK // (n_candidates * n_candidates))))
 
 
-screen_stride = scoring.screen_stride  # the name jaxtree.stream's streamed screen reads
-
-
 def _screen_rows(data, max_rows: int):
     """At most ``max_rows`` evenly spaced rows of ``data`` (every ``stride``-th of its padded
     rows, from the first) as one chunk; ``data`` itself when it has no more rows (or

@@ -534,7 +534,7 @@ def screen_rows(source, max_rows: int, dtype) -> scoring.Data:
         n_chunks = sum(1 for _ in source)
     first = next(iter(source))
     m = first[0].shape[0]
-    stride = search.screen_stride(n_chunks * m, max_rows)
+    stride = scoring.screen_stride(n_chunks * m, max_rows)
     parts = ([], [], [])
     for c, chunk in enumerate(source):
         if stride <= 1:

@@ -100,7 +100,7 @@ class InMemory(_Regression):
                 self._one = self._chunk(xs, ys, sw, None)
             return self._one
         if rows is None and shard and xs is self.xs:
-            rows = s.rows or None  # the row bucket (jaxtree._fit.select.tree_rows)
+            rows = s.rows or None  # the row bucket (jaxtree.scoring.tree_rows)
         data = self._chunk(xs, ys, sw, rows, columns=s.columns or None if shard else None)
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
