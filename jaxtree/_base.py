@@ -212,6 +212,39 @@ def loaded_names(d, feature_names, path) -> tuple:
     return names, enc
 
 
+def from_file(cls, d, path, model, **set_params):
+    """``(estimator, history)`` of a model file's dict ``d`` (read from ``path`` by
+    :func:`jaxtree.model.load_dict`) and its ``model`` (:func:`jaxtree.model.from_dict`): an
+    unfitted ``cls`` with the file's saved hyperparameters (its ``basis`` the model's,
+    ``set_params`` over them), checked, and the file's training history. Both estimators'
+    ``load``.
+
+    Raises:
+      ValueError: for a corrupted or foreign file, or a bad saved hyperparameter.
+    """
+    params, hist = model_.read_extra(d, path)
+    valid = set(cls._get_param_names())
+    est = cls(**{k: v for k, v in params.items() if k in valid and k not in ("basis", "devices")})
+    est.basis = model.basis
+    for name, value in set_params.items():
+        setattr(est, name, value)
+    try:
+        est._check_params()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a valid jaxtree model file: bad saved parameter: "
+                         f"{exc}") from None
+    return est, hist
+
+
+def loaded_result(d, path, model, history, classes=None) -> pipeline.FitResult:
+    """The :class:`jaxtree._fit.pipeline.FitResult` of a loaded model file (no search, row
+    plan or path: ``spec`` None): its names, encoding and target name read from ``d``."""
+    names, enc = loaded_names(d, model.feature_names, path)
+    return pipeline.FitResult(model=model, history=history, choices=[],
+                              status=search.Status.OK, names=names, encoding=enc, spec=None,
+                              target_name=loaded_target_name(d, path), classes=classes)
+
+
 class WeightBoxWarning(UserWarning):
     """A fitted weight ended on the search's box ``|w| <= 1``: the box bound the fit, so the
     formula may build an effect from other terms that one weight could not hold. A smaller
@@ -272,21 +305,38 @@ def box_message(count: int, y_bound: float) -> str:
             f"weights_at_bound_ holds the count.")
 
 
-def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
-    """The one place where a fit's result becomes a fitted regressor (``fit``, ``fit_batch``
-    and ``load``). Sets every learned attribute at once, at the end, so an interrupted or
-    failed fit leaves the estimator as it was; warns about a degenerate search."""
+def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Status:
+    """What both estimators' ``set_fitted`` set from a fit's result: ``model_`` (``model``),
+    ``history_``, ``choices_``, ``status_`` (returned), the resolved ``search_``,
+    ``validation_fraction_`` and ``row_plan_`` (not for a loaded model: ``result.spec``
+    None), the table's names and encoding and the target's name; warns about a degenerate
+    search (``warn``; ``FULL``, the tree at ``k`` operations, is no warning)."""
     status = search.Status(int(result.status))
-    bad = status & search.Status.NO_CANDIDATE  # FULL: the tree reached k operations
+    bad = status & search.Status.NO_CANDIDATE
     if warn and bad:
-        warnings.warn(f"{search.message(bad)}.", RuntimeWarning, stacklevel=3)
-    model = result.model
-    if result.spec is not None and model.y_bound != result.spec.y_bound:
-        model = dataclasses.replace(model, y_bound=result.spec.y_bound)  # formula's tolerance
+        warnings.warn(f"{search.message(bad)}.", RuntimeWarning, stacklevel=4)
     est.model_ = model
     est.history_ = np.asarray(result.history, np.float64)
     est.choices_ = list(result.choices)
     est.status_ = status
+    if result.spec is not None:
+        est.search_ = result.spec.search
+        est.validation_fraction_ = result.spec.validation_fraction
+        est.row_plan_ = result.spec.plan
+    set_table(est, model, result.encoding, result.names)
+    set_target_name(est, result.target_name)
+    return status
+
+
+def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
+    """The one place where a fit's result becomes a fitted regressor (``fit``, ``fit_batch``
+    and ``load``). Sets every learned attribute at once, at the end, so an interrupted or
+    failed fit leaves the estimator as it was; warns about a degenerate search and a weight
+    held by the box."""
+    model = result.model
+    if result.spec is not None and model.y_bound != result.spec.y_bound:
+        model = dataclasses.replace(model, y_bound=result.spec.y_bound)  # formula's tolerance
+    set_result(est, result, model, warn)
     est.k_ = select.n_ops(model.program)
     est.path_ = result.path
     est.shape_path_ = result.shape_path
@@ -298,12 +348,6 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     if warn and est.weights_at_bound_ and result.spec is not None:
         warnings.warn(box_message(est.weights_at_bound_, result.spec.y_bound), WeightBoxWarning,
                       stacklevel=3)
-    if result.spec is not None:
-        est.search_ = result.spec.search
-        est.validation_fraction_ = result.spec.validation_fraction
-        est.row_plan_ = result.spec.plan
-    set_table(est, model, result.encoding, result.names)
-    set_target_name(est, result.target_name)
     return est
 
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import warnings
 from typing import Callable, Optional
 
 import jax
@@ -51,8 +50,7 @@ from jaxtree import _encoding as encoding_
 from jaxtree import _validation as V
 from jaxtree import export as export_
 from jaxtree import model as model_
-from jaxtree import search
-from jaxtree._base import Estimator, loaded_names, loaded_target_name, set_table, set_target_name
+from jaxtree._base import Estimator, from_file, loaded_result, set_result
 from jaxtree._fit import classify, pipeline
 from jaxtree._fit import spec as spec_
 from jaxtree._fit.spec import CLASSIFIER_CONSTRAINTS, check_classifier_params
@@ -464,26 +462,13 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     ``fit_batch_classifier`` and ``load``): every learned attribute at once, at the end, so
     an interrupted or failed fit leaves the estimator as it was; warns about a degenerate
     search. ``result.spec`` is None for a loaded model (no row plan, search or path)."""
-    status = search.Status(int(result.status))
-    if warn and status & search.Status.NO_CANDIDATE:
-        warnings.warn(f"{search.message(status & search.Status.NO_CANDIDATE)}.",
-                      RuntimeWarning, stacklevel=3)
     model = result.model
-    est.model_ = model
     est.classes_ = result.classes
-    est.history_ = np.asarray(result.history, np.float64)
-    est.choices_ = list(result.choices)
-    est.status_ = status
+    set_result(est, result, model, warn)
     slots = np.atleast_1d(np.asarray(model.program.n_slots))
     est.k_ = int((slots.max() - 1) // 2) if slots.max() > 0 else 0
     est.k_per_class_ = ((np.maximum(slots - 1, 0) // 2).astype(np.int64)
                         if model.program.weight.ndim == 2 else None)
-    if result.spec is not None:
-        est.search_ = result.spec.search
-        est.validation_fraction_ = result.spec.validation_fraction
-        est.row_plan_ = result.spec.plan
-    set_table(est, model, result.encoding, result.names)
-    set_target_name(est, result.target_name)
     path = result.path
     K = len(est.classes_)
     for c, rows in enumerate([] if path is None else [path] if K == 2 else path):
@@ -492,7 +477,6 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
                                                   lhs=est._lhs(c if K > 2 else 1))
     est.path_ = path
     return est
-
 
 
 def load(path, custom_functions=None):
@@ -514,24 +498,11 @@ def load(path, custom_functions=None):
         return estimator_.load(path, custom_functions)
     m = model_.from_dict(d, custom_functions, path)
     task = model_.read_task(d, m.n_features, m.basis.q, path)
-    params, hist = model_.read_extra(d, path)
-    valid = set(TreeClassifier._get_param_names())
-    est = TreeClassifier(**{k: v for k, v in params.items()
-                            if k in valid and k not in ("basis", "devices")})
-    est.basis = m.basis
-    est.loss = task["loss"]
-    try:
-        est._check_params()
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: not a valid jaxtree model file: bad saved parameter: {exc}") from None
+    est, hist = from_file(TreeClassifier, d, path, m, loss=task["loss"])
     model = m
     if task["programs"]:
         K = len(task["programs"])
         programs = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *task["programs"])
         model = dataclasses.replace(classify.batched(m, K), program=programs)
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
-    names, enc = loaded_names(d, m.feature_names, path)  # and the encoding, as for regression
-    return set_fitted(est, pipeline.FitResult(
-        model=model, history=hist, choices=[], status=search.Status.OK, names=names,
-        encoding=enc, spec=None, target_name=loaded_target_name(d, path),
-        classes=np.asarray(task["classes"])))
+    return set_fitted(est, loaded_result(d, path, model, hist, np.asarray(task["classes"])))

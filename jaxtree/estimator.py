@@ -17,8 +17,7 @@ from typing import Callable, Optional
 from jaxtree import _compilation_cache
 from jaxtree import _encoding as encoding_
 from jaxtree import model as model_
-from jaxtree import search
-from jaxtree._base import (ParamsProtocol, Regressor, loaded_names, loaded_target_name,
+from jaxtree._base import (ParamsProtocol, Regressor, from_file, loaded_result,
                             set_fitted)
 from jaxtree._fit import pipeline
 from jaxtree._fit.spec import DEFAULT_TOL
@@ -369,17 +368,5 @@ def load(path, custom_functions=None) -> TreeRegressor:
     """
     d = model_.load_dict(path)
     m = model_.from_dict(d, custom_functions, path)
-    params, hist = model_.read_extra(d, path)
-    valid = set(TreeRegressor._get_param_names())
-    est = TreeRegressor(**{k: v for k, v in params.items()
-                           if k in valid and k not in ("basis", "devices")})
-    est.basis = m.basis
-    try:
-        est._check_params()
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: not a valid jaxtree model file: bad saved parameter: {exc}") from None
-    names, enc = loaded_names(d, m.feature_names, path)
-    return set_fitted(est, pipeline.FitResult(model=m, history=hist, choices=[],
-                                              status=search.Status.OK, names=names,
-                                              encoding=enc, spec=None,
-                                              target_name=loaded_target_name(d, path)))
+    est, hist = from_file(TreeRegressor, d, path, m)
+    return set_fitted(est, loaded_result(d, path, m, hist))
