@@ -660,10 +660,7 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
 
 def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitResult:
     """The fit of ``TreeClassifier(**hyper)`` (``params``: its checked hyperparameters)."""
-    # Data larger than memory is streamed, never materialised; the reference engine
-    # (plain numpy) reads a memmap like any array.
-    if stream_.is_streamable(X) and not (hyper["engine"] == "reference"
-                                         and isinstance(X, np.memmap)):
+    if pipeline.streams(X, hyper["engine"]):
         res = _fit_streamed(X, y, sample_weight, hyper, params)
     else:
         res = _fit_in_memory(X, y, sample_weight, hyper, params)

@@ -80,10 +80,7 @@ def fit(X, y, sample_weight, hyper: dict) -> FitResult:
 
 def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform: str) -> FitResult:
     """A fit with a fixed target transform (``"identity"``, ``"log"``, ``"square"``)."""
-    # Data larger than memory is streamed, never materialised; the reference engine
-    # (plain numpy) reads a memmap like any array.
-    if stream_.is_streamable(X) and not (hyper.get("engine") == "reference"
-                                         and isinstance(X, np.memmap)):
+    if streams(X, hyper.get("engine", "jax")):
         check_streamable_options(transform)
         return _fit_streamed(X, y, sample_weight, hyper, params)
     names = None
@@ -182,6 +179,14 @@ def _result(model, found: stages.Searched, spec, enc, names) -> FitResult:
 
 
 # ---------------------------------------------------------------------------- encode
+
+def streams(X, engine: str) -> bool:
+    """Whether a fit of ``X`` reads its rows block by block (both estimators): a memmap or a
+    :class:`jaxtree.stream.ChunkReader` (data larger than memory is streamed, never
+    materialised), except a memmap under the reference engine, whose plain numpy reads it
+    like any array."""
+    return stream_.is_streamable(X) and not (engine == "reference" and isinstance(X, np.memmap))
+
 
 def streamed_encoding(reader, missing: str):
     """``(reader, spec or None)``: with ``missing="indicator"``, one pass over ``reader.x``
