@@ -717,8 +717,10 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
     """
     new, (loss, tid, _, ok) = shapes_.fit_step(state, data, grams, spec, sweeps)
     p = data.x.shape[-1]
-    first = jnp.asarray([a for a, _ in spec.pairs] or [0], jnp.int32)
-    second = jnp.asarray([b for _, b in spec.pairs] or [0], jnp.int32)
+    first, second, _ = shapes_.pair_index(spec)
+    if not len(spec.pairs):
+        first = second = np.zeros((1,), np.int32)
+    first, second = jnp.asarray(first, jnp.int32), jnp.asarray(second, jnp.int32)
     c = jnp.clip(tid - p, 0, max(len(spec.pairs) - 1, 0))
     main = tid < p
     i32 = lambda v: jnp.asarray(v, jnp.int32)
@@ -727,15 +729,15 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
                     loss * jnp.sum(data.w), i32(MOVE_SHAPE),
                     jnp.where(main, -1, second[c]).astype(jnp.int32), i32(-1), i32(0))
     # Full: the most terms, or every candidate taken (one covariate has a single term).
-    full = ((state.shapes.n_terms >= spec.max_terms)
-            | (state.shapes.n_terms >= p + len(spec.pairs)))
+    live = spec.live if isinstance(spec, shapes_.SlotSpec) else p + len(spec.pairs)
+    full = (state.shapes.n_terms >= spec.max_terms) | (state.shapes.n_terms >= live)
     status = jnp.where(ok, STATUS_OK, jnp.where(full, STATUS_FULL, STATUS_NO_CANDIDATE))
     new = prog.where_tree(ok, new, state)
     loss = jnp.where(ok, loss, shapes_.mse(data, state.fit))
     return new, StepInfo(loss, choice, status.astype(jnp.int32))
 
 
-shape_step_jit = jax.jit(shape_step, static_argnames=("spec", "sweeps"))
+shape_step_jit = shapes_.spec_jit(shape_step, ("sweeps",))
 
 
 BEAM_WIDTH = 4

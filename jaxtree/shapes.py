@@ -53,6 +53,9 @@ Decisions:
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import itertools
 from typing import NamedTuple
 
@@ -76,6 +79,7 @@ __all__ = [
     "init",
     "MAX_PAIRS",
     "mse",
+    "pair_index",
     "pair_list",
     "refit",
     "RIDGE",
@@ -85,6 +89,10 @@ __all__ = [
     "SEARCH_ROWS",
     "Shapes",
     "ShapeSpec",
+    "pair_slots",
+    "SlotSpec",
+    "slots",
+    "spec_jit",
     "start",
     "State",
     "term_names",
@@ -92,6 +100,8 @@ __all__ = [
     "to_numeric",
     "TWO_VALUED_TOL",
     "two_valued_linear",
+    "unpadded_choices",
+    "unslot",
     "update_term",
 ]
 
@@ -126,6 +136,109 @@ class ShapeSpec(NamedTuple):
     max_terms: int = 10
     pairs: tuple = ()
     hierarchy: bool = True
+
+
+@functools.partial(jax.tree_util.register_dataclass,
+                   data_fields=["pairs", "live"],
+                   meta_fields=["n1", "n2", "max_terms", "hierarchy"])
+@dataclasses.dataclass(frozen=True)
+class SlotSpec:
+    """A :class:`ShapeSpec` whose candidate pairs are data (a pytree), in a bucket of slots.
+
+    Decision (issue 27): a :class:`ShapeSpec` is a static jit argument, so every compiled
+    shape program (the Grams, the search step, the held-out errors, the sweeps) specialised
+    on the candidate pairs, and after the search on the chosen ones: each new table compiled
+    the shape stage again. A ``SlotSpec`` carries the static settings (``n1``, ``n2``,
+    ``max_terms``, ``hierarchy``) as pytree metadata and the pairs as an int32 array of a
+    bucketed number of slots (:func:`pair_slots` of the search's width, ``max_terms`` slots
+    after :func:`compact`), so the programs depend on the number of slots only and two tables
+    in the same column and row buckets share every one. Every function of this module taking
+    a ``spec`` takes either; the jitted ones (:func:`spec_jit`) trace a ``SlotSpec`` and keep
+    a ``ShapeSpec`` static (the streamed fit, the classifier, the batch and a model's
+    predictions are as before).
+
+    Padding slots hold the pair ``(0, 0)``: never a candidate (its gain is ``-inf``,
+    :func:`candidate_gains`), never chosen, so it is in no term's order and no value reads
+    its (zero) coefficients; its Gram is finite (a real column). The search may run on
+    NaN padding columns (:func:`jaxtree.scoring.chunk`'s ``columns``): a main shape of one
+    has a NaN right-hand side, so a non-finite gain, ``-inf`` (:func:`fit_step`), and pairs
+    are only among the table's own columns. :func:`unslot` gives the model's
+    :class:`ShapeSpec` and terms (the table's own ``p``, the chosen pairs only).
+
+    Attributes:
+      n1, n2, max_terms, hierarchy: as :class:`ShapeSpec` (static).
+      pairs: int32 ``(P, 2)`` the candidate pairs ``(i, l)``, ``i < l``, then padding
+        ``(0, 0)`` slots.
+      live: int32 ``()`` the real candidates: the table's covariates plus its real pairs
+        (when every one is taken the search is full, as with a :class:`ShapeSpec`).
+    """
+
+    n1: int
+    n2: int
+    max_terms: int
+    hierarchy: bool
+    pairs: object
+    live: object
+
+    def _replace(self, **kw) -> "SlotSpec":
+        return dataclasses.replace(self, **kw)
+
+
+def pair_slots(columns: int) -> int:
+    """The candidate pair slots of a bucketed shape search over ``columns`` covariates (the
+    padded width): every pair of them rounded up to a multiple of 8, at most
+    :data:`MAX_PAIRS` (the screen keeps that many). At least the table's own candidates
+    (``min(p (p - 1) / 2, MAX_PAIRS)`` for ``p <= columns``); one count per column bucket."""
+    return max(8, min(-(-(columns * (columns - 1) // 2) // 8) * 8, MAX_PAIRS))
+
+
+def slots(spec: ShapeSpec, p: int, n_slots: int) -> SlotSpec:
+    """``spec`` as a :class:`SlotSpec` of ``n_slots`` pair slots (its pairs first, then
+    ``(0, 0)`` padding) for a table of ``p`` covariates; host arrays, nothing compiled."""
+    pairs = np.zeros((n_slots, 2), np.int32)
+    if spec.pairs:
+        if len(spec.pairs) > n_slots:
+            raise ValueError(f"{len(spec.pairs)} pairs do not fit {n_slots} slots")
+        pairs[:len(spec.pairs)] = np.asarray(spec.pairs, np.int32)
+    return SlotSpec(spec.n1, spec.n2, spec.max_terms, spec.hierarchy, pairs,
+                    np.asarray(p + len(spec.pairs), np.int32))
+
+
+def _n_pairs(spec) -> int:
+    """The candidate pairs' count (slots of a :class:`SlotSpec`); static."""
+    return len(spec.pairs)
+
+
+def pair_index(spec):
+    """``(first, second, live)``: the candidate pairs' covariates, int32 ``(P,)`` each, and
+    which are real (None: all, a :class:`ShapeSpec`)."""
+    if isinstance(spec, SlotSpec):
+        return spec.pairs[:, 0], spec.pairs[:, 1], spec.pairs[:, 0] < spec.pairs[:, 1]
+    return (np.asarray([a for a, _ in spec.pairs], np.int32),
+            np.asarray([b for _, b in spec.pairs], np.int32), None)
+
+
+def _host_pairs(spec) -> tuple:
+    """The candidate pairs as a tuple of ``(i, l)`` on the host (padding slots included)."""
+    if isinstance(spec, SlotSpec):
+        return tuple((int(a), int(b)) for a, b in np.asarray(spec.pairs))
+    return spec.pairs
+
+
+def spec_jit(fun, static_argnames=()):
+    """``fun`` jitted with its ``spec`` argument static when a :class:`ShapeSpec` (one
+    program per spec, as before) and traced when a :class:`SlotSpec` (one program per
+    slot count: :class:`SlotSpec`'s decision); ``static_argnames``: the others."""
+    static = jax.jit(fun, static_argnames=("spec",) + tuple(static_argnames))
+    traced = jax.jit(fun, static_argnames=tuple(static_argnames))
+    sig = inspect.signature(fun)
+
+    @functools.wraps(fun)
+    def call(*args, **kw):
+        spec = sig.bind_partial(*args, **kw).arguments["spec"]
+        return (traced if isinstance(spec, SlotSpec) else static)(*args, **kw)
+
+    return call
 
 
 class Shapes(NamedTuple):
@@ -173,7 +286,8 @@ def corners(z, n: int):
     (``z`` is clipped to ``[0, 1]``, as the model clips its inputs).
     """
     u = jnp.clip(z, 0.0, 1.0) * (n - 1)
-    i0 = jnp.clip(jnp.floor(u), 0, n - 2).astype(jnp.int32)
+    # a NaN (padding column) takes knot 0: its NaN value stays in its own block
+    i0 = jnp.where(jnp.isnan(u), 0, jnp.clip(jnp.floor(u), 0, n - 2)).astype(jnp.int32)
     return i0, u - i0
 
 
@@ -206,7 +320,7 @@ def evaluate(shapes: Shapes, x, spec: ShapeSpec):
     return jax.lax.fori_loop(0, spec.max_terms, term, out)
 
 
-evaluate_jit = jax.jit(evaluate, static_argnums=2)
+evaluate_jit = spec_jit(evaluate)
 
 
 def grams(data: scoring.Data, spec: ShapeSpec):
@@ -215,11 +329,10 @@ def grams(data: scoring.Data, spec: ShapeSpec):
     Returns ``(g1, s1, g2, s2, n)``: ``g1 (p, n1, n1)``, ``s1 (p, n1)`` (weighted column
     sums), ``g2 (P, n2², n2²)``, ``s2 (P, n2²)`` and the total weight ``n``.
     """
-    n1, n2, pairs = spec.n1, spec.n2, spec.pairs
+    n1, n2, n_pairs = spec.n1, spec.n2, _n_pairs(spec)
     p = data.x.shape[-1]
     dt = data.x.dtype
-    ia = np.asarray([a for a, _ in pairs], np.int32)
-    ib = np.asarray([b for _, b in pairs], np.int32)
+    ia, ib, _ = pair_index(spec)
     # The C nonzeros of each row of a block sit at knots (i0 + da) [* n2 + (j0 + db)].
     off1 = np.array([0, 1])
     off2 = np.array([0, 1, n2, n2 + 1])
@@ -236,7 +349,7 @@ def grams(data: scoring.Data, spec: ShapeSpec):
         g1 = g1 + jax.ops.segment_sum(loc.reshape(-1), rows.reshape(-1), p * n1 * n1)
         s1 = s1 + jax.ops.segment_sum(v1.reshape(-1), (idx1 + (jnp.arange(p) * n1)[None, :, None]).reshape(-1),
                                       p * n1)
-        if pairs:
+        if n_pairs:
             j0, h = corners(xb, n2)
             fa, fb = h[:, ia], h[:, ib]
             va = jnp.stack([1 - fa, 1 - fa, fa, fa], -1)
@@ -245,22 +358,22 @@ def grams(data: scoring.Data, spec: ShapeSpec):
             v2 = u2 * wb[:, None, None]
             idx2 = (j0[:, ia] * n2 + j0[:, ib])[..., None] + off2  # (m, P, 4)
             m2 = n2 * n2
-            base = (jnp.arange(len(pairs)) * m2 * m2)[None, :, None, None]
+            base = (jnp.arange(n_pairs) * m2 * m2)[None, :, None, None]
             rows2 = idx2[..., :, None] * m2 + idx2[..., None, :] + base
             g2 = g2 + jax.ops.segment_sum((v2[..., :, None] * u2[..., None, :]).reshape(-1),
-                                          rows2.reshape(-1), len(pairs) * m2 * m2)
+                                          rows2.reshape(-1), n_pairs * m2 * m2)
             s2 = s2 + jax.ops.segment_sum(v2.reshape(-1),
-                                          (idx2 + (jnp.arange(len(pairs)) * m2)[None, :, None]).reshape(-1),
-                                          len(pairs) * m2)
+                                          (idx2 + (jnp.arange(n_pairs) * m2)[None, :, None]).reshape(-1),
+                                          n_pairs * m2)
         return (g1, s1, g2, s2, n + jnp.sum(wb)), None
 
     m2 = n2 * n2
     init_ = (jnp.zeros((p * n1 * n1,), dt), jnp.zeros((p * n1,), dt),
-             jnp.zeros((len(pairs) * m2 * m2,), dt), jnp.zeros((len(pairs) * m2,), dt),
+             jnp.zeros((n_pairs * m2 * m2,), dt), jnp.zeros((n_pairs * m2,), dt),
              jnp.zeros((), dt))
     (g1, s1, g2, s2, n), _ = jax.lax.scan(body, init_, (data.x, data.w))
-    return (g1.reshape(p, n1, n1), s1.reshape(p, n1), g2.reshape(len(pairs), m2, m2),
-            s2.reshape(len(pairs), m2), n)
+    return (g1.reshape(p, n1, n1), s1.reshape(p, n1), g2.reshape(n_pairs, m2, m2),
+            s2.reshape(n_pairs, m2), n)
 
 
 # ------------------------------------------------------------------------------- search
@@ -294,11 +407,10 @@ def _term_corners(xb, tid, p: int, spec: ShapeSpec):
     zero = jnp.zeros_like(f)
     idx = jnp.stack([i0, i0 + 1, i0, i0], -1)
     val = jnp.stack([1 - f, f, zero, zero], -1)
-    if not spec.pairs:
+    if not _n_pairs(spec):
         return idx, val
-    ia = jnp.asarray([a for a, _ in spec.pairs], jnp.int32)
-    ib = jnp.asarray([b for _, b in spec.pairs], jnp.int32)
-    c = jnp.clip(tid - p, 0, len(spec.pairs) - 1)
+    ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
+    c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
     a0, fa = corners(xb[:, ia[c]], spec.n2)
     b0, fb = corners(xb[:, ib[c]], spec.n2)
     base = a0 * spec.n2 + b0
@@ -318,11 +430,10 @@ def _term_hats(xb, tid, p: int, spec: ShapeSpec):
     dynamically chosen term cost 4x a dense pass."""
     j = jnp.clip(tid, 0, p - 1)
     a1 = _hats(jnp.clip(xb[:, j], 0.0, 1.0), spec.n1)
-    if not spec.pairs:
+    if not _n_pairs(spec):
         return tid < p, a1, None, None
-    ia = jnp.asarray([a for a, _ in spec.pairs], jnp.int32)
-    ib = jnp.asarray([b for _, b in spec.pairs], jnp.int32)
-    c = jnp.clip(tid - p, 0, len(spec.pairs) - 1)
+    ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
+    c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
     a2 = _hats(jnp.clip(xb[:, ia[c]], 0.0, 1.0), spec.n2)
     b = _hats(jnp.clip(xb[:, ib[c]], 0.0, 1.0), spec.n2)
     return tid < p, a1, a2, b
@@ -392,9 +503,8 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
     Dense hats and one batched product per chunk (a pair's block is ``H_a^T diag(W e) H_b``),
     twice as fast on a CPU as segment sums over the 2 or 4 nonzero values of each row."""
     p = data.x.shape[-1]
-    n1, n2, n_pairs = spec.n1, spec.n2, len(spec.pairs)
-    ia = np.asarray([a for a, _ in spec.pairs], np.int32)
-    ib = np.asarray([b for _, b in spec.pairs], np.int32)
+    n1, n2, n_pairs = spec.n1, spec.n2, _n_pairs(spec)
+    ia, ib, _ = pair_index(spec)
 
     def body(acc, ch):
         xb, yb, wb, fb = ch
@@ -415,7 +525,8 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
 
 def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec):
     """Ridge least-squares gain (drop in weighted SSE) of adding each candidate block to the
-    residual, ``(p + P,)``: ``c' A^{-1} c`` with ``c`` the centred right-hand side."""
+    residual, ``(p + P,)``: ``c' A^{-1} c`` with ``c`` the centred right-hand side; a
+    padding slot's (:class:`SlotSpec`) is ``-inf``."""
     g1, s1, g2, s2, n = gr
     ebar = esum / jnp.maximum(n, 1e-30)
 
@@ -425,8 +536,10 @@ def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec):
         return c @ jnp.linalg.solve(a, c)
 
     out = jax.vmap(gain)(g1, s1, b1)
-    if spec.pairs:
-        out = jnp.concatenate([out, jax.vmap(gain)(g2, s2, b2)])
+    if _n_pairs(spec):
+        g = jax.vmap(gain)(g2, s2, b2)
+        live = pair_index(spec)[2]
+        out = jnp.concatenate([out, g if live is None else jnp.where(live, g, -jnp.inf)])
     return out
 
 
@@ -439,7 +552,7 @@ def _padded_grams(gr, spec: ShapeSpec, p: int):
                             jnp.pad(g2, ((0, 0), (0, mm - g2.shape[1]), (0, mm - g2.shape[1])))], 0)
     sums = jnp.concatenate([jnp.pad(s1, ((0, 0), (0, mm - spec.n1))),
                             jnp.pad(s2, ((0, 0), (0, mm - s2.shape[1])))], 0)
-    size = jnp.concatenate([jnp.full((p,), spec.n1), jnp.full((len(spec.pairs),), spec.n2 * spec.n2)])
+    size = jnp.concatenate([jnp.full((p,), spec.n1), jnp.full((_n_pairs(spec),), spec.n2 * spec.n2)])
     return gram, sums, size
 
 
@@ -496,7 +609,7 @@ def two_valued_linear(coef, sums, n, main, spec: ShapeSpec):
         line = jnp.pad(coef[0] + (coef[n1 - 1] - coef[0]) * t1, (0, mm - n1))
         two = jnp.sum(jnp.abs(sums[1:n1 - 1])) <= tiny
         out = jnp.where(main & two, jnp.where(jnp.arange(mm) < n1, line, coef), coef)
-    if spec.pairs and n2 > 2:
+    if _n_pairs(spec) and n2 > 2:
         m2 = n2 * n2
         c2, s2 = coef[:m2].reshape(n2, n2), sums[:m2].reshape(n2, n2)
         t2 = jnp.linspace(0.0, 1.0, n2, dtype=coef.dtype)
@@ -593,9 +706,8 @@ def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int 
     shapes = state.shapes
     b1, b2, esum = _rhs(data, state.fit, spec)
     gains = candidate_gains(gr, b1, b2, esum, spec)
-    if spec.hierarchy and spec.pairs:
-        ia = jnp.asarray([a for a, _ in spec.pairs], jnp.int32)
-        ib = jnp.asarray([b for _, b in spec.pairs], jnp.int32)
+    if spec.hierarchy and _n_pairs(spec):
+        ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
         open_main = jnp.where(shapes.main_on, 0.0, jnp.maximum(gains[:p], 0.0))
         gains = gains.at[p:].add(-(open_main[ia] + open_main[ib]))
     chosen = jnp.concatenate([shapes.main_on, shapes.pair_on])
@@ -605,8 +717,8 @@ def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int 
     main_on = shapes.main_on.at[jnp.clip(tid, 0, p - 1)].set(
         jnp.where(ok & (tid < p), True, shapes.main_on[jnp.clip(tid, 0, p - 1)]))
     pair_on = shapes.pair_on
-    if spec.pairs:
-        c = jnp.clip(tid - p, 0, len(spec.pairs) - 1)
+    if _n_pairs(spec):
+        c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
         pair_on = pair_on.at[c].set(jnp.where(ok & (tid >= p), True, pair_on[c]))
     slot = jnp.clip(shapes.n_terms, 0, spec.max_terms - 1)
     order = shapes.order.at[slot].set(jnp.where(ok, tid, shapes.order[slot]))
@@ -629,7 +741,7 @@ def mse(data, fit):
     return jnp.sum(data.w * (data.y - fit) ** 2) / jnp.sum(data.w)
 
 
-grams_jit = jax.jit(grams, static_argnames=("spec",))
+grams_jit = spec_jit(grams)
 
 
 def start(data: scoring.Data, spec: ShapeSpec) -> State:
@@ -644,13 +756,15 @@ def start(data: scoring.Data, spec: ShapeSpec) -> State:
 def term_names(shapes: Shapes, spec: ShapeSpec, feature_names) -> list:
     """The chosen terms in order, as ``f(name)`` / ``f(name_i, name_l)``."""
     order = np.asarray(shapes.order)[: int(shapes.n_terms)]
-    p = len(feature_names)
+    # a SlotSpec's terms may sit on padding columns' ids: the shapes' own width splits them
+    p = shapes.main.shape[0] if isinstance(spec, SlotSpec) else len(feature_names)
+    pairs = _host_pairs(spec)
     out = []
     for t in order:
         if t < p:
             out.append(f"f({feature_names[t]})")
         else:
-            a, b = spec.pairs[t - p]
+            a, b = pairs[t - p]
             out.append(f"f({feature_names[a]}, {feature_names[b]})")
     return out
 
@@ -661,7 +775,7 @@ def finish(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int = 
     return _sweep(state, data, gr, spec, sweeps)
 
 
-finish_jit = jax.jit(finish, static_argnames=("spec", "sweeps"))
+finish_jit = spec_jit(finish, ("sweeps",))
 
 
 def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3,
@@ -682,7 +796,13 @@ def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
     Term ids of the chosen pairs are renumbered in their candidate order; predictions are
     unchanged (a test). ``gr``: the Grams of the full spec, sliced to the compact one (None
     stays None). Host-side: ``shapes`` must be concrete. A spec without pairs (one
-    covariate) is returned as it is."""
+    covariate) is returned as it is.
+
+    A :class:`SlotSpec` compacts to ``max_terms`` slots (the chosen pairs, then padding), so
+    the programs after the search (the sweeps on all rows, the Grams, the evaluations) do not
+    depend on which pairs or how many were chosen; on the host, nothing compiled."""
+    if isinstance(spec, SlotSpec):
+        return _compact_slots(shapes, spec, gr)
     if not spec.pairs:
         return shapes, spec, gr
     p = shapes.main.shape[0]
@@ -701,31 +821,101 @@ def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
     return out, new_spec, gr
 
 
-def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS) -> tuple:
+def _compact_slots(shapes: Shapes, spec: SlotSpec, gr=None):
+    """:func:`compact` of a :class:`SlotSpec`: the chosen pairs in their candidate order in
+    ``max_terms`` slots."""
+    p = shapes.main.shape[0]
+    n_slots = max(spec.max_terms, 1)
+    on = np.flatnonzero(np.asarray(shapes.pair_on))
+    new_id = np.full(_n_pairs(spec), -1, np.int64)
+    new_id[on] = np.arange(len(on))
+    order = np.asarray(shapes.order).astype(np.int64)
+    order = np.where(order >= p, p + new_id[np.clip(order - p, 0, None)], order)
+    pairs = np.zeros((n_slots, 2), np.int32)
+    pairs[:len(on)] = np.asarray(spec.pairs)[on]
+
+    def take(a):
+        a = np.asarray(a)
+        out = np.zeros((n_slots,) + a.shape[1:], a.dtype)
+        out[:len(on)] = a[on]
+        return jax.device_put(out)
+
+    out = shapes._replace(pair=take(shapes.pair), pair_on=take(shapes.pair_on),
+                          order=jax.device_put(order.astype(np.int32)))
+    if gr is not None:
+        g1, s1, g2, s2, n = gr
+        gr = (g1, s1, take(g2), take(s2), n)
+    real = np.asarray(spec.pairs)
+    p_own = int(np.asarray(spec.live)) - int(np.sum(real[:, 0] < real[:, 1]))
+    return out, spec._replace(pairs=pairs, live=np.asarray(p_own + len(on), np.int32)), gr
+
+
+def unslot(shapes: Shapes, spec, p: int):
+    """``(shapes, ShapeSpec)``: shape terms of a :class:`SlotSpec` search as the model keeps
+    them (the table's own ``p`` covariates, the chosen pairs only, ids renumbered: what
+    :func:`compact` of the unpadded search gives); a :class:`ShapeSpec`'s as they are. On
+    the host, nothing compiled; the values are unchanged (a padding column or slot is in no
+    term)."""
+    if not isinstance(spec, SlotSpec):
+        return shapes, spec
+    cols = shapes.main.shape[0]
+    on = np.flatnonzero(np.asarray(shapes.pair_on))
+    new_id = np.full(_n_pairs(spec), -1, np.int64)
+    new_id[on] = np.arange(len(on))
+    order = np.asarray(shapes.order).astype(np.int64)
+    order = np.where(order >= cols, p + new_id[np.clip(order - cols, 0, None)], order)
+    main, main_on = np.asarray(shapes.main), np.asarray(shapes.main_on)
+    if main_on[p:].any():
+        raise AssertionError("a shape term on a padding column")
+    # device_put: jnp.asarray of a host array compiles a copy per shape
+    out = Shapes(*jax.device_put((np.array(main[:p]), np.array(main_on[:p]),
+                                  np.asarray(shapes.pair)[on], np.asarray(shapes.pair_on)[on],
+                                  np.array(shapes.intercept), order.astype(np.int32),
+                                  np.array(shapes.n_terms))))
+    pairs = tuple(_host_pairs(spec)[i] for i in on)
+    return out, ShapeSpec(n1=spec.n1, n2=spec.n2, max_terms=spec.max_terms, pairs=pairs,
+                          hierarchy=spec.hierarchy)
+
+
+def unpadded_choices(choices: list, p: int, columns: int) -> list:
+    """Shape-step choice records of a search on ``columns`` (padded) covariates with
+    ``flat_index`` (the term id) in the table's own numbering: a pair ``columns + c`` is
+    ``p + c`` (the candidate pairs are the table's own, in the same order)."""
+    if columns == p:
+        return choices
+    return [dict(c, flat_index=c["flat_index"] - columns + p) if c["flat_index"] >= columns
+            else c for c in choices]
+
+
+def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None) -> tuple:
     """The ``keep`` most promising pairs (EBM's FAST, simplified; static tuple).
 
     All pairs when there are at most ``keep``. Otherwise, on the first rows (at most
     :data:`SCREEN_ROWS`, and :data:`SCREEN_UPDATES` rows times pairs): fit every main shape
     (``n1 = 8``) by backfitting, then score every pair's coarse ``3 x 3`` tensor-hat block on
     the residual by its ridge gain and keep the best ``keep`` (ties by pair order).
+    ``p``: the table's covariates when ``data`` has padding columns after them (NaN,
+    :func:`jaxtree.scoring.chunk`'s ``columns``): their pairs and mains are not fitted.
     """
-    p = data.x.shape[-1]
+    cols = data.x.shape[-1]
+    p = cols if p is None else p
     pairs = pair_list(p)
     if len(pairs) <= keep:
         return pairs
     m = data.x.shape[1]
     rows = max(m, min(SCREEN_ROWS, SCREEN_UPDATES // len(pairs)))
     head = jax.tree_util.tree_map(lambda a: a[:max(1, rows // m)], data)
-    mains = ShapeSpec(n1=8, n2=3, max_terms=p, pairs=())
+    mains = ShapeSpec(n1=8, n2=3, max_terms=cols, pairs=())
     st = start(head, mains)
-    st = st._replace(shapes=st.shapes._replace(main_on=jnp.ones((p,), bool),
-                                               order=jnp.arange(p, dtype=jnp.int32),
+    order = np.where(np.arange(cols) < p, np.arange(cols), -1).astype(np.int32)
+    st = st._replace(shapes=st.shapes._replace(main_on=jnp.asarray(np.arange(cols) < p),
+                                               order=jnp.asarray(order),
                                                n_terms=jnp.asarray(p, jnp.int32)))
     st = finish_jit(st, head, grams_jit(head, mains), mains, 3)
     coarse = ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs)
     gr = grams_jit(head, coarse)
     b1, b2, esum = jax.jit(_rhs, static_argnames="spec")(head, st.fit, coarse)
-    gains = np.asarray(candidate_gains(gr, b1, b2, esum, coarse))[p:]
+    gains = np.asarray(candidate_gains(gr, b1, b2, esum, coarse))[cols:]
     gains = np.where(np.isfinite(gains), gains, -np.inf)
     best = np.argsort(-gains, kind="stable")[:keep]
     return tuple(pairs[i] for i in sorted(best))
@@ -737,13 +927,14 @@ def host_terms(shapes: Shapes, spec: ShapeSpec) -> list:
     covariate's hat, column: the second's). For exports, plots and tables."""
     main, pair = np.asarray(shapes.main, np.float64), np.asarray(shapes.pair, np.float64)
     p = main.shape[0]
+    pairs = _host_pairs(spec)
     out = []
     for t in np.asarray(shapes.order)[: int(shapes.n_terms)]:
         t = int(t)
         if t < p:
             out.append(((t,), main[t]))
         else:
-            out.append((spec.pairs[t - p], pair[t - p].reshape(spec.n2, spec.n2)))
+            out.append((pairs[t - p], pair[t - p].reshape(spec.n2, spec.n2)))
     return out
 
 

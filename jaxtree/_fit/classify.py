@@ -544,7 +544,8 @@ class Labels:
         h = np.maximum(p * (1.0 - p), H_MIN)
         z = offset + np.clip((y01 - p) / h, -Z_MAX, Z_MAX)
         u = SHAPE_UNIT  # the same least squares, in the shapes' units (their box |b| <= 1)
-        return source.InMemory(self.xs, z / u, self.w * h * u * u, self.spec, self.sc)
+        return source.InMemory(self.xs, z / u, self.w * h * u * u, self.spec, self.sc,
+                               buckets=False)
 
     def _loss(self, f) -> float:
         """The weighted mean training loss of the decision values ``f``."""

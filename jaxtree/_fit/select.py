@@ -337,10 +337,12 @@ def best_member(programs, data, basis):
     return jax.tree_util.tree_map(lambda a: a[i], programs)
 
 
-@functools.partial(jax.jit, static_argnames=("spec",))
-def shape_mse(shapes, data, spec):
+def _shape_mse(shapes, data, spec):
     """Weighted MSE of shape terms alone on chunked data (scaled space)."""
     return shapes_.mse(data, jax.vmap(lambda xb: shapes_.evaluate(shapes, xb, spec))(data.x))
+
+
+shape_mse = shapes_.spec_jit(_shape_mse)
 
 
 def shape_mse_and_errors(shapes, data, spec) -> tuple:
@@ -350,7 +352,7 @@ def shape_mse_and_errors(shapes, data, spec) -> tuple:
     return jnp.sum(data.w * err) / jnp.sum(data.w), err
 
 
-shape_errors = jax.jit(shape_mse_and_errors, static_argnames=("spec",))
+shape_errors = shapes_.spec_jit(shape_mse_and_errors)
 """The held-out MSE and per-row squared errors of a shape-count selection run."""
 
 

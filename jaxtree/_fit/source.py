@@ -62,13 +62,42 @@ class _Regression:
 
 
 class InMemory(_Regression):
-    """Scaled rows ``xs (n, p)``, ``ys (n,)``, weights ``sw`` held as arrays."""
+    """Scaled rows ``xs (n, p)``, ``ys (n,)``, weights ``sw`` held as arrays.
+
+    ``buckets``: the shape stage and the backfitting round run on bucketed data where the
+    tree's search does (the spec's ``columns``: compiling dominates), see
+    :attr:`shape_bucket`; False keeps them on the table's own rows and columns (the
+    classifier's working data, :mod:`jaxtree._fit.classify`)."""
 
     in_memory = True
 
-    def __init__(self, xs, ys, sw, spec: spec_.FitSpec, sc: scaling_.Scaling):
+    def __init__(self, xs, ys, sw, spec: spec_.FitSpec, sc: scaling_.Scaling,
+                 buckets: bool = True):
         self.xs, self.ys, self.sw, self.spec, self.sc = xs, ys, sw, spec, sc
+        self.buckets = buckets
         self._one = None  # the unsharded chunked data, made once (shape stages)
+
+    @property
+    def shape_bucket(self):
+        """The table's ``p`` when the shape stage and the backfitting round run on bucketed
+        data, else None (:func:`jaxtree._fit.stages.bucket`).
+
+        Decision (issue 27): where compiling dominates (the spec's ``columns``, the tree's
+        column bucket), the shape stage's rows (all rows, the search's subset, the held-out
+        split's parts) are chunked as their row bucket (:func:`jaxtree.scoring.rows_for`;
+        zero-weight padding rows change no sum) with NaN padding columns up to ``columns``,
+        and its candidate pairs are traced (:class:`jaxtree.shapes.SlotSpec`), so that a
+        second table in the same buckets compiles no program of the shape stage, the
+        backfitting round included (tests/test_shape_buckets.py). A NaN column's main shape
+        is never a candidate (its gain is not finite), a tree never reads it, and the model
+        keeps the table's own ``p`` (:func:`jaxtree.shapes.unslot`)."""
+        return self.p if self.buckets and self.spec.columns else None
+
+    def _shape_layout(self, n: int) -> tuple:
+        """``(rows, columns)`` to chunk ``n`` rows of the shape stage as (None: their own)."""
+        if self.shape_bucket is None:
+            return None, None
+        return scoring.rows_for(n, self.spec.chunk), self.spec.columns
 
     @property
     def n(self) -> int:
@@ -95,13 +124,18 @@ class InMemory(_Regression):
         xs = self.xs if xs is None else xs
         ys = self.ys if ys is None else ys
         sw = self.sw if sw is None else sw
-        if shard is False and rows is None and xs is self.xs and ys is self.ys and sw is self.sw:
-            if self._one is None:
-                self._one = self._chunk(xs, ys, sw, None)
-            return self._one
-        if rows is None and shard and xs is self.xs:
-            rows = s.rows or None  # the row bucket (jaxtree.scoring.tree_rows)
-        data = self._chunk(xs, ys, sw, rows, columns=s.columns or None if shard else None)
+        if not shard:  # the shape stage's buckets (shape_bucket), or its own rows and columns
+            own_rows, columns = self._shape_layout(xs.shape[0])
+            if rows is None and xs is self.xs and ys is self.ys and sw is self.sw:
+                if self._one is None:
+                    self._one = self._chunk(xs, ys, sw, own_rows, columns=columns)
+                return self._one
+            rows = own_rows if rows is None else rows
+        else:
+            columns = s.columns or None
+            if rows is None and xs is self.xs:
+                rows = s.rows or None  # the row bucket (jaxtree.scoring.tree_rows)
+        data = self._chunk(xs, ys, sw, rows, columns=columns)
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
         return data
@@ -132,11 +166,14 @@ class InMemory(_Regression):
             len(train), *xs.shape, s.basis.q, s.chunk, pair_rows, rows=s.rows or None)
         data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw))
         dt = s.dtype
-        held_rows = scoring.rows_for(len(held), s.chunk) if s.columns and shard else None
+        if shard:
+            held_rows = scoring.rows_for(len(held), s.chunk) if s.columns else None
+            columns = s.columns or None
+        else:
+            held_rows, columns = self._shape_layout(len(held))
         held_data = scoring.chunk(np.asarray(xs[held], dt), np.asarray(ys[held], dt),
                                   None if sw is None else np.asarray(sw[held], dt),
-                                  chunk_size=s.chunk, rows=held_rows,
-                                  columns=s.columns or None if shard else None)
+                                  chunk_size=s.chunk, rows=held_rows, columns=columns)
         return data, held_data, held
 
     # ------------------------------------------------------------------------ tree

@@ -99,18 +99,20 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     """
     scale = src.loss_scale
     n_shapes, pairs, shape_path = spec.shapes, None, None
+    own = bucket(src)
     if spec.validation_fraction is not None:
         n_shapes, pairs, _, _, shape_path = choose_shapes(src.shape_split(), spec, rep, scale,
-                                                          spec.shapes)
+                                                          spec.shapes, p=own)
     sub, all_rows = src.shape_search_rows()
     sres, found, sspec, gr = shape_search(sub, spec, rep, scale, n_shapes, spec.shapes, pairs,
-                                          grams=all_rows and src.reuses_grams)
+                                          grams=all_rows and src.reuses_grams, p=own)
     del sub
     fit = src.fit_shapes(sres, found, sspec, gr, all_rows)
     with rep.after(len(sres.history)):  # the tree's iterations follow the shapes'
         found_tree, path = tree(src.given_shapes(fit, sspec), spec, rep)
-    path = _with_shapes(path, fit.terms, sspec)
+    path = _with_shapes(path, *shapes_.unslot(fit.terms, sspec, own))
     terms, program, mse = src.backfit(src.tree_program(found_tree.program), fit.terms, sspec, fit)
+    terms, sspec = shapes_.unslot(terms, sspec, bucket(src))
     history = list(sres.history) + list(found_tree.history)
     history[-1] = mse * scale
     status = search.Status(int(sres.status) & ~int(search.Status.FULL)) | found_tree.status
@@ -145,7 +147,7 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     after = len(found_tree.history)
     n_shapes, _, sel, sspec, shape_path = choose_shapes(
         src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, after=after, states=True,
-        n_iter=room)
+        n_iter=room, p=bucket(src))
     stopped = search.Status.OK
     losses = src.shape_losses(program, sel, n_shapes, sspec)  # the history's units
     for i in range(n_shapes):  # the progress bar and callback, as for a search
@@ -157,6 +159,7 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
         return found_tree, None, shape_path
     found, sspec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
     terms, program, mse = src.backfit(program, found, sspec)
+    terms, sspec = shapes_.unslot(terms, sspec, bucket(src))
     history = list(found_tree.history) + list(losses[:n_shapes])
     history[-1] = mse * scale
     res = search.SearchResult(program, np.asarray(history, np.float64),
@@ -165,24 +168,53 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     return res, (terms, sspec), shape_path
 
 
+def bucket(src):
+    """The table's covariates ``p`` when ``src``'s shape stage runs on bucketed data (an
+    in-memory regression where compiling dominates: rows and columns padded to the tree's
+    buckets, candidate pairs traced, :class:`jaxtree.shapes.SlotSpec`), else None (the
+    table's own rows and columns, a static :class:`jaxtree.shapes.ShapeSpec`: streamed fits
+    and the classifier)."""
+    return getattr(src, "shape_bucket", None)
+
+
+def _spec(data, spec: spec_.FitSpec, max_terms: int, pairs, p):
+    """The shape search's spec on chunked ``data``: a :class:`jaxtree.shapes.ShapeSpec` of
+    ``pairs``, or for a bucketed stage (``p``: the table's covariates) its
+    :class:`jaxtree.shapes.SlotSpec` of the data's width's pair slots."""
+    n1, n2 = spec.shape_knots
+    sspec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+    if p is None:
+        return sspec
+    return shapes_.slots(sspec, p, shapes_.pair_slots(data.x.shape[-1]))
+
+
+def _unpadded(run, data, p):
+    """A shape run's choices in the table's own term ids (a bucketed stage's pairs follow
+    its padding columns' ids)."""
+    if p is None:
+        return run
+    return run._replace(choices=shapes_.unpadded_choices(run.choices, p, data.x.shape[-1]))
+
+
 def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes: int, max_terms: int,
-                 pairs, grams: bool = False) -> tuple:
+                 pairs, grams: bool = False, p=None) -> tuple:
     """The greedy search of ``n_shapes`` shape terms on the chunked rows ``sub``, its progress
     reported. ``pairs``: the candidate pairs, None screens them
-    (:func:`jaxtree.shapes.screen_pairs`). Returns ``(search result, chosen terms and spec
-    compacted, sub's Grams compacted, or None when not ``grams``)``."""
-    n1, n2 = spec.shape_knots
-    pairs = shapes_.screen_pairs(sub) if pairs is None else pairs
-    sspec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+    (:func:`jaxtree.shapes.screen_pairs`); ``p``: the table's covariates when ``sub`` is
+    bucketed (:func:`bucket`). Returns ``(search result, chosen terms and spec compacted,
+    sub's Grams compacted, or None when not ``grams``)``."""
+    pairs = shapes_.screen_pairs(sub, p=p) if pairs is None else pairs
+    sspec = _spec(sub, spec, max_terms, pairs, p)
     gr = shapes_.grams_jit(sub, sspec)
     sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, sspec),
                       shapes_.start(sub, sspec), n_shapes, rep, loss_scale=scale)
     found, sspec, gr = shapes_.compact(sres.program.shapes, sspec, gr if grams else None)
-    return sres, found, sspec, gr
+    return _unpadded(sres, sub, p), found, sspec, gr
 
 
 def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
-                  after: int = 0, states: bool = False, n_iter: Optional[int] = None) -> tuple:
+                  after: int = 0, states: bool = False, n_iter: Optional[int] = None,
+                  p=None) -> tuple:
     """``(number of shapes, candidate pairs, selection run, its spec, shape path)`` chosen on
     held-out rows: the shape search on the training part of ``split = (training data,
     held-out data, held-out rows)`` with the held-out MSE after each term; the smallest count
@@ -191,12 +223,12 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     ``after``: iterations already run (the progress bar's position); ``states``: stop once
     :data:`~jaxtree._fit.spec.AUTO_PATIENCE` more terms have not lowered the held-out MSE
     (``shapes="auto"``); ``n_iter``: at most this many terms (default ``max_terms``, the
-    selection run's capacity)."""
+    selection run's capacity); ``p``: the table's covariates when the split is bucketed
+    (:func:`bucket`; the spec returned is then a :class:`jaxtree.shapes.SlotSpec`)."""
     n_iter = max_terms if n_iter is None else n_iter
-    n1, n2 = spec.shape_knots
     data, held_data, held = split
-    pairs = shapes_.screen_pairs(data)
-    sspec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+    pairs = shapes_.screen_pairs(data, p=p)
+    sspec = _spec(data, spec, max_terms, pairs, p)
     gr = shapes_.grams_jit(data, sspec)
     step = select.with_held_out_rows(lambda s: search.shape_step_jit(s, data, gr, sspec),
                                      lambda s: select.shape_errors(s.shapes, held_data, sspec))
@@ -206,6 +238,7 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     sel = search.run(step, (start, empty_rows), n_iter, rep.tick, loss_scale=scale,
                      keep_states=True, patience=spec_.AUTO_PATIENCE if states else None)
     sel, rows = select.split_run(sel, len(held))
+    sel = _unpadded(sel, data, p)
     empty = float(empty) * scale
     rows = np.r_[select.held_rows([empty_rows], len(held)), rows]
     n_best = select.choose_size(rows, select.held_weights(held_data, len(held)))

@@ -1,0 +1,89 @@
+"""The shape stage in the tree's buckets (issue 27): where compiling dominates, the in-memory
+shape stage (``shapes="auto"`` after the tree, ``shapes=S`` first) and the backfitting round
+run on rows and columns padded to the buckets with the candidate pairs traced
+(:class:`jaxtree.shapes.SlotSpec`, :attr:`jaxtree._fit.source.InMemory.shape_bucket`). The
+oracles: the fit is the unbucketed fit (float64, the same choices, predictions to 1e-10), and
+a second table in the same buckets compiles nothing in the shape stage and the backfit."""
+
+import numpy as np
+
+import jaxtree
+from jaxtree import shapes as shapes_
+from jaxtree._fit import source, stages
+from jaxtree.debug import count_compilations
+
+
+def _table(n, p, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, p))
+    X[:, 0] = rng.integers(0, 5, n)  # a small-integer column
+    y = (np.sin(3 * X[:, 1]) + 2 * X[:, 2] * X[:, p - 1] + 0.1 * X[:, 0]
+         + 0.3 * np.cos(4 * X[:, 3]) + 0.05 * rng.normal(size=n))
+    return X, y
+
+
+def _unbucketed(monkeypatch):
+    monkeypatch.setattr(source.InMemory, "shape_bucket", property(lambda self: None))
+
+
+def _same(a, b, X):
+    assert a.model_.shapes is not None  # the shape stage chose terms
+    assert a.model_.shape_spec == b.model_.shape_spec
+    assert a.model_.shapes.main.shape == (X.shape[1], a.model_.shape_spec.n1)
+    key = lambda c: (c.get("move"), c["flat_index"], c["feature"], c.get("feature2"))  # noqa: E731
+    assert [key(c) for c in a.choices_] == [key(c) for c in b.choices_]
+    assert a.formula() == b.formula()
+    np.testing.assert_allclose(a.history_, b.history_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-10, atol=1e-10)
+    assert [r["terms"] for r in a.shape_path_] == [r["terms"] for r in b.shape_path_]
+    np.testing.assert_allclose([r["val_mse"] for r in a.shape_path_],
+                               [r["val_mse"] for r in b.shape_path_], rtol=1e-10)
+
+
+def test_bucketed_shape_stage_is_the_unbucketed_one(monkeypatch, x64):
+    """The default estimator on 12,000 x 5 (shapes="auto": 5 covariates padded to 6, the
+    rows to their row buckets): the same terms, choices and predictions as the shape stage
+    on the table's own rows and columns (float64)."""
+    X, y = _table(12_000, 5, 0)
+    seen = []
+    real = shapes_.unslot
+    monkeypatch.setattr(shapes_, "unslot", lambda t, s, p: seen.append(type(s)) or real(t, s, p))
+    bucketed = jaxtree.TreeRegressor().fit(X, y)
+    assert seen == [shapes_.SlotSpec]  # the bucketed path ran
+    _unbucketed(monkeypatch)
+    plain = jaxtree.TreeRegressor().fit(X, y)
+    _same(bucketed, plain, X)
+    assert any(len(f) == 2 for f, _ in shapes_.host_terms(bucketed.model_.shapes,
+                                                            bucketed.model_.shape_spec))
+
+
+def test_bucketed_shapes_first_is_the_unbucketed_one(monkeypatch, x64):
+    """shapes=S (the shapes first, then the tree, then the backfitting round)."""
+    X, y = _table(3_000, 5, 1)
+    kw = dict(k=4, shapes=4, search="greedy")
+    bucketed = jaxtree.TreeRegressor(**kw).fit(X, y)
+    _unbucketed(monkeypatch)
+    plain = jaxtree.TreeRegressor(**kw).fit(X, y)
+    _same(bucketed, plain, X)
+
+
+def test_a_second_table_in_the_buckets_compiles_no_shape_stage(monkeypatch):
+    """12,000 x 9 then 13,000 x 10 (column bucket 10; 8 chunks of 2,048 for all rows and the
+    training part, 2 for the held-out part): the second table's shape stage (the selection
+    run, the backfitting round) compiles nothing."""
+    counts = []
+    real = stages.shapes_after
+
+    def counted(*args, **kw):
+        with count_compilations() as count:
+            out = real(*args, **kw)
+        counts.append((count.compiles, out[1] is not None))
+        return out
+
+    monkeypatch.setattr(stages, "shapes_after", counted)
+    jaxtree.TreeRegressor().fit(*_table(12_000, 9, 2))
+    X, y = _table(13_000, 10, 3)
+    est = jaxtree.TreeRegressor().fit(X, y)
+    assert counts[0][1] and counts[1][1], counts  # both chose shape terms
+    assert counts[1][0] == 0, counts
+    assert est.n_features_in_ == 10 and est.model_.shapes.main.shape[0] == 10
