@@ -68,9 +68,11 @@ def test_bucketed_shapes_first_is_the_unbucketed_one(monkeypatch, x64):
 
 
 def test_a_second_table_in_the_buckets_compiles_no_shape_stage(monkeypatch):
-    """12,000 x 9 then 13,000 x 10 (column bucket 10; 8 chunks of 2,048 for all rows and the
-    training part, 2 for the held-out part): the second table's shape stage (the selection
-    run, the backfitting round) compiles nothing."""
+    """17,000 x 9 then 24,000 x 10: column bucket 10, all rows in 12 chunks of 2,048 (9 and
+    12 chunks of their own); the held-out split's parts are chunked by that bucket, not their
+    own (13,600 and 19,200 training rows: 7 and 10 chunks, buckets 8 and 12; 3,400 and 4,800
+    held out: 2 and 3 chunks, buckets 2 and 4). The second table's shape stage (the
+    selection run, the backfitting round) compiles nothing."""
     counts = []
     real = stages.shapes_after
 
@@ -81,8 +83,8 @@ def test_a_second_table_in_the_buckets_compiles_no_shape_stage(monkeypatch):
         return out
 
     monkeypatch.setattr(stages, "shapes_after", counted)
-    jaxtree.TreeRegressor().fit(*_table(12_000, 9, 2))
-    X, y = _table(13_000, 10, 3)
+    jaxtree.TreeRegressor().fit(*_table(17_000, 9, 2))
+    X, y = _table(24_000, 10, 3)
     est = jaxtree.TreeRegressor().fit(X, y)
     assert counts[0][1] and counts[1][1], counts  # both chose shape terms
     assert counts[1][0] == 0, counts

@@ -93,6 +93,20 @@ class InMemory(_Regression):
         keeps the table's own ``p`` (:func:`jaxtree.shapes.unslot`)."""
         return self.p if self.buckets and self.spec.columns else None
 
+    def _split_buckets(self, n: int, n_held: int, max_train=None) -> tuple:
+        """``(training rows, held-out rows)`` to chunk a bucketed shape stage's held-out split
+        of ``n`` rows (``n_held`` held out) as: buckets of all rows' bucket ``N`` (:func:`jaxtree.scoring.rows_for`),
+        not of the parts' own counts, so that every table of one row bucket shares them (20,000
+        and 22,000 rows: 16,000 and 17,600 training rows are 8 and 9 chunks of 2,048, buckets 8
+        and 12; both are chunked as 12). The training part as ``min(N, max_train)`` rows (as
+        :func:`jaxtree._fit.select.selection_rows` chunks the tree's), the held-out part as the
+        row bucket of its share of ``N``."""
+        s = self.spec
+        big = scoring.rows_for(n, s.chunk)
+        train = big if max_train is None else scoring.rows_for(min(big, max_train), s.chunk)
+        held = scoring.rows_for(max(n_held, int(round(s.held_out_fraction * big))), s.chunk)
+        return train, held
+
     def _shape_layout(self, n: int) -> tuple:
         """``(rows, columns)`` to chunk ``n`` rows of the shape stage as (None: their own)."""
         if self.shape_bucket is None:
@@ -164,13 +178,15 @@ class InMemory(_Regression):
         part = lambda a: None if a is None else a[train]  # noqa: E731
         rows = None if max_train is not None else select.selection_rows(
             len(train), *xs.shape, s.basis.q, s.chunk, pair_rows, rows=s.rows or None)
-        data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw))
-        dt = s.dtype
+        held_rows, columns = None, None
         if shard:
             held_rows = scoring.rows_for(len(held), s.chunk) if s.columns else None
             columns = s.columns or None
-        else:
-            held_rows, columns = self._shape_layout(len(held))
+        elif self.shape_bucket is not None:
+            rows, held_rows = self._split_buckets(xs.shape[0], len(held), max_train)
+            columns = s.columns
+        data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw))
+        dt = s.dtype
         held_data = scoring.chunk(np.asarray(xs[held], dt), np.asarray(ys[held], dt),
                                   None if sw is None else np.asarray(sw[held], dt),
                                   chunk_size=s.chunk, rows=held_rows, columns=columns)
