@@ -69,9 +69,10 @@ def test_bucketed_shapes_first_is_the_unbucketed_one(monkeypatch, x64):
 
 def test_a_second_table_in_the_buckets_compiles_no_shape_stage(monkeypatch):
     """17,000 x 9 then 24,000 x 10: column bucket 10, all rows in 12 chunks of 2,048 (9 and
-    12 chunks of their own); the held-out split's parts are chunked by that bucket, not their
-    own (13,600 and 19,200 training rows: 7 and 10 chunks, buckets 8 and 12; 3,400 and 4,800
-    held out: 2 and 3 chunks, buckets 2 and 4). The second table's shape stage (the
+    12 chunks of their own); the held-out split's parts are chunked as that bucket's shares
+    (10 chunks of training rows, 3 held out), not their own buckets (13,600 and 19,200
+    training rows: 7 and 10 chunks, buckets 8 and 12; 3,400 and 4,800 held out: 2 and 3
+    chunks, buckets 2 and 4). The second table's shape stage (the
     selection run, the backfitting round) compiles nothing."""
     counts = []
     real = stages.shapes_after
