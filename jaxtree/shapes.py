@@ -788,6 +788,21 @@ def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3,
     return finish_jit(State(shapes, fit), data, gr, spec, sweeps)
 
 
+def _chosen_pairs(shapes: Shapes, spec, p=None) -> tuple:
+    """``(on, order)`` on the host: the candidate indices of the chosen pairs, and the terms'
+    order with each chosen pair's id renumbered ``p + `` its rank among them (its candidate
+    order); ``p``: where the new pair ids start (default the shapes' own width; a bucketed
+    search's table width, :func:`unslot`). Main ids are kept. :func:`compact` and
+    :func:`unslot`."""
+    cols = shapes.main.shape[0]
+    p = cols if p is None else p
+    on = np.flatnonzero(np.asarray(shapes.pair_on))
+    new_id = np.full(_n_pairs(spec), -1, np.int64)
+    new_id[on] = np.arange(len(on))
+    order = np.asarray(shapes.order).astype(np.int64)
+    return on, np.where(order >= cols, p + new_id[np.clip(order - cols, 0, None)], order)
+
+
 def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
     """The same model with only its chosen pairs as candidates: ``(shapes, spec, gr)``.
 
@@ -805,12 +820,7 @@ def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
         return _compact_slots(shapes, spec, gr)
     if not spec.pairs:
         return shapes, spec, gr
-    p = shapes.main.shape[0]
-    on = np.flatnonzero(np.asarray(shapes.pair_on))
-    new_id = np.full(len(spec.pairs), -1, np.int64)
-    new_id[on] = np.arange(len(on))
-    order = np.asarray(shapes.order).astype(np.int64)
-    order = np.where(order >= p, p + new_id[np.clip(order - p, 0, None)], order)
+    on, order = _chosen_pairs(shapes, spec)
     sel = jnp.asarray(on, jnp.int32)
     out = shapes._replace(pair=shapes.pair[sel], pair_on=shapes.pair_on[sel],
                           order=jnp.asarray(order, jnp.int32))
@@ -824,13 +834,8 @@ def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
 def _compact_slots(shapes: Shapes, spec: SlotSpec, gr=None):
     """:func:`compact` of a :class:`SlotSpec`: the chosen pairs in their candidate order in
     ``max_terms`` slots."""
-    p = shapes.main.shape[0]
     n_slots = max(spec.max_terms, 1)
-    on = np.flatnonzero(np.asarray(shapes.pair_on))
-    new_id = np.full(_n_pairs(spec), -1, np.int64)
-    new_id[on] = np.arange(len(on))
-    order = np.asarray(shapes.order).astype(np.int64)
-    order = np.where(order >= p, p + new_id[np.clip(order - p, 0, None)], order)
+    on, order = _chosen_pairs(shapes, spec)
     pairs = np.zeros((n_slots, 2), np.int32)
     pairs[:len(on)] = np.asarray(spec.pairs)[on]
 
@@ -858,12 +863,7 @@ def unslot(shapes: Shapes, spec, p: int):
     term)."""
     if not isinstance(spec, SlotSpec):
         return shapes, spec
-    cols = shapes.main.shape[0]
-    on = np.flatnonzero(np.asarray(shapes.pair_on))
-    new_id = np.full(_n_pairs(spec), -1, np.int64)
-    new_id[on] = np.arange(len(on))
-    order = np.asarray(shapes.order).astype(np.int64)
-    order = np.where(order >= cols, p + new_id[np.clip(order - cols, 0, None)], order)
+    on, order = _chosen_pairs(shapes, spec, p)
     main, main_on = np.asarray(shapes.main), np.asarray(shapes.main_on)
     if main_on[p:].any():
         raise AssertionError("a shape term on a padding column")
