@@ -681,7 +681,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     params, plan = spec_.planned(params, n, p, dtype, hyper["chunk_size"], hyper["devices"],
                                  batch=K if K > 2 else 1)  # K trees
     sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
-    spec = _bound(classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K), sc)
+    spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
+    spec = pipeline.bind_basis(spec, sc)
     xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
@@ -734,7 +735,8 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     sc = stream_.scaling(readers[0])  # the covariates' range; the logit is not scaled
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
     dtype = V.float_dtype_for(np.empty(0, x.dtype), bool(jax.config.jax_enable_x64))
-    spec = _bound(classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K), sc)
+    spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
+    spec = pipeline.bind_basis(spec, sc)
     cfg = config(hyper, params, n, p, spec.basis.q, K)
     steps = [stream_.loss_step(r.scaled(sc, dtype), spec.basis, cfg, dtype=dtype,
                                devices=spec.devices, chunks_per_block=spec.block)
@@ -744,12 +746,6 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
                      else enc.feature_names_out)
     src = Labels(spec, cfg, sc, classes, ypm, w, feature_names, steps=steps)
     return _searched(src, spec, sc, enc, None)
-
-
-def _bound(spec: spec_.FitSpec, sc) -> spec_.FitSpec:
-    """The spec with its basis bound to the covariates' training ranges."""
-    x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
-    return spec.replace(basis=spec.basis.bind(sc.x_min, x_max))
 
 
 def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitResult:

@@ -109,7 +109,7 @@ def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform:
     sc = scaling_.fit(xa, yt, sw)
     sc = scaling_.bounded(sc, spec.y_bound)
     xs, ys = scaling_.apply(sc, xa, yt, sw)
-    spec = _bind_basis(spec, sc)
+    spec = bind_basis(spec, sc)
     with progress.reporting(spec, feature_names) as rep:
         found = stages.search_model(source.InMemory(xs, ys, sw, spec, sc), spec, rep)
     model = _model(found, sc, spec, feature_names)
@@ -156,7 +156,7 @@ def _fit_reader(reader, spec: spec_.FitSpec, feature_names, enc, names) -> FitRe
     """The stages on rows read block by block (:class:`jaxtree._fit.source.Streamed`)."""
     sc = stream_.scaling(reader)
     sc = scaling_.bounded(sc, spec.y_bound)
-    spec = _bind_basis(spec, sc)
+    spec = bind_basis(spec, sc)
     with progress.reporting(spec, feature_names) as rep:
         found = stages.search_model(source.Streamed(reader, spec, sc), spec, rep)
     return _result(_model(found, sc, spec, feature_names), found, spec, enc, names)
@@ -236,8 +236,9 @@ def check_streamable_options(transform) -> None:
 # ---------------------------------------------------------------------- scale, target
 
 
-def _bind_basis(spec: spec_.FitSpec, sc) -> spec_.FitSpec:
-    """Binds families on the covariates' original units to the training ranges."""
+def bind_basis(spec: spec_.FitSpec, sc) -> spec_.FitSpec:
+    """``spec`` with its basis bound to the covariates' training ranges (families on the
+    covariates' original units). Both estimators."""
     x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
     return spec.replace(basis=spec.basis.bind(sc.x_min, x_max))
 
