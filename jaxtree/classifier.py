@@ -5,13 +5,9 @@ The paper (Section 3) uses one model for regression (``t(z) = z``) and classific
 ``f(x) = w0 + T(x)`` is the *decision function* (a logit for the logistic loss, a margin for
 the margin loss); the predicted class is ``sign(f)``.
 
-How it is searched (:mod:`jaxtree.losses`): every iteration of :func:`jaxtree.search.step`
-with ``Config(loss=...)`` scores all ``2*D*p*q`` insertions by one Newton step each (the
-least-squares scorer on the working response ``z = f - g/h`` with weights ``w*h``), inserts
-the best, and refines all weights on the true loss (projected L-BFGS, ``|w| <= 1``; or the
-paper's coordinate descent, iteratively reweighted). The margin loss
-``min(1, max(0, 1 - y f))`` is reported; its search uses the squared hinge (see
-:mod:`jaxtree.losses` for why).
+How it is searched (:mod:`jaxtree.losses`): each insertion is scored by one Newton step
+(the least-squares scorer on the working response with weights ``w*h``) and all weights are
+refined on the true loss; the margin loss's search uses the squared hinge.
 
 How it is fitted: the regressor's pipeline (:mod:`jaxtree._fit`): the same table encoder,
 row plan, ``"auto"`` rules, held-out split and tree stage, with the classification source
@@ -26,13 +22,11 @@ Decisions kept here:
   the bounded basis keep ``|T| <= k + 1``; only the intercept is unbounded, and on data
   with both classes its optimum is finite (a larger ``|w0|`` misclassifies a whole class).
   So logits stay finite and the fit ends with the weights on the box (tested).
-* Measured consequence of the box: a tree's logit is at most ``|w0| + k + 1`` (sums) and
-  usually far less (products shrink), so on (nearly) separable data the logistic search may
-  spend an insertion repeating a leaf that is already at ``|w| = 1``, only to sharpen the
-  probabilities (``x1 + x2 > 1`` with ``k = 3``: ``-cos(pi x1)`` and ``-cos(pi x2)`` twice
-  each). A free output scale (as ``y_scale`` for regression) would remove that; not done.
-* Many data sets at once: :func:`jaxtree.fit_batch_classifier` runs this search (binary, or
-  each data set's one-versus-rest trees) for ``B`` data sets in one vmapped step.
+* Measured consequence of the box: a tree's logit is at most ``|w0| + k + 1``, so on
+  (nearly) separable data the search may repeat a leaf already at ``|w| = 1`` only to
+  sharpen the probabilities. A logit scale (labels ``±L``) would give the weights room; it
+  was measured (BENCHMARKS.md, "A logit scale for the classifier's tree": AUC 0.9947 with
+  ``L = 4`` against 0.9965 on diamonds ``price > median``) and not adopted.
 """
 
 from __future__ import annotations
@@ -170,13 +164,8 @@ class TreeClassifier(Estimator):
         fit's choices (in memory, streamed, with ``validation_fraction``: its held-out rows
         are evaluated on one device). Engine ``"jax"`` only. Not saved with the model.
       missing, categorical_features, max_categories, min_frequency: table encoding, exactly as
-        for :class:`jaxtree.TreeRegressor` (:mod:`jaxtree._encoding`): a numeric column with
-        missing values gets a fill value and a 0/1 covariate ``"<col> missing"``
-        (``missing="indicator"``, default; ``"error"`` refuses them); ``category``, string and
-        object columns of a DataFrame (``"from_dtype"``, default; or indices, names, a mask,
-        None) give one 0/1 covariate per level ``"<col>=<level>"``, rare levels grouped into
-        ``"<col>=other"``. Applied in ``fit``, ``predict``, ``predict_proba``,
-        ``decision_function`` and ``score``, and saved with the model.
+        for :class:`jaxtree.TreeRegressor` (:mod:`jaxtree._encoding`), applied in ``fit``,
+        every prediction and ``score``, and saved with the model.
       tol: as for :class:`jaxtree.TreeRegressor`: a tree's search stops once no candidate
         lowers the training loss by this relative amount (default ``1e-6``) or the loss
         reaches the float precision's floor (``status_`` has ``Status.CONVERGED``); None or
@@ -380,13 +369,15 @@ class TreeClassifier(Estimator):
         return [m] if m.program.weight.ndim == 1 else [
             classify.member(m, c) for c in range(m.program.weight.shape[0])]
 
-    def _lhs(self, c: int) -> str:
+    def _lhs(self, c: int, latex: bool = False) -> str:
         """The left-hand side of class ``c``'s formula: ``logit P(y = a)`` (logistic loss),
         ``margin(y = a)`` (margin loss), ``y`` the labels' name (``target_name_``)."""
-        cls = self.classes_[c]
-        cls = cls.item() if hasattr(cls, "item") else cls
-        event = f"{self._target_name()} = {cls}"
-        return f"logit P({event})" if self.loss == "logistic" else f"margin({event})"
+        cls, name, op = str(_plain(self.classes_[c])), self._target_name(), "{}"
+        if latex:
+            cls = "\\text{" + re.sub(r"([\\_#$%&{}])", r"\\\1", cls) + "}"
+            name, op = export_.latex_var(name), "\\operatorname{{{}}}"
+        fn = op.format("logit" if self.loss == "logistic" else "margin")
+        return f"{fn} P({name} = {cls})" if self.loss == "logistic" else f"{fn}({name} = {cls})"
 
     def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3, scaled: bool = False):
         """The decision function as text, labelled with what it is: two classes give one
@@ -428,14 +419,8 @@ class TreeClassifier(Estimator):
         self._check_fitted()
         kwargs.setdefault("indicators", self._labels())
         members = self._members()
-        out = []
-        for c, m in enumerate(members):
-            cls = self.classes_[c if len(members) > 1 else 1]
-            cls = re.sub(r"([\\_#$%&{}])", r"\\\1", str(cls.item() if hasattr(cls, "item") else cls))
-            event = f"{export_.latex_var(self._target_name())} = \\text{{{cls}}}"
-            lhs = (f"\\operatorname{{logit}} P({event})" if self.loss == "logistic"
-                   else f"\\operatorname{{margin}}({event})")
-            out.append(export_.to_latex(m, lhs=lhs, **kwargs))
+        out = [export_.to_latex(m, lhs=self._lhs(c if len(members) > 1 else 1, latex=True),
+                                **kwargs) for c, m in enumerate(members)]
         return out[0] if len(out) == 1 else out
 
     def save(self, path) -> None:
@@ -447,7 +432,7 @@ class TreeClassifier(Estimator):
         fit ran, not part of the model: a model fitted on 4 devices loads on one)."""
         self._check_fitted()
         members = self._members()
-        classes = [c.item() if hasattr(c, "item") else c for c in self.classes_]
+        classes = [_plain(c) for c in self.classes_]
         task = {"kind": "classify", "loss": self.loss, "classes": classes,
                 "programs": ([model_.program_to_dict(m.program) for m in members]
                              if len(members) > 1 else [])}
@@ -455,6 +440,11 @@ class TreeClassifier(Estimator):
                  "history": [float(h) for h in np.ravel(self.history_)],
                  "target_name": self._target_name()}
         model_.save(members[0], path, extra, task, encoding=self._saved_encoding())
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (labels in formulas and files)."""
+    return value.item() if hasattr(value, "item") else value
 
 
 def set_fitted(est, result: pipeline.FitResult, warn: bool = True):

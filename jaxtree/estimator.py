@@ -70,33 +70,20 @@ class TreeRegressor(Regressor):
         returning True stops the search early.
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
-      shapes: ``"auto"`` (default), 0 (none: the paper's model), or the number of
-        shape-function terms fitted before the tree. ``"auto"``: on in-memory fits of at
-        least 10,000 rows (``AUTO_SHAPES_MIN_ROWS``, engine ``"jax"``, one device), the tree
-        first, exactly as without shapes, then up to 16 shape terms (``AUTO_SHAPES``) of its
-        residual, and at most 20 terms with the tree's (``AUTO_TERMS``: the formula stays
-        readable; the tree's terms counted in its sum of products, like terms merged,
-        ``program.n_terms``; none, and ``shape_path_`` None, where the tree has 20), as many
-        as held-out rows support (a ``validation_fraction`` of 0.2 or the one given,
-        ``shape_path_``; the held-out run stops once ``AUTO_PATIENCE`` = 3 terms in a row
-        lower no held-out error; the paired standard-error rule: none where the tree
-        already has the data's form, and then the model is the tree's), then the tree's weights
-        refined given the shapes; smaller fits: no shapes. Matrices of at least ``2**24``
-        values (read in blocks, ``CHUNKED_FIT_MIN_VALUES``), memmaps and ChunkReaders get them
-        in bounded memory: the terms are chosen on at most ``SEARCH_ROWS`` training and
-        ``SEARCH_ROWS`` held-out rows read from the data, then backfitted on all rows pass by
-        pass (:func:`jaxtree._fit.stages.shapes_after`). An integer ``S``: ``S`` shape terms before the tree.
-        Each is a whole one-covariate function ``f(x_j)`` or a two-covariate function
-        ``f(x_i, x_l)`` (hats, see :mod:`jaxtree.shapes`), chosen greedily by least squares
-        and backfitted; the tree of ``k`` operations is then searched on their residual, and
-        one backfitting round refits the shapes given the tree. Counted as one insertion
-        each. The model is ``w0 + sum of shapes + T(x)``. On more than
-        ``jaxtree.shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a
-        deterministic random subset of that many rows (``random_state``) and then backfitted
-        on all rows (``history_``'s shape iterations are the subset's training MSE).
-        Streamed and block-read fits take the same steps in bounded memory: the search on
-        those rows read into memory, the backfitting and the tree on the shapes' partial
-        residual pass by pass (:func:`jaxtree._fit.stages.shapes_first`), the in-memory fit's choices.
+      shapes: ``"auto"`` (default), 0 (none: the paper's model) or an integer ``S``.
+        Shape terms are whole one-covariate functions ``f(x_j)`` and two-covariate functions
+        ``f(x_i, x_l)`` (hats on knots, see :mod:`jaxtree.shapes`), chosen greedily by least
+        squares and backfitted; the model is ``w0 + sum of shapes + T(x)``. ``"auto"``: on fits
+        of at least 10,000 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``, one device) the
+        tree is searched first, exactly as without shapes, then up to 16 shape terms
+        (``AUTO_SHAPES``) of its residual are added, as many as held-out rows support (a
+        ``validation_fraction`` of 0.2 or the one given; ``shape_path_``), at most 20 terms
+        with the tree's (``AUTO_TERMS``, like terms merged), and the tree's weights are
+        refitted given the shapes; smaller fits get none. ``S``: ``S`` terms before the tree,
+        which is searched on their residual, then one backfitting round. On more than
+        ``shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a deterministic subset
+        and backfitted on all rows; streamed and block-read fits take the same steps in
+        bounded memory (:mod:`jaxtree._fit.stages`).
       shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
         two-covariate shape.
       beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
@@ -112,20 +99,15 @@ class TreeRegressor(Regressor):
         and the data too few for one-leaf-at-a-time choices, and ``"greedy"`` otherwise (larger
         tables get shape terms instead, see ``shapes``). The choice is ``search_``.
         Streaming supports ``"greedy"``. ``TreeRegressor.paper()`` is the paper's algorithm.
-      validation_fraction: ``"auto"`` (default) is 0.2 on small fits (in memory, fewer than
-        10,000 rows, engine ``"jax"``, one device, at least ``AUTO_VALIDATION_MIN_ROWS`` = 20
-        rows), whatever the search (``search="auto"`` means ``"backfit"`` there unless ``p*q``
-        is above 4,096), and None otherwise: ``k`` is
-        then an upper bound and the size is chosen from the data. The value used is
-        ``validation_fraction_``. None grows the tree to ``k`` operations. A float in
-        ``(0, 1)`` chooses the size from the data: that fraction of the rows is held out, the
-        search runs to ``k`` on the rest while recording the held-out MSE after every
-        iteration, the smallest size whose held-out MSE is within half a paired standard
-        error of the best is chosen (``k_``; :func:`jaxtree._fit.select.choose_size`),
-        and the tree is refitted on all rows with ``k_`` operations. ``path_`` lists every
-        size with its training and held-out error and formula. Engine ``"jax"``, in memory.
-        With ``search="beam"`` each size is judged by the member the beam returns at that
-        size (the lowest training loss), and the refit is the beam run to ``k_``.
+      validation_fraction: a float in ``(0, 1)`` chooses the size from the data: that
+        fraction of the rows is held out, the search runs to ``k`` on the rest recording the
+        held-out MSE after every iteration, the smallest size within half a paired standard
+        error of the best is chosen (``k_``; :func:`jaxtree._fit.select.choose_size`) and the
+        tree is refitted on all rows with ``k_`` operations; ``path_`` lists every size. None
+        grows the tree to ``k``. ``"auto"`` (default): 0.2 on in-memory fits of 20 to 9,999
+        rows (engine ``"jax"``, one device), None otherwise; the value used is
+        ``validation_fraction_``. With ``search="beam"`` each size is judged by the beam's
+        best member at that size, and the refit is the beam run to ``k_``.
       cache_basis: evaluate the basis once for all rows and keep it (opt-in: holds
         ``n*p*q`` floats, ``4*n*p*q`` bytes in float32 — 0.9 GB at n=700,000, p=8,
         q=40) instead of re-evaluating it chunk by chunk in every iteration.
@@ -282,13 +264,8 @@ class TreeRegressor(Regressor):
                  prune_tol: Optional[float] = 1e-6, **kwargs) -> "TreeRegressor":
         """The "exact laws" preset: an estimator for learning a formula (docs/laws.md,
         "Exact laws"). Every setting is an ordinary keyword (``get_params`` shows them, so
-        ``clone`` and saved models keep them) and each can be overridden.
-
-        ``k`` is an upper bound: ``validation_fraction`` holds out that share of the rows and
-        picks the size by the paired standard-error rule (see the class docstring), so noisy data
-        does not buy extra leaves. The physics families with the paper's basis, ``y_bound``
-        so a law's weights fit the box, ``"auto"`` chooses ``log y`` or ``y`` on held-out rows,
-        the backfit search, and pruning of leaves that cost less than ``prune_tol`` of ``R²``.
+        ``clone`` and saved models keep them) and each can be overridden: noisy data does not
+        buy extra leaves, and leaves that explain almost nothing are pruned.
 
         Args:
           k: the most operations (an upper bound; the held-out rule picks the size).
