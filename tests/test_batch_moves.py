@@ -56,8 +56,10 @@ def test_search_must_be_named():
         batch.fit_batch(X, y, k=2, search="auto")
 
 
+# backfit and beam in the slow suite (~11-20 s each): the greedy case's oracle (each member's
+# held-out size is the estimator's) on the batched step of another search.
 @pytest.mark.parametrize("how", ["greedy", pytest.param("backfit", marks=pytest.mark.slow),
-                                 "beam"])
+                                 pytest.param("beam", marks=pytest.mark.slow)])
 def test_held_out_size_per_member_equals_the_estimators(how):
     # Each member chooses its own size on the same held-out rows; the refit runs all members
     # at once, each stopped (the beam: kept) at its size: the estimator's path, size and model

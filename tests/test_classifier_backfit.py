@@ -171,6 +171,9 @@ def test_a_second_fit_of_the_same_shapes_compiles_nothing():
     assert est.search_ == "backfit"
 
 
+# ~15 s on CI: test_classifier.py's oracle (each one-versus-rest member is the binary fit of
+# its class) on the backfit step.
+@pytest.mark.slow
 def test_one_vs_rest_batch_makes_the_binary_backfit_moves(x64):
     """Member ``c`` of a three-class backfit fit is the binary backfit fit of ``c`` against
     the rest (the vmapped step with its unbatched pair cond and per-tree ``max_ops``)."""

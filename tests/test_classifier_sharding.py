@@ -53,6 +53,12 @@ SCRIPT = f"SHARDED = {SHARDED!r}\n" + textwrap.dedent("""
 """)
 
 
+# The 4-device subprocess (~37 s of compiling on CI's 2 cores) in the slow suite: it checks
+# test_sharding.py's oracle (the sharded fit makes the one-device choices) on the classifier's
+# step, which runs through the same sharding layer; the refusals below stay in the default.
+SLOW = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def four():
     return _run_on_four_devices(SCRIPT)
@@ -68,6 +74,7 @@ def _same(got, ref, what):
     assert pred == ref[2], what
 
 
+@SLOW
 @pytest.mark.parametrize("name", ["binary", "three"])
 def test_sharded_fit_makes_the_one_device_choices(four, name):
     ref = four[f"{name}/None"]
@@ -79,12 +86,14 @@ def test_sharded_fit_makes_the_one_device_choices(four, name):
         assert len(ref[0]) == 4
 
 
+@SLOW
 def test_sharded_validation_fraction_chooses_the_same_size(four):
     one, sharded = four["val/None"], four["val/4"]
     _same(sharded, one, "validation_fraction on 4 devices")
     assert sharded[3] == one[3]
 
 
+@SLOW
 @pytest.mark.parametrize("name", ["binary", "three"])
 def test_model_fitted_on_several_devices_loads_on_one(four, name):
     X = np.random.default_rng(0).uniform(size=(600, 3)).astype(np.float32)
@@ -94,6 +103,7 @@ def test_model_fitted_on_several_devices_loads_on_one(four, name):
                                rtol=0, atol=1e-6)
 
 
+@SLOW
 def test_too_many_devices(four):
     assert four["err"] is not None and "only 4 device(s)" in four["err"]
     X = np.random.default_rng(0).uniform(size=(40, 2))

@@ -6,6 +6,7 @@ oracles: the fit is the unbucketed fit (float64, the same choices, predictions t
 a second table in the same buckets compiles nothing in the shape stage and the backfit."""
 
 import numpy as np
+import pytest
 
 import jaxtree
 from jaxtree import shapes as shapes_
@@ -57,6 +58,9 @@ def test_bucketed_shape_stage_is_the_unbucketed_one(monkeypatch, x64):
                                                             bucketed.model_.shape_spec))
 
 
+# ~30 s on CI: the oracle of test_bucketed_shape_stage_is_the_unbucketed_one (the same
+# bucketed shape programs) on the shapes=S order (shapes first, then the tree).
+@pytest.mark.slow
 def test_bucketed_shapes_first_is_the_unbucketed_one(monkeypatch, x64):
     """shapes=S (the shapes first, then the tree, then the backfitting round)."""
     X, y = _table(3_000, 5, 1)
