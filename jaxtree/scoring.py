@@ -533,9 +533,14 @@ def compiling_dominates(n: int, p: int, q: int) -> bool:
     return n * p * q < BUCKET_MIN_WORK
 
 
-def columns_for(p: int) -> int:
-    """The column bucket of ``p`` covariates: ``p`` rounded up to a multiple of 2 (up to 16),
-    of 4 (up to 32), of 8 (up to 64), else of 16.
+COARSE_COLUMNS_MIN_ROWS = 10_000
+"""From this many rows :func:`layout`'s column buckets are multiples of 4 up to 32 columns
+(:func:`columns_for` with ``coarse``)."""
+
+
+def columns_for(p: int, coarse: bool = False) -> int:
+    """The column bucket of ``p`` covariates: ``p`` rounded up to a multiple of 2 (up to 16;
+    of 4 with ``coarse``), of 4 (up to 32), of 8 (up to 64), else of 16.
 
     Decision (issue 27): where compiling dominates a fit (:func:`compiling_dominates`) the
     in-memory tree search runs on the bucket's width, the rest NaN padding columns
@@ -545,12 +550,21 @@ def columns_for(p: int) -> int:
     compilation: the candidates grow by at most 1.2x from ``p = 5`` on (1.33x at
     ``p = 3``), the pair screen's Grams by their square; measured with multiples of 4, the
     default's warm fit at 3,000 x 10 (padded to 12) was 40% slower, so the buckets are this
-    fine and the paper's ``p = 10`` is not padded. Above the rule's size a fit runs on its
-    own width. Choices and predictions are those of the unpadded search
-    (tests/test_columns.py).
+    fine and the paper's ``p = 10`` is not padded. ``coarse`` (the layout of
+    :data:`COARSE_COLUMNS_MIN_ROWS` rows or more): multiples of 4 up to 32 columns. There the
+    default is the greedy search and shape terms, whose first fit compiles for 8-11 s on two
+    cores; measured (BENCHMARKS.md, eleventh session) a second table of 22,000 x 11 after
+    20,000 x 10 then fits in 0.8 s with nothing compiled instead of 11 s, and the warm fit is
+    unchanged within noise at 20,000 x 9 (padded to 12) and within 8% at 12,000 x 10. Above
+    the rule's size a fit runs on its own width. Choices and predictions are those of the
+    unpadded search (tests/test_columns.py).
+
+    Args:
+      p: the table's covariates.
+      coarse: the coarser buckets of large tables.
     """
     p = int(p)
-    step = 2 if p <= 16 else 4 if p <= 32 else 8 if p <= 64 else 16
+    step = (2 if p <= 16 and not coarse else 4 if p <= 32 else 8 if p <= 64 else 16)
     return -(-max(p, 1) // step) * step
 
 
@@ -595,7 +609,7 @@ def layout(n: int, p: int, q: int, chunk_size: int) -> Layout:
     buckets read one record."""
     n_chunks, rows_per_step = chunk_shape(int(n), int(chunk_size))
     return Layout(n_chunks, rows_per_step, compiling_dominates(n, p, q),
-                  rows_for(n, chunk_size), columns_for(p))
+                  rows_for(n, chunk_size), columns_for(p, n >= COARSE_COLUMNS_MIN_ROWS))
 
 
 def column_bucket(layout: Layout, basis) -> int:

@@ -23,6 +23,12 @@ def test_columns_for_rounds_up_to_the_bucket():
     got = {p: scoring.columns_for(p) for p in (1, 2, 3, 9, 10, 15, 16, 17, 21, 33, 64, 65)}
     assert got == {1: 2, 2: 2, 3: 4, 9: 10, 10: 10, 15: 16, 16: 16, 17: 20, 21: 24, 33: 40,
                    64: 64, 65: 80}
+    coarse = {p: scoring.columns_for(p, coarse=True) for p in (1, 3, 9, 10, 11, 12, 13, 17, 33)}
+    assert coarse == {1: 4, 3: 4, 9: 12, 10: 12, 11: 12, 12: 12, 13: 16, 17: 20, 33: 40}
+    # the layout's rule: multiples of 4 from COARSE_COLUMNS_MIN_ROWS rows on
+    n = scoring.COARSE_COLUMNS_MIN_ROWS
+    assert scoring.layout(n - 1, 10, 40, 2048).columns == 10
+    assert scoring.layout(n, 10, 40, 2048).columns == 12
 
 
 def test_rows_for_rounds_the_chunks_up_to_the_bucket():
@@ -101,7 +107,7 @@ def test_padded_fit_is_the_unpadded_fit(monkeypatch, kw):
     X, y = _table(1100, 5, 3)
     est = lambda: jaxtree.TreeRegressor(k=4, basis=BASIS, chunk_size=256, **kw)  # noqa: E731
     padded = est().fit(X, y)  # 5 chunks of 256 -> 8, 5 covariates -> 6
-    monkeypatch.setattr(scoring, "columns_for", lambda p: p)
+    monkeypatch.setattr(scoring, "columns_for", lambda p, coarse=False: p)
     monkeypatch.setattr(scoring, "rows_for", lambda n, c: n)
     plain = est().fit(X, y)
     assert [c["feature"] for c in padded.choices_] == [c["feature"] for c in plain.choices_]
@@ -170,7 +176,7 @@ def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):
     est = lambda: jaxtree.TreeClassifier(k=3, basis=BASIS, chunk_size=256,  # noqa: E731
                                          validation_fraction=0.25)
     padded = est().fit(X, labels)
-    monkeypatch.setattr(scoring, "columns_for", lambda p: p)
+    monkeypatch.setattr(scoring, "columns_for", lambda p, coarse=False: p)
     monkeypatch.setattr(scoring, "rows_for", lambda n, c: n)
     plain = est().fit(X, labels)
     flat = lambda cs: [c for m in cs for c in (m if isinstance(m, list) else [m])]  # noqa: E731

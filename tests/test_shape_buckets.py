@@ -72,12 +72,14 @@ def test_bucketed_shapes_first_is_the_unbucketed_one(monkeypatch, x64):
 
 
 def test_a_second_table_in_the_buckets_compiles_no_shape_stage(monkeypatch):
-    """17,000 x 9 then 24,000 x 10: column bucket 10, all rows in 12 chunks of 2,048 (9 and
-    12 chunks of their own); the held-out split's parts are chunked as that bucket's shares
-    (10 chunks of training rows, 3 held out), not their own buckets (13,600 and 19,200
-    training rows: 7 and 10 chunks, buckets 8 and 12; 3,400 and 4,800 held out: 2 and 3
-    chunks, buckets 2 and 4). The second table's shape stage (the
-    selection run, the backfitting round) compiles nothing."""
+    """17,000 x 9 then 22,000 x 11 (both below the buckets' work limit ``n*p*q < 10**7``):
+    column bucket 12 (from 10,000 rows the buckets are multiples of 4:
+    ``scoring.COARSE_COLUMNS_MIN_ROWS``; below, 9 and 11 covariates would be 10 and 12), all
+    rows in 12 chunks of 2,048 (9 and 11 chunks of their own); the held-out split's parts are
+    chunked as that bucket's shares (10 chunks of training rows, 3 held out), not their own
+    buckets (13,600 and 17,600 training rows: 7 and 9 chunks, buckets 8 and 12; 3,400 and
+    4,400 held out: 2 and 3 chunks, buckets 2 and 4). The second table's whole fit (the
+    tree, the shape stage's selection run, the backfitting round) compiles nothing."""
     counts = []
     real = stages.shapes_after
 
@@ -89,8 +91,9 @@ def test_a_second_table_in_the_buckets_compiles_no_shape_stage(monkeypatch):
 
     monkeypatch.setattr(stages, "shapes_after", counted)
     jaxtree.TreeRegressor().fit(*_table(17_000, 9, 2))
-    X, y = _table(24_000, 10, 3)
-    est = jaxtree.TreeRegressor().fit(X, y)
+    X, y = _table(22_000, 11, 3)
+    with count_compilations() as whole:
+        est = jaxtree.TreeRegressor().fit(X, y)
     assert counts[0][1] and counts[1][1], counts  # both chose shape terms
-    assert counts[1][0] == 0, counts
-    assert est.n_features_in_ == 10 and est.model_.shapes.main.shape[0] == 10
+    assert counts[1][0] == 0 and whole.compiles == 0, (counts, whole.compiles)
+    assert est.n_features_in_ == 11 and est.model_.shapes.main.shape[0] == 11
