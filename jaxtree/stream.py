@@ -64,14 +64,12 @@ __all__ = [
     "loss_block",
     "loss_step",
     "prune",
-    "loss_value_and_grad_block",
     "refine_given_shapes",
     "refit_shapes",
     "replace_block",
     "scaling",
     "screen_rows",
     "score_block",
-    "sse_block",
     "value_and_grad_block",
     "working_block",
 ]
@@ -379,27 +377,10 @@ def coordinate_block(acc, program, d, xb, yb, wb, *, basis):
         a, refine_.coordinate_moments(program, d, x, y, w, basis)), acc, xb, yb, wb)
 
 
-@functools.partial(jax.jit, static_argnames=("basis",))
-def sse_block(acc, program, xb, yb, wb, *, basis):
-    """Adds the weighted SSE and weight sum of a block to ``acc = (sse, n)``.
-
-    Args:
-      acc: ``(sse, n)`` the sums so far.
-      program: the current tree.
-      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
-      yb: float ``(B, m)`` their targets.
-      wb: float ``(B, m)`` their sample weights (0 on padding rows).
-      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
-    """
-    def f(a, x, y, w):
-        res = y - prog.evaluate(program, x, basis)
-        return a[0] + jnp.sum(w * res * res), a[1] + jnp.sum(w)
-    return _scan(f, acc, xb, yb, wb)
-
-
-@functools.partial(jax.jit, static_argnames=("basis",))
-def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis):
-    """Adds a block's weighted SSE and its gradient w.r.t. ``(weight, intercept)``.
+@functools.partial(jax.jit, static_argnames=("basis", "loss"))
+def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis, loss="squared"):
+    """Adds a block's weighted loss (the SSE by default) and its gradient w.r.t.
+    ``(weight, intercept)`` (:func:`jaxtree.refine.chunk_value_and_grad`).
 
     Args:
       acc: ``(value, grad)`` the sums so far.
@@ -409,9 +390,10 @@ def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis):
       yb: float ``(B, m)`` their targets.
       wb: float ``(B, m)`` their sample weights (0 on padding rows).
       basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
+      loss: the loss's name (:data:`jaxtree.losses.LOSSES`, static).
     """
     def f(a, x, y, w):
-        val, g = refine_.chunk_value_and_grad(params, program, x, y, w, basis)
+        val, g = refine_.chunk_value_and_grad(params, program, x, y, w, basis, loss=loss)
         return jax.tree_util.tree_map(jnp.add, a, (val, g))
     return _scan(f, acc, xb, yb, wb)
 
@@ -557,7 +539,10 @@ _leaf_slots = jax.jit(prog.leaf_slots, static_argnums=1)
 
 
 class _Passes:
-    """The streamed passes of one fit (holds the source, block size and device put)."""
+    """The streamed passes of one fit (holds the source, block size and device put); the
+    refinement's loss is ``loss`` (squared here, :class:`_LossPasses` sets its own)."""
+
+    loss = "squared"
 
     def __init__(self, source, basis, chunks_per_block, put):
         self.source, self.basis, self.B, self.put = source, basis, chunks_per_block, put
@@ -594,7 +579,7 @@ class _Passes:
         z = jnp.zeros((), dtype)
         acc = (z, z)
         for xb, yb, wb in self.blocks():
-            acc = sse_block(acc, program, xb, yb, wb, basis=self.basis)
+            acc = loss_block(acc, program, xb, yb, wb, basis=self.basis)
         return acc
 
     def value_and_grad(self, params, program):
@@ -602,7 +587,8 @@ class _Passes:
         acc = (z, jax.tree_util.tree_map(jnp.zeros_like, params))
         n = z
         for xb, yb, wb in self.blocks():
-            acc = value_and_grad_block(acc, params, program, xb, yb, wb, basis=self.basis)
+            acc = value_and_grad_block(acc, params, program, xb, yb, wb, basis=self.basis,
+                                       loss=self.loss)
             n = n + jnp.sum(wb)
         val, g = acc
         return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
@@ -1163,7 +1149,7 @@ def working_block(program, xb, yb, wb, *, basis, loss):
 
 
 @functools.partial(jax.jit, static_argnames=("basis", "loss", "report"))
-def loss_block(acc, program, xb, yb, wb, *, basis, loss, report=False):
+def loss_block(acc, program, xb, yb, wb, *, basis, loss="squared", report=False):
     """Adds a block's weighted loss (:func:`jaxtree.losses.pointwise`, or
     :func:`jaxtree.losses.reported` when ``report``) and weight sum to ``acc = (total, n)``.
 
@@ -1186,27 +1172,6 @@ def loss_block(acc, program, xb, yb, wb, *, basis, loss, report=False):
     return _scan(f, acc, xb, yb, wb)
 
 
-@functools.partial(jax.jit, static_argnames=("basis", "loss"))
-def loss_value_and_grad_block(acc, params, program, xb, yb, wb, *, basis, loss):
-    """Adds a block's weighted classification loss and its gradient w.r.t.
-    ``(weight, intercept)`` (:func:`jaxtree.refine.chunk_value_and_grad` with ``loss``).
-
-    Args:
-      acc: ``(value, grad)`` the sums so far.
-      params: ``(weight, intercept)``: the program's weights ``(S,)`` and its intercept.
-      program: the current tree.
-      xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
-      yb: float ``(B, m)`` their targets.
-      wb: float ``(B, m)`` their sample weights (0 on padding rows).
-      basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
-      loss: the loss's name (:data:`jaxtree.losses.LOSSES`, static).
-    """
-    def f(a, x, y, w):
-        val, g = refine_.chunk_value_and_grad(params, program, x, y, w, basis, loss=loss)
-        return jax.tree_util.tree_map(jnp.add, a, (val, g))
-    return _scan(f, acc, xb, yb, wb)
-
-
 class _LossPasses(_Passes):
     """The passes of a classification fit: labels ``y = +-1`` in the blocks; the L-BFGS
     loss and gradient (read by :func:`_joint`) are those of ``loss``."""
@@ -1214,17 +1179,6 @@ class _LossPasses(_Passes):
     def __init__(self, source, basis, chunks_per_block, put, loss: str):
         super().__init__(source, basis, chunks_per_block, put)
         self.loss = loss
-
-    def value_and_grad(self, params, program):
-        z = jnp.zeros((), params[1].dtype)
-        acc = (z, jax.tree_util.tree_map(jnp.zeros_like, params))
-        n = z
-        for xb, yb, wb in self.blocks():
-            acc = loss_value_and_grad_block(acc, params, program, xb, yb, wb, basis=self.basis,
-                                            loss=self.loss)
-            n = n + jnp.sum(wb)
-        val, g = acc
-        return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
 
     def mean_loss(self, program, dtype, report: bool = False):
         z = jnp.zeros((), dtype)
