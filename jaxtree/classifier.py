@@ -96,9 +96,9 @@ class TreeClassifier(Estimator):
 
     The decision function is ``f(x) = w0 + T(x)``, a tree of ``k`` operations over leaves
     ``w * phi_i(x_j)`` (``|w| <= 1``) found by the greedy search with Newton-step candidate
-    scoring (:mod:`jaxtree.losses`), on small fits with the backfit moves and a held-out size
-    (the regressor's defaults, see ``search``); the class is ``sign(f)``. More than two classes: one tree
-    per class against the rest, searched as one batch (see the module docstring).
+    scoring (:mod:`jaxtree.losses`), on small fits with the backfit moves (the regressor's
+    default, see ``search``); the class is ``sign(f)``. More than two classes: one tree per
+    class against the rest, searched as one batch (see the module docstring).
 
     Args:
       k: number of operations per tree. In memory (engine ``"jax"``) where ``n*p*q`` is below
@@ -144,11 +144,11 @@ class TreeClassifier(Estimator):
         (iterations restart at 0), as for :class:`jaxtree.TreeRegressor`.
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
-      validation_fraction: ``"auto"`` (default) is the regressor's rule: 0.2 on the fits where
-        ``search="auto"`` is ``"backfit"`` (in memory, fewer than 10,000 rows, engine
-        ``"jax"``, one device; at least 20 rows), whatever the search, and None otherwise;
-        ``k`` is then an upper bound. The value used is ``validation_fraction_``. None grows
-        every tree to ``k`` operations. A float in ``(0, 1)``: the regressor's split (not
+      validation_fraction: ``"auto"`` (default) is None: every tree grows to ``k``
+        operations (``tol`` may stop it earlier). Unlike the regressor's, which holds out 0.2
+        of a small table: measured, the held-out log-loss picked too small trees and cost
+        AUC (:func:`jaxtree._fit.classify.classifier_spec`). The value used is
+        ``validation_fraction_``. A float in ``(0, 1)``: the regressor's split (not
         stratified) holds out that share of rows, the search runs to ``k`` on the rest, and
         each tree takes the smallest size whose held-out loss (mean log-loss, or ramp loss;
         weighted) is within half a standard error of the best's, the error of the per-row

@@ -109,9 +109,11 @@ def test_backfit_history_never_increases(x64):
 
 
 def test_defaults_resolve_like_the_regressor():
-    """The classifier's "auto" is the regressor's rule (one function,
+    """The classifier's ``search="auto"`` is the regressor's rule (one function,
     :func:`jaxtree._fit.spec.resolve_auto`): backfit and 0.2 held out on small in-memory
-    fits, greedy and None on large, streamed, sharded or reference fits."""
+    fits, greedy and None on large, streamed, sharded or reference fits; the classifier's
+    ``validation_fraction="auto"`` is None everywhere (its trees grow to ``k``), an explicit
+    fraction is kept (:func:`jaxtree._fit.classify.classifier_spec`)."""
     q = BASIS.q
     small = spec_.resolve_auto("auto", "auto", 500, 3, q, in_memory=True)
     assert small == ("backfit", spec_.AUTO_VALIDATION)
@@ -123,6 +125,13 @@ def test_defaults_resolve_like_the_regressor():
     assert spec_.resolve_auto("greedy", 0.3, 500, 3, q, in_memory=True) == ("greedy", 0.3)
     clf = jaxtree.TreeClassifier()
     assert clf.search == "auto" and clf.validation_fraction == "auto"
+    from jaxtree._fit import classify
+
+    for fraction, want in [("auto", None), (0.3, 0.3)]:
+        h = dict(clf.get_params(), basis=BASIS, validation_fraction=fraction)
+        params, plan = spec_.planned(spec_.check_classifier_params(h), 500, 3, np.float64)
+        spec = classify.classifier_spec(h, params, 500, 3, np.float64, plan, in_memory=True)
+        assert (spec.search, spec.validation_fraction) == ("backfit", want), fraction
 
 
 @pytest.mark.slow  # ~40 s: the resolution is test_defaults_resolve_like_the_regressor's, the
@@ -133,11 +142,11 @@ def test_binary_and_three_class_fits_with_the_new_defaults():
     X = rng.uniform(size=(300, 3))
     f = np.sin(3 * X[:, 0]) + X[:, 1] - 0.9
     clf = jaxtree.TreeClassifier(k=4, basis=BASIS).fit(X, f > 0)
-    assert clf.search_ == "backfit" and clf.validation_fraction_ == 0.2
-    assert clf.path_ is not None and 0 <= clf.k_ <= 4
+    assert clf.search_ == "backfit" and clf.validation_fraction_ is None
+    assert clf.path_ is None and 0 <= clf.k_ <= 4
     assert clf.predict_proba(X).shape == (300, 2) and clf.score(X, f > 0) > 0.8
     y3 = np.digitize(f, [-0.3, 0.3])
-    clf3 = jaxtree.TreeClassifier(k=4, basis=BASIS).fit(X, y3)
+    clf3 = jaxtree.TreeClassifier(k=4, basis=BASIS, validation_fraction=0.2).fit(X, y3)
     assert clf3.search_ == "backfit" and clf3.validation_fraction_ == 0.2
     assert len(clf3.path_) == 3 and clf3.k_per_class_.shape == (3,)
     assert np.all(clf3.k_per_class_ <= 4)
