@@ -554,10 +554,10 @@ def columns_for(p: int, coarse: bool = False) -> int:
     :data:`COARSE_COLUMNS_MIN_ROWS` rows or more): multiples of 4 up to 32 columns. There the
     default is the greedy search and shape terms, whose first fit compiles for 8-11 s on two
     cores; measured (BENCHMARKS.md, eleventh session) a second table of 22,000 x 11 after
-    20,000 x 10 then fits in 0.8 s with nothing compiled instead of 11 s, and the warm fit is
-    unchanged within noise at 20,000 x 9 (padded to 12) and within 8% at 12,000 x 10. Above
-    the rule's size a fit runs on its own width. Choices and predictions are those of the
-    unpadded search (tests/test_columns.py).
+    20,000 x 10 then fits in 0.8 s with nothing compiled instead of 11 s; the warm fit is
+    9-10% slower where 9 columns pad to 12 (12,000 and 20,000 rows) and unchanged within
+    noise at 10 columns. Above the rule's size a fit runs on its own width. Choices and
+    predictions are those of the unpadded search (tests/test_columns.py).
 
     Args:
       p: the table's covariates.
