@@ -54,6 +54,7 @@ __all__ = [
     "safe_div",
     "apply",
     "BUCKET_MIN_WORK",
+    "COARSE_COLUMNS_MIN_ROWS",
     "buckets_for",
     "cache_basis",
     "Choice",
