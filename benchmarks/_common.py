@@ -44,3 +44,26 @@ def environment() -> dict:
         "cpu_count": os.cpu_count(),
         "jax_enable_x64": bool(jax.config.jax_enable_x64),
     }
+
+
+def table_benchmark(doc: str, run, tables: str, folds: int, out_name: str, argv=None) -> list:
+    """The command line of a benchmark over public tables and folds: ``--tables`` (comma
+    separated names of ``bench_accuracy.TABLES``), ``--folds`` and ``--out`` (default
+    ``benchmarks/results/<out_name>``); ``run(table, folds)`` returns the table's result rows,
+    written as ``{"environment": ..., "results": rows}`` (the record of ``bench_accuracy``)."""
+    import argparse
+    import json
+    import sys
+
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--tables", default=tables)
+    ap.add_argument("--folds", type=int, default=folds)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / out_name))
+    args = ap.parse_args(argv)
+    rows = [r for t in args.tables.split(",") for r in run(t, args.folds)]
+    env = {**environment(), "folds": args.folds,
+           "command": " ".join(["python", *sys.argv])}
+    with open(args.out, "w") as f:
+        json.dump({"environment": env, "results": rows}, f, indent=1)
+    print("wrote", args.out)
+    return rows

@@ -22,8 +22,6 @@ Run: ``python benchmarks/bench_categorical_codes.py`` (writes
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
@@ -35,6 +33,7 @@ import pandas as pd
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_accuracy as B  # noqa: E402  (the tables, folds and baselines)
+from _common import table_benchmark  # noqa: E402
 
 import jaxtree  # noqa: E402
 
@@ -92,20 +91,5 @@ def run(table: str, folds: int) -> list:
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tables", default="diamonds_class,diamonds")
-    ap.add_argument("--folds", type=int, default=3)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
-                                                   "categorical_codes.json"))
-    args = ap.parse_args()
-    rows = [r for t in args.tables.split(",") for r in run(t, args.folds)]
-    meta = {"jaxtree": jaxtree.__version__, "date": time.strftime("%Y-%m-%d"),
-            "machine": f"{os.cpu_count()} CPUs", "command": " ".join(sys.argv)}
-    with open(args.out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    print("wrote", args.out)
-
-
 if __name__ == "__main__":
-    main()
+    table_benchmark(__doc__, run, "diamonds_class,diamonds", 3, "categorical_codes.json")

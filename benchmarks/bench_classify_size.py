@@ -18,11 +18,8 @@ Run: ``python benchmarks/bench_classify_size.py`` (~5 minutes on 2 cores; writes
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -30,6 +27,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_accuracy as B  # noqa: E402
+from _common import table_benchmark  # noqa: E402
 
 import jaxtree  # noqa: E402
 
@@ -67,20 +65,6 @@ def run(table: str, folds: int) -> list:
     return rows
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tables", default="pima,breast_cancer,titanic,spam7,default")
-    ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
-                                                   "classify_size.json"))
-    args = ap.parse_args()
-    rows = [r for t in args.tables.split(",") for r in run(t, args.folds)]
-    meta = {"jaxtree": jaxtree.__version__, "date": time.strftime("%Y-%m-%d"),
-            "machine": f"{os.cpu_count()} CPUs", "command": " ".join(sys.argv)}
-    with open(args.out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    print("wrote", args.out)
-
-
 if __name__ == "__main__":
-    main()
+    table_benchmark(__doc__, run, "pima,breast_cancer,titanic,spam7,default", 5,
+                    "classify_size.json")
