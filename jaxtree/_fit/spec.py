@@ -376,7 +376,9 @@ class FitSpec:
 def resolve_auto(search_: str, validation_fraction, n: int, p: int, q: int, *,
                  in_memory: bool, engine: str = "jax", devices=None) -> tuple:
     """``(search, validation_fraction)`` with ``"auto"`` resolved: the one rule of both
-    estimators (:class:`jaxtree.TreeRegressor`, :class:`jaxtree.TreeClassifier`).
+    estimators (:class:`jaxtree.TreeRegressor`, :class:`jaxtree.TreeClassifier`), except that
+    the classifier's ``validation_fraction="auto"`` is None before it gets here
+    (:func:`jaxtree._fit.classify.classifier_spec`: measured, a held-out size cost it AUC).
 
     A fit is *small* when it runs in memory (``in_memory``), on engine ``"jax"``, on one
     device (``devices`` None) and has fewer than :data:`AUTO_SMALL_MAX_ROWS` rows. Then
