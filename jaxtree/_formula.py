@@ -262,8 +262,8 @@ class _Builder:
             return out
         eps = LINE_EPS * float(np.finfo(np.asarray(model.shapes.main).dtype).eps)
         for i, (feats, coef) in enumerate(shapes_.host_terms(model.shapes, model.shape_spec)):
-            if len(feats) != 1:
-                continue
+            if len(feats) != 1 or shapes_.group_at(model.shape_spec, int(feats[0])):
+                continue  # a pair, or a categorical group's term (one value per level)
             j = int(feats[0])
             m, sc = self.x_min[j], self.x_scale[j]
             if j in self.ind:

@@ -729,7 +729,8 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
                     loss * jnp.sum(data.w), i32(MOVE_SHAPE),
                     jnp.where(main, -1, second[c]).astype(jnp.int32), i32(-1), i32(0))
     # Full: the most terms, or every candidate taken (one covariate has a single term).
-    live = spec.live if isinstance(spec, shapes_.SlotSpec) else p + len(spec.pairs)
+    live = (spec.live if isinstance(spec, shapes_.SlotSpec)
+            else shapes_.n_mains(spec, p) + len(spec.pairs))
     full = (state.shapes.n_terms >= spec.max_terms) | (state.shapes.n_terms >= live)
     status = jnp.where(ok, STATUS_OK, jnp.where(full, STATUS_FULL, STATUS_NO_CANDIDATE))
     new = prog.where_tree(ok, new, state)

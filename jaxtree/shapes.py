@@ -66,6 +66,7 @@ import numpy as np
 from jaxtree import scoring
 
 __all__ = [
+    "axis_name",
     "candidate_gains",
     "compact",
     "corners",
@@ -73,13 +74,17 @@ __all__ = [
     "evaluate_jit",
     "finish",
     "FULL_SWEEP_EVERY",
+    "group_arrays",
+    "group_at",
     "fit_step",
     "grams",
     "host_terms",
     "init",
     "MAX_PAIRS",
+    "n_mains",
     "mse",
     "pair_index",
+    "pair_columns",
     "pair_list",
     "refit",
     "RIDGE",
@@ -129,6 +134,9 @@ class ShapeSpec(NamedTuple):
         shapes not yet chosen (the interaction part), so ``f(a) + f(b)`` is preferred to a
         pair ``f(a, b)`` that only adds their main effects (readability; EBM fits mains
         before pairs for the same reason). False: every candidate by its own gain.
+      groups: the categorical columns whose main shape is one *group* term (see
+        :func:`group_at`): ``((name, (j_1, ..., j_L)), ...)``, each the raw column's name and
+        its 0/1 level covariates in level order (``2 <= L <= n1 - 1``). Empty: none.
     """
 
     n1: int = 16
@@ -136,10 +144,11 @@ class ShapeSpec(NamedTuple):
     max_terms: int = 10
     pairs: tuple = ()
     hierarchy: bool = True
+    groups: tuple = ()
 
 
 @functools.partial(jax.tree_util.register_dataclass,
-                   data_fields=["pairs", "live"],
+                   data_fields=["pairs", "live", "level", "home"],
                    meta_fields=["n1", "n2", "max_terms", "hierarchy"])
 @dataclasses.dataclass(frozen=True)
 class SlotSpec:
@@ -171,6 +180,10 @@ class SlotSpec:
         ``(0, 0)`` slots.
       live: int32 ``()`` the real candidates: the table's covariates plus its real pairs
         (when every one is taken the search is full, as with a :class:`ShapeSpec`).
+      level, home: int32 ``(columns,)`` the categorical groups as data (a table without any:
+        None, and the programs are the ones before groups existed): a covariate's rank in its
+        group (1-based; 0 for a covariate in none) and the group's first covariate (itself
+        for one in none). :func:`group_arrays`.
     """
 
     n1: int
@@ -179,6 +192,8 @@ class SlotSpec:
     hierarchy: bool
     pairs: object
     live: object
+    level: object = None
+    home: object = None
 
     def _replace(self, **kw) -> "SlotSpec":
         return dataclasses.replace(self, **kw)
@@ -192,16 +207,111 @@ def pair_slots(columns: int) -> int:
     return max(8, min(-(-(columns * (columns - 1) // 2) // 8) * 8, MAX_PAIRS))
 
 
-def slots(spec: ShapeSpec, p: int, n_slots: int) -> SlotSpec:
+def slots(spec: ShapeSpec, p: int, n_slots: int, columns: int = 0) -> SlotSpec:
     """``spec`` as a :class:`SlotSpec` of ``n_slots`` pair slots (its pairs first, then
-    ``(0, 0)`` padding) for a table of ``p`` covariates; host arrays, nothing compiled."""
+    ``(0, 0)`` padding) for a table of ``p`` covariates padded to ``columns`` (its groups'
+    arrays have that length; default ``p``); host arrays, nothing compiled."""
     pairs = np.zeros((n_slots, 2), np.int32)
     if spec.pairs:
         if len(spec.pairs) > n_slots:
             raise ValueError(f"{len(spec.pairs)} pairs do not fit {n_slots} slots")
         pairs[:len(spec.pairs)] = np.asarray(spec.pairs, np.int32)
+    level = home = None
+    if spec.groups:
+        level, home = _group_ranks(spec.groups, max(columns, p))
     return SlotSpec(spec.n1, spec.n2, spec.max_terms, spec.hierarchy, pairs,
-                    np.asarray(p + len(spec.pairs), np.int32))
+                    np.asarray(n_mains(spec, p) + len(spec.pairs), np.int32), level, home)
+
+
+# ----------------------------------------------------------------- categorical groups
+#
+# Decision (issues 26 and 29): a categorical column is encoded as one 0/1 covariate per
+# level (the tree's leaves ``w·[color = D]``), so a categorical main effect cost one shape
+# term per level and the formula's term budget ran out on tables with several categories
+# (diamonds: 19.7 terms, AUC below logistic regression's; BENCHMARKS.md, "Categorical main
+# effects as one term"). A *group* term is one main shape over the whole column: the shape
+# stage sees the column as its level code placed exactly on the hats' knots (level ``l``,
+# 1-based, at knot ``l`` of ``n`` hats: ``z = l / (n - 1)``), so the shape's coefficient at
+# knot ``l`` is level ``l``'s effect, one free value per level, and knot 0 (no level set: an
+# unseen level at predict time) keeps the ridge's 0. The code exists only in this module
+# (:func:`_view`): the tree's data, the model's covariates and the encoding are unchanged, and
+# the group's other covariates are no main shape of their own (NaN in the view, so their
+# gains are not finite and they are never chosen). A pair with a group is a table over its
+# levels (a varying coefficient per level) when the group fits a pair's axis
+# (``L <= n2 - 1``); a larger group is in no pair (:func:`screen_pairs`).
+
+
+def _group_ranks(groups: tuple, columns: int) -> tuple:
+    """``(level, home)`` int32 ``(columns,)`` of ``groups`` (:class:`ShapeSpec`'s): each
+    covariate's 1-based rank in its group (0: in none) and its group's first covariate
+    (itself: in none)."""
+    level = np.zeros(columns, np.int32)
+    home = np.arange(columns, dtype=np.int32)
+    for _, members in groups:
+        for r, j in enumerate(members):
+            level[j], home[j] = r + 1, members[0]
+    return level, home
+
+
+def group_arrays(spec, columns: int):
+    """``(level, home)`` of ``spec``'s groups for data of ``columns`` covariates, or None
+    without groups (host arrays of a :class:`ShapeSpec`, the traced ones of a
+    :class:`SlotSpec`)."""
+    if isinstance(spec, SlotSpec):
+        return None if spec.level is None else (spec.level, spec.home)
+    if not getattr(spec, "groups", ()):
+        return None
+    return _group_ranks(spec.groups, columns)
+
+
+def n_mains(spec, p: int) -> int:
+    """The main-shape candidates of a table of ``p`` covariates: one per covariate, a group
+    counting once."""
+    return p - sum(len(m) - 1 for _, m in getattr(spec, "groups", ()))
+
+
+def group_at(spec, j: int):
+    """``(name, members)`` when covariate ``j`` is the first of a group of ``spec`` (its main
+    shape is the group's term), else None. A group term's coefficients ``coef`` (``(n1,)``,
+    :func:`host_terms`) hold level ``l``'s value (``members[l - 1]``) at ``coef[l]`` and the
+    value of a row with no level set at ``coef[0]``."""
+    for name, members in getattr(spec, "groups", ()):
+        if members[0] == j:
+            return name, tuple(members)
+    return None
+
+
+def _view(x, spec, n: int, xp=jnp):
+    """The covariates as the shape terms of ``n`` hats see them: a group's first covariate
+    replaced by the group's level code on the knots (``l / (n - 1)`` for the row's level
+    ``l``, 0 for none), the group's other covariates NaN (no term of their own), every other
+    covariate as it is. ``x``: ``(..., columns)`` scaled. Without groups, ``x`` itself.
+
+    A group larger than ``n - 1`` levels (only the pair screen's coarse hats,
+    :func:`screen_pairs`) spreads its codes over ``(0, 1]`` instead (``l / L``): an ordinal
+    approximation good enough to rank pairs, never a model's term."""
+    g = group_arrays(spec, x.shape[-1])
+    if g is None:
+        return x
+    level, home = (xp.asarray(a) for a in g)
+    cols = xp.arange(x.shape[-1])
+    member = level > 0
+    onto = (home[:, None] == cols[None, :]) & member[:, None]  # (columns, columns)
+    weight = xp.where(onto, level[:, None], 0).astype(x.dtype)
+    xm = xp.where(member, xp.clip(x, 0.0, 1.0), 0.0)  # a NaN padding column times 0 is NaN
+    if xp is jnp:
+        code = jnp.matmul(xm, weight, precision=jax.lax.Precision.HIGHEST)
+    else:
+        code = xm @ weight
+    size = xp.max(weight, axis=0)  # the group's level count at its first covariate
+    spread = xp.where(size <= n - 1, n - 1, size).astype(x.dtype)
+    is_home = member & (home == cols)
+    return xp.where(is_home, code / xp.maximum(spread, 1), xp.where(member, xp.nan, x))
+
+
+def _views(x, spec):
+    """``(main view, pair view)`` of ``x`` (:func:`_view` for ``n1`` and ``n2`` hats)."""
+    return _view(x, spec, spec.n1), _view(x, spec, spec.n2)
 
 
 def _n_pairs(spec) -> int:
@@ -310,10 +420,11 @@ def evaluate(shapes: Shapes, x, spec: ShapeSpec):
     p = shapes.main.shape[0]
     coef = _flat(shapes, spec)
     x = jnp.clip(x, 0.0, 1.0)
+    views = _views(x, spec)
 
     def term(t, out):
         tid = jnp.clip(shapes.order[t], 0, coef.shape[0] - 1)
-        val = _apply(*_term_corners(x, tid, p, spec), coef[tid])
+        val = _apply(*_term_corners(views, tid, p, spec), coef[tid])
         return out + jnp.where(t < shapes.n_terms, val, 0)
 
     out = jnp.broadcast_to(shapes.intercept, x.shape[:1]).astype(coef.dtype)
@@ -340,7 +451,8 @@ def grams(data: scoring.Data, spec: ShapeSpec):
     def body(acc, ch):
         g1, s1, g2, s2, n = acc
         xb, wb = ch
-        i0, f = corners(xb, n1)  # (m, p)
+        x1, x2 = _views(xb, spec)
+        i0, f = corners(x1, n1)  # (m, p)
         v1 = jnp.stack([1 - f, f], -1) * wb[:, None, None]  # weighted values (m, p, 2)
         u1 = jnp.stack([1 - f, f], -1)
         idx1 = i0[..., None] + off1  # (m, p, 2)
@@ -350,7 +462,7 @@ def grams(data: scoring.Data, spec: ShapeSpec):
         s1 = s1 + jax.ops.segment_sum(v1.reshape(-1), (idx1 + (jnp.arange(p) * n1)[None, :, None]).reshape(-1),
                                       p * n1)
         if n_pairs:
-            j0, h = corners(xb, n2)
+            j0, h = corners(x2, n2)
             fa, fb = h[:, ia], h[:, ib]
             va = jnp.stack([1 - fa, 1 - fa, fa, fa], -1)
             vb = jnp.stack([1 - fb, fb, 1 - fb, fb], -1)
@@ -399,11 +511,13 @@ def _unflat(shapes: Shapes, coef, spec: ShapeSpec) -> Shapes:
     return shapes._replace(main=coef[:p, :spec.n1], pair=coef[p:, :spec.n2 * spec.n2])
 
 
-def _term_corners(xb, tid, p: int, spec: ShapeSpec):
+def _term_corners(views, tid, p: int, spec: ShapeSpec):
     """The nonzero design entries of term ``tid`` (main ``tid < p`` or pair ``tid - p``) on a
-    chunk: knot indices and hat values, each ``(m, 4)`` (a main term's last two are 0)."""
+    chunk (its :func:`_views` ``(x1, x2)``): knot indices and hat values, each ``(m, 4)`` (a
+    main term's last two are 0)."""
+    x1, x2 = views
     j = jnp.clip(tid, 0, p - 1)
-    i0, f = corners(xb[:, j], spec.n1)
+    i0, f = corners(x1[:, j], spec.n1)
     zero = jnp.zeros_like(f)
     idx = jnp.stack([i0, i0 + 1, i0, i0], -1)
     val = jnp.stack([1 - f, f, zero, zero], -1)
@@ -411,8 +525,8 @@ def _term_corners(xb, tid, p: int, spec: ShapeSpec):
         return idx, val
     ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
     c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
-    a0, fa = corners(xb[:, ia[c]], spec.n2)
-    b0, fb = corners(xb[:, ib[c]], spec.n2)
+    a0, fa = corners(x2[:, ia[c]], spec.n2)
+    b0, fb = corners(x2[:, ib[c]], spec.n2)
     base = a0 * spec.n2 + b0
     idx2 = jnp.stack([base, base + 1, base + spec.n2, base + spec.n2 + 1], -1)
     val2 = jnp.stack([(1 - fa) * (1 - fb), (1 - fa) * fb, fa * (1 - fb), fa * fb], -1)
@@ -420,22 +534,24 @@ def _term_corners(xb, tid, p: int, spec: ShapeSpec):
     return jnp.where(main, idx, idx2), jnp.where(main, val, val2)
 
 
-def _term_hats(xb, tid, p: int, spec: ShapeSpec):
-    """Dense hat factors of term ``tid`` on a chunk ``xb (m, p)``: ``(main, A1, A2, B)``,
+def _term_hats(views, tid, p: int, spec: ShapeSpec):
+    """Dense hat factors of term ``tid`` on a chunk (its :func:`_views` ``(x1, x2)``, each
+    ``(m, p)``): ``(main, A1, A2, B)``,
     ``A1 (m, n1)`` the main shape's hats of covariate ``tid``, ``A2, B (m, n2)`` a pair's hats
     of its two covariates (a main term's ``A2``/``B`` and a pair's ``A1`` are unused).
 
     The sweep's passes use these small dense factors and matrix products instead of the
     corners of :func:`_term_corners`: on a CPU, gathering and stacking the corners of a
     dynamically chosen term cost 4x a dense pass."""
+    x1, x2 = views
     j = jnp.clip(tid, 0, p - 1)
-    a1 = _hats(jnp.clip(xb[:, j], 0.0, 1.0), spec.n1)
+    a1 = _hats(jnp.clip(x1[:, j], 0.0, 1.0), spec.n1)
     if not _n_pairs(spec):
         return tid < p, a1, None, None
     ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
     c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
-    a2 = _hats(jnp.clip(xb[:, ia[c]], 0.0, 1.0), spec.n2)
-    b = _hats(jnp.clip(xb[:, ib[c]], 0.0, 1.0), spec.n2)
+    a2 = _hats(jnp.clip(x2[:, ia[c]], 0.0, 1.0), spec.n2)
+    b = _hats(jnp.clip(x2[:, ib[c]], 0.0, 1.0), spec.n2)
     return tid < p, a1, a2, b
 
 
@@ -508,11 +624,12 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
 
     def body(acc, ch):
         xb, yb, wb, fb = ch
+        x1, x2 = _views(xb, spec)
         we = wb * (yb - fb)
-        b1 = acc[0] + jnp.einsum("m,mpk->pk", we, _main_design(xb, n1))
+        b1 = acc[0] + jnp.einsum("m,mpk->pk", we, _main_design(x1, n1))
         b2 = acc[1]
         if n_pairs:
-            h = _hats(jnp.clip(xb, 0.0, 1.0), n2)  # (m, p, n2)
+            h = _hats(jnp.clip(x2, 0.0, 1.0), n2)  # (m, p, n2)
             b2 = b2 + jnp.einsum("mci,mcj->cij", h[:, ia] * we[:, None, None],
                                  h[:, ib]).reshape(n_pairs, n2 * n2)
         return (b1, b2, acc[2] + jnp.sum(we)), None
@@ -639,9 +756,10 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
 
         def body(acc, ch):
             xb, yb, wb, fb = ch
+            views = _views(xb, spec)
             # the previous block's change, applied in this block's pass (one pass per update)
-            fb = fb + _apply_hats(_term_hats(xb, prev, p, spec), prev_delta, spec) + prev_shift
-            hats = _term_hats(xb, tid, p, spec)
+            fb = fb + _apply_hats(_term_hats(views, prev, p, spec), prev_delta, spec) + prev_shift
+            hats = _term_hats(views, tid, p, spec)
             e = wb * (yb - fb + _apply_hats(hats, old, spec))
             return (acc[0] + _accumulate_hats(hats, e, spec, mm), acc[1] + jnp.sum(e)), fb
 
@@ -656,7 +774,8 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     init = (coef, state.fit, shapes.intercept, jnp.zeros((), jnp.int32),
             jnp.zeros((mm,), state.fit.dtype), zero)
     coef, fit, icpt, last, delta, shift = jax.lax.fori_loop(start, start + n_up, update, init)
-    fit = fit + jax.vmap(lambda xb: _apply_hats(_term_hats(xb, last, p, spec), delta, spec))(data.x) + shift
+    fit = fit + jax.vmap(lambda xb: _apply_hats(_term_hats(_views(xb, spec), last, p, spec),
+                                                delta, spec))(data.x) + shift
     return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit)
 
 
@@ -674,7 +793,7 @@ def term_rhs(shapes: Shapes, tid, x, r, w, spec: ShapeSpec):
     """
     p = x.shape[-1]
     mm = max(spec.n1, spec.n2 * spec.n2)
-    hats = _term_hats(x, tid, p, spec)
+    hats = _term_hats(_views(x, spec), tid, p, spec)
     e = w * (r - evaluate(shapes, x, spec) + _apply_hats(hats, _flat(shapes, spec)[tid], spec))
     return _accumulate_hats(hats, e, spec, mm), jnp.sum(e)
 
@@ -762,11 +881,19 @@ def term_names(shapes: Shapes, spec: ShapeSpec, feature_names) -> list:
     out = []
     for t in order:
         if t < p:
-            out.append(f"f({feature_names[t]})")
+            out.append(f"f({axis_name(spec, int(t), feature_names)})")
         else:
             a, b = pairs[t - p]
-            out.append(f"f({feature_names[a]}, {feature_names[b]})")
+            out.append(f"f({axis_name(spec, a, feature_names)}, "
+                       f"{axis_name(spec, b, feature_names)})")
     return out
+
+
+def axis_name(spec, j: int, feature_names) -> str:
+    """The name of covariate ``j`` as a shape's axis: its group's (the raw column's) for the
+    first covariate of a group (:func:`group_at`), else its own."""
+    group = group_at(spec, int(j))
+    return str(feature_names[j]) if group is None else group[0]
 
 
 def finish(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int = 3) -> State:
@@ -855,12 +982,13 @@ def _compact_slots(shapes: Shapes, spec: SlotSpec, gr=None):
     return out, spec._replace(pairs=pairs, live=np.asarray(p_own + len(on), np.int32)), gr
 
 
-def unslot(shapes: Shapes, spec, p: int):
+def unslot(shapes: Shapes, spec, p: int, groups: tuple = ()):
     """``(shapes, ShapeSpec)``: shape terms of a :class:`SlotSpec` search as the model keeps
     them (the table's own ``p`` covariates, the chosen pairs only, ids renumbered: what
     :func:`compact` of the unpadded search gives); a :class:`ShapeSpec`'s as they are. On
     the host, nothing compiled; the values are unchanged (a padding column or slot is in no
-    term)."""
+    term). ``groups``: the table's categorical groups (:class:`ShapeSpec`'s; a
+    :class:`SlotSpec` holds them only as arrays)."""
     if not isinstance(spec, SlotSpec):
         return shapes, spec
     on, order = _chosen_pairs(shapes, spec, p)
@@ -874,7 +1002,7 @@ def unslot(shapes: Shapes, spec, p: int):
                                   np.array(shapes.n_terms))))
     pairs = tuple(_host_pairs(spec)[i] for i in on)
     return out, ShapeSpec(n1=spec.n1, n2=spec.n2, max_terms=spec.max_terms, pairs=pairs,
-                          hierarchy=spec.hierarchy)
+                          hierarchy=spec.hierarchy, groups=tuple(groups))
 
 
 def unpadded_choices(choices: list, p: int, columns: int) -> list:
@@ -887,32 +1015,52 @@ def unpadded_choices(choices: list, p: int, columns: int) -> list:
             else c for c in choices]
 
 
-def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None) -> tuple:
+def pair_columns(p: int, spec=None) -> list:
+    """The covariates (of the table's ``p``) that may be in a pair: all of them, except the
+    members of ``spec``'s groups but the first (a group is one axis, :func:`_view`) and a
+    group larger than a pair's axis holds (``L > n2 - 1`` levels: no knot for each)."""
+    groups = getattr(spec, "groups", ()) if spec is not None else ()
+    out = set(range(p))
+    for _, members in groups:
+        out -= set(members[1:])
+        if len(members) > spec.n2 - 1:
+            out.discard(members[0])
+    return sorted(out)
+
+
+def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None, spec=None) -> tuple:
     """The ``keep`` most promising pairs (EBM's FAST, simplified; static tuple).
 
-    All pairs when there are at most ``keep``. Otherwise, on the first rows (at most
-    :data:`SCREEN_ROWS`, and :data:`SCREEN_UPDATES` rows times pairs): fit every main shape
-    (``n1 = 8``) by backfitting, then score every pair's coarse ``3 x 3`` tensor-hat block on
-    the residual by its ridge gain and keep the best ``keep`` (ties by pair order).
+    All pairs (of :func:`pair_columns`) when there are at most ``keep``. Otherwise, on the
+    first rows (at most :data:`SCREEN_ROWS`, and :data:`SCREEN_UPDATES` rows times pairs):
+    fit every main shape (``n1 = 8``) by backfitting, then score every pair's coarse
+    ``3 x 3`` tensor-hat block on the residual by its ridge gain and keep the best ``keep``
+    (ties by pair order).
     ``p``: the table's covariates when ``data`` has padding columns after them (NaN,
     :func:`jaxtree.scoring.chunk`'s ``columns``): their pairs and mains are not fitted.
+    ``spec``: the search's :class:`ShapeSpec` (its ``groups`` and ``n2``), None for none.
     """
     cols = data.x.shape[-1]
     p = cols if p is None else p
-    pairs = pair_list(p)
+    groups = tuple(getattr(spec, "groups", ()) or ()) if spec is not None else ()
+    pairs = tuple(itertools.combinations(pair_columns(p, spec), 2))
     if len(pairs) <= keep:
         return pairs
     m = data.x.shape[1]
     rows = max(m, min(SCREEN_ROWS, SCREEN_UPDATES // len(pairs)))
     head = jax.tree_util.tree_map(lambda a: a[:max(1, rows // m)], data)
-    mains = ShapeSpec(n1=8, n2=3, max_terms=cols, pairs=())
+    mains = ShapeSpec(n1=8, n2=3, max_terms=cols, pairs=(), groups=groups)
+    on = np.arange(cols) < p
+    for _, members in groups:  # a group's other covariates have no main shape
+        on[list(members[1:])] = False
+    order = np.full(cols, -1, np.int32)
+    order[:int(on.sum())] = np.flatnonzero(on)
     st = start(head, mains)
-    order = np.where(np.arange(cols) < p, np.arange(cols), -1).astype(np.int32)
-    st = st._replace(shapes=st.shapes._replace(main_on=jnp.asarray(np.arange(cols) < p),
+    st = st._replace(shapes=st.shapes._replace(main_on=jnp.asarray(on),
                                                order=jnp.asarray(order),
-                                               n_terms=jnp.asarray(p, jnp.int32)))
+                                               n_terms=jnp.asarray(int(on.sum()), jnp.int32)))
     st = finish_jit(st, head, grams_jit(head, mains), mains, 3)
-    coarse = ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs)
+    coarse = ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs, groups=groups)
     gr = grams_jit(head, coarse)
     b1, b2, esum = jax.jit(_rhs, static_argnames="spec")(head, st.fit, coarse)
     gains = np.asarray(candidate_gains(gr, b1, b2, esum, coarse))[cols:]
@@ -942,6 +1090,7 @@ def to_numeric(xp, shapes: Shapes, spec: ShapeSpec, u):
     """The shapes' sum at scaled covariates ``u (m, p)`` with ``xp`` = numpy or jax.numpy
     (standalone array code for :func:`jaxtree.export.to_callable`); clips ``u`` to ``[0, 1]``."""
     u = xp.clip(u, 0.0, 1.0)
+    u1, u2 = _view(u, spec, spec.n1, xp), _view(u, spec, spec.n2, xp)
 
     def hats(z, n):
         return xp.maximum(1 - xp.abs(z[:, None] * (n - 1) - xp.arange(n)), 0)
@@ -949,8 +1098,8 @@ def to_numeric(xp, shapes: Shapes, spec: ShapeSpec, u):
     out = float(shapes.intercept) + xp.zeros(u.shape[0], u.dtype)
     for feats, coef in host_terms(shapes, spec):
         if len(feats) == 1:
-            out = out + hats(u[:, feats[0]], spec.n1) @ xp.asarray(coef, u.dtype)
+            out = out + hats(u1[:, feats[0]], spec.n1) @ xp.asarray(coef, u.dtype)
         else:
-            ha, hb = hats(u[:, feats[0]], spec.n2), hats(u[:, feats[1]], spec.n2)
+            ha, hb = hats(u2[:, feats[0]], spec.n2), hats(u2[:, feats[1]], spec.n2)
             out = out + xp.sum((ha @ xp.asarray(coef, u.dtype)) * hb, -1)
     return out

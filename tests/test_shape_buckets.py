@@ -48,7 +48,8 @@ def test_bucketed_shape_stage_is_the_unbucketed_one(monkeypatch, x64):
     X, y = _table(12_000, 5, 0)
     seen = []
     real = shapes_.unslot
-    monkeypatch.setattr(shapes_, "unslot", lambda t, s, p: seen.append(type(s)) or real(t, s, p))
+    monkeypatch.setattr(shapes_, "unslot",
+                        lambda t, s, p, g=(): seen.append(type(s)) or real(t, s, p, g))
     bucketed = jaxtree.TreeRegressor().fit(X, y)
     assert seen == [shapes_.SlotSpec]  # the bucketed path ran
     _unbucketed(monkeypatch)

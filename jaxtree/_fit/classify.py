@@ -694,7 +694,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
                                  batch=K if K > 2 else 1)  # K trees
     sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
-    spec = pipeline.bind_basis(spec, sc)
+    spec = pipeline.bind_basis(spec, sc).replace(
+        shape_groups=spec_.shape_groups(enc, spec.shape_knots))
     xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)

@@ -101,6 +101,7 @@ def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform:
                       V.interop_class("DataConversionWarning", UserWarning), stacklevel=4)
     yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
     spec = spec_.fit_spec(hyper, params, xa, dtype, transform)
+    spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots))
     feature_names = enc.feature_names_out  # the raw names when nothing was encoded
     if spec.streamed:  # a large array: read chunk by chunk, no whole-array copies
         sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats

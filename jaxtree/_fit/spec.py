@@ -290,6 +290,21 @@ def stream_plan(X, params: Params, chunk_size, devices) -> tuple:
     return planned(params, n, p, dtype, chunk, devices)
 
 
+def shape_groups(enc, shape_knots) -> tuple:
+    """The categorical groups of a table's shape terms (:class:`jaxtree.shapes.ShapeSpec`'s
+    ``groups``; the decision is in :mod:`jaxtree.shapes`, "categorical groups"): each
+    categorical column of the encoding ``enc`` with 2 to ``n1 - 1`` covariates (its levels,
+    ``other`` and its missing indicator, in the matrix's order), as ``(name, covariates)``.
+    A larger column (``max_categories`` above ``n1 - 1``) keeps one term per level."""
+    out, j = [], 0
+    for c in () if enc is None else enc.columns:
+        k = len(c.out_names())
+        if c.kind == "categorical" and 2 <= k <= shape_knots[0] - 1:
+            out.append((str(c.name), tuple(range(j, j + k))))
+        j += k
+    return tuple(out)
+
+
 # ------------------------------------------------------------------------- the spec
 
 @dataclasses.dataclass(frozen=True)
@@ -308,7 +323,8 @@ class FitSpec:
     (regression) or a classifier's (:data:`jaxtree.losses.CLASSIFICATION_LOSSES`);
     ``clip``: covariates clipped to the training range where the fit predicts (held-out
     rows). ``streamed``: the rows are read from the host block by block (a memmap, a
-    ChunkReader, or a large in-memory matrix, :func:`fits_in_chunks`).
+    ChunkReader, or a large in-memory matrix, :func:`fits_in_chunks`). ``shape_groups``: the
+    table's categorical columns whose main shape is one term (:func:`shape_groups`).
     """
 
     k: int
@@ -338,6 +354,7 @@ class FitSpec:
     callback: Optional[Callable]
     columns: int = 0
     rows: int = 0
+    shape_groups: tuple = ()
     tol: Optional[float] = None
     loss: str = "squared"
     clip: bool = True

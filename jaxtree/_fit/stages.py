@@ -110,9 +110,9 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     fit = src.fit_shapes(sres, found, sspec, gr, all_rows)
     with rep.after(len(sres.history)):  # the tree's iterations follow the shapes'
         found_tree, path = tree(src.given_shapes(fit, sspec), spec, rep)
-    path = _with_shapes(path, *shapes_.unslot(fit.terms, sspec, own))
+    path = _with_shapes(path, *shapes_.unslot(fit.terms, sspec, own, spec.shape_groups))
     terms, program, mse = src.backfit(src.tree_program(found_tree.program), fit.terms, sspec, fit)
-    terms, sspec = shapes_.unslot(terms, sspec, bucket(src))
+    terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
     history = list(sres.history) + list(found_tree.history)
     history[-1] = mse * scale
     status = search.Status(int(sres.status) & ~int(search.Status.FULL)) | found_tree.status
@@ -159,7 +159,7 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
         return found_tree, None, shape_path
     found, sspec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
     terms, program, mse = src.backfit(program, found, sspec)
-    terms, sspec = shapes_.unslot(terms, sspec, bucket(src))
+    terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
     history = list(found_tree.history) + list(losses[:n_shapes])
     history[-1] = mse * scale
     res = search.SearchResult(program, np.asarray(history, np.float64),
@@ -182,10 +182,18 @@ def _spec(data, spec: spec_.FitSpec, max_terms: int, pairs, p):
     ``pairs``, or for a bucketed stage (``p``: the table's covariates) its
     :class:`jaxtree.shapes.SlotSpec` of the data's width's pair slots."""
     n1, n2 = spec.shape_knots
-    sspec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
+    sspec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs,
+                              groups=spec.shape_groups)
     if p is None:
         return sspec
-    return shapes_.slots(sspec, p, shapes_.pair_slots(data.x.shape[-1]))
+    cols = data.x.shape[-1]
+    return shapes_.slots(sspec, p, shapes_.pair_slots(cols), cols)
+
+
+def _screen(data, spec: spec_.FitSpec, p):
+    """The candidate pairs of the shape search on ``data`` (:func:`jaxtree.shapes.screen_pairs`,
+    the table's groups counted as one covariate each)."""
+    return shapes_.screen_pairs(data, p=p, spec=_spec(data, spec, 1, (), None))
 
 
 def _unpadded(run, data, p):
@@ -203,7 +211,7 @@ def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes: int, max
     (:func:`jaxtree.shapes.screen_pairs`); ``p``: the table's covariates when ``sub`` is
     bucketed (:func:`bucket`). Returns ``(search result, chosen terms and spec compacted,
     sub's Grams compacted, or None when not ``grams``)``."""
-    pairs = shapes_.screen_pairs(sub, p=p) if pairs is None else pairs
+    pairs = _screen(sub, spec, p) if pairs is None else pairs
     sspec = _spec(sub, spec, max_terms, pairs, p)
     gr = shapes_.grams_jit(sub, sspec)
     sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, sspec),
@@ -227,7 +235,7 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     (:func:`bucket`; the spec returned is then a :class:`jaxtree.shapes.SlotSpec`)."""
     n_iter = max_terms if n_iter is None else n_iter
     data, held_data, held = split
-    pairs = shapes_.screen_pairs(data, p=p)
+    pairs = _screen(data, spec, p)
     sspec = _spec(data, spec, max_terms, pairs, p)
     gr = shapes_.grams_jit(data, sspec)
     step = select.with_held_out_rows(lambda s: search.shape_step_jit(s, data, gr, sspec),
