@@ -654,7 +654,14 @@ def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec):
 
     out = jax.vmap(gain)(g1, s1, b1)
     if _n_pairs(spec):
-        g = jax.vmap(gain)(g2, s2, b2)
+        # The pairs' batched solve after the mains' (a data dependency, adding an exact 0
+        # that XLA keeps: x * 0 is not folded for floats; an optimization_barrier is removed
+        # on the CPU): XLA's CPU runtime may run two independent batched LAPACK solves at
+        # once, each splitting its batch over the one thread pool and waiting for its tasks
+        # inside a pool worker; with two workers (a 2-core machine) both waited for tasks no
+        # free worker was left to run, a deadlock (the classifier's shape stage on diamonds).
+        after = jnp.sum(jnp.where(jnp.isfinite(out), out, 0.0)) * 0.0
+        g = jax.vmap(gain)(g2 + after, s2, b2)
         live = pair_index(spec)[2]
         out = jnp.concatenate([out, g if live is None else jnp.where(live, g, -jnp.inf)])
     return out
