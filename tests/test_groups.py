@@ -99,8 +99,15 @@ def _table(n, seed=0):
 
 @pytest.fixture(scope="module")
 def fitted():
+    """A bucketed in-memory fit (compiling dominates at this size: a SlotSpec stage)."""
     df, y, eff = _table(1200)
-    est = jaxtree.TreeRegressor(shapes=2, k=0, validation_fraction=None).fit(df, y)
+    seen, real = [], shapes_.unslot
+    shapes_.unslot = lambda t, s, p, g=(): seen.append(type(s)) or real(t, s, p, g)
+    try:
+        est = jaxtree.TreeRegressor(shapes=2, k=0, validation_fraction=None).fit(df, y)
+    finally:
+        shapes_.unslot = real
+    assert shapes_.SlotSpec in seen  # the bucketed path ran
     return est, df, y, eff
 
 
@@ -152,16 +159,19 @@ def test_group_evaluate_under_jit_vmap_and_grad(fitted):
                                plain, rtol=1e-6)
 
 
-def test_bucketed_group_stage_is_the_unbucketed_one(monkeypatch):
-    """The in-memory regressor's bucketed shape stage (a SlotSpec, groups as arrays) chooses
-    the terms the static-spec stage chooses, and predicts the same."""
+def test_bucketed_group_stage_is_the_unbucketed_one(fitted, monkeypatch):
+    """The in-memory regressor's bucketed shape stage (a SlotSpec, groups as arrays: the
+    fixture's fit) chooses the terms the static-spec stage chooses, and predicts the same."""
     from jaxtree._fit import source
 
-    df, y, _ = _table(900, seed=3)
-    kw = dict(shapes=3, k=1, validation_fraction=None)
-    bucketed = jaxtree.TreeRegressor(**kw).fit(df, y)
+    bucketed, df, y, _ = fitted
+    seen = []
+    real = shapes_.unslot
+    monkeypatch.setattr(shapes_, "unslot",
+                        lambda t, s, p, g=(): seen.append(type(s)) or real(t, s, p, g))
     monkeypatch.setattr(source.InMemory, "shape_bucket", property(lambda self: None))
-    plain = jaxtree.TreeRegressor(**kw).fit(df, y)
+    plain = jaxtree.TreeRegressor(**bucketed.get_params()).fit(df, y)
+    assert seen and shapes_.SlotSpec not in seen  # this fit ran the static spec
     assert bucketed.model_.shape_spec.groups == plain.model_.shape_spec.groups != ()
     assert bucketed.formula() == plain.formula()
     np.testing.assert_allclose(bucketed.predict(df), plain.predict(df), rtol=1e-5, atol=1e-6)
