@@ -501,7 +501,8 @@ class Regressor(Estimator):
         Returns:
           A pandas DataFrame when pandas is importable (else a list of dicts), one row per
           term: ``term`` (named exactly as :meth:`formula` writes it: ``3·[c = red]``,
-          ``-2.04·cos(π·t/9.97)``, ``f(x1)``), ``features`` (the covariates it reads),
+          ``-2.04·cos(π·t/9.97)``, ``f(x1)``), ``features`` (the covariates it reads: all
+          of a categorical column's level covariates for its shape ``f(color)``),
           ``share``, ``mean_abs`` and ``values`` (its centred contribution per row of ``X``,
           in ``y``'s units); see :func:`jaxtree.export.term_values`.
         """
@@ -521,12 +522,14 @@ class Regressor(Estimator):
         return export_.plot_terms(self.model_, xa, **kwargs)
 
     def shape_terms(self) -> list:
-        """The shape terms in ``X``'s and ``y``'s units (see :func:`jaxtree.export.shape_terms`)."""
+        """The shape terms in ``X``'s and ``y``'s units: knots and values, a categorical
+        column's term one value per level (see :func:`jaxtree.export.shape_terms`)."""
         self._check_fitted()
         return export_.shape_terms(self.model_)
 
     def plot_shapes(self, **kwargs):
-        """Plots each shape term, a curve or a heat map (see :func:`jaxtree.export.plot_shapes`)."""
+        """Plots each shape term: a curve, bars by level for a categorical column's
+        ``f(color)``, or a heat map (see :func:`jaxtree.export.plot_shapes`)."""
         self._check_fitted()
         return export_.plot_shapes(self.model_, **kwargs)
 

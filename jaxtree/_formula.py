@@ -657,16 +657,29 @@ def _features_of(fs) -> set:
     return out
 
 
+def shape_features(spec, feats) -> tuple:
+    """The covariates a shape term on ``feats`` (:func:`jaxtree.shapes.host_terms`'s) reads:
+    each axis's covariate, a categorical group's axis all its level covariates in level order
+    (``f(color)`` reads ``color=D``, ``color=E``, ...; :func:`jaxtree.shapes.group_at`)."""
+    out = []
+    for j in feats:
+        group = shapes_.group_at(spec, int(j))
+        out += [int(j)] if group is None else [int(m) for m in group[1]]
+    return tuple(out)
+
+
 def terms(r: Readable) -> list:
     """The top-level terms of the printed formula, in its order: the shape terms by name,
     then the tree's terms largest first. :func:`text` is the constant followed by these, so
     every view that lists terms (``path_``, ``explain``, plot titles, ``jaxtree show``) reads
-    exactly as the formula."""
+    exactly as the formula. A term's ``features`` are the covariates it reads: a categorical
+    group's shape (``f(color)``) all its column's level covariates (:func:`shape_features`)."""
     out = []
     model = r.b.model
     if r.shown:
-        feats = [f for f, _ in shapes_.host_terms(model.shapes, model.shape_spec)]
-        out += [Term("+", r.shape_names[i], tuple(int(j) for j in feats[i]), ("shape", i))
+        spec = model.shape_spec
+        feats = [f for f, _ in shapes_.host_terms(model.shapes, spec)]
+        out += [Term("+", r.shape_names[i], shape_features(spec, feats[i]), ("shape", i))
                 for i in r.shown]
     for fs, k in _ordered(r, r.expr.t):
         sign, body = _term_text(r, k, fs)

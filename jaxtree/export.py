@@ -39,7 +39,8 @@ from jaxtree import shapes as shapes_
 from jaxtree.basis import latex_number
 
 __all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history",
-           "shape_terms", "plot_shapes", "plot_path", "term_values", "plot_terms"]
+           "shape_terms", "level_labels", "plot_shapes", "plot_path", "term_values",
+           "plot_terms"]
 
 BACKENDS = ("numpy", "jax")
 
@@ -180,31 +181,46 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
 
 def _shapes_sympy(model, symbols, h, sp):
     """The shape terms (:mod:`jaxtree.shapes`) as sums of hats of the clipped scaled covariates
-    (shapes always clip, whatever ``clip`` says for the tree); 0 without shapes."""
+    (shapes always clip, whatever ``clip`` says for the tree); 0 without shapes. A categorical
+    group's axis (:func:`jaxtree.shapes.group_at`) is its level code as the shapes see it
+    (:func:`jaxtree.shapes._view`): ``sum_l l·u[members[l-1]] / (n - 1)`` for ``n`` hats, so
+    level ``l`` sits on knot ``l`` (and a row with no level set on knot 0)."""
     if getattr(model, "shapes", None) is None:
         return sp.Integer(0)
     spec = model.shape_spec
     u = [sp.Min(sp.Max((x - sp.Float(h.x_min[j])) * sp.Float(h.x_scale[j]), 0), 1)
          for j, x in enumerate(symbols)]
     h1, h2 = basis_.Hats(spec.n1), basis_.Hats(spec.n2)
+
+    def axis(j, n):
+        group = shapes_.group_at(spec, j)
+        if group is None:
+            return u[j]
+        members = group[1]
+        spread = n - 1 if len(members) <= n - 1 else len(members)  # as shapes._view spreads
+        return sp.Add(*(sp.Integer(r + 1) * u[m] for r, m in enumerate(members))) / spread
+
     out = sp.Float(float(model.shapes.intercept))
     for feats, coef in shapes_.host_terms(model.shapes, spec):
         if len(feats) == 1:
-            out += sum(sp.Float(c) * h1.to_sympy(m, u[feats[0]]) for m, c in enumerate(coef) if c)
+            z = axis(feats[0], spec.n1)
+            out += sum(sp.Float(c) * h1.to_sympy(m, z) for m, c in enumerate(coef) if c)
         else:
-            a, b = feats
-            out += sum(sp.Float(coef[i, l]) * h2.to_sympy(i, u[a]) * h2.to_sympy(l, u[b])
+            za, zb = axis(feats[0], spec.n2), axis(feats[1], spec.n2)
+            out += sum(sp.Float(coef[i, l]) * h2.to_sympy(i, za) * h2.to_sympy(l, zb)
                        for i in range(spec.n2) for l in range(spec.n2) if coef[i, l])
     return out
 
 
 def _shapes_latex(model, h) -> str:
-    """``f(x_1) + f(x_2, x_3) + ...``: the shape terms by name (their tables:
-    ``TreeRegressor.shape_terms()``); empty without shapes."""
+    """``f(x_1) + f(x_2, x_3) + ...``: the shape terms by name (a categorical group's by its
+    column's, :func:`jaxtree.shapes.axis_name`; their tables: ``TreeRegressor.shape_terms()``);
+    empty without shapes."""
     if getattr(model, "shapes", None) is None or not int(model.shapes.n_terms):
         return ""
-    names = [", ".join(latex_var(h.names[j]) for j in feats)
-             for feats, _ in shapes_.host_terms(model.shapes, model.shape_spec)]
+    spec = model.shape_spec
+    names = [", ".join(latex_var(shapes_.axis_name(spec, j, h.names)) for j in feats)
+             for feats, _ in shapes_.host_terms(model.shapes, spec)]
     k = latex_number(float(model.shapes.intercept), 3)
     return f"{k} + " + " + ".join(f"f({n})" for n in names)
 
@@ -522,14 +538,56 @@ def plot_history(history, ax=None):
     return fig
 
 
+def level_labels(name: str, members, feature_names) -> list:
+    """The level labels of a categorical group (:func:`jaxtree.shapes.group_at`).
+
+    Args:
+      name: the group's (the raw column's) name, e.g. ``"color"``.
+      members: the group's covariates in level order (indices into ``feature_names``).
+      feature_names: the model's covariate names.
+
+    Returns:
+      One label per member: its name without the column's ``"<name>="`` prefix
+      (``"color=D"`` -> ``"D"``, ``"color=other"`` -> ``"other"``), ``"missing"`` for the
+      ``"<name> missing"`` indicator, any other name as it is.
+    """
+    out = []
+    for j in members:
+        f = str(feature_names[j])
+        if f.startswith(f"{name}="):
+            out.append(f[len(name) + 1:])
+        elif f == f"{name} missing":
+            out.append("missing")
+        else:
+            out.append(f)
+    return out
+
+
 def shape_terms(model) -> list:
     """The shape terms of a model (:mod:`jaxtree.shapes`) in original units, in the order
     they were chosen; ``[]`` for a model without shapes.
 
-    Each term is a dict: ``features`` (names, 1 or 2), ``knots`` (one array per covariate:
-    the hat centres in the covariate's units) and ``values``: the term's contribution to
-    ``y`` at the knots (float64 ``(n1,)`` or ``(n2, n2)``, in ``y``'s units; the shape is the
-    linear interpolation of these values between knots, flat outside the training range).
+    Each term is a dict with one entry per axis (1 for a main shape, 2 for a pair) in
+    ``features``, ``knots`` and ``levels``, and the term's ``values``:
+
+    * ``features``: the axes' names: a covariate's name, or a categorical column's for its
+      group (:func:`jaxtree.shapes.axis_name`: ``f(color)`` reads all of ``color``'s level
+      covariates).
+    * ``knots``: a numeric axis's hat centres in the covariate's units (float64 array); a
+      categorical group's axis: its level labels (:func:`level_labels`: ``["D", "E",
+      "other", "missing"]``), one per level in the encoding's order.
+    * ``levels``: a group axis's level labels (the same list as its ``knots``), None for a
+      numeric axis; e.g. ``(None,)`` for ``f(x1)``, ``(["D", "E"],)`` for ``f(color)``,
+      ``(None, ["D", "E"])`` for ``f(carat, color)``.
+    * ``values``: the term's contribution to ``y`` (in ``y``'s units) at the knots, float64
+      ``(len(knots[0]),)`` or ``(len(knots[0]), len(knots[1]))``: along a numeric axis the
+      shape is the linear interpolation of these values between knots (flat outside the
+      training range); along a group axis entry ``l`` is level ``l``'s value (a one-value-
+      per-level table, e.g. ``values[2]`` is ``f(color)`` for the third level). A row whose
+      column has no level set (an unseen level of a column without an ``other`` level, or a
+      missing value where training had none) is not in the table: it is at the shape's knot
+      0, where a fitted term is 0 (every training row has a level);
+      :func:`jaxtree.shapes.host_terms` has it.
     """
     _check_model(model)
     if getattr(model, "shapes", None) is None:
@@ -541,14 +599,42 @@ def shape_terms(model) -> list:
     out = []
     for feats, coef in shapes_.host_terms(model.shapes, spec):
         n = spec.n1 if len(feats) == 1 else spec.n2
-        knots = [x_min[j] + np.linspace(0.0, 1.0, n) / x_scale[j] for j in feats]
-        out.append({"features": tuple(names[j] for j in feats), "knots": knots,
-                    "values": float(model.y_scale) * np.asarray(coef, np.float64)})
+        values = float(model.y_scale) * np.asarray(coef, np.float64)
+        axes, knots, levels = [], [], []
+        for a, j in enumerate(feats):
+            group = shapes_.group_at(spec, j)
+            if group is None:
+                axes.append(names[j])
+                knots.append(x_min[j] + np.linspace(0.0, 1.0, n) / x_scale[j])
+                levels.append(None)
+                continue
+            name, members = group
+            labels = level_labels(name, members, names)
+            axes.append(name)
+            knots.append(labels)
+            levels.append(labels)
+            # level l (1-based) sits exactly on knot l (shapes._view); knot 0: no level set
+            values = np.take(values, np.arange(1, len(members) + 1), axis=a)
+        out.append({"features": tuple(axes), "knots": knots, "levels": tuple(levels),
+                    "values": values})
     return out
 
 
+def _level_ticks(ax, which: str, labels, ticks=None) -> None:
+    """A group axis's ticks: one per level, at ``ticks`` (default ``0, 1, ...``), labelled
+    (slanted when they would crowd)."""
+    ticks = np.arange(len(labels)) if ticks is None else ticks
+    rotate = 45 if max((len(str(v)) for v in labels), default=0) * len(labels) > 24 else 0
+    if which == "x":
+        ax.set_xticks(ticks, labels, rotation=rotate, ha="right" if rotate else "center")
+    else:
+        ax.set_yticks(ticks, labels)
+
+
 def plot_shapes(model, *, columns: int = 4):
-    """Plots every shape term: a curve for a one-covariate shape, a heat map for a pair.
+    """Plots every shape term: a curve for a one-covariate shape, bars by level for a
+    categorical group's shape (``f(color)``), a heat map for a pair (a group axis's cells
+    labelled by level).
 
     Args:
       model: a fitted model with shape terms.
@@ -568,14 +654,33 @@ def plot_shapes(model, *, columns: int = 4):
     rows = -(-len(terms) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
     for ax, t in zip(axes.ravel(), terms):
-        if len(t["features"]) == 1:
+        if len(t["features"]) == 1 and t["levels"][0] is not None:  # one value per level
+            labels = t["levels"][0]
+            ax.bar(np.arange(len(labels)), t["values"], width=0.6, color="#3b6fb6")
+            ax.axhline(0.0, color="0.3", lw=0.8)
+            _level_ticks(ax, "x", labels)
+            ax.set_xlabel(t["features"][0])
+            ax.set_title(f"f({t['features'][0]})", fontsize=9)
+        elif len(t["features"]) == 1:
             ax.plot(t["knots"][0], t["values"], marker=".")
             ax.set_xlabel(t["features"][0])
             ax.set_title(f"f({t['features'][0]})", fontsize=9)
         else:
             (ka, kb), v = t["knots"], t["values"]
-            im = ax.pcolormesh(kb, ka, v, shading="gouraud", cmap="RdBu_r",
-                               vmin=-np.abs(v).max(), vmax=np.abs(v).max())
+            la, lb = t["levels"]
+            vmax = float(np.abs(v).max()) or 1.0
+            if la is None and lb is None:
+                im = ax.pcolormesh(kb, ka, v, shading="gouraud", cmap="RdBu_r",
+                                   vmin=-vmax, vmax=vmax)
+            else:  # a group axis: one cell per level at 0, 1, ..., labelled
+                ya = np.arange(len(la)) if la is not None else ka
+                xb = np.arange(len(lb)) if lb is not None else kb
+                im = ax.pcolormesh(xb, ya, v, shading="nearest", cmap="RdBu_r",
+                                   vmin=-vmax, vmax=vmax)
+                if la is not None:
+                    _level_ticks(ax, "y", la)
+                if lb is not None:
+                    _level_ticks(ax, "x", lb)
             fig.colorbar(im, ax=ax)
             ax.set_xlabel(t["features"][1])
             ax.set_ylabel(t["features"][0])
@@ -646,7 +751,9 @@ def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> 
 
     Returns:
       A list of dicts, largest share first: ``term`` (the formula's text of the term, with
-      its sign), ``features`` (names of the model's covariates it reads), ``values`` (float64
+      its sign), ``features`` (names of the model's covariates it reads; a categorical
+      group's shape ``f(color)``: all of its column's level covariates, ``color=D``, ...,
+      :func:`jaxtree._formula.shape_features`), ``values`` (float64
       ``(n,)``, the term's contribution in ``y``'s units, centred on ``X``), ``mean_abs``
       (mean absolute centred contribution, EBM's importance) and ``share`` (its variance over
       the sum of the terms' variances); and, last, a ``constant`` entry with the rest of the
@@ -698,6 +805,35 @@ def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> 
     return out
 
 
+def _term_axes(idx, spec) -> list:
+    """The axes a term reading covariates ``idx`` is drawn on: a categorical group (of
+    ``spec``, :func:`jaxtree.shapes.group_at`) whose every level covariate it reads is one axis
+    ``("group", name, members)`` (the term is a function of the column's level), any other
+    covariate its own ``("x", j)``; in the order of ``idx``."""
+    groups = [g for g in (getattr(spec, "groups", ()) or ()) if set(g[1]) <= set(idx)]
+    out, done = [], set()
+    for j in idx:
+        if j in done:
+            continue
+        group = next((g for g in groups if j in g[1]), None)
+        if group is None:
+            out.append(("x", j))
+            done.add(j)
+        else:
+            out.append(("group", group[0], tuple(group[1])))
+            done |= set(group[1])
+    return out
+
+
+def _level_positions(x, name: str, members, names) -> tuple:
+    """``(position, labels)``: each row's level of a categorical group as a position
+    (``l - 1`` for level ``l``, -1 for a row with no level set) and the labels of the
+    positions ``-1, 0, 1, ...`` (``"(none)"``, then :func:`level_labels`)."""
+    on = np.asarray(x, np.float64)[:, list(members)] > 0.5
+    pos = np.where(on.any(1), np.argmax(on, 1), -1)
+    return pos, ["(none)"] + level_labels(name, members, names)
+
+
 def _title(text: str, share: float, width: int = 38) -> str:
     """A panel's title: the term as the formula writes it, wrapped at its spaces (never cut:
     joining the lines with one space gives the term back), and its share."""
@@ -712,8 +848,10 @@ def plot_terms(model, X, *, columns: int = 4, max_terms: int = 12,
     """One panel per top-level term (:func:`term_values`), titled with the term as the formula
     writes it (wrapped, never cut) and its share of the explained variance: its contribution
     against its covariate (one numeric covariate), two bars for a term on one 0/1 indicator
-    (its value at 0 and at 1: an indicator has no values in between), or coloured over its
-    first two covariates (more), in ``X``'s units.
+    (its value at 0 and at 1: an indicator has no values in between), a bar per level for a
+    categorical group's shape (``f(color)``: its mean over ``X``'s rows of each level), or
+    coloured over its first two axes (more; a group's axis by level, labelled), in ``X``'s
+    units.
 
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel`; X: ``(n, p)`` covariates (encoded).
@@ -737,9 +875,35 @@ def plot_terms(model, X, *, columns: int = 4, max_terms: int = 12,
     cols = min(columns, len(terms))
     rows = -(-len(terms) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.9 * rows), squeeze=False)
+    spec = model.shape_spec if getattr(model, "shapes", None) is not None else None
     for ax, t in zip(axes.ravel(), terms):
         idx = [names.index(f) for f in t["features"]]
-        if len(idx) == 1 and idx[0] in ind:  # a 0/1 indicator: its two values
+        parts = _term_axes(idx, spec)
+        if len(parts) == 1 and parts[0][0] == "group":  # a categorical column: a bar per level
+            _, name, members = parts[0]
+            pos, labels = _level_positions(x, name, members, names)
+            at = np.arange(-1, len(members))
+            vals = [float(t["values"][pos == k].mean()) if (pos == k).any() else np.nan
+                    for k in at]
+            if not (pos < 0).any():  # no row without a level: no bar for it
+                at, vals, labels = at[1:], vals[1:], labels[1:]
+            ax.bar(at, vals, width=0.6, color="#3b6fb6")
+            ax.axhline(0.0, color="0.3", lw=0.8)
+            _level_ticks(ax, "x", labels, at)
+            ax.set_xlabel(name)
+        elif len(parts) >= 2 and any(a[0] == "group" for a in parts[:2]):  # by level
+            coords = [_level_positions(x, a[1], a[2], names)[0] if a[0] == "group"
+                      else x[:, a[1]] for a in parts[:2]]
+            sc = ax.scatter(coords[0], coords[1], c=t["values"], s=4, cmap="RdBu_r")
+            fig.colorbar(sc, ax=ax)
+            for a, coord, axis in zip(parts[:2], coords, ("x", "y")):
+                if a[0] == "group":
+                    at, labels = np.arange(-1, len(a[2])), _level_positions(x, *a[1:], names)[1]
+                    if not (coord < 0).any():  # no row without a level: no tick for it
+                        at, labels = at[1:], labels[1:]
+                    _level_ticks(ax, axis, labels, at)
+                getattr(ax, f"set_{axis}label")(a[1] if a[0] == "group" else names[a[1]])
+        elif len(idx) == 1 and idx[0] in ind:  # a 0/1 indicator: its two values
             on = x[:, idx[0]] > 0.5
             vals = [float(t["values"][~on].mean()) if (~on).any() else np.nan,
                     float(t["values"][on].mean()) if on.any() else np.nan]

@@ -346,18 +346,64 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
 
 
 def _shapes_to_dict(sh: shapes_.Shapes, spec: shapes_.ShapeSpec) -> dict:
-    return {"n1": spec.n1, "n2": spec.n2, "pairs": [list(pr) for pr in spec.pairs],
-            "main": [_floats(r) for r in np.asarray(sh.main)],
-            "main_on": [bool(v) for v in np.asarray(sh.main_on)],
-            "pair": [_floats(r) for r in np.asarray(sh.pair)],
-            "pair_on": [bool(v) for v in np.asarray(sh.pair_on)],
-            "intercept": float(sh.intercept),
-            "order": [int(v) for v in np.asarray(sh.order)], "n_terms": int(sh.n_terms)}
+    d = {"n1": spec.n1, "n2": spec.n2, "pairs": [list(pr) for pr in spec.pairs],
+         "main": [_floats(r) for r in np.asarray(sh.main)],
+         "main_on": [bool(v) for v in np.asarray(sh.main_on)],
+         "pair": [_floats(r) for r in np.asarray(sh.pair)],
+         "pair_on": [bool(v) for v in np.asarray(sh.pair_on)],
+         "intercept": float(sh.intercept),
+         "order": [int(v) for v in np.asarray(sh.order)], "n_terms": int(sh.n_terms)}
+    if spec.groups:  # written only when used: older files stay byte-identical
+        d["groups"] = [{"name": str(name), "covariates": [int(j) for j in members]}
+                       for name, members in spec.groups]
+    return d
+
+
+def _groups_from_dict(groups, p: int, n1: int, n2: int, pairs: list, main_on: list,
+                      path) -> tuple:
+    """The validated categorical groups of a file's ``shapes`` entry as
+    :class:`jaxtree.shapes.ShapeSpec`'s ``groups`` (tuples): each ``{"name": str,
+    "covariates": [j_1, ..., j_L]}`` with distinct covariates in range, ``2 <= L <= n1 - 1``,
+    the groups disjoint; and the terms consistent with them (what a fit writes, so that no
+    prediction is NaN): a group's other covariates are in no term of their own nor any pair,
+    and a pair's group axis fits the pair's hats (``L <= n2 - 1``)."""
+    if not isinstance(groups, list):
+        _fail(path, "shapes groups must be a list of {'name': str, 'covariates': [ints]}")
+    out, seen = [], set()
+    for pos, g in enumerate(groups):
+        g = _dict(g, f"shapes groups[{pos}]", path, ("name", "covariates"))
+        name, cov = g["name"], g["covariates"]
+        if not (isinstance(name, str) and name):
+            _fail(path, f"shapes groups[{pos}] name must be a non-empty string")
+        if not (isinstance(cov, list) and all(_is_int(j) and 0 <= j < p for j in cov)):
+            _fail(path, f"shapes groups[{pos}] ({name!r}) covariates must be a list of integers "
+                        f"in [0, {p})")
+        if len(set(cov)) != len(cov):
+            _fail(path, f"shapes groups[{pos}] ({name!r}) covariates must be distinct")
+        if not 2 <= len(cov) <= n1 - 1:
+            _fail(path, f"shapes groups[{pos}] ({name!r}) has {len(cov)} covariates; a group "
+                        f"holds 2 to n1 - 1 = {n1 - 1}")
+        if seen & set(cov):
+            _fail(path, f"shapes groups[{pos}] ({name!r}) shares covariate(s) "
+                        f"{sorted(seen & set(cov))} with another group; groups are disjoint")
+        seen |= set(cov)
+        if any(main_on[j] for j in cov[1:]):
+            _fail(path, f"shapes groups[{pos}] ({name!r}): only its first covariate "
+                        f"({cov[0]}) may hold a main shape; its others are no term of their own")
+        for pr in pairs:
+            if set(pr) & set(cov[1:]):
+                _fail(path, f"shapes pair {pr} uses a covariate of group {name!r} other than "
+                            f"its first ({cov[0]})")
+            if cov[0] in pr and len(cov) > n2 - 1:
+                _fail(path, f"shapes pair {pr} has group {name!r} ({len(cov)} levels) as an "
+                            f"axis; a pair's axis holds at most n2 - 1 = {n2 - 1} levels")
+        out.append((name, tuple(cov)))
+    return tuple(out)
 
 
 def _shapes_from_dict(s, p: int, dtype, path):
     """Validated :class:`jaxtree.shapes.Shapes` and spec from a file's ``shapes`` entry."""
-    s = _dict(s, "shapes", path, _SHAPE_KEYS)
+    s = _dict(s, "shapes", path, _SHAPE_KEYS, ("groups",))
     n1, n2 = s["n1"], s["n2"]
     if not (_is_int(n1) and _is_int(n2) and 2 <= n1 <= MAX_FAMILY_SIZE and 2 <= n2 <= 1000):
         _fail(path, "shapes n1 and n2 must be integers >= 2")
@@ -385,7 +431,10 @@ def _shapes_from_dict(s, p: int, dtype, path):
         _fail(path, "shapes order does not list exactly the terms marked on")
     if not _is_number(s["intercept"]):
         _fail(path, "shapes intercept must be a finite number")
-    spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=len(order), pairs=tuple(map(tuple, pairs)))
+    groups = (_groups_from_dict(s["groups"], p, n1, n2, pairs, s["main_on"], path)
+              if "groups" in s else ())
+    spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=len(order), pairs=tuple(map(tuple, pairs)),
+                             groups=groups)
     arr = lambda v, shape: jnp.asarray(np.asarray(v, np.float64).reshape(shape), dtype)
     sh = shapes_.Shapes(arr(main, (p, n1)), jnp.asarray(s["main_on"], bool),
                         arr(pair, (len(pairs), n2 * n2)), jnp.asarray(s["pair_on"], bool),
