@@ -283,10 +283,13 @@ def test_three_classes_give_one_labelled_line_each(labels_data):
 def binary_shapes_model():
     """Shape terms on two-valued columns only: noise-free ``1 + 3·[c = red] - 1.5·b`` (``c``
     a category, ``b`` a numeric 0/1 column), ``shapes=2`` forcing one main shape on each,
-    then a small tree; held-out path."""
+    then a small tree; held-out path. ``c`` has six levels, more than the ``n1 - 1 = 5`` a
+    group term holds at ``shape_knots=(6, 4)``, so each level stays a covariate of its own
+    (a category with fewer is one group term ``f(c)``: tests/test_groups.py)."""
     rng = np.random.default_rng(7)
     n = 300
-    df = pd.DataFrame({"c": pd.Categorical(rng.choice(["red", "blue", "green"], n)),
+    levels = ["red", "blue", "green", "amber", "black", "white"]
+    df = pd.DataFrame({"c": pd.Categorical(rng.choice(levels, n)),
                        "b": rng.integers(0, 2, n).astype(float)})
     y = pd.Series(1.0 + 3.0 * (df.c == "red") - 1.5 * df.b, name="ozone")
     est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4), search="greedy",

@@ -75,6 +75,29 @@ def test_spec_is_resolved_once_and_frozen():
         3, False, "beam", 0.3)
 
 
+def test_the_binary_classifier_searches_shapes_from_its_own_row_threshold():
+    """shapes="auto" for a binary logistic classifier in memory: shape terms after the tree
+    from classify.SHAPES_MIN_ROWS rows (2,000), not the regressor's 10,000; none for one
+    versus rest, the margin loss or streamed rows."""
+    from jaxtree._fit import classify
+
+    params = spec_.check_params({"k": 4, "basis": SMALL})._replace(chunk=2048)
+    hyper = jaxtree.TreeClassifier(k=4, basis=SMALL).get_params()
+
+    def at(n, **kw):
+        return classify.classifier_spec(dict(hyper, **kw), params, n, 3, np.float32, None,
+                                        in_memory=True)
+
+    assert classify.SHAPES_MIN_ROWS == 2_000 < spec_.AUTO_SHAPES_MIN_ROWS
+    assert at(2_000).shapes_after and not at(1_999).shapes_after
+    assert not classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
+                                        in_memory=True, K=3).shapes_after
+    assert not at(5_000, loss="margin").shapes_after
+    assert not at(5_000, shapes=0).shapes_after
+    assert not classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
+                                        in_memory=False).shapes_after
+
+
 def _imported_modules(tree) -> dict:
     """Local names bound to jaxtree modules by the file's imports."""
     names = {}
