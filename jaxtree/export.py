@@ -1,6 +1,12 @@
 r"""Exports of a fitted :class:`jaxtree.model.TreeModel`: sympy, LaTeX, standalone callables,
 Graphviz DOT and matplotlib drawings.
 
+Why one long file (over 800 lines): every export walks the same model (the tree's leaves
+through :mod:`jaxtree._formula`, the shape terms through :func:`jaxtree.shapes.host_terms`
+and their categorical groups) and renders it once per target; the drawings share the shape
+tables and the per-term values with the text exports. A split by target (plots apart) is
+the natural next cut when it grows.
+
 A fitted model predicts
 
 .. math::

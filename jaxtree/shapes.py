@@ -9,6 +9,11 @@ leaves), so the model stays in the paper's class; they are stored compactly (one
 coefficient table per term), not as hundreds of leaves, and printed as named shapes
 ``f(dep_time)``, ``f(month, day)``.
 
+Why one long file (over 800 lines): every function here reads the same coefficient layout
+(:func:`_flat`, the corners and dense hat factors of a term, the group view of the
+covariates) and the two kinds of spec (:class:`ShapeSpec` static, :class:`SlotSpec`
+traced); split, each part would import the others' private helpers.
+
 Why (issue 11): on real tables the greedy search builds smooth one- and two-covariate
 effects one basis function at a time, which is slow and coarse; a generalised additive
 model with pairwise interactions (EBM's GA2M) is the form such data has. The moves here
