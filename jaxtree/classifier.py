@@ -174,8 +174,8 @@ class TreeClassifier(Estimator):
         repeats its final loss in ``history_``). ``k`` is bounded by the rows, as the
         regressor's.
       shapes: ``"auto"`` (default): on in-memory fits of two classes with the logistic loss
-        and at least 2,000 rows (``SHAPES_MIN_ROWS``, :func:`jaxtree._fit.classify.
-        classifier_spec`), after the tree, up to 16 one- and two-covariate shape
+        and at least 2,000 rows (``AUTO_SHAPES_MIN_ROWS``, the regressor's rule), after the
+        tree, up to 16 one- and two-covariate shape
         terms (at most 20 with the tree's) of its working residual (one Newton step of the
         log-loss from the tree's logit; fitted in units of ``SHAPE_UNIT`` = 4 logits, since a
         term's knot values live in ``[-1, 1]``), as many as held-out rows support (the

@@ -75,10 +75,11 @@ def test_spec_is_resolved_once_and_frozen():
         3, False, "beam", 0.3)
 
 
-def test_the_binary_classifier_searches_shapes_from_its_own_row_threshold():
-    """shapes="auto" for a binary logistic classifier in memory: shape terms after the tree
-    from classify.SHAPES_MIN_ROWS rows (2,000), not the regressor's 10,000; none for one
-    versus rest, the margin loss or streamed rows."""
+def test_shapes_auto_searches_shapes_from_2000_rows():
+    """shapes="auto": shape terms after the tree from AUTO_SHAPES_MIN_ROWS rows (2,000), for
+    the regressor and a binary logistic classifier in memory; none for one versus rest, the
+    margin loss or streamed classifier rows. The search stays "backfit" with a held-out size
+    below 10,000 rows (AUTO_SMALL_MAX_ROWS)."""
     from jaxtree._fit import classify
 
     params = spec_.check_params({"k": 4, "basis": SMALL})._replace(chunk=2048)
@@ -88,8 +89,13 @@ def test_the_binary_classifier_searches_shapes_from_its_own_row_threshold():
         return classify.classifier_spec(dict(hyper, **kw), params, n, 3, np.float32, None,
                                         in_memory=True)
 
-    assert classify.SHAPES_MIN_ROWS == 2_000 < spec_.AUTO_SHAPES_MIN_ROWS
+    assert spec_.AUTO_SHAPES_MIN_ROWS == 2_000 < spec_.AUTO_SMALL_MAX_ROWS == 10_000
     assert at(2_000).shapes_after and not at(1_999).shapes_after
+    reg = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
+    for n, after in ((1_999, False), (2_000, True), (9_999, True)):
+        r = spec_.resolve(reg, params, n, 3, np.float32, None, True)
+        assert (r.shapes_after, r.search, r.validation_fraction) == (
+            after, "backfit", spec_.AUTO_VALIDATION)
     assert not classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
                                         in_memory=True, K=3).shapes_after
     assert not at(5_000, loss="margin").shapes_after

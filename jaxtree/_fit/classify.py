@@ -644,11 +644,6 @@ def _class_progress(rep, callback, classes, it, loss, choices) -> bool:
 
 # ---------------------------------------------------------------------------- the fit
 
-SHAPES_MIN_ROWS = 2_000
-"""``shapes="auto"``: a binary logistic classifier in memory searches shape terms after its
-tree on fits of at least this many rows (:func:`classifier_spec`)."""
-
-
 def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, plan,
                     in_memory: bool, K: int = 2) -> spec_.FitSpec:
     """The :class:`jaxtree._fit.spec.FitSpec` of a classifier fit: the regressor's
@@ -667,24 +662,18 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     Default 0.9484 against 0.9472). The weight box ``|w| <= 1`` on the logit already bounds
     what each leaf can add. A fraction given explicitly is used as before.
 
-    Decision (issue 29, twelfth session): ``shapes="auto"`` searches shape terms after the
-    tree from :data:`SHAPES_MIN_ROWS` rows, where the regressor waits for
-    ``AUTO_SHAPES_MIN_ROWS`` (10,000). Measured with shapes at every size (5 folds, ROC AUC):
-    spam7 (4,601 rows) 0.8987 -> 0.9116, above logistic regression's 0.8994; ISLR Default
-    0.9472 -> 0.9471; Pima, breast cancer and Titanic (at most 1,309 rows) held-out rows
-    accepted no term (0.8495, 0.9921, 0.8393 -> 0.8390), so below 2,000 rows the stage is
-    skipped for its cost."""
+    ``shapes="auto"`` searches shape terms after the tree from
+    :data:`jaxtree._fit.spec.AUTO_SHAPES_MIN_ROWS` rows (2,000), the regressor's rule (measured
+    for the classifier: spam7 0.8987 -> 0.9116 AUC, BENCHMARKS.md, "Shape terms from 2,000
+    rows")."""
     shapes = hyper.get("shapes", 0)
     if not (in_memory and K == 2 and hyper.get("loss") == "logistic"):
         shapes = 0
     fraction = hyper.get("validation_fraction")
     fraction = None if isinstance(fraction, str) else fraction  # "auto": grown to k
-    spec = spec_.resolve(dict(hyper, shapes=shapes, y_bound=1.0, prune_tol=None,
+    return spec_.resolve(dict(hyper, shapes=shapes, y_bound=1.0, prune_tol=None,
                               validation_fraction=fraction), params, n, p, dtype, plan,
                          in_memory=in_memory)
-    if shapes == "auto" and spec.engine == "jax" and n >= SHAPES_MIN_ROWS:
-        spec = spec.replace(shapes_after=True)
-    return spec
 
 
 def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitResult:

@@ -37,9 +37,10 @@ SHAPE_SWEEPS_ALL_ROWS = 2  # shapes=S: backfitting sweeps after a search on all 
 SHAPE_SWEEPS_SUBSET = 1  # ... and after one on a subset (a close start; each sweep S passes)
 AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
 AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all
-AUTO_SHAPES_MIN_ROWS = 10_000  # ... on fits of at least this many rows
+AUTO_SHAPES_MIN_ROWS = 2_000  # ... on fits of at least this many rows (twelfth session: was
+# 10,000; BENCHMARKS.md, "Shape terms from 2,000 rows")
 AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
-AUTO_SMALL_MAX_ROWS = AUTO_SHAPES_MIN_ROWS  # search="auto": "backfit" and a held-out size below
+AUTO_SMALL_MAX_ROWS = 10_000  # search="auto": "backfit" and a held-out size below
 AUTO_PAIR_MAX_CANDIDATES = 4096  # ... with at most this many basis columns p*q
 AUTO_VALIDATION = 0.2  # validation_fraction="auto": this share held out ...
 AUTO_VALIDATION_MIN_ROWS = 20  # ... on small fits of at least this many rows
