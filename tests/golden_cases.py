@@ -306,7 +306,7 @@ CASES = [
     # transform and for the final fit (same shapes at 400 rows, 320 + 80 held out: one
     # padded chunk of 512; a static argument differs); 300 rows would add a third (256)
     Case("for_laws", 7, law_data(400), _regressor(lambda: R.for_laws(k=3, basis="physics"))),
-    # the defaults at >= AUTO_SHAPES_MIN_ROWS (10,000): greedy, then shapes="auto"
+    # the defaults at >= 10,000 rows (AUTO_SMALL_MAX_ROWS): greedy, then shapes="auto"
     Case("default_large", 8, paper_data(12_000, 3), _regressor(lambda: R(k=4, y_bound=1.0))),
     # streamed: a memmap of covariates (a streamed fit takes no held-out split)
     Case("memmap", 9, paper_data(2000, 5),
