@@ -39,3 +39,19 @@ def custom_basis_model(tmp_path):
     path = tmp_path / "custom.json"
     est.save(path)
     return est, path, fn, X
+
+
+def lambdify(expr, names):
+    """``sympy.lambdify(symbols, expr, "numpy")`` over the covariates ``names`` in order (each
+    ``Symbol(name, real=True)``, as the exports name them), quick where the names are no
+    Python identifiers (``c=P``, ``d missing``): lambdify swaps each such symbol for a dummy
+    in an ``xreplace`` pass of its own, which rebuilds and re-simplifies every ``Max``/``Min``
+    of the expression (13 s for a model with group shape terms); here all are renamed in one
+    pass without re-evaluating, which changes no value."""
+    import sympy as sp
+
+    syms = [sp.Symbol(n, real=True) for n in names]
+    safe = [sp.Symbol(f"_x{j}", real=True) for j in range(len(names))]
+    with sp.evaluate(False):
+        expr = expr.xreplace(dict(zip(syms, safe)))
+    return sp.lambdify(safe, expr, "numpy")

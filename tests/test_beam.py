@@ -27,6 +27,11 @@ def test_width_one_is_the_greedy_search(x64):
     np.testing.assert_allclose(beam.predict(X), greedy.predict(X), rtol=1e-7, atol=1e-9)
 
 
+# Each member's loss pass, jitted once (vmapped eagerly it compiles again on every iteration).
+_member_mse = jax.jit(lambda ps, data, basis: jax.vmap(lambda p: refine.mse(p, data, basis))(ps),
+                      static_argnums=2)
+
+
 def test_members_are_distinct_refined_trees_and_the_best_loss_never_rises(x64):
     X, y = _data(1)
     xs = (X - X.min(0)) / (X.max(0) - X.min(0))
@@ -39,7 +44,7 @@ def test_members_are_distinct_refined_trees_and_the_best_loss_never_rises(x64):
     prev = np.inf
     for _ in range(cfg.max_k + 1):
         ps, info = search.beam_step_jit(ps, data, basis, cfg)
-        losses = np.asarray(jax.vmap(lambda p: refine.mse(p, data, basis))(ps))
+        losses = np.asarray(_member_mse(ps, data, basis))
         assert float(info.loss) <= prev * (1 + 1e-12)
         prev = float(info.loss)
         np.testing.assert_allclose(float(info.loss), losses.min(), rtol=1e-9)

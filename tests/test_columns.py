@@ -4,6 +4,7 @@ share compiled programs. The oracles: a padding column is never a candidate (eve
 it is +inf), the real candidates score as without padding (float64), a padded fit is the
 unpadded fit, and a second table of another width in the same bucket compiles nothing."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -17,6 +18,12 @@ from jaxtree.debug import count_compilations
 from _shared import choice_key
 
 BASIS = basis_.Basis((basis_.Powers(degree=2), basis_.Sines(n=2)))
+# The scorers jitted as the search runs them (called eagerly, each compiles its scans and
+# ~180 small programs op by op); the same functions.
+_score = jax.jit(scoring.score, static_argnames=("basis", "max_leaves"))
+_select = jax.jit(scoring.select, static_argnums=1)
+_score_pairs = jax.jit(moves.score_pairs, static_argnames=("basis", "max_rows"))
+_score_replace = jax.jit(moves.score_replace, static_argnames=("basis", "max_leaves"))
 
 
 def test_columns_for_rounds_up_to_the_bucket():
@@ -67,23 +74,23 @@ def test_padding_columns_score_inf_and_real_columns_score_as_unpadded(empty):
     plain = scoring.chunk(x, y, chunk_size=128, dtype=np.float64)
     padded = scoring.chunk(x, y, chunk_size=128, dtype=np.float64, columns=cols)
     t = prog.empty_program(4, jnp.float64) if empty else _tree(p, jnp.float64)
-    a = scoring.score(t, plain, BASIS, max_leaves=5)
-    b = scoring.score(t, padded, BASIS, max_leaves=5)
+    a = _score(t, plain, BASIS, max_leaves=5)
+    b = _score(t, padded, BASIS, max_leaves=5)
     assert np.isinf(np.asarray(b.sse)[:, p * q:]).all()
     np.testing.assert_allclose(np.asarray(b.sse)[:, :p * q], np.asarray(a.sse), rtol=1e-12)
     np.testing.assert_allclose(b.rss, a.rss, rtol=1e-12)
-    ca, cb = scoring.select(a, q), scoring.select(b, q)
+    ca, cb = _select(a, q), _select(b, q)
     assert (int(ca.feature), int(ca.basis), int(ca.slot), int(ca.op)) == \
            (int(cb.feature), int(cb.basis), int(cb.slot), int(cb.op))
 
-    pa = moves.score_pairs(t, plain, BASIS, max_rows=2)
-    pb = moves.score_pairs(t, padded, BASIS, max_rows=2)
+    pa = _score_pairs(t, plain, BASIS, max_rows=2)
+    pb = _score_pairs(t, padded, BASIS, max_rows=2)
     np.testing.assert_allclose(np.asarray(pb.sse), np.asarray(pa.sse), rtol=1e-12)
     assert (np.asarray(pb.col_a) < p * q).all() and (np.asarray(pb.col_b) < p * q).all()
     np.testing.assert_array_equal(pb.col_a, pa.col_a)
     if not empty:
-        ra = moves.score_replace(t, plain, BASIS, max_leaves=5)
-        rb = moves.score_replace(t, padded, BASIS, max_leaves=5)
+        ra = _score_replace(t, plain, BASIS, max_leaves=5)
+        rb = _score_replace(t, padded, BASIS, max_leaves=5)
         assert np.isinf(np.asarray(rb.sse)[:, p * q:]).all()
         np.testing.assert_allclose(np.asarray(rb.sse)[:, :p * q], np.asarray(ra.sse),
                                    rtol=1e-12)

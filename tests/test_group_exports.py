@@ -26,6 +26,8 @@ from jaxtree import program as prog
 from jaxtree import shapes as shapes_
 from jaxtree import _formula
 
+from _shared import lambdify
+
 LEVELS = list("PQRSTU")
 EFF = dict(zip(LEVELS, [0.0, 1.0, -1.0, 0.5, 2.0, -0.7]))
 
@@ -44,8 +46,11 @@ def _table(n, seed=0):
 
 @pytest.fixture(scope="module")
 def fitted():
+    # the tree is one leaf (k=0): the greedy step and no refinement of its weight (the
+    # cheapest tree programs to compile) change nothing the consumers read
     df, y = _table(1500)
-    est = jaxtree.TreeRegressor(shapes=4, k=0, validation_fraction=None).fit(df, y)
+    est = jaxtree.TreeRegressor(shapes=4, k=0, validation_fraction=None, search="greedy",
+                                refine=None).fit(df, y)
     spec = est.model_.shape_spec
     # the fit this module is about: two groups, a group's main term, pairs with group axes
     assert [g[0] for g in spec.groups] == ["c", "d"], spec.groups
@@ -174,10 +179,10 @@ def test_callables_and_sympy_equal_predict_on_every_level_and_unseen_ones(fitted
         f = jaxtree.export.to_callable(m, backend)
         np.testing.assert_allclose(np.asarray(f(X)), want, rtol=0, atol=1e-6 * scale,
                                    err_msg=backend)
-    sp = pytest.importorskip("sympy")
+    pytest.importorskip("sympy")
     expr = jaxtree.export.to_sympy(m)
-    syms = [sp.Symbol(n, real=True) for n in m.feature_names]
-    g = sp.lambdify(syms, expr, "numpy")
+    assert {s.name for s in expr.free_symbols} <= set(m.feature_names)
+    g = lambdify(expr, m.feature_names)  # tests/_shared.py: sympy.lambdify, quick here
     np.testing.assert_allclose(g(*X.T), want, rtol=0, atol=1e-6 * scale)
 
 

@@ -99,12 +99,15 @@ def _table(n, seed=0):
 
 @pytest.fixture(scope="module")
 def fitted():
-    """A bucketed in-memory fit (compiling dominates at this size: a SlotSpec stage)."""
+    """A bucketed in-memory fit (compiling dominates at this size: a SlotSpec stage). The
+    tree is one leaf (``k=0``), so the greedy step and no refinement of its weight (the
+    cheapest tree programs to compile) change nothing these tests read."""
     df, y, eff = _table(1200)
     seen, real = [], shapes_.unslot
     shapes_.unslot = lambda t, s, p, g=(): seen.append(type(s)) or real(t, s, p, g)
     try:
-        est = jaxtree.TreeRegressor(shapes=2, k=0, validation_fraction=None).fit(df, y)
+        est = jaxtree.TreeRegressor(shapes=2, k=0, validation_fraction=None, search="greedy",
+                                    refine=None).fit(df, y)
     finally:
         shapes_.unslot = real
     assert shapes_.SlotSpec in seen  # the bucketed path ran

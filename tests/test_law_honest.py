@@ -29,12 +29,17 @@ PLANTED = {  # name: (y(X), target_transform of the laws preset: fixed, one sear
 
 @pytest.fixture(scope="module")
 def fits():
+    """The laws preset with ``k=10`` instead of its default bound of 20: the planted laws
+    take 3 and 1 operations either way, and at 10 the non-laws' expansions already hold 55
+    and 69 terms at R² > 0.999 (142 and 290 at 20), so every check below reads the same;
+    the fits take half the time (the non-laws are grown to the bound)."""
     X = np.random.default_rng(0).uniform(1, 3, (400, 3))
     out = {}
     for name, (f, transform) in PLANTED.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out[name] = jaxtree.TreeRegressor.for_laws(target_transform=transform).fit(X, f(X))
+            out[name] = jaxtree.TreeRegressor.for_laws(k=10, target_transform=transform).fit(
+                X, f(X))
     return out, X
 
 

@@ -62,9 +62,11 @@ def table_model():
 
 @pytest.fixture(scope="module")
 def shapes_model():
-    """Shape terms (``shapes=2``) before a small tree, numeric columns, held-out path."""
+    """Shape terms (``shapes=2``) before a small tree, numeric columns, held-out path. Seven
+    columns (the last four unused by ``y``): ``binary_shapes_model``'s 300 rows of 7
+    encoded covariates and settings, so the two fits share every compiled program."""
     rng = np.random.default_rng(1)
-    X = rng.uniform(size=(300, 3))
+    X = rng.uniform(size=(300, 7))
     y = np.sin(2 * np.pi * X[:, 0]) + 4 * (X[:, 1] - 0.5) ** 2 + 0.5 * X[:, 2]
     est = jaxtree.TreeRegressor(k=1, shapes=2, shape_knots=(6, 4), search="greedy",
                                 validation_fraction=0.2).fit(X, y)
@@ -106,7 +108,8 @@ def test_every_view_names_the_terms_of_formula(which, table_model, shapes_model,
     assert set(table["term"].iloc[:-1]) == terms
     assert title_terms(est.plot_terms(X, max_terms=50)) == terms
     plt.close("all")
-    frame = X if which == "table" else pd.DataFrame(X, columns=["x1", "x2", "x3"])
+    frame = X if which == "table" else pd.DataFrame(
+        X, columns=[f"x{j + 1}" for j in range(X.shape[1])])
     first, listed = _show_terms(est, frame, tmp_path, capsys)
     assert first == formula and listed == terms
     # path_: every row in the estimator's notation; the last row's formula names the terms
@@ -211,8 +214,9 @@ def test_target_name_from_series_saved_and_never_a_covariate(table_model, tmp_pa
     again = jaxtree.load(tmp_path / "m.json")
     assert again.target_name_ == "ozone" and again.formula() == est.formula()
     assert est.to_latex().startswith("\\mathrm{ozone} = ")
-    # a covariate called y (the diamonds table): the target is y_, named or not
-    X = pd.DataFrame({"x": df.t, "y": np.cos(df.t)})
+    # a covariate called y (the diamonds table): the target is y_, named or not. Four
+    # columns of 300 rows: table_model's encoded shapes, so these fits compile nothing new.
+    X = pd.DataFrame({"x": df.t, "y": np.cos(df.t), "u": np.sin(df.t), "v": df.t ** 0.5})
     for target in (pd.Series(df.t ** 2, name="y"), (df.t ** 2).to_numpy()):
         e = jaxtree.TreeRegressor(k=1, search="greedy", validation_fraction=None).fit(X, target)
         assert e.target_name_ == "y_" and e.formula().startswith("y_ = "), e.formula()
@@ -234,9 +238,10 @@ def test_display_name_rule():
 
 def test_cli_names_the_target_by_its_column(tmp_path, capsys):
     rng = np.random.default_rng(3)
-    x = rng.uniform(size=80)
+    x = rng.uniform(size=(300, 4))  # table_model's encoded shapes: nothing new to compile
     data = tmp_path / "d.csv"
-    pd.DataFrame({"temp": x, "ozone": 2 * x + 1}).to_csv(data, index=False)
+    pd.DataFrame({"temp": x[:, 0], "a": x[:, 1], "b": x[:, 2], "c": x[:, 3],
+                  "ozone": 2 * x[:, 0] + 1}).to_csv(data, index=False)
     model = tmp_path / "m.json"
     assert cli.main(["fit", str(data), "--target", "ozone", "--out", str(model), "--k", "1",
                      "--search", "greedy", "--quiet"]) == 0
@@ -285,7 +290,9 @@ def binary_shapes_model():
     a category, ``b`` a numeric 0/1 column), ``shapes=2`` forcing one main shape on each,
     then a small tree; held-out path. ``c`` has six levels, more than the ``n1 - 1 = 5`` a
     group term holds at ``shape_knots=(6, 4)``, so each level stays a covariate of its own
-    (a category with fewer is one group term ``f(c)``: tests/test_groups.py)."""
+    (a category with fewer is one group term ``f(c)``: tests/test_groups.py). Its shapes
+    (300 rows, 7 covariates) and settings are ``shapes_model``'s: one set of compiled
+    programs for both."""
     rng = np.random.default_rng(7)
     n = 300
     levels = ["red", "blue", "green", "amber", "black", "white"]

@@ -8,9 +8,14 @@ import pytest
 from jaxtree import basis as B
 from jaxtree import program as prog
 from jaxtree import reference as R
-from jaxtree import scoring, search
+from jaxtree import refine, scoring, search
 
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
+# The library's loss pass and scorer called eagerly compile their scans again on every
+# call (a new closure each time: 15 compilations of one program in
+# test_reported_loss_is_the_mse_of_the_returned_program); jitted once, the same functions.
+_mse = jax.jit(refine.mse, static_argnums=2)
+_score = jax.jit(scoring.score, static_argnames=("basis", "max_leaves"))
 
 
 def _problem(seed):
@@ -91,7 +96,7 @@ def test_scorer_equals_per_candidate_least_squares(seed):
     d = len(R.leaves(tree))
     program = _as_program(tree)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(sw), chunk_size=32)
-    sc = scoring.score(program, data, SMALL, max_leaves=4)  # every k's: one compilation
+    sc = _score(program, data, SMALL, max_leaves=4)  # every k's: one compilation
     sse = np.asarray(sc.sse)[: 2 * d].reshape(d, 2, p, SMALL.q)
     w = np.asarray(sc.weight)[: 2 * d].reshape(d, 2, p, SMALL.q)
     a = np.asarray(sc.intercept)[: 2 * d].reshape(d, 2, p, SMALL.q)
@@ -204,13 +209,15 @@ def test_chunk_gradient_equals_reverse_mode(rng):
     y = jnp.asarray(rng.normal(size=50))
     w = jnp.asarray(rng.uniform(0, 2, size=50))
     params = (program.weight, program.intercept)
-    val, (gw, ga) = refine.chunk_value_and_grad(params, program, x, y, w, SMALL)
+    # both sides jitted (one program each; run op by op they compiled 115 small programs)
+    val, (gw, ga) = jax.jit(refine.chunk_value_and_grad, static_argnums=5)(
+        params, program, x, y, w, SMALL)
 
     def sse(pr):
         res = y - prog.evaluate(program._replace(weight=pr[0], intercept=pr[1]), x, SMALL)
         return jnp.sum(w * res * res)
 
-    want_val, (want_gw, want_ga) = jax.value_and_grad(sse)(params)
+    want_val, (want_gw, want_ga) = jax.jit(jax.value_and_grad(sse))(params)
     np.testing.assert_allclose(val, want_val, rtol=1e-12)
     np.testing.assert_allclose(gw, want_gw, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ga, want_ga, rtol=1e-10)
@@ -257,7 +264,7 @@ def test_reported_loss_is_the_mse_of_the_returned_program(rng):
         program = prog.empty_program(3, jnp.float64)
         for _ in range(5):  # the first leaf, 3 insertions, then a step on the full program
             program, info = search.step_jit(program, data, SMALL, cfg)
-            want = float(refine.mse(program, data, SMALL))
+            want = float(_mse(program, data, SMALL))
             np.testing.assert_allclose(float(info.loss), want, rtol=1e-10, err_msg=str(refine_mode))
         assert int(info.status) == search.STATUS_FULL
 
@@ -270,14 +277,14 @@ def test_refinements_return_the_loss_of_their_program(rng):
     x = rng.uniform(size=(150, 3))
     y = np.asarray(prog.evaluate(program, jnp.asarray(x), SMALL)) + 0.1 * rng.standard_normal(150)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=32)
-    start = float(refine.mse(program, data, SMALL))
+    start = float(_mse(program, data, SMALL))
     coord = lambda p, sweeps: refine.coordinate(p, data, SMALL, sweeps=sweeps, max_leaves=5)
     for name, fn in [("joint", lambda p: refine.joint(p, data, SMALL, steps=10)),
                      ("coordinate", lambda p: coord(p, 2)),
                      ("coordinate0", lambda p: coord(p, 0)),
                      ("joint0", lambda p: refine.joint(p, data, SMALL, steps=0))]:
         out, loss = jax.jit(fn)(program)
-        np.testing.assert_allclose(float(loss), float(refine.mse(out, data, SMALL)), rtol=1e-10,
+        np.testing.assert_allclose(float(loss), float(_mse(out, data, SMALL)), rtol=1e-10,
                                    err_msg=name)
         assert float(loss) <= start * (1 + 1e-12), name
         if name.endswith("0"):  # no iteration: the input comes back unchanged

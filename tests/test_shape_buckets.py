@@ -41,16 +41,60 @@ def _same(a, b, X):
                                [r["val_mse"] for r in b.shape_path_], rtol=1e-10)
 
 
-def test_bucketed_shape_stage_is_the_unbucketed_one(monkeypatch, x64):
-    """The default estimator on 12,000 x 5 (shapes="auto": 5 covariates padded to 6, the
-    rows to their row buckets): the same terms, choices and predictions as the shape stage
-    on the table's own rows and columns (float64)."""
-    X, y = _table(12_000, 5, 0)
-    seen = []
-    real = shapes_.unslot
-    monkeypatch.setattr(shapes_, "unslot",
-                        lambda t, s, p, g=(): seen.append(type(s)) or real(t, s, p, g))
-    bucketed = jaxtree.TreeRegressor().fit(X, y)
+@pytest.fixture(scope="module")
+def first_table():
+    """The default estimator on 17,000 x 9 (shapes="auto" after the tree; column bucket 12,
+    all rows in 12 chunks of 2,048: see the second-table test), fitted once for both tests:
+    the bucketed fit of the oracle below and the first table of the compile test (whose
+    programs are the ones a second table in the same buckets reuses)."""
+    X, y = _table(17_000, 9, 2)
+    seen, real = [], shapes_.unslot
+    shapes_.unslot = lambda t, s, p, g=(): seen.append(type(s)) or real(t, s, p, g)
+    try:
+        est = jaxtree.TreeRegressor().fit(X, y)
+    finally:
+        shapes_.unslot = real
+    return est, X, y, seen
+
+
+def test_a_second_table_in_the_buckets_compiles_no_shape_stage(first_table, monkeypatch):
+    """17,000 x 9 (the module's first table) then 22,000 x 11 (both below the buckets' work
+    limit ``n*p*q < 10**7``): column bucket 12 (from 10,000 rows the buckets are multiples
+    of 4: ``scoring.COARSE_COLUMNS_MIN_ROWS``; below, 9 and 11 covariates would be 10 and
+    12), all rows in 12 chunks of 2,048 (9 and 11 chunks of their own); the held-out split's
+    parts are chunked as that bucket's shares (10 chunks of training rows, 3 held out), not
+    their own buckets (13,600 and 17,600 training rows: 7 and 9 chunks, buckets 8 and 12;
+    3,400 and 4,400 held out: 2 and 3 chunks, buckets 2 and 4). The second table's whole
+    fit (the tree, the shape stage's selection run, the backfitting round) compiles
+    nothing. (First in the module, so that the only programs compiled before the second
+    table are the first table's bucketed ones: the oracle test below adds unbucketed ones.)"""
+    first = first_table[0]
+    assert first.model_.shapes is not None  # the first table chose shape terms
+    counts = []
+    real = stages.shapes_after
+
+    def counted(*args, **kw):
+        with count_compilations() as count:
+            out = real(*args, **kw)
+        counts.append((count.compiles, out[1] is not None))
+        return out
+
+    monkeypatch.setattr(stages, "shapes_after", counted)
+    X, y = _table(22_000, 11, 3)
+    with count_compilations() as whole:
+        est = jaxtree.TreeRegressor().fit(X, y)
+    assert counts[0][1], counts  # the second table chose shape terms too
+    assert counts[0][0] == 0 and whole.compiles == 0, (counts, whole.compiles)
+    assert est.n_features_in_ == 11 and est.model_.shapes.main.shape[0] == 11
+
+
+def test_bucketed_shape_stage_is_the_unbucketed_one(first_table, monkeypatch, x64):
+    """The default estimator on 17,000 x 9 (the module's first table; shapes="auto": 9
+    covariates padded to 12, the rows to their row buckets, the held-out split's parts to
+    that bucket's shares): the same terms, choices and predictions as the shape stage on the
+    table's own rows and columns (float64). The bucketed fit is the fixture's, so its
+    programs are the compile test's."""
+    bucketed, X, y, seen = first_table
     assert seen == [shapes_.SlotSpec]  # the bucketed path ran
     _unbucketed(monkeypatch)
     plain = jaxtree.TreeRegressor().fit(X, y)
@@ -70,31 +114,3 @@ def test_bucketed_shapes_first_is_the_unbucketed_one(monkeypatch, x64):
     _unbucketed(monkeypatch)
     plain = jaxtree.TreeRegressor(**kw).fit(X, y)
     _same(bucketed, plain, X)
-
-
-def test_a_second_table_in_the_buckets_compiles_no_shape_stage(monkeypatch):
-    """17,000 x 9 then 22,000 x 11 (both below the buckets' work limit ``n*p*q < 10**7``):
-    column bucket 12 (from 10,000 rows the buckets are multiples of 4:
-    ``scoring.COARSE_COLUMNS_MIN_ROWS``; below, 9 and 11 covariates would be 10 and 12), all
-    rows in 12 chunks of 2,048 (9 and 11 chunks of their own); the held-out split's parts are
-    chunked as that bucket's shares (10 chunks of training rows, 3 held out), not their own
-    buckets (13,600 and 17,600 training rows: 7 and 9 chunks, buckets 8 and 12; 3,400 and
-    4,400 held out: 2 and 3 chunks, buckets 2 and 4). The second table's whole fit (the
-    tree, the shape stage's selection run, the backfitting round) compiles nothing."""
-    counts = []
-    real = stages.shapes_after
-
-    def counted(*args, **kw):
-        with count_compilations() as count:
-            out = real(*args, **kw)
-        counts.append((count.compiles, out[1] is not None))
-        return out
-
-    monkeypatch.setattr(stages, "shapes_after", counted)
-    jaxtree.TreeRegressor().fit(*_table(17_000, 9, 2))
-    X, y = _table(22_000, 11, 3)
-    with count_compilations() as whole:
-        est = jaxtree.TreeRegressor().fit(X, y)
-    assert counts[0][1] and counts[1][1], counts  # both chose shape terms
-    assert counts[1][0] == 0 and whole.compiles == 0, (counts, whole.compiles)
-    assert est.n_features_in_ == 11 and est.model_.shapes.main.shape[0] == 11

@@ -49,6 +49,12 @@ def test_terms_sum_to_the_prediction_and_rank_by_share():
     assert abs(coef - w * float(est.model_.y_scale)) < 1e-3 * abs(coef), (coef, w)
 
 
+# ~16-19 s (a shapes fit of its own) for assertions other fast tests hold on shapes models:
+# the terms' values sum to predict (test_group_exports.py::test_terms_and_explain_read_the_
+# groups_columns: numeric and group main shapes and pairs, tree leaves), one plot_terms panel
+# per term (test_notation.py::test_every_view_names_the_terms_of_formula[shapes]: the titles
+# are the explained terms; test_group_exports.py::test_plots_draw_groups_by_level).
+@pytest.mark.slow
 def test_terms_of_a_shapes_model_and_plot():
     X, y = _planted(600, 1)
     X = np.c_[X, np.random.default_rng(9).uniform(size=len(X))]  # test_shapes' estimator shape
