@@ -1,6 +1,8 @@
 """Categorical group shape terms (issues 26, 29): a categorical column's main shape is one
 term with one value per level (:mod:`jaxtree.shapes`, "categorical groups")."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -82,8 +84,38 @@ def test_shape_groups_of_an_encoding():
                       "d": pd.Categorical(["u", "v"] * 10)})
     from jaxtree import _encoding as enc_
     _, enc = enc_.fit_transform(X, {})
-    assert spec_.shape_groups(enc, (24, 12)) == (("c", (1, 2, 3, 4)), ("d", (5, 6)))
-    assert spec_.shape_groups(enc, (4, 3)) == (("d", (5, 6)),)  # 4 levels need 5 knots
+    # d's two levels are no group: its indicators' main shapes print as a coefficient
+    assert spec_.shape_groups(enc, (24, 12)) == (("c", (1, 2, 3, 4)),)
+    assert spec_.shape_groups(enc, (5, 3)) == (("c", (1, 2, 3, 4)),)  # 4 levels: 5 knots
+    assert spec_.shape_groups(enc, (4, 3)) == ()
+    # a missing indicator is a third covariate of d: then a group
+    X.loc[0, "d"] = np.nan
+    _, enc = enc_.fit_transform(X, {})
+    assert spec_.shape_groups(enc, (24, 12)) == (("c", (1, 2, 3, 4)), ("d", (5, 6, 7)))
+
+
+def test_a_two_level_category_prints_as_a_coefficient():
+    """A two-level column's main shape is one number: printed as the coefficient of its
+    indicator (``-0.8·[sex = female]``), not as a table ``f(sex)``; a three-level column
+    stays one group term ``f(cls)``; the coefficient is the planted effect."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    df = pd.DataFrame({"x": rng.uniform(size=n),
+                       "sex": pd.Categorical(rng.choice(["female", "male"], n)),
+                       "cls": pd.Categorical(rng.choice(["1st", "2nd", "3rd"], n))})
+    y = (np.sin(3 * df.x.to_numpy()) + 0.8 * (df.sex == "male").to_numpy()
+         + df.cls.map({"1st": 0.0, "2nd": 0.5, "3rd": -0.4}).astype(float).to_numpy()
+         + 0.1 * rng.standard_normal(n))
+    est = jaxtree.TreeRegressor(shapes=3, k=1, search="greedy", refine=None,
+                                validation_fraction=None).fit(df, y)
+    assert est.model_.shape_spec.groups == (("cls", (3, 4, 5)),)
+    formula = est.formula()
+    assert "f(cls)" in formula and "f(sex)" not in formula, formula
+    m = re.search(r"([+-]) (\d+\.\d+)·\[sex = (female|male)\]", formula)
+    assert m is not None, formula
+    coef = float(m.group(2)) * (1 if m.group(1) == "+" else -1)
+    want = 0.8 if m.group(3) == "male" else -0.8
+    assert abs(coef - want) < 0.05, formula
 
 
 def _table(n, seed=0):

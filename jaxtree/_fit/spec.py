@@ -294,13 +294,20 @@ def stream_plan(X, params: Params, chunk_size, devices) -> tuple:
 def shape_groups(enc, shape_knots) -> tuple:
     """The categorical groups of a table's shape terms (:class:`jaxtree.shapes.ShapeSpec`'s
     ``groups``; the decision is in :mod:`jaxtree.shapes`, "categorical groups"): each
-    categorical column of the encoding ``enc`` with 2 to ``n1 - 1`` covariates (its levels,
+    categorical column of the encoding ``enc`` with 3 to ``n1 - 1`` covariates (its levels,
     ``other`` and its missing indicator, in the matrix's order), as ``(name, covariates)``.
-    A larger column (``max_categories`` above ``n1 - 1``) keeps one term per level."""
+    A larger column (``max_categories`` above ``n1 - 1``) keeps one term per level.
+
+    Decision (thirteenth session): a column of two covariates (``sex``: female, male) is no
+    group. Its main effect is one number either way, and as a group it printed as
+    ``f(sex)``, a table of two values; as its indicators, the shape on ``[sex = male]`` reads
+    two values and prints as the coefficient it is, ``0.8·[sex = male]``
+    (:func:`jaxtree._formula` folds a main shape on an indicator). A pair with it is a
+    curve per level either way (the indicator's axis holds its two values)."""
     out, j = [], 0
     for c in () if enc is None else enc.columns:
         k = len(c.out_names())
-        if c.kind == "categorical" and 2 <= k <= shape_knots[0] - 1:
+        if c.kind == "categorical" and 3 <= k <= shape_knots[0] - 1:
             out.append((str(c.name), tuple(range(j, j + k))))
         j += k
     return tuple(out)
