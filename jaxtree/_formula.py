@@ -182,7 +182,7 @@ class _Builder:
         if isinstance(fam, (basis_.Sines, basis_.Cosines)):
             return _Sum(0.0, {((_atom("trig", j, i, (m, R)), 1),): w})
         if isinstance(fam, basis_.PowerLaws):
-            amp, off = fam._affine_in_x(mm, j)
+            amp, off = fam.affine_in_x(mm, j)
             if amp == 0.0:
                 return _Sum(w * off)
             kind = "x" if fam.exponents[mm] == 1 else "plaw"
@@ -303,7 +303,7 @@ class _Builder:
             return np.maximum(1.0 - np.abs(x - pr[0]) / pr[1], 0.0)
         if kind == "trig":
             fam, mm = self.basis.locate(i)
-            return getattr(np, fam._sympy_name)((mm + 1) * math.pi * (x - pr[0]) / pr[1])
+            return getattr(np, fam.sympy_name)((mm + 1) * math.pi * (x - pr[0]) / pr[1])
         if kind == "plaw":
             fam, mm = self.basis.locate(i)
             e = fam.exponents[mm]
@@ -566,7 +566,7 @@ def _atom_text(r: Readable, atom) -> str:
         fam, mm = b.basis.locate(i)
         arg = _operand(_shifted(name, m)) if m != 0.0 else name
         k = "" if mm == 0 else str(mm + 1)
-        return f"{fam._sympy_name}({k}π·{arg}{'' if R == 1.0 else '/' + _num(R)})"
+        return f"{fam.sympy_name}({k}π·{arg}{'' if R == 1.0 else '/' + _num(R)})"
     var = _shifted(name, m)
     var = var if R == 1.0 else f"{_operand(var)}/{_num(R)}"
     return b.basis.render(i, var)
@@ -789,7 +789,7 @@ def _atom_latex(r: Readable, atom) -> str:
     var = _tex_shift(name, m)
     var = var if R == 1.0 else f"\\frac{{{var}}}{{{_tex_num(R)}}}"
     if kind == "trig":
-        return f"{fam._latex_name}\\left({'' if mm == 0 else mm + 1}\\pi {var}\\right)"
+        return f"{fam.latex_name}\\left({'' if mm == 0 else mm + 1}\\pi {var}\\right)"
     return fam.to_latex(mm, f"\\left({var}\\right)")
 
 
@@ -858,7 +858,7 @@ def sympy_expr(r: Readable, sp, custom=None):
             return sp.log(x) if e == 0 else x ** sp.nsimplify(e)
         u = (x - F(pr[0])) / F(pr[1])
         if kind == "trig":
-            return getattr(sp, fam._sympy_name)((mm + 1) * sp.pi * u)
+            return getattr(sp, fam.sympy_name)((mm + 1) * sp.pi * u)
         return fam.to_sympy(mm, u, custom or {})
 
     def factor(f, p):

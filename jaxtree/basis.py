@@ -328,12 +328,12 @@ class _Trig(_FamilyBase):
     """What ``Sines`` and ``Cosines`` share: frequencies ``1..n``, kernels in ``jaxtree._trig``.
 
     Subclasses set ``_part`` (0 for sin, 1 for cos of the kernels' ``(sin, cos)`` pairs),
-    ``_sympy_name`` and ``_latex_name``.
+    ``sympy_name`` and ``latex_name``.
     """
 
     _part: int
-    _sympy_name: str
-    _latex_name: str
+    sympy_name: str
+    latex_name: str
 
     @property
     def size(self) -> int:
@@ -342,7 +342,7 @@ class _Trig(_FamilyBase):
 
     def templates(self) -> tuple[str, ...]:
         """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
-        head = self._sympy_name
+        head = self.sympy_name
         return tuple(f"{head}({'' if i == 1 else i}π{{cx}})" for i in range(1, self.n + 1))
 
     def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
@@ -381,7 +381,7 @@ class _Trig(_FamilyBase):
           custom: ``{name: callable}`` for custom functions (unused by this family).
         """
         sp = _sympy()
-        return getattr(sp, self._sympy_name)((m + 1) * sp.pi * u)
+        return getattr(sp, self.sympy_name)((m + 1) * sp.pi * u)
 
     def to_latex(self, m: int, var: str) -> str:
         """``\\sin(3\\pi var)`` (the frequency 1 omitted).
@@ -391,11 +391,11 @@ class _Trig(_FamilyBase):
           var: the variable, already LaTeX.
         """
         freq = "" if m == 0 else str(m + 1)
-        return f"{self._latex_name}({freq}\\pi {var})"
+        return f"{self.latex_name}({freq}\\pi {var})"
 
     def to_numeric(self, xp, m: int, u):
         """``xp.sin((m+1) pi u)`` or ``xp.cos(...)`` with ``xp`` = numpy or jax.numpy."""
-        return getattr(xp, self._sympy_name)((m + 1) * math.pi * u)
+        return getattr(xp, self.sympy_name)((m + 1) * math.pi * u)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -408,8 +408,8 @@ class Sines(_Trig):
 
     n: int
     _part = 0
-    _sympy_name = "sin"
-    _latex_name = "\\sin"
+    sympy_name = "sin"
+    latex_name = "\\sin"
 
     def __post_init__(self):
         object.__setattr__(self, "n", _check_count("Sines.n", self.n, 1))
@@ -429,8 +429,8 @@ class Cosines(_Trig):
 
     n: int
     _part = 1
-    _sympy_name = "cos"
-    _latex_name = "\\cos"
+    sympy_name = "cos"
+    latex_name = "\\cos"
 
     def __post_init__(self):
         object.__setattr__(self, "n", _check_count("Cosines.n", self.n, 1))
@@ -1098,8 +1098,10 @@ class PowerLaws(_FamilyBase):
             g = jnp.where(m == k, _power_g(t, e), g)
         return amp * g + off
 
-    def _affine_in_x(self, m: int, j: int) -> tuple[float, float]:
-        """``(A', B')`` with ``phi = A' x**a + B'`` (``A' log x + B'``) in original units."""
+    def affine_in_x(self, m: int, j: int) -> tuple[float, float]:
+        """``(A', B')`` with ``phi = A' x**a + B'`` (``A' log x + B'``) in original units:
+        function ``m`` of this family on covariate ``j`` (``(0, 0)`` where it is not
+        defined there). The formula printer reads it (:mod:`jaxtree._formula`)."""
         valid, _, _, a_t, b_t = self._tables()
         if not valid[m, j]:
             return 0.0, 0.0
@@ -1124,7 +1126,7 @@ class PowerLaws(_FamilyBase):
           x: the covariate in its own units, a sympy expression.
         """
         sp = _sympy()
-        amp, off = self._affine_in_x(m, feature)
+        amp, off = self.affine_in_x(m, feature)
         if amp == 0.0:
             return sp.Integer(0)
         a = self.exponents[m]

@@ -91,7 +91,7 @@ def test_monomials_are_pure_powers_within_one_and_match_numpy():
             top = np.max(np.abs(np.power(dense, a)))  # independent of the library's constants
             np.testing.assert_allclose(col, g / top, rtol=1e-9, atol=1e-12, err_msg=f"a={a}")
             assert np.max(np.abs(col)) == pytest.approx(1, abs=1e-12)
-            amp, off = fam._affine_in_x(m, j)
+            amp, off = fam.affine_in_x(m, j)
             assert off == 0.0 and amp == pytest.approx(1 / top, rel=1e-9)
     assert fam.templates()[0] == "⟦{x}⁻²⟧" and span.templates()[0] == "⟨{x}⁻²⟩"
     with pytest.raises(ValueError, match="normalise"):
