@@ -212,6 +212,30 @@ def loaded_names(d, feature_names, path) -> tuple:
     return names, enc
 
 
+def _check_groups(shape_spec, enc, path) -> None:
+    """A loaded model's categorical shape groups against its file's encoding: each group is
+    all the covariates of the categorical column it names (its levels, ``other``, its missing
+    indicator), in order, as a fit writes it (:func:`jaxtree._fit.spec.shape_groups`). A
+    group over other covariates would read wrong level codes and predict silently wrong."""
+    groups = getattr(shape_spec, "groups", ()) or ()
+    if not groups:
+        return
+    spans, j = {}, 0
+    for c in () if enc is None else enc.columns:
+        k = len(c.out_names())
+        if c.kind == "categorical":
+            spans[str(c.name)] = tuple(range(j, j + k))
+        j += k
+    for name, members in groups:
+        if spans.get(str(name)) != tuple(int(m) for m in members):
+            want = spans.get(str(name))
+            raise ValueError(
+                f"{path}: not a valid jaxtree model file: the shape group {name!r} covers "
+                f"covariates {list(members)}, but the encoding "
+                + ("has no categorical column of that name" if want is None else
+                   f"gives that column the covariates {list(want)}"))
+
+
 def from_file(cls, d, path, model, **set_params):
     """``(estimator, history)`` of a model file's dict ``d`` (read from ``path`` by
     :func:`jaxtree.model.load_dict`) and its ``model`` (:func:`jaxtree.model.from_dict`): an
@@ -240,6 +264,7 @@ def loaded_result(d, path, model, history, classes=None) -> pipeline.FitResult:
     """The :class:`jaxtree._fit.pipeline.FitResult` of a loaded model file (no search, row
     plan or path: ``spec`` None): its names, encoding and target name read from ``d``."""
     names, enc = loaded_names(d, model.feature_names, path)
+    _check_groups(getattr(model, "shape_spec", None), enc, path)
     return pipeline.FitResult(model=model, history=history, choices=[],
                               status=search.Status.OK, names=names, encoding=enc, spec=None,
                               target_name=loaded_target_name(d, path), classes=classes)

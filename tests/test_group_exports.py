@@ -150,6 +150,26 @@ def test_a_corrupted_groups_entry_is_refused(fitted, tmp_path, what):
         jaxtree.load(path)
 
 
+@pytest.mark.parametrize("edit, message", [
+    (_set("covariates", [2, 3, 4, 5, 6]), r"covers covariates \[2, 3, 4, 5, 6\], but the "
+                                          r"encoding gives that column the covariates "
+                                          r"\[2, 3, 4, 5, 6, 7\]"),
+    (_set("name", "zz"), "has no categorical column of that name"),
+])
+def test_a_group_that_is_not_its_columns_covariates_is_refused(fitted, tmp_path, edit, message):
+    """A saved estimator whose group is valid on its own (distinct covariates, no term on a
+    member) but not the covariates of the categorical column it names would read wrong level
+    codes: its loader refuses it (the model file alone cannot tell)."""
+    est = fitted[0]
+    path = tmp_path / "g.json"
+    est.save(path)
+    bad = _corrupt(json.loads(path.read_text()), edit)
+    model_.from_dict(bad, path="bad.json")  # the model's own checks pass
+    path.write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=message):
+        jaxtree.load(path)
+
+
 def test_a_pair_on_a_groups_other_covariate_is_refused(fitted):
     est = fitted[0]
     d = model_.to_dict(est.model_)
