@@ -329,9 +329,6 @@ def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_t
     return sres, state, cspec, gr, pairs, allowed
 
 
-_shape_mse_batch = jax.jit(jax.vmap(select.shape_mse, in_axes=(0, 0, None)), static_argnums=2)
-"""Each member's weighted MSE of its shape terms alone (:func:`jaxtree._fit.select.shape_mse`
-vmapped)."""
 _shape_errors_batch = jax.jit(jax.vmap(select.shape_mse_and_errors, in_axes=(0, 0, None)),
                               static_argnums=2)
 """Each member's weighted MSE and per-row squared errors of its shape terms alone
@@ -364,7 +361,8 @@ def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots
     rows = np.concatenate([select.held_rows([empty_rows], len(held)), rows], axis=1)
     w = select.held_weights(held_data, len(held))
     empty = np.asarray(empty, np.float64) * scale
-    train0 = np.asarray(_shape_mse_batch(start.shapes, data, spec), np.float64) * scale
+    ys_, ws_ = np.asarray(data.y), np.asarray(data.w)  # each member's start, on the host
+    train0 = np.array([select.start_mse(ys_[b], ws_[b]) for b in range(len(ys_))]) * scale
     counts, paths = np.zeros(xs.shape[0], np.int64), []
     for b in range(xs.shape[0]):
         counts[b] = select.choose_size(rows[b], w[b])

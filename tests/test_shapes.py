@@ -464,3 +464,23 @@ def test_one_covariate_fits_with_shapes_and_no_pairs():
     assert est.score(X, y) > 0.99
     shapes, spec, _ = S.compact(est.model_.shapes, est.model_.shape_spec)
     assert spec == est.model_.shape_spec and shapes is est.model_.shapes
+
+
+def test_start_mse_is_the_empty_shapes_mse(x64):
+    """The shape path's first row (``select.start_mse``, host float64) is the weighted MSE of
+    the search's start, :func:`jaxtree.shapes.start` (the weighted mean), evaluated as the
+    shapes evaluate it, on chunked data with zero-weight padding rows; a mean taken without
+    the weights, or over the padding rows, would differ."""
+    from jaxtree._fit import select
+
+    rng = np.random.default_rng(4)
+    x, y = rng.uniform(size=(203, 3)), rng.normal(2.0, 3.0, 203)
+    w = rng.uniform(0.2, 5.0, 203)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(w), chunk_size=64)
+    spec = S.ShapeSpec(n1=4, n2=3, max_terms=2)
+    start = S.start(data, spec)
+    fit = jax.vmap(lambda xb: S.evaluate(start.shapes, xb, spec))(data.x)
+    want = float(S.mse(data, fit))
+    assert select.start_mse(data.y, data.w) == pytest.approx(want, rel=1e-12)
+    assert want == pytest.approx(np.average((y - np.average(y, weights=w)) ** 2, weights=w),
+                                 rel=1e-12)

@@ -250,7 +250,7 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     empty = float(empty) * scale
     rows = np.r_[select.held_rows([empty_rows], len(held)), rows]
     n_best = select.choose_size(rows, select.held_weights(held_data, len(held)))
-    path = select.shape_path(float(select.shape_mse(start.shapes, data, sspec)) * scale, empty,
+    path = select.shape_path(select.start_mse(data.y, data.w) * scale, empty,
                              sel, sspec, rep.names)
     if after:  # shapes="auto": the tree's iterations, then the chosen terms
         rep.phase(after + n_best, "shapes", done=after)
