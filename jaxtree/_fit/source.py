@@ -345,7 +345,10 @@ class InMemory(_Regression):
             state = shapes_.refit(terms, rdata, sspec, 1, gr=shapes_.grams_jit(rdata, sspec))
         resid = data._replace(y=data.y - state.fit)  # y minus the shapes: the tree's target
         if s.refine == "optax":
-            program, _ = select.joint(program, resid, s.basis, steps=s.steps)
+            # joint returns the refined program's weighted MSE on resid (refine.joint): no
+            # second pass, and no mse program to compile in a first fit
+            program, mse = select.joint(program, resid, s.basis, steps=s.steps)
+            return state.shapes, program, float(mse)
         return state.shapes, program, float(select.held_out_mse(program, resid, s.basis))
 
     # ---------------------------------------------------------------------- prune
