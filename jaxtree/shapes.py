@@ -884,6 +884,11 @@ def start(data: scoring.Data, spec: ShapeSpec) -> State:
     return State(sh, jnp.full(data.y.shape, mean, data.x.dtype))
 
 
+start_jit = spec_jit(start)
+""":func:`start` as one program: called eagerly it compiled about a dozen small programs (the
+zeros of every field, the mean), 0.2-0.3 s of a first fit with a shape stage."""
+
+
 def term_names(shapes: Shapes, spec: ShapeSpec, feature_names) -> list:
     """The chosen terms in order, as ``f(name)`` / ``f(name_i, name_l)``."""
     order = np.asarray(shapes.order)[: int(shapes.n_terms)]

@@ -215,7 +215,7 @@ def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes: int, max
     sspec = _spec(sub, spec, max_terms, pairs, p)
     gr = shapes_.grams_jit(sub, sspec)
     sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, sspec),
-                      shapes_.start(sub, sspec), n_shapes, rep, loss_scale=scale)
+                      shapes_.start_jit(sub, sspec), n_shapes, rep, loss_scale=scale)
     found, sspec, gr = shapes_.compact(sres.program.shapes, sspec, gr if grams else None)
     return _unpadded(sres, sub, p), found, sspec, gr
 
@@ -240,7 +240,7 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     gr = shapes_.grams_jit(data, sspec)
     step = select.with_held_out_rows(lambda s: search.shape_step_jit(s, data, gr, sspec),
                                      lambda s: select.shape_errors(s.shapes, held_data, sspec))
-    start = shapes_.start(data, sspec)
+    start = shapes_.start_jit(data, sspec)
     empty, empty_rows = select.shape_errors(start.shapes, held_data, sspec)
     rep.phase(n_iter, "choosing shapes")  # the bar moves while the count is chosen
     sel = search.run(step, (start, empty_rows), n_iter, rep.tick, loss_scale=scale,
