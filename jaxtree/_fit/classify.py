@@ -84,6 +84,13 @@ def chunk_labels(ypm, shape, dtype) -> jax.Array:
                        dtype).reshape(ypm.shape[:-1] + tuple(shape))
 
 
+def _blend(a, b, t: float) -> np.ndarray:
+    """``a + t (b - a)`` on the host in ``a``'s dtype (each operation rounded as on the
+    device: numpy keeps a float32 array float32 with a Python float ``t``)."""
+    a = np.asarray(a)
+    return a + t * (np.asarray(b, a.dtype) - a)
+
+
 def start_intercepts(loss: str, ypm, w) -> np.ndarray:
     """Float64 ``(B,)`` starting intercepts of the searches of labels ``ypm (B, n)`` with
     weights ``w`` (``(n,)`` shared, or ``(B, n)``): the logit of the weighted share of
@@ -518,14 +525,15 @@ class Labels:
                 if r == 0:
                     continue
                 break  # no step lowers the loss: done
-            # the shapes are linear in their coefficients: the step's terms give g_t
-            terms = terms._replace(main=terms.main + t * (new.main - terms.main),
-                                   pair=terms.pair + t * (new.pair - terms.pair),
-                                   intercept=terms.intercept + t * (new.intercept - terms.intercept))
+            # the shapes are linear in their coefficients: the step's terms give g_t (host
+            # arithmetic in the terms' dtype, the values of the same operations on the
+            # device: as eager device operations each compiled a small program of its own)
+            terms = terms._replace(**{k: _blend(getattr(terms, k), getattr(new, k), t)
+                                      for k in ("main", "pair", "intercept")})
             g, loss = g_t, loss_t
         u = SHAPE_UNIT  # the model's terms in logit units
-        terms = terms._replace(main=terms.main * u, pair=terms.pair * u,
-                               intercept=terms.intercept * u)
+        terms = terms._replace(**{k: jax.device_put(np.asarray(getattr(terms, k)) * u)
+                                  for k in ("main", "pair", "intercept")})
         return terms, program, loss
 
     def _values(self, program) -> np.ndarray:
