@@ -220,12 +220,7 @@ def _check_groups(shape_spec, enc, path) -> None:
     groups = getattr(shape_spec, "groups", ()) or ()
     if not groups:
         return
-    spans, j = {}, 0
-    for c in () if enc is None else enc.columns:
-        k = len(c.out_names())
-        if c.kind == "categorical":
-            spans[str(c.name)] = tuple(range(j, j + k))
-        j += k
+    spans = {} if enc is None else enc.categorical_covariates()
     for name, members in groups:
         if spans.get(str(name)) != tuple(int(m) for m in members):
             want = spans.get(str(name))

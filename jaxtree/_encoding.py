@@ -173,6 +173,17 @@ class EncodingSpec:
         """For each encoded covariate, the index of the raw column it comes from."""
         return tuple(j for j, c in enumerate(self.columns) for _ in c.out_names())
 
+    def categorical_covariates(self) -> dict:
+        """``{column name: (j_1, ..., j_L)}``: each categorical column's encoded covariates
+        (its levels, ``other``, its missing indicator) in the matrix's column order."""
+        out, j = {}, 0
+        for c in self.columns:
+            k = len(c.out_names())
+            if c.kind == "categorical":
+                out[str(c.name)] = tuple(range(j, j + k))
+            j += k
+        return out
+
     def to_dict(self) -> dict:
         """The JSON entry (exact floats)."""
         cols = []

@@ -304,13 +304,9 @@ def shape_groups(enc, shape_knots) -> tuple:
     two values and prints as the coefficient it is, ``0.8·[sex = male]``
     (:func:`jaxtree._formula` folds a main shape on an indicator). A pair with it is a
     curve per level either way (the indicator's axis holds its two values)."""
-    out, j = [], 0
-    for c in () if enc is None else enc.columns:
-        k = len(c.out_names())
-        if c.kind == "categorical" and 3 <= k <= shape_knots[0] - 1:
-            out.append((str(c.name), tuple(range(j, j + k))))
-        j += k
-    return tuple(out)
+    spans = {} if enc is None else enc.categorical_covariates()
+    return tuple((name, cov) for name, cov in spans.items()
+                 if 3 <= len(cov) <= shape_knots[0] - 1)
 
 
 # ------------------------------------------------------------------------- the spec
