@@ -177,14 +177,14 @@ def test_loss_never_increases_and_status_ok(rng):
     x = rng.uniform(size=(200, 3))
     y = np.cos(2 * np.pi * x[:, 1]) * x[:, 0] + 0.1 * rng.standard_normal(200)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=64)
-    for refine in ("optax", "coordinate", None):
+    for mode in ("optax", "coordinate", None):
         program, history = prog.empty_program(3, jnp.float64), []
         for _ in range(4):  # the first leaf and 3 insertions
             program, info = search.step_jit(program, data, SMALL,
-                                            search.Config(max_k=3, refine=refine))
+                                            search.Config(max_k=3, refine=mode))
             assert int(info.status) == search.STATUS_OK
             history.append(float(info.loss))
-        assert np.all(np.diff(history) <= 1e-12), (refine, history)
+        assert np.all(np.diff(history) <= 1e-12), (mode, history)
         w = np.asarray(program.weight)
         assert np.all(np.isfinite(w)) and np.all(np.abs(w) <= 1 + 1e-12)
 
@@ -201,8 +201,6 @@ def test_cached_basis_gives_the_same_fit(rng):
 
 
 def test_chunk_gradient_equals_reverse_mode(rng):
-    from jaxtree import refine
-
     tree = _random_program(rng, 3, SMALL.q, 4)
     program = _as_program(tree)
     x = jnp.asarray(rng.uniform(size=(50, 3)))
@@ -253,8 +251,6 @@ def test_step_on_a_full_program_keeps_it_and_reports(rng):
 def test_reported_loss_is_the_mse_of_the_returned_program(rng):
     # The step reports the loss its own passes computed (candidate SSE, last coordinate
     # update, best L-BFGS value): it must equal a fresh pass over the data.
-    from jaxtree import refine
-
     x = rng.uniform(size=(200, 3))
     y = np.sin(3 * x[:, 0]) * x[:, 1] + x[:, 2] ** 2 + 0.05 * rng.standard_normal(200)
     w = rng.uniform(0.5, 2.0, size=200)
@@ -270,8 +266,6 @@ def test_reported_loss_is_the_mse_of_the_returned_program(rng):
 
 
 def test_refinements_return_the_loss_of_their_program(rng):
-    from jaxtree import refine
-
     tree = _random_program(rng, 3, SMALL.q, 4)
     program = _as_program(tree)
     x = rng.uniform(size=(150, 3))
