@@ -1,10 +1,19 @@
 """Plain helpers shared by several test modules (pytest puts tests/ on sys.path)."""
 
+import jax
 import numpy as np
 
 import jaxtree
+from jaxtree import program as prog
+from jaxtree import refine, scoring
 
 N, P, K = 64, 3, 2  # a small problem whose shapes many tests share (one compilation)
+
+# The library's kernels jitted once for every test module (called eagerly, each compiles its
+# scans again on every call); the same functions.
+evaluate_jit = jax.jit(prog.evaluate, static_argnames="basis")
+score_jit = jax.jit(scoring.score, static_argnames=("basis", "max_leaves"))
+mse_jit = jax.jit(refine.mse, static_argnames="basis")
 
 GREEDY = {"search": "greedy", "validation_fraction": None}
 """The paper's search grown to ``k`` (the defaults below 10,000 rows are ``"backfit"`` with a

@@ -15,12 +15,11 @@ from jaxtree import moves, scoring
 from jaxtree import program as prog
 from jaxtree.debug import count_compilations
 
-from _shared import choice_key
+from _shared import choice_key, score_jit
 
 BASIS = basis_.Basis((basis_.Powers(degree=2), basis_.Sines(n=2)))
 # The scorers jitted as the search runs them (called eagerly, each compiles its scans and
 # ~180 small programs op by op); the same functions.
-_score = jax.jit(scoring.score, static_argnames=("basis", "max_leaves"))
 _select = jax.jit(scoring.select, static_argnums=1)
 _score_pairs = jax.jit(moves.score_pairs, static_argnames=("basis", "max_rows"))
 _score_replace = jax.jit(moves.score_replace, static_argnames=("basis", "max_leaves"))
@@ -74,8 +73,8 @@ def test_padding_columns_score_inf_and_real_columns_score_as_unpadded(empty):
     plain = scoring.chunk(x, y, chunk_size=128, dtype=np.float64)
     padded = scoring.chunk(x, y, chunk_size=128, dtype=np.float64, columns=cols)
     t = prog.empty_program(4, jnp.float64) if empty else _tree(p, jnp.float64)
-    a = _score(t, plain, BASIS, max_leaves=5)
-    b = _score(t, padded, BASIS, max_leaves=5)
+    a = score_jit(t, plain, BASIS, max_leaves=5)
+    b = score_jit(t, padded, BASIS, max_leaves=5)
     assert np.isinf(np.asarray(b.sse)[:, p * q:]).all()
     np.testing.assert_allclose(np.asarray(b.sse)[:, :p * q], np.asarray(a.sse), rtol=1e-12)
     np.testing.assert_allclose(b.rss, a.rss, rtol=1e-12)

@@ -16,6 +16,8 @@ from jaxtree import moves
 from jaxtree import program as prog
 from jaxtree import scoring
 
+from _shared import evaluate_jit
+
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
 SIN2 = SMALL.names.index("sin(2πx)")
 # Every test uses one data shape (N rows, P covariates, chunks of CHUNK) and one capacity
@@ -38,8 +40,7 @@ delete_jit = jax.jit(moves.score_delete, static_argnames=("basis", "max_leaves")
 pairs_jit = jax.jit(moves.score_pairs, static_argnames=("basis", "max_rows"))
 apply_delete_jit = jax.jit(moves.apply_delete)
 delete_slot_jit = jax.jit(moves.delete)
-# Eager program.evaluate would retrace its fori_loop on every call.
-evaluate_jit = jax.jit(prog.evaluate, static_argnames="basis")
+# evaluate_jit (tests/_shared.py): eager program.evaluate would retrace its loop every call.
 
 
 @jax.jit

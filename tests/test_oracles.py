@@ -31,7 +31,7 @@ from jaxtree import program as prog  # noqa: E402
 from jaxtree import refine, scoring  # noqa: E402
 from jaxtree import reference as R  # noqa: E402
 
-from _shared import GREEDY  # noqa: E402
+from _shared import GREEDY, evaluate_jit, score_jit  # noqa: E402
 
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
 MAX_K, N, P, CHUNK = 5, 120, 3, 32
@@ -45,11 +45,8 @@ pytestmark = pytest.mark.usefixtures("x64")  # float64 oracles (tests/conftest.p
 
 _joint = jax.jit(refine.joint, static_argnames=("basis", "steps"))
 _coordinate = jax.jit(refine.coordinate, static_argnames=("basis", "sweeps", "max_leaves"))
-# The data's truth and the JAX scorer, jitted once: called eagerly they compile their scans
-# again on every call (a new closure each time: 30 compilations of one program for the
-# problems below, 3 for the brute-force check); the same functions.
-_evaluate = jax.jit(prog.evaluate, static_argnums=2)
-_score = jax.jit(scoring.score, static_argnames=("basis", "max_leaves"))
+# The data's truth and the JAX scorer: tests/_shared.py's evaluate_jit and score_jit (called
+# eagerly: 30 compilations of one program for the problems below, 3 for the brute force).
 
 
 def _plain_loss(weight, intercept, program, x, y, sw):
@@ -91,7 +88,7 @@ def _problem(seed, only_add, target_lo, target_hi, gain=1.0):
     start = _random_program(rng, int(rng.integers(2, MAX_K + 1)), only_add)
     target = _random_program(rng, 0, only_add, target_lo, target_hi, structure=start)
     x = rng.uniform(size=(N, P))
-    y = gain * np.asarray(_evaluate(target, jnp.asarray(x), SMALL))
+    y = gain * np.asarray(evaluate_jit(target, jnp.asarray(x), SMALL))
     y = y + 0.02 * rng.standard_normal(N)
     sw = rng.uniform(0.5, 2.0, size=N)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(sw), chunk_size=CHUNK)
@@ -391,6 +388,6 @@ def test_both_engines_equal_a_brute_force_refit_of_every_candidate(seed, x64):
                                tree.weight, tree.intercept, tree.n_slots, dtype=jnp.float64)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(sw), chunk_size=16)
     d = len(R.leaves(tree))
-    sc = _score(program, data, basis, max_leaves=tree.op.shape[0] // 2 + 1)
+    sc = score_jit(program, data, basis, max_leaves=tree.op.shape[0] // 2 + 1)
     jax_sse = np.asarray(sc.sse)[: 2 * d].reshape(d, 2, p, basis.q)
     np.testing.assert_allclose(jax_sse, brute, rtol=1e-9, atol=tol)

@@ -27,6 +27,8 @@ from jaxtree import basis as B
 from jaxtree import program as prog
 from jaxtree import refine, scoring, search
 
+from _shared import mse_jit
+
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
 MAX_K, N, P, CHUNK = 4, 120, 3, 32
 
@@ -104,9 +106,6 @@ def _data(seed, wrong_leaf=False):
     return scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=CHUNK)
 
 
-_mse = jax.jit(refine.mse, static_argnames="basis")
-
-
 def test_default_step_refines_beyond_the_inserted_candidate():
     # refine="optax" with the default number of steps: after every insertion (not the
     # first leaf) the loss is the loss of the returned program and at least 0.1% below
@@ -121,7 +120,7 @@ def test_default_step_refines_beyond_the_inserted_candidate():
         for it in range(MAX_K + 1):
             p, info = search.step_jit(p, data, SMALL, cfg)
             assert int(info.status) == search.STATUS_OK
-            np.testing.assert_allclose(float(info.loss), float(_mse(p, data, SMALL)), rtol=1e-10)
+            np.testing.assert_allclose(float(info.loss), float(mse_jit(p, data, SMALL)), rtol=1e-10)
             cand = float(info.choice.sse) / n
             assert float(info.loss) <= cand * (1 + 1e-10)
             if it:
@@ -140,7 +139,7 @@ def _steps_with_and_without_replacement(data, refine_mode):
         _, info0 = search.step_jit(p, data, SMALL, without)
         p, info = search.step_jit(p, data, SMALL, with_moves)
         out.append((float(info.loss), float(info0.loss), int(info.choice.replaced),
-                    float(_mse(p, data, SMALL))))
+                    float(mse_jit(p, data, SMALL))))
     return out
 
 

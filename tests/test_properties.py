@@ -1,6 +1,5 @@
 """Property tests (hypothesis) of the program, the search and the estimator."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from hypothesis import given, settings
@@ -10,10 +9,11 @@ import jaxtree
 from jaxtree import program as prog
 from jaxtree import reference
 
-from _shared import GREEDY, K, N, P, choice_key as key, smooth_data as data  # noqa: E402
+from _shared import (GREEDY, K, N, P, choice_key as key, evaluate_jit,  # noqa: E402
+                     smooth_data as data)
+
 BASIS = jaxtree.default_basis()
 MAX_K = 4
-_evaluate = jax.jit(prog.evaluate, static_argnums=2)  # one compilation for every example
 
 few = settings(max_examples=6, deadline=None)
 seeds = st.integers(0, 2 ** 31 - 1)
@@ -40,7 +40,7 @@ def test_program_evaluate_matches_recursive_reference(seed, n_ops):
     want = reference.evaluate(tree, phi)
     program = prog.from_arrays(tree.op, tree.left, tree.right, tree.feature, tree.basis,
                                tree.weight, tree.intercept, tree.n_slots, dtype=jnp.float64)
-    got = np.asarray(_evaluate(program, jnp.asarray(x), BASIS))
+    got = np.asarray(evaluate_jit(program, jnp.asarray(x), BASIS))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 

@@ -10,12 +10,9 @@ from jaxtree import program as prog
 from jaxtree import reference as R
 from jaxtree import refine, scoring, search
 
+from _shared import mse_jit, score_jit  # jitted once (eagerly: 15 compilations of one program)
+
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=2)
-# The library's loss pass and scorer called eagerly compile their scans again on every
-# call (a new closure each time: 15 compilations of one program in
-# test_reported_loss_is_the_mse_of_the_returned_program); jitted once, the same functions.
-_mse = jax.jit(refine.mse, static_argnums=2)
-_score = jax.jit(scoring.score, static_argnames=("basis", "max_leaves"))
 
 
 def _problem(seed):
@@ -96,7 +93,7 @@ def test_scorer_equals_per_candidate_least_squares(seed):
     d = len(R.leaves(tree))
     program = _as_program(tree)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(sw), chunk_size=32)
-    sc = _score(program, data, SMALL, max_leaves=4)  # every k's: one compilation
+    sc = score_jit(program, data, SMALL, max_leaves=4)  # every k's: one compilation
     sse = np.asarray(sc.sse)[: 2 * d].reshape(d, 2, p, SMALL.q)
     w = np.asarray(sc.weight)[: 2 * d].reshape(d, 2, p, SMALL.q)
     a = np.asarray(sc.intercept)[: 2 * d].reshape(d, 2, p, SMALL.q)
@@ -260,7 +257,7 @@ def test_reported_loss_is_the_mse_of_the_returned_program(rng):
         program = prog.empty_program(3, jnp.float64)
         for _ in range(5):  # the first leaf, 3 insertions, then a step on the full program
             program, info = search.step_jit(program, data, SMALL, cfg)
-            want = float(_mse(program, data, SMALL))
+            want = float(mse_jit(program, data, SMALL))
             np.testing.assert_allclose(float(info.loss), want, rtol=1e-10, err_msg=str(refine_mode))
         assert int(info.status) == search.STATUS_FULL
 
@@ -271,14 +268,14 @@ def test_refinements_return_the_loss_of_their_program(rng):
     x = rng.uniform(size=(150, 3))
     y = np.asarray(prog.evaluate(program, jnp.asarray(x), SMALL)) + 0.1 * rng.standard_normal(150)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=32)
-    start = float(_mse(program, data, SMALL))
+    start = float(mse_jit(program, data, SMALL))
     coord = lambda p, sweeps: refine.coordinate(p, data, SMALL, sweeps=sweeps, max_leaves=5)
     for name, fn in [("joint", lambda p: refine.joint(p, data, SMALL, steps=10)),
                      ("coordinate", lambda p: coord(p, 2)),
                      ("coordinate0", lambda p: coord(p, 0)),
                      ("joint0", lambda p: refine.joint(p, data, SMALL, steps=0))]:
         out, loss = jax.jit(fn)(program)
-        np.testing.assert_allclose(float(loss), float(_mse(out, data, SMALL)), rtol=1e-10,
+        np.testing.assert_allclose(float(loss), float(mse_jit(out, data, SMALL)), rtol=1e-10,
                                    err_msg=name)
         assert float(loss) <= start * (1 + 1e-12), name
         if name.endswith("0"):  # no iteration: the input comes back unchanged
