@@ -19,6 +19,7 @@ import argparse, json, pathlib, sys, warnings
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks")); sys.path.insert(0, str(ROOT))
 import numpy as np, bench_accuracy as B, bench_small_tables as T, jaxtree as J
+from jaxtree import _encoding as E
 from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 warnings.simplefilter("ignore")
 
@@ -79,7 +80,6 @@ for name in args.tables.split(","):
         T._patched(True)
         c = cls().fit(Xtr, ytr)
         T._patched(False)
-        from jaxtree import _encoding as E
         xe = np.asarray(E.transform(d.encoding_, Xtr, missing=d.missing), np.float64)
         if task == "regression":
             r = ytr - np.asarray(d.predict(Xtr), np.float64)
