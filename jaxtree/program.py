@@ -59,6 +59,7 @@ __all__ = [
     "render",
     "to_numpy",
     "tree_value",
+    "pad",
     "trim",
 ]
 
@@ -183,6 +184,27 @@ def trim(program: Program, max_k: int) -> Program:
     return program._replace(op=cut(program.op), left=cut(program.left),
                             right=cut(program.right), feature=cut(program.feature),
                             basis=cut(program.basis), weight=cut(program.weight))
+
+
+def pad(program: Program, max_k: int) -> Program:
+    """``program`` in the capacity of ``max_k`` operations (at least its own): the same tree
+    and predictions with ``EMPTY`` slots appended (on the host), the inverse of :func:`trim`,
+    so that a tree cut back after a search can enter the search's compiled programs again.
+    One tree (no batch axes).
+
+    Raises:
+      ValueError: if ``max_k`` is below the program's capacity.
+    """
+    s, c = 2 * int(max_k) + 1, program.capacity
+    if s < c:
+        raise ValueError(f"cannot pad a program of {c} slots to {s} (max_k={max_k}).")
+    if s == c:
+        return program
+    fill = lambda a, v: jax.device_put(np.concatenate(  # noqa: E731
+        [np.asarray(a), np.full((s - c,), v, np.asarray(a).dtype)]))
+    return program._replace(op=fill(program.op, EMPTY), left=fill(program.left, -1),
+                            right=fill(program.right, -1), feature=fill(program.feature, -1),
+                            basis=fill(program.basis, -1), weight=fill(program.weight, 0))
 
 
 def where_tree(pred, a, b):

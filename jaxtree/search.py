@@ -90,6 +90,12 @@ __all__ = [
     "STATUS_STOPPED",
     "step",
     "step_jit",
+    "step_function",
+    "splits",
+    "refine_step",
+    "insert_step",
+    "finish_step",
+    "Inserted",
     "StepInfo",
     "Stop",
     "stop_rule",
@@ -522,6 +528,17 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     """
     if config.loss != "squared":  # classification: the same step on Newton working data
         return _loss_step(program, data, basis, config, max_ops)
+    new, ins = _step_insert(program, data, basis, config, max_ops)
+    if config.replace_moves:
+        return new, ins  # _step_insert ran the whole step
+    new, loss = finish_step(new, program, ins.sse_loss, ins.was_empty, ins.ok, data, basis,
+                            config)
+    return new, StepInfo(loss, ins.record, ins.status)
+
+
+def _step_insert(program, data, basis, config: Config, max_ops=None):
+    """:func:`step` up to the refinement (squared loss); with replacement moves the whole
+    step (``(program, StepInfo)``), else ``(program, Inserted)``."""
     max_leaves = config.max_k + 1
     dt = data.x.dtype
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
@@ -547,23 +564,60 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     # data: the chosen candidate's SSE, the last coordinate update's moments, or the
     # best L-BFGS value.
     sse_loss = (sse / n).astype(dt)
-    adjust = _adjust(data, basis, config)
-    if config.replace_moves:
-        new, loss, kept = _refine_and_replace(new, sse_loss, was_empty, data, basis, config,
-                                              adjust)
-        record = record._replace(replaced=kept)
-    else:
-        refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
-        new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
-    new = prog.where_tree(ok, new, program)
-    # A failed iteration keeps the tree: only then is its loss computed afresh.
-    loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(program, data, basis))
     status = jnp.where(ok, STATUS_OK, jnp.where(room, STATUS_NO_CANDIDATE, STATUS_FULL))
-    status = status.astype(jnp.int32)
     # The first leaf is reported as LEAF (not as an insertion under '+'), as by the reference.
     record = record._replace(op=jnp.where(was_empty, prog.LEAF, record.op).astype(jnp.int32),
                              slot=jnp.where(was_empty, 0, record.slot).astype(jnp.int32))
-    return new, StepInfo(loss.astype(dt), record, status)
+    if config.replace_moves:
+        adjust = _adjust(data, basis, config)
+        new, loss, kept = _refine_and_replace(new, sse_loss, was_empty, data, basis, config,
+                                              adjust)
+        record = record._replace(replaced=kept)
+        new = prog.where_tree(ok, new, program)
+        # A failed iteration keeps the tree: only then is its loss computed afresh.
+        loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(program, data, basis))
+        return new, StepInfo(loss.astype(dt), record, status.astype(jnp.int32))
+    return new, Inserted(sse_loss, was_empty, ok, record, status.astype(jnp.int32))
+
+
+class Inserted(NamedTuple):
+    """What :func:`insert_step` hands on besides the inserted tree: the chosen candidate's
+    training loss, whether the tree was empty, whether the iteration inserts, its record
+    and status."""
+
+    sse_loss: jax.Array
+    was_empty: jax.Array
+    ok: jax.Array
+    record: Choice
+    status: jax.Array
+
+
+def insert_step(program: prog.Program, data: scoring.Data, basis, config: Config,
+                max_ops=None):
+    """The first part of :func:`step` without replacement moves (``config.replace_moves``
+    0, squared loss): the candidates scored and the best move applied, unrefined. Returns
+    ``(program, Inserted)``; :func:`finish_step` refines it."""
+    return _step_insert(program, data, basis, config, max_ops)
+
+
+def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok,
+                data: scoring.Data, basis, config: Config):
+    """The rest of :func:`step` after :func:`insert_step`: the configured refinement of the
+    inserted tree ``new`` (none on the first leaf, ``was_empty``), or the tree ``before``
+    the iteration kept when nothing was inserted (not ``ok``). Returns ``(program, loss)``.
+
+    Apart from :func:`insert_step` it is a program of its own: a fit runs the two as two
+    compiled programs (:func:`step_function`, no transfer between them), and the
+    backfitting round refines a tree through this one (:func:`refine_step`), so a first
+    fit compiles the refinement once instead of once inside the step and once alone
+    (issue 27)."""
+    adjust = _adjust(data, basis, config)
+    refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
+    new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
+    new = prog.where_tree(ok, new, before)
+    # A failed iteration keeps the tree: only then is its loss computed afresh.
+    loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(before, data, basis))
+    return new, loss.astype(data.x.dtype)
 
 
 def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config, max_ops=None):
@@ -697,6 +751,47 @@ step_cached = _executables.cached(step_jit, static_argnums=(2, 3))
 """``step_jit`` through the on-disk executable cache when jaxtree's compilation cache is on
 (:mod:`jaxtree._executables`: a new process neither traces nor compiles it), else ``step_jit``.
 Positional arguments only."""
+
+insert_jit = jax.jit(insert_step, static_argnames=("basis", "config"))
+insert_cached = _executables.cached(insert_jit, static_argnums=(2, 3))
+finish_jit = jax.jit(finish_step, static_argnames=("basis", "config"))
+finish_cached = _executables.cached(finish_jit, static_argnums=(6, 7))
+
+
+def splits(config: Config) -> bool:
+    """Whether :func:`step_function` runs ``config``'s step as two programs
+    (:func:`insert_step`, :func:`finish_step`): the squared loss refined by L-BFGS without
+    replacement moves (the greedy search's refinement is one call after the insertion; the
+    backfit search refines inside its loop of moves, and stays one program)."""
+    return config.loss == "squared" and config.refine == "optax" and not config.replace_moves
+
+
+def step_function(data: scoring.Data, basis, config: Config, max_ops=None) -> Callable:
+    """``program -> (program, StepInfo)``: one iteration of :func:`step` on ``data``, through
+    the executable cache; where :func:`splits` holds, as :func:`insert_step` then
+    :func:`finish_step` (two compiled programs, dispatched one after the other with no
+    transfer; the same arithmetic). ``max_ops``: as for :func:`step` (None, or a numpy
+    integer: traced)."""
+    if not splits(config):
+        return lambda p: step_cached(p, data, basis, config, max_ops)
+
+    def two_programs(p):
+        new, ins = insert_cached(p, data, basis, config, max_ops)
+        new, loss = finish_cached(new, p, ins.sse_loss, ins.was_empty, ins.ok, data, basis,
+                                  config)
+        return new, StepInfo(loss, ins.record, ins.status)
+
+    return two_programs
+
+
+def refine_step(program: prog.Program, data: scoring.Data, basis, config: Config) -> tuple:
+    """``(program, loss)``: ``config``'s refinement of ``program``'s weights on ``data``
+    through the compiled :func:`finish_step` of a fit with the same shapes (``program`` in
+    ``config.max_k``'s capacity), so no refinement program is compiled for it. Only where
+    :func:`splits` holds."""
+    dt = program.weight.dtype
+    return finish_cached(program, program, np.zeros((), dt), np.asarray(False),
+                         np.asarray(True), data, basis, config)
 
 
 def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.ShapeSpec,
@@ -1130,5 +1225,5 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
     """
     program = prog.empty_program(config.max_k, data.x.dtype)
     limit = None if max_ops is None else np.int32(max_ops)  # traced: no retrace per value
-    return run(lambda p: step_cached(p, data, basis, config, limit), program, k + 1, callback,
+    return run(step_function(data, basis, config, limit), program, k + 1, callback,
                loss_scale=loss_scale, stop=stop)
