@@ -528,17 +528,28 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     """
     if config.loss != "squared":  # classification: the same step on Newton working data
         return _loss_step(program, data, basis, config, max_ops)
-    new, ins = _step_insert(program, data, basis, config, max_ops)
-    if config.replace_moves:
-        return new, ins  # _step_insert ran the whole step
-    new, loss = finish_step(new, program, ins.sse_loss, ins.was_empty, ins.ok, data, basis,
-                            config)
-    return new, StepInfo(loss, ins.record, ins.status)
+    new, ins = insert_step(program, data, basis, config, max_ops)
+    new, loss, kept = finish_step(new, program, ins.sse_loss, ins.was_empty, ins.ok, data,
+                                  basis, config)
+    return new, StepInfo(loss, ins.record._replace(replaced=kept), ins.status)
 
 
-def _step_insert(program, data, basis, config: Config, max_ops=None):
-    """:func:`step` up to the refinement (squared loss); with replacement moves the whole
-    step (``(program, StepInfo)``), else ``(program, Inserted)``."""
+def insert_step(program: prog.Program, data: scoring.Data, basis, config: Config,
+                max_ops=None):
+    """The first part of :func:`step` (squared loss): the candidates scored and the best
+    insertion (or pair, ``config.pair_leaves``) applied, unrefined; :func:`finish_step`
+    does the rest.
+
+    Args:
+      program: the current tree.
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      config: the search's :class:`Config` (squared loss).
+      max_ops: as for :func:`step`.
+
+    Returns:
+      ``(program, Inserted)``: the tree with the move applied and what the rest needs.
+    """
     max_leaves = config.max_k + 1
     dt = data.x.dtype
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
@@ -568,15 +579,6 @@ def _step_insert(program, data, basis, config: Config, max_ops=None):
     # The first leaf is reported as LEAF (not as an insertion under '+'), as by the reference.
     record = record._replace(op=jnp.where(was_empty, prog.LEAF, record.op).astype(jnp.int32),
                              slot=jnp.where(was_empty, 0, record.slot).astype(jnp.int32))
-    if config.replace_moves:
-        adjust = _adjust(data, basis, config)
-        new, loss, kept = _refine_and_replace(new, sse_loss, was_empty, data, basis, config,
-                                              adjust)
-        record = record._replace(replaced=kept)
-        new = prog.where_tree(ok, new, program)
-        # A failed iteration keeps the tree: only then is its loss computed afresh.
-        loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(program, data, basis))
-        return new, StepInfo(loss.astype(dt), record, status.astype(jnp.int32))
     return new, Inserted(sse_loss, was_empty, ok, record, status.astype(jnp.int32))
 
 
@@ -592,32 +594,40 @@ class Inserted(NamedTuple):
     status: jax.Array
 
 
-def insert_step(program: prog.Program, data: scoring.Data, basis, config: Config,
-                max_ops=None):
-    """The first part of :func:`step` without replacement moves (``config.replace_moves``
-    0, squared loss): the candidates scored and the best move applied, unrefined. Returns
-    ``(program, Inserted)``; :func:`finish_step` refines it."""
-    return _step_insert(program, data, basis, config, max_ops)
-
-
 def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok,
                 data: scoring.Data, basis, config: Config):
     """The rest of :func:`step` after :func:`insert_step`: the configured refinement of the
-    inserted tree ``new`` (none on the first leaf, ``was_empty``), or the tree ``before``
-    the iteration kept when nothing was inserted (not ``ok``). Returns ``(program, loss)``.
+    inserted tree ``new`` (none on the first leaf, ``was_empty``) and the replacement moves
+    (``config.replace_moves``, :func:`_refine_and_replace`), or the tree ``before`` the
+    iteration kept when nothing was inserted (not ``ok``). Returns ``(program, loss,
+    replacements kept)``.
 
-    Apart from :func:`insert_step` it is a program of its own: a fit runs the two as two
-    compiled programs (:func:`step_function`, no transfer between them), and the
-    backfitting round refines a tree through this one (:func:`refine_step`), so a first
-    fit compiles the refinement once instead of once inside the step and once alone
-    (issue 27)."""
+    Apart from :func:`insert_step` it is a program of its own: a greedy fit runs the two as
+    two compiled programs (:func:`step_function`, no transfer between them), and the
+    backfitting round refines a tree through this one (:func:`refine_step`),
+    so a first fit compiles the refinement once instead of once inside the step and once
+    alone (issue 27).
+
+    Args:
+      new: the tree :func:`insert_step` returned.
+      before: the tree before the iteration.
+      sse_loss, was_empty, ok: the fields of :class:`Inserted` of that iteration.
+      data: chunked training data, as for :func:`insert_step`.
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      config: the search's :class:`Config`, as for :func:`insert_step`.
+    """
     adjust = _adjust(data, basis, config)
-    refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
-    new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
+    if config.replace_moves:
+        new, loss, kept = _refine_and_replace(new, sse_loss, was_empty, data, basis, config,
+                                              adjust)
+    else:
+        refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
+        new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
+        kept = jnp.zeros((), jnp.int32)
     new = prog.where_tree(ok, new, before)
     # A failed iteration keeps the tree: only then is its loss computed afresh.
     loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(before, data, basis))
-    return new, loss.astype(data.x.dtype)
+    return new, loss.astype(data.x.dtype), kept
 
 
 def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config, max_ops=None):
@@ -760,9 +770,12 @@ finish_cached = _executables.cached(finish_jit, static_argnums=(6, 7))
 
 def splits(config: Config) -> bool:
     """Whether :func:`step_function` runs ``config``'s step as two programs
-    (:func:`insert_step`, :func:`finish_step`): the squared loss refined by L-BFGS without
-    replacement moves (the greedy search's refinement is one call after the insertion; the
-    backfit search refines inside its loop of moves, and stays one program)."""
+    (:func:`insert_step`, :func:`finish_step`) and :func:`refine_step` can refine a tree
+    with its second: a squared-loss step refined by L-BFGS without replacement moves (the
+    greedy search; the backfitting round must make no move). Where the step is one program
+    (the backfit search, a classification step) splitting it was measured to save nothing:
+    the two parts compiled one after the other cost more than the whole, and side by side
+    in two threads no less on two cores (BENCHMARKS.md, issue 27)."""
     return config.loss == "squared" and config.refine == "optax" and not config.replace_moves
 
 
@@ -770,16 +783,22 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None) -> Ca
     """``program -> (program, StepInfo)``: one iteration of :func:`step` on ``data``, through
     the executable cache; where :func:`splits` holds, as :func:`insert_step` then
     :func:`finish_step` (two compiled programs, dispatched one after the other with no
-    transfer; the same arithmetic). ``max_ops``: as for :func:`step` (None, or a numpy
-    integer: traced)."""
+    transfer; the same arithmetic).
+
+    Args:
+      data: chunked training data (:func:`jaxtree.scoring.chunk`).
+      basis: the :class:`jaxtree.basis.Basis`.
+      config: the search's :class:`Config`.
+      max_ops: as for :func:`step` (None, or a numpy integer: traced).
+    """
     if not splits(config):
         return lambda p: step_cached(p, data, basis, config, max_ops)
 
     def two_programs(p):
         new, ins = insert_cached(p, data, basis, config, max_ops)
-        new, loss = finish_cached(new, p, ins.sse_loss, ins.was_empty, ins.ok, data, basis,
-                                  config)
-        return new, StepInfo(loss, ins.record, ins.status)
+        new, loss, kept = finish_cached(new, p, ins.sse_loss, ins.was_empty, ins.ok, data,
+                                        basis, config)
+        return new, StepInfo(loss, ins.record._replace(replaced=kept), ins.status)
 
     return two_programs
 
@@ -788,10 +807,18 @@ def refine_step(program: prog.Program, data: scoring.Data, basis, config: Config
     """``(program, loss)``: ``config``'s refinement of ``program``'s weights on ``data``
     through the compiled :func:`finish_step` of a fit with the same shapes (``program`` in
     ``config.max_k``'s capacity), so no refinement program is compiled for it. Only where
-    :func:`splits` holds."""
+    :func:`splits` holds.
+
+    Args:
+      program: the tree, in ``config.max_k``'s capacity (:func:`jaxtree.program.pad`).
+      data: chunked data, shaped as the search's.
+      basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      config: the search's :class:`Config`.
+    """
     dt = program.weight.dtype
-    return finish_cached(program, program, np.zeros((), dt), np.asarray(False),
-                         np.asarray(True), data, basis, config)
+    program, loss, _ = finish_cached(program, program, np.zeros((), dt), np.asarray(False),
+                                     np.asarray(True), data, basis, config)
+    return program, loss
 
 
 def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.ShapeSpec,

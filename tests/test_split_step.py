@@ -25,25 +25,27 @@ def _data(seed, n=200, p=3):
                          chunk_size=64)
 
 
-def test_splits_only_the_greedy_squared_step_with_lbfgs():
+def test_which_steps_run_as_two_programs():
     assert search.splits(CFG)
+    assert not search.splits(CFG._replace(replace_moves=2, pair_leaves=2))  # backfit: one
     assert not search.splits(CFG._replace(refine="coordinate"))
     assert not search.splits(CFG._replace(refine=None))
-    assert not search.splits(CFG._replace(replace_moves=2))
     assert not search.splits(CFG._replace(loss="logistic"))
 
 
 def test_two_programs_make_the_one_program_steps():
+    config = CFG
     data = _data(0)
-    one = lambda p: search.step_jit(p, data, SMALL, CFG, np.int32(4))  # noqa: E731
-    two = search.step_function(data, SMALL, CFG, np.int32(4))
-    p1 = p2 = prog.empty_program(CFG.max_k, data.x.dtype)
+    one = lambda p: search.step_jit(p, data, SMALL, config, np.int32(4))  # noqa: E731
+    two = search.step_function(data, SMALL, config, np.int32(4))
+    p1 = p2 = prog.empty_program(config.max_k, data.x.dtype)
     for _ in range(5):  # the first leaf (no refinement) and four refined insertions
         p1, i1 = one(p1)
         p2, i2 = two(p2)
         for a, b in zip(jax.tree_util.tree_leaves((p1, i1)), jax.tree_util.tree_leaves((p2, i2))):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)
     assert int(p2.n_slots) == 9  # four operations: the steps inserted
+    assert float(i2.loss) < 0.5 * float(jnp.average(data.y ** 2, weights=data.w))
 
 
 def test_refine_step_is_the_joint_refinement_of_a_trimmed_tree():
