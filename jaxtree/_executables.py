@@ -21,9 +21,9 @@ Decisions (and why):
   user configured JAX's cache or turned jaxtree's off (``JAXTREE_COMPILATION_CACHE=0``,
   :func:`jaxtree.disable_compilation_cache`), so a process that opted out never loads code
   from disk.
-* **What is cached**: the few programs a default fit compiles: the search step (the
-  greedy step refined by L-BFGS as its two programs, insertion and refinement,
-  :func:`jaxtree.search.step_function`) and the held-out loss of
+* **What is cached**: the few programs a default fit compiles: the search step (in a fit
+  with shape terms the greedy step refined by L-BFGS as its two programs, insertion and
+  refinement, :func:`jaxtree.search.step_function`) and the held-out loss of
   :class:`jaxtree.TreeRegressor`, the step of :class:`jaxtree.TreeClassifier` (one tree, or
   the one-versus-rest batch); :func:`cached` wraps them at their call sites.
   Every other program (``fit_batch``, streamed fits, shape terms, ``predict``) goes through

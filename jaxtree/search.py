@@ -602,9 +602,9 @@ def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok
     iteration kept when nothing was inserted (not ``ok``). Returns ``(program, loss,
     replacements kept)``.
 
-    Apart from :func:`insert_step` it is a program of its own: a greedy fit runs the two as
-    two compiled programs (:func:`step_function`, no transfer between them), and the
-    backfitting round refines a tree through this one (:func:`refine_step`),
+    Apart from :func:`insert_step` it is a program of its own: a greedy fit with shape terms
+    runs the two as two compiled programs (:func:`fit` with ``split``,
+    :func:`step_function`, no transfer between them), and the backfitting round refines a tree through this one (:func:`refine_step`),
     so a first fit compiles the refinement once instead of once inside the step and once
     alone (issue 27).
 
@@ -1233,7 +1233,7 @@ def with_validation(step: Callable, loss: Callable) -> Callable:
 def fit(data: scoring.Data, basis, k: int, config: Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
         loss_scale: float = 1.0, max_ops: Optional[int] = None,
-        stop: Optional[Stop] = None) -> SearchResult:
+        stop: Optional[Stop] = None, split: bool = False) -> SearchResult:
     """Runs the first leaf and ``k`` insertions in memory (:func:`run` over :func:`step`).
 
     Args:
@@ -1245,6 +1245,9 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
       max_ops: the most operations the tree may hold (``<= config.max_k``; traced, see
         :func:`step`); None: ``config.max_k``.
       stop: as for :func:`run` (None: grow to ``k``).
+      split: run the step as its two programs where :func:`splits` holds
+        (:func:`step_function`), so that :func:`refine_step` can refine a tree after the
+        search with the compiled second one (a fit with shape terms); else one program.
 
     Returns:
       :class:`SearchResult` with the history of the training loss after the first leaf and
@@ -1252,5 +1255,7 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
     """
     program = prog.empty_program(config.max_k, data.x.dtype)
     limit = None if max_ops is None else np.int32(max_ops)  # traced: no retrace per value
-    return run(step_function(data, basis, config, limit), program, k + 1, callback,
+    step = (step_function(data, basis, config, limit) if split else
+            lambda p: step_cached(p, data, basis, config, limit))
+    return run(step, program, k + 1, callback,
                loss_scale=loss_scale, stop=stop)

@@ -221,8 +221,9 @@ class InMemory(_Regression):
             res = search.beam_fit(data, s.basis, k, cfg, s.beam_width, callback=rep,
                                   loss_scale=self.loss_scale, stop=s.stop)
         else:
+            # two programs where a backfitting round will refine the tree through the second
             res = search.fit(data, s.basis, k, cfg, callback=rep, loss_scale=self.loss_scale,
-                             max_ops=max_ops, stop=s.stop)
+                             max_ops=max_ops, stop=s.stop, split=s.shapes_after or bool(s.shapes))
         return res._replace(program=prog.trim(res.program, max_ops),
                             choices=self._unpadded(res.choices))
 
@@ -250,7 +251,7 @@ class InMemory(_Regression):
         else:
             best = lambda p: p  # noqa: E731
             step = select.with_held_out_rows(
-                search.step_function(data, s.basis, cfg, np.int32(s.k)),
+                lambda p: search.step_cached(p, data, s.basis, cfg, np.int32(s.k)),
                 lambda p: select.held_out_errors_cached(p, held_data, s.basis))
             start = empty
         start = (start, np.zeros(held_data.y.shape, held_data.y.dtype))
