@@ -21,13 +21,15 @@ Decisions (and why):
   user configured JAX's cache or turned jaxtree's off (``JAXTREE_COMPILATION_CACHE=0``,
   :func:`jaxtree.disable_compilation_cache`), so a process that opted out never loads code
   from disk.
-* **What is cached**: the few programs a default fit compiles: the search step (in a fit
+* **What is cached**: the programs a default fit compiles: the search step (in a fit
   with shape terms the greedy step refined by L-BFGS as its two programs, insertion and
   refinement, :func:`jaxtree.search.step_function`) and the held-out loss of
   :class:`jaxtree.TreeRegressor`, the step of :class:`jaxtree.TreeClassifier` (one tree, or
-  the one-versus-rest batch); :func:`cached` wraps them at their call sites.
-  Every other program (``fit_batch``, streamed fits, shape terms, ``predict``) goes through
-  JAX's own cache as before.
+  the one-versus-rest batch), the shape stage's programs where their spec is traced (the
+  in-memory regression's bucketed stage, :func:`jaxtree.shapes.spec_jit`) and the tree's
+  values on the training rows (:func:`jaxtree._fit.select.tree_values`); :func:`cached`
+  wraps them at their call sites. Every other program (``fit_batch``, streamed fits, the
+  classifier's shape terms, ``predict``) goes through JAX's own cache as before.
 * **The key** (SHA-256 of): the function's module and name; ``repr`` of the static arguments
   (a basis holding a custom Python function is not cached at all: its identity cannot be
   written down); the tree structure, shapes, dtypes and weak types of the other arguments;
@@ -162,12 +164,14 @@ def _is_custom(value) -> bool:
 
 def _key(name: str, static: tuple, dynamic: tuple) -> str | None:
     """The file name (without suffix) of program ``name`` at these arguments, or None when
-    it is not cached (a custom basis function, an array on several devices)."""
+    it is not cached (a custom basis function, an array on several devices, a tracer)."""
     if any(_is_custom(s) for s in static):
         return None
     leaves, tree = jax.tree_util.tree_flatten(dynamic)
     avals = []
     for leaf in leaves:
+        if isinstance(leaf, jax.core.Tracer):  # called inside a trace (vmap, jit): not here
+            return None
         if isinstance(leaf, jax.Array) and len(leaf.sharding.device_set) != 1:
             return None
         a = jax.typeof(leaf)
@@ -176,11 +180,43 @@ def _key(name: str, static: tuple, dynamic: tuple) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+_lapack_ready = False
+
+
+def _ensure_lapack() -> None:
+    """Makes the LAPACK kernels callable before a stored executable is loaded.
+
+    Why: XLA's CPU programs call LAPACK (``jnp.linalg``: the shape stage's ridge solves)
+    through jaxlib's kernels, whose function pointers jaxlib sets up when it *lowers* such a
+    call. A process that only loads a stored executable lowers nothing, and its first LAPACK
+    call then crashed the process (measured with jaxlib 0.10.2: a segmentation fault in the
+    shape step of a second process). jaxlib's own set-up function is called (what its
+    lowering calls; nothing traced); where a jaxlib lacks it, lowering one small solve does
+    the same (public API, ~10 ms, once a process). Only for files whose program calls
+    LAPACK (:func:`_store` records it): the set-up imports scipy's kernels, ~0.1 s of a
+    second process's fit."""
+    global _lapack_ready
+    if _lapack_ready:
+        return
+    try:
+        from jaxlib import lapack  # noqa: PLC0415
+
+        lapack._lapack.initialize()
+    except Exception:  # noqa: BLE001 - another jaxlib: the lowering path below
+        import jax.numpy as jnp  # noqa: PLC0415
+
+        a = jax.ShapeDtypeStruct((2, 2), np.float32)
+        jax.jit(jnp.linalg.solve).lower(a, jax.ShapeDtypeStruct((2,), np.float32))
+    _lapack_ready = True
+
+
 def _load(path: str, in_tree):
     from jax.experimental import serialize_executable as se  # noqa: PLC0415
 
     with open(path, "rb") as f:
-        payload, out_tree = pickle.loads(zlib.decompress(f.read()))
+        payload, out_tree, needs_lapack = pickle.loads(zlib.decompress(f.read()))
+    if needs_lapack:  # only then: setting LAPACK up imports scipy's kernels (~0.1 s)
+        _ensure_lapack()
     exe = se.deserialize_and_load(payload, in_tree, out_tree)
     os.utime(path)  # recently used
     return exe
@@ -190,7 +226,9 @@ def _store(directory: str, name: str, compiled) -> None:
     from jax.experimental import serialize_executable as se  # noqa: PLC0415
 
     payload, _, out_tree = se.serialize(compiled)
-    data = zlib.compress(pickle.dumps((payload, out_tree), protocol=pickle.HIGHEST_PROTOCOL), 1)
+    needs_lapack = "lapack_" in compiled.as_text()  # a LAPACK custom call (_ensure_lapack)
+    data = zlib.compress(pickle.dumps((payload, out_tree, needs_lapack),
+                                      protocol=pickle.HIGHEST_PROTOCOL), 1)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -68,7 +68,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtree import scoring
+from jaxtree import _executables, scoring
 
 __all__ = [
     "axis_name",
@@ -343,15 +343,26 @@ def _host_pairs(spec) -> tuple:
 def spec_jit(fun, static_argnames=()):
     """``fun`` jitted with its ``spec`` argument static when a :class:`ShapeSpec` (one
     program per spec, as before) and traced when a :class:`SlotSpec` (one program per
-    slot count: :class:`SlotSpec`'s decision); ``static_argnames``: the others."""
+    slot count: :class:`SlotSpec`'s decision); ``static_argnames``: the others.
+
+    The traced form is called through jaxtree's executable cache
+    (:class:`jaxtree._executables.cached`, all arguments positional, defaults filled in), so
+    that a new process fitting a table of the same buckets neither traces nor compiles the
+    shape stage (issue 27); a call inside a trace uses the jitted function."""
     static = jax.jit(fun, static_argnames=("spec",) + tuple(static_argnames))
     traced = jax.jit(fun, static_argnames=tuple(static_argnames))
     sig = inspect.signature(fun)
+    names = list(sig.parameters)
+    stored = _executables.cached(traced, static_argnums=tuple(names.index(a)
+                                                              for a in static_argnames))
 
     @functools.wraps(fun)
     def call(*args, **kw):
-        spec = sig.bind_partial(*args, **kw).arguments["spec"]
-        return (traced if isinstance(spec, SlotSpec) else static)(*args, **kw)
+        bound = sig.bind(*args, **kw)
+        if not isinstance(bound.arguments["spec"], SlotSpec):
+            return static(*args, **kw)
+        bound.apply_defaults()
+        return stored(*(bound.arguments[a] for a in names))
 
     return call
 

@@ -182,6 +182,41 @@ def test_a_second_process_fits_without_tracing_the_search(tmp_path):
     assert second["pred"] == first["pred"] and second["formula"] == first["formula"]
 
 
+SHAPES_CHILD = textwrap.dedent("""
+    import numpy as np
+    from jaxtree import _executables
+    from jaxtree._fit import stages
+    from jaxtree.debug import count_compilations
+    if os.environ.get("CHILD_X64") == "1":
+        jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(200, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=200)
+    seen = []  # whether the shape stage ran bucketed (a traced SlotSpec, the cached programs)
+    bucket = stages.bucket
+    stages.bucket = lambda src: seen.append(bucket(src)) or bucket(src)
+    with count_compilations() as count:
+        est = jaxtree.TreeRegressor(k=2, search="greedy", shapes=2, validation_fraction=None,
+                                    shape_knots=(5, 3)).fit(X, y)
+    print(json.dumps({"pred": est.predict(X).tolist(), "compiles": count.compiles,
+                      "bucketed": seen[0] is not None,
+                      "files": len([f for f in os.listdir(_executables.directory())
+                                    if f.endswith(".exe")])}))
+""")
+
+
+@pytest.mark.parametrize("x64", ["0", "1"])
+def test_a_second_process_loads_the_shape_stage_and_its_lapack_solves(tmp_path, x64):
+    # The shape step solves ridge problems with LAPACK. A process that only loads the stored
+    # executable lowers no LAPACK call, and before _executables._ensure_lapack its first
+    # solve crashed the process (a segmentation fault, not an exception).
+    first = run_child(SHAPES_CHILD, tmp_path, CHILD_X64=x64)[0]
+    assert first["bucketed"] and first["files"] >= 5  # the tree's and the shapes' programs
+    second = run_child(SHAPES_CHILD, tmp_path, CHILD_X64=x64)[0]
+    assert second["pred"] == first["pred"]
+    assert second["compiles"] < first["compiles"] // 2
+
+
 def test_an_unsafe_executables_directory_is_not_used(tmp_path):
     exe_dir = tmp_path / "xdg" / "jaxtree" / "executables"
     exe_dir.mkdir(parents=True)

@@ -366,7 +366,12 @@ def block_errors(program, xb, yb, basis):
     return jax.vmap(lambda x, y: (y - prog.evaluate(program, x, basis)) ** 2)(xb, yb)
 
 
-@functools.partial(jax.jit, static_argnames=("basis",))
-def tree_values(program, x, basis):
-    """The tree's predictions (scaled space) on chunked covariates ``(n_chunks, m, p)``."""
+def _tree_values(program, x, basis):
     return jax.vmap(lambda xb: prog.evaluate(program, xb, basis))(x)
+
+
+tree_values = _executables.cached(jax.jit(_tree_values, static_argnames=("basis",)),
+                                  static_argnums=(2,))
+"""The tree's predictions (scaled space) on chunked covariates ``(n_chunks, m, p)``:
+``tree_values(program, x, basis)``, positional arguments (through the executable cache,
+:mod:`jaxtree._executables`)."""
