@@ -603,10 +603,10 @@ def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok
     replacements kept)``.
 
     Apart from :func:`insert_step` it is a program of its own: a greedy fit with shape terms
-    runs the two as two compiled programs (:func:`fit` with ``split``,
-    :func:`step_function`, no transfer between them), and the backfitting round refines a tree through this one (:func:`refine_step`),
-    so a first fit compiles the refinement once instead of once inside the step and once
-    alone (issue 27).
+    runs the two as two compiled programs (:func:`fit` with ``split``, :func:`step_function`,
+    no transfer between them), and the backfitting round refines a tree through this one
+    (:func:`refine_step`), so a first fit compiles the refinement once instead of once
+    inside the step and once alone (issue 27).
 
     Args:
       new: the tree :func:`insert_step` returned.
@@ -772,10 +772,10 @@ def splits(config: Config) -> bool:
     """Whether :func:`step_function` runs ``config``'s step as two programs
     (:func:`insert_step`, :func:`finish_step`) and :func:`refine_step` can refine a tree
     with its second: a squared-loss step refined by L-BFGS without replacement moves (the
-    greedy search; the backfitting round must make no move). Where the step is one program
-    (the backfit search, a classification step) splitting it was measured to save nothing:
-    the two parts compiled one after the other cost more than the whole, and side by side
-    in two threads no less on two cores (BENCHMARKS.md, issue 27)."""
+    greedy search; the backfitting round must make no move). The backfit search's step and
+    a classification step stay one program: nothing reuses a part of them, and the backfit
+    step in two parts, even compiled side by side in two threads, was measured no faster on
+    two cores (BENCHMARKS.md, issue 27)."""
     return config.loss == "squared" and config.refine == "optax" and not config.replace_moves
 
 
