@@ -25,11 +25,10 @@ Decisions (and why):
   with shape terms the greedy step refined by L-BFGS as its two programs, insertion and
   refinement, :func:`jaxtree.search.step_function`) and the held-out loss of
   :class:`jaxtree.TreeRegressor`, the step of :class:`jaxtree.TreeClassifier` (one tree, or
-  the one-versus-rest batch), the shape stage's programs where their spec is traced (the
-  in-memory regression's bucketed stage, :func:`jaxtree.shapes.spec_jit`) and the tree's
-  values on the training rows (:func:`jaxtree._fit.select.tree_values`); :func:`cached`
-  wraps them at their call sites. Every other program (``fit_batch``, streamed fits, the
-  classifier's shape terms, ``predict``) goes through JAX's own cache as before.
+  the one-versus-rest batch), the shape stage's programs (:func:`jaxtree.shapes.spec_jit`)
+  and the tree's values on the training rows (:func:`jaxtree._fit.select.tree_values`);
+  :func:`cached` wraps them at their call sites. Every other program (``fit_batch``, most
+  of the streamed fits' passes, ``predict``) goes through JAX's own cache as before.
 * **The key** (SHA-256 of): the function's module and name; ``repr`` of the static arguments
   (a basis holding a custom Python function is not cached at all: its identity cannot be
   written down); the tree structure, shapes, dtypes and weak types of the other arguments;

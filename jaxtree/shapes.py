@@ -345,24 +345,25 @@ def spec_jit(fun, static_argnames=()):
     program per spec, as before) and traced when a :class:`SlotSpec` (one program per
     slot count: :class:`SlotSpec`'s decision); ``static_argnames``: the others.
 
-    The traced form is called through jaxtree's executable cache
-    (:class:`jaxtree._executables.cached`, all arguments positional, defaults filled in), so
-    that a new process fitting a table of the same buckets neither traces nor compiles the
-    shape stage (issue 27); a call inside a trace uses the jitted function."""
-    static = jax.jit(fun, static_argnames=("spec",) + tuple(static_argnames))
-    traced = jax.jit(fun, static_argnames=tuple(static_argnames))
+    Both forms are called through jaxtree's executable cache
+    (:class:`jaxtree._executables.cached`, all arguments positional, defaults filled in; a
+    static :class:`ShapeSpec` enters the key by its ``repr``), so that a new process fitting
+    a table of the same shapes neither traces nor compiles the shape stage (issue 27); a
+    call inside a trace uses the jitted function."""
     sig = inspect.signature(fun)
     names = list(sig.parameters)
-    stored = _executables.cached(traced, static_argnums=tuple(names.index(a)
-                                                              for a in static_argnames))
+    positions = lambda args: tuple(names.index(a) for a in args)  # noqa: E731
+    static = _executables.cached(jax.jit(fun, static_argnames=("spec",) + tuple(static_argnames)),
+                                 static_argnums=positions(("spec",) + tuple(static_argnames)))
+    traced = _executables.cached(jax.jit(fun, static_argnames=tuple(static_argnames)),
+                                 static_argnums=positions(static_argnames))
 
     @functools.wraps(fun)
     def call(*args, **kw):
         bound = sig.bind(*args, **kw)
-        if not isinstance(bound.arguments["spec"], SlotSpec):
-            return static(*args, **kw)
         bound.apply_defaults()
-        return stored(*(bound.arguments[a] for a in names))
+        jitted = traced if isinstance(bound.arguments["spec"], SlotSpec) else static
+        return jitted(*(bound.arguments[a] for a in names))
 
     return call
 

@@ -265,3 +265,27 @@ def test_classifier_steps_go_through_the_cache(exe_dir, monkeypatch, classes):
     np.testing.assert_array_equal(second.predict_proba(X), first.predict_proba(X))
     np.testing.assert_array_equal(second.predict_proba(X), plain.predict_proba(X))
     assert second.formula() == plain.formula()
+
+
+def test_a_static_shape_spec_is_part_of_the_key_and_its_program_is_stored(exe_dir):
+    import jax.numpy as jnp
+
+    from jaxtree import scoring, shapes
+
+    rng = np.random.default_rng(0)
+    data = scoring.chunk(jnp.asarray(rng.uniform(size=(50, 3))), jnp.asarray(rng.normal(size=50)),
+                         chunk_size=32)
+    spec = shapes.ShapeSpec(n1=4, n2=3, max_terms=3, pairs=((0, 1),))
+    want = jax.device_get(shapes.grams_jit(data, spec))
+    assert len(files(exe_dir)) == 1
+    other = shapes.ShapeSpec(n1=4, n2=3, max_terms=3, pairs=((0, 2),))
+    assert ex._key("g", (other,), (data,)) != ex._key("g", (spec,), (data,))
+    ex._memory.clear()  # a new process: the file is loaded, nothing traced or compiled
+    from jaxtree.debug import count_compilations
+
+    with count_compilations() as counted:
+        got = jax.device_get(shapes.grams_jit(data, spec))
+    assert (counted.lowerings, counted.compiles) == (0, 0)
+    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert len(files(exe_dir)) == 1
