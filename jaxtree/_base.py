@@ -222,8 +222,8 @@ def _check_groups(shape_spec, enc, path) -> None:
         return
     spans = {} if enc is None else enc.categorical_covariates()
     for name, members in groups:
-        if spans.get(str(name)) != tuple(int(m) for m in members):
-            want = spans.get(str(name))
+        want = spans.get(str(name))
+        if want != tuple(int(m) for m in members):
             raise ValueError(
                 f"{path}: not a valid jaxtree model file: the shape group {name!r} covers "
                 f"covariates {list(members)}, but the encoding "

@@ -779,7 +779,8 @@ def splits(config: Config) -> bool:
     return config.loss == "squared" and config.refine == "optax" and not config.replace_moves
 
 
-def step_function(data: scoring.Data, basis, config: Config, max_ops=None) -> Callable:
+def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
+                  split: bool = True) -> Callable:
     """``program -> (program, StepInfo)``: one iteration of :func:`step` on ``data``, through
     the executable cache; where :func:`splits` holds, as :func:`insert_step` then
     :func:`finish_step` (two compiled programs, dispatched one after the other with no
@@ -790,8 +791,9 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None) -> Ca
       basis: the :class:`jaxtree.basis.Basis`.
       config: the search's :class:`Config`.
       max_ops: as for :func:`step` (None, or a numpy integer: traced).
+      split: False runs the one-program step even where :func:`splits` holds.
     """
-    if not splits(config):
+    if not (split and splits(config)):
         return lambda p: step_cached(p, data, basis, config, max_ops)
 
     def two_programs(p):
@@ -1255,7 +1257,5 @@ def fit(data: scoring.Data, basis, k: int, config: Config,
     """
     program = prog.empty_program(config.max_k, data.x.dtype)
     limit = None if max_ops is None else np.int32(max_ops)  # traced: no retrace per value
-    step = (step_function(data, basis, config, limit) if split else
-            lambda p: step_cached(p, data, basis, config, limit))
-    return run(step, program, k + 1, callback,
+    return run(step_function(data, basis, config, limit, split), program, k + 1, callback,
                loss_scale=loss_scale, stop=stop)

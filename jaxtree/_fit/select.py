@@ -15,6 +15,7 @@ import numpy as np
 from jaxtree import _executables
 from jaxtree import model as model_
 from jaxtree import program as prog
+from jaxtree import reference as reference_
 from jaxtree import refine as refine_
 from jaxtree import scoring
 from jaxtree import shapes as shapes_
@@ -343,10 +344,8 @@ def start_mse(y, w) -> float:
     float64 on the host: the shape path's first row. Host arithmetic compiles nothing; the
     jitted evaluation of the empty shapes it replaces was one more program to compile in
     every first fit with a shape stage (0.3-0.5 s on two cores)."""
-    y = np.asarray(y, np.float64).reshape(-1)
     w = np.asarray(w, np.float64).reshape(-1)
-    mean = np.sum(w * y) / np.sum(w)
-    return float(np.sum(w * (y - mean) ** 2) / np.sum(w))
+    return reference_.weighted_tss(np.asarray(y).reshape(-1), w) / float(np.sum(w))
 
 
 def shape_mse_and_errors(shapes, data, spec) -> tuple:
