@@ -24,8 +24,8 @@ held-out split itself: the model is refitted on all rows once its size is chosen
 changed split (another share, seed or row order) changes the predictions only where it
 changes a chosen size, which these seeds may not show.
 
-The environment must be the test suite's (``tests/conftest.py``): ``jax_enable_x64`` on and
-XLA's ``--xla_backend_optimization_level=0`` set before the backend starts. The test gets
+The environment must be the test suite's (:func:`configure`): ``jax_enable_x64`` on and
+the XLA flags :data:`SUITE_XLA_FLAGS` set before the backend starts. The test gets
 it from conftest; ``make_golden.py`` calls :func:`configure` first. With x64 on the library
 follows the input dtype, so most cases run in float64; the two batch cases pass float32
 (as the suite's batch tests do), the dtype users get without x64.
@@ -44,12 +44,21 @@ import numpy as np
 import jaxtree
 
 
+SUITE_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+"""The XLA flags the test suite compiles under (``tests/conftest.py`` explains why); a flag
+the user's own ``XLA_FLAGS`` already names keeps the user's value."""
+
+
 def configure() -> None:
-    """The test suite's JAX settings (``tests/conftest.py``), for running the cases outside
-    pytest (``make_golden.py``). Call it before any JAX computation."""
-    if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                                   " --xla_backend_optimization_level=0").strip()
+    """The test suite's settings: :data:`SUITE_XLA_FLAGS`, jaxtree's compilation cache off,
+    ``jax_enable_x64`` on. ``tests/conftest.py`` calls it for every test process, and
+    ``make_golden.py`` for running the cases outside pytest. Call it before any JAX
+    computation (XLA reads its flags when the backend starts)."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    for flag in SUITE_XLA_FLAGS:
+        if flag.split("=")[0] not in flags:
+            flags = f"{flags} {flag}".strip()
+    os.environ["XLA_FLAGS"] = flags
     os.environ.setdefault("JAXTREE_COMPILATION_CACHE", "0")
     import jax
 

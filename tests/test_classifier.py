@@ -16,6 +16,7 @@ import pytest
 
 import jaxtree
 from jaxtree import losses, program as prog, reference, refine, scoring, search
+import golden_cases
 from _shared import GREEDY
 
 BASIS = jaxtree.make_basis(hats=0, sines=2, cosines=1, powers=1, truncated_cubics=0)  # q = 4
@@ -463,7 +464,7 @@ print("JSON" + json.dumps([(r["check_name"], str(r.get("exception"))[:300]) for 
 def test_sklearn_check_estimator():
     """All of scikit-learn's estimator checks for classifiers (62 checks, ~4 min on 2 CPU
     cores: every check's data shape compiles the search once), in a process with XLA's
-    default optimisation level, as users run it: under the suite's faster-compiling level 0
+    default flags, as users run it: under the suite's faster-compiling flags
     (tests/conftest.py) one value of check_sample_weight_equivalence_on_dense_data differs by
     3e-7 relative, above the check's rtol of 1e-7, while at the default level it passes."""
     pytest.importorskip("sklearn")
@@ -473,8 +474,8 @@ def test_sklearn_check_estimator():
     import sys
 
     env = dict(os.environ, JAXTREE_COMPILATION_CACHE="0")
-    flags = [f for f in env.get("XLA_FLAGS", "").split()
-             if not f.startswith("--xla_backend_optimization_level")]
+    suite = {f.split("=")[0] for f in golden_cases.SUITE_XLA_FLAGS}  # XLA's defaults instead
+    flags = [f for f in env.get("XLA_FLAGS", "").split() if f.split("=")[0] not in suite]
     env["XLA_FLAGS"] = " ".join(flags)
     out = subprocess.run([sys.executable, "-c", SKLEARN_CHECKS], env=env, capture_output=True,
                          text=True, timeout=1800)
