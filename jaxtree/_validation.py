@@ -33,6 +33,7 @@ import functools
 import numbers
 import sys
 import warnings
+from typing import Optional
 
 import numpy as np
 
@@ -548,10 +549,12 @@ def column_extremes(a: np.ndarray) -> tuple:
     return lo, hi
 
 
-def check_representable(X: np.ndarray, y: np.ndarray, dtype, feature_names=None) -> None:
+def check_representable(X: Optional[np.ndarray], y: Optional[np.ndarray], dtype,
+                         feature_names=None) -> None:
     """Checks that the min-max scaling of ``X`` and ``y`` is representable in ``dtype``.
 
-    ``feature_names`` (optional, ``n_features`` strings) name the offending column.
+    ``feature_names`` (optional, ``n_features`` strings) name the offending column. Either
+    array may be None (not checked): a classifier's labels are never scaled.
 
     Raises:
       ValueError: when a column's range (``max - min``) overflows, or a value does not fit
@@ -559,7 +562,10 @@ def check_representable(X: np.ndarray, y: np.ndarray, dtype, feature_names=None)
     """
     limit = float(np.finfo(dtype).max)
     with np.errstate(over="ignore", invalid="ignore"):
-        for name, a in (("X", np.asarray(X)), ("y", np.asarray(y))):
+        for name, a in (("X", X), ("y", y)):
+            if a is None:
+                continue
+            a = np.asarray(a)
             a2 = a.reshape(a.shape[0], -1)
             # Column extremes in the input's dtype, then float64: exact (rounding to float64
             # is monotone), and no float64 copy of the whole array (issue 12 item 7).

@@ -49,7 +49,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from jaxtree import _encoding as encoding_
 from jaxtree import _executables
 from jaxtree import _scaling as scaling_
 from jaxtree import _target
@@ -694,14 +693,10 @@ def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitR
 
 
 def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
-    names = V.frame_feature_names(X)
-    xa, enc = encoding_.fit_transform(X, hyper)  # the regressor's table encoder
+    table = pipeline.read_table(X, sample_weight, hyper)  # the regressor's table reader
+    xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
     classes, idx = V.check_labels(y, n)
-    sw = V.check_sample_weight(sample_weight, n)
-    dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
-    V.check_representable(xa, np.zeros(n), dtype,
-                          feature_names=names if enc.is_identity else enc.feature_names_out)
     K = len(classes)
     params, plan = spec_.planned(params, n, p, dtype, hyper["chunk_size"], hyper["devices"],
                                  batch=K if K > 2 else 1)  # K trees
@@ -719,9 +714,9 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
         # two), and the trees are cut back to 2k+1 slots.
         cfg = cfg._replace(max_k=prog.capacity_for(spec.k))
     # the covariates the trees see: the raw names when nothing was encoded
-    src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, enc.feature_names_out,
+    src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)
-    return _searched(src, spec, sc, enc, names)
+    return _searched(src, spec, sc, enc, table.names)
 
 
 def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):

@@ -1,6 +1,10 @@
 """A regression fit as one chain of stages over explicit values (DESIGN.md section 10):
 
-    encode -> target transform -> scale -> stages (jaxtree._fit.stages) -> FitResult
+    read the table (validate, encode) -> target transform -> scale
+        -> stages (jaxtree._fit.stages) -> FitResult
+
+The table is read once per fit (:func:`read_table`, both estimators): the held-out choice of
+a target transform fits its candidates on rows of the same :class:`Table`.
 
 :func:`fit` takes the table, the targets and the estimator's ``get_params()`` and returns a
 :class:`FitResult`; the estimator turns it into fitted attributes
@@ -67,55 +71,104 @@ class FitResult:
     classes: Optional[np.ndarray] = None
 
 
-def fit(X, y, sample_weight, hyper: dict) -> FitResult:
-    """The fit of ``TreeRegressor(**hyper)`` (checked with :func:`jaxtree._fit.spec.check_params`)."""
-    params = spec_.check_params(hyper)
-    if hyper.get("target_transform") == "auto":
-        res = _fit_auto_transform(X, y, sample_weight, hyper, params)
-    else:
-        res = fit_fixed(X, y, sample_weight, hyper, params,
-                        hyper.get("target_transform") or "identity")
-    return dataclasses.replace(res, target_name=target_.name_of(y))
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """A training table read once (:func:`read_table`): validated, its missing values and
+    categories encoded as numeric covariates.
+
+    Attributes:
+      x: ``(n, m)`` the encoded covariates (the user's own array when nothing was encoded).
+      sample_weight: ``(n,)`` checked weights, or None.
+      encoding: the table encoding (:mod:`jaxtree._encoding`; the identity spec for numbers).
+      names: the table's own column names (a DataFrame's), or None.
+      dtype: the compute dtype (float32, or float64 for float64 input under x64).
+    """
+
+    x: np.ndarray
+    sample_weight: Optional[np.ndarray]
+    encoding: Any
+    names: Optional[tuple]
+    dtype: Any
+
+    @property
+    def n(self) -> int:
+        return self.x.shape[0]
+
+    @property
+    def feature_names(self) -> tuple:
+        """The covariates' names (the raw names when nothing was encoded)."""
+        return self.encoding.feature_names_out
 
 
-def fit_fixed(X, y, sample_weight, hyper: dict, params: spec_.Params, transform: str) -> FitResult:
-    """A fit with a fixed target transform (``"identity"``, ``"log"``, ``"square"``)."""
-    if streams(X, hyper.get("engine", "jax")):
-        check_streamable_options(transform)
-        return _fit_streamed(X, y, sample_weight, hyper, params)
-    names = None
-    if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
-        names = tuple(X.columns)
-    xa, enc = encoding_.fit_transform(X, hyper)  # missing values, categories -> covariates
+def read_table(X, sample_weight, hyper: dict) -> Table:
+    """Validates and encodes an in-memory training table (both estimators): missing values
+    and categories become covariates (:func:`jaxtree._encoding.fit_transform`, with the
+    settings of ``hyper``), the weights are checked and the covariates must be representable
+    in the compute dtype."""
+    names = V.frame_feature_names(X)
+    xa, enc = encoding_.fit_transform(X, hyper)
     n = xa.shape[0]
     if n < 2:
         raise ValueError(f"fit needs at least 2 samples; got {n}.")
-    ya = V.check_y(y, n)
     sw = V.check_sample_weight(sample_weight, n)
     dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
-    V.check_representable(xa, ya, dtype,
+    V.check_representable(xa, None, dtype,
                           feature_names=names if enc.is_identity else enc.feature_names_out)
+    return Table(xa, sw, enc, names, dtype)
+
+
+def fit(X, y, sample_weight, hyper: dict) -> FitResult:
+    """The fit of ``TreeRegressor(**hyper)`` (checked with :func:`jaxtree._fit.spec.check_params`)."""
+    params = spec_.check_params(hyper)
+    transform = hyper.get("target_transform") or "identity"
+    if streams(X, hyper.get("engine", "jax")):
+        check_streamable_options(transform)
+        res = _fit_streamed(X, y, sample_weight, hyper, params)
+    else:
+        table = read_table(X, sample_weight, hyper)
+        ya = _targets(y, table)
+        scores = None
+        if transform == "auto":
+            transform, scores = _choose_transform(table, ya, hyper, params)
+        res = dataclasses.replace(fit_table(table, ya, hyper, params, transform),
+                                  transform_scores=scores)
+    return dataclasses.replace(res, target_name=target_.name_of(y))
+
+
+def _targets(y, table: Table) -> np.ndarray:
+    """The checked regression targets ``(n,)`` of ``table``'s rows (a column vector is
+    accepted, with a warning, as scikit-learn does)."""
+    ya = V.check_y(y, table.n)
+    V.check_representable(None, ya, table.dtype)
     if np.asarray(y).ndim == 2:  # check_y accepted a column vector
         warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
                       "used as y.ravel(). Pass y with shape (n_samples,) to silence this.",
                       V.interop_class("DataConversionWarning", UserWarning), stacklevel=4)
+    return ya
+
+
+def fit_table(table: Table, ya: np.ndarray, hyper: dict, params: spec_.Params,
+              transform: str) -> FitResult:
+    """The fit of a read table with a fixed target transform (``"identity"``, ``"log"``,
+    ``"square"``)."""
+    xa, sw, enc = table.x, table.sample_weight, table.encoding
+    n = table.n
     yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
-    spec = spec_.fit_spec(hyper, params, xa, dtype, transform)
+    spec = spec_.fit_spec(hyper, params, xa, table.dtype, transform)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots))
-    feature_names = enc.feature_names_out  # the raw names when nothing was encoded
     if spec.streamed:  # a large array: read chunk by chunk, no whole-array copies
         sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
         reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(spec.chunk, n))
-        return _fit_reader(reader, spec, feature_names, enc, names)
+        return _fit_reader(reader, spec, table.feature_names, enc, table.names)
     sc = scaling_.fit(xa, yt, sw)
     sc = scaling_.bounded(sc, spec.y_bound)
     xs, ys = scaling_.apply(sc, xa, yt, sw)
     spec = bind_basis(spec, sc)
-    with progress.reporting(spec, feature_names) as rep:
+    with progress.reporting(spec, table.feature_names) as rep:
         found = stages.search_model(source.InMemory(xs, ys, sw, spec, sc), spec, rep)
-    model = _model(found, sc, spec, feature_names)
+    model = _model(found, sc, spec, table.feature_names)
     model = _attach_target(model, transform, xa, yt, sw)
-    return _result(model, found, spec, enc, names)
+    return _result(model, found, spec, enc, table.names)
 
 
 def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> FitResult:
@@ -258,21 +311,22 @@ def _attach_target(model, transform, xa, yt, sw):
                                smearing=jnp.asarray(s, model.x_min.dtype))
 
 
-def _fit_auto_transform(X, y, sample_weight, hyper: dict, params: spec_.Params) -> FitResult:
-    """``target_transform="auto"``: choose identity, log or square on held-out rows, refit on
-    all.
+def _choose_transform(table: Table, ya: np.ndarray, hyper: dict,
+                      params: spec_.Params) -> tuple:
+    """``(transform, scores)`` for ``target_transform="auto"``: identity, log or square,
+    chosen on held-out rows (the caller refits the choice on all rows).
 
     A deterministic split (``random_state``, 25% held out) fits each applicable transform on
     the rest; the held-out MSE in ``y``'s units (predictions back-transformed) decides, ties
     to the earlier of identity, log, square. ``log`` is not tried when some ``y <= 0``,
-    ``square`` when some ``y < 0``. Then the chosen transform is refitted on all rows.
+    ``square`` when some ``y < 0``. ``scores`` holds each transform's held-out MSE (inf where
+    not tried; identity's NaN when no other transform applies).
+
+    The candidates are fitted on the encoded covariates as plain numeric columns (no
+    categorical groups for the shape terms), as they were when each candidate re-encoded the
+    encoded matrix; the choice, not the candidates, reaches the user.
     """
-    if stream_.is_streamable(X):
-        check_streamable_options("auto")
-    xa, _ = encoding_.fit_transform(X, hyper)  # the candidates are fitted on the encoded matrix
-    n = xa.shape[0]
-    ya = V.check_y(y, n)
-    sw = V.check_sample_weight(sample_weight, n)
+    n, sw = table.n, table.sample_weight
     keep = np.ones(n, bool) if sw is None else sw > 0
     scores = {"identity": np.inf, "log": np.inf, "square": np.inf}
     tried = ["identity"] + (["log"] if (ya[keep] > 0).all() else []) + (
@@ -280,24 +334,24 @@ def _fit_auto_transform(X, y, sample_weight, hyper: dict, params: spec_.Params) 
     if n >= 8 and len(tried) > 1:
         train, held = select.split(n, 0.25, hyper.get("random_state"))
         w = np.ones(len(held)) if sw is None else sw[held]
-        numeric = dict(hyper, categorical_features=None)  # xa is encoded: numeric columns only
+        rows = Table(table.x[train], None if sw is None else sw[train],
+                     encoding_.identity(table.x.shape[1]), None, table.dtype)
         for t in tried:
             with warnings.catch_warnings():  # the refit on all rows says it, once
                 warnings.simplefilter("ignore", V.DataSizeWarning)
-                cand = fit_fixed(xa[train], ya[train], None if sw is None else sw[train],
-                                 numeric, params, t)
-            err = (predict_rows(cand.model, xa[held], hyper.get("clip", True)) - ya[held]) ** 2
+                cand = fit_table(rows, ya[train], hyper, params, t)
+            err = (predict_rows(cand.model, table.x[held], hyper.get("clip", True))
+                   - ya[held]) ** 2
             scores[t] = float(np.sum(w * err) / max(np.sum(w), 1e-300))
     else:
         scores["identity"] = np.nan  # not compared: no other transform applies
     choice = min(tried, key=lambda t: (scores[t], tried.index(t)))
     choice = choice if np.isfinite(scores[choice]) else "identity"
-    result = fit_fixed(X, y, sample_weight, hyper, params, choice)
     if hyper.get("verbose", 0) > 0:
         said = ", ".join(f"{t} {scores[t]:.4g}" for t in scores)
         print(f"[jaxtree] target_transform='auto' chose {choice!r} (held-out MSE: {said})",
               file=sys.stderr)
-    return dataclasses.replace(result, transform_scores=scores)
+    return choice, scores
 
 
 # --------------------------------------------------------------------------- predict
