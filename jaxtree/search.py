@@ -100,6 +100,10 @@ __all__ = [
     "Stop",
     "stop_rule",
     "with_validation",
+    "screen_rows",
+    "pair_lookahead",
+    "refine_and_replace",
+    "loss_step",
 ]
 
 
@@ -252,7 +256,7 @@ def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Confi
     * **pair lookahead** while the tree has 1 to ``PAIR_MAX_LEAVES`` leaves: the best
       product ``w' phi_a(x_i) phi_b(x_l)`` inserted under ``+`` or ``*`` at the first leaf
       rank (:func:`jaxtree.moves.score_pairs`) competes with the best single insertion. Pairs
-      are screened on at most ``pair_rows`` evenly spaced rows (:func:`_screen_rows`):
+      are screened on at most ``pair_rows`` evenly spaced rows (:func:`screen_rows`):
       ``PAIR_ROWS``, fewer where ``n_candidates = p*q`` is large, so that the screen's
       ``rows * (p*q)^2`` stays within ``PAIR_WORK`` (:func:`pair_screen_rows`); the winner's
       weight is then fitted exactly on all rows, and the pair is taken when its gain per operation
@@ -297,7 +301,7 @@ def pair_screen_rows(n_candidates: int) -> int:
     return int(min(PAIR_ROWS, max(PAIR_MIN_ROWS, PAIR_WORK // (n_candidates * n_candidates))))
 
 
-def _screen_rows(data, max_rows: int):
+def screen_rows(data, max_rows: int):
     """At most ``max_rows`` evenly spaced rows of ``data`` (every ``stride``-th of its padded
     rows, from the first) as one chunk; ``data`` itself when it has no more rows (or
     ``max_rows <= 0``). The stride comes from the data's static shape, so it is right for
@@ -383,8 +387,21 @@ def _exact_leaf_fit(program, slot, data, basis):
     return refine_.coordinate_update(program, slot, mo)
 
 
-def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n, max_slots):
+def pair_lookahead(program, data, basis, config: Config, single_sse, rss, n, max_slots):
     """The best pair insertion if it beats the single insertion per operation.
+
+    Args:
+      program: the current (padded) tree.
+      data: the chunked rows (:class:`jaxtree.scoring.Data`); the pairs are screened on
+        :func:`screen_rows` of them, the winner's two new leaves fitted on all of them.
+      basis: the basis the leaves use.
+      config: the search's :class:`Config` (``pair_rows``, ``pair_leaves``,
+        ``pair_max_leaves``, ``precision``).
+      single_sse: the SSE of the best single insertion (the pair must gain more per
+        operation, :func:`pair_taken`).
+      rss: the current tree's SSE.
+      n: the rows' total weight (the pair's SSE is its MSE times ``n``).
+      max_slots: the most slots a tree may use (a pair needs four more).
 
     Returns ``(program, sse, pair_choice, take)``; ``take`` is False where no pair fits. The
     pair scoring (the costly Gram matrices) runs only while pairs are allowed (``lax.cond``).
@@ -395,7 +412,7 @@ def _pair_lookahead(program, data, basis, config: Config, single_sse, rss, n, ma
     room = program.n_slots + 4 <= max_slots
 
     def pair(_):
-        head = _screen_rows(data, config.pair_rows)
+        head = screen_rows(data, config.pair_rows)
         ps = moves.score_pairs(program, head, basis, max_rows=config.pair_leaves,
                                precision=config.precision)
         pc = moves.select_pair(ps, basis.q)
@@ -461,7 +478,7 @@ def replacement_kept(cand_loss, loss, dtype):
     return jnp.isfinite(cand_loss) & (cand_loss < loss * (1 - rtol))
 
 
-def _refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, adjust):
+def refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, adjust):
     """Refines the inserted tree ``new``, then makes up to ``config.replace_moves`` best
     replacements, each refined and kept only if the loss fell (:func:`replacement_kept`:
     relative ``1e-7`` float32 / ``1e-12`` float64); the moves stop at the first one not kept.
@@ -472,6 +489,16 @@ def _refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, a
     on the empty tree's first leaf), iterations ``1..replace_moves`` score, apply and refine
     the best replacement. Replacements start only on a tree with more than one slot; once
     one is not kept, the remaining iterations do no work (``lax.cond`` on ``go``).
+
+    Args:
+      new: the tree after the insertion; ``sse_loss`` its loss (MSE) before refinement.
+      was_empty: whether the insertion started from the empty tree (its first leaf is not
+        refined: the module docstring).
+      data: the chunked rows (:class:`jaxtree.scoring.Data`).
+      basis: the basis the leaves use.
+      config: the search's :class:`Config` (``replace_moves``, ``max_k``, ``precision``).
+      adjust: the refinement, ``tree -> (refined tree, its MSE)``, or None (no refinement:
+        a candidate keeps its scored loss).
     """
     n = jnp.sum(data.w)
     dt = sse_loss.dtype
@@ -527,7 +554,7 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
       ``(program, StepInfo)``.
     """
     if config.loss != "squared":  # classification: the same step on Newton working data
-        return _loss_step(program, data, basis, config, max_ops)
+        return loss_step(program, data, basis, config, max_ops)
     new, ins = insert_step(program, data, basis, config, max_ops)
     new, loss, kept = finish_step(new, program, ins.sse_loss, ins.was_empty, ins.ok, data,
                                   basis, config)
@@ -565,7 +592,7 @@ def insert_step(program: prog.Program, data: scoring.Data, basis, config: Config
     i32 = jnp.int32
     record = Choice(*choice, i32(MOVE_INSERT), i32(-1), i32(-1), i32(0))
     if config.pair_leaves:
-        pair_new, pair_sse, pc, take = _pair_lookahead(program, data, basis, config,
+        pair_new, pair_sse, pc, take = pair_lookahead(program, data, basis, config,
                                                        choice.sse, scores.rss, n, max_slots)
         new = prog.where_tree(take, pair_new, new)
         sse = jnp.where(take, pair_sse, sse)
@@ -598,7 +625,7 @@ def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok
                 data: scoring.Data, basis, config: Config):
     """The rest of :func:`step` after :func:`insert_step`: the configured refinement of the
     inserted tree ``new`` (none on the first leaf, ``was_empty``) and the replacement moves
-    (``config.replace_moves``, :func:`_refine_and_replace`), or the tree ``before`` the
+    (``config.replace_moves``, :func:`refine_and_replace`), or the tree ``before`` the
     iteration kept when nothing was inserted (not ``ok``). Returns ``(program, loss,
     replacements kept)``.
 
@@ -618,7 +645,7 @@ def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok
     """
     adjust = _adjust(data, basis, config)
     if config.replace_moves:
-        new, loss, kept = _refine_and_replace(new, sse_loss, was_empty, data, basis, config,
+        new, loss, kept = refine_and_replace(new, sse_loss, was_empty, data, basis, config,
                                               adjust)
     else:
         refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
@@ -630,7 +657,7 @@ def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok
     return new, loss.astype(data.x.dtype), kept
 
 
-def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config, max_ops=None):
+def loss_step(program: prog.Program, data: scoring.Data, basis, config: Config, max_ops=None):
     """:func:`step` for a classification loss (``config.loss``; ``data.y = +-1``).
 
     The candidates are scored by the squared-loss step's own scorer on the Newton working
@@ -643,6 +670,13 @@ def _loss_step(program: prog.Program, data: scoring.Data, basis, config: Config,
 
     With pair lookahead or replacement moves (``search="backfit"``,
     :func:`search_config`) the moves are :func:`_loss_backfit`'s.
+
+    Args:
+      program: the current (padded) tree.
+      data: the chunked rows with labels ``y = +-1``.
+      basis: the basis the leaves use.
+      config: the search's :class:`Config` (its ``loss`` names the classification loss).
+      max_ops: as for :func:`step`.
     """
     work = losses_.working_data(program, data, basis, config.loss)
     greedy = config._replace(loss="squared", refine=None, pair_leaves=0, replace_moves=0)
@@ -669,7 +703,7 @@ def loss_pair_kept(before, insert_loss, pair_loss):
 
 
 def _loss_backfit(program, inserted, info, work, data, basis, config: Config, adjust, max_ops):
-    """The backfit moves (pair lookahead, replacements) of :func:`_loss_step`.
+    """The backfit moves (pair lookahead, replacements) of :func:`loss_step`.
 
     Candidates are scored on Newton working data (one Newton step each, the squared-loss
     scorers unchanged); every decision is taken on the *true* loss after refinement
@@ -680,7 +714,7 @@ def _loss_backfit(program, inserted, info, work, data, basis, config: Config, ad
        ``program``, :func:`step` with no moves) is refined: loss ``L_ins``, the greedy step's;
     2. pair lookahead (``config.pair_leaves``, while the tree has 1 to
        ``config.pair_max_leaves`` leaves and room for two operations): the best pair on the
-       same working data (:func:`_pair_lookahead`, a candidate where its Newton SSE is below
+       same working data (:func:`pair_lookahead`, a candidate where its Newton SSE is below
        the tree's) is refined and kept by :func:`loss_pair_kept` (its gain per operation
        beats the insertion's and ``L_pair <= L_ins``);
     3. up to ``config.replace_moves`` replacements: the best replacement scored on the
@@ -692,7 +726,7 @@ def _loss_backfit(program, inserted, info, work, data, basis, config: Config, ad
     step would reach from the same tree (a pair is kept only at or below it, a replacement
     only below the current loss); the reported loss is :func:`jaxtree.losses.mean_loss`
     (``report=True``) of the returned tree. One loop over the moves, so that the refinement
-    is traced and compiled once (as :func:`_refine_and_replace`). Returns
+    is traced and compiled once (as :func:`refine_and_replace`). Returns
     ``(program, StepInfo)``.
     """
     dt = data.x.dtype
@@ -708,7 +742,7 @@ def _loss_backfit(program, inserted, info, work, data, basis, config: Config, ad
         max_slots = program.capacity if max_ops is None else 2 * max_ops + 1
         # single_sse = rss: a pair is a candidate where it lowers the Newton model at all;
         # loss_pair_kept decides on the true losses.
-        pair, pair_sse, pc, has_pair = _pair_lookahead(program, work, basis, config, rss, rss,
+        pair, pair_sse, pc, has_pair = pair_lookahead(program, work, basis, config, rss, rss,
                                                        n_work, max_slots)
         has_pair = has_pair & ok
         before = jax.lax.cond(has_pair, lambda: true_loss(program), lambda: inf)

@@ -462,7 +462,7 @@ def _choose_replace(program, slots, mo, *, q):
 
 @functools.partial(jax.jit, static_argnames=("basis", "rows", "precision"))
 def _pair_candidate(program, screen, *, basis, rows, precision):
-    """The best pair insertion scored on the screen rows (``search._pair_lookahead``'s)."""
+    """The best pair insertion scored on the screen rows (``search.pair_lookahead``'s)."""
     ps = moves.score_pairs(program, screen, basis, max_rows=rows, precision=precision)
     pc = moves.select_pair(ps, basis.q)
     return moves.apply_pair(program, pc), pc, jnp.isfinite(ps.sse).any()
@@ -500,7 +500,7 @@ _beam_slots = jax.jit(jax.vmap(prog.leaf_slots, in_axes=(0, None)), static_argnu
 
 
 def screen_rows(source, max_rows: int, dtype) -> scoring.Data:
-    """The rows the pair screen of :func:`jaxtree.search.step` reads (``search._screen_rows``:
+    """The rows the pair screen of :func:`jaxtree.search.step` reads (``search.screen_rows``:
     every ``stride``-th row of the padded chunks, from the first; all rows when there are no
     more than ``max_rows``), gathered from ``source`` in one pass into a
     :class:`jaxtree.scoring.Data` of one chunk (or all chunks when all rows are screened), so
@@ -685,7 +685,7 @@ class _Step:
         return _refine(self.passes, self.config, new, loss, self.dtype)
 
     def _pair(self, program, record, rss, n):
-        """``search._pair_lookahead`` streamed: ``(program, record)`` of the pair insertion
+        """``search.pair_lookahead`` streamed: ``(program, record)`` of the pair insertion
         when it is taken, else None."""
         cfg, passes = self.config, self.passes
         n_slots = int(program.n_slots)
@@ -702,7 +702,7 @@ class _Step:
         return cand, search.pair_record(pc, cand.weight[slot], cand.intercept, sse)
 
     def _replace(self, new, loss, n):
-        """The replacement moves of ``search._refine_and_replace`` streamed: ``(program, loss, kept)``."""
+        """The replacement moves of ``search.refine_and_replace`` streamed: ``(program, loss, kept)``."""
         cfg, passes, dtype = self.config, self.passes, self.dtype
         kept = 0
         if int(new.n_slots) <= 1:
@@ -1123,7 +1123,7 @@ def refine_given_shapes(source, program, basis, shape_terms, spec, *, steps: int
 
 # ------------------------------------------------- classification: the Newton-step search
 # TreeClassifier on streamed data: the in-memory classification step
-# (:func:`jaxtree.search._loss_step`) with every pass read block by block. The scoring pass
+# (:func:`jaxtree.search.loss_step`) with every pass read block by block. The scoring pass
 # and the coordinate passes read the Newton working data ``(z, w*h)`` of a fixed tree,
 # computed on the device per block from the labels (:func:`working_block`; nothing per row is
 # stored between passes); the refinement and the reported loss read the labels.

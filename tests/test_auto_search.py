@@ -118,7 +118,7 @@ def test_screened_rows_are_evenly_spaced_rows_of_the_data_given():
     n, p = 300, 3
     X, y, w = rng.uniform(size=(n, p)), rng.normal(size=n), rng.uniform(0.5, 2, size=n)
     data = scoring.chunk(X, y, w, chunk_size=64)  # 5 chunks of 64: 320 padded rows
-    screened = search._screen_rows(data, 46)  # stride ceil(320 / 46) = 7
+    screened = search.screen_rows(data, 46)  # stride ceil(320 / 46) = 7
     rows = np.arange(0, 320, 7)
     assert screened.x.shape == (1, len(rows), p)
     live = rows[rows < n]  # the padding rows taken have zero weight
@@ -127,9 +127,9 @@ def test_screened_rows_are_evenly_spaced_rows_of_the_data_given():
     assert np.all(np.asarray(screened.w)[0, len(live):] == 0)
     # No more rows than the bound: the data itself. The stride follows the data's own shape
     # (a held-out split's training part has a smaller chunk than the fit's chunk_size).
-    assert search._screen_rows(data, 320) is data
+    assert search.screen_rows(data, 320) is data
     small = scoring.chunk(X[:80], y[:80], w[:80], chunk_size=2048)  # one chunk of 128
-    assert search._screen_rows(small, 268) is small
+    assert search.screen_rows(small, 268) is small
 
 
 def test_held_out_backfit_finds_the_pure_interaction_on_its_training_rows(monkeypatch):

@@ -3,7 +3,7 @@
 XLA inlines every call, so each traced copy of the refinement (L-BFGS with its line search:
 more than half of the default step) is one more copy in the compiled executable. The step
 refines the inserted tree and every replacement candidate in one loop
-(``search._refine_and_replace``), and :func:`jaxtree.refine.lbfgs_box` evaluates the loss
+(``search.refine_and_replace``), and :func:`jaxtree.refine.lbfgs_box` evaluates the loss
 at one place of its own (the line search's evaluations are optax's).
 """
 

@@ -45,11 +45,11 @@ class _Chunks:
 
 @pytest.mark.parametrize("rows", [100, 4096])
 def test_screen_rows_are_the_in_memory_screen(rows):
-    # The streamed screen reads exactly the rows search._screen_rows takes from the chunked
+    # The streamed screen reads exactly the rows search.screen_rows takes from the chunked
     # data (every stride-th padded row from the first; all chunks when none is skipped).
     x, y = _scaled(n=590)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), None, CHUNK)
-    want = search._screen_rows(data, rows)
+    want = search.screen_rows(data, rows)
     for source in (stream.ChunkReader(x, y, None, chunk_size=CHUNK), _Chunks(x, y, CHUNK)):
         got = stream.screen_rows(source, rows, np.float64)
         for a, b in zip(got[:3], want[:3]):

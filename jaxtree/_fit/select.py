@@ -96,7 +96,7 @@ def selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int, pair_r
     zero-weight padding rows change no sum), where compiling costs more than searching
     (``n*p*q`` below :data:`jaxtree.scoring.BUCKET_MIN_WORK`, the capacity buckets' rule)
     and, with a pair screen of ``pair_rows > 0`` rows, where the padding leaves its stride
-    unchanged (``search._screen_rows`` takes every ``stride``-th row of the chunked shape: a
+    unchanged (``search.screen_rows`` takes every ``stride``-th row of the chunked shape: a
     longer shape would screen fewer of the training rows)."""
     if not scoring.compiling_dominates(n, p, q):
         return None
