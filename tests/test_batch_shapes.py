@@ -14,6 +14,7 @@ import jaxtree
 from jaxtree import basis as B
 from jaxtree import batch
 from jaxtree import shapes as shapes_
+from _shared import at_xla_fusion_emitters
 
 BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
 KW = dict(k=3, basis=BASIS, refine="coordinate", coordinate_sweeps=2, chunk_size=64,
@@ -176,8 +177,11 @@ def test_held_out_counts_per_member():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["backfit", "beam"])
-def test_optax_and_other_searches_equal_separate_fits(how):
-    # refine="optax": the tree's weights refined jointly given the shapes after the round.
+def test_optax_and_other_searches_equal_separate_fits(request, how):
+    # refine="optax": the tree's weights refined jointly given the shapes after the round;
+    # compared at XLA's fusion emitters (_shared.at_xla_fusion_emitters).
+    if not at_xla_fusion_emitters(request):
+        return
     X, y = _distinct()
     kw = dict(KW, refine="optax", search=how, beam_width=2)
     res = batch.fit_batch(X, y, shapes=2, **kw)
