@@ -95,6 +95,7 @@ html_static_path = []
 INCLUDED_LINKS = {
     "](REPRODUCTION.md)": "](reproduction.md)",
     "](BENCHMARKS.md)": "](benchmarks.md)",
+    "](docs/decisions.md)": "](decisions.md)",  # a page beside benchmarks.md on the site
     "[`benchmarks/results/real_data.md`](benchmarks/results/real_data.md)":
         "`benchmarks/results/real_data.md`",
 }
