@@ -477,7 +477,10 @@ def test_for_laws_fit_chooses_size_and_transform():
     X, y = _law_data(n=240)
     est = jaxtree.TreeRegressor.for_laws(k=3, basis="physics").fit(X, y)
     assert est.target_transform_ == "log"
-    assert est.path_ is not None and len(est.path_) == 4  # sizes 0..3 on held-out rows
+    # sizes 0..3 on held-out rows, or fewer where the selection run stopped early (tol: the
+    # exact law's loss reaches the float floor), which the status then says
+    assert est.path_ is not None and (len(est.path_) == 4 or (
+        len(est.path_) >= 3 and est.status_ & jaxtree.search.Status.CONVERGED))
     assert est.k_ <= 2  # three log leaves at most (two operations), pruned after
     Xt, yt = _law_data(n=200, seed=1)
     assert est.score(Xt, yt) > 0.9999
