@@ -13,7 +13,7 @@ import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 # two XLA flags that make compiling cheaper.
 #
 # Most of the suite's time is XLA compiling small programs once each (hundreds of them, on
-# CI's two cores). Two flags cut it without changing what is computed:
+# CI's two cores). Two flags cut it; they change rounding, not what a fit chooses:
 # * --xla_backend_optimization_level=0 (LLVM's optimisation level 0): about a fifth faster
 #   (measured on tests/test_stream_moves.py: 48 -> 39 s);
 # * --xla_cpu_use_fusion_emitters=false (XLA's older elemental emitters for fusions instead
@@ -26,7 +26,9 @@ import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 # the second flag came (tests/data/golden_predictions.npz). One slow check is exact to the
 # default flags: scikit-learn's sample-weight check on the classifier sees a 3e-7 relative
 # difference under them, so tests/test_classifier.py::test_sklearn_check_estimator runs in a
-# process without them. Benchmarks and users keep XLA's defaults. The flags must be set
+# process without them, and two slow checks that compare differently shaped compilations
+# (a padded capacity, a vmapped batch) below that rounding run under the fusion emitters
+# (_shared.at_xla_fusion_emitters). Benchmarks and users keep XLA's defaults. The flags must be set
 # before the backend starts (they are read then, not at import); a user's own XLA_FLAGS
 # are kept and win.
 #
