@@ -555,9 +555,16 @@ def step(program: prog.Program, data: scoring.Data, basis, config: Config, max_o
     """
     if config.loss != "squared":  # classification: the same step on Newton working data
         return loss_step(program, data, basis, config, max_ops)
-    new, ins = insert_step(program, data, basis, config, max_ops)
-    new, loss, kept = finish_step(new, program, ins.sse_loss, ins.was_empty, ins.ok, data,
-                                  basis, config)
+    return _insert_then_finish(insert_step, finish_step, program, data, basis, config, max_ops)
+
+
+def _insert_then_finish(insert, finish, program, data, basis, config: Config, max_ops):
+    """:func:`step`'s squared-loss iteration from its two parts: ``insert`` and ``finish``
+    are :func:`insert_step` and :func:`finish_step` (traced) or their compiled forms
+    (:func:`step_function`), so both paths assemble the same :class:`StepInfo`."""
+    new, ins = insert(program, data, basis, config, max_ops)
+    new, loss, kept = finish(new, program, ins.sse_loss, ins.was_empty, ins.ok, data, basis,
+                             config)
     return new, StepInfo(loss, ins.record._replace(replaced=kept), ins.status)
 
 
@@ -831,10 +838,8 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
         return lambda p: step_cached(p, data, basis, config, max_ops)
 
     def two_programs(p):
-        new, ins = insert_cached(p, data, basis, config, max_ops)
-        new, loss, kept = finish_cached(new, p, ins.sse_loss, ins.was_empty, ins.ok, data,
-                                        basis, config)
-        return new, StepInfo(loss, ins.record._replace(replaced=kept), ins.status)
+        return _insert_then_finish(insert_cached, finish_cached, p, data, basis, config,
+                                   max_ops)
 
     return two_programs
 
