@@ -168,7 +168,7 @@ class SlotSpec:
     after :func:`compact`), so the programs depend on the number of slots only and two tables
     in the same column and row buckets share every one. Every function of this module taking
     a ``spec`` takes either; the jitted ones (:func:`spec_jit`) trace a ``SlotSpec`` and keep
-    a ``ShapeSpec`` static (the streamed fit, the classifier, the batch and a model's
+    a ``ShapeSpec`` static (the streamed fit, the batch and a model's
     predictions are as before).
 
     Padding slots hold the pair ``(0, 0)``: never a candidate (its gain is ``-inf``,

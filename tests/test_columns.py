@@ -197,12 +197,10 @@ def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):
 
 @pytest.mark.slow  # the regressor's oracle above on the classifier's step (whose buckets
 # test_classifier_padded_fit_is_the_unpadded_fit[2] checks); a second classifier fit
-# compiling nothing: test_classifier_backfit.py, test_first_fit.py. shapes=0: the
-# classifier's shape stage (on by default from 2,000 rows) runs on the table's own rows and
-# columns, not in the buckets (jaxtree._fit.stages.bucket), so a second table compiles it
-# (10 programs, measured); this checks the tree's step.
+# compiling nothing: test_classifier_backfit.py, test_first_fit.py; its shape stage (on by
+# default from 2,000 rows) in the buckets too: tests/test_shape_buckets.py.
 def test_classifier_second_table_in_the_bucket_compiles_nothing():
-    kw = dict(k=3, basis=BASIS, chunk_size=256, validation_fraction=None, shapes=0)
+    kw = dict(k=3, basis=BASIS, chunk_size=256, validation_fraction=None)
     X, y = _table(2100, 9, 5)
     jaxtree.TreeClassifier(**kw).fit(X, y > np.median(y))
     X2, y2 = _table(2900, 10, 6)

