@@ -53,6 +53,7 @@ Decisions (and why):
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import importlib.metadata
 import os
@@ -79,12 +80,36 @@ _MARK = {"xla_embed_ir_in_executable": False}
 """A compile option at its default value (no effect on the program), so that JAX's cache
 files these compilations under keys of their own."""
 
+QUICK = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+"""The compile options of :func:`quick`: LLVM's optimisation off and XLA's older elemental
+emitters for fusions. Measured on the demo's search step (BENCHMARKS.md, "The test suite under
+8 minutes" and issue 27): about 40% less compile time for a 4-5x slower program; on a small
+table's shape stage, whose run time is a few milliseconds, the compile time alone counts."""
+
 _lock = threading.Lock()
 _directory: str | None = None
 _memory: collections.OrderedDict = collections.OrderedDict()
 _environment: str | None = None
 _broken: set = set()  # keys whose program could not be serialised (compiled in memory only)
 _local = threading.local()  # this thread's count of JAX persistent-cache hits
+
+
+@contextlib.contextmanager
+def quick():
+    """In this block (this thread), the programs of :class:`cached` functions made with
+    ``quick=True`` are compiled with the :data:`QUICK` options: for compile time over run
+    time, where the run time is negligible (a small table's shape stage,
+    :attr:`jaxtree._fit.spec.FitSpec.quick_shapes`). Their executables are kept apart from
+    the default ones (another key), in memory when the on-disk cache is off; other programs
+    are compiled as always. Whether a program runs in a quick block is decided by the fit's
+    size, so one table's fit always runs the same executables (the results do not depend on
+    what the process compiled before)."""
+    old = getattr(_local, "quick", False)
+    _local.quick = True
+    try:
+        yield
+    finally:
+        _local.quick = old
 
 
 def _count_hits(event: str, **_) -> None:
@@ -254,21 +279,25 @@ class cached:  # noqa: N801 - used like a decorator-made function
     """``fn`` (a ``jax.jit`` function with static positional ``static_argnums``), called
     through the on-disk executable cache when it is on (module docstring), else directly.
 
-    Only positional arguments; the result is ``fn(*args)``'s."""
+    Only positional arguments; the result is ``fn(*args)``'s. ``quick``: inside a
+    :func:`quick` block the program is compiled with the :data:`QUICK` options (whether the
+    on-disk cache is on or not)."""
 
-    def __init__(self, fn, static_argnums: tuple):
+    def __init__(self, fn, static_argnums: tuple, quick: bool = False):
         self.fn = fn
         self.static_argnums = tuple(static_argnums)
         self.name = f"{fn.__module__}.{fn.__qualname__}"
+        self.quick = quick
         self.__wrapped__ = fn
 
     def __call__(self, *args):
         d = _directory
-        if d is None or jax.device_count() != 1:
+        fast = self.quick and getattr(_local, "quick", False)
+        if (d is None and not fast) or jax.device_count() != 1:
             return self.fn(*args)
         static = tuple(args[i] for i in self.static_argnums)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
-        key = _key(self.name, static, dynamic)
+        key = _key(self.name + (" quick" if fast else ""), static, dynamic)
         if key is None:
             return self.fn(*args)
         with _lock:
@@ -276,7 +305,7 @@ class cached:  # noqa: N801 - used like a decorator-made function
             if exe is not None:
                 _memory.move_to_end(key)
         if exe is None:
-            exe, path = self._get(d, key, args, dynamic)
+            exe, path = self._get(d, key, args, dynamic, fast)
             if exe is None:
                 return self.fn(*args)
             if path is not None:  # loaded from disk: its first call is checked
@@ -289,13 +318,15 @@ class cached:  # noqa: N801 - used like a decorator-made function
                     return self.fn(*args)
         return exe(*dynamic)
 
-    def _get(self, d: str, key: str, args: tuple, dynamic: tuple):
+    def _get(self, d, key: str, args: tuple, dynamic: tuple, fast: bool):
         """``(executable, path)``: loaded from ``path``, or compiled (path None; stored
-        when possible), or ``(None, None)`` when it cannot be compiled here."""
+        when possible), or ``(None, None)`` when it cannot be compiled here. ``d`` None:
+        compiled and kept in memory only (a :func:`quick` program with the cache off);
+        ``fast``: with the :data:`QUICK` options."""
         name = key + ".exe"
-        path = os.path.join(d, name)
+        path = None if d is None else os.path.join(d, name)
         exe = None
-        if os.path.exists(path):
+        if path is not None and os.path.exists(path):
             try:
                 exe = _load(path, jax.tree_util.tree_structure((dynamic, {})))
             except Exception:  # noqa: BLE001 - a bad file is a miss, never an error
@@ -306,7 +337,8 @@ class cached:  # noqa: N801 - used like a decorator-made function
             loaded = None
             hits = getattr(_local, "hits", 0)
             try:
-                exe = self.fn.lower(*args).compile(compiler_options=_MARK)
+                exe = self.fn.lower(*args).compile(
+                    compiler_options={**_MARK, **QUICK} if fast else _MARK)
             except Exception:  # noqa: BLE001 - let the plain call raise its own error
                 return None, None
             # An executable JAX loaded from its persistent cache is not stored: XLA's CPU
@@ -317,7 +349,7 @@ class cached:  # noqa: N801 - used like a decorator-made function
             # from being such hits here.
             if getattr(_local, "hits", 0) != hits:
                 _broken.add(key)
-            if key not in _broken:
+            if d is not None and key not in _broken:
                 try:
                     _store(d, name, exe)
                 except Exception:  # noqa: BLE001 - e.g. not serialisable: use it in memory

@@ -349,14 +349,16 @@ def spec_jit(fun, static_argnames=()):
     (:class:`jaxtree._executables.cached`, all arguments positional, defaults filled in; a
     static :class:`ShapeSpec` enters the key by its ``repr``), so that a new process fitting
     a table of the same shapes neither traces nor compiles the shape stage (issue 27); a
-    call inside a trace uses the jitted function."""
+    call inside a trace uses the jitted function. Inside :func:`jaxtree._executables.quick`
+    (a small table's shape stage) they are compiled for compile time."""
     sig = inspect.signature(fun)
     names = list(sig.parameters)
     positions = lambda args: tuple(names.index(a) for a in args)  # noqa: E731
     static = _executables.cached(jax.jit(fun, static_argnames=("spec",) + tuple(static_argnames)),
-                                 static_argnums=positions(("spec",) + tuple(static_argnames)))
+                                 static_argnums=positions(("spec",) + tuple(static_argnames)),
+                                 quick=True)
     traced = _executables.cached(jax.jit(fun, static_argnames=tuple(static_argnames)),
-                                 static_argnums=positions(static_argnames))
+                                 static_argnums=positions(static_argnames), quick=True)
 
     @functools.wraps(fun)
     def call(*args, **kw):

@@ -289,3 +289,100 @@ def test_a_static_shape_spec_is_part_of_the_key_and_its_program_is_stored(exe_di
     for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert len(files(exe_dir)) == 1
+
+
+# ------------------------------------------------------------------ quick compilation
+# jaxtree._executables.quick: inside the block, programs made with quick=True are compiled
+# with the QUICK options (a small table's shape stage, FitSpec.quick_shapes).
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The compiler options of every AOT compilation (jax.stages.Lowered.compile)."""
+    seen = []
+    real = jax.stages.Lowered.compile
+
+    def record(self, compiler_options=None, **kw):
+        seen.append(dict(compiler_options or {}))
+        return real(self, compiler_options=compiler_options, **kw)
+
+    monkeypatch.setattr(jax.stages.Lowered, "compile", record)
+    return seen
+
+
+@pytest.mark.parametrize("cache_on", [False, True])
+def test_quick_programs_compile_with_the_quick_options_and_give_the_jitted_result(
+        tmp_path, compiles, cache_on):
+    if cache_on:
+        d = tmp_path / "exe"
+        d.mkdir(mode=0o700)
+        ex.enable(str(d))
+    try:
+        fn = ex.cached(jax.jit(_affine, static_argnums=2), (2,), quick=True)
+        plain = ex.cached(jax.jit(_other, static_argnums=2), (2,))  # not made quick
+        x = np.random.default_rng(0).normal(size=(5, 3))
+        with ex.quick():
+            got = fn(x, 1.5, 2.0)
+            again = fn(x, 1.5, 2.0)  # kept: not compiled twice
+            other_got = plain(x, 1.5, 2.0)
+        assert compiles[0] == {**ex._MARK, **ex.QUICK} and len(compiles) == 1 + cache_on
+        want = _affine(x, 1.5, 2.0)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+        for a, b in zip(again, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+        np.testing.assert_allclose(other_got[0], _other(x, 1.5, 2.0)[0], rtol=1e-12)
+        if cache_on:  # the plain one through the cache at its own (default) options
+            assert compiles[1] == ex._MARK
+        fn(x, 1.5, 2.0)  # outside the block: the default program, another executable
+        if cache_on:
+            assert compiles[-1] == ex._MARK and len(compiles) == 3
+            assert len(files(d)) == 3  # the quick one is filed apart from the default one
+        else:
+            assert len(compiles) == 1  # the plain jitted call (JAX's own compilation)
+    finally:
+        ex.enable(None)
+        ex._broken.clear()
+
+
+def test_quick_is_per_thread_and_restored(compiles):
+    fn = ex.cached(jax.jit(_affine, static_argnums=2), (2,), quick=True)
+    x = np.ones((2, 2))
+    with ex.quick():
+        with ex.quick():
+            pass
+        fn(x, 0.5, 3.0)  # still inside the outer block
+    assert compiles == [{**ex._MARK, **ex.QUICK}]
+    import threading
+
+    def other_thread():
+        fn(x, 0.5, 4.0)  # another thread is not in the block: the plain call
+
+    with ex.quick():
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+    assert len(compiles) == 1
+
+
+def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compiles,
+                                                                           monkeypatch):
+    """TreeRegressor(shapes=2) on 600 rows (below QUICK_SHAPES_MAX_ROWS): the shape stage's
+    programs compile with the QUICK options, the tree's do not; the fit equals the one with
+    the rule off (float64: the same terms, predictions to 1e-10)."""
+    import jaxtree
+    from jaxtree._fit import spec as spec_
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(600, 3))
+    y = np.sin(5 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=600)
+    kw = dict(k=2, shapes=2, search="greedy", validation_fraction=None, shape_knots=(5, 3))
+    quick = jaxtree.TreeRegressor(**kw).fit(X, y)
+    n_quick = sum(c == {**ex._MARK, **ex.QUICK} for c in compiles)
+    assert n_quick >= 3  # grams, start, step, sweeps, values: compiled quick
+    monkeypatch.setattr(spec_, "QUICK_SHAPES_MAX_ROWS", 0)
+    del compiles[:]
+    plain = jaxtree.TreeRegressor(**kw).fit(X, y)
+    assert not any(c == {**ex._MARK, **ex.QUICK} for c in compiles)
+    assert quick.formula() == plain.formula()
+    np.testing.assert_allclose(quick.predict(X), plain.predict(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(quick.history_, plain.history_, rtol=1e-10, atol=1e-12)

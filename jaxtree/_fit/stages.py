@@ -10,6 +10,7 @@ them into a :class:`Searched`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 from typing import NamedTuple, Optional
@@ -17,6 +18,7 @@ from typing import NamedTuple, Optional
 import jax
 import numpy as np
 
+from jaxtree import _executables
 from jaxtree import program as prog
 from jaxtree import search
 from jaxtree import shapes as shapes_
@@ -37,14 +39,19 @@ class Searched(NamedTuple):
 
 
 def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
-    """All stages of one fit on ``src``."""
+    """All stages of one fit on ``src``. The shape stage of a small table compiles its
+    programs for compile time (``spec.quick_shapes``, :func:`jaxtree._executables.quick`;
+    the tree's programs, its refinement in the backfitting round included, as always)."""
     shape_fit = shape_path = None
+    quick = _executables.quick if spec.quick_shapes else contextlib.nullcontext
     if spec.shapes:
-        res, shape_fit, path, shape_path = shapes_first(src, spec, rep)
+        with quick():
+            res, shape_fit, path, shape_path = shapes_first(src, spec, rep)
     else:
         res, path = tree(src, spec, rep)
         if spec.shapes_after:
-            res, shape_fit, shape_path = shapes_after(src, spec, rep, res)
+            with quick():
+                res, shape_fit, shape_path = shapes_after(src, spec, rep, res)
     pruned = None
     if spec.prune_tol is not None:
         program, pruned = src.prune(res.program, shape_fit)
