@@ -76,6 +76,11 @@ store 24 files, 5.9 MB (measured): 64 would let a few tables of the user's evict
 MAX_IN_MEMORY = 32
 """The most loaded executables a process keeps (least recently used dropped first)."""
 
+MAX_QUICK_IN_MEMORY = 512
+"""The most :func:`quick` executables a process keeps (least recently used dropped first):
+with the on-disk cache off they exist nowhere else, as a jitted function's programs exist
+only in its own cache, and a small table's shape stage compiles about eight (small ones)."""
+
 _MARK = {"xla_embed_ir_in_executable": False}
 """A compile option at its default value (no effect on the program), so that JAX's cache
 files these compilations under keys of their own."""
@@ -89,6 +94,7 @@ table's shape stage, whose run time is a few milliseconds, the compile time alon
 _lock = threading.Lock()
 _directory: str | None = None
 _memory: collections.OrderedDict = collections.OrderedDict()
+_quick_memory: collections.OrderedDict = collections.OrderedDict()  # quick()'s, apart
 _environment: str | None = None
 _broken: set = set()  # keys whose program could not be serialised (compiled in memory only)
 _local = threading.local()  # this thread's count of JAX persistent-cache hits
@@ -128,6 +134,7 @@ def enable(path: str | None) -> None:
     with _lock:
         _directory = path
         _memory.clear()
+        _quick_memory.clear()
 
 
 def directory() -> str | None:
@@ -301,9 +308,10 @@ class cached:  # noqa: N801 - used like a decorator-made function
         if key is None:
             return self.fn(*args)
         with _lock:
-            exe = _memory.get(key)
+            memory = _quick_memory if fast else _memory
+            exe = memory.get(key)
             if exe is not None:
-                _memory.move_to_end(key)
+                memory.move_to_end(key)
         if exe is None:
             exe, path = self._get(d, key, args, dynamic, fast)
             if exe is None:
@@ -314,7 +322,7 @@ class cached:  # noqa: N801 - used like a decorator-made function
                 except Exception:  # noqa: BLE001 - a file that does not run is a miss
                     _discard(path)
                     with _lock:
-                        _memory.pop(key, None)
+                        memory.pop(key, None)
                     return self.fn(*args)
         return exe(*dynamic)
 
@@ -355,9 +363,10 @@ class cached:  # noqa: N801 - used like a decorator-made function
                 except Exception:  # noqa: BLE001 - e.g. not serialisable: use it in memory
                     _broken.add(key)
         with _lock:
-            _memory[key] = exe
-            while len(_memory) > MAX_IN_MEMORY:
-                _memory.popitem(last=False)
+            memory = _quick_memory if fast else _memory
+            memory[key] = exe
+            while len(memory) > (MAX_QUICK_IN_MEMORY if fast else MAX_IN_MEMORY):
+                memory.popitem(last=False)
         return exe, loaded
 
 
