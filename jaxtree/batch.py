@@ -1,8 +1,9 @@
 """Fitting many data sets of one shape at once: ``B`` searches in one compiled call.
 
-Why over 800 lines (a debt, not a design): the estimator's stages (shape terms, held-out
-sizes) are restated here batched; issue 26 item 5 replaces them by the pipeline's
-stages under ``vmap``.
+Why over 800 lines (a debt, not a design): the estimators' shape stage is restated here
+batched (issue 26 item 5 would replace it by the pipeline's stage under ``vmap``). The tree
+stage is the estimators' own (:func:`jaxtree._fit.stages.tree`: the held-out size, then the
+refit), run on a batched source (:class:`_Members`).
 
 :func:`fit_batch` stacks ``B`` data sets ``X[b]`` of shape ``(n, p)`` and runs the pure
 search step :func:`jaxtree.search.step` (the greedy or the backfit search) or
@@ -74,7 +75,7 @@ from jaxtree import scoring, search
 from jaxtree import search as search_
 from jaxtree import shapes as shapes_
 from jaxtree._base import WeightBoxWarning, box_message, set_fitted
-from jaxtree._fit import classify, pipeline, select, source
+from jaxtree._fit import classify, pipeline, progress, select, source, stages
 from jaxtree._fit import spec as spec_
 from jaxtree.estimator import TreeRegressor
 
@@ -499,57 +500,6 @@ def _feature_names(feature_names, p: int) -> tuple:
     return names
 
 
-def _held_out_sizes(xs, ys, sw, params, cfg, programs, dtype, sc, names, fraction,
-                    random_state, bound=None, beam: bool = False, stop=None):
-    """The selection run of :func:`fit_batch` with a held-out size: every member searched on
-    the training rows to ``k`` with its held-out MSE after each iteration, then each member's
-    size by the paired standard-error rule on its per-row held-out errors
-    (:func:`jaxtree._fit.select.choose_size`). Returns
-    ``(sizes (B,), paths, status (B,))``, ``paths[b]`` the estimator's ``path_`` rows of
-    member ``b``, ``status`` the selection run's (``stop``: the estimators' ``tol``, which
-    may end a member's path before ``k``, as it ends the estimator's).
-    ``bound``: None, or int ``(B,)`` every member's ``k`` (the step's ``max_ops``) when the
-    programs have a rounded-up capacity; the path's models are then cut back to ``2k+1``
-    slots (:func:`jaxtree.program.trim`). ``beam``: programs ``(B, width, ...)`` advanced by
-    the beam step, each data set judged by the member the beam would return at that size
-    (the lowest training loss, the estimator's rule)."""
-    train, held = select.split(xs.shape[1], fraction, random_state)
-    part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
-    # Chunked as the estimator's selection run (one compiled step with the refit).
-    rows = select.selection_rows(len(train), *xs.shape[1:], params.basis.q, params.chunk,
-                           cfg.pair_rows if cfg.pair_leaves else 0)
-    data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype, rows)
-    held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
-    if beam:
-        best = lambda prg: _best_members(prg, _members_mse(prg, data, params.basis))  # noqa: E731
-        step = select.with_held_out_rows(
-            lambda prg: beam_step_batch_jit(prg, data, params.basis, cfg),
-            lambda prg: _held_out_errors(best(prg), held_data, params.basis))
-    else:
-        best = lambda prg: prg  # noqa: E731
-        step = select.with_held_out_rows(
-            lambda prg: step_batch_jit(prg, data, params.basis, cfg, bound),
-            lambda prg: _held_out_errors(prg, held_data, params.basis))
-    start = (programs, np.zeros(held_data.y.shape, held_data.y.dtype))
-    sel = search_.run(step, start, params.k + 1, keep_states=True,
-                      loss_scale=np.asarray(sc.y_scale, np.float64) ** 2, stop=stop)
-    sel, rows = select.split_run(sel, len(held))  # rows (B, sizes, n_held)
-    w = select.held_weights(held_data, len(held))
-    B = xs.shape[0]
-    sizes = np.zeros(B, np.int64)
-    paths = []
-    models = [model_.TreeModel.from_scaling(
-        jax.tree_util.tree_map(jnp.asarray, prog.trim(best(p), params.k)), sc, dtype,
-        params.basis, names) for p in sel.programs]
-    for b in range(B):
-        end = len(sel.choices[b])  # a member whose tree filled up ended early (search.run)
-        member = [_member(m, b) for m in models[:end]]
-        val = sel.val_history[b][:end]
-        sizes[b] = select.n_ops(member[select.choose_size(rows[b][:end], w[b])].program)
-        paths.append(select.path_rows(member, sel.history[b][:end], val))
-    return sizes, paths, np.asarray(sel.status, np.int64)
-
-
 def _beam_to_sizes(programs, data, basis, cfg, sizes, scale, stop=None) -> search_.SearchResult:
     """The batched beam run on ``data`` until every data set has reached its own size
     ``sizes[b]`` (``sizes[b] + 1`` iterations), each data set's beam kept after its own
@@ -564,6 +514,140 @@ def _beam_to_sizes(programs, data, basis, cfg, sizes, scale, stop=None) -> searc
         jax.tree_util.tree_map(jnp.asarray, picked),
         [np.asarray(run.history[b])[: i + 1] for b, i in enumerate(last)],
         [list(run.choices[b])[: i + 1] for b, i in enumerate(last)], run.status)
+
+
+class _Members:
+    """The tree stage's source for a batch (the protocol :func:`jaxtree._fit.stages.tree`
+    reads: ``tree_config``, ``grow``, ``selection_run``, ``size_path``): ``B`` data sets'
+    scaled rows ``xs (B, n, p)``, targets ``ys (B, n)`` (each member's own, e.g. its shapes'
+    residual) and weights, searched by one batched step per iteration. So the held-out size
+    and the refit to each member's size run through the estimators' stage, each member
+    stopping at its own size (the step's traced ``max_ops``).
+
+    ``data``: the rows chunked for the search; ``spec``: the members' resolved settings
+    (the estimators' :class:`jaxtree._fit.spec.FitSpec`); ``programs``: the empty trees
+    (``(B, ...)``, or ``(B, width, ...)`` for the beam); ``bound``: None, or int ``(B,)``
+    every member's ``k`` when the programs have a rounded-up capacity (:func:`fit_batch`'s
+    buckets)."""
+
+    def __init__(self, xs, ys, sw, data, spec: spec_.FitSpec, cfg, programs, sc, names,
+                 bound):
+        self.xs, self.ys, self.sw, self.data, self.spec = xs, ys, sw, data, spec
+        self.cfg, self.programs, self.sc, self.names = cfg, programs, sc, names
+        self.beam, self.bound, self.stop = spec.search == "beam", bound, spec.stop
+        self.fraction, self.random_state = spec.validation_fraction, spec.random_state
+        self.scale = np.asarray(sc.y_scale, np.float64) ** 2
+
+    def tree_config(self) -> search_.Config:
+        return self.cfg
+
+    def _step(self, data, bound):
+        basis, cfg = self.spec.basis, self.cfg
+        if self.beam:
+            return lambda prg: beam_step_batch_jit(prg, data, basis, cfg)
+        return lambda prg: step_batch_jit(prg, data, basis, cfg, bound)
+
+    def grow(self, k, cfg: search_.Config, rep, chosen: bool = False) -> search_.SearchResult:
+        """Every member grown to ``k`` operations on all rows, or with ``chosen`` to its own
+        size ``k[b]`` (int ``(B,)``, chosen on held-out rows: one batched run to the largest,
+        each member stopping at its own; the beam run until every member reached its size,
+        each kept at its own, :func:`_beam_to_sizes`). The beam returns each data set's
+        member of lowest training loss (the estimator's rule); trees are cut back to ``2k+1``
+        slots."""
+        p, data, scale = self.spec, self.data, self.scale
+        if not chosen:
+            res = search_.run(self._step(data, self.bound), self.programs, int(k) + 1,
+                              loss_scale=scale, stop=self.stop)
+        else:
+            if self.beam:
+                res = _beam_to_sizes(self.programs, data, p.basis, cfg, k, scale, self.stop)
+            else:
+                # A pair uses two operations: the refit's bound is then the chosen size, as
+                # the estimator's.
+                limit = np.maximum(k, 1) if cfg.pair_leaves else k
+                res = search_.run(self._step(data, jnp.asarray(limit, jnp.int32)),
+                                  self.programs, int(np.max(k)) + 1, loss_scale=scale,
+                                  stop=self.stop)
+            # A member's own refit runs k[b] + 1 iterations: the float floor at its last one
+            # is no early stop (the batch ran on for longer members).
+            conv = int(search_.Status.CONVERGED)
+            ran_out = np.asarray([len(c) for c in res.choices]) >= np.asarray(k) + 1
+            status = np.asarray(res.status, np.int64)
+            res = res._replace(status=np.where(ran_out, status & ~conv, status))
+        if self.beam:
+            res = res._replace(program=_best_members(res.program, _members_mse(
+                res.program, data, p.basis)))
+        # Back to 2k+1 slots (on the host; a no-op at exact capacity): the exact-capacity
+        # fit's arrays for the round, the pruning and the models.
+        return res._replace(program=prog.trim(res.program, p.k))
+
+    def selection_run(self, cfg: search_.Config, rep) -> tuple:
+        """``(run, held)``: every member searched on the training rows to ``k`` with its
+        held-out squared errors after each iteration (the run's ``programs``; ``rows`` its
+        per-row errors ``(B, sizes, n_held)``), and the held-out rows (the same split of
+        every data set). The beam is judged by the member it would return at each size."""
+        xs, ys, sw, p = self.xs, self.ys, self.sw, self.spec
+        train, held = select.split(xs.shape[1], self.fraction, self.random_state)
+        part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
+        # Chunked as the estimator's selection run (one compiled step with the refit).
+        rows = select.selection_rows(len(train), *xs.shape[1:], p.basis.q, p.chunk,
+                                     cfg.pair_rows if cfg.pair_leaves else 0)
+        dtype = self.data.x.dtype
+        data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), p.chunk, dtype, rows)
+        held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), p.chunk, dtype)
+        best = self._best(data)
+        step = select.with_held_out_rows(
+            self._step(data, self.bound),
+            lambda prg: _held_out_errors(best(prg), held_data, p.basis))
+        start = (self.programs, np.zeros(held_data.y.shape, held_data.y.dtype))
+        sel = search_.run(step, start, p.k + 1, keep_states=True, loss_scale=self.scale,
+                          stop=self.stop)
+        sel, rows = select.split_run(sel, len(held))  # rows (B, sizes, n_held)
+        return dataclasses.replace(_Selection(sel), rows=rows,
+                                   weights=select.held_weights(held_data, len(held)),
+                                   best=best), held
+
+    def _best(self, data):
+        """A batch's trees as the model at that size: the beam's member of lowest training
+        loss on ``data``, else the trees themselves."""
+        if not self.beam:
+            return lambda prg: prg
+        return lambda prg: _best_members(prg, _members_mse(prg, data, self.spec.basis))
+
+    def size_path(self, sel, held, names) -> tuple:
+        """``(sizes (B,), paths)``: each member's size by the paired standard-error rule on
+        its per-row held-out errors (:func:`jaxtree._fit.select.choose_size`), ``paths[b]``
+        the estimator's ``path_`` rows of member ``b``."""
+        run, p = sel.run, self.spec
+        dtype = self.data.x.dtype
+        models = [model_.TreeModel.from_scaling(
+            jax.tree_util.tree_map(jnp.asarray, prog.trim(sel.best(pr), p.k)), self.sc, dtype,
+            p.basis, names) for pr in run.programs]
+        sizes, paths = np.zeros(len(run.choices), np.int64), []
+        for b in range(len(run.choices)):
+            end = len(run.choices[b])  # a member whose tree filled up ended early (search.run)
+            member = [_member(m, b) for m in models[:end]]
+            val = run.val_history[b][:end]
+            sizes[b] = select.n_ops(member[select.choose_size(sel.rows[b][:end],
+                                                              sel.weights[b])].program)
+            paths.append(select.path_rows(member, run.history[b][:end], val))
+        return sizes, paths
+
+
+@dataclasses.dataclass(frozen=True)
+class _Selection:
+    """A batch's selection run (:meth:`_Members.selection_run`): the run, each member's
+    per-row held-out errors and weights, and the rule that reads a model from its trees.
+    ``status``: the run's, per member (the stage reads its early stop)."""
+
+    run: object
+    rows: object = None
+    weights: object = None
+    best: object = None
+
+    @property
+    def status(self):
+        return np.asarray(self.run.status, np.int64)
 
 
 def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
@@ -682,7 +766,6 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B)
-    stop = search_.stop_rule(tol, dtype, float(y_bound))  # the estimator's (FitSpec.stop)
     sc = scaling_.bounded(scaling_.fit(xa, ya, sw), float(y_bound))
     xs, ys = scaling_.apply(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
@@ -718,43 +801,18 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     # In a rounded-up capacity every member is bound by k operations (the step's traced
     # max_ops: a pair move could otherwise grow a tree past k). The beam's step has no
     # bound and needs none: its k + 1 greedy insertions never pass k operations.
-    if not bucketed or search == "beam":
-        step = step_batch_jit if search != "beam" else beam_step_batch_jit
-        k_bound = None
-    else:
+    k_bound = None
+    if bucketed and search != "beam":
         k_bound = jnp.asarray(np.full(B, params.k), jnp.int32)
-        step = lambda prg, d, basis, c: step_batch_jit(prg, d, basis, c, k_bound)  # noqa: E731
-    paths, sizes = None, None
-    if validation_fraction is not None:
-        sizes, paths, sel_status = _held_out_sizes(
-            xs, ys_tree, sw, params, cfg, programs, dtype, sc, names, validation_fraction,
-            random_state, k_bound, beam=search == "beam", stop=stop)
-        if search == "beam":  # the beam run to each member's size (the estimator's refit)
-            res = _beam_to_sizes(programs, tree_data, params.basis, cfg, sizes, scale, stop)
-        else:
-            # The refit on all rows: each member stops at its own size (a pair uses two
-            # operations: the refit's bound is then the chosen size, as the estimator's).
-            limit = np.maximum(sizes, 1) if cfg.pair_leaves else sizes
-            bound = jnp.asarray(limit, jnp.int32)
-            res = search_.run(
-                lambda prg: step_batch_jit(prg, tree_data, params.basis, cfg, bound),
-                programs, int(sizes.max()) + 1, loss_scale=scale, stop=stop)
-        # A member's own refit runs sizes[b] + 1 iterations: the float floor at its last
-        # one is no early stop (the batch ran on for longer members). The selection run's
-        # early stop is why a size ends before k (the estimator's rule).
-        conv = int(search_.Status.CONVERGED)
-        ran_out = np.asarray([len(c) for c in res.choices]) >= sizes + 1
-        status = np.asarray(res.status, np.int64)
-        res = res._replace(status=np.where(ran_out, status & ~conv, status) | (sel_status & conv))
-    else:
-        res = search_.run(lambda prg: step(prg, tree_data, params.basis, cfg), programs,
-                          params.k + 1, loss_scale=scale, stop=stop)
-    if search == "beam":
-        res = res._replace(program=_best_members(res.program, _members_mse(
-            res.program, tree_data, params.basis)))
-    # Back to 2k+1 slots (on the host; a no-op at exact capacity): the exact-capacity fit's
-    # arrays for the round, the pruning and the models.
-    res = res._replace(program=prog.trim(res.program, params.k))
+    # The settings each member ran: a clone refits the same search.
+    # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
+    hyper = dict(settings, tol=tol, validation_fraction=validation_fraction,
+                 random_state=random_state,
+                 shapes=shapes, prune_tol=prune_tol)
+    fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
+    # The tree stage, the estimators' (its size on held-out rows, then the refit)
+    members = _Members(xs, ys_tree, sw, tree_data, fit_spec, cfg, programs, sc, names, k_bound)
+    res, paths = stages.tree(members, fit_spec, progress.Reporter(0, 0, None, names))
     status = np.asarray(res.status, np.int64)
     histories = [res.history[b][: len(res.choices[b])] for b in range(B)]  # may end early (run)
     choices = [list(c) for c in res.choices]
@@ -778,13 +836,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         why = search_.message(np.bitwise_or.reduce(failed))
         warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
 
-    # The settings each member ran: a clone refits the same search.
-    # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
-    hyper = dict(settings, tol=tol, validation_fraction=validation_fraction,
-                 random_state=random_state,
-                 shapes=shapes, prune_tol=prune_tol)
     estimators = [TreeRegressor(**hyper) for _ in range(B)]
-    fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
     pruned = [None] * B
     if prune_tol is not None:  # the estimator's deletion move, per member (after the round)
         program, pruned = _prune_members(

@@ -77,9 +77,11 @@ def tree(src, spec: spec_.FitSpec, rep) -> tuple:
     k_best, path = src.size_path(sel, held, rep.names)  # per tree for one-versus-rest trees
     rep.reset(int(np.max(k_best)), "refit")
     res = src.grow(k_best, cfg, rep, chosen=True)
-    # The selection run's early stop (tol) is why the sizes end before k: the status says so.
-    converged = search.Status(int(sel.status)) & search.Status.CONVERGED
-    return res._replace(status=search.Status(int(res.status)) | converged), path
+    # The selection run's early stop (tol) is why the sizes end before k: the status says so
+    # (per member of a batch, jaxtree.batch's source).
+    status = np.asarray(res.status, np.int64) | (
+        np.asarray(sel.status, np.int64) & int(search.Status.CONVERGED))
+    return res._replace(status=search.Status(int(status)) if status.ndim == 0 else status), path
 
 
 # ------------------------------------------------------------------------ shape terms
