@@ -366,19 +366,25 @@ def test_quick_is_per_thread_and_restored(compiles):
 
 def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compiles,
                                                                            monkeypatch):
-    """TreeRegressor(shapes=2) on 600 rows (below QUICK_SHAPES_MAX_ROWS): the shape stage's
-    programs compile with the QUICK options, the tree's do not; the fit equals the one with
-    the rule off (float64: the same terms, predictions to 1e-10)."""
+    """TreeRegressor(shapes="auto") on 600 rows (below QUICK_SHAPES_MAX_ROWS; the stage's
+    row threshold lowered): the shape stage's programs compile with the QUICK options, the
+    tree's do not; the fit equals the one with the rule off (float64: the same terms,
+    predictions to 1e-10). shapes=S compiles as always (fit_batch's members)."""
     import jaxtree
     from jaxtree._fit import spec as spec_
 
+    monkeypatch.setattr(spec_, "AUTO_SHAPES_MIN_ROWS", 500)
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(600, 3))
     y = np.sin(5 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=600)
-    kw = dict(k=2, shapes=2, search="greedy", validation_fraction=None, shape_knots=(5, 3))
+    kw = dict(k=1, search="greedy", validation_fraction=None, shape_knots=(5, 3))
     quick = jaxtree.TreeRegressor(**kw).fit(X, y)
+    assert quick.model_.shapes is not None  # the stage chose terms
     n_quick = sum(c == {**ex._MARK, **ex.QUICK} for c in compiles)
     assert n_quick >= 3  # grams, start, step, sweeps, values: compiled quick
+    del compiles[:]
+    jaxtree.TreeRegressor(shapes=2, **kw).fit(X, y)
+    assert not any(c == {**ex._MARK, **ex.QUICK} for c in compiles)
     monkeypatch.setattr(spec_, "QUICK_SHAPES_MAX_ROWS", 0)
     del compiles[:]
     plain = jaxtree.TreeRegressor(**kw).fit(X, y)
