@@ -44,6 +44,9 @@ Decisions (and why):
 * **Size**: files are zlib-compressed (level 1: the demo's backfit step, 4.4 MB serialised,
   takes 0.7 MB) and the directory keeps the :data:`MAX_FILES` most recently used
   files, the oldest deleted when a new one is written.
+* **Quick programs** (:func:`quick`): a small table's shape stage compiles its programs
+  with LLVM's optimisation off (another key, so they never stand in for the default ones),
+  through this class also when the on-disk cache is off (then kept in memory only).
 * **Failures are never errors**: an unreadable, corrupt or incompatible file is deleted and
   the program compiled as without the cache; a program that cannot be serialised is
   compiled and used in memory. Results are those of the jitted function: the same program,

@@ -39,10 +39,10 @@ AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
 AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all
 AUTO_SHAPES_MIN_ROWS = 2_000  # ... on fits of at least this many rows (twelfth session: was
 # 10,000; BENCHMARKS.md, "Shape terms from 2,000 rows")
-QUICK_SHAPES_MAX_ROWS = 5_000  # in-memory fits below this many rows compile their shape
-# stage's programs for compile time (jaxtree._executables.quick): at 3,000 x 10 the first fit
-# 11.2 -> 8.8 s, a warm fit 0.60 -> 0.85 s (the shape step's run time grows with the rows, its
-# compile time does not; BENCHMARKS.md, "A quick shape stage on small tables")
+QUICK_SHAPES_MAX_ROWS = 5_000  # in-memory fits below this many rows compile the default's
+# shape stage for compile time (jaxtree._executables.quick): at 3,000 x 10 the regressor's
+# first fit 12.9 -> 10.5 s, a warm fit +0.22 s (the shape step's run time grows with the rows,
+# its compile time does not; BENCHMARKS.md, "A quick shape stage on small tables")
 AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
 AUTO_SMALL_MAX_ROWS = 10_000  # search="auto": "backfit" and a held-out size below
 AUTO_PAIR_MAX_CANDIDATES = 4096  # ... with at most this many basis columns p*q
@@ -333,8 +333,9 @@ class FitSpec:
     rows). ``streamed``: the rows are read from the host block by block (a memmap, a
     ChunkReader, or a large in-memory matrix, :func:`fits_in_chunks`). ``shape_groups``: the
     table's categorical columns whose main shape is one term (:func:`shape_groups`).
-    ``quick_shapes``: the shape stage's programs are compiled for compile time
-    (:data:`QUICK_SHAPES_MAX_ROWS`).
+    ``quick_shapes``: the programs of the shape stage after the tree (``shapes_after``) are
+    compiled for compile time (:data:`QUICK_SHAPES_MAX_ROWS`,
+    :func:`jaxtree._fit.stages.search_model`).
     """
 
     k: int
