@@ -530,10 +530,9 @@ class _Members:
     every member's ``k`` when the programs have a rounded-up capacity (:func:`fit_batch`'s
     buckets)."""
 
-    def __init__(self, xs, ys, sw, data, spec: spec_.FitSpec, cfg, programs, sc, names,
-                 bound):
+    def __init__(self, xs, ys, sw, data, spec: spec_.FitSpec, cfg, programs, sc, bound):
         self.xs, self.ys, self.sw, self.data, self.spec = xs, ys, sw, data, spec
-        self.cfg, self.programs, self.sc, self.names = cfg, programs, sc, names
+        self.cfg, self.programs, self.sc = cfg, programs, sc
         self.beam, self.bound, self.stop = spec.search == "beam", bound, spec.stop
         self.fraction, self.random_state = spec.validation_fraction, spec.random_state
         self.scale = np.asarray(sc.y_scale, np.float64) ** 2
@@ -554,13 +553,13 @@ class _Members:
         each kept at its own, :func:`_beam_to_sizes`). The beam returns each data set's
         member of lowest training loss (the estimator's rule); trees are cut back to ``2k+1``
         slots."""
-        p, data, scale = self.spec, self.data, self.scale
+        s, data, scale = self.spec, self.data, self.scale
         if not chosen:
             res = search_.run(self._step(data, self.bound), self.programs, int(k) + 1,
                               loss_scale=scale, stop=self.stop)
         else:
             if self.beam:
-                res = _beam_to_sizes(self.programs, data, p.basis, cfg, k, scale, self.stop)
+                res = _beam_to_sizes(self.programs, data, s.basis, cfg, k, scale, self.stop)
             else:
                 # A pair uses two operations: the refit's bound is then the chosen size, as
                 # the estimator's.
@@ -576,31 +575,31 @@ class _Members:
             res = res._replace(status=np.where(ran_out, status & ~conv, status))
         if self.beam:
             res = res._replace(program=_best_members(res.program, _members_mse(
-                res.program, data, p.basis)))
+                res.program, data, s.basis)))
         # Back to 2k+1 slots (on the host; a no-op at exact capacity): the exact-capacity
         # fit's arrays for the round, the pruning and the models.
-        return res._replace(program=prog.trim(res.program, p.k))
+        return res._replace(program=prog.trim(res.program, s.k))
 
     def selection_run(self, cfg: search_.Config, rep) -> tuple:
         """``(run, held)``: every member searched on the training rows to ``k`` with its
         held-out squared errors after each iteration (the run's ``programs``; ``rows`` its
         per-row errors ``(B, sizes, n_held)``), and the held-out rows (the same split of
         every data set). The beam is judged by the member it would return at each size."""
-        xs, ys, sw, p = self.xs, self.ys, self.sw, self.spec
+        xs, ys, sw, s = self.xs, self.ys, self.sw, self.spec
         train, held = select.split(xs.shape[1], self.fraction, self.random_state)
         part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
         # Chunked as the estimator's selection run (one compiled step with the refit).
-        rows = select.selection_rows(len(train), *xs.shape[1:], p.basis.q, p.chunk,
+        rows = select.selection_rows(len(train), *xs.shape[1:], s.basis.q, s.chunk,
                                      cfg.pair_rows if cfg.pair_leaves else 0)
         dtype = self.data.x.dtype
-        data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), p.chunk, dtype, rows)
-        held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), p.chunk, dtype)
+        data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), s.chunk, dtype, rows)
+        held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), s.chunk, dtype)
         best = self._best(data)
         step = select.with_held_out_rows(
             self._step(data, self.bound),
-            lambda prg: _held_out_errors(best(prg), held_data, p.basis))
+            lambda prg: _held_out_errors(best(prg), held_data, s.basis))
         start = (self.programs, np.zeros(held_data.y.shape, held_data.y.dtype))
-        sel = search_.run(step, start, p.k + 1, keep_states=True, loss_scale=self.scale,
+        sel = search_.run(step, start, s.k + 1, keep_states=True, loss_scale=self.scale,
                           stop=self.stop)
         sel, rows = select.split_run(sel, len(held))  # rows (B, sizes, n_held)
         return dataclasses.replace(_Selection(sel), rows=rows,
@@ -618,11 +617,11 @@ class _Members:
         """``(sizes (B,), paths)``: each member's size by the paired standard-error rule on
         its per-row held-out errors (:func:`jaxtree._fit.select.choose_size`), ``paths[b]``
         the estimator's ``path_`` rows of member ``b``."""
-        run, p = sel.run, self.spec
+        run, s = sel.run, self.spec
         dtype = self.data.x.dtype
         models = [model_.TreeModel.from_scaling(
-            jax.tree_util.tree_map(jnp.asarray, prog.trim(sel.best(pr), p.k)), self.sc, dtype,
-            p.basis, names) for pr in run.programs]
+            jax.tree_util.tree_map(jnp.asarray, prog.trim(sel.best(pr), s.k)), self.sc, dtype,
+            s.basis, names) for pr in run.programs]
         sizes, paths = np.zeros(len(run.choices), np.int64), []
         for b in range(len(run.choices)):
             end = len(run.choices[b])  # a member whose tree filled up ended early (search.run)
@@ -811,7 +810,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                  shapes=shapes, prune_tol=prune_tol)
     fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
     # The tree stage, the estimators' (its size on held-out rows, then the refit)
-    members = _Members(xs, ys_tree, sw, tree_data, fit_spec, cfg, programs, sc, names, k_bound)
+    members = _Members(xs, ys_tree, sw, tree_data, fit_spec, cfg, programs, sc, k_bound)
     res, paths = stages.tree(members, fit_spec, progress.Reporter(0, 0, None, names))
     status = np.asarray(res.status, np.int64)
     histories = [res.history[b][: len(res.choices[b])] for b in range(B)]  # may end early (run)
