@@ -104,6 +104,23 @@ def test_shapes_auto_searches_shapes_from_2000_rows():
                                         in_memory=False).shapes_after
 
 
+def test_the_quick_shape_stage_follows_the_row_bucket():
+    """FitSpec.quick_shapes (the default's shape stage compiled for compile time) holds for
+    the in-memory fits whose row bucket has at most QUICK_SHAPES_MAX_ROWS rows: every table
+    of one bucket alike (in chunks of 2,048, 2,049-4,096 rows are one bucket, 4,097-8,192
+    the next), so that they share the stage's programs; never for streamed rows."""
+    params = spec_.check_params({"k": 4, "basis": SMALL})._replace(chunk=2048)
+    reg = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
+
+    def quick(n, in_memory=True):
+        return spec_.resolve(reg, params, n, 3, np.float32, None, in_memory).quick_shapes
+
+    assert spec_.QUICK_SHAPES_MAX_ROWS == 4_096
+    assert quick(2_000) and quick(2_049) and quick(4_096)
+    assert not quick(4_097) and not quick(8_192) and not quick(20_000)
+    assert not quick(3_000, in_memory=False)
+
+
 def _imported_modules(tree) -> dict:
     """Local names bound to jaxtree modules by the file's imports."""
     names = {}

@@ -39,10 +39,12 @@ AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
 AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all
 AUTO_SHAPES_MIN_ROWS = 2_000  # ... on fits of at least this many rows (twelfth session: was
 # 10,000; BENCHMARKS.md, "Shape terms from 2,000 rows")
-QUICK_SHAPES_MAX_ROWS = 5_000  # in-memory fits below this many rows compile the default's
-# shape stage for compile time (jaxtree._executables.quick): at 3,000 x 10 the regressor's
-# first fit 12.9 -> 10.5 s, a warm fit +0.22 s (the shape step's run time grows with the rows,
-# its compile time does not; BENCHMARKS.md, "A quick shape stage on small tables")
+QUICK_SHAPES_MAX_ROWS = 4_096  # in-memory fits whose row bucket (scoring.rows_for) holds at
+# most this many rows compile the default's shape stage for compile time
+# (jaxtree._executables.quick): at 3,000 x 10 the regressor's first fit 12.9 -> 10.5 s, a
+# warm fit +0.22 s (the shape step's run time grows with the rows, its compile time does not;
+# BENCHMARKS.md, "A quick shape stage on small tables"). By the bucket, not the rows, so that
+# the tables of one bucket share its programs.
 AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
 AUTO_SMALL_MAX_ROWS = 10_000  # search="auto": "backfit" and a held-out size below
 AUTO_PAIR_MAX_CANDIDATES = 4096  # ... with at most this many basis columns p*q
@@ -476,4 +478,5 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         callback=hyper.get("callback"), columns=columns, rows=rows,
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
-        streamed=not in_memory, quick_shapes=in_memory and n < QUICK_SHAPES_MAX_ROWS)
+        streamed=not in_memory,
+        quick_shapes=in_memory and scoring.rows_for(n, params.chunk) <= QUICK_SHAPES_MAX_ROWS)
