@@ -41,6 +41,22 @@ def _same(a, b, X):
                                [r["val_mse"] for r in b.shape_path_], rtol=1e-10)
 
 
+def _counted_shape_stage(monkeypatch) -> list:
+    """Counts each run of the shape stage after the tree: the list it returns gains
+    ``(compilations, terms chosen)`` per call of ``stages.shapes_after``."""
+    counts = []
+    real = stages.shapes_after
+
+    def counted(*args, **kw):
+        with count_compilations() as count:
+            out = real(*args, **kw)
+        counts.append((count.compiles, out[1] is not None))
+        return out
+
+    monkeypatch.setattr(stages, "shapes_after", counted)
+    return counts
+
+
 @pytest.fixture(scope="module")
 def first_table():
     """The default estimator on 17,000 x 9 (shapes="auto" after the tree; column bucket 12,
@@ -70,16 +86,7 @@ def test_a_second_table_in_the_buckets_compiles_no_shape_stage(first_table, monk
     table are the first table's bucketed ones: the oracle test below adds unbucketed ones.)"""
     first = first_table[0]
     assert first.model_.shapes is not None  # the first table chose shape terms
-    counts = []
-    real = stages.shapes_after
-
-    def counted(*args, **kw):
-        with count_compilations() as count:
-            out = real(*args, **kw)
-        counts.append((count.compiles, out[1] is not None))
-        return out
-
-    monkeypatch.setattr(stages, "shapes_after", counted)
+    counts = _counted_shape_stage(monkeypatch)
     X, y = _table(22_000, 11, 3)
     with count_compilations() as whole:
         est = jaxtree.TreeRegressor().fit(X, y)
@@ -146,16 +153,7 @@ def test_a_second_classifier_table_in_the_buckets_compiles_nothing(first_labels,
     nothing. Before the buckets it compiled 10 programs (BENCHMARKS.md, issue 27)."""
     first = first_labels[0]
     assert first.model_.shapes is not None  # the first table chose shape terms
-    counts = []
-    real = stages.shapes_after
-
-    def counted(*args, **kw):
-        with count_compilations() as count:
-            out = real(*args, **kw)
-        counts.append((count.compiles, out[1] is not None))
-        return out
-
-    monkeypatch.setattr(stages, "shapes_after", counted)
+    counts = _counted_shape_stage(monkeypatch)
     X, y = _labels(2_900, 10, 1)
     with count_compilations() as whole:
         est = jaxtree.TreeClassifier(k=2).fit(X, y)
