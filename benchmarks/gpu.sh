@@ -4,6 +4,7 @@
 # Every fit runs the default row plan (chunk_size="auto", jaxtree.plan: one chunk of up to
 # ~1e6 rows a step on an accelerator), in the order of the issue's targets:
 #
+#   0. a new process's fixed cost: importing jax, the CUDA device, two small programs;
 #   1. airline scale (n = 700,000, p = 8, q = 40) through TreeRegressor.paper(k=10).fit:
 #      first and warm fits, the row plan that ran (target: warm <= 0.1 s);
 #   2. the same table through the default TreeRegressor() (tree + shape terms; <= 0.5 s);
@@ -14,14 +15,15 @@
 #      >= 50% of the matmul rate);
 #   4. fit_batch, B = 32 data sets of 1e4 rows, against 32 separate fits (>= 5x);
 #   5. the first fit in a new process (the executables kept on disk; <= 1 s);
-#   6. n = 1e8 streamed from a host memmap, k = 3 (time per iteration against the
-#      host-to-device bandwidth);
-#   7. (not in the default list) TF32's speed: step 3's sweep with precision="default";
+#   6. n = 1e7 streamed from a host memmap, k = 3: the rows read per fit and the time
+#      against the measured host-to-device bandwidth for those bytes (fit_x_h2d_limit;
+#      1e8 did not finish in 110 s on 2026-11-27);
+#   7. TF32's speed: step 3's 1e7 point with precision="default";
 #   8. (not in the default list) the numpy race at n = 1e6 on the device host's CPU
 #      (benchmarks/bench_numpy.py, OPENBLAS_* unset for that command), against JAX on the
 #      card: several minutes on its own.
 #
-# JAXTREE_GPU_STEPS picks the steps (default "1 2 3 4 5 6"), e.g. the unmet targets only:
+# JAXTREE_GPU_STEPS picks the steps (default "0 1 2 3 4 5 6 7"), e.g. the unmet targets only:
 #   JAXTREE_GPU_STEPS="1 4 5" bash benchmarks/gpu.sh
 #
 # The first run of 2026-11-27 (before the row plan; benchmarks/results/gpu/*_2026-11-27.json,
@@ -47,28 +49,42 @@ if [ -n "${JAXTREE_GPU_SMOKE:-}" ]; then
     sweep=(--ns 1e4 3e4)
     batch=(--quick)
     first=(--quick)
-    huge=(--ns 5e4)
+    huge=(--ns 5e4 --stream-from 1e4)
+    tf32=(--ns 3e4)
     race=(--quick)
 else
     airline=(--only airline_fit)
     sweep=(--ns 1e6 1e7)
     batch=(--batches 32 --n 10000 --repeats 2)
     first=(--rounds 1)
-    huge=(--ns 1e8)
+    huge=(--ns 1e7 --stream-from 1e7)
+    tf32=(--ns 1e7)
     race=(--large-only --large-n 1000000 --repeats 1 --jax-refine coordinate optax)
 fi
 
 keep() {  # keep WORKFILE NAME: copy one step's JSON into $dest
     [ -e "$1" ] && cp "$1" "$dest/$2"
 }
-steps=" ${JAXTREE_GPU_STEPS:-1 2 3 4 5 6} "
-want() {  # want N: whether step N was asked for
-    [[ "$steps" == *" $1 "* ]]
+steps=" ${JAXTREE_GPU_STEPS:-0 1 2 3 4 5 6 7} "
+want() {  # want N: whether step N was asked for (and the seconds so far, in the log)
+    [[ "$steps" == *" $1 "* ]] && echo "-- step $1 at ${SECONDS}s"
 }
 
 {
     "$py" -c "import jax, jaxtree; print('devices', jax.devices(), 'jax', jax.__version__, 'jaxtree', jaxtree.__version__)"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
+    if want 0; then
+        echo "== 0. a new process: importing jax, the device, one small program (the fixed cost of step 5)"
+        timeout 60 "$py" -c "
+import time; t0 = time.perf_counter()
+import jax, jax.numpy as jnp; t1 = time.perf_counter()
+d = jax.devices(); t2 = time.perf_counter()
+jax.block_until_ready(jax.jit(lambda v: v * 2.0)(jnp.ones(8))); t3 = time.perf_counter()
+jax.block_until_ready(jax.jit(lambda v: v * 3.0 + 1.0)(jnp.ones(8))); t4 = time.perf_counter()
+import jaxtree; t5 = time.perf_counter()
+print('import jax %.2f s, devices %.2f s, first jit %.2f s, second jit %.2f s, import jaxtree %.2f s'
+      % (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), d)" || echo "STEP FAILED: new process"
+    fi
     if want 1; then
         echo "== 1. airline scale, TreeRegressor.paper(k=10), chunk_size=auto"
         timeout 90 "$py" benchmarks/bench_scale.py "${airline[@]}" --stream-from 1e12 --repeats 3 \
@@ -103,13 +119,13 @@ want() {  # want N: whether step N was asked for
     fi
     if want 6; then
         echo "== 6. streamed from a host memmap, k = 3"
-        timeout 110 "$py" benchmarks/bench_scale.py --only n "${huge[@]}" --n-sweep-k 3 \
-            --stream-from 1e7 --repeats 1 --tmp "$work" --out "$work/huge" || echo "STEP FAILED: streamed"
+        timeout 100 "$py" benchmarks/bench_scale.py --only n "${huge[@]}" --n-sweep-k 3 \
+            --repeats 1 --tmp "$work" --out "$work/huge" || echo "STEP FAILED: streamed"
         keep "$work"/huge/scale_n.json gpu_streamed.json
     fi
     if want 7; then
         echo "== 7. TF32 (precision=default): the n sweep's speed"
-        timeout 150 "$py" benchmarks/bench_scale.py --only n "${sweep[@]}" --stream-from 1e12 \
+        timeout 100 "$py" benchmarks/bench_scale.py --only n "${tf32[@]}" --stream-from 1e12 \
             --second-fit-max 1e7 --repeats 2 --precision default --out "$work/tf32" \
             || echo "STEP FAILED: tf32"
         keep "$work"/tf32/scale_n.json gpu_tf32.json

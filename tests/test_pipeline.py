@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import jaxtree
+from jaxtree import plan as plan_
 from jaxtree._fit import pipeline
 from jaxtree._fit import spec as spec_
 
@@ -112,13 +113,16 @@ def test_the_quick_shape_stage_follows_the_row_bucket():
     params = spec_.check_params({"k": 4, "basis": SMALL})._replace(chunk=2048)
     reg = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
 
-    def quick(n, in_memory=True):
-        return spec_.resolve(reg, params, n, 3, np.float32, None, in_memory).quick_shapes
+    def quick(n, in_memory=True, platform="cpu"):
+        plan = plan_.row_plan(n, 3, SMALL.q, np.float32, chunk_size=2048, platform=platform)
+        return spec_.resolve(reg, params, n, 3, np.float32, plan, in_memory).quick_shapes
 
     assert spec_.QUICK_SHAPES_MAX_ROWS == 4_096
     assert quick(2_000) and quick(2_049) and quick(4_096)
     assert not quick(4_097) and not quick(8_192) and not quick(20_000)
     assert not quick(3_000, in_memory=False)
+    # the options were measured on a CPU: an accelerator's plan compiles as usual
+    assert not quick(3_000, platform="gpu")
 
 
 def _imported_modules(tree) -> dict:

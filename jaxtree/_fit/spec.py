@@ -337,7 +337,8 @@ class FitSpec:
     table's categorical columns whose main shape is one term (:func:`shape_groups`).
     ``quick_shapes``: the programs of the shape stage after the tree (``shapes_after``) are
     compiled for compile time (:data:`QUICK_SHAPES_MAX_ROWS`,
-    :func:`jaxtree._fit.stages.search_model`).
+    :func:`jaxtree._fit.stages.search_model`); on a CPU only, where the options were
+    measured (an accelerator's compiler is not asked to skip its optimisations).
     """
 
     k: int
@@ -479,4 +480,5 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
-        quick_shapes=in_memory and scoring.rows_for(n, params.chunk) <= QUICK_SHAPES_MAX_ROWS)
+        quick_shapes=(in_memory and scoring.rows_for(n, params.chunk) <= QUICK_SHAPES_MAX_ROWS
+                      and (plan_.platform_of() if plan is None else plan.platform) == "cpu"))
