@@ -55,6 +55,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -241,20 +242,21 @@ def child(a) -> dict:
         src = stream.ChunkReader(mx, my, chunk_size=min(chunk, a.n))
         # rows read from the host per fit (every pass's blocks and chunks), to set the time
         # per iteration beside the host-to-device bandwidth (issue 25's streamed target)
-        read = [0]
-        blocks0, iter0 = stream.ChunkReader.blocks, stream.ChunkReader.__iter__
+        read, lock = [0], threading.Lock()
+        block0, iter0 = stream.ChunkReader.block, stream.ChunkReader.__iter__
 
-        def counted_blocks(self, cpb):
-            for b in blocks0(self, cpb):
+        def counted_block(self, start, cpb):
+            b = block0(self, start, cpb)
+            with lock:  # on stream's reading threads
                 read[0] += b[1].size
-                yield b
+            return b
 
         def counted_iter(self):
             for c in iter0(self):
                 read[0] += c[1].size
                 yield c
 
-        stream.ChunkReader.blocks, stream.ChunkReader.__iter__ = counted_blocks, counted_iter
+        stream.ChunkReader.block, stream.ChunkReader.__iter__ = counted_block, counted_iter
         t0 = time.perf_counter()
         res = stream.fit(src, basis, a.k, cfg, callback=cb, chunks_per_block=block)
         rec["fit_s"] = time.perf_counter() - t0

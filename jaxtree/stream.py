@@ -37,7 +37,11 @@ host loop itself. That is the price of data that lives on the host.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import functools
+import itertools
+import os
 import threading
 from typing import Callable, Iterable, Optional
 
@@ -172,20 +176,27 @@ class ChunkReader:
         read and scaled a block of rows at a time: fewer, larger numpy operations and no
         per-chunk buffers.
         """
+        rows = int(chunks_per_block) * self.chunk_size
+        for s in range(0, self.n, rows):
+            yield self.block(s, chunks_per_block)
+
+    def block(self, start: int, chunks_per_block: int):
+        """The block of :meth:`blocks` whose first row is ``start`` (a multiple of
+        ``chunks_per_block * chunk_size``); blocks are independent, so several can be read
+        at once (:func:`_blocks` reads ahead on threads)."""
         m, dt, p = self.chunk_size, self.dtype, self.p
         rows = int(chunks_per_block) * m
-        for s in range(0, self.n, rows):
-            e = min(s + rows, self.n)
-            x = np.asarray(self.x[s:e], np.float64)
-            y = np.asarray(self.y[s:e], np.float64)
-            w = None if self.sample_weight is None else np.asarray(self.sample_weight[s:e], np.float64)
-            if self._scale is not None:
-                x, y = scaling_.apply(self._scale, x, y, w)
-            xb, yb, wb = np.zeros((rows, p), dt), np.zeros((rows,), dt), np.zeros((rows,), dt)
-            xb[: e - s] = x
-            yb[: e - s] = y
-            wb[: e - s] = 1 if w is None else w
-            yield xb.reshape(-1, m, p), yb.reshape(-1, m), wb.reshape(-1, m)
+        s, e = start, min(start + rows, self.n)
+        x = np.asarray(self.x[s:e], np.float64)
+        y = np.asarray(self.y[s:e], np.float64)
+        w = None if self.sample_weight is None else np.asarray(self.sample_weight[s:e], np.float64)
+        if self._scale is not None:
+            x, y = scaling_.apply(self._scale, x, y, w)
+        xb, yb, wb = np.zeros((rows, p), dt), np.zeros((rows,), dt), np.zeros((rows,), dt)
+        xb[: e - s] = x
+        yb[: e - s] = y
+        wb[: e - s] = 1 if w is None else w
+        return xb.reshape(-1, m, p), yb.reshape(-1, m), wb.reshape(-1, m)
 
     def __iter__(self):
         m, dt = self.chunk_size, self.dtype
@@ -295,11 +306,49 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
     return scaling_.from_extremes(lo, hi, ylo, yhi)
 
 
+READ_AHEAD = 4  # blocks of a ChunkReader read (and put on the device) ahead of the one in use
+_READERS: list = []  # the threads that read them: one pool, made on first use, of
+_READERS_LOCK = threading.Lock()  # min(8, cores) threads (a pass keeps READ_AHEAD busy)
+
+
+def _reader_pool() -> concurrent.futures.ThreadPoolExecutor:
+    with _READERS_LOCK:
+        if not _READERS:
+            _READERS.append(concurrent.futures.ThreadPoolExecutor(
+                max_workers=min(8, os.cpu_count() or 1), thread_name_prefix="jaxtree-read"))
+        return _READERS[0]
+
+
 def _blocks(source: Iterable, chunks_per_block: int, put: Callable):
-    """Stacks chunks of ``source`` into device blocks ``(B, m, ...)``; pads the last block."""
-    if isinstance(source, ChunkReader):  # the same blocks, read a block of rows at a time
-        for arrs in source.blocks(chunks_per_block):
-            yield put(arrs)
+    """Stacks chunks of ``source`` into device blocks ``(B, m, ...)``; pads the last block.
+
+    A :class:`ChunkReader`'s blocks are read a block of rows at a time, up to
+    :data:`READ_AHEAD` of them at once on a pool of threads, each put on the device by its
+    thread: reading, scaling and the host-to-device copy of the next blocks overlap the
+    device's work on this one (numpy and the copy release the GIL). Measured on one H200
+    (BENCHMARKS.md, "A streamed pass reads ahead"): a pass at 10^7 rows was host-bound,
+    one thread preparing each block while the card waited. The blocks come in order and
+    hold the same values; at most ``READ_AHEAD + 1`` of them are alive at a time.
+    """
+    if isinstance(source, ChunkReader):
+        rows = int(chunks_per_block) * source.chunk_size
+        starts = iter(range(0, source.n, rows))
+        pool, ahead = _reader_pool(), collections.deque()
+
+        def read(start):
+            return put(source.block(start, chunks_per_block))
+
+        try:
+            for start in itertools.islice(starts, READ_AHEAD):
+                ahead.append(pool.submit(read, start))
+            while ahead:
+                arrs = ahead.popleft().result()
+                for start in itertools.islice(starts, 1):
+                    ahead.append(pool.submit(read, start))
+                yield arrs
+        finally:  # a pass left early (an error, a closed generator) drops its reads
+            for f in ahead:
+                f.cancel()
         return
     buf = []
     for ch in source:

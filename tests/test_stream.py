@@ -151,3 +151,60 @@ def test_interrupted_stream_leaves_unfitted(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         est.fit(_memmap(tmp_path, x), y)
     assert not hasattr(est, "model_")
+
+
+def _host_blocks(reader, cpb):
+    return [tuple(np.asarray(a) for a in b) for b in stream._blocks(reader, cpb, lambda a: a)]
+
+
+def test_read_ahead_gives_the_blocks_in_order(monkeypatch):
+    """_blocks reads a ChunkReader's blocks ahead on threads: the same blocks, in the same
+    order, as reading them one at a time (READ_AHEAD = 1), for any read-ahead depth, the
+    last block padded; a subset reader (the held-out split) alike."""
+    x, y = _data(n=2_350, p=3)
+    w = np.random.default_rng(1).random(2_350)
+    reader = stream.ChunkReader(x, y, w, chunk_size=100).scaled(stream.scaling(
+        stream.ChunkReader(x, y, w, chunk_size=100)), np.float32)
+    subset = reader.subset(np.arange(3, 2_350, 3))
+    for r in (reader, subset):
+        monkeypatch.setattr(stream, "READ_AHEAD", 1)
+        one = _host_blocks(r, 3)
+        assert [b[0].shape for b in one] == [(3, 100, 3)] * len(one)
+        assert len(one) == -(-r.n // 300)
+        assert np.array_equal(np.concatenate([b[1].ravel() for b in one])[: r.n],
+                              np.concatenate([c[1] for c in r])[: r.n])
+        for depth in (2, 4, 7):
+            monkeypatch.setattr(stream, "READ_AHEAD", depth)
+            again = _host_blocks(r, 3)
+            assert len(again) == len(one)
+            for a, b in zip(again, one):
+                for u, v in zip(a, b):
+                    np.testing.assert_array_equal(u, v)
+
+
+class _Failing(np.ndarray):
+    """A float array whose read of rows at or beyond ``fail_at`` raises (a broken disk)."""
+
+    fail_at = 10**9
+
+    def __getitem__(self, key):
+        if isinstance(key, slice) and (key.stop or 0) > self.fail_at:
+            raise OSError("read failed")
+        return super().__getitem__(key)
+
+
+def test_read_ahead_raises_a_failed_read_and_stops_early():
+    """A block whose read fails raises from the pass (not lost on a thread); a pass left
+    early drops the reads it started, and the next pass reads from the start again."""
+    x, y = _data(n=1_000, p=3)
+    bad = x.view(_Failing)
+    bad.fail_at = 700
+    reader = stream.ChunkReader(bad, y, chunk_size=100)
+    with pytest.raises(OSError, match="read failed"):
+        _host_blocks(reader, 2)
+    good = stream.ChunkReader(x, y, chunk_size=100)
+    gen = stream._blocks(good, 2, lambda a: a)
+    first = next(gen)
+    gen.close()  # leaves the pass with reads in flight
+    again = next(stream._blocks(good, 2, lambda a: a))
+    np.testing.assert_array_equal(first[0], again[0])
