@@ -306,7 +306,7 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
     return scaling_.from_extremes(lo, hi, ylo, yhi)
 
 
-READ_AHEAD = 4  # blocks of a ChunkReader read (and put on the device) ahead of the one in use
+READ_AHEAD = 8  # blocks of a ChunkReader read (and put on the device) ahead of the one in use
 _READERS: list = []  # the threads that read them: one pool, made on first use, of
 _READERS_LOCK = threading.Lock()  # min(8, cores) threads (a pass keeps READ_AHEAD busy)
 
@@ -325,10 +325,11 @@ def _blocks(source: Iterable, chunks_per_block: int, put: Callable):
     A :class:`ChunkReader`'s blocks are read a block of rows at a time, up to
     :data:`READ_AHEAD` of them at once on a pool of threads, each put on the device by its
     thread: reading, scaling and the host-to-device copy of the next blocks overlap the
-    device's work on this one (numpy and the copy release the GIL). Measured on one H200
-    (BENCHMARKS.md, "A streamed pass reads ahead"): a pass at 10^7 rows was host-bound,
-    one thread preparing each block while the card waited. The blocks come in order and
-    hold the same values; at most ``READ_AHEAD + 1`` of them are alive at a time.
+    device's work on this one (numpy and the copy release the GIL). On one H200's host (16
+    cores; BENCHMARKS.md, "A streamed pass reads ahead") a pass at 10^7 rows in blocks of
+    2^20 took 1.10 s reading one block ahead, 0.33 s four and 0.23 s eight. The blocks come
+    in order and hold the same values; at most ``READ_AHEAD + 1`` of them are alive at a
+    time (about 0.1 GB of host memory each at 2^20 rows of 8 covariates).
     """
     if isinstance(source, ChunkReader):
         rows = int(chunks_per_block) * source.chunk_size
@@ -428,11 +429,11 @@ def coordinate_block(acc, program, d, xb, yb, wb, *, basis):
 
 @functools.partial(jax.jit, static_argnames=("basis", "loss"))
 def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis, loss="squared"):
-    """Adds a block's weighted loss (the SSE by default) and its gradient w.r.t.
-    ``(weight, intercept)`` (:func:`jaxtree.refine.chunk_value_and_grad`).
+    """Adds a block's weighted loss (the SSE by default), its gradient w.r.t.
+    ``(weight, intercept)`` (:func:`jaxtree.refine.chunk_value_and_grad`) and its weight.
 
     Args:
-      acc: ``(value, grad)`` the sums so far.
+      acc: ``(value, grad, weight)`` the sums so far.
       params: ``(weight, intercept)``: the program's weights ``(S,)`` and its intercept.
       program: the current tree.
       xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
@@ -443,8 +444,15 @@ def value_and_grad_block(acc, params, program, xb, yb, wb, *, basis, loss="squar
     """
     def f(a, x, y, w):
         val, g = refine_.chunk_value_and_grad(params, program, x, y, w, basis, loss=loss)
-        return jax.tree_util.tree_map(jnp.add, a, (val, g))
+        return jax.tree_util.tree_map(jnp.add, a, (val, g, jnp.sum(w)))
     return _scan(f, acc, xb, yb, wb)
+
+
+@jax.jit
+def _weighted_mean(acc):
+    """``(value / weight, grad / weight)`` of :func:`value_and_grad_block`'s sums."""
+    val, g, n = acc
+    return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
 
 
 @functools.partial(jax.jit, static_argnames=("basis", "precision"))
@@ -632,15 +640,13 @@ class _Passes:
         return acc
 
     def value_and_grad(self, params, program):
+        # one jitted kernel a block (the weight summed inside it), one to finish the pass
         z = jnp.zeros((), params[1].dtype)
-        acc = (z, jax.tree_util.tree_map(jnp.zeros_like, params))
-        n = z
+        acc = (z, jax.tree_util.tree_map(jnp.zeros_like, params), z)
         for xb, yb, wb in self.blocks():
             acc = value_and_grad_block(acc, params, program, xb, yb, wb, basis=self.basis,
                                        loss=self.loss)
-            n = n + jnp.sum(wb)
-        val, g = acc
-        return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
+        return _weighted_mean(acc)
 
 
 # The streamed passes of the fit whose refinement is running. The loss callback of the jitted
