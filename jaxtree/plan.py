@@ -27,8 +27,9 @@ nearby sizes share one compiled program on every device.
 Whether a large in-memory table is held on the device or read from the host block by block
 (a :class:`jaxtree._fit.source.Streamed` source over the array) is part of the plan too: on a CPU from
 :data:`jaxtree.estimator.CHUNKED_FIT_MIN_VALUES` values on (the host copies of the whole
-matrix are what a CPU fit must bound), on an accelerator from :data:`ACCEL_IN_MEMORY_BYTES`
-of covariates on (the device copy is what must fit). A streamed fit sends blocks of about
+matrix are what a CPU fit must bound), on an accelerator once the covariates would take
+more than :data:`ACCEL_IN_MEMORY_SHARE` of the device's memory (at least
+:data:`ACCEL_IN_MEMORY_BYTES`; the device copy is what must fit). A streamed fit sends blocks of about
 one chunk of the plan to the device: ``chunks_per_block`` is 1 on an accelerator (each
 block one large step) and :data:`CPU_CHUNKS_PER_BLOCK` on a CPU.
 
@@ -59,7 +60,9 @@ __all__ = [
     "CPU_CHUNK",
     "CPU_CHUNKS_PER_BLOCK",
     "RowPlan",
+    "ACCEL_IN_MEMORY_SHARE",
     "check_chunk_size",
+    "device_memory",
     "platform_of",
     "row_plan",
 ]
@@ -84,8 +87,19 @@ to a power of two, as on a CPU)."""
 
 ACCEL_IN_MEMORY_BYTES = 2**30
 """On an accelerator an in-memory table with more covariate bytes than this (in the fit's
-dtype; 1 GiB: 3.3e7 rows of 8 float32 columns) is read from the host block by block instead
-of being copied to the device whole."""
+dtype; 1 GiB: 3.3e7 rows of 8 float32 columns), or than :data:`ACCEL_IN_MEMORY_SHARE` of
+the device's memory where that is more, is read from the host block by block instead of
+being copied to the device whole."""
+
+ACCEL_IN_MEMORY_SHARE = 1 / 8
+"""The share of an accelerator's memory (its allocator's limit, :func:`device_memory`) that
+an in-memory table's covariates may take: 13 GB on an H200 (10^8 rows of 8 float32 columns
+take 3.2 GB), 7.5 GB on an 80 GB H100. The rest holds the targets and weights, the
+scorer's working set (about three ``Phi`` of one chunk, :data:`ACCEL_PHI_BYTES` each), the
+shape terms' values and the refinement's. Measured on one H200 (2026-11-29; BENCHMARKS.md,
+"10^8 rows on the card"): greedy ``k = 10`` on 10^8 rows held on the card took 6.65 s
+(0.61 s an iteration), where the same rows streamed from host memory take 4.7 s an
+iteration."""
 
 _ACCELERATORS = ("gpu", "cuda", "rocm", "tpu", "metal")
 
@@ -122,6 +136,18 @@ def platform_of(devices=None) -> str:
     return str(jax.default_backend())
 
 
+def device_memory(devices=None) -> Optional[int]:
+    """The memory of the first of ``devices`` (None: JAX's first device) in bytes, as its
+    allocator reports it (``memory_stats()["bytes_limit"]``), or None where the device does
+    not say (a CPU). Reading it starts the device's allocator, as any fit does."""
+    try:
+        dev = list(devices)[0] if devices else jax.devices()[0]
+        stats = dev.memory_stats() if is_accelerator(dev.platform) else None
+        return int(stats["bytes_limit"]) if stats and "bytes_limit" in stats else None
+    except Exception:  # noqa: BLE001 - a backend without memory statistics
+        return None
+
+
 def is_accelerator(platform: str) -> bool:
     """Whether the row plan treats ``platform`` as an accelerator (GPU, TPU, ...)."""
     return platform.lower() in _ACCELERATORS
@@ -156,7 +182,7 @@ def _ceil_div(a: int, b: int) -> int:
 
 def row_plan(n: int, p: int, q: int, dtype=np.float32, *, chunk_size="auto",
              platform: Optional[str] = None, cpu_chunked_values: Optional[int] = None,
-             batch: int = 1) -> RowPlan:
+             batch: int = 1, device_bytes: Optional[int] = None) -> RowPlan:
     """The row plan of a fit of ``n`` rows, ``p`` covariates and ``q`` basis functions.
 
     Args:
@@ -170,6 +196,9 @@ def row_plan(n: int, p: int, q: int, dtype=np.float32, *, chunk_size="auto",
       batch: data sets searched at once (:func:`jaxtree.fit_batch` vmaps every pass over
         ``batch`` of them): the accelerator budget is shared, so the chunk is ``batch``
         times smaller.
+      device_bytes: on an accelerator, its memory (:func:`device_memory`; None: unknown):
+        an in-memory table's covariates may take :data:`ACCEL_IN_MEMORY_SHARE` of it, or
+        :data:`ACCEL_IN_MEMORY_BYTES` where that is more.
 
     Returns:
       :class:`RowPlan`.
@@ -198,7 +227,8 @@ def row_plan(n: int, p: int, q: int, dtype=np.float32, *, chunk_size="auto",
     else:
         n_chunks, rows_per_step = 0, chunk
     if accel:
-        in_memory = n * p * item <= ACCEL_IN_MEMORY_BYTES
+        in_memory = n * p * item <= max(ACCEL_IN_MEMORY_BYTES,
+                                        int((device_bytes or 0) * ACCEL_IN_MEMORY_SHARE))
         # a block of about one accelerator chunk (an explicit small chunk: several of them)
         per_block = 1 if rule == "accelerator" else max(1, accel_chunk // chunk)
     else:

@@ -9,6 +9,7 @@ import pytest
 
 import jaxtree
 from jaxtree import estimator as estimator_
+from jaxtree._fit import spec as spec_
 from jaxtree import plan as plan_
 from jaxtree import program as prog
 from jaxtree import refine as refine_
@@ -104,6 +105,38 @@ def test_plan_rule():
     assert not plan_.row_plan(3 * 10**6, 8, q, platform="cpu", cpu_chunked_values=1 << 24).in_memory
     assert plan_.row_plan(3 * 10**6, 8, q, np.float32, platform="gpu").in_memory
     assert not plan_.row_plan(10**8, 8, q, np.float32, platform="gpu").in_memory
+    # ... an eighth of the device's memory where that is more than 1 GiB: 10^8 rows of 8
+    # float32 columns (3.2 GB) stay on a card whose allocator holds 105 GB (an H200), not
+    # on one of 16 GiB (2 GiB), and the CPU's rule ignores it
+    h200, small = 105 * 10**9, 16 * 2**30
+    assert plan_.row_plan(10**8, 8, q, np.float32, platform="gpu", device_bytes=h200).in_memory
+    assert not plan_.row_plan(10**8, 8, q, np.float32, platform="gpu",
+                              device_bytes=small).in_memory
+    assert not plan_.row_plan(5 * 10**8, 8, q, np.float32, platform="gpu",
+                              device_bytes=h200).in_memory
+    assert plan_.row_plan(3 * 10**7, 8, q, np.float32, platform="gpu", device_bytes=1).in_memory
+    assert not plan_.row_plan(3 * 10**6, 8, q, platform="cpu", cpu_chunked_values=1 << 24,
+                              device_bytes=h200).in_memory
+    assert plan_.device_memory() is None  # the CPU reports no allocator limit here
+
+
+def test_a_fit_plans_with_the_devices_memory(monkeypatch):
+    """The estimators' plan (spec.planned) asks the device for its memory on an accelerator
+    only, and a table larger than 1 GiB of covariates stays on a large card's memory."""
+    asked = []
+
+    def memory(devices=None):
+        asked.append(devices)
+        return 105 * 10**9
+
+    monkeypatch.setattr(plan_, "device_memory", memory)
+    monkeypatch.setattr(plan_, "platform_of", lambda devices=None: "gpu")
+    params = spec_.check_params({"k": 3})
+    _, gpu = spec_.planned(params, 10**8, 8, np.float32)
+    assert gpu.in_memory and asked == [None]
+    monkeypatch.setattr(plan_, "platform_of", lambda devices=None: "cpu")
+    _, cpu = spec_.planned(params, 10**5, 8, np.float32)
+    assert cpu.rule == "cpu" and asked == [None]
 
 
 @pytest.mark.parametrize("bad, err", [(0, ValueError), ("big", ValueError), (True, TypeError),

@@ -247,9 +247,12 @@ def planned(params: Params, n: int, p: int, dtype, chunk_size="auto",
     it knows ``n``, ``p`` and the dtype; it applies the safety rails
     (:func:`jaxtree._fit.limits.check_size`: ``k`` bounded by the rows with a warning, a
     warning below ``MIN_ROWS`` rows, a ``ValueError`` over the memory budget)."""
-    platform = plan_.platform_of(None if devices is None else sharding_.resolve_devices(devices))
+    resolved = None if devices is None else sharding_.resolve_devices(devices)
+    platform = plan_.platform_of(resolved)
     plan = plan_.row_plan(n, p, params.basis.q, dtype, chunk_size=chunk_size, platform=platform,
-                          cpu_chunked_values=CHUNKED_FIT_MIN_VALUES, batch=batch)
+                          cpu_chunked_values=CHUNKED_FIT_MIN_VALUES, batch=batch,
+                          device_bytes=(plan_.device_memory(resolved)
+                                        if plan_.is_accelerator(platform) else None))
     k = limits.check_size(params.k, n, p, params.basis.q, dtype, plan.chunk, plan.platform,
                           batch=batch)
     return params._replace(k=k, chunk=plan.chunk, block=plan.chunks_per_block), plan
@@ -264,8 +267,9 @@ def fits_in_chunks(hyper: dict, xa, transform: str, plan: plan_.RowPlan) -> bool
     memory). Other options keep the in-memory path and its copies of the whole matrix; an
     integer matrix too (stream it as floats, or pass a float32 array). "Large" is the row
     plan's (``plan.in_memory`` False, :mod:`jaxtree.plan`): on a CPU from
-    :data:`CHUNKED_FIT_MIN_VALUES` values on, on an accelerator once the covariates would not
-    fit :data:`jaxtree.plan.ACCEL_IN_MEMORY_BYTES` on the device."""
+    :data:`CHUNKED_FIT_MIN_VALUES` values on, on an accelerator once the covariates would
+    take more than :data:`jaxtree.plan.ACCEL_IN_MEMORY_SHARE` of the device's memory (at
+    least :data:`jaxtree.plan.ACCEL_IN_MEMORY_BYTES`)."""
     return (hyper.get("engine", "jax") == "jax"
             and transform == "identity" and not hyper.get("cache_basis", False)
             and xa.dtype.kind == "f" and xa.ndim == 2 and not plan.in_memory)
