@@ -1,5 +1,5 @@
 import sys
 
-from jaxtree.cli import main
+from jaxtree.cli import run
 
-sys.exit(main())
+sys.exit(run())

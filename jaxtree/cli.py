@@ -682,5 +682,18 @@ def main(argv=None) -> int:
         return 1
 
 
+def run(argv=None) -> int:
+    """The ``jaxtree`` command (``[project.scripts]``, ``python -m jaxtree``): :func:`main` in
+    a process of its own, where JAX's GPU allocator does not reserve 75% of the card first.
+
+    That reservation took 1.8 s of a short process's first fit on one H200 (BENCHMARKS.md,
+    "One H200, today's code"); ``XLA_PYTHON_CLIENT_PREALLOCATE=false`` makes the first use
+    0.5 s. A value the user set wins. :func:`main` itself, called from a Python program,
+    leaves that program's environment alone. Importing jaxtree starts no JAX backend, so
+    the setting is in time (``tests/test_cli.py``)."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    return main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

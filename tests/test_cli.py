@@ -1,6 +1,7 @@
 """The ``jaxtree`` command line, run in-process (``jaxtree.cli.main``) with capsys."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -45,6 +46,34 @@ def test_help_subprocess():
     assert out.returncode == 0
     for cmd in ("demo", "fit", "predict", "show", "warmup"):
         assert cmd in out.stdout
+
+
+def test_the_command_asks_jax_not_to_reserve_the_gpu_in_time():
+    """The ``jaxtree`` command (cli.run, python -m jaxtree) sets
+    XLA_PYTHON_CLIENT_PREALLOCATE=false unless the user set it; it takes effect only if no
+    JAX backend has started when it is set, i.e. importing jaxtree starts none."""
+    code = ("import os, sys; os.environ.pop('XLA_PYTHON_CLIENT_PREALLOCATE', None)\n"
+            "import jaxtree.cli as c\n"
+            "from jax._src import xla_bridge as xb\n"
+            "assert not xb._backends, 'importing jaxtree started a JAX backend'\n"
+            "try:\n    c.run(['--version'])\nexcept SystemExit:\n    pass\n"
+            "print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "false"
+    mine = subprocess.run([sys.executable, "-c", code.replace(
+        "os.environ.pop('XLA_PYTHON_CLIENT_PREALLOCATE', None)",
+        "os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'] = 'true'")],
+        capture_output=True, text=True, timeout=120)
+    assert mine.stdout.strip().splitlines()[-1] == "true"  # the user's value wins
+
+
+def test_main_leaves_the_environment_alone(monkeypatch):
+    """cli.main (a Python program's call) does not change the caller's environment."""
+    monkeypatch.delenv("XLA_PYTHON_CLIENT_PREALLOCATE", raising=False)
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in os.environ
 
 
 @pytest.mark.parametrize("cmd", ["fit", "predict", "show", "demo", "warmup"])
