@@ -297,10 +297,64 @@ def _shape_run(step, start: shapes_.State, n_shapes: np.ndarray, scale):
                                 [res.choices[b][:c] for b, c in enumerate(n_shapes)], status)
 
 
-def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_terms: int,
-                         knots, random_state, screened=None):
-    """The shape search of ``shapes=S`` (:func:`jaxtree._fit.stages.shape_search`) for every member: ``n_shapes[b]`` shape terms of its
-    own target ``ys[b]`` chosen by one batched search (one compiled step, :func:`_shape_run`),
+_shape_errors_batch = jax.jit(jax.vmap(select.shape_mse_and_errors, in_axes=(0, 0, None)),
+                              static_argnums=2)
+"""Each member's weighted MSE and per-row squared errors of its shape terms alone
+(:func:`jaxtree._fit.select.shape_mse_and_errors` vmapped)."""
+
+
+class _BatchShapes:
+    """The batch's twin of :class:`jaxtree._fit.stages.OneFit`: the shape stage's pieces
+    vmapped over the data sets (spec shared and static), each member's pairs screened, its
+    search run to its own count (:func:`_shape_run`) and its count chosen on its own held-out
+    rows, so that :func:`jaxtree._fit.stages.shape_search` and
+    :func:`jaxtree._fit.stages.choose_shapes` run a batch too."""
+
+    @staticmethod
+    def screen_terms(data, spec, p) -> tuple:
+        return _screened_pairs(data, data.x.shape[-1])
+
+    term_grams = staticmethod(_shape_grams_batch)
+    add_term = staticmethod(shape_step_batch_jit)
+    held_errors = staticmethod(_shape_errors_batch)
+
+    @staticmethod
+    def empty_model(data, sspec, allowed):
+        return _allowed_start(_shape_start_batch(data, sspec), allowed)
+
+    @staticmethod
+    def run_terms(step, start, n_shapes, rep, scale):
+        return _shape_run(step, start, n_shapes, scale)
+
+    @staticmethod
+    def compacted(found, sspec, gr, allowed) -> tuple:
+        if allowed is not None:  # a member's pairs outside its own screen stay off
+            found = found._replace(pair_on=found.pair_on & jnp.asarray(allowed))
+        return _compact_batch(found, sspec, gr)
+
+    @staticmethod
+    def counted(rows, weights, sel, data, empty, sspec, scale, names) -> tuple:
+        """``(counts (B,), shape paths)``: each member's count by the paired standard-error
+        rule and its ``shape_path_`` rows."""
+        ys_, ws_ = np.asarray(data.y), np.asarray(data.w)  # each member's start, on the host
+        train0 = np.array([select.start_mse(ys_[b], ws_[b]) for b in range(len(ys_))]) * scale
+        counts, paths = np.zeros(len(ys_), np.int64), []
+        for b in range(len(ys_)):
+            counts[b] = select.choose_size(rows[b], weights[b])
+            path = [dict(n_shapes=0, train_mse=float(train0[b]), val_mse=float(empty[b]),
+                         terms=[])]
+            for i, (st, h, v) in enumerate(zip(sel.programs, sel.history[b],
+                                               sel.val_history[b])):
+                path.append(dict(n_shapes=i + 1, train_mse=float(h), val_mse=float(v),
+                                 terms=shapes_.term_names(_member(st.shapes, b), sspec, names)))
+            paths.append(path)
+        return counts, paths
+
+
+def _search_shapes_batch(xs, ys, sw, fit_spec, rep, scale, data, n_shapes, screened=None):
+    """The shape search of ``shapes=S`` for every member (the estimators' stage,
+    :func:`jaxtree._fit.stages.shape_search`, with :class:`_BatchShapes`): ``n_shapes[b]``
+    shape terms of its own target ``ys[b]`` chosen by one batched search (one compiled step),
     on at most ``shapes.SEARCH_ROWS`` rows (the same subset of every data set: it depends
     only on ``n`` and ``random_state``), then backfitted on all rows. ``screened``: the
     ``(candidates, allowed)`` of a selection run (:func:`_screened_pairs`), else screened
@@ -308,71 +362,41 @@ def _search_shapes_batch(xs, ys, sw, params, dtype, scale, data, n_shapes, max_t
     allowed)``: the states' spec has the union of the members' chosen pairs
     (:func:`_compact_batch`); ``candidates``/``allowed`` map the search's term ids back to
     each member's own (:func:`_own_term_ids`)."""
-    n1, n2 = (int(v) for v in knots)
-    rows = select.subsample(xs.shape[1], shapes_.SEARCH_ROWS, random_state)
+    rows = select.subsample(xs.shape[1], shapes_.SEARCH_ROWS, fit_spec.random_state)
     sub = data if rows is None else _chunk_batch(
-        xs[:, rows], ys[:, rows], None if sw is None else sw[:, rows], params.chunk, dtype)
-    pairs, allowed = _screened_pairs(sub, xs.shape[2]) if screened is None else screened
-    spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
-    gr = _shape_grams_batch(sub, spec)
-    sres = _shape_run(lambda s: shape_step_batch_jit(s, sub, gr, spec),
-                      _allowed_start(_shape_start_batch(sub, spec), allowed), n_shapes, scale)
-    found = sres.program.shapes
-    if allowed is not None:
-        found = found._replace(pair_on=found.pair_on & jnp.asarray(allowed))
-    found, cspec, gr = _compact_batch(found, spec, None if rows is not None else gr)
+        xs[:, rows], ys[:, rows], None if sw is None else sw[:, rows], fit_spec.chunk,
+        data.x.dtype)
+    screened = _BatchShapes.screen_terms(sub, fit_spec, None) if screened is None else screened
+    sres, found, cspec, gr = stages.shape_search(
+        sub, fit_spec, rep, scale, n_shapes, fit_spec.shapes, screened, grams=rows is None,
+        kernels=_BatchShapes)
     if rows is None:
         state = _shape_finish_batch(sres.program._replace(shapes=found), data, gr, cspec, 2)
     else:
         gr = _shape_grams_batch(data, cspec)
         # one sweep: the subset's coefficients are a close start (each sweep is S passes)
         state = _shape_refit_batch(found, data, gr, cspec, 1)
-    return sres, state, cspec, gr, pairs, allowed
+    return (sres, state, cspec, gr) + tuple(screened)
 
 
-_shape_errors_batch = jax.jit(jax.vmap(select.shape_mse_and_errors, in_axes=(0, 0, None)),
-                              static_argnums=2)
-"""Each member's weighted MSE and per-row squared errors of its shape terms alone
-(:func:`jaxtree._fit.select.shape_mse_and_errors` vmapped)."""
-
-
-def _choose_shapes_batch(xs, ys, sw, params, dtype, scale, max_terms: int, knots, fraction,
-                         random_state, names):
-    """:func:`jaxtree._fit.stages.choose_shapes` for every member: the batched shape search on the
-    training rows (the same split of every data set, at most ``SEARCH_ROWS`` of them) with
-    each member's held-out MSE after each term, then each member's count by the
-    paired standard-error rule. Returns ``(counts (B,), (candidates, allowed), shape paths)``,
-    ``shape paths[b]`` the estimator's ``shape_path_`` of member ``b``."""
-    train, held = select.split(xs.shape[1], fraction, random_state)
-    sub = select.subsample(len(train), shapes_.SEARCH_ROWS, random_state)
+def _choose_shapes_batch(xs, ys, sw, fit_spec, rep, scale):
+    """The estimators' held-out count of shape terms
+    (:func:`jaxtree._fit.stages.choose_shapes` with :class:`_BatchShapes`) for every member:
+    the batched shape search on the training rows (the same split of every data set, at
+    most ``SEARCH_ROWS`` of them) with each member's held-out MSE after each term, then each
+    member's count by the paired standard-error rule. Returns ``(counts (B,), (candidates,
+    allowed), shape paths)``, ``shape paths[b]`` the estimator's ``shape_path_`` of member
+    ``b``."""
+    train, held = select.split(xs.shape[1], fit_spec.validation_fraction, fit_spec.random_state)
+    sub = select.subsample(len(train), shapes_.SEARCH_ROWS, fit_spec.random_state)
     train = train if sub is None else train[sub]
     part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
-    data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), params.chunk, dtype)
-    held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), params.chunk, dtype)
-    n1, n2 = (int(v) for v in knots)
-    pairs, allowed = _screened_pairs(data, xs.shape[2])
-    spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=max_terms, pairs=pairs)
-    gr = _shape_grams_batch(data, spec)
-    step = select.with_held_out_rows(lambda s: shape_step_batch_jit(s, data, gr, spec),
-                                     lambda s: _shape_errors_batch(s.shapes, held_data, spec))
-    start = _allowed_start(_shape_start_batch(data, spec), allowed)
-    empty, empty_rows = _shape_errors_batch(start.shapes, held_data, spec)
-    sel = search_.run(step, (start, empty_rows), max_terms, loss_scale=scale, keep_states=True)
-    sel, rows = select.split_run(sel, len(held))  # rows (B, terms, n_held)
-    rows = np.concatenate([select.held_rows([empty_rows], len(held)), rows], axis=1)
-    w = select.held_weights(held_data, len(held))
-    empty = np.asarray(empty, np.float64) * scale
-    ys_, ws_ = np.asarray(data.y), np.asarray(data.w)  # each member's start, on the host
-    train0 = np.array([select.start_mse(ys_[b], ws_[b]) for b in range(len(ys_))]) * scale
-    counts, paths = np.zeros(xs.shape[0], np.int64), []
-    for b in range(xs.shape[0]):
-        counts[b] = select.choose_size(rows[b], w[b])
-        path = [dict(n_shapes=0, train_mse=float(train0[b]), val_mse=float(empty[b]), terms=[])]
-        for i, (st, h, v) in enumerate(zip(sel.programs, sel.history[b], sel.val_history[b])):
-            path.append(dict(n_shapes=i + 1, train_mse=float(h), val_mse=float(v),
-                             terms=shapes_.term_names(_member(st.shapes, b), spec, names)))
-        paths.append(path)
-    return counts, (pairs, allowed), paths
+    dtype = fit_spec.dtype
+    data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), fit_spec.chunk, dtype)
+    held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), fit_spec.chunk, dtype)
+    counts, screened, _, _, paths = stages.choose_shapes(
+        (data, held_data, held), fit_spec, rep, scale, fit_spec.shapes, kernels=_BatchShapes)
+    return counts, screened, paths
 
 
 def _own_term_ids(choices: list, p: int, pairs: tuple, allowed) -> list:
@@ -778,16 +802,21 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         cfg = cfg._replace(max_k=prog.capacity_for(params.k))
     scale = np.asarray(sc.y_scale, np.float64) ** 2
 
+    # The settings each member ran: a clone refits the same search.
+    # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
+    hyper = dict(settings, tol=tol, validation_fraction=validation_fraction,
+                 random_state=random_state,
+                 shapes=shapes, prune_tol=prune_tol)
+    fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
+    rep = progress.Reporter(0, 0, None, names)  # silent: the stages' progress
     sres, shape_paths = None, None
     if shapes:  # stages.shapes_first: the shape terms first, the tree on their residual
         counts, screened = np.full(B, shapes), None
         if validation_fraction is not None:  # each member's count on held-out rows
-            counts, screened, shape_paths = _choose_shapes_batch(
-                xs, ys, sw, params, dtype, scale, shapes, shape_knots, validation_fraction,
-                random_state, names)
+            counts, screened, shape_paths = _choose_shapes_batch(xs, ys, sw, fit_spec, rep,
+                                                                 scale)
         sres, state, spec, gr, cand, allowed = _search_shapes_batch(
-            xs, ys, sw, params, dtype, scale, data, counts, shapes, shape_knots,
-            random_state, screened)
+            xs, ys, sw, fit_spec, rep, scale, data, counts, screened)
         g_rows = np.asarray(state.fit, np.float64).reshape(B, -1)[:, :n]
         ys_tree = ys - g_rows
         tree_data = _chunk_batch(xs, ys_tree, sw, params.chunk, dtype)
@@ -803,15 +832,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     k_bound = None
     if bucketed and search != "beam":
         k_bound = jnp.asarray(np.full(B, params.k), jnp.int32)
-    # The settings each member ran: a clone refits the same search.
-    # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
-    hyper = dict(settings, tol=tol, validation_fraction=validation_fraction,
-                 random_state=random_state,
-                 shapes=shapes, prune_tol=prune_tol)
-    fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
     # The tree stage, the estimators' (its size on held-out rows, then the refit)
     members = _Members(xs, ys_tree, sw, tree_data, fit_spec, cfg, programs, sc, k_bound)
-    res, paths = stages.tree(members, fit_spec, progress.Reporter(0, 0, None, names))
+    res, paths = stages.tree(members, fit_spec, rep)
     status = np.asarray(res.status, np.int64)
     histories = [res.history[b][: len(res.choices[b])] for b in range(B)]  # may end early (run)
     choices = [list(c) for c in res.choices]

@@ -110,13 +110,13 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     pool has workers all of them wait for tasks that no free worker is left to run.
     """
     scale = src.loss_scale
-    n_shapes, pairs, shape_path = spec.shapes, None, None
+    n_shapes, screened, shape_path = spec.shapes, None, None
     own = bucket(src)
     if spec.validation_fraction is not None:
-        n_shapes, pairs, _, _, shape_path = choose_shapes(src.shape_split(), spec, rep, scale,
-                                                          spec.shapes, p=own)
+        n_shapes, screened, _, _, shape_path = choose_shapes(src.shape_split(), spec, rep, scale,
+                                                             spec.shapes, p=own)
     sub, all_rows = src.shape_search_rows()
-    sres, found, sspec, gr = shape_search(sub, spec, rep, scale, n_shapes, spec.shapes, pairs,
+    sres, found, sspec, gr = shape_search(sub, spec, rep, scale, n_shapes, spec.shapes, screened,
                                           grams=all_rows and src.reuses_grams, p=own)
     del sub
     fit = src.fit_shapes(sres, found, sspec, gr, all_rows)
@@ -216,59 +216,98 @@ def _unpadded(run, data, p):
     return run._replace(choices=shapes_.unpadded_choices(run.choices, p, data.x.shape[-1]))
 
 
-def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes: int, max_terms: int,
-                 pairs, grams: bool = False, p=None) -> tuple:
+class OneFit:
+    """The compiled pieces of one fit's shape search (:func:`shape_search`,
+    :func:`choose_shapes`). :func:`jaxtree.fit_batch` passes its batched twin (the same
+    pure functions of :mod:`jaxtree.shapes` vmapped over its data sets, each member's pairs
+    screened and its count chosen on its own), so that the stage is written once."""
+
+    @staticmethod
+    def screen_terms(data, spec: spec_.FitSpec, p) -> tuple:
+        """``(candidate pairs, allowed)``: the screened pairs (:func:`_screen`); ``allowed``
+        is None (a batch: which member may take which pair)."""
+        return _screen(data, spec, p), None
+
+    term_grams = staticmethod(shapes_.grams_jit)
+    add_term = staticmethod(search.shape_step_jit)
+    held_errors = staticmethod(select.shape_errors)
+
+    @staticmethod
+    def empty_model(data, sspec, allowed):
+        return shapes_.start_jit(data, sspec)
+
+    @staticmethod
+    def run_terms(step, start, n_shapes, rep, scale: float) -> search.SearchResult:
+        return search.run(step, start, n_shapes, rep, loss_scale=scale)
+
+    @staticmethod
+    def compacted(found, sspec, gr, allowed) -> tuple:
+        return shapes_.compact(found, sspec, gr)
+
+    @staticmethod
+    def counted(rows, weights, sel, data, empty, sspec, scale: float, names) -> tuple:
+        """``(count, shape path)`` by the paired standard-error rule on the per-row held-out
+        losses ``rows`` (the intercept-only model first) of the selection run ``sel``."""
+        path = select.shape_path(select.start_mse(data.y, data.w) * scale, float(empty), sel,
+                                 sspec, names)
+        return select.choose_size(rows, weights), path
+
+
+def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes, max_terms: int,
+                 screened, grams: bool = False, p=None, kernels=OneFit) -> tuple:
     """The greedy search of ``n_shapes`` shape terms on the chunked rows ``sub``, its progress
-    reported. ``pairs``: the candidate pairs, None screens them
-    (:func:`jaxtree.shapes.screen_pairs`); ``p``: the table's covariates when ``sub`` is
-    bucketed (:func:`bucket`). Returns ``(search result, chosen terms and spec compacted,
-    sub's Grams compacted, or None when not ``grams``)``."""
-    pairs = _screen(sub, spec, p) if pairs is None else pairs
+    reported. ``screened``: the ``(candidate pairs, allowed)`` of :func:`choose_shapes`, None
+    screens them (:func:`jaxtree.shapes.screen_pairs`); ``p``: the table's covariates when
+    ``sub`` is bucketed (:func:`bucket`); ``kernels``: :class:`OneFit` or a batch's (then
+    ``n_shapes`` is each member's count). Returns ``(search result, chosen terms and spec
+    compacted, sub's Grams compacted, or None when not ``grams``)``."""
+    pairs, allowed = kernels.screen_terms(sub, spec, p) if screened is None else screened
     sspec = _spec(sub, spec, max_terms, pairs, p)
-    gr = shapes_.grams_jit(sub, sspec)
-    sres = search.run(lambda s: search.shape_step_jit(s, sub, gr, sspec),
-                      shapes_.start_jit(sub, sspec), n_shapes, rep, loss_scale=scale)
-    found, sspec, gr = shapes_.compact(sres.program.shapes, sspec, gr if grams else None)
+    gr = kernels.term_grams(sub, sspec)
+    sres = kernels.run_terms(lambda s: kernels.add_term(s, sub, gr, sspec),
+                             kernels.empty_model(sub, sspec, allowed), n_shapes, rep, scale)
+    found, sspec, gr = kernels.compacted(sres.program.shapes, sspec, gr if grams else None,
+                                         allowed)
     return _unpadded(sres, sub, p), found, sspec, gr
 
 
 def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
                   after: int = 0, states: bool = False, n_iter: Optional[int] = None,
-                  p=None) -> tuple:
-    """``(number of shapes, candidate pairs, selection run, its spec, shape path)`` chosen on
-    held-out rows: the shape search on the training part of ``split = (training data,
-    held-out data, held-out rows)`` with the held-out MSE after each term; the smallest count
-    within half a paired standard error of the best (counting the intercept-only model as 0
-    terms; :func:`jaxtree._fit.select.choose_size`).
+                  p=None, kernels=OneFit) -> tuple:
+    """``(number of shapes, (candidate pairs, allowed), selection run, its spec, shape
+    path)`` chosen on held-out rows: the shape search on the training part of ``split =
+    (training data, held-out data, held-out rows)`` with the held-out MSE after each term;
+    the smallest count within half a paired standard error of the best (counting the
+    intercept-only model as 0 terms; :func:`jaxtree._fit.select.choose_size`).
     ``after``: iterations already run (the progress bar's position); ``states``: stop once
     :data:`~jaxtree._fit.spec.AUTO_PATIENCE` more terms have not lowered the held-out MSE
     (``shapes="auto"``); ``n_iter``: at most this many terms (default ``max_terms``, the
     selection run's capacity); ``p``: the table's covariates when the split is bucketed
-    (:func:`bucket`; the spec returned is then a :class:`jaxtree.shapes.SlotSpec`)."""
+    (:func:`bucket`; the spec returned is then a :class:`jaxtree.shapes.SlotSpec`);
+    ``kernels``: :class:`OneFit` or a batch's (then the count and the path are per member)."""
     n_iter = max_terms if n_iter is None else n_iter
     data, held_data, held = split
-    pairs = _screen(data, spec, p)
+    pairs, allowed = kernels.screen_terms(data, spec, p)
     sspec = _spec(data, spec, max_terms, pairs, p)
-    gr = shapes_.grams_jit(data, sspec)
-    step = select.with_held_out_rows(lambda s: search.shape_step_jit(s, data, gr, sspec),
-                                     lambda s: select.shape_errors(s.shapes, held_data, sspec))
-    start = shapes_.start_jit(data, sspec)
-    empty, empty_rows = select.shape_errors(start.shapes, held_data, sspec)
+    gr = kernels.term_grams(data, sspec)
+    step = select.with_held_out_rows(lambda s: kernels.add_term(s, data, gr, sspec),
+                                     lambda s: kernels.held_errors(s.shapes, held_data, sspec))
+    start = kernels.empty_model(data, sspec, allowed)
+    empty, empty_rows = kernels.held_errors(start.shapes, held_data, sspec)
     rep.phase(n_iter, "choosing shapes")  # the bar moves while the count is chosen
     sel = search.run(step, (start, empty_rows), n_iter, rep.tick, loss_scale=scale,
                      keep_states=True, patience=spec_.AUTO_PATIENCE if states else None)
     sel, rows = select.split_run(sel, len(held))
     sel = _unpadded(sel, data, p)
-    empty = float(empty) * scale
-    rows = np.r_[select.held_rows([empty_rows], len(held)), rows]
-    n_best = select.choose_size(rows, select.held_weights(held_data, len(held)))
-    path = select.shape_path(select.start_mse(data.y, data.w) * scale, empty,
-                             sel, sspec, rep.names)
+    rows = np.concatenate([select.held_rows([empty_rows], len(held)), rows], axis=-2)
+    n_best, path = kernels.counted(rows, select.held_weights(held_data, len(held)), sel, data,
+                                   np.asarray(empty, np.float64) * scale, sspec, scale,
+                                   rep.names)
     if after:  # shapes="auto": the tree's iterations, then the chosen terms
         rep.phase(after + n_best, "shapes", done=after)
     else:  # shapes=S: the chosen terms, then the tree's first leaf and k insertions
-        rep.phase(n_best + spec.k + 1, "refit")
-    return n_best, pairs, sel, sspec, path
+        rep.phase(int(np.max(n_best)) + spec.k + 1, "refit")
+    return n_best, (pairs, allowed), sel, sspec, path
 
 
 def _with_shapes(path, terms, sspec):
