@@ -319,6 +319,17 @@ def _reader_pool() -> concurrent.futures.ThreadPoolExecutor:
         return _READERS[0]
 
 
+def _forget_readers() -> None:
+    """In a forked child the pool's threads do not exist: it makes its own on first use."""
+    global _READERS_LOCK
+    _READERS.clear()
+    _READERS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_readers)
+
+
 def _blocks(source: Iterable, chunks_per_block: int, put: Callable):
     """Stacks chunks of ``source`` into device blocks ``(B, m, ...)``; pads the last block.
 

@@ -208,3 +208,25 @@ def test_read_ahead_raises_a_failed_read_and_stops_early():
     gen.close()  # leaves the pass with reads in flight
     again = next(stream._blocks(good, 2, lambda a: a))
     np.testing.assert_array_equal(first[0], again[0])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_read_ahead_in_a_forked_child():
+    """A child forked after a streamed pass (multiprocessing's fork start, joblib) reads its
+    own blocks: the parent's reading threads do not exist there, so the child makes its own
+    pool (a stale pool would wait for threads that never run)."""
+    import multiprocessing
+
+    x, y = _data(n=900, p=3)
+    reader = stream.ChunkReader(x, y, chunk_size=100)
+    want = _host_blocks(reader, 2)  # the parent's pool is up
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_child_blocks, (x, y)).get(timeout=60)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a[0], b[0])
+
+
+def _child_blocks(x, y):
+    return _host_blocks(stream.ChunkReader(x, y, chunk_size=100), 2)
