@@ -452,6 +452,9 @@ def main():
     ap.add_argument("--roofline", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--precision-check", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--estimator", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--airline-n", type=float, default=7e5,
+                    help="airline_fit: rows of the airline-like table (default 7e5; 1e8 checks "
+                         "the estimator with 10^8 rows held on an accelerator)")
     ap.add_argument("--airline-estimator", choices=["paper", "default"], default="paper",
                     help="airline_fit: TreeRegressor.paper(k) (default) or TreeRegressor()")
     a = ap.parse_args()
@@ -514,7 +517,8 @@ def main():
                                         precision_check=True))
     if "airline_fit" in only and not a.quick:
         for refine in dict.fromkeys([a.refine] + (a.airline_refine or [])):
-            record("airline_fit", run_child(a, 700_000, 8, 40, 10, refine, estimator=True))
+            record("airline_fit", run_child(a, int(a.airline_n), 8, 40, 10, refine,
+                                            estimator=True))
     if "p" in only:
         for p in ps:
             record("p", run_child(a, base_n, p, 40, big_k, a.refine, roofline=True))

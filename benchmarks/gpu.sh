@@ -18,12 +18,16 @@
 #   6. n = 1e7 streamed from a host memmap, k = 3: the rows read per fit and the time
 #      against the measured host-to-device bandwidth for those bytes (fit_x_h2d_limit;
 #      1e8 did not finish in 110 s on 2026-11-27);
-#   7. TF32's speed: step 3's 1e7 point with precision="default";
+#   7. (not in the default list; measured on 2026-11-29: 7%) TF32's speed: step 3's 1e7
+#      point with precision="default";
 #   8. (not in the default list) the numpy race at n = 1e6 on the device host's CPU
 #      (benchmarks/bench_numpy.py, OPENBLAS_* unset for that command), against JAX on the
-#      card: several minutes on its own.
+#      card: several minutes on its own;
+#   9. the estimator with 10^8 rows held on the card (TreeRegressor.paper(k=10), the row
+#      plan's device budget of 2026-11-29: an eighth of the card's memory), one warm fit,
+#      and one streamed pass at 1e7 by read-ahead depth (bench_stream_pass.py).
 #
-# JAXTREE_GPU_STEPS picks the steps (default "0 1 2 3 4 5 6 7"), e.g. the unmet targets only:
+# JAXTREE_GPU_STEPS picks the steps (default "0 1 2 3 4 5 6 9"), e.g. the unmet targets only:
 #   JAXTREE_GPU_STEPS="1 4 5" bash benchmarks/gpu.sh
 #
 # The first run of 2026-11-27 (before the row plan; benchmarks/results/gpu/*_2026-11-27.json,
@@ -50,6 +54,8 @@ if [ -n "${JAXTREE_GPU_SMOKE:-}" ]; then
     batch=(--quick)
     first=(--quick)
     huge=(--ns 5e4 --stream-from 1e4)
+    big=(--airline-n 3e4)
+    pass=(--n 1e5 --depths 1 8 --repeats 1)
     tf32=(--ns 3e4)
     race=(--quick)
 else
@@ -58,6 +64,8 @@ else
     batch=(--batches 32 --n 10000 --repeats 2)
     first=(--rounds 1)
     huge=(--ns 1e7 --stream-from 1e7)
+    big=(--airline-n 1e8)
+    pass=(--n 1e7 --depths 1 4 8 16 --repeats 3)
     tf32=(--ns 1e7)
     race=(--large-only --large-n 1000000 --repeats 1 --jax-refine coordinate optax)
 fi
@@ -65,7 +73,7 @@ fi
 keep() {  # keep WORKFILE NAME: copy one step's JSON into $dest
     [ -e "$1" ] && cp "$1" "$dest/$2"
 }
-steps=" ${JAXTREE_GPU_STEPS:-0 1 2 3 4 5 6 7} "
+steps=" ${JAXTREE_GPU_STEPS:-0 1 2 3 4 5 6 9} "
 want() {  # want N: whether step N was asked for (and the seconds so far, in the log)
     [[ "$steps" == *" $1 "* ]] && echo "-- step $1 at ${SECONDS}s"
 }
@@ -135,6 +143,15 @@ print('import jax %.2f s, devices %.2f s, first jit %.2f s, second jit %.2f s, i
         timeout 400 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" benchmarks/bench_numpy.py \
             "${race[@]}" --out "$work/race" --stem numpy_race_gpu || echo "STEP FAILED: numpy race"
         keep "$work"/race/numpy_race_gpu.json gpu_numpy_race.json
+    fi
+    if want 9; then
+        echo "== 9. the estimator with 1e8 rows on the card; a streamed pass by read-ahead depth"
+        timeout 240 "$py" benchmarks/bench_scale.py --only airline_fit "${big[@]}" --repeats 1 \
+            --out "$work/big" || echo "STEP FAILED: 1e8 estimator"
+        keep "$work"/big/scale_airline_fit.json gpu_estimator_1e8.json
+        # its lines are in the log (at most 8 files come back)
+        timeout 60 "$py" benchmarks/bench_stream_pass.py "${pass[@]}" --out "$work/pass.json" \
+            || echo "STEP FAILED: stream pass"
     fi
 } 2>&1 | tee "$log"
 
