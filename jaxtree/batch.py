@@ -324,13 +324,32 @@ class _BatchShapes:
 
     @staticmethod
     def run_terms(step, start, n_shapes, rep, scale):
-        return _shape_run(step, start, n_shapes, scale)
+        """:func:`_shape_run`; ``n_shapes`` each member's count, or one for all."""
+        B = len(jax.tree_util.tree_leaves(start)[0])
+        return _shape_run(step, start, np.broadcast_to(np.asarray(n_shapes, np.int64), (B,)),
+                          scale)
 
     @staticmethod
     def compacted(found, sspec, gr, allowed) -> tuple:
         if allowed is not None:  # a member's pairs outside its own screen stay off
             found = found._replace(pair_on=found.pair_on & jnp.asarray(allowed))
         return _compact_batch(found, sspec, gr)
+
+    @staticmethod
+    def own_ids(run, data, p, pairs, allowed):
+        """The run's shape records with each member's own term ids (:func:`_own_term_ids`)."""
+        return run._replace(choices=_own_term_ids(run.choices, data.x.shape[-1], pairs, allowed))
+
+    @staticmethod
+    def with_shapes(paths, terms, sspec):
+        """Each member's size path (if any) with its own shape terms before the round (the
+        estimator's, :func:`jaxtree._fit.stages.shapes_first`)."""
+        for b, path in enumerate(paths or ()):
+            own = _own_shapes(_member(terms, b), sspec)
+            for row in path:
+                row["model"] = dataclasses.replace(row["model"], **own)
+                row.pop("formula", None)  # written on first access of path_
+        return paths
 
     @staticmethod
     def counted(rows, weights, sel, data, empty, sspec, scale, names) -> tuple:
@@ -349,54 +368,6 @@ class _BatchShapes:
                                  terms=shapes_.term_names(_member(st.shapes, b), sspec, names)))
             paths.append(path)
         return counts, paths
-
-
-def _search_shapes_batch(xs, ys, sw, fit_spec, rep, scale, data, n_shapes, screened=None):
-    """The shape search of ``shapes=S`` for every member (the estimators' stage,
-    :func:`jaxtree._fit.stages.shape_search`, with :class:`_BatchShapes`): ``n_shapes[b]``
-    shape terms of its own target ``ys[b]`` chosen by one batched search (one compiled step),
-    on at most ``shapes.SEARCH_ROWS`` rows (the same subset of every data set: it depends
-    only on ``n`` and ``random_state``), then backfitted on all rows. ``screened``: the
-    ``(candidates, allowed)`` of a selection run (:func:`_screened_pairs`), else screened
-    here. Returns ``(search result, states on all rows, spec, its Grams, candidates,
-    allowed)``: the states' spec has the union of the members' chosen pairs
-    (:func:`_compact_batch`); ``candidates``/``allowed`` map the search's term ids back to
-    each member's own (:func:`_own_term_ids`)."""
-    rows = select.subsample(xs.shape[1], shapes_.SEARCH_ROWS, fit_spec.random_state)
-    sub = data if rows is None else _chunk_batch(
-        xs[:, rows], ys[:, rows], None if sw is None else sw[:, rows], fit_spec.chunk,
-        data.x.dtype)
-    screened = _BatchShapes.screen_terms(sub, fit_spec, None) if screened is None else screened
-    sres, found, cspec, gr = stages.shape_search(
-        sub, fit_spec, rep, scale, n_shapes, fit_spec.shapes, screened, grams=rows is None,
-        kernels=_BatchShapes)
-    if rows is None:
-        state = _shape_finish_batch(sres.program._replace(shapes=found), data, gr, cspec, 2)
-    else:
-        gr = _shape_grams_batch(data, cspec)
-        # one sweep: the subset's coefficients are a close start (each sweep is S passes)
-        state = _shape_refit_batch(found, data, gr, cspec, 1)
-    return (sres, state, cspec, gr) + tuple(screened)
-
-
-def _choose_shapes_batch(xs, ys, sw, fit_spec, rep, scale):
-    """The estimators' held-out count of shape terms
-    (:func:`jaxtree._fit.stages.choose_shapes` with :class:`_BatchShapes`) for every member:
-    the batched shape search on the training rows (the same split of every data set, at
-    most ``SEARCH_ROWS`` of them) with each member's held-out MSE after each term, then each
-    member's count by the paired standard-error rule. Returns ``(counts (B,), (candidates,
-    allowed), shape paths)``, ``shape paths[b]`` the estimator's ``shape_path_`` of member
-    ``b``."""
-    train, held = select.split(xs.shape[1], fit_spec.validation_fraction, fit_spec.random_state)
-    sub = select.subsample(len(train), shapes_.SEARCH_ROWS, fit_spec.random_state)
-    train = train if sub is None else train[sub]
-    part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
-    dtype = fit_spec.dtype
-    data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), fit_spec.chunk, dtype)
-    held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), fit_spec.chunk, dtype)
-    counts, screened, _, _, paths = stages.choose_shapes(
-        (data, held_data, held), fit_spec, rep, scale, fit_spec.shapes, kernels=_BatchShapes)
-    return counts, screened, paths
 
 
 def _own_term_ids(choices: list, p: int, pairs: tuple, allowed) -> list:
@@ -541,8 +512,9 @@ def _beam_to_sizes(programs, data, basis, cfg, sizes, scale, stop=None) -> searc
 
 
 class _Members:
-    """The tree stage's source for a batch (the protocol :func:`jaxtree._fit.stages.tree`
-    reads: ``tree_config``, ``grow``, ``selection_run``, ``size_path``): ``B`` data sets'
+    """The stages' source for a batch (the protocol :func:`jaxtree._fit.stages.tree` reads:
+    ``tree_config``, ``grow``, ``selection_run``, ``size_path``; with ``shapes=S`` the one
+    :func:`jaxtree._fit.stages.shapes_first` reads): ``B`` data sets'
     scaled rows ``xs (B, n, p)``, targets ``ys (B, n)`` (each member's own, e.g. its shapes'
     residual) and weights, searched by one batched step per iteration. So the held-out size
     and the refit to each member's size run through the estimators' stage, each member
@@ -636,6 +608,69 @@ class _Members:
         if not self.beam:
             return lambda prg: prg
         return lambda prg: _best_members(prg, _members_mse(prg, data, self.spec.basis))
+
+    # ------------------------------------------------ the shape stage's (shapes=S)
+    # jaxtree._fit.stages.shapes_first on every member: the shape terms of its own target,
+    # the tree on their residual, one backfitting round.
+
+    shape_kernels = _BatchShapes
+    reuses_grams = True  # fit_shapes reuses the shape search's Grams when it read all rows
+
+    @property
+    def loss_scale(self):
+        return self.scale
+
+    def _chunked(self, rows):
+        """Every member's rows ``rows`` chunked."""
+        sw = None if self.sw is None else self.sw[:, rows]
+        return _chunk_batch(self.xs[:, rows], self.ys[:, rows], sw, self.spec.chunk,
+                            self.data.x.dtype)
+
+    def shape_split(self, program=None):
+        """``(training data, held-out data, held-out rows)``: the same split of every data
+        set, at most ``shapes.SEARCH_ROWS`` training rows."""
+        s = self.spec
+        train, held = select.split(self.xs.shape[1], s.validation_fraction, s.random_state)
+        sub = select.subsample(len(train), shapes_.SEARCH_ROWS, s.random_state)
+        train = train if sub is None else train[sub]
+        return self._chunked(train), self._chunked(held), held
+
+    def shape_search_rows(self) -> tuple:
+        """``(rows, all_rows)``: all rows, or the same deterministic subset of
+        ``shapes.SEARCH_ROWS`` of every data set."""
+        rows = select.subsample(self.xs.shape[1], shapes_.SEARCH_ROWS, self.spec.random_state)
+        return (self.data, True) if rows is None else (self._chunked(rows), False)
+
+    def fit_shapes(self, sres, found, sspec, grams, all_rows: bool):
+        """The searched terms backfitted on all rows over the chosen terms only."""
+        if grams is not None:
+            state = _shape_finish_batch(sres.program._replace(shapes=found), self.data, grams,
+                                        sspec, spec_.SHAPE_SWEEPS_ALL_ROWS)
+        else:
+            grams = _shape_grams_batch(self.data, sspec)
+            state = _shape_refit_batch(found, self.data, grams, sspec,
+                                       spec_.SHAPE_SWEEPS_SUBSET)
+        return source.ShapeFit(state.shapes, state, grams)
+
+    def given_shapes(self, fit, sspec) -> "_Members":
+        """The tree's source: every member's rows with its shapes' partial residual as ``y``."""
+        n = self.xs.shape[1]
+        ys = self.ys - np.asarray(fit.state.fit, np.float64).reshape(len(self.ys), -1)[:, :n]
+        data = _chunk_batch(self.xs, ys, self.sw, self.spec.chunk, self.data.x.dtype)
+        return _Members(self.xs, ys, self.sw, data, self.spec, self.cfg, self.programs,
+                        self.sc, self.bound)
+
+    def tree_program(self, program):
+        return program
+
+    def backfit(self, program, terms, sspec, fit) -> tuple:
+        """The backfitting round of every member (:func:`_shape_tree_round`): ``(terms,
+        programs, mse (B,))``."""
+        s = self.spec
+        steps = s.steps if s.refine == "optax" else None
+        program, state, mse = _shape_tree_round(program, fit.state, self.data, fit.grams,
+                                                s.basis, sspec, steps)
+        return state.shapes, program, np.asarray(mse, np.float64)
 
     def size_path(self, sel, held, names) -> tuple:
         """``(sizes (B,), paths)``: each member's size by the paired standard-error rule on
@@ -800,7 +835,6 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     bucketed = scoring.compiling_dominates(n, p, params.basis.q)
     if bucketed:  # the estimator's rule: nearby k share the compiled step (docstring)
         cfg = cfg._replace(max_k=prog.capacity_for(params.k))
-    scale = np.asarray(sc.y_scale, np.float64) ** 2
 
     # The settings each member ran: a clone refits the same search.
     # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
@@ -809,20 +843,6 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                  shapes=shapes, prune_tol=prune_tol)
     fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
     rep = progress.Reporter(0, 0, None, names)  # silent: the stages' progress
-    sres, shape_paths = None, None
-    if shapes:  # stages.shapes_first: the shape terms first, the tree on their residual
-        counts, screened = np.full(B, shapes), None
-        if validation_fraction is not None:  # each member's count on held-out rows
-            counts, screened, shape_paths = _choose_shapes_batch(xs, ys, sw, fit_spec, rep,
-                                                                 scale)
-        sres, state, spec, gr, cand, allowed = _search_shapes_batch(
-            xs, ys, sw, fit_spec, rep, scale, data, counts, screened)
-        g_rows = np.asarray(state.fit, np.float64).reshape(B, -1)[:, :n]
-        ys_tree = ys - g_rows
-        tree_data = _chunk_batch(xs, ys_tree, sw, params.chunk, dtype)
-    else:
-        ys_tree, tree_data = ys, data
-
     one = prog.empty_program(cfg.max_k, dtype)
     lead = (B,) if search != "beam" else (B, int(beam_width))
     programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, lead + a.shape), one)
@@ -832,26 +852,16 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     k_bound = None
     if bucketed and search != "beam":
         k_bound = jnp.asarray(np.full(B, params.k), jnp.int32)
-    # The tree stage, the estimators' (its size on held-out rows, then the refit)
-    members = _Members(xs, ys_tree, sw, tree_data, fit_spec, cfg, programs, sc, k_bound)
-    res, paths = stages.tree(members, fit_spec, rep)
+    members = _Members(xs, ys, sw, data, fit_spec, cfg, programs, sc, k_bound)
+    shape_paths = terms = spec = None
+    if shapes:  # the estimators' stages: shape terms, the tree on their residual, the round
+        res, (terms, spec), paths, shape_paths = stages.shapes_first(members, fit_spec, rep)
+    else:  # the tree stage, the estimators' (its size on held-out rows, then the refit)
+        res, paths = stages.tree(members, fit_spec, rep)
     status = np.asarray(res.status, np.int64)
     histories = [res.history[b][: len(res.choices[b])] for b in range(B)]  # may end early (run)
     choices = [list(c) for c in res.choices]
     program = res.program
-    if shapes:
-        searched = state.shapes  # the path models' shapes (the estimator's, before the round)
-        # One backfitting round: shapes given the tree, then the tree's weights given them.
-        steps = params.steps if refine == "optax" else None
-        program, state, mse = _shape_tree_round(program, state, data, gr, params.basis, spec,
-                                                steps)
-        mse = np.asarray(mse, np.float64) * scale
-        shape_choices = _own_term_ids(sres.choices, p, cand, allowed)
-        for b in range(B):  # the last entry is the final model's loss
-            histories[b] = np.r_[sres.history[b], histories[b]]
-            histories[b][-1] = mse[b]
-            choices[b] = list(shape_choices[b]) + choices[b]
-        status = (np.asarray(sres.status, np.int64) & ~int(search_.Status.FULL)) | status
     failed = status & int(search_.Status.NO_CANDIDATE)  # CONVERGED (tol) is no failure
     if failed.any():
         bad = np.flatnonzero(failed).tolist()
@@ -863,21 +873,15 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     if prune_tol is not None:  # the estimator's deletion move, per member (after the round)
         program, pruned = _prune_members(
             fit_spec, program, xs, ys, sw,
-            None if not shapes else [_own_shapes(_member(state.shapes, b), spec)
-                                     for b in range(B)])
+            None if not shapes else [_own_shapes(_member(terms, b), spec) for b in range(B)])
     models = model_.TreeModel.from_scaling(program, sc, dtype, params.basis, names)
     if shapes:
-        models = dataclasses.replace(models, shapes=state.shapes, shape_spec=spec)
+        models = dataclasses.replace(models, shapes=terms, shape_spec=spec)
     for b, est in enumerate(estimators):
         member = _member(models, b)
         if shapes:  # the member's own terms: its chosen pairs only (the estimator's compact)
             member = dataclasses.replace(member, **_own_shapes(member.shapes, spec))
         path = None if paths is None else paths[b]
-        if path is not None and shapes:  # the sizes' path: each model with the shapes before the round
-            own = _own_shapes(_member(searched, b), spec)
-            for row in path:
-                row["model"] = dataclasses.replace(row["model"], **own)
-                row.pop("formula", None)  # written on first access of path_
         # feature_names name the covariates in formulas only: the members were fitted on
         # arrays, so they have no feature_names_in_ (a predict on an array must not warn)
         enc = _unnamed_table(names if feature_names is not None else None,

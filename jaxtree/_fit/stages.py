@@ -101,6 +101,8 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     held-out rows, ``shapes`` is the upper bound), then the tree's size on the shapes'
     residual, as for a tree alone. The terms are searched on at most
     ``shapes.SEARCH_ROWS`` rows, then backfitted on all rows over the chosen terms only.
+    :func:`jaxtree.fit_batch`'s members run this stage too, with the batch's kernels
+    (``src.shape_kernels``): each member's count, histories and choices are its own.
 
     With ``devices`` only the tree search is sharded: the shape stage runs on one device.
     On CPU devices (``--xla_force_host_platform_device_count``) the shape search run
@@ -110,27 +112,48 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     pool has workers all of them wait for tasks that no free worker is left to run.
     """
     scale = src.loss_scale
+    kernels = getattr(src, "shape_kernels", OneFit)  # jaxtree.fit_batch's members: a batch's
     n_shapes, screened, shape_path = spec.shapes, None, None
     own = bucket(src)
     if spec.validation_fraction is not None:
         n_shapes, screened, _, _, shape_path = choose_shapes(src.shape_split(), spec, rep, scale,
-                                                             spec.shapes, p=own)
+                                                             spec.shapes, p=own, kernels=kernels)
     sub, all_rows = src.shape_search_rows()
     sres, found, sspec, gr = shape_search(sub, spec, rep, scale, n_shapes, spec.shapes, screened,
-                                          grams=all_rows and src.reuses_grams, p=own)
+                                          grams=all_rows and src.reuses_grams, p=own,
+                                          kernels=kernels)
     del sub
     fit = src.fit_shapes(sres, found, sspec, gr, all_rows)
-    with rep.after(len(sres.history)):  # the tree's iterations follow the shapes'
+    done = len(sres.history) if np.ndim(sres.status) == 0 else max(map(len, sres.history))
+    with rep.after(done):  # the tree's iterations follow the shapes'
         found_tree, path = tree(src.given_shapes(fit, sspec), spec, rep)
-    path = _with_shapes(path, *shapes_.unslot(fit.terms, sspec, own, spec.shape_groups))
+    path = kernels.with_shapes(path, *shapes_.unslot(fit.terms, sspec, own, spec.shape_groups))
     terms, program, mse = src.backfit(src.tree_program(found_tree.program), fit.terms, sspec, fit)
     terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
-    history = list(sres.history) + list(found_tree.history)
-    history[-1] = mse * scale
-    status = search.Status(int(sres.status) & ~int(search.Status.FULL)) | found_tree.status
-    res = search.SearchResult(program, np.asarray(history, np.float64),
-                              list(sres.choices) + list(found_tree.choices), status)
-    return res, (terms, sspec), path, shape_path
+    return _joined(sres, found_tree, program, mse, scale), (terms, sspec), path, shape_path
+
+
+def _joined(sres, found_tree, program, mse, scale) -> search.SearchResult:
+    """The search result of the shape terms, then the tree: histories and choices
+    concatenated (a batch's per member), the last loss the final model's ``mse`` (scaled
+    space) in the history's units, the shapes' status without FULL (their capacity is no
+    stop of the model's)."""
+    full = int(search.Status.FULL)
+    if np.ndim(found_tree.status) == 0:
+        history = list(sres.history) + list(found_tree.history)
+        history[-1] = mse * scale
+        status = search.Status(int(sres.status) & ~full) | found_tree.status
+        return search.SearchResult(program, np.asarray(history, np.float64),
+                                   list(sres.choices) + list(found_tree.choices), status)
+    mse = np.asarray(mse, np.float64) * scale
+    histories, choices = [], []
+    for b, tree_choices in enumerate(found_tree.choices):  # a member's tree may end early
+        h = np.r_[sres.history[b], np.asarray(found_tree.history[b])[: len(tree_choices)]]
+        h[-1] = mse[b]
+        histories.append(h)
+        choices.append(list(sres.choices[b]) + list(tree_choices))
+    status = (np.asarray(sres.status, np.int64) & ~full) | np.asarray(found_tree.status, np.int64)
+    return search.SearchResult(program, histories, choices, status)
 
 
 def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
@@ -245,6 +268,15 @@ class OneFit:
         return shapes_.compact(found, sspec, gr)
 
     @staticmethod
+    def own_ids(run, data, p, pairs, allowed):
+        """A run's choices with the table's own term ids (:func:`_unpadded`)."""
+        return _unpadded(run, data, p)
+
+    @staticmethod
+    def with_shapes(path, terms, sspec):
+        return _with_shapes(path, terms, sspec)
+
+    @staticmethod
     def counted(rows, weights, sel, data, empty, sspec, scale: float, names) -> tuple:
         """``(count, shape path)`` by the paired standard-error rule on the per-row held-out
         losses ``rows`` (the intercept-only model first) of the selection run ``sel``."""
@@ -268,7 +300,7 @@ def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes, max_term
                              kernels.empty_model(sub, sspec, allowed), n_shapes, rep, scale)
     found, sspec, gr = kernels.compacted(sres.program.shapes, sspec, gr if grams else None,
                                          allowed)
-    return _unpadded(sres, sub, p), found, sspec, gr
+    return kernels.own_ids(sres, sub, p, pairs, allowed), found, sspec, gr
 
 
 def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
