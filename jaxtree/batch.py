@@ -1,9 +1,10 @@
 """Fitting many data sets of one shape at once: ``B`` searches in one compiled call.
 
-Why over 800 lines (a debt, not a design): the estimators' shape stage is restated here
-batched (issue 26 item 5 would replace it by the pipeline's stage under ``vmap``). The tree
-stage is the estimators' own (:func:`jaxtree._fit.stages.tree`: the held-out size, then the
-refit), run on a batched source (:class:`_Members`).
+Why over 800 lines: two public entry points (:func:`fit_batch`, :func:`fit_batch_classifier`)
+with their checks, the batched kernels (the search step, the beam, the shape stage's pieces)
+and the batch's source. The stages are the estimators' own (:mod:`jaxtree._fit.stages`: the
+tree's held-out size and refit, and with ``shapes=S`` the shape terms first), run on a
+batched source (:class:`_Members`) with batched kernels (:class:`_BatchShapes`).
 
 :func:`fit_batch` stacks ``B`` data sets ``X[b]`` of shape ``(n, p)`` and runs the pure
 search step :func:`jaxtree.search.step` (the greedy or the backfit search) or
@@ -17,8 +18,8 @@ Each data set is scaled on its own, exactly as :class:`jaxtree.TreeRegressor` do
 So ``fit_batch(X, y, search=s)[b]`` makes the same choices as
 ``TreeRegressor(search=s, validation_fraction=None, shapes=0).fit(X[b], y[b])``.
 
-With ``shapes=S`` each member is ``TreeRegressor(shapes=S, ...)``'s fit: the estimator's
-in-memory shape stage (:func:`jaxtree._fit.stages.shapes_first`) run batched, the pure functions of
+With ``shapes=S`` each member is ``TreeRegressor(shapes=S, ...)``'s fit: the estimators'
+shape stage (:func:`jaxtree._fit.stages.shapes_first`) run on the batch, the pure functions of
 :mod:`jaxtree.shapes` vmapped over the members (one compiled shape step for all,
 :data:`shape_step_batch_jit`): the shape terms first (Grams, greedy insertions with
 backfitting, each member on its own ``y``), the tree searched on each member's own
