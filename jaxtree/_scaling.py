@@ -12,6 +12,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from jaxtree import _threads
 from jaxtree import _validation as V
 
 
@@ -64,12 +65,24 @@ def bounded(s: Scaling, y_bound: float) -> Scaling:
 
 
 def apply(s: Scaling, x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
-    """Scaled ``(x, y)`` in float64; zero-weight rows clipped into range."""
+    """Scaled ``(x, y)`` in float64; zero-weight rows clipped into range. A large table
+    ``(n, p)`` is scaled a block of rows per thread (:mod:`jaxtree._threads`; the same values)."""
     # one float64 result array each, updated in place (no second temporary of n*p values)
-    xs = np.subtract(x, s.x_min[..., None, :], dtype=np.float64)
-    xs *= s.x_scale[..., None, :]
-    ys = np.subtract(y, s.y_center[..., None], dtype=np.float64)
-    ys /= s.y_scale[..., None]
+    if np.ndim(x) == 2 and len(_threads.row_parts(len(x), np.size(x))) > 1:
+        xs, ys = np.empty(np.shape(x), np.float64), np.empty(np.shape(y), np.float64)
+
+        def scale(rows):
+            np.subtract(x[rows], s.x_min[..., None, :], out=xs[rows], dtype=np.float64)
+            xs[rows] *= s.x_scale[..., None, :]
+            np.subtract(y[rows], s.y_center[..., None], out=ys[rows], dtype=np.float64)
+            ys[rows] /= s.y_scale[..., None]
+
+        _threads.map_rows(scale, len(x), np.size(x))
+    else:
+        xs = np.subtract(x, s.x_min[..., None, :], dtype=np.float64)
+        xs *= s.x_scale[..., None, :]
+        ys = np.subtract(y, s.y_center[..., None], dtype=np.float64)
+        ys /= s.y_scale[..., None]
     if sw is not None:
         keep = np.asarray(sw) > 0
         xs = np.where(keep[..., None], xs, np.clip(xs, 0.0, 1.0))

@@ -48,6 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _threads
 from jaxtree import program as prog
 
 __all__ = [
@@ -177,7 +178,11 @@ def _host_chunks(x, y, sample_weight, chunk_size: int, rows: Optional[int], dtyp
     if cols < p:
         raise ValueError(f"columns={cols} is fewer than the data's {p} covariates.")
     xb = np.zeros((nc * m, cols), dtype)
-    xb[:n, :p] = x
+
+    def cast(rows):  # a large table a block of rows per thread (jaxtree._threads)
+        xb[rows, :p] = x[rows]
+
+    _threads.map_rows(cast, n, n * p)
     xb[:, p:] = np.nan
     yb = np.zeros((nc * m,), dtype)
     yb[:n] = y
