@@ -55,12 +55,12 @@ from jaxtree import scoring
 __all__ = [
     "ACCEL_GRAIN",
     "ACCEL_IN_MEMORY_BYTES",
+    "ACCEL_IN_MEMORY_SHARE",
     "ACCEL_MAX_CHUNK",
     "ACCEL_PHI_BYTES",
     "CPU_CHUNK",
     "CPU_CHUNKS_PER_BLOCK",
     "RowPlan",
-    "ACCEL_IN_MEMORY_SHARE",
     "check_chunk_size",
     "device_memory",
     "platform_of",
@@ -98,8 +98,8 @@ take 3.2 GB), 7.5 GB on an 80 GB H100. The rest holds the targets and weights, t
 scorer's working set (about three ``Phi`` of one chunk, :data:`ACCEL_PHI_BYTES` each), the
 shape terms' values and the refinement's. Measured on one H200 (2026-11-29; BENCHMARKS.md,
 "10^8 rows on the card"): greedy ``k = 10`` on 10^8 rows held on the card took 6.65 s
-(0.61 s an iteration), where the same rows streamed from host memory take 4.7 s an
-iteration."""
+(0.61 s an iteration), where streaming from host memory took 4.7 s an iteration already
+at 10^7 rows."""
 
 _ACCELERATORS = ("gpu", "cuda", "rocm", "tpu", "metal")
 
