@@ -23,32 +23,36 @@ from typing import Callable
 MIN_VALUES = 1 << 22
 """Passes over fewer values (``rows * values per row``) run on the calling thread."""
 
-_POOL: list = []
+_POOLS: dict = {}
 _LOCK = threading.Lock()
 
 
 def workers() -> int:
-    """Threads of a pass: the cores, at most 8."""
+    """Threads of a pool: the cores, at most 8."""
     return min(8, os.cpu_count() or 1)
 
 
-def _pool() -> concurrent.futures.ThreadPoolExecutor:
+def pool(name: str) -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool ``name`` of :func:`workers` threads named ``jaxtree-<name>``
+    (``"rows"``: :func:`map_rows`; ``"read"``: a streamed pass's read-ahead,
+    :func:`jaxtree.stream._blocks`), made on first use."""
     with _LOCK:
-        if not _POOL:
-            _POOL.append(concurrent.futures.ThreadPoolExecutor(
-                max_workers=workers(), thread_name_prefix="jaxtree-rows"))
-        return _POOL[0]
+        if name not in _POOLS:
+            _POOLS[name] = concurrent.futures.ThreadPoolExecutor(
+                max_workers=workers(), thread_name_prefix=f"jaxtree-{name}")
+        return _POOLS[name]
 
 
-def _forget_pool() -> None:
-    """In a forked child the pool's threads do not exist: it makes its own on first use."""
+def _forget_pools() -> None:
+    """In a forked child the pools' threads do not exist: it makes its own on first use
+    (a stale pool would wait for threads that never run)."""
     global _LOCK
-    _POOL.clear()
+    _POOLS.clear()
     _LOCK = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+    os.register_at_fork(after_in_child=_forget_pools)
 
 
 def row_parts(n: int, values: int) -> list:
@@ -68,4 +72,4 @@ def map_rows(fn: Callable, n: int, values: int) -> list:
     parts = row_parts(n, values)
     if len(parts) == 1:
         return [fn(parts[0])]
-    return list(_pool().map(fn, parts))
+    return list(pool("rows").map(fn, parts))

@@ -38,10 +38,8 @@ host loop itself. That is the price of data that lives on the host.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import functools
 import itertools
-import os
 import threading
 from typing import Callable, Iterable, Optional
 
@@ -50,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _scaling as scaling_
+from jaxtree import _threads
 from jaxtree import moves
 from jaxtree import program as prog
 from jaxtree import refine as refine_
@@ -307,35 +306,14 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
 
 
 READ_AHEAD = 8  # blocks of a ChunkReader read (and put on the device) ahead of the one in use
-_READERS: list = []  # the threads that read them: one pool, made on first use, of
-_READERS_LOCK = threading.Lock()  # min(8, cores) threads (a pass keeps READ_AHEAD busy)
-
-
-def _reader_pool() -> concurrent.futures.ThreadPoolExecutor:
-    with _READERS_LOCK:
-        if not _READERS:
-            _READERS.append(concurrent.futures.ThreadPoolExecutor(
-                max_workers=min(8, os.cpu_count() or 1), thread_name_prefix="jaxtree-read"))
-        return _READERS[0]
-
-
-def _forget_readers() -> None:
-    """In a forked child the pool's threads do not exist: it makes its own on first use."""
-    global _READERS_LOCK
-    _READERS.clear()
-    _READERS_LOCK = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_readers)
 
 
 def _blocks(source: Iterable, chunks_per_block: int, put: Callable):
     """Stacks chunks of ``source`` into device blocks ``(B, m, ...)``; pads the last block.
 
     A :class:`ChunkReader`'s blocks are read a block of rows at a time, up to
-    :data:`READ_AHEAD` of them at once on a pool of threads, each put on the device by its
-    thread: reading, scaling and the host-to-device copy of the next blocks overlap the
+    :data:`READ_AHEAD` of them at once on a pool of threads (:func:`jaxtree._threads.pool`),
+    each put on the device by its thread: reading, scaling and the host-to-device copy of the next blocks overlap the
     device's work on this one (numpy and the copy release the GIL). On one H200's host (16
     cores; BENCHMARKS.md, "A streamed pass reads ahead") a pass at 10^7 rows in blocks of
     2^20 took 1.10 s reading one block ahead, 0.33 s four and 0.23 s eight. The blocks come
@@ -345,7 +323,7 @@ def _blocks(source: Iterable, chunks_per_block: int, put: Callable):
     if isinstance(source, ChunkReader):
         rows = int(chunks_per_block) * source.chunk_size
         starts = iter(range(0, source.n, rows))
-        pool, ahead = _reader_pool(), collections.deque()
+        pool, ahead = _threads.pool("read"), collections.deque()
 
         def read(start):
             return put(source.block(start, chunks_per_block))
