@@ -240,10 +240,11 @@ def _unpadded(run, data, p):
 
 
 class OneFit:
-    """The compiled pieces of one fit's shape search (:func:`shape_search`,
-    :func:`choose_shapes`). :func:`jaxtree.fit_batch` passes its batched twin (the same
-    pure functions of :mod:`jaxtree.shapes` vmapped over its data sets, each member's pairs
-    screened and its count chosen on its own), so that the stage is written once."""
+    """The pieces of one fit's shape stage (:func:`shapes_first`, :func:`shape_search`,
+    :func:`choose_shapes`; a source's ``shape_kernels``, this by default).
+    :func:`jaxtree.fit_batch`'s source has the batched twin (the same pure functions of
+    :mod:`jaxtree.shapes` vmapped over its data sets, each member's pairs screened, its
+    count chosen and its terms numbered on its own), so that the stage is written once."""
 
     @staticmethod
     def screen_terms(data, spec: spec_.FitSpec, p) -> tuple:
