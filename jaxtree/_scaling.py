@@ -65,24 +65,21 @@ def bounded(s: Scaling, y_bound: float) -> Scaling:
 
 
 def apply(s: Scaling, x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
-    """Scaled ``(x, y)`` in float64; zero-weight rows clipped into range. A large table
-    ``(n, p)`` is scaled a block of rows per thread (:mod:`jaxtree._threads`; the same values)."""
-    # one float64 result array each, updated in place (no second temporary of n*p values)
-    if np.ndim(x) == 2 and len(_threads.row_parts(len(x), np.size(x))) > 1:
-        xs, ys = np.empty(np.shape(x), np.float64), np.empty(np.shape(y), np.float64)
+    """Scaled ``(x, y)`` in float64; zero-weight rows clipped into range. A large table is
+    scaled a block of rows per thread (:mod:`jaxtree._threads`; the same values)."""
+    # one float64 result array each, written in place (no second temporary of n*p values),
+    # a block of rows per thread on a large table
+    xs = np.empty(np.broadcast_shapes(np.shape(x), np.shape(s.x_min[..., None, :])), np.float64)
+    ys = np.empty(np.broadcast_shapes(np.shape(y), np.shape(s.y_center[..., None])), np.float64)
 
-        def scale(rows):
-            np.subtract(x[rows], s.x_min[..., None, :], out=xs[rows], dtype=np.float64)
-            xs[rows] *= s.x_scale[..., None, :]
-            np.subtract(y[rows], s.y_center[..., None], out=ys[rows], dtype=np.float64)
-            ys[rows] /= s.y_scale[..., None]
+    def scale(rows):
+        np.subtract(x[..., rows, :], s.x_min[..., None, :], out=xs[..., rows, :],
+                    dtype=np.float64)
+        xs[..., rows, :] *= s.x_scale[..., None, :]
+        np.subtract(y[..., rows], s.y_center[..., None], out=ys[..., rows], dtype=np.float64)
+        ys[..., rows] /= s.y_scale[..., None]
 
-        _threads.map_rows(scale, len(x), np.size(x))
-    else:
-        xs = np.subtract(x, s.x_min[..., None, :], dtype=np.float64)
-        xs *= s.x_scale[..., None, :]
-        ys = np.subtract(y, s.y_center[..., None], dtype=np.float64)
-        ys /= s.y_scale[..., None]
+    _threads.map_rows(scale, np.shape(x)[-2], np.size(x))
     if sw is not None:
         keep = np.asarray(sw) > 0
         xs = np.where(keep[..., None], xs, np.clip(xs, 0.0, 1.0))

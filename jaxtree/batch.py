@@ -347,9 +347,7 @@ class _BatchShapes:
         estimator's, :func:`jaxtree._fit.stages.shapes_first`)."""
         for b, path in enumerate(paths or ()):
             own = _own_shapes(_member(terms, b), sspec)
-            for row in path:
-                row["model"] = dataclasses.replace(row["model"], **own)
-                row.pop("formula", None)  # written on first access of path_
+            stages.OneFit.with_shapes(path, own["shapes"], own["shape_spec"])
         return paths
 
     @staticmethod
@@ -361,13 +359,9 @@ class _BatchShapes:
         counts, paths = np.zeros(len(ys_), np.int64), []
         for b in range(len(ys_)):
             counts[b] = select.choose_size(rows[b], weights[b])
-            path = [dict(n_shapes=0, train_mse=float(train0[b]), val_mse=float(empty[b]),
-                         terms=[])]
-            for i, (st, h, v) in enumerate(zip(sel.programs, sel.history[b],
-                                               sel.val_history[b])):
-                path.append(dict(n_shapes=i + 1, train_mse=float(h), val_mse=float(v),
-                                 terms=shapes_.term_names(_member(st.shapes, b), sspec, names)))
-            paths.append(path)
+            own = sel._replace(programs=[_member(st, b) for st in sel.programs],
+                               history=sel.history[b], val_history=sel.val_history[b])
+            paths.append(select.shape_path(float(train0[b]), float(empty[b]), own, sspec, names))
         return counts, paths
 
 
@@ -582,15 +576,12 @@ class _Members:
         held-out squared errors after each iteration (the run's ``programs``; ``rows`` its
         per-row errors ``(B, sizes, n_held)``), and the held-out rows (the same split of
         every data set). The beam is judged by the member it would return at each size."""
-        xs, ys, sw, s = self.xs, self.ys, self.sw, self.spec
-        train, held = select.split(xs.shape[1], self.fraction, self.random_state)
-        part = lambda a, rows: None if a is None else a[:, rows]  # noqa: E731
+        s = self.spec
+        train, held = select.split(self.xs.shape[1], self.fraction, self.random_state)
         # Chunked as the estimator's selection run (one compiled step with the refit).
-        rows = select.selection_rows(len(train), *xs.shape[1:], s.basis.q, s.chunk,
+        rows = select.selection_rows(len(train), *self.xs.shape[1:], s.basis.q, s.chunk,
                                      cfg.pair_rows if cfg.pair_leaves else 0)
-        dtype = self.data.x.dtype
-        data = _chunk_batch(xs[:, train], ys[:, train], part(sw, train), s.chunk, dtype, rows)
-        held_data = _chunk_batch(xs[:, held], ys[:, held], part(sw, held), s.chunk, dtype)
+        data, held_data = self._chunked(train, rows), self._chunked(held)
         best = self._best(data)
         step = select.with_held_out_rows(
             self._step(data, self.bound),
@@ -621,11 +612,11 @@ class _Members:
     def loss_scale(self):
         return self.scale
 
-    def _chunked(self, rows):
-        """Every member's rows ``rows`` chunked."""
-        sw = None if self.sw is None else self.sw[:, rows]
-        return _chunk_batch(self.xs[:, rows], self.ys[:, rows], sw, self.spec.chunk,
-                            self.data.x.dtype)
+    def _chunked(self, idx, rows=None):
+        """Every member's rows ``idx`` chunked (``rows``: as :func:`_chunk_batch`'s)."""
+        sw = None if self.sw is None else self.sw[:, idx]
+        return _chunk_batch(self.xs[:, idx], self.ys[:, idx], sw, self.spec.chunk,
+                            self.data.x.dtype, rows)
 
     def shape_split(self, program=None):
         """``(training data, held-out data, held-out rows)``: the same split of every data

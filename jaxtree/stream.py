@@ -167,22 +167,13 @@ class ChunkReader:
             w = None if self.sample_weight is None else np.asarray(self.sample_weight[s:e], np.float64)
             yield np.asarray(self.x[s:e], np.float64), np.asarray(self.y[s:e], np.float64), w
 
-    def blocks(self, chunks_per_block: int):
-        """The chunks of one pass stacked ``chunks_per_block`` at a time: host arrays
-        ``(x (B, m, p), y (B, m), w (B, m))``, the last block padded with zero-weight rows.
-
-        The same values as stacking :meth:`__iter__`'s chunks (as :func:`_blocks` does),
-        read and scaled a block of rows at a time: fewer, larger numpy operations and no
-        per-chunk buffers.
-        """
-        rows = int(chunks_per_block) * self.chunk_size
-        for s in range(0, self.n, rows):
-            yield self.block(s, chunks_per_block)
-
     def block(self, start: int, chunks_per_block: int):
-        """The block of :meth:`blocks` whose first row is ``start`` (a multiple of
-        ``chunks_per_block * chunk_size``); blocks are independent, so several can be read
-        at once (:func:`_blocks` reads ahead on threads)."""
+        """The block of ``chunks_per_block`` chunks whose first row is ``start`` (a multiple
+        of ``chunks_per_block * chunk_size``): host arrays ``(x (B, m, p), y (B, m), w (B,
+        m))``, the last block of a pass padded with zero-weight rows. The same values as
+        stacking :meth:`__iter__`'s chunks, read and scaled a block of rows at a time (fewer,
+        larger numpy operations, no per-chunk buffers); blocks are independent, so several
+        can be read at once (:func:`_blocks` reads ahead on threads)."""
         m, dt, p = self.chunk_size, self.dtype, self.p
         rows = int(chunks_per_block) * m
         s, e = start, min(start + rows, self.n)
