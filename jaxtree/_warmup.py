@@ -31,7 +31,8 @@ __all__ = ["DEFAULT_SIZES", "warmup"]  # jaxtree exports warmup
 
 DEFAULT_SIZES = ((500, 4), (1000, 6), (1000, 8), (1000, 10), (5000, 8), (5000, 10))
 """``(rows, covariates)`` of :func:`warmup`'s default: the buckets of small tables (below
-the default's 10,000-row switch to the greedy search; from 2,000 rows with shape terms)."""
+the default's 10,000-row switch to the greedy search; coarse shape terms below 2,000 rows,
+fine ones from 2,000)."""
 
 
 def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool = True,

@@ -74,18 +74,21 @@ class TreeRegressor(Regressor):
         Shape terms are whole one-covariate functions ``f(x_j)`` and two-covariate functions
         ``f(x_i, x_l)`` (hats on knots, see :mod:`jaxtree.shapes`), chosen greedily by least
         squares and backfitted; the model is ``w0 + sum of shapes + T(x)``. ``"auto"``: on fits
-        of at least 2,000 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``, one device) the
+        of at least 20 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``, one device) the
         tree is searched first, exactly as without shapes, then up to 16 shape terms
         (``AUTO_SHAPES``) of its residual are added, as many as held-out rows support (a
         ``validation_fraction`` of 0.2 or the one given; ``shape_path_``), at most 20 terms
         with the tree's (``AUTO_TERMS``, like terms merged), and the tree's weights are
-        refitted given the shapes; smaller fits get none. ``S``: ``S`` terms before the tree,
+        refitted given the shapes; fits of fewer than 20 rows get none. ``S``: ``S`` terms before the tree,
         which is searched on their residual, then one backfitting round. On more than
         ``shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a deterministic subset
         and backfitted on all rows; streamed and block-read fits take the same steps in
         bounded memory (:mod:`jaxtree._fit.stages`).
       shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
-        two-covariate shape.
+        two-covariate shape, or ``"auto"`` (default): ``(3, 2)`` for ``shapes="auto"`` on fits
+        of fewer than 2,000 rows (``FINE_KNOTS_MIN_ROWS``: a main shape is a line with one
+        bend, a pair shape bilinear; finer shapes are refused by the held-out rows of small
+        tables) and ``(24, 12)`` otherwise (``shapes=S`` included).
       beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
         each iteration keeps the ``beam_width`` best distinct children by candidate SSE;
         1 is the greedy search exactly).
@@ -224,7 +227,7 @@ class TreeRegressor(Regressor):
                  validation_fraction="auto", search: str = "auto",
                  target_transform: Optional[str] = None, y_bound: float = DEFAULT_Y_BOUND,
                  prune_tol: Optional[float] = None, shapes="auto",
-                 shape_knots: tuple = (24, 12), beam_width: int = 4,
+                 shape_knots="auto", beam_width: int = 4,
                  missing: str = "indicator", categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,

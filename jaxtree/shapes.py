@@ -453,6 +453,16 @@ def evaluate(shapes: Shapes, x, spec: ShapeSpec):
 evaluate_jit = spec_jit(evaluate)
 
 
+def evaluate_chunks(shapes: Shapes, x, spec: ShapeSpec):
+    """:func:`evaluate` on chunked covariates ``x (n_chunks, m, p)``: ``(n_chunks, m)``."""
+    return jax.vmap(lambda xb: evaluate(shapes, xb, spec))(x)
+
+
+evaluate_chunks_jit = spec_jit(evaluate_chunks)
+"""One program through the executable cache (a vmap of :data:`evaluate_jit` traced a new
+program that the cache did not hold, compiled again in every process)."""
+
+
 def grams(data: scoring.Data, spec: ShapeSpec):
     """Weighted Grams of every candidate block, once per fit (chunked segment sums).
 
@@ -942,7 +952,7 @@ def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3,
     rows after a search on a subsample), starting from their current coefficients.
     ``gr``: the Grams of ``data`` (:func:`grams`), computed here when None."""
     gr = grams_jit(data, spec) if gr is None else gr
-    fit = jax.vmap(lambda xb: evaluate_jit(shapes, xb, spec))(data.x)
+    fit = evaluate_chunks_jit(shapes, data.x, spec)
     return finish_jit(State(shapes, fit), data, gr, spec, sweeps)
 
 

@@ -91,7 +91,7 @@ def test_validation_fraction_chooses_the_beam_size_and_refits_it(x64):
     from jaxtree._fit.select import choose_size as _choose_size, split as _split
 
     X, y = _data(5, n=200, p=4)
-    kw = dict(k=5, search="beam", beam_width=3, refine="coordinate")
+    kw = dict(k=5, search="beam", beam_width=3, refine="coordinate", shapes=0)
     est = jaxtree.TreeRegressor(validation_fraction=0.3, **kw).fit(X, y)
     _, held = _split(len(y), 0.3, None)
     assert [r["n_ops"] for r in est.path_] == list(range(6))

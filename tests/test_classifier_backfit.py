@@ -103,7 +103,7 @@ def test_backfit_history_never_increases(x64):
     increases from one iteration to the next, and the tree holds at most ``k`` operations
     (a pair move inserts two; the step's ``max_ops`` bounds it in the rounded-up capacity)."""
     X, y = _xor(300, seed=1)
-    clf = jaxtree.TreeClassifier(k=6, basis=BASIS, search="backfit",
+    clf = jaxtree.TreeClassifier(k=6, basis=BASIS, search="backfit", shapes=0,
                                  validation_fraction=None, tol=None).fit(X, y)
     assert clf.search_ == "backfit" and clf.validation_fraction_ is None
     h = clf.history_

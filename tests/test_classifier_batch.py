@@ -39,7 +39,7 @@ def _check_equal(res, X, y, sample_weight=None, **kw):
         sw = None if sample_weight is None else sample_weight[b]
         # fit_batch_classifier runs the greedy search grown to k, no shape terms (it has no
         # search, validation_fraction or shapes): its member is that fit and says so
-        want = jaxtree.TreeClassifier(**settings, **GREEDY, shapes=0).fit(X[b], y[b],
+        want = jaxtree.TreeClassifier(**settings, **GREEDY).fit(X[b], y[b],
                                                                          sample_weight=sw)
         assert isinstance(got, jaxtree.TreeClassifier)
         assert got.get_params() == want.get_params()

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree._fit import spec as E
 from jaxtree.debug import count_compilations
 
 K = dict(k=1, search="greedy", validation_fraction=None)  # the large-table default, small
@@ -38,16 +37,11 @@ def _log_loss(y, p1):
 
 @pytest.fixture(scope="module")
 def fits():
-    mp = pytest.MonkeyPatch()
-    mp.setattr(E, "AUTO_SHAPES_MIN_ROWS", 600)
-    try:
-        X, y = _data(2000, 0)
-        with_shapes = jaxtree.TreeClassifier(**K).fit(X, y)
-        with count_compilations() as count:
-            again = jaxtree.TreeClassifier(**K).fit(X, y)
-        tree = jaxtree.TreeClassifier(shapes=0, **K).fit(X, y)
-    finally:
-        mp.undo()
+    X, y = _data(2000, 0)
+    with_shapes = jaxtree.TreeClassifier(**K).fit(X, y)
+    with count_compilations() as count:
+        again = jaxtree.TreeClassifier(**K).fit(X, y)
+    tree = jaxtree.TreeClassifier(shapes=0, **K).fit(X, y)
     return X, y, with_shapes, again, count, tree
 
 
@@ -90,7 +84,6 @@ def test_shapes_zero_is_the_tree_alone_and_saves_with_its_shapes(fits, tmp_path)
 
 
 def test_one_vs_rest_and_the_margin_loss_get_no_shapes(monkeypatch):
-    monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 100)
     X, y = _data(300, 2)
     y3 = np.digitize(X[:, 0], [1 / 3, 2 / 3])
     assert jaxtree.TreeClassifier(**K).fit(X, y3).model_.shapes is None

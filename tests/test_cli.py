@@ -199,9 +199,9 @@ def _bad_inputs(tmp_path, data):
         "corrupt model": (["predict", str(garbage), str(data)], "not a valid jaxtree model file"),
         "foreign model": (["show", str(foreign)], "not a valid jaxtree model file"),
         "csv as model": (["show", str(data)], "not a valid jaxtree model file"),
-        "features missing at predict": (["predict", "MODEL", str(lacking)],  # f3 is unused
-                                        "'f2' not found (the formula uses them); available "
-                                        "columns: f0, f1."),
+        "features missing at predict": (["predict", "MODEL", str(lacking)],
+                                        "'f2', 'f3' not found (the formula uses them); "
+                                        "available columns: f0, f1."),
     }
 
 

@@ -249,8 +249,8 @@ def test_classifier_steps_go_through_the_cache(exe_dir, monkeypatch, classes):
     X = rng.uniform(size=(120, 2))
     s = X[:, 0] + np.sin(3 * X[:, 1])
     y = s > np.median(s) if classes == 2 else np.digitize(s, np.quantile(s, [1 / 3, 2 / 3]))
-    kw = dict(k=2, refine=None, basis={"hats": 0, "sines": 2, "cosines": 0, "powers": 2,
-                                       "truncated_cubics": 0})
+    kw = dict(k=2, refine=None, shapes=0, basis={"hats": 0, "sines": 2, "cosines": 0,
+                                                 "powers": 2, "truncated_cubics": 0})
     first = jaxtree.TreeClassifier(**kw).fit(X, y)
     assert len(files(exe_dir)) == 1
     ex._memory.clear()  # a new process: only the file is left
@@ -366,14 +366,12 @@ def test_quick_is_per_thread_and_restored(compiles):
 
 def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compiles,
                                                                            monkeypatch):
-    """TreeRegressor(shapes="auto") on 600 rows (below QUICK_SHAPES_MAX_ROWS; the stage's
-    row threshold lowered): the shape stage's programs compile with the QUICK options, the
+    """TreeRegressor(shapes="auto") on 600 rows (below QUICK_SHAPES_MAX_ROWS): the shape stage's programs compile with the QUICK options, the
     tree's do not; the fit equals the one with the rule off (float64: the same terms,
     predictions to 1e-10). shapes=S compiles as always (fit_batch's members)."""
     import jaxtree
     from jaxtree._fit import spec as spec_
 
-    monkeypatch.setattr(spec_, "AUTO_SHAPES_MIN_ROWS", 500)
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(600, 3))
     y = np.sin(5 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=600)

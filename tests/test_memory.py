@@ -31,7 +31,7 @@ def _fit_both(monkeypatch, X, y, sample_weight=None, **kw):
     to ``k`` on both paths (the in-memory default below 10,000 rows is ``"backfit"`` with a
     held-out size, which the chunked path does not run) and no shape terms (the chunked
     path's ``shapes="auto"`` is tests/test_stream_shapes.py's)."""
-    kw = dict(k=2, basis=BASIS, chunk_size=256, shapes=0, **GREEDY, **kw)
+    kw = dict(k=2, basis=BASIS, chunk_size=256, **GREEDY, **kw)
     a = jaxtree.TreeRegressor(**kw).fit(X, y, sample_weight)
     calls = []
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
@@ -114,7 +114,7 @@ def test_other_options_keep_the_in_memory_path(monkeypatch, kw):
 def test_predict_in_chunks_equals_one_call(monkeypatch):
     X, y = _data(p=4)  # the fits' compiled programs above
     est = jaxtree.TreeRegressor(k=2, basis=BASIS, chunk_size=256, refine="coordinate",
-                                shapes=0, **GREEDY).fit(X, y)
+                                **GREEDY).fit(X, y)
     whole = est.predict(X)
     monkeypatch.setattr(pipeline, "PREDICT_CHUNK_ROWS", 256)  # 4 full blocks and a padded one
     chunked = est.predict(X)

@@ -62,7 +62,8 @@ def test_spec_is_resolved_once_and_frozen():
     hyper = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
     small = spec_.resolve(hyper, params._replace(chunk=2048), 500, 3, np.float32, None, True)
     assert (small.search, small.validation_fraction) == ("backfit", spec_.AUTO_VALIDATION)
-    assert small.shapes == 0 and not small.shapes_after
+    assert small.shapes == 0 and small.shapes_after and small.shape_knots == (3, 2)
+    assert small.progress_bound == 4 + spec_.AUTO_SHAPES
     large = spec_.resolve(hyper, params._replace(chunk=2048), 20_000, 3, np.float32, None, True)
     assert (large.search, large.validation_fraction, large.shapes_after) == ("greedy", None, True)
     assert large.progress_bound == 4 + spec_.AUTO_SHAPES
@@ -76,11 +77,12 @@ def test_spec_is_resolved_once_and_frozen():
         3, False, "beam", 0.3)
 
 
-def test_shapes_auto_searches_shapes_from_2000_rows():
-    """shapes="auto": shape terms after the tree from AUTO_SHAPES_MIN_ROWS rows (2,000), for
-    the regressor and a binary logistic classifier in memory; none for one versus rest, the
-    margin loss or streamed classifier rows. The search stays "backfit" with a held-out size
-    below 10,000 rows (AUTO_SMALL_MAX_ROWS)."""
+def test_shapes_auto_searches_shapes_from_20_rows_coarse_below_2000():
+    """shapes="auto": shape terms after the tree from AUTO_SHAPES_MIN_ROWS rows (20), at the
+    coarse knots (3, 2) below FINE_KNOTS_MIN_ROWS (2,000) and (24, 12) from it, for the
+    regressor and a binary logistic classifier in memory; none for one versus rest, the
+    margin loss or streamed classifier rows. Knots given, or shapes=S, are kept at any size.
+    The search stays "backfit" with a held-out size below 10,000 rows (AUTO_SMALL_MAX_ROWS)."""
     from jaxtree._fit import classify
 
     params = spec_.check_params({"k": 4, "basis": SMALL})._replace(chunk=2048)
@@ -90,13 +92,19 @@ def test_shapes_auto_searches_shapes_from_2000_rows():
         return classify.classifier_spec(dict(hyper, **kw), params, n, 3, np.float32, None,
                                         in_memory=True)
 
-    assert spec_.AUTO_SHAPES_MIN_ROWS == 2_000 < spec_.AUTO_SMALL_MAX_ROWS == 10_000
-    assert at(2_000).shapes_after and not at(1_999).shapes_after
+    assert spec_.AUTO_SHAPES_MIN_ROWS == 20 < spec_.FINE_KNOTS_MIN_ROWS == 2_000
+    assert spec_.FINE_KNOTS_MIN_ROWS < spec_.AUTO_SMALL_MAX_ROWS == 10_000
+    assert at(20).shapes_after and not at(19).shapes_after
+    assert (at(1_999).shape_knots, at(2_000).shape_knots) == ((3, 2), (24, 12))
     reg = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
-    for n, after in ((1_999, False), (2_000, True), (9_999, True)):
+    for n, after, knots in ((19, False, (3, 2)), (20, True, (3, 2)), (1_999, True, (3, 2)),
+                            (2_000, True, (24, 12)), (9_999, True, (24, 12))):
         r = spec_.resolve(reg, params, n, 3, np.float32, None, True)
-        assert (r.shapes_after, r.search, r.validation_fraction) == (
-            after, "backfit", spec_.AUTO_VALIDATION)
+        assert (r.shapes_after, r.shape_knots, r.search, r.validation_fraction) == (
+            after, knots, "backfit", spec_.AUTO_VALIDATION if after else None)
+    for kw in (dict(shape_knots=(6, 4)), dict(shapes=3)):  # given knots; shapes=S: the fine ones
+        r = spec_.resolve(dict(reg, **kw), params, 500, 3, np.float32, None, True)
+        assert r.shape_knots == kw.get("shape_knots", (24, 12))
     assert not classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
                                         in_memory=True, K=3).shapes_after
     assert not at(5_000, loss="margin").shapes_after

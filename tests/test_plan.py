@@ -156,7 +156,7 @@ def test_accelerator_plan_gives_the_cpu_plans_fit(monkeypatch):
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 2, size=(5000, 3))
     y = 0.5 * X[:, 0] ** 2 + 0.3 * np.sin(X[:, 1]) * X[:, 2] + 0.05 * rng.normal(size=5000)
-    kw = dict(GREEDY, k=4, shapes=0)
+    kw = dict(GREEDY, k=4)
     cpu = jaxtree.TreeRegressor(**kw).fit(X, y)
     monkeypatch.setattr(plan_, "platform_of", lambda devices=None: "gpu")
     gpu = jaxtree.TreeRegressor(**kw).fit(X, y)
@@ -177,7 +177,7 @@ def test_streamed_fit_follows_the_plan(monkeypatch, tmp_path):
     xm = np.memmap(tmp_path / "x", np.float64, "w+", shape=(n, 2))
     xm[:] = rng.uniform(size=(n, 2))
     y = np.sin(3 * xm[:, 0]) + xm[:, 1] ** 2
-    kw = dict(GREEDY, k=3, shapes=0)
+    kw = dict(GREEDY, k=3)
     cpu = jaxtree.TreeRegressor(**kw).fit(xm, y)
     monkeypatch.setattr(plan_, "platform_of", lambda devices=None: "gpu")
     gpu = jaxtree.TreeRegressor(**kw).fit(xm, y)
@@ -188,6 +188,6 @@ def test_streamed_fit_follows_the_plan(monkeypatch, tmp_path):
 
 def test_explicit_chunk_wins_and_is_recorded():
     X = np.random.default_rng(1).uniform(size=(300, 2))
-    est = jaxtree.TreeRegressor(**GREEDY, k=1, shapes=0, chunk_size=64).fit(X, X[:, 0])
+    est = jaxtree.TreeRegressor(**GREEDY, k=1, chunk_size=64).fit(X, X[:, 0])
     assert est.row_plan_.rule == "explicit" and est.row_plan_.n_chunks == 5
     assert estimator_.check_params({"chunk_size": "auto"}).chunk is None

@@ -200,8 +200,8 @@ def test_estimator_with_shapes_beats_the_greedy_tree_and_reports_its_loss():
     X, y = _table()
     Xt, yt = _table(1, 1000)
     # a tree alone: at 2,000 rows the default shapes="auto" would add shape terms to it
-    greedy = jaxtree.TreeRegressor(k=6, shapes=0, **GREEDY).fit(X, y)
-    est = jaxtree.TreeRegressor(k=2, shapes=4, shape_knots=(12, 8), **GREEDY).fit(X, y)
+    greedy = jaxtree.TreeRegressor(k=6, **GREEDY).fit(X, y)
+    est = jaxtree.TreeRegressor(k=2, shape_knots=(12, 8), **dict(GREEDY, shapes=4)).fit(X, y)
     err = np.sqrt(np.mean((est.predict(Xt) - yt) ** 2))
     assert err < 0.6 * np.sqrt(np.mean((greedy.predict(Xt) - yt) ** 2))
     assert err < 0.1
@@ -219,7 +219,7 @@ def test_estimator_with_shapes_beats_the_greedy_tree_and_reports_its_loss():
 
 def test_shapes_model_save_load_round_trip(tmp_path):
     X, y = _table(n=600)
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=3)).fit(X, y)
     path = tmp_path / "m.json"
     est.save(path)
     back = jaxtree.load(path)
@@ -236,7 +236,7 @@ def test_shapes_model_save_load_round_trip(tmp_path):
 
 def test_second_fit_with_shapes_compiles_nothing():
     X, y = _table(n=600)
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY)
+    est = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=3))
     est.fit(X, y)
     with debug.count_compilations() as count:
         est.fit(X, y + 1.0)
@@ -259,7 +259,7 @@ def test_shape_parameter_errors(kwargs, match):
 def test_exports_of_a_shapes_model_agree_with_predict():
     sympy = pytest.importorskip("sympy")
     X, y = _table(n=600)
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=3)).fit(X, y)
     m = est.model_
     want = est.predict(X[:40])
     np.testing.assert_allclose(jaxtree.export.to_callable(m)(X[:40]), want, rtol=1e-5, atol=1e-5)
@@ -275,7 +275,7 @@ def test_exports_of_a_shapes_model_agree_with_predict():
 def test_shape_terms_are_the_model_in_original_units():
     X, y = _table(n=600)
     X = X * np.array([10.0, 2.0, 5.0, 1.0]) + 3.0
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=3)).fit(X, y)
     terms = est.shape_terms()
     assert len(terms) == 3
     m = est.model_
@@ -364,7 +364,7 @@ def test_large_fits_choose_shapes_on_a_deterministic_subset(monkeypatch):
     assert E.subsample(600, 600, None) is None
     rows = E.subsample(1500, 600, None)
     assert len(np.unique(rows)) == 600 and np.all(np.diff(rows) > 0)
-    kw = dict(k=1, shapes=3, shape_knots=(6, 4), refine=None, **GREEDY)
+    kw = dict(k=1, shape_knots=(6, 4), refine=None, **dict(GREEDY, shapes=3))
     est = jaxtree.TreeRegressor(**kw).fit(X, y)
     # the terms are those a search on the subset chooses (its history: the subset's MSE)
     sub = jaxtree.TreeRegressor(**kw).fit(X[rows], y[rows])
@@ -387,7 +387,8 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
     monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 1000)
     # The tree of a fit of >= 10,000 rows, where shapes="auto" applies: the greedy search to k
     # (the default below 10,000 rows would be backfit with a held-out size).
-    kw = dict(k=3, shape_knots=(6, 4), refine="coordinate", **GREEDY)
+    kw = dict(GREEDY, k=3, shape_knots=(6, 4), refine="coordinate")
+    del kw["shapes"]
     rng = np.random.default_rng(3)
     X = rng.random((1500, 4))
     tree_form = 0.8 * np.sin(np.pi * X[:, 0]) + 0.3 * X[:, 2] + 0.01 * rng.standard_normal(1500)

@@ -149,9 +149,7 @@ SHAPES_SCRIPT = PREAMBLE + textwrap.dedent("""
     out["choices"] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
     out["terms"] = [[list(t["features"]) for t in e.shape_terms()] for e in fits]
     out["pred"] = [e.predict(X).tolist() for e in fits]
-    # shapes="auto" after a sharded tree (its row threshold lowered for the suite's data)
-    import jaxtree._fit.spec as E
-    E.AUTO_SHAPES_MIN_ROWS = 500
+    # shapes="auto" after a sharded tree
     kw.update(shapes="auto", k=1)
     auto = [jaxtree.TreeRegressor(**kw).fit(X, y), jaxtree.TreeRegressor(devices=4, **kw).fit(X, y)]
     out["auto_terms"] = [[list(t["features"]) for t in e.shape_terms()] for e in auto]

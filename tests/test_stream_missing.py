@@ -19,7 +19,7 @@ from _shared import GREEDY
 
 BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
 CHUNK = 32  # blocks of 16 * 32 = 512 rows: n = 1200 is read in 3 blocks
-KW = dict(k=2, basis=BASIS, chunk_size=CHUNK, refine=None, shapes=0, **GREEDY)
+KW = dict(k=2, basis=BASIS, chunk_size=CHUNK, refine=None, **GREEDY)
 
 
 def _memmap(tmp_path, a, name="x"):

@@ -52,8 +52,7 @@ def _table(seed=0, n=1500):
 @pytest.fixture
 def chunked(monkeypatch):
     """``fit(X, y, **kw) -> estimator`` through ``_fit_in_chunks`` (checked), with no
-    whole-array copy (``_data`` fails); shape terms from 1,000 rows on."""
-    monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 1000)
+    whole-array copy (``_data`` fails)."""
 
     def fit(X, y, **kw):
         calls = []

@@ -58,7 +58,7 @@ def test_terms_sum_to_the_prediction_and_rank_by_share():
 def test_terms_of_a_shapes_model_and_plot():
     X, y = _planted(600, 1)
     X = np.c_[X, np.random.default_rng(9).uniform(size=len(X))]  # test_shapes' estimator shape
-    est = jaxtree.TreeRegressor(k=1, shapes=3, shape_knots=(6, 4), **GREEDY).fit(X, y)
+    est = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=3)).fit(X, y)
     terms = est.explain(X).to_dict("records")
     names = [t["term"] for t in terms]
     assert sum(n.startswith("f(") for n in names) == 3

@@ -86,8 +86,10 @@ class ProgressBar:
             self.bar.update(1)
 
     def finish(self) -> None:
-        """Ends the current phase full: its total becomes the iterations that ran."""
-        if self.bar is not None and self.bar.n != self.bar.total:
+        """Ends the current phase full: its total becomes the iterations that ran, and the
+        bar is drawn so (tqdm redraws at most every 0.1 s: a phase faster than that, the
+        refit before the shape stage, was left on the screen at ``0/3``)."""
+        if self.bar is not None:
             self.bar.total = self.bar.n
             self.bar.refresh()
 

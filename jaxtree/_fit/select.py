@@ -326,7 +326,22 @@ held_out_errors = jax.jit(mse_and_errors, static_argnames=("basis",))
 """The held-out MSE and per-row squared errors of a selection run
 (:func:`with_held_out_rows`)."""
 held_out_errors_cached = _executables.cached(held_out_errors, static_argnums=(2,))
-joint = jax.jit(refine_.joint, static_argnames=("basis", "steps"))
+def _minus(a, b):
+    return a - b
+
+
+minus = _executables.cached(jax.jit(_minus), static_argnums=())
+"""``a - b`` as one program through the executable cache (an eager subtraction compiles a
+small program that neither cache keeps: JAX's stores only programs that took 0.05 s)."""
+
+
+def _joint(program, data, basis, steps):
+    return refine_.joint(program, data, basis, steps=steps)
+
+
+joint_cached = _executables.cached(jax.jit(_joint, static_argnums=(2, 3)), static_argnums=(2, 3))
+"""``joint_cached(program, data, basis, steps)``: :func:`jaxtree.refine.joint` (squared loss)
+through the executable cache (a second process loads it)."""
 
 
 @functools.partial(jax.jit, static_argnames=("basis",))

@@ -61,6 +61,18 @@ class _Regression:
         return list(sel.history[:n_shapes])
 
 
+
+def in_capacity(program, cfg: search.Config):
+    """``program`` padded to the tree search's capacity ``cfg.max_k`` (the same tree and
+    values, :func:`jaxtree.program.pad`), or itself where it is larger. A tree cut back to
+    its ``2k+1`` slots after a search in a capacity bucket (:func:`jaxtree.program.capacity_for`)
+    then enters the shape stage's tree programs (its values on the rows, the backfitting
+    round's refinement) in that bucket: fits of nearby ``k`` or chosen sizes share them, as
+    they share the search's step (tests/test_first_fit.py)."""
+    if program.capacity >= 2 * cfg.max_k + 1:
+        return program
+    return prog.pad(program, cfg.max_k)
+
 class InMemory(_Regression):
     """Scaled rows ``xs (n, p)``, ``ys (n,)``, weights ``sw`` held as arrays (a regression's,
     or a classifier's working data, :mod:`jaxtree._fit.classify`). The shape stage and the
@@ -287,7 +299,8 @@ class InMemory(_Regression):
         return jax.device_put(jax.device_get(program))  # numpy to the device: nothing compiled
 
     def _tree_fit(self, program):
-        return select.tree_values(program, self.data(shard=False).x, self.spec.basis)
+        return select.tree_values(in_capacity(program, self.tree_config()),
+                                  self.data(shard=False).x, self.spec.basis)
 
     def shape_split(self, program=None):
         """``(training data, held-out data, held-out rows)`` of a shape-count selection run:
@@ -334,13 +347,13 @@ class InMemory(_Regression):
         ``shapes=S`` (their state and Grams), else ``terms`` were chosen after the tree."""
         s = self.spec
         data = self.data(shard=False)
-        t_fit = select.tree_values(program, data.x, s.basis)
-        rdata = data._replace(y=data.y - t_fit)
+        t_fit = select.tree_values(in_capacity(program, self.tree_config()), data.x, s.basis)
+        rdata = data._replace(y=select.minus(data.y, t_fit))
         if fit is not None:
             state = shapes_.finish_jit(fit.state, rdata, fit.grams, sspec, 1)
         else:
             state = shapes_.refit(terms, rdata, sspec, 1, gr=shapes_.grams_jit(rdata, sspec))
-        resid = data._replace(y=data.y - state.fit)  # y minus the shapes: the tree's target
+        resid = data._replace(y=select.minus(data.y, state.fit))  # the tree's target
         if s.refine == "optax":
             # the refined program's weighted MSE on resid comes with it: no second pass, and
             # no mse program to compile in a first fit
@@ -353,12 +366,16 @@ class InMemory(_Regression):
         :meth:`data` chunks them). Through the tree search's own compiled refinement
         (:func:`jaxtree.search.refine_step`, the tree padded back to the search's capacity)
         where the search compiled one for these shapes, else :func:`jaxtree.refine.joint`
-        alone: one L-BFGS program fewer in a first fit (issue 27)."""
+        alone (:func:`jaxtree._fit.select.joint_cached`), in the search's capacity too: one
+        L-BFGS program fewer in a first fit, and one per capacity bucket, not per size
+        (issue 27)."""
         s = self.spec
         cfg = self.tree_config()
-        if not search.splits(cfg) or s.devices is not None or program.capacity > 2 * cfg.max_k + 1:
-            return select.joint(program, resid, s.basis, steps=s.steps)
-        refined, mse = search.refine_step(prog.pad(program, cfg.max_k), resid, s.basis, cfg)
+        padded = in_capacity(program, cfg)
+        if not search.splits(cfg) or s.devices is not None or padded is program:
+            refined, mse = select.joint_cached(padded, resid, s.basis, s.steps)
+        else:
+            refined, mse = search.refine_step(padded, resid, s.basis, cfg)
         return prog.trim(refined, program.max_k), mse
 
     # ---------------------------------------------------------------------- prune

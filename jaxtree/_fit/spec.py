@@ -37,8 +37,16 @@ SHAPE_SWEEPS_ALL_ROWS = 2  # shapes=S: backfitting sweeps after a search on all 
 SHAPE_SWEEPS_SUBSET = 1  # ... and after one on a subset (a close start; each sweep S passes)
 AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
 AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all
-AUTO_SHAPES_MIN_ROWS = 2_000  # ... on fits of at least this many rows (twelfth session: was
-# 10,000; BENCHMARKS.md, "Shape terms from 2,000 rows")
+AUTO_SHAPES_MIN_ROWS = 20  # ... on fits of at least this many rows (held-out rows judge the
+# terms; 20 is where validation_fraction="auto" holds rows out). Was 2,000 (twelfth session)
+# and 10,000 before: at the fine knots below, held-out rows refused every term on smaller
+# tables; the coarse knots below 2,000 rows earn terms there (eighteenth session).
+SHAPE_KNOTS = (24, 12)  # shape_knots="auto": hats per main shape and per axis of a pair ...
+SMALL_SHAPE_KNOTS = (3, 2)  # ... and these for shapes="auto" on fits of fewer than
+FINE_KNOTS_MIN_ROWS = 2_000  # this many rows: a main term is a line with one bend, a pair a
+# bilinear surface (BENCHMARKS.md, "Coarse shape terms on small tables": ggplot2 mpg -28%
+# RMSE, Boston -4%, no table worse). Fewer rows support fewer parameters; 24 hats a covariate
+# are refused by held-out rows below about 2,000 rows.
 QUICK_SHAPES_MAX_ROWS = 4_096  # in-memory fits whose row bucket (scoring.rows_for) holds at
 # most this many rows compile the default's shape stage for compile time
 # (jaxtree._executables.quick): at 3,000 x 10 the regressor's first fit 12.9 -> 10.5 s, a
@@ -85,13 +93,15 @@ def _check_devices(value, name):
 
 
 def _check_shape_knots(value, name):
+    if isinstance(value, str) and value == "auto":
+        return
     ok = (isinstance(value, (tuple, list)) and len(value) == 2
           and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 2 <= v <= 64
                   for v in value))
     if not ok:
-        raise ValueError(f"{name} must be a pair (n1, n2) of integers in [2, 64] (hats per "
-                         f"one-covariate shape, hats per axis of a two-covariate shape); got "
-                         f"{value!r}.")
+        raise ValueError(f"{name} must be 'auto' or a pair (n1, n2) of integers in [2, 64] "
+                         f"(hats per one-covariate shape, hats per axis of a two-covariate "
+                         f"shape); got {value!r}.")
 
 
 def _check_shapes(value, name):
@@ -301,6 +311,20 @@ def stream_plan(X, params: Params, chunk_size, devices) -> tuple:
     return planned(params, n, p, dtype, chunk, devices)
 
 
+def knots_for(value, shapes, n: int) -> tuple:
+    """The ``(n1, n2)`` hats of a fit of ``n`` rows: ``value`` as given, or for ``"auto"``
+    :data:`SMALL_SHAPE_KNOTS` where ``shapes="auto"`` runs on fewer than
+    :data:`FINE_KNOTS_MIN_ROWS` rows and :data:`SHAPE_KNOTS` otherwise.
+
+    Decision (eighteenth session): the coarse knots only for the held-out stage of
+    ``shapes="auto"``, where they were measured (every small table level or better, see
+    :data:`SMALL_SHAPE_KNOTS`); ``shapes=S`` asks for ``S`` terms whatever the rows support,
+    and keeps the knots it always had."""
+    if not (isinstance(value, str) and value == "auto"):
+        return tuple(int(v) for v in value)
+    return SMALL_SHAPE_KNOTS if shapes == "auto" and n < FINE_KNOTS_MIN_ROWS else SHAPE_KNOTS
+
+
 def shape_groups(enc, shape_knots) -> tuple:
     """The categorical groups of a table's shape terms (:class:`jaxtree.shapes.ShapeSpec`'s
     ``groups``; the decision is in :mod:`jaxtree.shapes`, "categorical groups"): each
@@ -473,7 +497,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         search=chosen, validation_fraction=fraction,
         shapes=0 if shapes == "auto" else int(shapes or 0),
         shapes_after=(shapes == "auto" and n >= AUTO_SHAPES_MIN_ROWS and engine == "jax"),
-        shape_knots=tuple(int(v) for v in hyper.get("shape_knots", (24, 12))),
+        shape_knots=knots_for(hyper.get("shape_knots", "auto"), shapes, n),
         beam_width=int(hyper.get("beam_width", 4)), refine=hyper.get("refine", "optax"),
         engine=engine, precision=hyper.get("precision", "highest"),
         prune_tol=None if hyper.get("prune_tol") is None else float(hyper["prune_tol"]),
