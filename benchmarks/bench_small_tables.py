@@ -1,29 +1,32 @@
-"""Small public tables (issue 29): what would close the gap to a linear model, measured.
+"""Small public tables (issue 29): the default against the rule before it, and what else
+would close the gap to a linear model, measured.
 
-On tables under 2,000 rows the default ``TreeRegressor()`` / ``TreeClassifier()`` trails a
+On tables under 2,000 rows the default ``TreeRegressor()`` / ``TreeClassifier()`` trailed a
 ridge / logistic regression on most of ``bench_accuracy.py``'s tables (its quick run,
-BENCHMARKS.md "Accuracy on public tables"). This script races candidate changes on the same
+BENCHMARKS.md "Accuracy on public tables"). This script races variants on the same
 repeated splits (5 folds x 3 repeats, ``random_state=0``; mean over the 15 test folds), each
 applied from outside the library so that nothing is changed by running it:
 
-* ``default``: the estimator as it is;
-* ``coarse_shapes``: ``shapes="auto"`` at every size (``AUTO_SHAPES_MIN_ROWS`` patched to 0)
-  with shape knots ``(3, 2)`` (the regressor's ``shape_knots``; the classifier's spec
-  patched): shape terms after the tree, accepted by held-out rows as above 2,000 rows;
+* ``default``: the estimator as it is (since the eighteenth session: ``shapes="auto"``
+  from 20 rows, at knots ``(3, 2)`` below 2,000 rows);
+* ``no_small_shapes``: the rule before it, shape terms only from 2,000 rows
+  (``AUTO_SHAPES_MIN_ROWS`` patched to 2,000; the tree alone on these tables);
 * ``few_frequencies``: the default basis with sines and cosines up to 3 instead of 9
   (``make_basis(sines=3, cosines=3)``, q = 28);
 * ``ridge_then_tree`` (regression only): the linear pipeline below, then ``TreeRegressor()``
   on its residual; the prediction is their sum;
+* ``hgb``: ``HistGradientBoosting*`` with 100 iterations (``bench_accuracy.hgb``);
 * ``linear``: ``bench_accuracy.linear`` (imputation, standardisation, one-hot, then RidgeCV
   or LogisticRegression).
 
 It also times the demo's first fit (n = 1,000, p = 10) in a fresh process with the
-compilation cache off, default against ``coarse_shapes`` (whose shape stage then compiles
+compilation cache off, ``default`` against ``no_small_shapes`` (the shape stage compiles
 although held-out rows accept no shape term on the paper's data).
 
 Run from the repository root::
 
-    python benchmarks/bench_small_tables.py                 # all, ~15 min on 2 cores
+    python benchmarks/bench_small_tables.py                 # default, no_small_shapes, hgb, linear
+    python benchmarks/bench_small_tables.py --variants all  # and the two other candidates
     python benchmarks/bench_small_tables.py --tables mtcars,pima --repeats 1
 
 Writes ``small_tables.json`` in ``--out`` (default ``benchmarks/results``).
@@ -53,30 +56,26 @@ from _common import environment  # noqa: E402
 
 TABLES = ["mtcars", "airquality", "mpg", "diabetes", "boston", "pima", "breast_cancer",
           "titanic"]
-VARIANTS = ["default", "coarse_shapes", "few_frequencies", "ridge_then_tree", "linear"]
-_RESOLVE = spec_.resolve
+VARIANTS = ["default", "no_small_shapes", "few_frequencies", "ridge_then_tree", "hgb", "linear"]
+DEFAULT_VARIANTS = ["default", "no_small_shapes", "hgb", "linear"]
 _MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 
 
-def _patched(coarse: bool) -> None:
-    """``coarse``: shapes="auto" at every size with knots (3, 2); else the library as is."""
-    if coarse:
-        spec_.AUTO_SHAPES_MIN_ROWS = 0
-        spec_.resolve = lambda hyper, *a, **k: _RESOLVE(dict(hyper, shape_knots=(3, 2)), *a, **k)
-    else:
-        spec_.AUTO_SHAPES_MIN_ROWS = _MIN_ROWS
-        spec_.resolve = _RESOLVE
+def _patched(before: bool) -> None:
+    """``before``: shape terms only from 2,000 rows (the rule before the eighteenth
+    session); else the library as is."""
+    spec_.AUTO_SHAPES_MIN_ROWS = spec_.FINE_KNOTS_MIN_ROWS if before else _MIN_ROWS
 
 
 def _estimator(task: str, variant: str):
     cls = jaxtree.TreeRegressor if task == "regression" else jaxtree.TreeClassifier
-    _patched(variant == "coarse_shapes")
+    _patched(variant == "no_small_shapes")
     if variant == "few_frequencies":
         return cls(basis=jaxtree.make_basis(sines=3, cosines=3))
     return cls()
 
 
-def run_table(name: str, repeats: int) -> dict:
+def run_table(name: str, repeats: int, variants=DEFAULT_VARIANTS) -> dict:
     from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 
     task, X, y, desc = B.load_table(name, None)
@@ -86,14 +85,14 @@ def run_table(name: str, repeats: int) -> dict:
     splits = list(cv.split(X, y))
     rec = {"task": task, "rows": len(y), "description": desc, "scores": {}, "terms": {},
            "seconds": {}}
-    for v in VARIANTS:
+    for v in variants:
         if v == "ridge_then_tree" and task != "regression":
             continue
         t0, scores, terms = time.perf_counter(), [], []
         for tr, te in splits:
             Xtr, Xte, ytr = X.iloc[tr], X.iloc[te], y[tr]
-            if v == "linear":
-                est = B.linear(task, Xtr).fit(Xtr, ytr)
+            if v in ("linear", "hgb"):
+                est = (B.linear(task, Xtr) if v == "linear" else B.hgb(task, 100)).fit(Xtr, ytr)
                 scores.append(B.score(task, est, Xte, y[te]))
             elif v == "ridge_then_tree":
                 lin = B.linear(task, Xtr).fit(Xtr, ytr)
@@ -123,7 +122,7 @@ warnings.simplefilter("ignore")
 sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
 import bench_small_tables as T, jaxtree
 from jaxtree.datasets import paper_synthetic
-T._patched({coarse})
+T._patched({before})
 X, y = paper_synthetic(1333, p=10, seed=0)
 t = time.perf_counter()
 est = jaxtree.TreeRegressor().fit(X[:1000], y[:1000])
@@ -132,27 +131,30 @@ print(time.perf_counter() - t, est.model_.shapes is not None)
 
 
 def cold_fits(rounds: int) -> dict:
-    """The demo's first fit in a fresh process, cache off: default / coarse_shapes."""
-    out = {"default": [], "coarse_shapes": [], "shapes_accepted": []}
+    """The demo's first fit in a fresh process, cache off: default / no_small_shapes
+    (alternating)."""
+    out = {"default": [], "no_small_shapes": [], "shapes_accepted": []}
     env = dict(os.environ, JAXTREE_COMPILATION_CACHE="0")
     for _ in range(rounds):
-        for v in ("default", "coarse_shapes"):
+        for v in ("default", "no_small_shapes"):
             code = _COLD.format(root=str(ROOT), bench=str(ROOT / "benchmarks"),
-                                coarse=v == "coarse_shapes")
+                                before=v == "no_small_shapes")
             res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, check=True)
             secs, accepted = res.stdout.split()[-2:]
             out[v].append(float(secs))
-            if v == "coarse_shapes":
+            if v == "default":
                 out["shapes_accepted"].append(accepted == "True")
     print(f"demo first fit, fresh process, cache off: default {min(out['default']):.2f} s, "
-          f"coarse_shapes {min(out['coarse_shapes']):.2f} s (min of {rounds})", flush=True)
+          f"no_small_shapes {min(out['no_small_shapes']):.2f} s (min of {rounds})", flush=True)
     return out
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", default=",".join(TABLES))
+    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
+                        help=f"comma-separated, or 'all' ({', '.join(VARIANTS)})")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cold-rounds", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
@@ -160,9 +162,14 @@ def main(argv=None) -> None:
     warnings.simplefilter("ignore")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    res = {"environment": environment(), "repeats": args.repeats, "tables": {}}
+    variants = VARIANTS if args.variants == "all" else args.variants.split(",")
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        parser.error(f"unknown variant(s) {unknown}; choose from {VARIANTS}")
+    res = {"environment": environment(), "repeats": args.repeats, "variants": variants,
+           "tables": {}}
     for name in args.tables.split(","):
-        res["tables"][name] = run_table(name, args.repeats)
+        res["tables"][name] = run_table(name, args.repeats, variants)
         (out / "small_tables.json").write_text(json.dumps(res, indent=1))
     if args.cold_rounds:
         res["demo_first_fit"] = cold_fits(args.cold_rounds)

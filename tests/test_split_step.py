@@ -92,8 +92,8 @@ def test_backfitting_round_refines_through_the_search_and_gives_the_joint_result
     y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.standard_normal(300)
     kw = dict(k=3, search="greedy", shapes=2, validation_fraction=None, shape_knots=(6, 3))
     calls = []
-    joint = select.joint
-    monkeypatch.setattr(select, "joint", lambda *a, **k: calls.append(1) or joint(*a, **k))
+    joint = select.joint_cached
+    monkeypatch.setattr(select, "joint_cached", lambda *a: calls.append(1) or joint(*a))
     split = jaxtree.TreeRegressor(**kw).fit(X, y)
     assert calls == []  # the round used the search's compiled refinement
     monkeypatch.setattr(search, "splits", lambda config: False)
