@@ -79,8 +79,9 @@ class TreeRegressor(Regressor):
         (``AUTO_SHAPES``) of its residual are added, as many as held-out rows support (a
         ``validation_fraction`` of 0.2 or the one given; ``shape_path_``), at most 20 terms
         with the tree's (``AUTO_TERMS``, like terms merged), and the tree's weights are
-        refitted given the shapes; fits of fewer than 20 rows get none. ``S``: ``S`` terms before the tree,
-        which is searched on their residual, then one backfitting round. On more than
+        refitted given the shapes; fits of fewer than 20 rows get none (knots: see
+        ``shape_knots``). ``S``: ``S`` terms before the tree, which is searched on their
+        residual, then one backfitting round. On more than
         ``shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a deterministic subset
         and backfitted on all rows; streamed and block-read fits take the same steps in
         bounded memory (:mod:`jaxtree._fit.stages`).

@@ -62,7 +62,7 @@ def test_auto_keeps_the_greedy_search_where_pairs_would_cost_too_much(monkeypatc
     # More basis columns than AUTO_PAIR_MAX_CANDIDATES: greedy, still with a held-out size.
     monkeypatch.setattr(E, "AUTO_PAIR_MAX_CANDIDATES", 5 * SMALL.q - 1)
     X, y = _data(n=60)
-    est = jaxtree.TreeRegressor(k=2, basis=SMALL, refine=None).fit(X, y)
+    est = jaxtree.TreeRegressor(k=2, basis=SMALL, refine=None, shapes=0).fit(X, y)
     assert (est.search_, est.validation_fraction_) == ("greedy", E.AUTO_VALIDATION)
 
 
@@ -143,7 +143,7 @@ def test_held_out_backfit_finds_the_pure_interaction_on_its_training_rows(monkey
     X = rng.uniform(size=(100, 4))
     y = np.sin(2 * np.pi * X[:, 0]) * np.sin(2 * np.pi * X[:, 1]) + 0.5 * X[:, 2] ** 2
     y = y + 0.01 * rng.normal(size=100)
-    est = jaxtree.TreeRegressor(k=3, basis=SMALL).fit(X, y)
+    est = jaxtree.TreeRegressor(k=3, basis=SMALL, shapes=0).fit(X, y)
     assert est.search_ == "backfit" and est.validation_fraction_ == E.AUTO_VALIDATION
     pairs = [c for c in est.choices_ if c["move"] == search.MOVE_PAIR]
     assert len(pairs) == 1 and {pairs[0]["feature"], pairs[0]["feature2"]} == {0, 1}

@@ -21,7 +21,7 @@ def test_width_one_is_the_greedy_search(x64):
     X, y = _data()
     greedy = jaxtree.TreeRegressor(k=5, **GREEDY).fit(X, y)
     beam = jaxtree.TreeRegressor(k=5, search="beam", beam_width=1,
-                                 validation_fraction=None).fit(X, y)
+                                 validation_fraction=None, shapes=0).fit(X, y)
     assert [c["flat_index"] for c in beam.choices_] == [c["flat_index"] for c in greedy.choices_]
     np.testing.assert_allclose(beam.history_, greedy.history_, rtol=1e-7)
     np.testing.assert_allclose(beam.predict(X), greedy.predict(X), rtol=1e-7, atol=1e-9)

@@ -88,7 +88,7 @@ def test_validation_fraction_recovers_the_size_of_a_planted_noisy_tree():
     y = 0.6 * X[:, 0] ** 2 + 0.4 * np.sin(np.pi * X[:, 1]) + 0.05 * rng.normal(size=600)
     basis = B.make_basis(hats=0, sines=2, cosines=0, powers=2, truncated_cubics=0)
     est = jaxtree.TreeRegressor(k=6, basis=basis, validation_fraction=0.3, random_state=0,
-                                search="greedy").fit(X, y)
+                                search="greedy", shapes=0).fit(X, y)
     assert est.k_ == 1, [(r["n_ops"], r["val_mse"]) for r in est.path_]
     assert len(est.path_) == 7 and [r["n_ops"] for r in est.path_] == list(range(7))
     # Each row of the path is the selection run's model at that size: its errors on the

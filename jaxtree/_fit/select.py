@@ -326,6 +326,8 @@ held_out_errors = jax.jit(mse_and_errors, static_argnames=("basis",))
 """The held-out MSE and per-row squared errors of a selection run
 (:func:`with_held_out_rows`)."""
 held_out_errors_cached = _executables.cached(held_out_errors, static_argnums=(2,))
+
+
 def _minus(a, b):
     return a - b
 

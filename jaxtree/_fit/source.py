@@ -61,7 +61,6 @@ class _Regression:
         return list(sel.history[:n_shapes])
 
 
-
 def in_capacity(program, cfg: search.Config):
     """``program`` padded to the tree search's capacity ``cfg.max_k`` (the same tree and
     values, :func:`jaxtree.program.pad`), or itself where it is larger. A tree cut back to
@@ -72,6 +71,7 @@ def in_capacity(program, cfg: search.Config):
     if program.capacity >= 2 * cfg.max_k + 1:
         return program
     return prog.pad(program, cfg.max_k)
+
 
 class InMemory(_Regression):
     """Scaled rows ``xs (n, p)``, ``ys (n,)``, weights ``sw`` held as arrays (a regression's,

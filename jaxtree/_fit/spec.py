@@ -44,9 +44,9 @@ AUTO_SHAPES_MIN_ROWS = 20  # ... on fits of at least this many rows (held-out ro
 SHAPE_KNOTS = (24, 12)  # shape_knots="auto": hats per main shape and per axis of a pair ...
 SMALL_SHAPE_KNOTS = (3, 2)  # ... and these for shapes="auto" on fits of fewer than
 FINE_KNOTS_MIN_ROWS = 2_000  # this many rows: a main term is a line with one bend, a pair a
-# bilinear surface (BENCHMARKS.md, "Coarse shape terms on small tables": ggplot2 mpg -28%
-# RMSE, Boston -4%, no table worse). Fewer rows support fewer parameters; 24 hats a covariate
-# are refused by held-out rows below about 2,000 rows.
+# bilinear surface (BENCHMARKS.md, "Shape terms on small tables, the default now": ggplot2
+# mpg -28% RMSE, Boston -4%, no table worse). Fewer rows support fewer parameters; 24 hats a
+# covariate are refused by held-out rows below about 2,000 rows.
 QUICK_SHAPES_MAX_ROWS = 4_096  # in-memory fits whose row bucket (scoring.rows_for) holds at
 # most this many rows compile the default's shape stage for compile time
 # (jaxtree._executables.quick): at 3,000 x 10 the regressor's first fit 12.9 -> 10.5 s, a
