@@ -41,8 +41,11 @@ class Searched(NamedTuple):
 def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
     """All stages of one fit on ``src``. The default's shape stage (``shapes="auto"``) on a
     small table compiles its programs for compile time (``spec.quick_shapes``,
-    :func:`jaxtree._executables.quick`; the tree's programs, its refinement in the
-    backfitting round included, as always). ``shapes=S`` compiles as always: such fits are
+    :func:`jaxtree._executables.quick`; the tree's search programs as always, and so the
+    backfitting round's refinement where it runs through the search's own
+    :func:`jaxtree.search.refine_step`; where it needs an L-BFGS program of its own, the
+    backfit search's, that one is quick too: 1.4 -> 0.6 s of compiling, the same fits on
+    tests/test_golden.py). ``shapes=S`` compiles as always: such fits are
     :func:`jaxtree.batch.fit_batch`'s members, which must equal them, and a quick stage moved
     one member's predictions by 1.7e-5 (``refine="optax"``: twenty L-BFGS steps carry the
     last bits; measured on tests/test_batch_shapes.py's data at XLA's default flags)."""
