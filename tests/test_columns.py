@@ -124,6 +124,9 @@ def test_padded_fit_is_the_unpadded_fit(monkeypatch, kw):
     np.testing.assert_allclose(padded.predict(X), plain.predict(X), rtol=1e-7, atol=1e-8)
 
 
+@pytest.mark.slow  # ~11 s; in the default suite a second table in the buckets compiling
+# nothing is checked across processes (test_warmup_fills_the_cache_for_another_table_in_its_buckets)
+# and for the shape stage (test_shape_buckets.py)
 def test_a_second_table_of_another_width_and_length_in_the_bucket_compiles_nothing():
     """9 then 10 covariates (bucket 10) and 2,100 then 2,900 rows (9 and 12 chunks of 256:
     bucket 12), with a held-out size: the second fit compiles nothing."""
@@ -171,9 +174,14 @@ def test_warmup_checks_its_arguments():
         jaxtree.warmup([(10, 2)], k=0)
 
 
-# Three classes in the slow suite (~100 s): the [2] case's oracle on three one-versus-rest
-# trees, whose equality to binary fits is test_classifier.py's.
-@pytest.mark.parametrize("classes", [2, pytest.param(3, marks=pytest.mark.slow)])
+# In the slow suite (two classes ~13 s, three ~100 s; since the eighteenth session, when the
+# default's shape stage on small tables added about 40 s to the default suite): the padded
+# search's equality to the unpadded one stays in the default suite for the regressor
+# (test_padded_fit_is_the_unpadded_fit) and the classifier's shape stage
+# (test_shape_buckets.py); three one-versus-rest trees' equality to binary fits is
+# test_classifier.py's.
+@pytest.mark.parametrize("classes", [pytest.param(2, marks=pytest.mark.slow),
+                                     pytest.param(3, marks=pytest.mark.slow)])
 def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):
     """The classifier's in-memory search takes the same buckets (float64, held-out size): the
     same moves, and losses and probabilities to 1e-8."""
