@@ -194,7 +194,7 @@ def test_one_vs_rest_batch_makes_the_binary_backfit_moves(x64):
     X = rng.uniform(size=(240, 3))
     f = np.cos(np.pi * X[:, 0]) * np.cos(np.pi * X[:, 1]) + 0.5 * X[:, 2]
     y3 = np.digitize(f, [-0.1, 0.4])
-    kw = dict(k=3, basis=BASIS, search="backfit", validation_fraction=None, tol=None)
+    kw = dict(k=3, basis=BASIS, search="backfit", validation_fraction=None, tol=None, shapes=0)
     multi = jaxtree.TreeClassifier(**kw).fit(X, y3)
     assert multi.history_.shape[0] == 3
     for c in range(3):

@@ -25,7 +25,8 @@ SCRIPT = f"SHARDED = {SHARDED!r}\n" + textwrap.dedent("""
               "three": np.digitize(X[:, 0] + 0.5 * X[:, 2], [0.5, 1.0])}
     b = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=0)
     kw = dict(k=3, refine="coordinate", chunk_size=150, basis=b,  # 150 % 4 != 0: padded
-              search="greedy", validation_fraction=None)  # "auto" differs with devices=
+              search="greedy", validation_fraction=None,  # "auto" differs with devices=
+              shapes=0)  # a tree alone: the checks below count its k + 1 steps
     flat = lambda c: ([x["flat_index"] for x in c] if isinstance(c[0], dict)
                       else [[x["flat_index"] for x in cc] for cc in c])
     rec = lambda e: [flat(e.choices_), e.predict_proba(X).tolist(), e.predict(X).tolist()]

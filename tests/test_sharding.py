@@ -149,8 +149,9 @@ SHAPES_SCRIPT = PREAMBLE + textwrap.dedent("""
     out["choices"] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
     out["terms"] = [[list(t["features"]) for t in e.shape_terms()] for e in fits]
     out["pred"] = [e.predict(X).tolist() for e in fits]
-    # shapes="auto" after a sharded tree
-    kw.update(shapes="auto", k=1)
+    # shapes="auto" after a sharded tree (the fine knots, as from 2,000 rows: the coarse ones
+    # of this table's size take no term here)
+    kw.update(shapes="auto", k=1, shape_knots=(24, 12))
     auto = [jaxtree.TreeRegressor(**kw).fit(X, y), jaxtree.TreeRegressor(devices=4, **kw).fit(X, y)]
     out["auto_terms"] = [[list(t["features"]) for t in e.shape_terms()] for e in auto]
     out["auto_choices"] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in auto]
