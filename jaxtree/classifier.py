@@ -174,7 +174,7 @@ class TreeClassifier(Estimator):
         repeats its final loss in ``history_``). ``k`` is bounded by the rows, as the
         regressor's.
       shapes: ``"auto"`` (default): on in-memory fits of two classes with the logistic loss
-        and at least 20 rows (``AUTO_SHAPES_MIN_ROWS``, the regressor's rule, with its
+        and at least 100 rows (``AUTO_SHAPES_MIN_ROWS``, the regressor's rule, with its
         knots: ``(3, 2)`` below 2,000 rows, ``(24, 12)`` from 2,000), after the
         tree, up to 16 one- and two-covariate shape
         terms (at most 20 with the tree's) of its working residual (one Newton step of the

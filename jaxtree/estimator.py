@@ -74,12 +74,12 @@ class TreeRegressor(Regressor):
         Shape terms are whole one-covariate functions ``f(x_j)`` and two-covariate functions
         ``f(x_i, x_l)`` (hats on knots, see :mod:`jaxtree.shapes`), chosen greedily by least
         squares and backfitted; the model is ``w0 + sum of shapes + T(x)``. ``"auto"``: on fits
-        of at least 20 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``, one device) the
+        of at least 100 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``, one device) the
         tree is searched first, exactly as without shapes, then up to 16 shape terms
         (``AUTO_SHAPES``) of its residual are added, as many as held-out rows support (a
         ``validation_fraction`` of 0.2 or the one given; ``shape_path_``), at most 20 terms
         with the tree's (``AUTO_TERMS``, like terms merged), and the tree's weights are
-        refitted given the shapes; fits of fewer than 20 rows get none (knots: see
+        refitted given the shapes; fits of fewer than 100 rows get none (knots: see
         ``shape_knots``). ``S``: ``S`` terms before the tree, which is searched on their
         residual, then one backfitting round. On more than
         ``shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a deterministic subset

@@ -302,7 +302,7 @@ CASES = [
     Case("paper", 0, paper_data(500, 5), _regressor(lambda: R.paper(k=5))),
     Case("target_auto", 1, positive_data(400),
          _regressor(lambda: R.paper(k=3, target_transform="auto"))),
-    # the defaults below 10,000 rows: search="auto" -> backfit, validation 0.2, no shapes
+    # the defaults below 10,000 rows: search="auto" -> backfit, validation 0.2, coarse shapes
     Case("default_small", 2, paper_data(500, 5), _regressor(lambda: R(k=5, y_bound=1.0))),
     Case("prune", 3, paper_data(500, 5), _regressor(lambda: R(k=5, prune_tol=1e-3, y_bound=1.0))),
     # a raw table: pandas category column, NaN in a numeric column (missing="indicator")

@@ -83,8 +83,9 @@ def test_pairs_stop_at_k_operations_in_a_larger_capacity(monkeypatch):
 
 def test_another_k_compiles_nothing():
     """After a fit with k = 3, fits with k = 5 and k = 2 (one capacity bucket) compile
-    nothing: neither the step nor anything else of the fit."""
-    X, y = smooth_data(0)
+    nothing: neither the step nor anything else of the fit, the default's shape stage after
+    trees of other sizes included (120 rows: it runs, and accepts a term)."""
+    X, y = smooth_data(0, n=120)
     # y_bound=1: at the default 0.25 the held-out choice at k = 2 is 0 operations, whose
     # refit keeps the capacity of one pair move (3 slots), which this check does not model
     for kw in ({"y_bound": 1.0}, GREEDY):
@@ -93,6 +94,7 @@ def test_another_k_compiles_nothing():
             for k in (5, 2):
                 est = jaxtree.TreeRegressor(k=k, **kw).fit(X, y)
                 assert est.model_.program.capacity == 2 * (est.k_ if kw is not GREEDY else k) + 1
+                assert (est.model_.shapes is not None) == (kw is not GREEDY)
         assert count.lowerings == 0 and count.compiles == 0, kw
 
 

@@ -703,7 +703,7 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     what each leaf can add. A fraction given explicitly is used as before.
 
     ``shapes="auto"`` searches shape terms after the tree from
-    :data:`jaxtree._fit.spec.AUTO_SHAPES_MIN_ROWS` rows (20), the regressor's rule with its
+    :data:`jaxtree._fit.spec.AUTO_SHAPES_MIN_ROWS` rows (100), the regressor's rule with its
     knots (:func:`jaxtree._fit.spec.knots_for`; measured for the classifier: spam7 0.8987 ->
     0.9116 AUC from 2,000 rows, BENCHMARKS.md, "Shape terms from 2,000 rows"; the coarse
     knots below it: Titanic 0.836 -> 0.838, Pima and breast cancer level, "Small tables")."""
