@@ -170,8 +170,9 @@ def test_verbose_writes_a_progress_bar_to_stderr(capfd):
     assert re.search(r"mse=\S+ [+*] \S+ at slot \d", err)  # the last insertion: op, leaf, slot
     assert "refit" not in err
     # The default (below 10,000 rows): the held-out run to k, then a "refit" bar to k_, then
-    # the shape stage's phases; each phase is drawn full before the next one starts (the
-    # refit is faster than tqdm's redraw interval).
+    # (from 100 rows) the shape stage's phases; each phase is drawn full before the next one
+    # starts (the refit is faster than tqdm's redraw interval).
+    X, y = make_data(n=120)
     e = est(verbose=1).fit(X, y)
     err = capfd.readouterr().err
     assert e.validation_fraction_ is not None and "mse=" in err
