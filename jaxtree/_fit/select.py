@@ -372,7 +372,7 @@ def start_mse(y, w) -> float:
 def shape_mse_and_errors(shapes, data, spec) -> tuple:
     """``(mse, errors)``: the weighted MSE and the per-row squared errors ``(n_chunks, m)``
     of shape terms alone on chunked data (scaled space)."""
-    err = (data.y - jax.vmap(lambda xb: shapes_.evaluate(shapes, xb, spec))(data.x)) ** 2
+    err = (data.y - shapes_.evaluate_chunks(shapes, data.x, spec)) ** 2
     return jnp.sum(data.w * err) / jnp.sum(data.w), err
 
 

@@ -347,8 +347,7 @@ class InMemory(_Regression):
         ``shapes=S`` (their state and Grams), else ``terms`` were chosen after the tree."""
         s = self.spec
         data = self.data(shard=False)
-        t_fit = select.tree_values(in_capacity(program, self.tree_config()), data.x, s.basis)
-        rdata = data._replace(y=select.minus(data.y, t_fit))
+        rdata = data._replace(y=select.minus(data.y, self._tree_fit(program)))
         if fit is not None:
             state = shapes_.finish_jit(fit.state, rdata, fit.grams, sspec, 1)
         else:
