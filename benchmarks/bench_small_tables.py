@@ -56,20 +56,28 @@ from _common import environment  # noqa: E402
 
 TABLES = ["mtcars", "airquality", "mpg", "diabetes", "boston", "pima", "breast_cancer",
           "titanic"]
-VARIANTS = ["default", "no_small_shapes", "few_frequencies", "ridge_then_tree", "hgb", "linear"]
-DEFAULT_VARIANTS = ["default", "no_small_shapes", "hgb", "linear"]
+VARIANTS = ["default", "tree_first", "no_small_shapes", "few_frequencies", "ridge_then_tree",
+            "hgb", "linear"]
+DEFAULT_VARIANTS = ["default", "tree_first", "hgb", "linear"]
 _MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 
 
-def _patched(before: bool) -> None:
-    """``before``: shape terms only from 2,000 rows (the rule before the eighteenth
-    session); else the library as is."""
+_FIRST_MAX_ROWS = spec_.SHAPES_FIRST_MAX_ROWS
+
+
+def _patched(variant: str) -> None:
+    """``no_small_shapes``: shape terms only from 2,000 rows and the tree always first (the
+    rule before the eighteenth session); ``tree_first``: the tree always first (the rule
+    before the nineteenth); else the library as is."""
+    before = variant == "no_small_shapes"
     spec_.AUTO_SHAPES_MIN_ROWS = spec_.FINE_KNOTS_MIN_ROWS if before else _MIN_ROWS
+    spec_.SHAPES_FIRST_MAX_ROWS = 0 if variant in ("no_small_shapes", "tree_first") \
+        else _FIRST_MAX_ROWS
 
 
 def _estimator(task: str, variant: str):
     cls = jaxtree.TreeRegressor if task == "regression" else jaxtree.TreeClassifier
-    _patched(variant == "no_small_shapes")
+    _patched(variant)
     if variant == "few_frequencies":
         return cls(basis=jaxtree.make_basis(sines=3, cosines=3))
     return cls()
@@ -96,7 +104,7 @@ def run_table(name: str, repeats: int, variants=DEFAULT_VARIANTS) -> dict:
                 scores.append(B.score(task, est, Xte, y[te]))
             elif v == "ridge_then_tree":
                 lin = B.linear(task, Xtr).fit(Xtr, ytr)
-                _patched(False)
+                _patched("default")
                 tree = jaxtree.TreeRegressor().fit(Xtr, ytr - lin.predict(Xtr))
                 pred = lin.predict(Xte) + np.asarray(tree.predict(Xte), np.float64)
                 scores.append(float(np.sqrt(np.mean((pred - y[te]) ** 2))))
@@ -105,7 +113,7 @@ def run_table(name: str, repeats: int, variants=DEFAULT_VARIANTS) -> dict:
                 est = _estimator(task, v).fit(Xtr, ytr)
                 scores.append(B.score(task, est, Xte, y[te]))
                 terms.append(B.n_terms(est))
-        _patched(False)
+        _patched("default")
         rec["scores"][v] = scores
         rec["terms"][v] = terms
         rec["seconds"][v] = time.perf_counter() - t0
@@ -122,7 +130,7 @@ warnings.simplefilter("ignore")
 sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
 import bench_small_tables as T, jaxtree
 from jaxtree.datasets import paper_synthetic
-T._patched({before})
+T._patched({variant!r})
 X, y = paper_synthetic(1333, p=10, seed=0)
 t = time.perf_counter()
 est = jaxtree.TreeRegressor().fit(X[:1000], y[:1000])
@@ -131,14 +139,13 @@ print(time.perf_counter() - t, est.model_.shapes is not None)
 
 
 def cold_fits(rounds: int) -> dict:
-    """The demo's first fit in a fresh process, cache off: default / no_small_shapes
+    """The demo's first fit in a fresh process, cache off: default / tree_first
     (alternating)."""
-    out = {"default": [], "no_small_shapes": [], "shapes_accepted": []}
+    out = {"default": [], "tree_first": [], "shapes_accepted": []}
     env = dict(os.environ, JAXTREE_COMPILATION_CACHE="0")
     for _ in range(rounds):
-        for v in ("default", "no_small_shapes"):
-            code = _COLD.format(root=str(ROOT), bench=str(ROOT / "benchmarks"),
-                                before=v == "no_small_shapes")
+        for v in ("default", "tree_first"):
+            code = _COLD.format(root=str(ROOT), bench=str(ROOT / "benchmarks"), variant=v)
             res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, check=True)
             secs, accepted = res.stdout.split()[-2:]
@@ -146,7 +153,7 @@ def cold_fits(rounds: int) -> dict:
             if v == "default":
                 out["shapes_accepted"].append(accepted == "True")
     print(f"demo first fit, fresh process, cache off: default {min(out['default']):.2f} s, "
-          f"no_small_shapes {min(out['no_small_shapes']):.2f} s (min of {rounds})", flush=True)
+          f"tree_first {min(out['tree_first']):.2f} s (min of {rounds})", flush=True)
     return out
 
 

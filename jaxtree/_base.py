@@ -360,6 +360,7 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     est.k_ = select.n_ops(model.program)
     est.path_ = result.path
     est.shape_path_ = result.shape_path
+    est.shape_order_, est.shape_order_scores_ = result.order or (None, None)
     est.target_transform_ = model.target_transform
     est.target_transform_scores_ = result.transform_scores
     est.pruned_ = result.pruned

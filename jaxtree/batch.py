@@ -849,7 +849,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     if shapes:  # the estimators' stages: shape terms, the tree on their residual, the round
         res, (terms, spec), paths, shape_paths = stages.shapes_first(members, fit_spec, rep)
     else:  # the tree stage, the estimators' (its size on held-out rows, then the refit)
-        res, paths = stages.tree(members, fit_spec, rep)
+        res, paths, _ = stages.tree(members, fit_spec, rep)
     status = np.asarray(res.status, np.int64)
     histories = [res.history[b][: len(res.choices[b])] for b in range(B)]  # may end early (run)
     choices = [list(c) for c in res.choices]

@@ -79,8 +79,12 @@ class TreeRegressor(Regressor):
         (``AUTO_SHAPES``) of its residual are added, as many as held-out rows support (a
         ``validation_fraction`` of 0.2 or the one given; ``shape_path_``), at most 20 terms
         with the tree's (``AUTO_TERMS``, like terms merged), and the tree's weights are
-        refitted given the shapes; fits of fewer than 100 rows get none (knots: see
-        ``shape_knots``). ``S``: ``S`` terms before the tree, which is searched on their
+        refitted given the shapes; fits of fewer than 100 rows get none after the tree
+        (knots: see ``shape_knots``). On in-memory fits of 20 to 1,999 rows
+        (``SHAPES_FIRST_MAX_ROWS``) the other order is fitted too, up to 16 shape terms of
+        ``y`` first (as many as held-out rows support), then the tree on their residual, and
+        kept where its held-out errors are lower by more than half a paired standard error
+        (``shape_order_``, ``shape_order_scores_``; the paper's data keeps the tree first). ``S``: ``S`` terms before the tree, which is searched on their
         residual, then one backfitting round. On more than
         ``shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a deterministic subset
         and backfitted on all rows; streamed and block-read fits take the same steps in
@@ -192,6 +196,10 @@ class TreeRegressor(Regressor):
       shape_path_: with ``shapes`` and ``validation_fraction``: one dict per number of shape
         terms of the selection run (``n_shapes``, ``train_mse``, ``val_mse``, ``terms``); else
         None.
+      shape_order_: ``"tree first"`` or ``"shapes first"`` where the fit tried both
+        orders (``shapes="auto"``, fewer than 2,000 rows, see ``shapes``); else None.
+      shape_order_scores_: then the held-out MSE of each order (a dict; ``"shapes first"``
+        nan where held-out rows accepted no shape term first); else None.
       path_: with ``validation_fraction``: one dict per iteration of the selection run
         (``n_ops``, ``train_mse``, ``val_mse``, ``formula`` and ``model``, a
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.

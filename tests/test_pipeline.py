@@ -177,3 +177,92 @@ def test_the_private_name_check_catches_a_planted_use(tmp_path):
     hits = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
             and isinstance(n.value, ast.Name) and n.value.id in modules and n.attr.startswith("_")]
     assert hits == ["_secret"]
+
+
+def test_both_orders_on_small_in_memory_regressions():
+    """FitSpec.both_orders: ``shapes="auto"`` also fits the shapes first on an in-memory
+    regression of 20 (held-out rows from AUTO_VALIDATION_MIN_ROWS) to 1,999 rows; never from
+    SHAPES_FIRST_MAX_ROWS (2,000), without held-out rows, for shapes=0 or S, streamed rows,
+    or the classifier."""
+    from jaxtree._fit import classify
+
+    params = spec_.check_params({"k": 4, "basis": SMALL})._replace(chunk=2048)
+    reg = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
+
+    def at(n, in_memory=True, **kw):
+        return spec_.resolve(dict(reg, **kw), params, n, 3, np.float32, None,
+                             in_memory).both_orders
+
+    assert spec_.SHAPES_FIRST_MAX_ROWS == spec_.FINE_KNOTS_MIN_ROWS == 2_000
+    assert spec_.AUTO_VALIDATION_MIN_ROWS == 20
+    assert at(20) and at(99) and at(100) and at(1_999)
+    assert not at(19) and not at(2_000) and not at(20_000)
+    assert at(100, validation_fraction=0.3)
+    assert not at(19, validation_fraction=0.25)  # too few rows, even with held-out rows
+    assert not at(500, validation_fraction=None)
+    assert not at(500, shapes=0) and not at(500, shapes=3)
+    assert not at(500, in_memory=False)
+    clf = jaxtree.TreeClassifier(k=4, basis=SMALL, validation_fraction=0.2).get_params()
+    assert not classify.classifier_spec(clf, params, 500, 3, np.float32, None,
+                                        in_memory=True).both_orders
+
+
+def _bends(n, seed, truth="bends"):
+    """Six covariates; ``bends``: a sum of one bend per covariate (a main shape at the coarse
+    knots exactly), ``product``: ``sin(2 pi x0) x1^2 + x2 / 2`` (the tree's form in SMALL's
+    basis)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 6))
+    if truth == "bends":
+        f = sum((j + 1) * np.abs(X[:, j] - 0.5) for j in range(6))
+        return X, f + 0.1 * rng.normal(size=n), f
+    f = np.sin(2 * np.pi * X[:, 0]) * X[:, 1] ** 2 + 0.5 * X[:, 2]
+    return X, f + 0.01 * rng.normal(size=n), f
+
+
+def _val_at_choice(est):
+    """The held-out MSE of a fit's last held-out choice, read from its paths: the shape
+    count after the tree, or the tree's size."""
+    if est.shape_path_ is not None and est.shape_order_ != "shapes first":
+        n = 0 if est.model_.shapes is None else est.model_.shapes.n_terms
+        return est.shape_path_[int(n)]["val_mse"]
+    return next(r["val_mse"] for r in est.path_ if r["n_ops"] == est.k_)
+
+
+@pytest.mark.parametrize("truth, seed, kept", [("bends", 1, "shapes first"),
+                                              ("product", 0, "tree first")])
+def test_the_order_held_out_rows_support_is_kept(monkeypatch, truth, seed, kept):
+    """Oracles of the order choice (stages.order_choice) on 200 rows. A sum of bends keeps
+    the shapes first and is closer to the truth on fresh rows than the tree-first fit it was
+    chosen over (the rule off: SHAPES_FIRST_MAX_ROWS = 0); a product keeps the tree first,
+    and that fit is the rule-off fit exactly (fitting the other order leaves no trace). Each
+    order's score is the held-out MSE its own path reports at its choice. A second fit
+    compiles nothing. (The bends' tree-first fit takes one shape term after its tree: its
+    score is that count's.)"""
+    from jaxtree.debug import count_compilations
+
+    X, y, _ = _bends(200, seed, truth)
+    Xt, _, ft = _bends(500, 5, truth)
+    est = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    with count_compilations() as count:
+        again = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    assert count.compiles == 0
+    np.testing.assert_array_equal(again.predict(Xt), est.predict(Xt))
+    monkeypatch.setattr(spec_, "SHAPES_FIRST_MAX_ROWS", 0)
+    off = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    assert off.shape_order_ is None and off.shape_order_scores_ is None
+    assert (off.model_.shapes is not None) == (truth == "bends")
+    scores = est.shape_order_scores_
+    assert est.shape_order_ == kept
+    np.testing.assert_allclose(scores["tree first"], _val_at_choice(off), rtol=1e-5)
+    if kept == "tree first":
+        assert scores["shapes first"] > scores["tree first"]
+        np.testing.assert_array_equal(est.predict(Xt), off.predict(Xt))
+        np.testing.assert_array_equal(est.history_, off.history_)
+        return
+    assert scores["shapes first"] < 0.5 * scores["tree first"]
+    np.testing.assert_allclose(scores["shapes first"], _val_at_choice(est), rtol=1e-5)
+    assert est.model_.shapes is not None
+    assert len(est.history_) == len(est.choices_)
+    rmse = lambda e: np.sqrt(np.mean((e.predict(Xt) - ft) ** 2))  # noqa: E731
+    assert rmse(est) < 0.6 * rmse(off)

@@ -169,17 +169,28 @@ def test_verbose_writes_a_progress_bar_to_stderr(capfd):
     assert "jaxtree" in err and f"{K + 1}/{K + 1}" in err and "mse=" in err
     assert re.search(r"mse=\S+ [+*] \S+ at slot \d", err)  # the last insertion: op, leaf, slot
     assert "refit" not in err
-    # The default (below 10,000 rows): the held-out run to k, then a "refit" bar to k_, then
-    # (from 100 rows) the shape stage's phases; each phase is drawn full before the next one
+    # The default (below 10,000 rows): the held-out run to k, then a "refit" bar, then
+    # (from 100 rows) the shape stage's phases, and below 2,000 rows the other order's
+    # (these data keep the shapes first); each phase is drawn full before the next one
     # starts (the refit is faster than tqdm's redraw interval).
     X, y = make_data(n=120)
     e = est(verbose=1).fit(X, y)
     err = capfd.readouterr().err
     assert e.validation_fraction_ is not None and "mse=" in err
     assert re.search(r"mse=\S+ [+*] \S+ at slot \d", err)  # the held-out run's last insertion
-    assert "jaxtree refit" in err and f"{e.k_ + 1}/{e.k_ + 1}" in err.rsplit("jaxtree refit", 1)[1]
-    refit = err.split("jaxtree refit", 1)[1].split("jaxtree choosing shapes", 1)[0]
-    assert f"{e.k_ + 1}/{e.k_ + 1}" in refit and e.shape_path_ is not None
+    assert e.shape_order_ == "shapes first" and e.shape_path_ is not None
+    parts = re.split(r"jaxtree ([a-z ]+):", err)[1:]
+    last = {}  # each phase's last drawing (tqdm redraws a line several times)
+    names = []
+    for what, text in zip(parts[::2], parts[1::2]):
+        if not names or names[-1] != what:
+            names.append(what)
+        last[len(names)] = (what, text)
+    assert names == ["refit", "choosing shapes", "shapes", "choosing shapes",
+                     "choosing the order", "shapes first", "refit"], names
+    for what, text in last.values():
+        done, total = re.findall(r"(\d+)/(\d+)", text)[-1]
+        assert done == total, (what, text)
     est(verbose=0).fit(X, y)
     assert capfd.readouterr().err == ""
 

@@ -54,6 +54,9 @@ class FitResult:
       transform_scores: with ``target_transform="auto"``, each transform's held-out MSE.
       target_name: the target's own name (a pandas Series' ``name``), or None.
       classes: a classifier's sorted class labels (:mod:`jaxtree._fit.classify`), else None.
+      order: where a small table's fit tried both orders of the tree and the shape terms
+        (:func:`jaxtree._fit.stages.order_choice`), ``(the order kept, each order's held-out
+        MSE)``, else None.
     """
 
     model: model_.TreeModel
@@ -69,6 +72,7 @@ class FitResult:
     transform_scores: Optional[dict] = None
     target_name: Optional[str] = None
     classes: Optional[np.ndarray] = None
+    order: Optional[tuple] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,7 +233,7 @@ def _result(model, found: stages.Searched, spec, enc, names) -> FitResult:
     return FitResult(model=model, history=np.asarray(res.history, np.float64),
                      choices=list(res.choices), status=search.Status(int(res.status)),
                      names=names, encoding=enc, spec=spec, path=found.path,
-                     shape_path=found.shape_path, pruned=found.pruned)
+                     shape_path=found.shape_path, pruned=found.pruned, order=found.order)
 
 
 # ---------------------------------------------------------------------------- encode

@@ -337,8 +337,17 @@ class InMemory(_Regression):
 
     def given_shapes(self, fit: ShapeFit, sspec) -> "InMemory":
         """The tree's source: the rows with the shapes' partial residual as ``y``."""
-        g_rows = np.asarray(fit.state.fit, np.float64).reshape(-1)[: self.n]
-        return InMemory(self.xs, self.ys - g_rows, self.sw, self.spec, self.sc)
+        return self.given_values(np.asarray(fit.state.fit, np.float64).reshape(-1)[: self.n])
+
+    def given_values(self, values) -> "InMemory":
+        """The rows with ``y - values`` as ``y`` (``values (n,)``, scaled space)."""
+        return InMemory(self.xs, self.ys - values, self.sw, self.spec, self.sc)
+
+    def shape_values(self, shapes, sspec) -> np.ndarray:
+        """Shape terms' values on every row, ``(n,)`` float64 (scaled space; ``sspec``: the
+        terms' spec on this source's chunked rows)."""
+        fit = shapes_.evaluate_chunks_jit(shapes, self.data(shard=False).x, sspec)
+        return np.asarray(fit, np.float64).reshape(-1)[: self.n]
 
     def backfit(self, program, terms, sspec, fit: Optional[ShapeFit] = None) -> tuple:
         """The backfitting round: the shapes refitted given the tree (one sweep), then with

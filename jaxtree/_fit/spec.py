@@ -55,6 +55,11 @@ QUICK_SHAPES_MAX_ROWS = 4_096  # in-memory fits whose row bucket (scoring.rows_f
 # warm fit +0.22 s (the shape step's run time grows with the rows, its compile time does not;
 # BENCHMARKS.md, "A quick shape stage on small tables"). By the bucket, not the rows, so that
 # the tables of one bucket share its programs.
+SHAPES_FIRST_MAX_ROWS = FINE_KNOTS_MIN_ROWS  # shapes="auto" on a regression of fewer rows
+# (in memory, with held-out rows, squared loss) also fits the other order, the shapes first
+# and the tree on their residual, and keeps it where its held-out errors are lower by more
+# than half a paired standard error (jaxtree._fit.stages.order_choice; nineteenth session:
+# airquality 25.18 -> RMSE, Boston, mtcars; the paper's data keeps the tree first).
 AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
 AUTO_SMALL_MAX_ROWS = 10_000  # search="auto": "backfit" and a held-out size below
 AUTO_PAIR_MAX_CANDIDATES = 4096  # ... with at most this many basis columns p*q
@@ -365,6 +370,9 @@ class FitSpec:
     rows). ``streamed``: the rows are read from the host block by block (a memmap, a
     ChunkReader, or a large in-memory matrix, :func:`fits_in_chunks`). ``shape_groups``: the
     table's categorical columns whose main shape is one term (:func:`shape_groups`).
+    ``both_orders``: ``shapes_after`` on a small in-memory regression with held-out rows also
+    tries the shape terms first (:data:`SHAPES_FIRST_MAX_ROWS`,
+    :func:`jaxtree._fit.stages.order_choice`).
     ``quick_shapes``: the programs of the shape stage after the tree (``shapes_after``) are
     compiled for compile time (:data:`QUICK_SHAPES_MAX_ROWS`,
     :func:`jaxtree._fit.stages.search_model`); on a CPU only, where the options were
@@ -404,6 +412,7 @@ class FitSpec:
     clip: bool = True
     streamed: bool = False
     quick_shapes: bool = False
+    both_orders: bool = False
 
     @property
     def stop(self) -> Optional[search.Stop]:
@@ -511,4 +520,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
         quick_shapes=(in_memory and scoring.rows_for(n, params.chunk) <= QUICK_SHAPES_MAX_ROWS
-                      and (plan_.platform_of() if plan is None else plan.platform) == "cpu"))
+                      and (plan_.platform_of() if plan is None else plan.platform) == "cpu"),
+        both_orders=(shapes == "auto" and engine == "jax" and in_memory
+                     and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
+                     and fraction is not None and hyper.get("loss", "squared") == "squared"))

@@ -29,13 +29,16 @@ from jaxtree._fit import spec as spec_
 class Searched(NamedTuple):
     """What the stages found: the search result (the tree's program, the histories and
     choices of every stage, the status), the shape terms ``(terms, spec)`` or None, the size
-    path and shape path (held-out selection runs) or None, the pruned leaves or None."""
+    path and shape path (held-out selection runs) or None, the pruned leaves or None, and
+    where both orders were fitted (:func:`order_choice`) ``(the order kept, each order's
+    held-out MSE)``, else None."""
 
     result: search.SearchResult
     shapes: Optional[tuple]
     path: Optional[list]
     shape_path: Optional[list]
     pruned: Optional[list]
+    order: Optional[tuple] = None
 
 
 def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
@@ -49,15 +52,19 @@ def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
     :func:`jaxtree.batch.fit_batch`'s members, which must equal them, and a quick stage moved
     one member's predictions by 1.7e-5 (``refine="optax"``: twenty L-BFGS steps carry the
     last bits; measured on tests/test_batch_shapes.py's data at XLA's default flags)."""
-    shape_fit = shape_path = None
+    shape_fit = shape_path = order = None
     quick = _executables.quick if spec.quick_shapes else contextlib.nullcontext
     if spec.shapes:
         res, shape_fit, path, shape_path = shapes_first(src, spec, rep)
     else:
-        res, path = tree(src, spec, rep)
-        if spec.shapes_after:
-            with quick():
-                res, shape_fit, shape_path = shapes_after(src, spec, rep, res)
+        res, path, held = tree(src, spec, rep)
+        held = _chosen(held) if spec.both_orders else None
+        with quick():
+            if spec.shapes_after:
+                res, shape_fit, shape_path, held = shapes_after(src, spec, rep, res)
+            if spec.both_orders and held is not None and not res.status & search.Status.STOPPED:
+                (res, shape_fit, path, shape_path), order = order_choice(
+                    src, spec, rep, (res, shape_fit, path, shape_path), held)
     pruned = None
     if spec.prune_tol is not None:
         program, pruned = src.prune(res.program, shape_fit)
@@ -65,21 +72,24 @@ def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
         if spec.verbose > 0 and pruned:
             print(f"[jaxtree] pruned {len(pruned)} leaf(s) at prune_tol={spec.prune_tol}",
                   file=sys.stderr)
-    return Searched(res, shape_fit, path, shape_path, pruned)
+    return Searched(res, shape_fit, path, shape_path, pruned, order)
 
 
 # -------------------------------------------------------------------------- the tree
 
-def tree(src, spec: spec_.FitSpec, rep) -> tuple:
-    """``(search result, size path or None)``: the tree grown to ``k`` operations, or with a
-    ``validation_fraction`` its size chosen on held-out rows first (the source's
-    ``size_path``: the paired standard-error rule, :func:`jaxtree._fit.select.choose_size` for a
-    regression, per one-versus-rest tree for a classifier, :mod:`jaxtree._fit.classify`) and
-    then refitted on all rows."""
+def tree(src, spec: spec_.FitSpec, rep, selected=None) -> tuple:
+    """``(search result, size path or None, held or None)``: the tree grown to ``k``
+    operations, or with a ``validation_fraction`` its size chosen on held-out rows first
+    (the source's ``size_path``: the paired standard-error rule,
+    :func:`jaxtree._fit.select.choose_size` for a regression, per one-versus-rest tree for a
+    classifier, :mod:`jaxtree._fit.classify`) and then refitted on all rows. ``held``: the
+    selection run's per-row held-out losses and the rows' weights (the source's
+    ``selection_run``; :func:`order_choice` reads them); ``selected``: that run's result
+    when it has run already."""
     cfg = src.tree_config()
     if spec.validation_fraction is None:
-        return src.grow(spec.k, cfg, rep), None
-    sel, held = src.selection_run(cfg, rep)
+        return src.grow(spec.k, cfg, rep), None, None
+    sel, held = src.selection_run(cfg, rep) if selected is None else selected
     k_best, path = src.size_path(sel, held, rep.names)  # per tree for one-versus-rest trees
     rep.reset(int(np.max(k_best)), "refit")
     res = src.grow(k_best, cfg, rep, chosen=True)
@@ -87,7 +97,8 @@ def tree(src, spec: spec_.FitSpec, rep) -> tuple:
     # (per member of a batch, jaxtree.batch's source).
     status = np.asarray(res.status, np.int64) | (
         np.asarray(sel.status, np.int64) & int(search.Status.CONVERGED))
-    return res._replace(status=search.Status(int(status)) if status.ndim == 0 else status), path
+    res = res._replace(status=search.Status(int(status)) if status.ndim == 0 else status)
+    return res, path, held
 
 
 # ------------------------------------------------------------------------ shape terms
@@ -119,8 +130,10 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     n_shapes, screened, shape_path = spec.shapes, None, None
     own = bucket(src)
     if spec.validation_fraction is not None:
-        n_shapes, screened, _, _, shape_path = choose_shapes(src.shape_split(), spec, rep, scale,
-                                                             spec.shapes, p=own, kernels=kernels)
+        n_shapes, screened, _, _, shape_path, _ = choose_shapes(
+            src.shape_split(), spec, rep, scale, spec.shapes, p=own, kernels=kernels)
+        # the chosen terms, then the tree's first leaf and k insertions
+        rep.phase(int(np.max(n_shapes)) + spec.k + 1, "refit")
     sub, all_rows = src.shape_search_rows()
     sres, found, sspec, gr = shape_search(sub, spec, rep, scale, n_shapes, spec.shapes, screened,
                                           grams=all_rows and src.reuses_grams, p=own,
@@ -129,7 +142,7 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     fit = src.fit_shapes(sres, found, sspec, gr, all_rows)
     done = len(sres.history) if np.ndim(sres.status) == 0 else max(map(len, sres.history))
     with rep.after(done):  # the tree's iterations follow the shapes'
-        found_tree, path = tree(src.given_shapes(fit, sspec), spec, rep)
+        found_tree, path, _ = tree(src.given_shapes(fit, sspec), spec, rep)
     path = kernels.with_shapes(path, *shapes_.unslot(fit.terms, sspec, own, spec.shape_groups))
     terms, program, mse = src.backfit(src.tree_program(found_tree.program), fit.terms, sspec, fit)
     terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
@@ -163,7 +176,7 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     """``shapes="auto"``: up to :data:`~jaxtree._fit.spec.AUTO_SHAPES` shape terms of the
     tree's residual, as many as held-out rows support (the paired standard-error rule; often
     none, and then the fit is the tree's exactly), then the backfitting round. Returns
-    ``(search result, (terms, spec) or None, shape path)``.
+    ``(search result, (terms, spec) or None, shape path, held)``.
 
     The tree comes first so that data whose truth has the tree's form keeps the tree's
     formula: shapes fitted first take such structure with piecewise-linear pieces the tree
@@ -173,7 +186,8 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     second search). The selection run's own stops (the bound, its early stop, or running
     out of candidates: with p covariates there are p mains and at most ``MAX_PAIRS`` pairs,
     fewer than ``AUTO_SHAPES`` at p <= 5) are not the model's status: the count it chose lies
-    before any of them."""
+    before any of them. ``held``: the per-row held-out losses at the chosen count and the
+    rows' weights, None where no shape term had room."""
     scale = src.loss_scale
     program = src.tree_program(found_tree.program)
     # The formula stays readable: the tree's terms and the shapes' together at most
@@ -181,11 +195,13 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     # compiled shape step serves every tree) and runs fewer iterations.
     room = min(spec_.AUTO_SHAPES, spec_.AUTO_TERMS - prog.n_terms(program))
     if room <= 0:
-        return found_tree, None, None
+        return found_tree, None, None, None
     after = len(found_tree.history)
-    n_shapes, _, sel, sspec, shape_path = choose_shapes(
+    n_shapes, _, sel, sspec, shape_path, (rows, w) = choose_shapes(
         src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, after=after, states=True,
         n_iter=room, p=bucket(src))
+    rep.phase(after + n_shapes, "shapes", done=after)  # the tree's iterations, then the terms
+    held = (rows[n_shapes], w)
     stopped = search.Status.OK
     losses = src.shape_losses(program, sel, n_shapes, sspec)  # the history's units
     for i in range(n_shapes):  # the progress bar and callback, as for a search
@@ -194,7 +210,7 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
             n_shapes = i + 1  # the callback stops here
             break
     if n_shapes == 0:
-        return found_tree, None, shape_path
+        return found_tree, None, shape_path, held
     found, sspec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
     terms, program, mse = src.backfit(program, found, sspec)
     terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
@@ -203,7 +219,98 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     res = search.SearchResult(program, np.asarray(history, np.float64),
                               list(found_tree.choices) + list(sel.choices[:n_shapes]),
                               found_tree.status | stopped)
-    return res, (terms, sspec), shape_path
+    return res, (terms, sspec), shape_path, held
+
+
+def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) -> tuple:
+    """``spec.both_orders`` (``shapes="auto"`` on a small in-memory regression): ``(fit,
+    (order, scores))``, the fit of the other order (:func:`shapes_then_tree`) where held-out
+    rows support it, else ``tree_first``. Both fits are ``(search result, (terms, spec) or
+    None, size path, shape path)``; ``held``: the tree-first fit's per-row held-out losses
+    (at its chosen count of shape terms) and the rows' weights. ``order``: ``"tree first"``
+    or ``"shapes first"``; ``scores``: each order's held-out MSE in the units of the paths'
+    ``val_mse`` (``"shapes first"``: nan where held-out rows accepted no shape term first,
+    so that order is the tree alone).
+
+    The other order's held-out losses: up to :data:`~jaxtree._fit.spec.AUTO_SHAPES` shape
+    terms of ``y``, as many as held-out rows support, then the tree's size selection run on
+    the residual of those terms as the count's own selection run fitted them (on the
+    training rows only), so they are the losses of a model that never saw the held-out
+    rows. Only where that order is kept are its tree refitted on all rows and the
+    backfitting round run (so the paper's data, which keeps the tree first, compiles no
+    backfitting programs for it).
+
+    Decision (nineteenth session): the other order is kept only where its per-row held-out
+    losses are lower than the tree-first fit's by more than half a paired standard error
+    (:func:`jaxtree._fit.select.choose_size_rows`, the tree first listed first, as the
+    smaller model is for the sizes). Why both: on a small table whose truth is smooth in
+    each covariate (R's airquality, mtcars, Boston) shape terms fitted first leave the tree
+    the interactions, while the tree first spends its few held-out-supported operations on
+    the main effects; on data of the tree's form (the paper's) shape terms fitted first take
+    its structure with piecewise-linear pieces the tree cannot undo, and held-out rows
+    refuse them (BENCHMARKS.md, "Which comes first on small tables"). Why only below
+    :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows: that is where it was measured and
+    where the second order costs tenths of a second. The tree-first fit's first stage (the
+    tree refitted on all rows) saw the held-out rows, so the comparison leans to it."""
+    rows_a, w = held
+    scale, own = src.loss_scale, bucket(src)
+    scores = {"tree first": float(np.sum(w * rows_a) / np.sum(w)) * scale,
+              "shapes first": float("nan")}
+    n_shapes, _, sel, sspec, shape_path, _ = choose_shapes(
+        src.shape_split(), spec, rep, scale, spec_.AUTO_SHAPES, states=True, p=own)
+    if n_shapes == 0:
+        return tree_first, ("tree first", scores)
+    chosen = jax.device_get(sel.programs[n_shapes - 1]).shapes
+    given = src.given_values(src.shape_values(chosen, sspec))
+    rep.phase(spec.k + 1, "choosing the order")
+    selected = given.selection_run(given.tree_config(), rep)
+    rows_b, _ = _chosen(selected[1])
+    if rows_b.shape != rows_a.shape:  # the same held-out rows, or no comparison
+        return tree_first, ("tree first", scores)
+    index, val, _ = select.choose_size_rows(np.stack([rows_a, rows_b]), w)
+    scores = dict(zip(scores, (float(v) * scale for v in val)))
+    if index == 0:
+        return tree_first, ("tree first", scores)
+    other = shapes_then_tree(src, given, spec, rep, (n_shapes, sel, sspec, shape_path), selected)
+    if other is None:  # a callback stopped the fit
+        res = tree_first[0]
+        return (res._replace(status=res.status | search.Status.STOPPED),) + tree_first[1:], \
+            ("tree first", scores)
+    return other, ("shapes first", scores)
+
+
+def shapes_then_tree(src, given, spec: spec_.FitSpec, rep, shapes: tuple, selected) -> tuple:
+    """The other order's fit (:func:`order_choice`): the shape terms of its count's
+    selection run (``shapes = (count, run, its spec, shape path)``), the tree of the size
+    its selection run ``selected`` chose on ``given`` (the rows with the terms' residual)
+    refitted on all rows, then the backfitting round, as :func:`shapes_after` ends.
+    Returns ``(search result, (terms, spec), size path, shape path)``, or None where a
+    callback stopped the fit."""
+    n_shapes, sel, sspec, shape_path = shapes
+    losses = src.shape_losses(None, sel, n_shapes, sspec)
+    rep.phase(n_shapes, "shapes first")
+    for i in range(n_shapes):  # the progress bar and callback, as for a search
+        if rep(i, float(losses[i]), sel.choices[i]):
+            return None
+    with rep.after(n_shapes):  # the tree's iterations follow the shapes'
+        found_tree, path, _ = tree(given, spec, rep, selected)
+    found, sspec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
+    terms, program, mse = src.backfit(src.tree_program(found_tree.program), found, sspec)
+    terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
+    path = OneFit.with_shapes(path, terms, sspec)
+    sres = search.SearchResult(None, np.asarray(losses, np.float64),
+                               list(sel.choices[:n_shapes]), search.Status.OK)
+    return _joined(sres, found_tree, program, mse, src.loss_scale), (terms, sspec), path, \
+        shape_path
+
+
+def _chosen(held):
+    """A selection run's per-row held-out losses ``(rows (S, m), w)`` at the size it chose
+    (:func:`jaxtree._fit.select.choose_size`): ``(rows[s], w)``; None stays None."""
+    if held is None:
+        return None
+    rows, w = held
+    return rows[select.choose_size(rows, w)], w
 
 
 def bucket(src):
@@ -311,7 +418,8 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
                   after: int = 0, states: bool = False, n_iter: Optional[int] = None,
                   p=None, kernels=OneFit) -> tuple:
     """``(number of shapes, (candidate pairs, allowed), selection run, its spec, shape
-    path)`` chosen on held-out rows: the shape search on the training part of ``split =
+    path, held)`` chosen on held-out rows (``held``: the per-row held-out losses of every
+    count, the intercept-only model first, and the rows' weights): the shape search on the training part of ``split =
     (training data, held-out data, held-out rows)`` with the held-out MSE after each term;
     the smallest count within half a paired standard error of the best (counting the
     intercept-only model as 0 terms; :func:`jaxtree._fit.select.choose_size`).
@@ -336,14 +444,10 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     sel, rows = select.split_run(sel, len(held))
     sel = _unpadded(sel, data, p)
     rows = np.concatenate([select.held_rows([empty_rows], len(held)), rows], axis=-2)
-    n_best, path = kernels.counted(rows, select.held_weights(held_data, len(held)), sel, data,
-                                   np.asarray(empty, np.float64) * scale, sspec, scale,
-                                   rep.names)
-    if after:  # shapes="auto": the tree's iterations, then the chosen terms
-        rep.phase(after + n_best, "shapes", done=after)
-    else:  # shapes=S: the chosen terms, then the tree's first leaf and k insertions
-        rep.phase(int(np.max(n_best)) + spec.k + 1, "refit")
-    return n_best, (pairs, allowed), sel, sspec, path
+    w = select.held_weights(held_data, len(held))
+    n_best, path = kernels.counted(rows, w, sel, data, np.asarray(empty, np.float64) * scale,
+                                   sspec, scale, rep.names)
+    return n_best, (pairs, allowed), sel, sspec, path, (rows, w)
 
 
 def _with_shapes(path, terms, sspec):
