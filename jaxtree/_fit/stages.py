@@ -198,8 +198,8 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
         return found_tree, None, None, None
     after = len(found_tree.history)
     n_shapes, _, sel, sspec, shape_path, (rows, w) = choose_shapes(
-        src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, after=after, states=True,
-        n_iter=room, p=bucket(src))
+        src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, states=True, n_iter=room,
+        p=bucket(src))
     rep.phase(after + n_shapes, "shapes", done=after)  # the tree's iterations, then the terms
     held = (rows[n_shapes], w)
     stopped = search.Status.OK
@@ -415,15 +415,15 @@ def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes, max_term
 
 
 def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
-                  after: int = 0, states: bool = False, n_iter: Optional[int] = None,
+                  states: bool = False, n_iter: Optional[int] = None,
                   p=None, kernels=OneFit) -> tuple:
     """``(number of shapes, (candidate pairs, allowed), selection run, its spec, shape
-    path, held)`` chosen on held-out rows (``held``: the per-row held-out losses of every
-    count, the intercept-only model first, and the rows' weights): the shape search on the training part of ``split =
-    (training data, held-out data, held-out rows)`` with the held-out MSE after each term;
+    path, held)`` chosen on held-out rows: the shape search on the training part of ``split
+    = (training data, held-out data, held-out rows)`` with the held-out MSE after each term;
     the smallest count within half a paired standard error of the best (counting the
-    intercept-only model as 0 terms; :func:`jaxtree._fit.select.choose_size`).
-    ``after``: iterations already run (the progress bar's position); ``states``: stop once
+    intercept-only model as 0 terms; :func:`jaxtree._fit.select.choose_size`). ``held``:
+    the per-row held-out losses of every count (the intercept-only model first) and the
+    rows' weights. The caller starts the progress bar's next phase. ``states``: stop once
     :data:`~jaxtree._fit.spec.AUTO_PATIENCE` more terms have not lowered the held-out MSE
     (``shapes="auto"``); ``n_iter``: at most this many terms (default ``max_terms``, the
     selection run's capacity); ``p``: the table's covariates when the split is bucketed
