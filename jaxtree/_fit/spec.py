@@ -495,6 +495,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
                                     hyper.get("validation_fraction", "auto"), n, p, q,
                                     in_memory=in_memory, engine=engine, devices=devices)
     shapes = hyper.get("shapes", "auto")
+    knots = knots_for(hyper.get("shape_knots", "auto"), shapes, n)
     columns = rows = 0
     if in_memory and engine == "jax":  # the buckets: a streamed fit is large
         # the pair screen's rows (0: none), whose stride the row bucket keeps
@@ -502,13 +503,15 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         layout = scoring.layout(n, p, q, params.chunk)
         columns = scoring.column_bucket(layout, params.basis)
         rows = (scoring.tree_rows(layout, pair_rows) or 0) if columns else 0
+    quick = (in_memory and scoring.rows_for(n, params.chunk) <= QUICK_SHAPES_MAX_ROWS
+             and (plan_.platform_of() if plan is None else plan.platform) == "cpu")
     return FitSpec(
         k=params.k, chunk=params.chunk, sweeps=params.sweeps, steps=params.steps,
         basis=params.basis, block=params.block, dtype=dtype, plan=plan,
         search=chosen, validation_fraction=fraction,
         shapes=0 if shapes == "auto" else int(shapes or 0),
         shapes_after=(shapes == "auto" and n >= AUTO_SHAPES_MIN_ROWS and engine == "jax"),
-        shape_knots=knots_for(hyper.get("shape_knots", "auto"), shapes, n),
+        shape_knots=knots,
         beam_width=int(hyper.get("beam_width", 4)), refine=hyper.get("refine", "optax"),
         engine=engine, precision=hyper.get("precision", "highest"),
         prune_tol=None if hyper.get("prune_tol") is None else float(hyper["prune_tol"]),
@@ -519,8 +522,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
-        quick_shapes=(in_memory and scoring.rows_for(n, params.chunk) <= QUICK_SHAPES_MAX_ROWS
-                      and (plan_.platform_of() if plan is None else plan.platform) == "cpu"),
+        quick_shapes=quick,
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
                      and fraction is not None and hyper.get("loss", "squared") == "squared"))
