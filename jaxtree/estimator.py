@@ -84,8 +84,9 @@ class TreeRegressor(Regressor):
         (``SHAPES_FIRST_MAX_ROWS``) the other order is fitted too, up to 16 shape terms of
         ``y`` first (as many as held-out rows support), then the tree on their residual, and
         kept where its held-out errors are lower by more than half a paired standard error
-        (``shape_order_``, ``shape_order_scores_``; the paper's data keeps the tree first). ``S``: ``S`` terms before the tree, which is searched on their
-        residual, then one backfitting round. On more than
+        (``shape_order_``, ``shape_order_scores_``; the paper's data keep the tree first).
+        ``S``: ``S`` terms before the tree, which is searched on their residual, then one
+        backfitting round. On more than
         ``shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a deterministic subset
         and backfitted on all rows; streamed and block-read fits take the same steps in
         bounded memory (:mod:`jaxtree._fit.stages`).

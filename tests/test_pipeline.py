@@ -266,3 +266,15 @@ def test_the_order_held_out_rows_support_is_kept(monkeypatch, truth, seed, kept)
     assert len(est.history_) == len(est.choices_)
     rmse = lambda e: np.sqrt(np.mean((e.predict(Xt) - ft) ** 2))  # noqa: E731
     assert rmse(est) < 0.6 * rmse(off)
+    # A callback that stops at the kept order's first shape term (reported as iteration 0;
+    # the tree-first fit's shape terms follow its tree's iterations) ends the fit with the
+    # tree-first fit, flagged STOPPED.
+    monkeypatch.setattr(spec_, "SHAPES_FIRST_MAX_ROWS", 2_000)
+
+    def stop(it, loss, info):
+        return it == 0 and info.get("move") == jaxtree.search.MOVE_SHAPE
+
+    stopped = jaxtree.TreeRegressor(k=4, basis=SMALL, callback=stop).fit(X, y)
+    assert stopped.shape_order_ == "tree first"
+    assert stopped.status_ & jaxtree.search.Status.STOPPED
+    np.testing.assert_array_equal(stopped.predict(Xt), off.predict(Xt))
