@@ -9,12 +9,13 @@ of nearby sizes share them: rows, covariates and ``k`` fall in buckets
 compiling once per bucket, e.g. right after ``pip install``, makes every later first fit of a
 table in those buckets fast::
 
-    jaxtree warmup                       # the default sizes, 1-2 minutes on 2 cores
+    jaxtree warmup                       # the default sizes, about 1.5 minutes on 2 cores
     jaxtree warmup --sizes 5000x20       # a table of 5,000 rows and 20 covariates
 
 or :func:`warmup` from Python. What it covers: the default estimator's tree search, held-out
-size selection and refit (``TreeRegressor(k=...)``) for each size's bucket, in float32 and
-the default basis. Not covered (they compile at the first fit as before): shape terms of a
+size selection and refit (``TreeRegressor(k=...)``) for each size's bucket, and its shape
+stage with the backfitting round (each size fits two tables: one of the tree's form, one
+that takes shape terms), in float32 and the default basis. Not covered (they compile at the first fit as before): shape terms of a
 table's own covariates at 10,000 rows and more (their candidate pairs are the table's), a
 custom basis, another dtype or search, the classifier, and sizes above the buckets' range
 (where a fit's search costs more than its compilation anyway).
@@ -86,9 +87,15 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
     for i, (n, p) in enumerate(checked):
         rng = np.random.default_rng(i)
         X = rng.uniform(size=(n, p))
-        y = np.sin(3 * X[:, 0]) + X[:, -1] * X[:, 0] + 0.1 * rng.normal(size=n)
+        noise = 0.1 * rng.normal(size=n)
         t0 = time.perf_counter()
-        jaxtree.TreeRegressor(k=int(k), **params).fit(X, y)
+        # two tables a size: one of the tree's form, whose fit takes no shape term, and one
+        # of bends in every covariate, whose fit takes shape terms and so compiles the
+        # backfitting round's programs (a table with shape terms compiled them at its first
+        # fit after a warmup of the first table alone: 2.8 s at 1,000 x 10)
+        for y in (np.sin(3 * X[:, 0]) + X[:, -1] * X[:, 0] + noise,
+                  np.abs(X - 0.5) @ (1.0 + np.arange(p) % 3) + noise):
+            jaxtree.TreeRegressor(k=int(k), **params).fit(X, y)
         dt = time.perf_counter() - t0
         out.append({"rows": n, "covariates": p, "seconds": dt})
         if progress:

@@ -148,21 +148,30 @@ WARM_CHILD = """
     if os.environ["CHILD_MODE"] == "warmup":
         jaxtree.warmup([(160, 3)], progress=False, **kw)
         report(done=True)
-    else:   # another table in the same buckets: 200 rows (chunk 256), 4 covariates (4)
+    else:   # other tables in the same buckets: 200 rows (chunk 256), 4 covariates (4)
         rng = np.random.default_rng(1)
         X = rng.uniform(size=(200, 4))
         with count_compilations() as count:
             jaxtree.TreeRegressor(**kw).fit(X, np.cos(2 * X[:, 2]) + X[:, 0])
-        report(lowerings=count.lowerings, compiles=count.compiles)
+        # and one that takes shape terms (the backfitting round's programs)
+        y = np.abs(X - 0.3) @ np.array([3.0, 1.0, 2.0, 1.0]) + 0.05 * rng.normal(size=200)
+        with count_compilations() as shaped:
+            est = jaxtree.TreeRegressor(**kw).fit(X, y)
+        report(lowerings=count.lowerings, compiles=count.compiles,
+               shaped=[shaped.lowerings, shaped.compiles], shapes=est.model_.shapes is not None)
 """
 
 
 def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
+    """After ``warmup`` of one size, a new process fits two other tables of its buckets
+    without compiling: one whose fit takes no shape term, one whose fit takes some (warmup's
+    second table per size compiles the backfitting round's programs)."""
     from test_compilation_cache import run_child
 
     assert run_child(WARM_CHILD, tmp_path, CHILD_MODE="warmup")[0]["done"] is True
     res = run_child(WARM_CHILD, tmp_path, CHILD_MODE="fit")[0]
     assert (res["lowerings"], res["compiles"]) == (0, 0), res
+    assert res["shapes"] and res["shaped"] == [0, 0], res
 
 
 def test_warmup_checks_its_arguments():
