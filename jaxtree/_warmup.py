@@ -15,8 +15,8 @@ table in those buckets fast::
 or :func:`warmup` from Python. What it covers: the default estimator's tree search, held-out
 size selection and refit (``TreeRegressor(k=...)``) for each size's bucket, and its shape
 stage with the backfitting round (each size fits two tables: one of the tree's form, one
-that takes shape terms), in float32 and the default basis. Not covered (they compile at the first fit as before): shape terms of a
-table's own covariates at 10,000 rows and more (their candidate pairs are the table's), a
+that takes shape terms), in float32 and the default basis. Not covered (they compile at the
+first fit as before): shape terms of a table's own covariates at 10,000 rows and more (their candidate pairs are the table's), a
 custom basis, another dtype or search, the classifier, and sizes above the buckets' range
 (where a fit's search costs more than its compilation anyway).
 """
@@ -89,10 +89,10 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         X = rng.uniform(size=(n, p))
         noise = 0.1 * rng.normal(size=n)
         t0 = time.perf_counter()
-        # two tables a size: one of the tree's form, whose fit takes no shape term, and one
-        # of bends in every covariate, whose fit takes shape terms and so compiles the
-        # backfitting round's programs (a table with shape terms compiled them at its first
-        # fit after a warmup of the first table alone: 2.8 s at 1,000 x 10)
+        # two tables a size: one of the tree's form (in the default basis its fit takes no
+        # shape term) and one of bends in every covariate, whose fit takes shape terms and
+        # so compiles the backfitting round's programs (a table with shape terms compiled
+        # them at its first fit after a warmup of the first table alone: 2.8 s at 1,000 x 10)
         for y in (np.sin(3 * X[:, 0]) + X[:, -1] * X[:, 0] + noise,
                   np.abs(X - 0.5) @ (1.0 + np.arange(p) % 3) + noise):
             jaxtree.TreeRegressor(k=int(k), **params).fit(X, y)

@@ -164,8 +164,9 @@ WARM_CHILD = """
 
 def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
     """After ``warmup`` of one size, a new process fits two other tables of its buckets
-    without compiling: one whose fit takes no shape term, one whose fit takes some (warmup's
-    second table per size compiles the backfitting round's programs)."""
+    without compiling, one of them with shape terms (the backfitting round's programs are in
+    the cache: warmup fits, per size, a table that takes shape terms; in this small basis
+    its first table takes one too)."""
     from test_compilation_cache import run_child
 
     assert run_child(WARM_CHILD, tmp_path, CHILD_MODE="warmup")[0]["done"] is True
