@@ -16,9 +16,10 @@ or :func:`warmup` from Python. What it covers: the default estimator's tree sear
 size selection and refit (``TreeRegressor(k=...)``) for each size's bucket, and its shape
 stage with the backfitting round (each size fits two tables: one of the tree's form, one
 that takes shape terms), in float32 and the default basis. Not covered (they compile at the
-first fit as before): shape terms of a table's own covariates at 10,000 rows and more (their candidate pairs are the table's), a
-custom basis, another dtype or search, the classifier, and sizes above the buckets' range
-(where a fit's search costs more than its compilation anyway).
+first fit as before): shape terms of a table's own covariates at 10,000 rows and more (their
+candidate pairs are the table's), a custom basis, another dtype or search, the classifier,
+and sizes above the buckets' range (where a fit's search costs more than its compilation
+anyway).
 """
 
 from __future__ import annotations

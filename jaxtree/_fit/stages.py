@@ -211,9 +211,8 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
             break
     if n_shapes == 0:
         return found_tree, None, shape_path, held
-    found, sspec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
-    terms, program, mse = src.backfit(program, found, sspec)
-    terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
+    terms, sspec, program, mse = _backfitted(
+        src, spec, program, jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
     history = list(found_tree.history) + list(losses[:n_shapes])
     history[-1] = mse * scale
     res = search.SearchResult(program, np.asarray(history, np.float64),
@@ -271,7 +270,8 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
     scores = dict(zip(scores, (float(v) * scale for v in val)))
     if index == 0:
         return tree_first, ("tree first", scores)
-    other = shapes_then_tree(src, given, spec, rep, (n_shapes, sel, sspec, shape_path), selected)
+    other = shapes_then_tree(src, given, spec, rep, (n_shapes, chosen, sel, sspec, shape_path),
+                             selected)
     if other is None:  # a callback stopped the fit
         res = tree_first[0]
         return (res._replace(status=res.status | search.Status.STOPPED),) + tree_first[1:], \
@@ -281,12 +281,13 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
 
 def shapes_then_tree(src, given, spec: spec_.FitSpec, rep, shapes: tuple, selected) -> tuple:
     """The other order's fit (:func:`order_choice`): the shape terms of its count's
-    selection run (``shapes = (count, run, its spec, shape path)``), the tree of the size
+    selection run (``shapes = (count, the terms at that count on the host, the run, its
+    spec, shape path)``), the tree of the size
     its selection run ``selected`` chose on ``given`` (the rows with the terms' residual)
     refitted on all rows, then the backfitting round, as :func:`shapes_after` ends.
     Returns ``(search result, (terms, spec), size path, shape path)``, or None where a
     callback stopped the fit."""
-    n_shapes, sel, sspec, shape_path = shapes
+    n_shapes, chosen, sel, sspec, shape_path = shapes
     losses = src.shape_losses(None, sel, n_shapes, sspec)
     rep.phase(n_shapes, "shapes first")
     for i in range(n_shapes):  # the progress bar and callback, as for a search
@@ -294,14 +295,24 @@ def shapes_then_tree(src, given, spec: spec_.FitSpec, rep, shapes: tuple, select
             return None
     with rep.after(n_shapes):  # the tree's iterations follow the shapes'
         found_tree, path, _ = tree(given, spec, rep, selected)
-    found, sspec, _ = shapes_.compact(jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
-    terms, program, mse = src.backfit(src.tree_program(found_tree.program), found, sspec)
-    terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
+    terms, sspec, program, mse = _backfitted(src, spec, src.tree_program(found_tree.program),
+                                             chosen, sspec)
     path = OneFit.with_shapes(path, terms, sspec)
     sres = search.SearchResult(None, np.asarray(losses, np.float64),
                                list(sel.choices[:n_shapes]), search.Status.OK)
     return _joined(sres, found_tree, program, mse, src.loss_scale), (terms, sspec), path, \
         shape_path
+
+
+def _backfitted(src, spec: spec_.FitSpec, program, found, sspec) -> tuple:
+    """``(terms, spec, program, mse)``: the backfitting round (the source's ``backfit``) of
+    the tree ``program`` and the shape terms ``found`` of a count's selection run (spec
+    ``sspec``), compacted to the chosen terms first and the result in the table's own term
+    ids (:func:`jaxtree.shapes.unslot`)."""
+    found, sspec, _ = shapes_.compact(found, sspec)
+    terms, program, mse = src.backfit(program, found, sspec)
+    terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
+    return terms, sspec, program, mse
 
 
 def _chosen(held):
