@@ -200,7 +200,9 @@ class TreeRegressor(Regressor):
       shape_order_: ``"tree first"`` or ``"shapes first"`` where the fit tried both
         orders (``shapes="auto"``, fewer than 2,000 rows, see ``shapes``); else None.
       shape_order_scores_: then the held-out MSE of each order (a dict; ``"shapes first"``
-        nan where held-out rows accepted no shape term first); else None.
+        nan where held-out rows accepted no shape term first, or where the terms alone were
+        more than ``SHAPES_FIRST_GATE`` (3) times the tree first's, so that their tree was not
+        searched); else None.
       path_: with ``validation_fraction``: one dict per iteration of the selection run
         (``n_ops``, ``train_mse``, ``val_mse``, ``formula`` and ``model``, a
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.

@@ -235,7 +235,8 @@ def test_the_order_held_out_rows_support_is_kept(monkeypatch, truth, seed, kept)
     """Oracles of the order choice (stages.order_choice) on 200 rows. A sum of bends keeps
     the shapes first and is closer to the truth on fresh rows than the tree-first fit it was
     chosen over (the rule off: SHAPES_FIRST_MAX_ROWS = 0); a product keeps the tree first,
-    and that fit is the rule-off fit exactly (fitting the other order leaves no trace). Each
+    and that fit is the rule-off fit exactly (fitting the other order leaves no trace), with
+    the gate (SHAPES_FIRST_GATE: the terms alone too far behind, no second tree) and without. Each
     order's score is the held-out MSE its own path reports at its choice. A second fit
     compiles nothing. (The bends' tree-first fit takes one shape term after its tree: its
     score is that count's.)"""
@@ -256,9 +257,19 @@ def test_the_order_held_out_rows_support_is_kept(monkeypatch, truth, seed, kept)
     assert est.shape_order_ == kept
     np.testing.assert_allclose(scores["tree first"], _val_at_choice(off), rtol=1e-5)
     if kept == "tree first":
-        assert scores["shapes first"] > scores["tree first"]
-        np.testing.assert_array_equal(est.predict(Xt), off.predict(Xt))
-        np.testing.assert_array_equal(est.history_, off.history_)
+        # The shape terms alone are more than SHAPES_FIRST_GATE times the tree first's
+        # held-out MSE: their tree is not searched (no score); with the gate open it is, and
+        # held-out rows refuse it. Both fits are the rule-off fit.
+        assert np.isnan(scores["shapes first"])
+        monkeypatch.setattr(spec_, "SHAPES_FIRST_MAX_ROWS", 2_000)
+        monkeypatch.setattr(spec_, "SHAPES_FIRST_GATE", np.inf)
+        ungated = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+        assert ungated.shape_order_ == "tree first"
+        opened = ungated.shape_order_scores_
+        assert opened["shapes first"] > opened["tree first"] == scores["tree first"]
+        for e in (est, ungated):
+            np.testing.assert_array_equal(e.predict(Xt), off.predict(Xt))
+            np.testing.assert_array_equal(e.history_, off.history_)
         return
     assert scores["shapes first"] < 0.5 * scores["tree first"]
     np.testing.assert_allclose(scores["shapes first"], _val_at_choice(est), rtol=1e-5)

@@ -61,6 +61,10 @@ SHAPES_FIRST_MAX_ROWS = FINE_KNOTS_MIN_ROWS  # shapes="auto" on a regression of 
 # than half a paired standard error (jaxtree._fit.stages.order_choice; nineteenth session:
 # RMSE airquality 25.18 -> 22.80, mtcars 3.43 -> 3.00, Boston 4.33 -> 4.24, no table worse;
 # the paper's data keep the tree first; BENCHMARKS.md, "Which comes first on small tables").
+SHAPES_FIRST_GATE = 3.0  # ... but only where the shape terms alone are at most this many
+# times the tree-first fit's held-out MSE: the other order's tree is not searched where they
+# are more (twentieth session: over 75 folds of five small tables and the paper's data, no
+# fold with the terms alone above 1.43 times it kept the shapes first; the paper's data 7.9-13)
 AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
 AUTO_SMALL_MAX_ROWS = 10_000  # search="auto": "backfit" and a held-out size below
 AUTO_PAIR_MAX_CANDIDATES = 4096  # ... with at most this many basis columns p*q

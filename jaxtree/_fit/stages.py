@@ -229,7 +229,8 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
     (at its chosen count of shape terms) and the rows' weights. ``order``: ``"tree first"``
     or ``"shapes first"``; ``scores``: each order's held-out MSE in the units of the paths'
     ``val_mse`` (``"shapes first"``: nan where held-out rows accepted no shape term first,
-    so that order is the tree alone).
+    so that order is the tree alone, or where the terms alone were too far behind for its
+    tree to be searched: :data:`~jaxtree._fit.spec.SHAPES_FIRST_GATE`).
 
     The other order's held-out losses: up to :data:`~jaxtree._fit.spec.AUTO_SHAPES` shape
     terms of ``y``, as many as held-out rows support, then the tree's size selection run on
@@ -250,14 +251,25 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
     refuse them (BENCHMARKS.md, "Which comes first on small tables"). Why only below
     :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows: that is where it was measured and
     where the second order costs tenths of a second. The tree-first fit's first stage (the
-    tree refitted on all rows) saw the held-out rows, so the comparison leans to it."""
+    tree refitted on all rows) saw the held-out rows, so the comparison leans to it.
+
+    Decision (twentieth session): the other order's tree is searched only where its shape
+    terms alone have a held-out MSE at most :data:`~jaxtree._fit.spec.SHAPES_FIRST_GATE`
+    (3) times the tree-first fit's; otherwise the tree first is kept and no second tree is
+    searched (``"shapes first"`` scores nan). Why: that tree is the second order's cost (a
+    whole size-selection run), and where the terms alone were that far behind, the tree on
+    their residual never closed the gap: over 5 folds x 3 repeats of mtcars, airquality,
+    ggplot2 mpg, diabetes and Boston, the folds that kept the shapes first had the terms
+    alone at 0.05-1.43 times the tree-first MSE, and the paper's data are at 7.9-12.9
+    (BENCHMARKS.md, "Which comes first on small tables")."""
     rows_a, w = held
     scale, own = src.loss_scale, bucket(src)
     scores = {"tree first": float(np.sum(w * rows_a) / np.sum(w)) * scale,
               "shapes first": float("nan")}
-    n_shapes, _, sel, sspec, shape_path, _ = choose_shapes(
+    n_shapes, _, sel, sspec, shape_path, (rows_s, w_s) = choose_shapes(
         src.shape_split(), spec, rep, scale, spec_.AUTO_SHAPES, states=True, p=own)
-    if n_shapes == 0:
+    alone = float(np.sum(w_s * rows_s[n_shapes]) / np.sum(w_s)) * scale  # the terms alone
+    if n_shapes == 0 or alone > spec_.SHAPES_FIRST_GATE * scores["tree first"]:
         return tree_first, ("tree first", scores)
     chosen = jax.device_get(sel.programs[n_shapes - 1]).shapes
     given = src.given_values(src.shape_values(chosen, sspec))
