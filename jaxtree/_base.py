@@ -354,8 +354,10 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     failed fit leaves the estimator as it was; warns about a degenerate search and a weight
     held by the box."""
     model = result.model
-    if result.spec is not None and model.y_bound != result.spec.y_bound:
-        model = dataclasses.replace(model, y_bound=result.spec.y_bound)  # formula's tolerance
+    if result.spec is not None:  # a fit (a loaded file keeps its own)
+        # y_bound: the formula's tolerance; clip_y: predictions within the training targets'
+        # range (jaxtree.model.predict; the pipeline's own predictions are not clipped)
+        model = dataclasses.replace(model, y_bound=result.spec.y_bound, clip_y=True)
     set_result(est, result, model, warn)
     est.k_ = select.n_ops(model.program)
     est.path_ = result.path
@@ -386,11 +388,13 @@ class Regressor(Estimator):
         except KeyError:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute 'path_' "
                                  "(it is set by fit)") from None
-        y_bound = self.model_.y_bound
+        y_bound, clip_y = self.model_.y_bound, self.model_.clip_y
         for row in rows or ():
             if "formula" not in row:  # the notation of formula(): indicators, target's name
-                if row["model"].y_bound != y_bound:  # the tolerance's half-range
-                    row["model"] = dataclasses.replace(row["model"], y_bound=y_bound)
+                if (row["model"].y_bound, row["model"].clip_y) != (y_bound, clip_y):
+                    # the tolerance's half-range; predictions within the targets' range
+                    row["model"] = dataclasses.replace(row["model"], y_bound=y_bound,
+                                                       clip_y=clip_y)
                 row["formula"] = row["model"].formula(indicators=self._labels(),
                                                       lhs=self._target_name())
         return rows

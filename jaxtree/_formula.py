@@ -29,10 +29,12 @@ exactly, then rounds it:
    box (indicators at 0 and 1); ``y_bound * y_scale`` is half the training range of the
    target (``TreeModel.y_bound``: the search maps ``y`` into ``[-y_bound, y_bound]``) (of
    ``log y`` for a ``"log"`` target, of ``y²`` for ``"square"``). The factor 2 is a margin for the points between the
-   checked ones. So **the printed formula changes no prediction inside the training range by
-   more than** ``tol`` (default :data:`DEFAULT_TOL` = 0.1 %) **of the target's half-range**.
-   Outside the training range ``predict`` clips the covariates (``clip=True``) and the
-   formula does not.
+   checked ones. So **the printed formula changes no value of the fitted function inside the
+   training range by more than** ``tol`` (default :data:`DEFAULT_TOL` = 0.1 %) **of the
+   target's half-range**. Outside the training range ``predict`` clips the covariates
+   (``clip=True``) and the formula does not; a regressor's ``predict`` also clips the
+   prediction to the training targets' range (:func:`jaxtree.model.predict`), so the formula
+   is ``predict(..., clip=False)`` inside the training box.
 
 Shape terms (:mod:`jaxtree.shapes`) print by name (``f(x1)``, in ``y``'s units; their tables
 are ``TreeRegressor.shape_terms()``); their constant is merged into the formula's. A main

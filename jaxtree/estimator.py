@@ -63,8 +63,11 @@ class TreeRegressor(Regressor):
       clip: policy for covariates outside the training range at predict time. True
         (default): clip each covariate to its training ``[min, max]``, so predictions
         far outside the data stay bounded (the basis functions are only bounded on the
-        scaled ``[0, 1]``). False: extrapolate the formula as is (cubics and Fourier
-        terms can grow or oscillate). :func:`jaxtree.predict` takes the same ``clip``.
+        scaled ``[0, 1]``), and the prediction to the training targets' range widened by a
+        tenth of its half-range on each side (a row may combine in-range covariates as no
+        training row did: :func:`jaxtree.model.predict`). False: evaluate the formula as
+        is (cubics and Fourier terms can grow or oscillate). :func:`jaxtree.predict`
+        takes the same ``clip``.
       verbose: print each iteration's loss and insertion to stderr when > 0.
       callback: ``callback(iteration, loss, info) -> bool`` after each iteration;
         returning True stops the search early.

@@ -134,9 +134,10 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
 
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel` (``est.model_``).
-      clip: clamp each ``u_j`` to ``[0, 1]`` with ``Min``/``Max``, as :func:`jaxtree.predict`
-        does by default. Without it the expression equals the predictions inside the training
-        range of ``x``.
+      clip: clamp each ``u_j`` to ``[0, 1]`` with ``Min``/``Max``, and a regressor's
+        ``w0 + T(u)`` to the training targets' range, as :func:`jaxtree.predict` does by
+        default. Without it the expression is the formula, which equals the predictions
+        where neither clip binds.
       custom_functions: ``{name: f}`` with ``f(sympy_expr) -> sympy_expr``.
       tol: None (exact) or the rounding tolerance of the printed formula (e.g. ``1e-3``).
       digits: a fixed number of significant digits for the printed formula.
@@ -181,7 +182,11 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
 
     tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, sp.Integer(0))
     tree = tree + _shapes_sympy(model, symbols, h, sp)
-    inner = sp.Float(h.y_center) + sp.Float(h.y_scale) * (sp.Float(h.intercept) + tree)
+    value = sp.Float(h.intercept) + tree
+    if clip and getattr(model, "clip_y", False):  # predict's clip to the targets' range
+        bound = sp.Float((1.0 + _target.Y_CLIP_MARGIN) * model.y_bound)
+        value = sp.Min(sp.Max(value, -bound), bound)
+    inner = sp.Float(h.y_center) + sp.Float(h.y_scale) * value
     return h.target.to_sympy(inner, sp)
 
 
@@ -322,7 +327,8 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel`.
       backend: ``"numpy"`` or ``"jax"``.
-      clip: clip covariates to the training range first, as ``predict`` does by default.
+      clip: clip covariates to the training range first, and a regressor's prediction to its
+        training targets' range, as ``predict`` does by default.
 
     Returns:
       ``f``: float ``(n, p)`` (or one row ``(p,)``) -> ``(n,)`` (or ``()``).
@@ -370,7 +376,11 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
         if getattr(model, "shapes", None) is not None:
             tree = tree + shapes_.to_numeric(xp, model.shapes, model.shape_spec,
                                              (x2 - x_min) * x_scale)
-        out = h.y_center + h.y_scale * (h.intercept + tree + xp.zeros(x2.shape[0], dtype))
+        inner = h.intercept + tree + xp.zeros(x2.shape[0], dtype)
+        if clip and getattr(model, "clip_y", False):  # predict's clip to the targets' range
+            bound = (1.0 + _target.Y_CLIP_MARGIN) * model.y_bound
+            inner = xp.clip(inner, -bound, bound)
+        out = h.y_center + h.y_scale * inner
         out = h.target.to_numeric(out, xp).astype(dtype)
         return out[0] if single else out
 
@@ -747,7 +757,8 @@ def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> 
     terms merged, a product one term). Each is evaluated exactly (its unrounded numbers), on
     ``X`` clipped to the training range as ``predict`` clips it. The prediction is ``constant
     + sum of the terms`` (``"identity"`` target transform; for ``"log"`` it is the log
-    prediction before the back-transform, for ``"square"`` the square).
+    prediction before the back-transform, for ``"square"`` the square), where it lies in the
+    training targets' range; a regressor's ``predict`` clips it to that range.
 
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel`; X: ``(n, p)`` covariates (the encoded

@@ -96,6 +96,9 @@ class TreeModel:
       y_bound: the search's scaling of ``y`` into ``[-y_bound, y_bound]`` (static), so
         ``y_scale`` is the target's half-range divided by ``y_bound``; the formula's rounding
         tolerance is a fraction of the half-range ``y_bound * y_scale``.
+      clip_y: whether :func:`predict` with ``clip=True`` also keeps the prediction within
+        the training targets' range (static; a regressor's model: True, a classifier's
+        decision function: False). See :func:`predict`.
     """
 
     program: prog.Program
@@ -112,6 +115,7 @@ class TreeModel:
                                                                 metadata=dict(static=True))
     missing: str = dataclasses.field(default="fill", metadata=dict(static=True))
     y_bound: float = dataclasses.field(default=1.0, metadata=dict(static=True))
+    clip_y: bool = dataclasses.field(default=False, metadata=dict(static=True))
 
     @property
     def n_features(self) -> int:
@@ -202,7 +206,27 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
       X: float ``(n, p)`` covariates in user units (or ``(p,)`` for one row).
       clip: clip covariates to the training range first (default; the basis functions
         are only bounded on ``[0, 1]``, extrapolating a cubic or a Fourier term is rarely
-        wise). ``clip=False`` evaluates the formula outside the training range as is.
+        wise), and for a regressor's model (``model.clip_y``) the prediction to the
+        training targets' range widened by :data:`jaxtree._target.Y_CLIP_MARGIN` (a tenth)
+        of its half-range on each side (in the fitted space: ``log y`` for a ``"log"``
+        target transform). ``clip=False`` evaluates the formula as is.
+
+    Decision (twentieth session): clipping each covariate does not keep a row inside the
+    training data: a row whose covariates are each in range may combine them as no training
+    row did (a diamond recorded with ``x = z = 0``), and there a product of leaves or a pair
+    shape can take values the fit never saw (that diamond: ``log price`` predicted 7.8 above
+    the truth, against at most 1.7 on any training row). So a regressor's prediction stays
+    near the range of its training targets, as a tree ensemble's stays inside it by
+    construction. Measured on the benchmark's regression tables (5 folds, pooled test RMSE)
+    with the margin 0.1: never worse, and better where a test row left the training data
+    (R's airquality 26.98 -> 23.59, ggplot2 mpg 1.857 -> 1.829, Boston 4.745 -> 4.690,
+    diamonds at 40,000 training rows 0.131 -> 0.106). Without a margin the gains were a
+    little larger (23.39, 1.807, 4.654), but the clip then also bound inside the training
+    box where a smooth law rises beyond the sampled targets (a corner no training row
+    reached; tests/test_laws.py's recovered laws lost their exact predictions there); wider
+    margins (a quarter to a whole half-range) helped less (BENCHMARKS.md, "Predictions near
+    the training targets' range"). The printed formula is the unclipped function;
+    ``clip=False`` evaluates it.
 
     Missing values (NaN; the rule of the estimators' ``predict`` for a column that had none
     in training, docs/quickstart.md, "Raw tables: categories and missing values"): each takes its covariate's training minimum
@@ -246,6 +270,9 @@ def _predict_impl(model: TreeModel, x, clip):
     inner = prog.evaluate(model.program, xs, model.basis)
     if model.shapes is not None:  # hats are defined on [0, 1]: shapes always see clipped x
         inner = inner + shapes_.evaluate(model.shapes, jnp.clip(xs, 0.0, 1.0), model.shape_spec)
+    if clip and model.clip_y:  # the training targets map to [-y_bound, y_bound] exactly
+        bound = (1.0 + _target.Y_CLIP_MARGIN) * model.y_bound
+        inner = jnp.clip(inner, -bound, bound)
     out = model.y_center + model.y_scale * inner
     if model.target_transform == "log":  # the tree fits log y (jaxtree._target)
         out = jnp.exp(out) * model.smearing
@@ -269,7 +296,7 @@ MAX_SLOTS = 2 * 100_000 + 1
 
 _TOP_KEYS = ("format", "version", "dtype", "basis", "feature_names", "scaling", "program")
 _OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes", "task", "encoding", "missing",
-                  "y_bound")
+                  "y_bound", "clip_y")
 _SHAPE_KEYS = ("n1", "n2", "pairs", "main", "main_on", "pair", "pair_on", "intercept", "order",
                "n_terms")
 _SCALING_KEYS = ("x_min", "x_scale", "y_center", "y_scale")
@@ -341,6 +368,8 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
         d["missing"] = model.missing
     if model.y_bound != 1.0:  # written only when used: older files stay byte-identical
         d["y_bound"] = float(model.y_bound)
+    if model.clip_y:  # written only when set: older files load without it (False)
+        d["clip_y"] = True
     d["checksum"] = checksum(d)
     return d
 
@@ -614,6 +643,9 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     y_bound = d.get("y_bound", 1.0)
     if not (_is_number(y_bound) and 0 < float(y_bound) <= 1):
         _fail(path, f"y_bound must be a number in (0, 1]; got {y_bound!r}")
+    clip_y = d.get("clip_y", False)
+    if not isinstance(clip_y, bool):
+        _fail(path, f"clip_y must be true or false; got {clip_y!r}")
     if "checksum" in d:
         try:
             ok = isinstance(d["checksum"], str) and d["checksum"] == checksum(d)
@@ -638,7 +670,7 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     return TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
                      jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), basis, names,
                      transform, None if smear is None else jnp.asarray(smear, dtype), sh, spec,
-                     missing, float(y_bound))
+                     missing, float(y_bound), clip_y)
 
 
 def read_extra(d: Mapping, path="<dict>") -> tuple:

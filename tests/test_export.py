@@ -70,8 +70,13 @@ def test_sympy_custom_functions():
     e = jaxtree.TreeRegressor(k=2, refine=None, engine="reference", basis=basis).fit(X, X[:, 1] ** 0 * np.tanh(X[:, 0]))
     expr = e.to_sympy()
     assert any(isinstance(f, sp.core.function.AppliedUndef) for f in expr.atoms(sp.Function))
-    mapped = e.to_sympy(custom_functions={"tanh": sp.tanh})
-    f = sp.lambdify([sp.Symbol(n, real=True) for n in e.model_.feature_names], mapped, "numpy")
+    symbols = [sp.Symbol(n, real=True) for n in e.model_.feature_names]
+    mapped = e.to_sympy(custom_functions={"tanh": sp.tanh})  # the formula: predict unclipped
+    f = sp.lambdify(symbols, mapped, "numpy")
+    np.testing.assert_allclose(f(*X.T), jaxtree.predict(e.model_, X, clip=False), rtol=1e-5,
+                               atol=1e-8)
+    clipped = e.to_sympy(custom_functions={"tanh": sp.tanh}, clip=True)  # predict's clips
+    f = sp.lambdify(symbols, clipped, "numpy")
     np.testing.assert_allclose(f(*X.T), e.predict(X), rtol=1e-5, atol=1e-8)
 
 
@@ -267,13 +272,15 @@ def _eval_printed(text, names, X, indicator_columns=None):
 @pytest.mark.parametrize("tol", [1e-3, 1e-5])
 def test_printed_formula_matches_predict_within_its_tolerance(fitted, fitted_all_families, tol):
     """Every family, covariates on [-1, 2] (so the shifts and ranges are real): the printed
-    text, evaluated on fresh rows of the training box, is within tol * y_scale of predict,
-    and so is to_sympy(tol=...) (the same numbers); fewer digits for a looser tolerance."""
+    text, evaluated on fresh rows of the training box, is within tol * y_scale of the fitted
+    function (predict with clip=False: a regressor's predict also clips the prediction to the
+    training targets' range, which a row of the box may leave), and so is to_sympy(tol=...)
+    (the same numbers); fewer digits for a looser tolerance."""
     for e, X, _ in (fitted, fitted_all_families):
         text = e.formula(tol=tol)
         assert text.startswith("y = ") and "[" not in text  # no scaled bracket
         Xr = random_inside(X, n=400, seed=11)
-        want = e.predict(Xr)
+        want = np.asarray(jaxtree.predict(e.model_, Xr, clip=False), np.float64)
         bound = tol * float(e.model_.y_scale)
         got = _eval_printed(text, list(e.model_.feature_names), Xr)
         assert np.max(np.abs(got - want)) <= bound, (text, np.max(np.abs(got - want)), bound)
