@@ -867,6 +867,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             fit_spec, program, xs, ys, sw,
             None if not shapes else [_own_shapes(_member(terms, b), spec) for b in range(B)])
     models = model_.TreeModel.from_scaling(program, sc, dtype, params.basis, names)
+    # as set_fitted makes each member: the formula's tolerance and predictions near the
+    # targets' range, so that jax.vmap(jaxtree.predict)(models, X) is the members' predict
+    models = dataclasses.replace(models, y_bound=fit_spec.y_bound, clip_y=True)
     if shapes:
         models = dataclasses.replace(models, shapes=terms, shape_spec=spec)
     for b, est in enumerate(estimators):

@@ -234,7 +234,9 @@ def test_memmap_fit_with_fixed_shapes_equals_the_in_memory_fit(tmp_path, x64):
         np.testing.assert_allclose(a["values"], b["values"], rtol=0, atol=1e-8)
     np.testing.assert_allclose(est.predict(X), mem.predict(X), rtol=0, atol=1e-8)
     np.testing.assert_allclose(est.history_, mem.history_, rtol=1e-8)
-    np.testing.assert_allclose(est.history_[-1], np.mean((est.predict(X) - y) ** 2), rtol=1e-8)
+    # the history is the fitted function's loss: predict without its clip to the targets' range
+    f = np.asarray(jaxtree.predict(est.model_, X, clip=False), np.float64)
+    np.testing.assert_allclose(est.history_[-1], np.mean((f - y) ** 2), rtol=1e-8)
 
 
 @pytest.mark.slow  # ~15 s: shapes=S streamed keeps the oracle of
