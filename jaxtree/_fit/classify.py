@@ -11,6 +11,12 @@ tree stage are the regressor's; what differs is the source, :class:`Labels`: the
 data are ``+-1`` labels, the search scores candidates by a Newton step on the loss, and a
 size is chosen from per-row held-out losses.
 
+Why one long file (over 800 lines): :class:`Labels` is one source with three ways to run its
+trees (in memory, one-versus-rest in one vmapped step, streamed), and its shape stage (the
+Newton working data, the backfit) reads the same chunked rows and label layout as its
+search; the label helpers above it and the fit below it are its only users. Split, each
+part would import the others' private helpers.
+
 Decisions:
 
 * **Multiclass is one-versus-rest**: ``K > 2`` classes give ``K`` binary searches of class
