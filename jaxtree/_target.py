@@ -35,12 +35,12 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 TRANSFORMS = ("identity", "log", "square")
+"""Transforms a model can carry; the estimator also accepts ``None`` (identity) and ``"auto"``."""
 
 Y_CLIP_MARGIN = 0.1
 """A regressor's ``predict`` (``clip=True``) keeps its prediction, in the fitted space
 (``y``, ``log y`` or ``y²``), within the training targets' range widened by this fraction
 of the half-range on each side (:func:`jaxtree.model.predict`; ``TreeModel.clip_y``)."""
-"""Transforms a model can carry; the estimator also accepts ``None`` (identity) and ``"auto"``."""
 
 
 def forward(y: np.ndarray, name: str, sw: Optional[np.ndarray] = None) -> np.ndarray:

@@ -97,8 +97,9 @@ class TreeModel:
         ``y_scale`` is the target's half-range divided by ``y_bound``; the formula's rounding
         tolerance is a fraction of the half-range ``y_bound * y_scale``.
       clip_y: whether :func:`predict` with ``clip=True`` also keeps the prediction within
-        the training targets' range (static; a regressor's model: True, a classifier's
-        decision function: False). See :func:`predict`.
+        the training targets' range widened by a tenth of its half-range on each side
+        (static; a regressor's model: True, a classifier's decision function: False; a file
+        saved before the twentieth session: False). See :func:`predict`.
     """
 
     program: prog.Program
