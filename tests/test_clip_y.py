@@ -13,6 +13,8 @@ import jaxtree
 from jaxtree import _target, export
 from jaxtree.basis import make_basis
 
+from _shared import GREEDY
+
 SMALL = make_basis(hats=0, sines=2, cosines=2, powers=2, truncated_cubics=0)
 
 
@@ -21,7 +23,7 @@ def fitted():
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(300, 3))
     y = 2.0 + X[:, 0] * X[:, 1] + 0.5 * np.sin(3 * X[:, 2]) + 0.05 * rng.normal(size=300)
-    return jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y), X, y
+    return jaxtree.TreeRegressor(k=4, basis=SMALL, refine=None, **GREEDY).fit(X, y), X, y
 
 
 def _bounds(y):
@@ -104,7 +106,7 @@ def test_the_classifiers_decision_function_is_not_clipped():
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(200, 2))
     y = (X[:, 0] + X[:, 1] > 1).astype(int)
-    c = jaxtree.TreeClassifier(k=3, basis=SMALL).fit(X, y)
+    c = jaxtree.TreeClassifier(k=3, basis=SMALL, refine=None, **GREEDY).fit(X, y)
     assert not c.model_.clip_y
     f = np.asarray(c.decision_function(X))
     assert np.abs(f).max() > 1.1  # outside [-1, 1]: the range a clip would impose
