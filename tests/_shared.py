@@ -29,6 +29,13 @@ def smooth_data(seed=0, n=N):
     return X, y
 
 
+def fitted_values(est, X) -> np.ndarray:
+    """A regressor's fitted function on the rows ``X`` (float64): ``predict`` without its clip
+    to the training targets' range (jaxtree.model.predict), so that a training MSE computed
+    from it is the one the fit's history reports."""
+    return np.asarray(jaxtree.predict(est.model_, est.encode(X), clip=False), np.float64)
+
+
 def choice_key(choices):
     """The structural part of an estimator's ``choices_`` (op, slot, feature, basis)."""
     return [(c["op"], c["slot"], c["feature"], c["basis"]) for c in choices]
