@@ -118,6 +118,16 @@ class Target(NamedTuple):
         return f"{lhs} = {latex_number(self.smearing, digits)}\\,\\exp\\left({inner}\\right)"
 
 
+def clip_bound(model) -> Optional[float]:
+    """The bound of a regressor's predictions in the scaled fitted space, ``|w0 + T| <=
+    bound`` (:data:`Y_CLIP_MARGIN` beyond the training targets' ``[-y_bound, y_bound]``), or
+    None for a model that is not clipped (``clip_y`` False: a classifier's, a file saved
+    before). :func:`jaxtree.model.predict` and the exports clip with it."""
+    if not getattr(model, "clip_y", False):
+        return None
+    return (1.0 + Y_CLIP_MARGIN) * model.y_bound
+
+
 def of(model) -> Target:
     """The :class:`Target` of a fitted model (identity for models without a transform)."""
     name = getattr(model, "target_transform", "identity")

@@ -183,9 +183,9 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
     tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, sp.Integer(0))
     tree = tree + _shapes_sympy(model, symbols, h, sp)
     value = sp.Float(h.intercept) + tree
-    if clip and getattr(model, "clip_y", False):  # predict's clip to the targets' range
-        bound = sp.Float((1.0 + _target.Y_CLIP_MARGIN) * model.y_bound)
-        value = sp.Min(sp.Max(value, -bound), bound)
+    bound = _target.clip_bound(model)  # predict's clip to the targets' range
+    if clip and bound is not None:
+        value = sp.Min(sp.Max(value, -sp.Float(bound)), sp.Float(bound))
     inner = sp.Float(h.y_center) + sp.Float(h.y_scale) * value
     return h.target.to_sympy(inner, sp)
 
@@ -351,6 +351,7 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
         dtype = np.asarray(model.x_min).dtype
         x_min, x_scale = xp.asarray(h.x_min, dtype), xp.asarray(h.x_scale, dtype)
     p = h.x_min.shape[0]
+    bound = _target.clip_bound(model)
 
     def f(X):
         x = xp.asarray(X, dtype)
@@ -377,8 +378,7 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
             tree = tree + shapes_.to_numeric(xp, model.shapes, model.shape_spec,
                                              (x2 - x_min) * x_scale)
         inner = h.intercept + tree + xp.zeros(x2.shape[0], dtype)
-        if clip and getattr(model, "clip_y", False):  # predict's clip to the targets' range
-            bound = (1.0 + _target.Y_CLIP_MARGIN) * model.y_bound
+        if clip and bound is not None:  # predict's clip to the targets' range
             inner = xp.clip(inner, -bound, bound)
         out = h.y_center + h.y_scale * inner
         out = h.target.to_numeric(out, xp).astype(dtype)

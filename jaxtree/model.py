@@ -271,8 +271,8 @@ def _predict_impl(model: TreeModel, x, clip):
     inner = prog.evaluate(model.program, xs, model.basis)
     if model.shapes is not None:  # hats are defined on [0, 1]: shapes always see clipped x
         inner = inner + shapes_.evaluate(model.shapes, jnp.clip(xs, 0.0, 1.0), model.shape_spec)
-    if clip and model.clip_y:  # the training targets map to [-y_bound, y_bound] exactly
-        bound = (1.0 + _target.Y_CLIP_MARGIN) * model.y_bound
+    bound = _target.clip_bound(model)  # the training targets map to [-y_bound, y_bound]
+    if clip and bound is not None:
         inner = jnp.clip(inner, -bound, bound)
     out = model.y_center + model.y_scale * inner
     if model.target_transform == "log":  # the tree fits log y (jaxtree._target)
