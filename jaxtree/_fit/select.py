@@ -161,11 +161,11 @@ def choose_size_rows(row_losses, w=None, floor: float = MSE_FLOOR,
     if w.shape != (L.shape[1],):
         raise ValueError(f"w must have one weight per row ({L.shape[1]}); got shape {w.shape}.")
     on = w > 0  # zero-weight rows (padding, sample_weight 0) add nothing, not even NaN
+    if not w[on].sum() > 0:
+        raise ValueError("choose_size_rows: no held-out row has a positive weight.")
+    val = held_mean(L, w)
     L, w = L[:, on], w[on]
     tot = w.sum()
-    if not tot > 0:
-        raise ValueError("choose_size_rows: no held-out row has a positive weight.")
-    val = L @ w / tot
     finite = np.isfinite(val)
     if not finite.any():
         return 0, val, np.zeros_like(val)
@@ -176,6 +176,16 @@ def choose_size_rows(row_losses, w=None, floor: float = MSE_FLOOR,
     se = np.sqrt(np.maximum(var, 0.0) * np.sum(w * w)) / tot  # sqrt(var / n_eff)
     ok = finite & (mean <= np.maximum(n_se * se, floor))
     return int(np.flatnonzero(ok)[0]), val, se
+
+
+def held_mean(row_losses, w) -> np.ndarray:
+    """The weighted mean held-out loss ``(...)`` of per-row losses ``(..., m)`` over the rows
+    of positive weight ``w (m,)`` (zero-weight rows, padding or ``sample_weight`` 0, add
+    nothing, not even NaN): the ``val`` of :func:`choose_size_rows`."""
+    L = np.asarray(row_losses, np.float64)
+    w = np.asarray(w, np.float64).reshape(-1)
+    on = w > 0
+    return L[..., on] @ w[on] / w[on].sum()
 
 
 def choose_size(row_losses, w=None) -> int:

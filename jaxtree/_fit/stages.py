@@ -264,11 +264,11 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
     (BENCHMARKS.md, "Which comes first on small tables")."""
     rows_a, w = held
     scale, own = src.loss_scale, bucket(src)
-    scores = {"tree first": float(np.sum(w * rows_a) / np.sum(w)) * scale,
+    scores = {"tree first": float(select.held_mean(rows_a, w)) * scale,
               "shapes first": float("nan")}
     n_shapes, _, sel, sspec, shape_path, (rows_s, w_s) = choose_shapes(
         src.shape_split(), spec, rep, scale, spec_.AUTO_SHAPES, states=True, p=own)
-    alone = float(np.sum(w_s * rows_s[n_shapes]) / np.sum(w_s)) * scale  # the terms alone
+    alone = float(select.held_mean(rows_s[n_shapes], w_s)) * scale  # the terms alone
     if n_shapes == 0 or alone > spec_.SHAPES_FIRST_GATE * scores["tree first"]:
         return tree_first, ("tree first", scores)
     chosen = jax.device_get(sel.programs[n_shapes - 1]).shapes
