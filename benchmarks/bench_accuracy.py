@@ -205,8 +205,11 @@ TABLES = {
 }
 
 
-def load_table(name: str, max_rows):
+def load_table(name: str, max_rows, table_cap: bool = True):
+    """``(task, X, y, description)``: the table subsampled (seeded) to at most ``max_rows``
+    rows and, with ``table_cap``, to its own cap in :data:`TABLES`."""
     task, load, cap, desc = TABLES[name]
+    cap = cap if table_cap else None
     X, y = load()
     X = X.reset_index(drop=True)
     y = pd.Series(np.asarray(y), name=getattr(y, "name", None) or "y")

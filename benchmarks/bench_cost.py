@@ -26,7 +26,6 @@ import json
 import pathlib
 import statistics
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -38,8 +37,6 @@ sys.path.insert(0, str(ROOT))
 import bench_accuracy as acc  # noqa: E402
 import bench_scale  # noqa: E402
 from _common import environment  # noqa: E402
-
-import jaxtree  # noqa: E402
 
 CASES = {  # name: (loader, training rows); the table has rows / 0.8 (its 20% tests)
     "diamonds_1e4": ("diamonds", 10_000),
@@ -62,13 +59,7 @@ def load(case: str):
     if name == "airline":
         X, y = bench_scale.airline_like(rows, seed=0)
         return "regression", X, y
-    task, loader, _, _ = acc.TABLES[name]
-    saved = acc.TABLES[name]
-    acc.TABLES[name] = (task, loader, None, saved[3])  # this benchmark's own cap
-    try:
-        task, X, y, _ = acc.load_table(name, rows)
-    finally:
-        acc.TABLES[name] = saved
+    task, X, y, _ = acc.load_table(name, rows, table_cap=False)  # this benchmark's own cap
     return task, X, np.asarray(y)
 
 
