@@ -73,7 +73,9 @@ def step_arguments():
     search.step_cached = record
     try:
         x, y = paper_synthetic(n=1000, p=10, seed=0)
-        jaxtree.TreeRegressor(k=10, search="greedy", validation_fraction=None).fit(x, y)
+        # the backfit search runs its step as one program (the greedy L-BFGS step runs as
+        # two, search.insert_step then search.finish_step, and would not reach step_cached)
+        jaxtree.TreeRegressor(k=10, search="backfit", validation_fraction=None).fit(x, y)
     except Captured:
         pass
     finally:
