@@ -171,6 +171,8 @@ def test_reference_engine_refuses_backfit_and_resolves_auto_to_greedy():
     assert clf.history_.shape == (3,)
 
 
+@pytest.mark.slow  # ~12 s; tests/test_first_fit.py::test_classifier_shares_the_step_across_k
+# keeps a compile count of the classifier's backfit fits in the default suite
 def test_a_second_fit_of_the_same_shapes_compiles_nothing():
     """The backfit classifier with its held-out size (selection run and refit share the
     step; the moves are one compiled step): a second fit, other labels, compiles nothing."""

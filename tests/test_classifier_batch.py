@@ -71,6 +71,8 @@ def test_binary_equals_separate_fits_and_compiles_once():
     _check_equal(res, X, two)
 
 
+@pytest.mark.slow  # ~15 s; the binary case above keeps the batch's oracle, and
+# tests/test_classifier.py's one-vs-rest members-equal-binary-fits check keeps three classes
 def test_three_classes_one_vs_rest_flattened_into_the_batch():
     X, _, three = _data()
     three = three + 10 * np.arange(3)[:, None]  # each data set its own class labels

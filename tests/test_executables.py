@@ -203,6 +203,8 @@ SHAPES_CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # ~20 s, a second process; test_a_second_process_fits_without_tracing_the_search
+# keeps a second process's fit from the cache in the default suite
 def test_a_second_process_loads_the_shape_stage_and_its_lapack_solves(tmp_path):
     # The shape step solves ridge problems with LAPACK. A process that only loads the stored
     # executable lowers no LAPACK call, and before _executables._ensure_lapack its first
@@ -233,9 +235,12 @@ def test_a_change_of_jax_configuration_changes_the_key():
     assert before != during and ex._key(*args) == before
 
 
-# three classes (the one-versus-rest batch's step) in the slow suite: the [2] case's oracle
-# on another jitted step (~25 s of compiling)
-@pytest.mark.parametrize("classes", [2, pytest.param(3, marks=pytest.mark.slow)])
+# In the slow suite (two classes ~15 s, three ~25 s of compiling): the cache's oracle on the
+# classifier's steps; the regressor's step keeps it in the default suite
+# (test_a_stored_executable_is_loaded_without_tracing_and_gives_the_jitted_result and the
+# second process's test).
+@pytest.mark.slow
+@pytest.mark.parametrize("classes", [2, 3])
 def test_classifier_steps_go_through_the_cache(exe_dir, monkeypatch, classes):
     """TreeClassifier's search step (one tree, or the one-versus-rest batch) is stored, then
     loaded and called without tracing it (the jitted functions replaced by ones that fail),

@@ -264,7 +264,8 @@ def test_fit_batch_classifier_shares_the_step_across_k(monkeypatch, classes):
 
 # ------------------------------------- the held-out split's training part chunked as all rows
 
-@pytest.mark.parametrize("estimator", ["regressor", "classifier"])
+# the classifier in the slow suite (~11 s): the regressor's case keeps the oracle
+@pytest.mark.parametrize("estimator", ["regressor", pytest.param("classifier", marks=pytest.mark.slow)])
 def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
     """n = 300: the 225 training rows would be chunked as 256 and all rows as 512, two
     compiled steps; the training part is chunked as all rows, so the refit reuses the

@@ -139,6 +139,10 @@ def _labels(n, p, seed):
     return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int)
 
 
+# The classifier's two bucket checks are in the slow suite (~40 s of compiling on CI's
+# machine): the regressor's checks above keep the buckets' oracle in the default suite (the
+# classifier's shape stage goes through the same bucketed split), and
+# tests/test_classifier_shapes.py keeps the classifier's shape stage.
 @pytest.fixture(scope="module")
 def first_labels():
     """TreeClassifier(k=2) on 2,100 x 9: 9 covariates in the column bucket 10, the rows in 2
@@ -147,6 +151,7 @@ def first_labels():
     return jaxtree.TreeClassifier(k=2).fit(X, y), X, y
 
 
+@pytest.mark.slow
 def test_a_second_classifier_table_in_the_buckets_compiles_nothing(first_labels, monkeypatch):
     """2,100 x 9, then 2,900 x 10 (the same column and row buckets): the second table's whole
     fit, its shape stage included (selection run, terms' losses, Newton backfit), compiles
@@ -162,6 +167,7 @@ def test_a_second_classifier_table_in_the_buckets_compiles_nothing(first_labels,
     assert est.model_.shapes.main.shape[0] == 10 and est.n_features_in_ == 10
 
 
+@pytest.mark.slow
 def test_bucketed_classifier_shape_stage_is_the_unbucketed_one(first_labels, monkeypatch, x64):
     """The same fit with the shape stage on the table's own rows and columns: the same
     terms and formula, predicted probabilities and training losses to 1e-10 (float64)."""

@@ -86,6 +86,8 @@ def test_pad_is_the_inverse_of_trim():
         prog.pad(padded, 3)
 
 
+@pytest.mark.slow  # ~17 s; test_refine_step_is_the_joint_refinement_of_a_trimmed_tree keeps the
+# refinement through the search's program in the default suite
 def test_backfitting_round_refines_through_the_search_and_gives_the_joint_result(monkeypatch):
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(300, 3))

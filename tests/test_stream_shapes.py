@@ -218,6 +218,8 @@ def _moves(est):
     return [(c["move"], c["feature"], c["feature2"], c["basis"]) for c in est.choices_]
 
 
+@pytest.mark.slow  # ~18 s; test_chunked_fit_adds_shapes_only_where_held_out_rows_support_them
+# keeps the streamed shape stage against the in-memory one in the default suite
 def test_memmap_fit_with_fixed_shapes_equals_the_in_memory_fit(tmp_path, x64):
     # shapes=S streamed: the terms searched on all rows (n <= SEARCH_ROWS, as in memory),
     # backfitted on all rows by passes, the tree searched on their partial residual, then
