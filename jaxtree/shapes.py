@@ -435,15 +435,31 @@ def evaluate(shapes: Shapes, x, spec: ShapeSpec):
     works under jit, vmap and grad (with respect to ``x`` and the coefficients).
 
     Memory ``O(m)`` per term: each chosen term reads its 2 or 4 nonzero hat values per row
-    (:func:`corners`), one term at a time, not a dense ``(m, pairs, n2²)`` design."""
+    (:func:`corners`), one term at a time, not a dense ``(m, pairs, n2²)`` design. The
+    covariates are read column-major (one transposed copy of ``x``), so a term's column is
+    one contiguous row; each term's value is its corners' weighted coefficients summed in
+    place (no stacked ``(m, 4)`` corners): 4x faster on a CPU than the row-major,
+    stacked form (36 -> 9 ms at 40,960 rows, 26 covariates, 16 terms; twenty-first
+    session), the same values to float rounding."""
     p = shapes.main.shape[0]
     coef = _flat(shapes, spec)
-    x = jnp.clip(x, 0.0, 1.0)
-    views = _views(x, spec)
+    x1, x2 = (v.T for v in _views(jnp.clip(x, 0.0, 1.0), spec))  # (p, m): a column is a row
+    n_pairs = _n_pairs(spec)
+    ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2]) if n_pairs else (None, None)
 
     def term(t, out):
         tid = jnp.clip(shapes.order[t], 0, coef.shape[0] - 1)
-        val = _apply(*_term_corners(views, tid, p, spec), coef[tid])
+        c = coef[tid]
+        i0, f = corners(x1[jnp.clip(tid, 0, p - 1)], spec.n1)
+        val = (1 - f) * c[i0] + f * c[i0 + 1]
+        if n_pairs:
+            k = jnp.clip(tid - p, 0, n_pairs - 1)
+            a0, fa = corners(x2[ia[k]], spec.n2)
+            b0, fb = corners(x2[ib[k]], spec.n2)
+            base = a0 * spec.n2 + b0
+            pair = ((1 - fa) * (1 - fb) * c[base] + (1 - fa) * fb * c[base + 1]
+                    + fa * (1 - fb) * c[base + spec.n2] + fa * fb * c[base + spec.n2 + 1])
+            val = jnp.where(tid < p, val, pair)
         return out + jnp.where(t < shapes.n_terms, val, 0)
 
     out = jnp.broadcast_to(shapes.intercept, x.shape[:1]).astype(coef.dtype)
@@ -540,37 +556,14 @@ def _unflat(shapes: Shapes, coef, spec: ShapeSpec) -> Shapes:
     return shapes._replace(main=coef[:p, :spec.n1], pair=coef[p:, :spec.n2 * spec.n2])
 
 
-def _term_corners(views, tid, p: int, spec: ShapeSpec):
-    """The nonzero design entries of term ``tid`` (main ``tid < p`` or pair ``tid - p``) on a
-    chunk (its :func:`_views` ``(x1, x2)``): knot indices and hat values, each ``(m, 4)`` (a
-    main term's last two are 0)."""
-    x1, x2 = views
-    j = jnp.clip(tid, 0, p - 1)
-    i0, f = corners(x1[:, j], spec.n1)
-    zero = jnp.zeros_like(f)
-    idx = jnp.stack([i0, i0 + 1, i0, i0], -1)
-    val = jnp.stack([1 - f, f, zero, zero], -1)
-    if not _n_pairs(spec):
-        return idx, val
-    ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
-    c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
-    a0, fa = corners(x2[:, ia[c]], spec.n2)
-    b0, fb = corners(x2[:, ib[c]], spec.n2)
-    base = a0 * spec.n2 + b0
-    idx2 = jnp.stack([base, base + 1, base + spec.n2, base + spec.n2 + 1], -1)
-    val2 = jnp.stack([(1 - fa) * (1 - fb), (1 - fa) * fb, fa * (1 - fb), fa * fb], -1)
-    main = tid < p
-    return jnp.where(main, idx, idx2), jnp.where(main, val, val2)
-
-
 def _term_hats(views, tid, p: int, spec: ShapeSpec):
     """Dense hat factors of term ``tid`` on a chunk (its :func:`_views` ``(x1, x2)``, each
     ``(m, p)``): ``(main, A1, A2, B)``,
     ``A1 (m, n1)`` the main shape's hats of covariate ``tid``, ``A2, B (m, n2)`` a pair's hats
     of its two covariates (a main term's ``A2``/``B`` and a pair's ``A1`` are unused).
 
-    The sweep's passes use these small dense factors and matrix products instead of the
-    corners of :func:`_term_corners`: on a CPU, gathering and stacking the corners of a
+    The sweep's passes use these small dense factors and matrix products instead of a
+    term's corners (:func:`corners`): on a CPU, gathering and stacking the corners of a
     dynamically chosen term cost 4x a dense pass."""
     x1, x2 = views
     j = jnp.clip(tid, 0, p - 1)
@@ -602,11 +595,6 @@ def _accumulate_hats(hats, weights, spec: ShapeSpec, size: int):
         return g1
     g2 = ((a2 * weights[:, None]).T @ b).reshape(-1)
     return jnp.where(main, g1, jnp.pad(g2, (0, size - g2.shape[0])))
-
-
-def _apply(idx, val, coef):
-    """``Phi @ coef`` from a chunk's corners: ``(m,)``."""
-    return jnp.sum(val * coef[idx], -1)
 
 
 def _block_system(g, s, n, size=None, ridge=RIDGE):
