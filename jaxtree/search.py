@@ -79,6 +79,7 @@ __all__ = [
     "BEAM_WIDTH",
     "check_beam",
     "search_config",
+    "with_binary",
     "shape_step",
     "SEARCHES",
     "SearchResult",
@@ -227,6 +228,10 @@ class Config(NamedTuple):
         loss's surrogate); the reported loss is :func:`jaxtree.losses.reported`. Pair and
         replacement moves are scored on the working data too and kept by the true loss
         (:func:`_loss_backfit`).
+      binary: indices of the covariates that hold only 0 and 1 (indicators), scored from
+        two columns each (:func:`jaxtree.scoring.binary_moments`; set where searching
+        outweighs compiling, :func:`with_binary`); ``()`` scores every column through the
+        design.
     """
 
     max_k: int
@@ -240,12 +245,27 @@ class Config(NamedTuple):
     pair_rows: int = 0
     replace_moves: int = 0
     loss: str = "squared"
+    binary: tuple = ()
 
 
 SEARCHES = ("greedy", "backfit", "beam")
 """Search strategies (the estimator's ``search=``): ``"greedy"`` is the paper's algorithm
 exactly; ``"backfit"`` adds pair lookahead and replacement moves (:func:`search_config`);
 ``"beam"`` advances several greedy trees together (:func:`beam_fit`)."""
+
+
+def with_binary(config: Config, x, w, basis, cache_basis: bool = False) -> Config:
+    """``config`` scoring the indicator columns of the host rows ``x (n, p)`` (weights ``w``
+    or None) from two columns each (:attr:`Config.binary`,
+    :func:`jaxtree.scoring.binary_moments`), where that applies: searching outweighs
+    compiling (not :func:`jaxtree.scoring.compiling_dominates`: there the tables of one
+    bucket share their compiled programs, which a table's own set of columns would split),
+    a basis not bound per covariate, and the basis evaluated in every pass (not
+    ``cache_basis``). Elsewhere ``config`` unchanged."""
+    n, p = x.shape
+    if scoring.compiling_dominates(n, p, basis.q) or basis.per_feature or cache_basis:
+        return config
+    return config._replace(binary=scoring.binary_columns(x, w))
 
 
 def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Config:
@@ -587,7 +607,8 @@ def insert_step(program: prog.Program, data: scoring.Data, basis, config: Config
     max_leaves = config.max_k + 1
     dt = data.x.dtype
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
-                           precision=config.precision, buckets=config.buckets)
+                           precision=config.precision, buckets=config.buckets,
+                           binary=config.binary)
     choice = scoring.select(scores, basis.q)
     was_empty = program.n_slots == 0
     max_slots = program.capacity if max_ops is None else 2 * max_ops + 1
@@ -931,7 +952,8 @@ def beam_step(programs: prog.Program, data: scoring.Data, basis, config: Config)
     """
     max_leaves = config.max_k + 1
     scores = jax.vmap(lambda p: scoring.score(p, data, basis, max_leaves=max_leaves,
-                                              precision=config.precision, buckets=()))(programs)
+                                              precision=config.precision, buckets=(),
+                                              binary=config.binary))(programs)
     choices, parents, new, was_empty = beam_children(programs, scores, basis.q)
     n = jnp.sum(data.w)
     adjust = _adjust(data, basis, config)

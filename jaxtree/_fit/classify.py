@@ -753,6 +753,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
         # step; the step's max_ops bounds every tree at k operations (a pair move inserts
         # two), and the trees are cut back to 2k+1 slots.
         cfg = cfg._replace(max_k=prog.capacity_for(spec.k))
+    if spec.engine == "jax":  # indicator columns scored from two columns each
+        cfg = search.with_binary(cfg, xs, sw, spec.basis, spec.cache_basis)
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)

@@ -214,6 +214,8 @@ class InMemory(_Regression):
             # nearby k (and the refit) share the compiled step; the search still stops at k
             # operations (max_ops) and the tree is cut back to 2k+1 slots.
             cfg = cfg._replace(max_k=prog.capacity_for(self.spec.k))
+        if self.spec.engine == "jax":  # indicator columns scored from two columns each
+            cfg = search.with_binary(cfg, self.xs, self.sw, self.spec.basis, self.spec.cache_basis)
         return cfg
 
     def grow(self, k: int, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
