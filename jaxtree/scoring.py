@@ -492,6 +492,17 @@ def binary_moments(u, r, wb, xb, basis, binary: tuple,
     scores agree with :func:`row_moments`' to float rounding (tests/test_binary_scoring.py
     checks both in float64). The basis must not be bound per covariate (``a_i``, ``d_i``
     are read once for all columns).
+
+    Args:
+      u: float ``(R, m)`` regressor multipliers; r: float ``(R, m)`` targets.
+      wb: float ``(m,)`` sample weights; xb: float ``(m, p)`` the chunk's features.
+      basis: the :class:`jaxtree.basis.Basis` (not bound per covariate).
+      binary: static indices of the columns of ``xb`` that hold only 0 and 1 where
+        ``wb > 0``.
+      precision: matmul precision.
+
+    Returns:
+      :class:`Moments` as :func:`row_moments`' (feature-major columns ``j*q + i``).
     """
     m, p = xb.shape
     q = basis.q
