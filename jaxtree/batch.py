@@ -827,6 +827,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     bucketed = scoring.compiling_dominates(n, p, params.basis.q)
     if bucketed:  # the estimator's rule: nearby k share the compiled step (docstring)
         cfg = cfg._replace(max_k=prog.capacity_for(params.k))
+    cfg = search_.with_binary(cfg, xs, sw, params.basis)  # indicators, as the estimators'
 
     # The settings each member ran: a clone refits the same search.
     # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
@@ -1078,6 +1079,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         # iteration inserts one operation, so k + 1 iterations stop at k operations, and the
         # trees are cut back to 2k+1 slots below.
         cfg = cfg._replace(max_k=prog.capacity_for(params.k))
+    cfg = search_.with_binary(cfg, xs, sw, params.basis)  # indicators, as the estimator's
 
     # what the batch ran (greedy, grown to k, no held-out rows) with its row plan
     spec = classify.classifier_spec(est0.get_params(), params, n, p, dtype, plan, in_memory=True)

@@ -261,11 +261,14 @@ def with_binary(config: Config, x, w, basis, cache_basis: bool = False) -> Confi
     compiling (not :func:`jaxtree.scoring.compiling_dominates`: there the tables of one
     bucket share their compiled programs, which a table's own set of columns would split),
     a basis not bound per covariate, and the basis evaluated in every pass (not
-    ``cache_basis``). Elsewhere ``config`` unchanged."""
-    n, p = x.shape
+    ``cache_basis``). Elsewhere ``config`` unchanged. A batch's ``x (B, n, p)`` (and ``w
+    (B, n)``): the rule on one member's ``n``, the columns that are 0/1 in every member (so
+    members sharing their covariates score as their separate fits do)."""
+    n, p = x.shape[-2:]
     if scoring.compiling_dominates(n, p, basis.q) or basis.per_feature or cache_basis:
         return config
-    return config._replace(binary=scoring.binary_columns(x, w))
+    w = None if w is None else np.reshape(w, -1)
+    return config._replace(binary=scoring.binary_columns(np.reshape(x, (-1, p)), w))
 
 
 def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Config:

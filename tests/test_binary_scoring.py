@@ -115,3 +115,29 @@ def test_the_rule_applies_only_where_searching_outweighs_compiling():
     assert search.with_binary(cfg, big, None, basis, cache_basis=True) is cfg
     bound = basis_.get_basis("physics").bind(big.min(0), big.max(0) + 1)
     assert bound.per_feature and search.with_binary(cfg, big, None, bound) is cfg
+
+
+@pytest.mark.slow  # ~15 s of compiling the batch's step; the estimators' case above is the
+# scorer's oracle in the default suite
+def test_a_batch_member_scores_its_indicators_as_its_separate_fit(x64, monkeypatch):
+    """fit_batch takes the rule too (the columns 0/1 in every member): a member equals the
+    separate fit of its data set, both with the rule on."""
+    rng = np.random.default_rng(1)
+    n = 300
+    x = _table(rng, m=n, p=4, binary=(0, 2))
+    ys = np.stack([x[:, 0] * np.sin(3 * x[:, 1]) + 0.1 * rng.normal(size=n),
+                   0.5 * x[:, 2] + x[:, 3] ** 2 + 0.1 * rng.normal(size=n)])
+    monkeypatch.setattr(scoring, "BUCKET_MIN_WORK", 1)
+    seen = []
+    real = search.with_binary
+    monkeypatch.setattr(search, "with_binary",
+                        lambda *a, **k: seen.append(real(*a, **k).binary) or real(*a, **k))
+    kw = dict(k=3, search="greedy")
+    batch = jaxtree.fit_batch(np.stack([x, x]), ys, **kw)
+    assert seen == [(0, 2)], seen
+    for b in range(2):
+        one = jaxtree.TreeRegressor(**kw, validation_fraction=None, shapes=0).fit(x, ys[b])
+        assert seen[-1] == (0, 2)
+        member = batch.estimators[b]
+        assert choice_key(member.choices_) == choice_key(one.choices_)
+        np.testing.assert_allclose(member.predict(x), one.predict(x), rtol=1e-9, atol=1e-9)
