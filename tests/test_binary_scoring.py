@@ -68,7 +68,7 @@ def test_search_scores_are_unchanged(x64):
 # same scorer through the same search step
 @pytest.mark.parametrize("estimator", ["regressor", pytest.param("classifier", marks=pytest.mark.slow)])
 def test_a_fit_with_indicators_makes_the_same_choices(x64, monkeypatch, estimator):
-    """The default search on a table of two categorical columns and a number, with the
+    """The greedy search on a table of two categorical columns and a number, with the
     rule's threshold lowered so that the table takes it (the real threshold needs
     n*p*q >= 10**7): the same choices and predictions as with the rule off."""
     pd = pytest.importorskip("pandas")
@@ -130,8 +130,13 @@ def test_a_batch_member_scores_its_indicators_as_its_separate_fit(x64, monkeypat
     monkeypatch.setattr(scoring, "BUCKET_MIN_WORK", 1)
     seen = []
     real = search.with_binary
-    monkeypatch.setattr(search, "with_binary",
-                        lambda *a, **k: seen.append(real(*a, **k).binary) or real(*a, **k))
+
+    def spy(*a, **k):
+        out = real(*a, **k)
+        seen.append(out.binary)
+        return out
+
+    monkeypatch.setattr(search, "with_binary", spy)
     kw = dict(k=3, search="greedy")
     batch = jaxtree.fit_batch(np.stack([x, x]), ys, **kw)
     assert seen == [(0, 2)], seen
