@@ -48,6 +48,8 @@ def test_binary_columns_read_the_weighted_rows():
     assert scoring.binary_columns(x[:0]) == ()
 
 
+@pytest.mark.slow  # ~11 s of compiling two scorers; the fit check below runs the scorer with
+# and without the rule through the search in the default suite
 def test_search_scores_are_unchanged(x64):
     rng = np.random.default_rng(3)
     basis = basis_.default_basis()
