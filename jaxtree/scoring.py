@@ -536,11 +536,15 @@ def binary_columns(x, w=None) -> tuple:
     rows of nonzero weight ``w``, all rows without): the static ``binary`` of
     :func:`score`."""
     x = np.asarray(x)
-    if w is not None:
-        x = x[np.asarray(w) != 0]
-    if not x.size:
+    keep = None if w is None else np.asarray(w) != 0
+    if not x.size or (keep is not None and not keep.any()):
         return ()
-    return tuple(int(j) for j in np.flatnonzero(np.all((x == 0) | (x == 1), axis=0)))
+
+    def binary(col):  # column by column: temporaries of O(n), not O(n * p)
+        col = col if keep is None else col[keep]
+        return bool(np.all((col == 0) | (col == 1)))
+
+    return tuple(j for j in range(x.shape[1]) if binary(x[:, j]))
 
 
 def finish(program: prog.Program, slots, mo: Moments) -> Scores:
