@@ -824,10 +824,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                                 precision=scoring.PRECISIONS[precision])
     # No row buckets here: under vmap, lax.switch on a batched index becomes a select that
     # runs every branch, which would cost more than scoring all rows.
+    # the estimators' rule: nearby k share the compiled step (docstring), or indicators
+    cfg = search_.table_config(cfg, xs, sw, params.basis, params.k)
     bucketed = scoring.compiling_dominates(n, p, params.basis.q)
-    if bucketed:  # the estimator's rule: nearby k share the compiled step (docstring)
-        cfg = cfg._replace(max_k=prog.capacity_for(params.k))
-    cfg = search_.with_binary(cfg, xs, sw, params.basis)  # indicators, as the estimators'
 
     # The settings each member ran: a clone refits the same search.
     # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
@@ -1074,12 +1073,9 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).
     cfg = classify.config(est0.get_params(), params, n, p, params.basis.q, K)._replace(buckets=())
-    if scoring.compiling_dominates(n, p, params.basis.q):
-        # TreeClassifier's capacity buckets: nearby k share the compiled step; each greedy
-        # iteration inserts one operation, so k + 1 iterations stop at k operations, and the
-        # trees are cut back to 2k+1 slots below.
-        cfg = cfg._replace(max_k=prog.capacity_for(params.k))
-    cfg = search_.with_binary(cfg, xs, sw, params.basis)  # indicators, as the estimator's
+    # TreeClassifier's capacity bucket (each greedy iteration inserts one operation, so
+    # k + 1 iterations stop at k operations; the trees are cut back below), or indicators
+    cfg = search_.table_config(cfg, xs, sw, params.basis, params.k)
 
     # what the batch ran (greedy, grown to k, no held-out rows) with its row plan
     spec = classify.classifier_spec(est0.get_params(), params, n, p, dtype, plan, in_memory=True)

@@ -79,6 +79,7 @@ __all__ = [
     "BEAM_WIDTH",
     "check_beam",
     "search_config",
+    "table_config",
     "with_binary",
     "shape_step",
     "SEARCHES",
@@ -269,6 +270,32 @@ def with_binary(config: Config, x, w, basis, cache_basis: bool = False) -> Confi
         return config
     w = None if w is None else np.reshape(w, -1)
     return config._replace(binary=scoring.binary_columns(np.reshape(x, (-1, p)), w))
+
+
+def table_config(config: Config, x, w, basis, k: int, cache_basis: bool = False) -> Config:
+    """``config`` for a search of at most ``k`` operations on the host rows ``x (n, p)`` (a
+    batch's ``(B, n, p)``) of weights ``w`` or None, the one rule of every in-memory path
+    (the estimators and the batch functions):
+
+    * where compiling costs more than searching (:func:`jaxtree.scoring.compiling_dominates`)
+      a rounded-up capacity, :func:`jaxtree.program.capacity_for` ``(k)``, so that nearby
+      ``k`` (and the refit after a held-out size) share the compiled step; the step's
+      ``max_ops`` still stops every tree at ``k`` operations (a pair move inserts two) and
+      the trees are cut back to ``2k+1`` slots;
+    * elsewhere its indicator columns scored from two columns each (:func:`with_binary`).
+
+    Args:
+      config: the search's :class:`Config`.
+      x: the scaled covariates on the host, ``(n, p)`` or ``(B, n, p)``.
+      w: their sample weights (``(n,)`` or ``(B, n)``), or None.
+      basis: the :class:`jaxtree.basis.Basis`.
+      k: the most operations a tree may take.
+      cache_basis: the basis values are cached (no indicator rule then).
+    """
+    n, p = x.shape[-2:]
+    if scoring.compiling_dominates(n, p, basis.q):
+        return config._replace(max_k=prog.capacity_for(k))
+    return with_binary(config, x, w, basis, cache_basis)
 
 
 def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Config:

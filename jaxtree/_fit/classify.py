@@ -747,14 +747,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
-    if spec.engine == "jax" and scoring.compiling_dominates(n, p, spec.basis.q):
-        # Compiling costs more than searching: the regressor's capacity buckets
-        # (program.capacity_for), so that nearby k (and the refit) share the compiled
-        # step; the step's max_ops bounds every tree at k operations (a pair move inserts
-        # two), and the trees are cut back to 2k+1 slots.
-        cfg = cfg._replace(max_k=prog.capacity_for(spec.k))
-    if spec.engine == "jax":  # indicator columns scored from two columns each
-        cfg = search.with_binary(cfg, xs, sw, spec.basis, spec.cache_basis)
+    if spec.engine == "jax":  # the regressor's capacity bucket, or indicator columns
+        cfg = search.table_config(cfg, xs, sw, spec.basis, spec.k, spec.cache_basis)
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)

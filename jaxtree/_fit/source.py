@@ -208,15 +208,9 @@ class InMemory(_Regression):
     # ------------------------------------------------------------------------ tree
 
     def tree_config(self) -> search.Config:
-        cfg = self.spec.config(self.n, self.p)
-        if scoring.compiling_dominates(self.n, self.p, self.spec.basis.q):
-            # Compiling costs more than searching: run in a rounded-up capacity so that
-            # nearby k (and the refit) share the compiled step; the search still stops at k
-            # operations (max_ops) and the tree is cut back to 2k+1 slots.
-            cfg = cfg._replace(max_k=prog.capacity_for(self.spec.k))
-        if self.spec.engine == "jax":  # indicator columns scored from two columns each
-            cfg = search.with_binary(cfg, self.xs, self.sw, self.spec.basis, self.spec.cache_basis)
-        return cfg
+        s = self.spec  # the capacity bucket, or the indicator columns (search.table_config)
+        return search.table_config(s.config(self.n, self.p), self.xs, self.sw, s.basis, s.k,
+                                   s.cache_basis)
 
     def grow(self, k: int, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
         """The tree of ``k`` operations on all rows; ``chosen``: ``k`` was chosen on held-out
