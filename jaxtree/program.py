@@ -165,6 +165,24 @@ def capacity_for(k: int) -> int:
         b *= 2
 
 
+def largest_k_within(capacity: int) -> int:
+    """The largest ``k`` whose compiled capacity (:func:`capacity_for`) is at most
+    ``capacity``, or -1 when none is (below the smallest capacity, 8).
+
+    Examples:
+      >>> [largest_k_within(c) for c in (7, 8, 11, 12, 47, 48)]
+      [-1, 8, 8, 12, 32, 48]
+    """
+    capacity = int(capacity)
+    best, b = -1, 8
+    while b <= capacity:
+        for c in (b, 3 * b // 2):
+            if c <= capacity:
+                best = c
+        b *= 2
+    return best
+
+
 def trim(program: Program, max_k: int) -> Program:
     """The first ``2*max_k + 1`` slots of ``program`` (cut on the host), for a tree that a
     search ran in a larger capacity (:func:`capacity_for`): the same tree and predictions,

@@ -71,13 +71,22 @@ def search_bytes(k: int, n: int, p: int, q: int, dtype, chunk: int, batch: int =
     compiled capacity (:func:`jaxtree.program.capacity_for` where compiling dominates, as the
     estimators do), ``m`` the rows of one step and ``P`` the candidate columns (the column
     bucket's ``p`` times ``q`` where compiling dominates)."""
+    per_leaf, small, _ = _leaf_bytes(n, p, q, dtype, chunk, batch)
+    cap = prog.capacity_for(k) if small else max(int(k), 0)
+    return per_leaf * (cap + 1)
+
+
+def _leaf_bytes(n: int, p: int, q: int, dtype, chunk: int, batch: int) -> tuple:
+    """``(bytes per leaf row, rounded, m)`` of :func:`search_bytes`: what one leaf row of the
+    compiled capacity holds, whether the capacity is ``k`` rounded up
+    (:func:`jaxtree.program.capacity_for`, where compiling dominates) or ``k`` itself, and
+    ``m``, the rows of one step. One :func:`jaxtree.scoring.layout` for every ``k``."""
     n, p, q = max(int(n), 1), max(int(p), 1), max(int(q), 1)
     lay = scoring.layout(n, p, q, int(chunk))
     small = lay.compiling_dominates
     cols = (lay.columns if small else p) * q
-    cap = prog.capacity_for(k) if small else max(int(k), 0)
-    words = (cap + 1) * (WORDS_PER_LEAF_ROW * lay.rows_per_step + WORDS_PER_LEAF_CANDIDATE * cols)
-    return int(np.dtype(dtype).itemsize) * max(int(batch), 1) * int(words)
+    words = WORDS_PER_LEAF_ROW * lay.rows_per_step + WORDS_PER_LEAF_CANDIDATE * cols
+    return int(np.dtype(dtype).itemsize) * max(int(batch), 1) * int(words), small, lay.rows_per_step
 
 
 def parse_bytes(text: str) -> int:
@@ -131,18 +140,6 @@ def _gb(b: float) -> str:
     return f"{b / 1e9:.1f} GB" if b >= 1e9 else f"{b / 1e6:.1f} MB"
 
 
-def _largest_k(k: int, fits) -> int:
-    """The largest ``j <= k`` with ``fits(j)`` (monotone), or -1."""
-    lo, hi = -1, int(k)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def check_size(k: int, n: int, p: int, q: int, dtype, chunk: int, platform: str,
                batch: int = 1, budget: Optional[int] = None) -> int:
     """The ``k`` a fit runs with: ``k`` bounded by the rows (a warning says so), after the
@@ -184,10 +181,14 @@ def check_size(k: int, n: int, p: int, q: int, dtype, chunk: int, platform: str,
         budget, where = memory_budget(platform)
     else:
         where = "the given budget"
-    need = search_bytes(k, n, p, q, dtype, chunk, batch)
+    # One layout for the estimate of k and for the largest k that fits: the leaf rows of
+    # the compiled capacity are what a larger k adds (search_bytes).
+    per_leaf, small, m = _leaf_bytes(n, p, q, dtype, chunk, batch)
+    cap = prog.capacity_for(k) if small else max(k, 0)
+    need = per_leaf * (cap + 1)
     if need > budget:
-        fits = _largest_k(k, lambda j: search_bytes(j, n, p, q, dtype, chunk, batch) <= budget)
-        m = scoring.chunk_shape(n, int(chunk))[1]
+        most = budget // per_leaf - 1  # the largest capacity within the budget
+        fits = min(k, prog.largest_k_within(most) if small else most)
         advice = (f"use k <= {fits} (the largest that fits), " if fits >= 0 else "")
         raise ValueError(
             f"k={k} on {n:,} rows of {p} covariates would need about {_gb(need)} for the "
