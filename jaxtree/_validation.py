@@ -479,6 +479,19 @@ def check_y(y, n_samples: int) -> np.ndarray:
     return arr
 
 
+def check_targets(y, n_samples: int, dtype) -> np.ndarray:
+    """The checked regression targets ``(n_samples,)`` of a training table
+    (:func:`check_y`), representable in the compute ``dtype`` (:func:`check_representable`).
+    A column vector is accepted, with a warning, as scikit-learn does."""
+    arr = check_y(y, n_samples)
+    check_representable(None, arr, dtype)
+    if np.asarray(y).ndim == 2:  # check_y accepted a column vector
+        warn_user("A column-vector y was passed when a 1d array was expected; it was used as "
+                  "y.ravel(). Pass y with shape (n_samples,) to silence this.",
+                  interop_class("DataConversionWarning", UserWarning))
+    return arr
+
+
 def _text_value(y):
     """The first text value (str, bytes, a pandas category or string entry) of a target, or
     None when ``y`` holds none (numbers, NaN, ...: the usual checks then decide)."""

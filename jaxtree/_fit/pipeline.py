@@ -109,8 +109,8 @@ def read_table(X, sample_weight, hyper: dict) -> Table:
     and categories become covariates (:func:`jaxtree._encoding.fit_transform`, with the
     settings of ``hyper``), the weights are checked and the covariates must be representable
     in the compute dtype."""
-    names = V.frame_feature_names(X)
     xa, enc = encoding_.fit_transform(X, hyper)
+    names = V.frame_feature_names(X)
     n = xa.shape[0]
     if n < 2:
         raise ValueError(f"fit needs at least 2 samples; got {n}.")
@@ -130,25 +130,13 @@ def fit(X, y, sample_weight, hyper: dict) -> FitResult:
         res = _fit_streamed(X, y, sample_weight, hyper, params)
     else:
         table = read_table(X, sample_weight, hyper)
-        ya = _targets(y, table)
+        ya = V.check_targets(y, table.n, table.dtype)
         scores = None
         if transform == "auto":
             transform, scores = _choose_transform(table, ya, hyper, params)
         res = dataclasses.replace(fit_table(table, ya, hyper, params, transform),
                                   transform_scores=scores)
     return dataclasses.replace(res, target_name=target_.name_of(y))
-
-
-def _targets(y, table: Table) -> np.ndarray:
-    """The checked regression targets ``(n,)`` of ``table``'s rows (a column vector is
-    accepted, with a warning, as scikit-learn does)."""
-    ya = V.check_y(y, table.n)
-    V.check_representable(None, ya, table.dtype)
-    if np.asarray(y).ndim == 2:  # check_y accepted a column vector
-        warnings.warn("A column-vector y was passed when a 1d array was expected; it was "
-                      "used as y.ravel(). Pass y with shape (n_samples,) to silence this.",
-                      V.interop_class("DataConversionWarning", UserWarning), stacklevel=4)
-    return ya
 
 
 def fit_table(table: Table, ya: np.ndarray, hyper: dict, params: spec_.Params,
