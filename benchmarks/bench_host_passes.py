@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from jaxtree import _scaling, scoring
-from jaxtree import _validation as V
+from jaxtree import _threads
 
 
 def best(f, *a):
@@ -29,7 +29,7 @@ def main():
     n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 20_000_000
     rng = np.random.default_rng(0)
     x, y = rng.random((n, 8)), rng.random(n)
-    te, _ = best(V.column_extremes, x)
+    te, _ = best(_threads.column_extremes, x)
     sc = _scaling.fit(x, y, None)
     ta, (xs, ys) = best(_scaling.apply, sc, x, y, None)
     tc, _ = best(scoring._host_chunks, xs, ys, None, 1 << 20, None, np.float32)

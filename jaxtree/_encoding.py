@@ -76,6 +76,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from jaxtree import _threads
 from jaxtree import _validation as V
 
 __all__ = [
@@ -586,9 +587,9 @@ def _numeric_spec(name: str, low: float, has_missing: bool, missing: str) -> Col
 def _fit_float_matrix(arr: np.ndarray, missing: str) -> EncodingSpec:
     """:func:`fit` of a float matrix without column names or categories (the same spec as
     the column-by-column loop): one pass of column extremes (NaN exactly in the columns
-    holding one, :func:`jaxtree._validation.column_extremes`); only those columns are read
+    holding one, :func:`jaxtree._threads.column_extremes`); only those columns are read
     again, for their minimum over the other values."""
-    lo, _ = V.column_extremes(arr)
+    lo, _ = _threads.column_extremes(arr)
     has = np.isnan(lo)
     lows = lo.astype(np.float64)
     for j in np.flatnonzero(has):

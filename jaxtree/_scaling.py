@@ -13,7 +13,6 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from jaxtree import _threads
-from jaxtree import _validation as V
 
 
 class Scaling(NamedTuple):
@@ -41,7 +40,7 @@ def extremes(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
     if sw is None and np.ndim(x) == 2 and np.asarray(x).dtype.kind == "f":
         # every row counts: the extremes in x's own dtype, then float64 (exact: rounding is
         # monotone), with no float64 or masked copy of x
-        lo, hi = V.column_extremes(np.asarray(x))
+        lo, hi = _threads.column_extremes(np.asarray(x))
         y = np.asarray(y)
         return (lo.astype(np.float64), hi.astype(np.float64), np.float64(y.min()),
                 np.float64(y.max()))

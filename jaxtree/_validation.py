@@ -533,42 +533,6 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     return arr
 
 
-_EXTREMES_WIDTH = 4096
-
-
-def column_extremes(a: np.ndarray) -> tuple:
-    """``(min, max)`` of every column of a 2-D real array, in its dtype; a column holding a
-    NaN gives NaN in both (as ``np.min``). Exact: the same values as ``a.min(0)`` and
-    ``a.max(0)``.
-
-    Why not those: on a C-ordered ``(n, p)`` matrix with few columns numpy reduces along
-    the rows column by column with a stride of ``p``, which is several times slower than a
-    contiguous reduction. Here the rows are viewed as ``(n / r, r * p)`` (``r`` rows side
-    by side, about :data:`_EXTREMES_WIDTH` values wide), reduced contiguously, then folded
-    (the rows that do not fill a group are reduced apart). Measured at 7e5 x 8 float64 on
-    the 2-core machine: 16-26 ms against 110 ms for ``a.min(0)`` and ``a.max(0)``; the
-    estimator's fit reads these extremes for validation, the missing-value scan and the
-    scaling (issue 25: the host work of a warm fit that a GPU does not hide). A large table's
-    blocks of rows are reduced on threads (:mod:`jaxtree._threads`), then folded.
-    """
-    n, p = a.shape
-    if len(_threads.row_parts(n, a.size)) > 1:  # a large table: blocks of rows on threads
-        parts = _threads.map_rows(lambda rows: column_extremes(a[rows]), n, a.size)
-        return (np.minimum.reduce([lo for lo, _ in parts]),
-                np.maximum.reduce([hi for _, hi in parts]))
-    r = max(1, _EXTREMES_WIDTH // max(p, 1))
-    m = (n // r) * r if a.flags.c_contiguous and r > 1 else 0
-    if m == 0:
-        return a.min(0), a.max(0)
-    body = a[:m].reshape(m // r, r * p)
-    lo = body.min(0).reshape(r, p).min(0)
-    hi = body.max(0).reshape(r, p).max(0)
-    if m < n:
-        rest = a[m:]
-        lo, hi = np.minimum(lo, rest.min(0)), np.maximum(hi, rest.max(0))
-    return lo, hi
-
-
 def check_representable(X: Optional[np.ndarray], y: Optional[np.ndarray], dtype,
                          feature_names=None) -> None:
     """Checks that the min-max scaling of ``X`` and ``y`` is representable in ``dtype``.
@@ -589,7 +553,7 @@ def check_representable(X: Optional[np.ndarray], y: Optional[np.ndarray], dtype,
             a2 = a.reshape(a.shape[0], -1)
             # Column extremes in the input's dtype, then float64: exact (rounding to float64
             # is monotone), and no float64 copy of the whole array (issue 12 item 7).
-            lo, hi = column_extremes(a2)
+            lo, hi = _threads.column_extremes(a2)
             lo, hi = lo.astype(np.float64), hi.astype(np.float64)
             span = hi - lo
             amax = np.maximum(np.abs(lo), np.abs(hi))

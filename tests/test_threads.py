@@ -7,7 +7,6 @@ import pytest
 
 import jaxtree
 from jaxtree import _scaling, _threads, scoring
-from jaxtree import _validation as V
 from jaxtree.datasets import paper_synthetic
 
 
@@ -37,13 +36,13 @@ def test_column_extremes_on_threads_equal_serial(threaded, dtype):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((1_003, 5)).astype(dtype)
     a[500, 2] = np.nan  # a NaN in one block gives NaN for its column, as np.min
-    lo, hi = V.column_extremes(a)
+    lo, hi = _threads.column_extremes(a)
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(lo, a.min(0))
         np.testing.assert_array_equal(hi, a.max(0))
     assert lo.dtype == dtype and np.isnan(lo[2]) and np.isnan(hi[2])
     strided = a[::2]  # not contiguous
-    np.testing.assert_array_equal(V.column_extremes(strided)[1], strided.max(0))
+    np.testing.assert_array_equal(_threads.column_extremes(strided)[1], strided.max(0))
 
 
 def test_scaling_and_chunks_on_threads_equal_serial(threaded, monkeypatch):
