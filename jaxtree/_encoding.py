@@ -517,9 +517,9 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
         ``categorical_features``, a column that is neither numeric nor categorical.
     """
     if not _is_frame(X) and (categorical_features is None or isinstance(categorical_features, str)):
-        arr = V.as_float_array(X, "X")  # as _split_columns: every column numeric
-        if arr.ndim == 2 and arr.dtype.kind == "f" and arr.shape[0] > 0:
-            return _fit_float_matrix(arr, missing)
+        spec = _fit_float_matrix(X, missing)  # every column numeric
+        if spec is not None:
+            return spec
     split = _split_columns(X, categorical_features)
     if split is None:
         return None
@@ -584,17 +584,16 @@ def _numeric_spec(name: str, low: float, has_missing: bool, missing: str) -> Col
     return ColumnSpec(name, "numeric", fill, bool(has_missing) and missing == "indicator")
 
 
-def _fit_float_matrix(arr: np.ndarray, missing: str) -> EncodingSpec:
-    """:func:`fit` of a float matrix without column names or categories (the same spec as
-    the column-by-column loop): one pass of column extremes (NaN exactly in the columns
-    holding one, :func:`jaxtree._threads.column_extremes`); only those columns are read
-    again, for their minimum over the other values."""
-    lo, _ = _threads.column_extremes(arr)
-    has = np.isnan(lo)
-    lows = lo.astype(np.float64)
-    for j in np.flatnonzero(has):
-        col = arr[:, j]
-        lows[j] = np.nan if np.isnan(col).all() else float(np.nanmin(col))
+def _fit_float_matrix(X, missing: str) -> Optional[EncodingSpec]:
+    """:func:`fit` of a table read as a float matrix (as :func:`_split_columns` reads it), or
+    None when it is no non-empty 2-D float one; only columns with NaN are read twice."""
+    arr = V.as_float_array(X, "X")
+    if arr.ndim != 2 or arr.dtype.kind != "f" or arr.shape[0] == 0:
+        return None
+    lo, _ = _threads.column_extremes(arr)  # NaN exactly in the columns holding one
+    has, lows = np.isnan(lo), lo.astype(np.float64)
+    for j in np.flatnonzero(has):  # their minimum over the other values (NaN: none)
+        lows[j] = np.nan if np.isnan(arr[:, j]).all() else float(np.nanmin(arr[:, j]))
     return numeric(lows, has, missing=missing)
 
 
