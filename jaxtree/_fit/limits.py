@@ -72,8 +72,13 @@ def search_bytes(k: int, n: int, p: int, q: int, dtype, chunk: int, batch: int =
     estimators do), ``m`` the rows of one step and ``P`` the candidate columns (the column
     bucket's ``p`` times ``q`` where compiling dominates)."""
     per_leaf, small, _ = _leaf_bytes(n, p, q, dtype, chunk, batch)
-    cap = prog.capacity_for(k) if small else max(int(k), 0)
-    return per_leaf * (cap + 1)
+    return per_leaf * _leaf_rows(k, small)
+
+
+def _leaf_rows(k: int, rounded: bool) -> int:
+    """The leaf rows ``L`` of :func:`search_bytes`: the compiled capacity plus one, the
+    capacity being ``k`` rounded up (:func:`jaxtree.program.capacity_for`) or ``k`` itself."""
+    return (prog.capacity_for(k) if rounded else max(int(k), 0)) + 1
 
 
 def _leaf_bytes(n: int, p: int, q: int, dtype, chunk: int, batch: int) -> tuple:
@@ -184,8 +189,7 @@ def check_size(k: int, n: int, p: int, q: int, dtype, chunk: int, platform: str,
     # One layout for the estimate of k and for the largest k that fits: the leaf rows of
     # the compiled capacity are what a larger k adds (search_bytes).
     per_leaf, small, m = _leaf_bytes(n, p, q, dtype, chunk, batch)
-    cap = prog.capacity_for(k) if small else max(k, 0)
-    need = per_leaf * (cap + 1)
+    need = per_leaf * _leaf_rows(k, small)
     if need > budget:
         most = budget // per_leaf - 1  # the largest capacity within the budget
         fits = min(k, prog.largest_k_within(most) if small else most)
