@@ -742,7 +742,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
                                  batch=K if K > 2 else 1)  # K trees
     sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
-    spec = pipeline.bind_basis(spec, sc).replace(
+    spec = spec.bound_to(sc).replace(
         shape_groups=spec_.shape_groups(enc, spec.shape_knots))
     xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
@@ -793,7 +793,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
     dtype = V.float_dtype_for(np.empty(0, x.dtype), bool(jax.config.jax_enable_x64))
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
-    spec = pipeline.bind_basis(spec, sc)
+    spec = spec.bound_to(sc)
     cfg = config(hyper, params, n, p, spec.basis.q, K)
     steps = [stream_.loss_step(r.scaled(sc, dtype), spec.basis, cfg, dtype=dtype,
                                devices=spec.devices, chunks_per_block=spec.block)

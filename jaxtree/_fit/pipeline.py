@@ -23,7 +23,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _encoding as encoding_
-from jaxtree import _scaling as scaling_
 from jaxtree import _target as target_
 from jaxtree import _validation as V
 from jaxtree import model as model_
@@ -151,16 +150,9 @@ def fit_table(table: Table, ya: np.ndarray, hyper: dict, params: spec_.Params,
     if spec.streamed:  # a large array: read chunk by chunk, no whole-array copies
         sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
         reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(spec.chunk, n))
-        return _fit_reader(reader, spec, table.feature_names, enc, table.names)
-    sc = scaling_.fit(xa, yt, sw)
-    sc = scaling_.bounded(sc, spec.y_bound)
-    xs, ys = scaling_.apply(sc, xa, yt, sw)
-    spec = bind_basis(spec, sc)
-    with progress.reporting(spec, table.feature_names) as rep:
-        found = stages.search_model(source.InMemory(xs, ys, sw, spec, sc), spec, rep)
-    model = _model(found, sc, spec, table.feature_names)
-    model = _attach_target(model, transform, xa, yt, sw)
-    return _result(model, found, spec, enc, table.names)
+        return _fit_rows(reader, spec, table.feature_names, enc, table.names)
+    res = _fit_rows((xa, yt, sw), spec, table.feature_names, enc, table.names)
+    return dataclasses.replace(res, model=_attach_target(res.model, transform, xa, yt, sw))
 
 
 def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> FitResult:
@@ -195,17 +187,17 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> Fit
     feature_names = (tuple(f"x{j + 1}" for j in range(reader.p)) if enc is None
                      else enc.feature_names_out)
     spec = spec_.resolve(hyper, params, reader.n, reader.p, dtype, plan, in_memory=False)
-    return _fit_reader(reader, spec, feature_names, enc, None)
+    return _fit_rows(reader, spec, feature_names, enc, None)
 
 
-def _fit_reader(reader, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult:
-    """The stages on rows read block by block (:class:`jaxtree._fit.source.Streamed`)."""
-    sc = stream_.scaling(reader)
-    sc = scaling_.bounded(sc, spec.y_bound)
-    spec = bind_basis(spec, sc)
-    with progress.reporting(spec, feature_names) as rep:
-        found = stages.search_model(source.Streamed(reader, spec, sc), spec, rep)
-    return _result(_model(found, sc, spec, feature_names), found, spec, enc, names)
+def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult:
+    """The stages on a table's rows, held in memory (``(x, y, sample_weight)``) or read
+    block by block (a :class:`jaxtree.stream.ChunkReader`): scaled
+    (:func:`jaxtree._fit.source.scaled`), searched, made a model in the covariates' units."""
+    src = source.scaled(rows, spec)
+    with progress.reporting(src.spec, feature_names) as rep:
+        found = stages.search_model(src, src.spec, rep)
+    return _result(_model(found, src.sc, src.spec, feature_names), found, src.spec, enc, names)
 
 
 def _model(found: stages.Searched, sc, spec: spec_.FitSpec, feature_names) -> model_.TreeModel:
@@ -280,13 +272,6 @@ def check_streamable_options(transform) -> None:
 
 
 # ---------------------------------------------------------------------- scale, target
-
-
-def bind_basis(spec: spec_.FitSpec, sc) -> spec_.FitSpec:
-    """``spec`` with its basis bound to the covariates' training ranges (families on the
-    covariates' original units). Both estimators."""
-    x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
-    return spec.replace(basis=spec.basis.bind(sc.x_min, x_max))
 
 
 def _attach_target(model, transform, xa, yt, sw):

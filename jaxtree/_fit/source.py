@@ -36,6 +36,22 @@ from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
 
 
+def scaled(rows, spec: spec_.FitSpec):
+    """The source of a regression's rows, scaled: ``rows`` is ``(x, y, sample_weight)`` held
+    in memory (:class:`InMemory`) or a :class:`jaxtree.stream.ChunkReader` read block by
+    block (:class:`Streamed`). The scaling (:mod:`jaxtree._scaling`: one pass, or one
+    streamed pass) is bounded by ``spec.y_bound``, and the source's spec has its basis bound
+    to the covariates' ranges (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
+    streamed = isinstance(rows, stream_.ChunkReader)
+    raw = stream_.scaling(rows) if streamed else scaling_.fit(*rows)
+    sc = scaling_.bounded(raw, spec.y_bound)
+    scaled_rows = None if streamed else scaling_.apply(sc, *rows)  # (xs, ys)
+    spec = spec.bound_to(sc)
+    if streamed:
+        return Streamed(rows, spec, sc)
+    return InMemory(*scaled_rows, rows[2], spec, sc)
+
+
 class ShapeFit(NamedTuple):
     """Shape terms fitted on all rows before the tree (``shapes=S``): ``terms``, and what
     the source's backfitting round reuses (``state``: the in-memory shape state; ``grams``:

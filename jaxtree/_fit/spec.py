@@ -428,6 +428,13 @@ class FitSpec:
     def replace(self, **changes) -> "FitSpec":
         return dataclasses.replace(self, **changes)
 
+    def bound_to(self, sc) -> "FitSpec":
+        """This spec with its basis bound to the covariates' training ranges of the scaling
+        ``sc`` (:mod:`jaxtree._scaling`: families on the covariates' original units). Both
+        estimators, once their rows are scaled."""
+        x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
+        return self.replace(basis=self.basis.bind(sc.x_min, x_max))
+
     @property
     def held_out_fraction(self) -> float:
         """The held-out share of a split: ``validation_fraction``, or :data:`AUTO_VALIDATION`
