@@ -774,7 +774,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     _, fraction = spec_.resolve_auto("greedy", hyper["validation_fraction"], 0, 1, 1,
                                      in_memory=False)
     pipeline.check_stream_args(X, y, sample_weight, "the labels and weights", fraction)
-    params, plan = spec_.stream_plan(X, params, hyper["chunk_size"], hyper["devices"])
+    params, plan, dtype = spec_.stream_plan(X, params, hyper["chunk_size"], hyper["devices"])
     if isinstance(X, stream_.ChunkReader):
         x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
     else:
@@ -791,7 +791,6 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
     sc = stream_.scaling(readers[0])  # the covariates' range; the logit is not scaled
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
-    dtype = V.float_dtype_for(np.empty(0, x.dtype), bool(jax.config.jax_enable_x64))
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
     spec = spec.bound_to(sc)
     cfg = config(hyper, params, n, p, spec.basis.q, K)

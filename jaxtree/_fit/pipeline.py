@@ -171,7 +171,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> Fit
     if hyper.get("engine", "jax") != "jax":
         raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
     check_stream_args(X, y, sample_weight, "them")  # held-out sizes stream
-    params, plan = spec_.stream_plan(X, params, hyper.get("chunk_size", "auto"),
+    params, plan, dtype = spec_.stream_plan(X, params, hyper.get("chunk_size", "auto"),
                                      hyper.get("devices"))
     if isinstance(X, stream_.ChunkReader):
         reader = X
@@ -183,7 +183,6 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> Fit
         chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
         reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
     reader, enc = streamed_encoding(reader, hyper.get("missing", "indicator"))
-    dtype = V.float_dtype_for(np.empty(0, reader.x.dtype), bool(jax.config.jax_enable_x64))
     feature_names = (tuple(f"x{j + 1}" for j in range(reader.p)) if enc is None
                      else enc.feature_names_out)
     spec = spec_.resolve(hyper, params, reader.n, reader.p, dtype, plan, in_memory=False)

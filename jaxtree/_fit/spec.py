@@ -310,17 +310,19 @@ def fit_spec(hyper: dict, params: Params, xa, dtype, transform: str = "identity"
 
 
 def stream_plan(X, params: Params, chunk_size, devices) -> tuple:
-    """``(params, plan)`` of a streamed fit of ``X`` (a memmap or a
+    """``(params, plan, dtype)`` of a streamed fit of ``X`` (a memmap or a
     :class:`jaxtree.stream.ChunkReader`, whose own chunk size wins over ``chunk_size``):
-    :func:`planned` with the rows, covariates and dtype of ``X`` as read, before any
-    encoding (both estimators)."""
+    :func:`planned` with the rows, covariates and compute dtype of ``X`` as read, before any
+    encoding (both estimators). The encoding keeps the compute dtype (its rows,
+    :class:`jaxtree._encoding.EncodedRows`, are float32 for floats of at most 4 bytes, else
+    float64), so the fit computes in ``dtype``."""
     if isinstance(X, stream_.ChunkReader):
         n, p, raw, chunk = X.n, X.p, X.x.dtype, X.chunk_size
     else:
         n, p = (X.shape[0], X.shape[1]) if X.ndim == 2 else (0, 0)
         raw, chunk = X.dtype, chunk_size
     dtype = V.float_dtype_for(np.empty(0, raw), bool(jax.config.jax_enable_x64))
-    return planned(params, n, p, dtype, chunk, devices)
+    return (*planned(params, n, p, dtype, chunk, devices), dtype)
 
 
 def knots_for(value, shapes, n: int) -> tuple:
