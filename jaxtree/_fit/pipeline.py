@@ -172,7 +172,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> Fit
         raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
     check_stream_args(X, y, sample_weight, "them")  # held-out sizes stream
     params, plan, dtype = spec_.stream_plan(X, params, hyper.get("chunk_size", "auto"),
-                                     hyper.get("devices"))
+                                            hyper.get("devices"))
     if isinstance(X, stream_.ChunkReader):
         reader = X
     else:
