@@ -453,15 +453,23 @@ def row_moments(u, r, wb, phi, q: int, precision=jax.lax.Precision.HIGHEST) -> M
       :class:`Moments` with ``rbar, mrr`` ``(R, 1)`` and the others ``(R, p*q)``
       (feature-major columns ``j*q + i``).
     """
+    n, rbar, rc, (wu, wuu, wur) = _row_stacks(u, r, wb)
+    order = functools.partial(to_feature_major, q=q, p=phi.shape[1] // q)
+    s1 = order(jnp.matmul(wu, phi, precision=precision))
+    s2 = order(jnp.matmul(wuu, phi * phi, precision=precision))
+    mrs = order(jnp.matmul(wur, phi, precision=precision))
+    return _centred(n, rbar, rc, wb, s1, s2, mrs)
+
+
+def _row_stacks(u, r, wb) -> tuple:
+    """``(n, rbar, rc, (w u, w u^2, w u rc))``: a chunk's total weight, its targets' means
+    ``(R,)`` and centred targets ``(R, m)``, and the three row stacks whose products with the
+    design give :func:`_centred`'s raw sums (:func:`row_moments`, :func:`binary_moments`)."""
     n = jnp.sum(wb)
     rbar = safe_div(r @ wb, n)
     rc = r - rbar[:, None]  # centred on the chunk: the co-moment needs no subtraction
     wu = u * wb[None, :]
-    order = functools.partial(to_feature_major, q=q, p=phi.shape[1] // q)
-    s1 = order(jnp.matmul(wu, phi, precision=precision))
-    s2 = order(jnp.matmul(wu * u, phi * phi, precision=precision))
-    mrs = order(jnp.matmul(wu * rc, phi, precision=precision))
-    return _centred(n, rbar, rc, wb, s1, s2, mrs)
+    return n, rbar, rc, (wu, wu * u, wu * rc)
 
 
 def _centred(n, rbar, rc, wb, s1, s2, mrs) -> Moments:
@@ -506,12 +514,8 @@ def binary_moments(u, r, wb, xb, basis, binary: tuple,
     """
     m, p = xb.shape
     q = basis.q
-    numeric = tuple(j for j in range(p) if j not in set(binary))
-    n = jnp.sum(wb)
-    rbar = safe_div(r @ wb, n)
-    rc = r - rbar[:, None]
-    wu = u * wb[None, :]
-    stacks = (wu, wu * u, wu * rc)  # the row stacks of s1, s2, mrs
+    numeric = tuple(j for j in range(p) if j not in binary)
+    n, rbar, rc, stacks = _row_stacks(u, r, wb)  # the row stacks of s1, s2, mrs
     rows = u.shape[0]
     out = [jnp.zeros((rows, p, q), u.dtype) for _ in stacks]
     if numeric:
