@@ -143,15 +143,15 @@ def fit_table(table: Table, ya: np.ndarray, hyper: dict, params: spec_.Params,
     """The fit of a read table with a fixed target transform (``"identity"``, ``"log"``,
     ``"square"``)."""
     xa, sw, enc = table.x, table.sample_weight, table.encoding
-    n = table.n
     yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
     spec = spec_.fit_spec(hyper, params, xa, table.dtype, transform)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots))
+    rows = (xa, yt, sw)
     if spec.streamed:  # a large array: read chunk by chunk, no whole-array copies
-        sw = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
-        reader = stream_.ChunkReader(xa, yt, sw, chunk_size=min(spec.chunk, n))
-        return _fit_rows(reader, spec, table.feature_names, enc, table.names)
-    res = _fit_rows((xa, yt, sw), spec, table.feature_names, enc, table.names)
+        w = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
+        rows = stream_.ChunkReader(xa, yt, w, chunk_size=min(spec.chunk, table.n))
+    res = _fit_rows(rows, spec, table.feature_names, enc, table.names)
+    # (a chunked fit has no target transform: fits_in_chunks; the model is then unchanged)
     return dataclasses.replace(res, model=_attach_target(res.model, transform, xa, yt, sw))
 
 
