@@ -67,6 +67,39 @@ def test_grams_and_rhs_equal_dense_float64(x64):
     np.testing.assert_allclose(esum, np.sum(w * e), rtol=1e-10)
 
 
+@pytest.mark.parametrize("p, pairs, cross", [
+    (5, ((0, 3), (3, 4), (1, 3)), True),   # the cross product of the 3 paired columns only
+    (8, ((0, 1), (2, 3), (4, 5), (6, 7)), False),  # 8 columns for 4 pairs: one product each
+    (5, "slots", True),                   # pairs as data (a SlotSpec), padding slots included
+])
+def test_rhs_of_pairs_equals_dense_float64_on_both_forms(x64, p, pairs, cross):
+    """:func:`jaxtree.shapes._rhs` reads the pair blocks from one cross product of the
+    paired columns' hats where they are few, else one product per pair; both against the
+    dense design (a swapped or misplaced block would differ)."""
+    rng = np.random.default_rng(7)
+    n = 200
+    x = rng.random((n, p))
+    y, w = rng.standard_normal(n), rng.uniform(0.2, 2.0, n)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(w), chunk_size=64)
+    if pairs == "slots":
+        real = ((1, 4), (0, 2), (2, 3))
+        spec = S.slots(S.ShapeSpec(n1=5, n2=3, max_terms=4, pairs=real), p, 8)
+        fun = jax.jit(S._rhs)
+    else:
+        real = pairs
+        spec = S.ShapeSpec(n1=5, n2=3, max_terms=4, pairs=pairs)
+        fun = jax.jit(S._rhs, static_argnames="spec")
+    cols = S._pair_axes(spec, p)[0]
+    assert (len(cols) ** 2 <= 10 * len(spec.pairs)) == cross
+    fit = jnp.asarray(rng.standard_normal(data.y.shape))
+    _, b2, _ = fun(data, fit, spec)
+    e = w * (y - np.asarray(fit).ravel()[:n])
+    plain = S.ShapeSpec(n1=5, n2=3, max_terms=4, pairs=real)
+    for c in range(len(real)):
+        np.testing.assert_allclose(b2[c], _block_np(x, p + c, plain).T @ e, rtol=1e-10,
+                                   atol=1e-10)
+
+
 def test_gain_is_the_drop_of_the_penalised_least_squares_objective(x64):
     """Gain of each block = min over (a) of sum w (e - a)^2 minus min over (a, b) of
     sum w (e - a - Phi b)^2 + lam |b|^2, solved by an independent augmented lstsq."""
