@@ -715,15 +715,9 @@ def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec):
     ebar = esum / jnp.maximum(n, 1e-30)
 
     def gain(g, s, b):
-        # A is symmetric positive definite (a weighted covariance plus the ridge): c' A^-1 c
-        # is |L^-1 c|^2 for its Cholesky factor L, half the work of an LU solve (64 blocks
-        # of 144: 14.5 -> 6.3 ms a step, /work/notes/gains_chol.py; the gains differ by
-        # float32 rounding, 2e-7 relative). A factor that fails (NaN: a padding column's
-        # block) gives a NaN gain, never chosen, as the LU solve's did.
         a = _block_system(g, s, n)
         c = b - s * ebar
-        z = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(a), c, lower=True)
-        return z @ z
+        return c @ jnp.linalg.solve(a, c)
 
     out = jax.vmap(gain)(g1, s1, b1)
     if _n_pairs(spec):
