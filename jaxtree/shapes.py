@@ -617,8 +617,9 @@ def _box_solve(a, c):
     :data:`_ACTIVE_SET_STEPS`): an iteration with the same held set solves the same system
     for the same right-hand side (the held coordinates sit exactly at their bounds), so every
     later iterate equals this one, bit for bit, and stopping changes no value. Where the box
-    does not bind (most blocks) that is one solve instead of six; a block update of the
-    shape stage's backfitting cost about twice its pass over the rows in the six solves."""
+    does not bind (most blocks) that is one solve instead of six. In the shape stage's
+    backfitting the six solves had cost about 1.5 times a block update's pass over the rows
+    (~6 against ~4 ms at 20,480 rows and 144 coefficients)."""
     n = a.shape[-1]
     eye = jnp.eye(n, dtype=a.dtype)
 
