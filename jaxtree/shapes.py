@@ -663,8 +663,7 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
     in another order)."""
     p = data.x.shape[-1]
     n1, n2, n_pairs = spec.n1, spec.n2, _n_pairs(spec)
-    ia, ib, _ = pair_index(spec)
-    cols, ia_c, ib_c = _pair_axes(spec, p)
+    cols, ia, ib = _pair_axes(spec, p)  # the paired columns; each pair's positions in them
     q = len(cols)
     cross = n_pairs > 0 and q * q <= 10 * n_pairs
 
@@ -674,14 +673,14 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
         we = wb * (yb - fb)
         b1 = acc[0] + jnp.einsum("m,mpk->pk", we, _main_design(x1, n1))
         b2 = acc[1]
-        if n_pairs and cross:
+        if n_pairs:
             h = _hats(jnp.clip(x2 if q == p else x2[:, cols], 0.0, 1.0), n2)  # (m, q, n2)
-            h = h.reshape(h.shape[0], q * n2)
-            b2 = b2 + (h * we[:, None]).T @ h
-        elif n_pairs:
-            h = _hats(jnp.clip(x2, 0.0, 1.0), n2)  # (m, p, n2)
-            b2 = b2 + jnp.einsum("mci,mcj->cij", h[:, ia] * we[:, None, None],
-                                 h[:, ib]).reshape(n_pairs, n2 * n2)
+            if cross:
+                h = h.reshape(h.shape[0], q * n2)
+                b2 = b2 + (h * we[:, None]).T @ h
+            else:
+                b2 = b2 + jnp.einsum("mci,mcj->cij", h[:, ia] * we[:, None, None],
+                                     h[:, ib]).reshape(n_pairs, n2 * n2)
         return (b1, b2, acc[2] + jnp.sum(we)), None
 
     dt = data.x.dtype
@@ -690,12 +689,12 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
              jnp.zeros((), dt))
     (b1, b2, esum), _ = jax.lax.scan(body, init_, (data.x, data.y, data.w, fit))
     if cross:  # pair c's block: the rows of its first covariate, the columns of its second
-        b2 = b2.reshape(q, n2, q, n2)[ia_c, :, ib_c, :].reshape(n_pairs, n2 * n2)
+        b2 = b2.reshape(q, n2, q, n2)[ia, :, ib, :].reshape(n_pairs, n2 * n2)
     return b1, b2, esum
 
 
 def _pair_axes(spec, p: int) -> tuple:
-    """``(cols, first, second)``: the covariates :func:`_rhs`'s cross product reads and each
+    """``(cols, first, second)``: the covariates :func:`_rhs` reads for the pairs and each
     candidate pair's two positions among them. A :class:`ShapeSpec`'s pairs are static: only
     the covariates in some pair (diamonds' 36 pairs of 26 covariates: 9 of them; the
     categorical groups' other covariates are in none). A :class:`SlotSpec`'s pairs are data:
