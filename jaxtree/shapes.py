@@ -480,15 +480,34 @@ program that the cache did not hold, compiled again in every process)."""
 
 
 def grams(data: scoring.Data, spec: ShapeSpec):
-    """Weighted Grams of every candidate block, once per fit (chunked segment sums).
+    """Weighted Grams of every candidate block, once per fit (chunked sums).
 
     Returns ``(g1, s1, g2, s2, n)``: ``g1 (p, n1, n1)``, ``s1 (p, n1)`` (weighted column
     sums), ``g2 (P, n2², n2²)``, ``s2 (P, n2²)`` and the total weight ``n``.
-    """
+
+    A row's hats are nonzero on at most two neighbouring knots, so a row adds 4 products to
+    a main's Gram and 16 to a pair's: scatter-adds (``jax.ops.segment_sum``) of them.
+
+    Decision (issue 29's cost): where the pairs' covariates are few (``q^2 <= 10 P``, as in
+    :func:`_rhs`), the pairs' Grams come instead from one matrix product per chunk. A pair's
+    Gram holds only the weighted sums ``sum w (h_i h_k)(h'_j h'_l)`` of its two covariates'
+    band products (``|i - k| <= 1``, :func:`_band`), the ``(2 n2, 2 n2)`` cross product of
+    them, and every pair's is a block of the cross product of the ``q`` covariates' band
+    products (:func:`_pair_gram`); its column sums are its Gram's row sums (a covariate's
+    hats sum to 1). At 20,480 rows and 64 pair slots (2-core CPU, float32, two runs of
+    ``/work/notes/grams_bench2.py``) the pairs' part took 102-143 -> 51-55 ms on 12
+    covariates and was level on 24 (``q^2 = 9 P``: 133-136 against 120-140 ms); on 32
+    (``q^2 = 16 P``) one product per pair slot was slower than the scatter-adds (155 against
+    108 ms), so the scatter-adds stay there, as they do for the mains (their dense hats cost
+    18 ms against 8). The weather table's fit (bench_cost's case): its two Grams took
+    0.21 -> 0.13 s."""
     n1, n2, n_pairs = spec.n1, spec.n2, _n_pairs(spec)
     p = data.x.shape[-1]
     dt = data.x.dtype
     ia, ib, _ = pair_index(spec)
+    cols, ca, cb = _pair_axes(spec, p)  # the paired columns; each pair's positions in them
+    q = len(cols)
+    cross = n_pairs > 0 and q * q <= 10 * n_pairs
     # The C nonzeros of each row of a block sit at knots (i0 + da) [* n2 + (j0 + db)].
     off1 = np.array([0, 1])
     off2 = np.array([0, 1, n2, n2 + 1])
@@ -506,7 +525,11 @@ def grams(data: scoring.Data, spec: ShapeSpec):
         g1 = g1 + jax.ops.segment_sum(loc.reshape(-1), rows.reshape(-1), p * n1 * n1)
         s1 = s1 + jax.ops.segment_sum(v1.reshape(-1), (idx1 + (jnp.arange(p) * n1)[None, :, None]).reshape(-1),
                                       p * n1)
-        if n_pairs:
+        if cross:
+            u = _band(_hats(jnp.clip(x2 if q == p else x2[:, cols], 0.0, 1.0), n2))  # (m, q, 2 n2)
+            u = u.reshape(u.shape[0], q * 2 * n2)
+            g2 = g2 + jnp.matmul((u * wb[:, None]).T, u, precision=jax.lax.Precision.HIGHEST)
+        elif n_pairs:
             j0, h = corners(x2, n2)
             fa, fb = h[:, ia], h[:, ib]
             va = jnp.stack([1 - fa, 1 - fa, fa, fa], -1)
@@ -526,11 +549,40 @@ def grams(data: scoring.Data, spec: ShapeSpec):
 
     m2 = n2 * n2
     init_ = (jnp.zeros((p * n1 * n1,), dt), jnp.zeros((p * n1,), dt),
-             jnp.zeros((n_pairs * m2 * m2,), dt), jnp.zeros((n_pairs * m2,), dt),
+             jnp.zeros((q * 2 * n2,) * 2 if cross else (n_pairs * m2 * m2,), dt),
+             jnp.zeros((n_pairs * m2,), dt),
              jnp.zeros((), dt))
     (g1, s1, g2, s2, n), _ = jax.lax.scan(body, init_, (data.x, data.w))
+    if cross:  # pair c's: the rows of its first covariate's band, the columns of its second's
+        g2 = _pair_gram(g2.reshape(q, 2 * n2, q, 2 * n2)[ca, :, cb, :], n2)
+        s2 = jnp.sum(g2, -1)
     return (g1.reshape(p, n1, n1), s1.reshape(p, n1), g2.reshape(n_pairs, m2, m2),
             s2.reshape(n_pairs, m2), n)
+
+
+def _band(h):
+    """``(..., 2 n)`` band products of hat values ``h (..., n)``: ``h_i^2``, then
+    ``h_i h_{i+1}`` (its last slot 0). Every other product ``h_i h_k`` (``|i - k| > 1``) is 0."""
+    return jnp.concatenate([h * h, h[..., :-1] * h[..., 1:], jnp.zeros_like(h[..., :1])], -1)
+
+
+def _band_index(n: int):
+    """``(f, near)``, ``(n, n)`` each: the slot ``f(i, k) = |i - k| n + min(i, k)`` of
+    :func:`_band` that holds ``h_i h_k``, and whether it is one (``|i - k| <= 1``)."""
+    i = np.arange(n)
+    d = np.abs(i[:, None] - i[None, :])
+    near = d <= 1
+    return np.where(near, d * n + np.minimum(i[:, None], i[None, :]), 0), near
+
+
+def _pair_gram(c, n: int):
+    """Pairs' Grams ``(P, n^2, n^2)`` from the cross products of their band products
+    ``c (P, 2 n, 2 n)``: ``G[(i, j), (k, l)] = c[f(i, k), f(j, l)]`` (:func:`_band_index`),
+    0 unless both slots are bands."""
+    f, near = _band_index(n)
+    g = c[:, f[:, None, :, None], f[None, :, None, :]]  # (P, i, j, k, l)
+    g = jnp.where(near[:, None, :, None] & near[None, :, None, :], g, 0)
+    return g.reshape(c.shape[0], n * n, n * n)
 
 
 # ------------------------------------------------------------------------------- search

@@ -72,10 +72,12 @@ def test_grams_and_rhs_equal_dense_float64(x64):
     (8, ((0, 1), (2, 3), (4, 5), (6, 7)), False),  # 8 columns for 4 pairs: one product each
     (5, "slots", True),                   # pairs as data (a SlotSpec), padding slots included
 ])
-def test_rhs_of_pairs_equals_dense_float64_on_both_forms(x64, p, pairs, cross):
-    """:func:`jaxtree.shapes._rhs` reads the pair blocks from one cross product of the
-    paired columns' hats where they are few, else one product per pair; both against the
-    dense design (a swapped or misplaced block would differ)."""
+def test_pair_grams_and_rhs_equal_dense_float64_on_both_forms(x64, p, pairs, cross):
+    """:func:`jaxtree.shapes._rhs` and :func:`jaxtree.shapes.grams` read the pair blocks
+    from one cross product of the paired columns' hats (their band products for the Grams)
+    where they are few, else one product per pair (scatter-adds for the Grams); both against
+    the dense design (a swapped or misplaced block, or a band slot read for another, would
+    differ)."""
     rng = np.random.default_rng(7)
     n = 200
     x = rng.random((n, p))
@@ -83,21 +85,25 @@ def test_rhs_of_pairs_equals_dense_float64_on_both_forms(x64, p, pairs, cross):
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(w), chunk_size=64)
     if pairs == "slots":
         real = ((1, 4), (0, 2), (2, 3))
-        spec = S.slots(S.ShapeSpec(n1=5, n2=3, max_terms=4, pairs=real), p, 8)
-        fun = jax.jit(S._rhs)
+        spec = S.slots(S.ShapeSpec(n1=5, n2=4, max_terms=4, pairs=real), p, 8)
+        fun, grams = jax.jit(S._rhs), jax.jit(S.grams)
     else:
         real = pairs
-        spec = S.ShapeSpec(n1=5, n2=3, max_terms=4, pairs=pairs)
+        spec = S.ShapeSpec(n1=5, n2=4, max_terms=4, pairs=pairs)
         fun = jax.jit(S._rhs, static_argnames="spec")
+        grams = jax.jit(S.grams, static_argnames="spec")
     cols = S._pair_axes(spec, p)[0]
     assert (len(cols) ** 2 <= 10 * len(spec.pairs)) == cross
     fit = jnp.asarray(rng.standard_normal(data.y.shape))
     _, b2, _ = fun(data, fit, spec)
     e = w * (y - np.asarray(fit).ravel()[:n])
-    plain = S.ShapeSpec(n1=5, n2=3, max_terms=4, pairs=real)
+    _, _, g2, s2, _ = grams(data, spec)
+    plain = S.ShapeSpec(n1=5, n2=4, max_terms=4, pairs=real)
     for c in range(len(real)):
-        np.testing.assert_allclose(b2[c], _block_np(x, p + c, plain).T @ e, rtol=1e-10,
-                                   atol=1e-10)
+        phi = _block_np(x, p + c, plain)
+        np.testing.assert_allclose(b2[c], phi.T @ e, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(g2[c], phi.T @ (w[:, None] * phi), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(s2[c], phi.T @ w, rtol=1e-10)
 
 
 def test_gain_is_the_drop_of_the_penalised_least_squares_objective(x64):
