@@ -192,6 +192,7 @@ shape_step_batch_jit = jax.jit(_shape_step_batch, static_argnames=("spec",))
 """The batched shape insertion, compiled once per (shapes, dtype, spec)."""
 
 _shape_grams_batch = jax.jit(jax.vmap(shapes_.grams, in_axes=(0, None)), static_argnums=1)
+_shape_factors_batch = jax.jit(jax.vmap(shapes_.with_factors, in_axes=(0, None)), static_argnums=1)
 _shape_start_batch = jax.jit(jax.vmap(shapes_.start, in_axes=(0, None)), static_argnums=1)
 _shape_finish_batch = jax.jit(jax.vmap(shapes_.finish, in_axes=(0, 0, 0, None, None)),
                               static_argnums=(3, 4))
@@ -257,7 +258,7 @@ def _compact_batch(shapes: shapes_.Shapes, spec: shapes_.ShapeSpec, grams=None):
         members.append(out._replace(pair_on=jnp.asarray(on[b][np.asarray(union)])))
     if grams is not None:
         sel = jnp.asarray(np.flatnonzero(np.asarray(union)), jnp.int32)
-        g1, s1, g2, s2, n = grams
+        g1, s1, g2, s2, n = grams[:5]
         grams = (g1, s1, g2[:, sel], s2[:, sel], n)
     return _stack_members(members), new_spec, grams
 
@@ -316,6 +317,7 @@ class _BatchShapes:
         return _screened_pairs(data, data.x.shape[-1])
 
     term_grams = staticmethod(_shape_grams_batch)
+    factored = staticmethod(_shape_factors_batch)
     add_term = staticmethod(shape_step_batch_jit)
     held_errors = staticmethod(_shape_errors_batch)
 

@@ -82,6 +82,7 @@ __all__ = [
     "group_arrays",
     "group_at",
     "fit_step",
+    "gain_factors",
     "grams",
     "host_terms",
     "init",
@@ -113,6 +114,7 @@ __all__ = [
     "unpadded_choices",
     "unslot",
     "update_term",
+    "with_factors",
 ]
 
 MAX_PAIRS = 64
@@ -759,37 +761,70 @@ def _pair_axes(spec, p: int) -> tuple:
     return cols, pos[ia], pos[ib]
 
 
-def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec):
+def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec, factors=None):
     """Ridge least-squares gain (drop in weighted SSE) of adding each candidate block to the
     residual, ``(p + P,)``: ``c' A^{-1} c`` with ``c`` the centred right-hand side; a
-    padding slot's (:class:`SlotSpec`) is ``-inf``."""
-    g1, s1, g2, s2, n = gr
+    padding slot's (:class:`SlotSpec`) is ``-inf``. ``factors``: the systems' LU factors
+    (:func:`gain_factors` of ``gr``), else factored here; the gains are the same numbers."""
+    g1, s1, g2, s2, n = gr[:5]
     ebar = esum / jnp.maximum(n, 1e-30)
-
-    def gain(g, s, b):
-        a = _block_system(g, s, n)
-        c = b - s * ebar
-        return c @ jnp.linalg.solve(a, c)
-
-    out = jax.vmap(gain)(g1, s1, b1)
+    solve = jax.vmap(lambda lu, c: c @ jax.scipy.linalg.lu_solve(lu, c))
+    out = solve(_factor(g1, s1, n) if factors is None else factors[0], b1 - s1 * ebar)
     if _n_pairs(spec):
-        # The pairs' batched solve after the mains' (a data dependency, adding an exact 0
-        # that XLA keeps: x * 0 is not folded for floats; an optimization_barrier is removed
-        # on the CPU): XLA's CPU runtime may run two independent batched LAPACK solves at
-        # once, each splitting its batch over the one thread pool and waiting for its tasks
-        # inside a pool worker; with two workers (a 2-core machine) both waited for tasks no
-        # free worker was left to run, a deadlock (the classifier's shape stage on diamonds).
-        after = jnp.sum(jnp.where(jnp.isfinite(out), out, 0.0)) * 0.0
-        g = jax.vmap(gain)(g2 + after, s2, b2)
+        # The pairs' batched LAPACK calls after the mains' (:func:`_after`).
+        after = _after(out)
+        lu2 = _factor(g2 + after, s2, n) if factors is None else factors[1]
+        g = solve(lu2, (b2 + after) - s2 * ebar)
         live = pair_index(spec)[2]
         out = jnp.concatenate([out, g if live is None else jnp.where(live, g, -jnp.inf)])
     return out
 
 
+def gain_factors(gr, spec: ShapeSpec) -> tuple:
+    """LU factors of every candidate block's centred ridge system (:func:`_block_system`),
+    ``((lu, pivots) of the mains, (lu, pivots) of the pairs or None)``: what
+    :func:`candidate_gains` solves with, at every step of a search over the same Grams.
+
+    Decision (issue 29's cost): the systems depend on the Grams alone, so a search factors
+    them once (:func:`with_factors`) and each step only solves with the factors. At 64 pair
+    blocks of 144 columns: 13.2 ms a step for the solves -> 5.6 ms, and 11 ms once for the
+    factors (``/work/notes/lu_check.py``); in bench_cost's fits (``/work/notes/
+    time_programs.py``) the weather table's ten steps took 0.337 -> 0.299 s and airline
+    10^5's four 0.322 -> 0.266 s, the factors 15 and 7 ms. The same LAPACK factorisation and
+    triangular solves as ``jnp.linalg.solve``: the gains are the same numbers to the bit."""
+    g1, s1, g2, s2, n = gr[:5]
+    lu1 = _factor(g1, s1, n)
+    return lu1, (_factor(g2 + _after(lu1[0]), s2, n) if _n_pairs(spec) else None)
+
+
+def with_factors(gr, spec: ShapeSpec) -> tuple:
+    """The Grams ``gr`` of :func:`grams` with their :func:`gain_factors` as a sixth entry:
+    what a search's steps (:func:`fit_step`) take, so that they do not factor again."""
+    return tuple(gr[:5]) + (gain_factors(gr, spec),)
+
+
+def _factor(g, s, n):
+    """Batched LU factors of the blocks' systems (:func:`_block_system`)."""
+    return jax.vmap(lambda g, s: jax.scipy.linalg.lu_factor(_block_system(g, s, n)))(g, s)
+
+
+def _after(x):
+    """An exact 0 that depends on ``x``: added to the inputs of a batched LAPACK call, it
+    runs the call after the one that made ``x``.
+
+    Why: XLA's CPU runtime may run two independent batched LAPACK calls at once, each
+    splitting its batch over the one thread pool and waiting for its tasks inside a pool
+    worker; with two workers (a 2-core machine) both waited for tasks no free worker was
+    left to run, a deadlock (the classifier's shape stage on diamonds). XLA keeps the
+    ``* 0`` (``x * 0`` is not folded for floats); an optimization_barrier is removed on the
+    CPU."""
+    return jnp.sum(jnp.where(jnp.isfinite(x), x, 0.0)) * 0.0
+
+
 def _padded_grams(gr, spec: ShapeSpec, p: int):
     """The Grams of :func:`grams` as one padded table: ``(gram (p + P, M, M), sums (p + P, M),
     size (p + P,))``, ``M = max(n1, n2²)``, ``size`` each block's live columns."""
-    g1, s1, g2, s2, n = gr
+    g1, s1, g2, s2, n = gr[:5]
     mm = max(spec.n1, spec.n2 * spec.n2)
     gram = jnp.concatenate([jnp.pad(g1, ((0, 0), (0, mm - spec.n1), (0, mm - spec.n1))),
                             jnp.pad(g2, ((0, 0), (0, mm - g2.shape[1]), (0, mm - g2.shape[1])))], 0)
@@ -946,11 +981,11 @@ def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int 
     term id (``j`` for main ``j``, ``p + c`` for pair ``c``), its score and whether a
     term was added (False when none has a positive finite score or the capacity is full).
     """
-    g1, s1, g2, s2, n = gr
+    g1, s1, g2, s2, n = gr[:5]
     p = data.x.shape[-1]
     shapes = state.shapes
     b1, b2, esum = _rhs(data, state.fit, spec)
-    gains = candidate_gains(gr, b1, b2, esum, spec)
+    gains = candidate_gains(gr, b1, b2, esum, spec, gr[5] if len(gr) > 5 else None)
     if spec.hierarchy and _n_pairs(spec):
         ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
         open_main = jnp.where(shapes.main_on, 0.0, jnp.maximum(gains[:p], 0.0))
@@ -987,6 +1022,7 @@ def mse(data, fit):
 
 
 grams_jit = spec_jit(grams)
+with_factors_jit = spec_jit(with_factors)
 
 
 def start(data: scoring.Data, spec: ShapeSpec) -> State:
@@ -1084,7 +1120,7 @@ def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
                           order=jnp.asarray(order, jnp.int32))
     new_spec = spec._replace(pairs=tuple(spec.pairs[i] for i in on))
     if gr is not None:
-        g1, s1, g2, s2, n = gr
+        g1, s1, g2, s2, n = gr[:5]
         gr = (g1, s1, g2[sel], s2[sel], n)
     return out, new_spec, gr
 
@@ -1106,7 +1142,7 @@ def _compact_slots(shapes: Shapes, spec: SlotSpec, gr=None):
     out = shapes._replace(pair=take(shapes.pair), pair_on=take(shapes.pair_on),
                           order=jax.device_put(order.astype(np.int32)))
     if gr is not None:
-        g1, s1, g2, s2, n = gr
+        g1, s1, g2, s2, n = gr[:5]
         gr = (g1, s1, take(g2), take(s2), n)
     real = np.asarray(spec.pairs)
     p_own = int(np.asarray(spec.live)) - int(np.sum(real[:, 0] < real[:, 1]))

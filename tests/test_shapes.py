@@ -106,14 +106,18 @@ def test_pair_grams_and_rhs_equal_dense_float64_on_both_forms(x64, p, pairs, cro
         np.testing.assert_allclose(s2[c], phi.T @ w, rtol=1e-10)
 
 
-def test_gain_is_the_drop_of_the_penalised_least_squares_objective(x64):
+@pytest.mark.parametrize("factored", [False, True])
+def test_gain_is_the_drop_of_the_penalised_least_squares_objective(x64, factored):
     """Gain of each block = min over (a) of sum w (e - a)^2 minus min over (a, b) of
-    sum w (e - a - Phi b)^2 + lam |b|^2, solved by an independent augmented lstsq."""
+    sum w (e - a - Phi b)^2 + lam |b|^2, solved by an independent augmented lstsq; also
+    with the systems factored once (:func:`jaxtree.shapes.gain_factors`), as a search's
+    steps solve (factors of another block, or of the uncentred Gram, would differ)."""
     x, y, w, spec, data = _problem(2)
     gr = S.grams_jit(data, spec)
     fit = jnp.zeros(data.y.shape)
     b1, b2, esum = jax.jit(S._rhs, static_argnames="spec")(data, fit, spec)
-    gains = np.asarray(S.candidate_gains(gr, b1, b2, esum, spec))
+    factors = S.gain_factors(gr, spec) if factored else None
+    gains = np.asarray(S.candidate_gains(gr, b1, b2, esum, spec, factors))
     sw = np.sqrt(w)
     base = np.sum(w * (y - np.average(y, weights=w)) ** 2)
     for t in range(x.shape[1] + len(spec.pairs)):
@@ -126,6 +130,37 @@ def test_gain_is_the_drop_of_the_penalised_least_squares_objective(x64):
         obj = np.sum((a @ coef - rhs) ** 2)
         np.testing.assert_allclose(gains[t], base - obj, rtol=1e-7, atol=1e-9)
     assert np.all(gains > 0)
+
+
+def test_factored_grams_give_the_same_gains_and_steps():
+    """A search's steps take the Grams with their systems' LU factors (``with_factors``):
+    float32 gains equal to the bit to those solved from the Grams, at every step, and the
+    same terms chosen with the same losses. (The steps' other arithmetic may round apart by
+    an ulp under the suite's XLA flags, so their states are compared at a tolerance.)"""
+    rng = np.random.default_rng(3)
+    x = rng.random((600, 4)).astype(np.float32)
+    y = (np.sin(5 * x[:, 0]) * x[:, 1] + x[:, 2] ** 2 + 0.05 * rng.standard_normal(600))
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y, jnp.float32),
+                         jnp.ones(600, jnp.float32), chunk_size=128)
+    spec = S.ShapeSpec(n1=6, n2=4, max_terms=4, pairs=S.pair_list(4))
+    gr = S.grams_jit(data, spec)
+    fgr = S.with_factors_jit(gr, spec)
+    assert len(fgr) == 6
+    for a, b in zip(fgr[:5], gr):
+        np.testing.assert_array_equal(a, b)
+    rhs = jax.jit(S._rhs, static_argnames="spec")
+    gains = jax.jit(S.candidate_gains, static_argnames="spec")
+    plain = factored = S.start_jit(data, spec)
+    for _ in range(4):
+        b1, b2, esum = rhs(data, factored.fit, spec)
+        np.testing.assert_array_equal(gains(gr, b1, b2, esum, spec=spec),
+                                      gains(gr, b1, b2, esum, spec=spec, factors=fgr[5]))
+        plain, a = search.shape_step_jit(plain, data, gr, spec)
+        factored, b = search.shape_step_jit(factored, data, fgr, spec)
+        assert int(a.choice.flat_index) == int(b.choice.flat_index)
+        np.testing.assert_allclose(b.loss, a.loss, rtol=1e-5)
+        np.testing.assert_allclose(factored.fit, plain.fit, atol=1e-5)
+    assert int(plain.shapes.n_terms) == 4
 
 
 # jitted once: called eagerly the solve compiles its loop again for each of the five problems

@@ -386,6 +386,7 @@ class OneFit:
         return _screen(data, spec, p), None
 
     term_grams = staticmethod(shapes_.grams_jit)
+    factored = staticmethod(shapes_.with_factors_jit)
     add_term = staticmethod(search.shape_step_jit)
     held_errors = staticmethod(select.shape_errors)
 
@@ -430,7 +431,8 @@ def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes, max_term
     pairs, allowed = kernels.screen_terms(sub, spec, p) if screened is None else screened
     sspec = _spec(sub, spec, max_terms, pairs, p)
     gr = kernels.term_grams(sub, sspec)
-    sres = kernels.run_terms(lambda s: kernels.add_term(s, sub, gr, sspec),
+    fgr = kernels.factored(gr, sspec)  # the steps solve with the systems' factors
+    sres = kernels.run_terms(lambda s: kernels.add_term(s, sub, fgr, sspec),
                              kernels.empty_model(sub, sspec, allowed), n_shapes, rep, scale)
     found, sspec, gr = kernels.compacted(sres.program.shapes, sspec, gr if grams else None,
                                          allowed)
@@ -456,8 +458,8 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     data, held_data, held = split
     pairs, allowed = kernels.screen_terms(data, spec, p)
     sspec = _spec(data, spec, max_terms, pairs, p)
-    gr = kernels.term_grams(data, sspec)
-    step = select.with_held_out_rows(lambda s: kernels.add_term(s, data, gr, sspec),
+    fgr = kernels.factored(kernels.term_grams(data, sspec), sspec)
+    step = select.with_held_out_rows(lambda s: kernels.add_term(s, data, fgr, sspec),
                                      lambda s: kernels.held_errors(s.shapes, held_data, sspec))
     start = kernels.empty_model(data, sspec, allowed)
     empty, empty_rows = kernels.held_errors(start.shapes, held_data, sspec)
