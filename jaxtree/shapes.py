@@ -975,7 +975,9 @@ def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int 
     (all chosen terms every :data:`FULL_SWEEP_EVERY` terms).
 
     Candidates are ranked by their ridge gain (:func:`candidate_gains`), a pair's less the
-    gains of its open main shapes when ``spec.hierarchy``.
+    gains of its open main shapes when ``spec.hierarchy``. ``gr``: the Grams of
+    :func:`grams`, or of :func:`with_factors` (a search's steps: the gains' systems are then
+    not factored again at each step).
 
     Returns ``(state, (loss, term, gain, ok))``: the weighted MSE after the step, the chosen
     term id (``j`` for main ``j``, ``p + c`` for pair ``c``), its score and whether a
