@@ -507,9 +507,8 @@ def grams(data: scoring.Data, spec: ShapeSpec):
     p = data.x.shape[-1]
     dt = data.x.dtype
     ia, ib, _ = pair_index(spec)
-    cols, ca, cb = _pair_axes(spec, p)  # the paired columns; each pair's positions in them
+    cols, ca, cb, cross = _pair_axes(spec, p)
     q = len(cols)
-    cross = n_pairs > 0 and q * q <= 10 * n_pairs
     # The C nonzeros of each row of a block sit at knots (i0 + da) [* n2 + (j0 + db)].
     off1 = np.array([0, 1])
     off2 = np.array([0, 1, n2, n2 + 1])
@@ -528,7 +527,7 @@ def grams(data: scoring.Data, spec: ShapeSpec):
         s1 = s1 + jax.ops.segment_sum(v1.reshape(-1), (idx1 + (jnp.arange(p) * n1)[None, :, None]).reshape(-1),
                                       p * n1)
         if cross:
-            u = _band(_hats(jnp.clip(x2 if q == p else x2[:, cols], 0.0, 1.0), n2))  # (m, q, 2 n2)
+            u = _band(_paired_hats(x2, cols, n2))  # (m, q, 2 n2)
             u = u.reshape(u.shape[0], q * 2 * n2)
             g2 = g2 + jnp.matmul((u * wb[:, None]).T, u, precision=jax.lax.Precision.HIGHEST)
         elif n_pairs:
@@ -717,9 +716,8 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
     in another order)."""
     p = data.x.shape[-1]
     n1, n2, n_pairs = spec.n1, spec.n2, _n_pairs(spec)
-    cols, ia, ib = _pair_axes(spec, p)  # the paired columns; each pair's positions in them
+    cols, ia, ib, cross = _pair_axes(spec, p)
     q = len(cols)
-    cross = n_pairs > 0 and q * q <= 10 * n_pairs
 
     def body(acc, ch):
         xb, yb, wb, fb = ch
@@ -728,7 +726,7 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
         b1 = acc[0] + jnp.einsum("m,mpk->pk", we, _main_design(x1, n1))
         b2 = acc[1]
         if n_pairs:
-            h = _hats(jnp.clip(x2 if q == p else x2[:, cols], 0.0, 1.0), n2)  # (m, q, n2)
+            h = _paired_hats(x2, cols, n2)  # (m, q, n2)
             if cross:
                 h = h.reshape(h.shape[0], q * n2)
                 b2 = b2 + (h * we[:, None]).T @ h
@@ -748,17 +746,28 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
 
 
 def _pair_axes(spec, p: int) -> tuple:
-    """``(cols, first, second)``: the covariates :func:`_rhs` reads for the pairs and each
-    candidate pair's two positions among them. A :class:`ShapeSpec`'s pairs are static: only
-    the covariates in some pair (diamonds' 36 pairs of 26 covariates: 9 of them; the
-    categorical groups' other covariates are in none). A :class:`SlotSpec`'s pairs are data:
-    every covariate, in place."""
+    """``(cols, first, second, cross)``: the covariates :func:`_rhs` and :func:`grams` read
+    for the pairs, each candidate pair's two positions among them, and whether the pairs'
+    sums come from one cross product of those ``q`` covariates' hats (``q^2 <= 10 P`` for
+    ``P`` pair slots; the measurements are at :func:`_rhs` and :func:`grams`). A
+    :class:`ShapeSpec`'s pairs are static: only the covariates in some pair (diamonds' 36
+    pairs of 26 covariates: 9 of them; the categorical groups' other covariates are in
+    none). A :class:`SlotSpec`'s pairs are data: every covariate, in place."""
     ia, ib, _ = pair_index(spec)
-    if isinstance(spec, SlotSpec) or not _n_pairs(spec):
-        return np.arange(p), ia, ib
-    cols = np.unique(np.concatenate([ia, ib]))
-    pos = np.searchsorted(cols, np.arange(p)).astype(np.int32)
-    return cols, pos[ia], pos[ib]
+    n_pairs = _n_pairs(spec)
+    if isinstance(spec, SlotSpec) or not n_pairs:
+        cols = np.arange(p)
+    else:
+        cols = np.unique(np.concatenate([ia, ib]))
+        pos = np.searchsorted(cols, np.arange(p)).astype(np.int32)
+        ia, ib = pos[ia], pos[ib]
+    return cols, ia, ib, n_pairs > 0 and len(cols) ** 2 <= 10 * n_pairs
+
+
+def _paired_hats(x2, cols, n: int):
+    """``(m, q, n)`` hats of the pair view ``x2 (m, p)``'s covariates ``cols``
+    (:func:`_pair_axes`; all of them, in place, when ``q = p``)."""
+    return _hats(jnp.clip(x2 if len(cols) == x2.shape[-1] else x2[:, cols], 0.0, 1.0), n)
 
 
 def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec, factors=None):
@@ -983,7 +992,6 @@ def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int 
     term id (``j`` for main ``j``, ``p + c`` for pair ``c``), its score and whether a
     term was added (False when none has a positive finite score or the capacity is full).
     """
-    g1, s1, g2, s2, n = gr[:5]
     p = data.x.shape[-1]
     shapes = state.shapes
     b1, b2, esum = _rhs(data, state.fit, spec)

@@ -92,8 +92,8 @@ def test_pair_grams_and_rhs_equal_dense_float64_on_both_forms(x64, p, pairs, cro
         spec = S.ShapeSpec(n1=5, n2=4, max_terms=4, pairs=pairs)
         fun = jax.jit(S._rhs, static_argnames="spec")
         grams = jax.jit(S.grams, static_argnames="spec")
-    cols = S._pair_axes(spec, p)[0]
-    assert (len(cols) ** 2 <= 10 * len(spec.pairs)) == cross
+    cols, _, _, form = S._pair_axes(spec, p)
+    assert (len(cols) ** 2 <= 10 * len(spec.pairs)) == cross == form
     fit = jnp.asarray(rng.standard_normal(data.y.shape))
     _, b2, _ = fun(data, fit, spec)
     e = w * (y - np.asarray(fit).ravel()[:n])
