@@ -221,7 +221,8 @@ _lapack_ready = False
 
 
 def _ensure_lapack() -> None:
-    """Makes the LAPACK kernels callable before a stored executable is loaded.
+    """Makes the LAPACK kernels callable before a program that calls them is loaded or
+    lowered. Once a process; :class:`cached` calls it before its first program.
 
     Why: XLA's CPU programs call LAPACK (``jnp.linalg``: the shape stage's ridge solves)
     through jaxlib's kernels, whose function pointers jaxlib sets up when it *lowers* such a
@@ -229,16 +230,22 @@ def _ensure_lapack() -> None:
     call then crashed the process (measured with jaxlib 0.10.2: a segmentation fault in the
     shape step of a second process). jaxlib's own set-up function is called (what its
     lowering calls; nothing traced); where a jaxlib lacks it, lowering one small solve does
-    the same (public API, ~10 ms, once a process). Only for files whose program calls
-    LAPACK (:func:`_store` records it): the set-up imports scipy's kernels, ~0.1 s of a
-    second process's fit."""
+    the same (public API, ~10 ms, once a process).
+
+    jaxlib's set-up reads the kernels from ``scipy.linalg.cython_blas`` and
+    ``cython_lapack``, and importing those runs ``scipy.linalg``'s ``__init__``: 0.25-0.45 s
+    of a second process's fit (twenty-fifth session, cProfile), for two modules that take
+    0.03 s alone. So they are loaded first on their own (:func:`_kernel_modules`); the
+    set-up then finds them, and a first process lowering its first solve afterwards finds
+    the kernels set up."""
     global _lapack_ready
     if _lapack_ready:
         return
     try:
         from jaxlib import lapack  # noqa: PLC0415
 
-        lapack._lapack.initialize()
+        with _kernel_modules():
+            lapack._lapack.initialize()
     except Exception:  # noqa: BLE001 - another jaxlib: the lowering path below
         import jax.numpy as jnp  # noqa: PLC0415
 
@@ -247,12 +254,53 @@ def _ensure_lapack() -> None:
     _lapack_ready = True
 
 
+@contextlib.contextmanager
+def _kernel_modules():
+    """Within the block, ``scipy.linalg.cython_blas`` and ``cython_lapack`` are importable
+    without ``scipy.linalg``'s ``__init__`` (its ~40 submodules): each extension module is
+    loaded from its file under its own name. They leave ``sys.modules`` afterwards, so a
+    later ``import scipy.linalg`` runs as always and binds its submodules (a Cython module
+    loaded a second time in one process is the same module object: measured with scipy
+    1.16, ``qr_update`` working after it). Where anything differs (scipy absent, another
+    layout, ``scipy.linalg`` already imported) nothing is loaded and the set-up imports as
+    it would."""
+    added = []
+    try:
+        if "scipy.linalg" not in sys.modules:
+            import importlib.machinery  # noqa: PLC0415
+            import importlib.util  # noqa: PLC0415
+
+            found = importlib.util.find_spec("scipy")
+            folder = os.path.join(os.path.dirname(found.origin), "linalg")
+            for name in ("cython_blas", "cython_lapack"):
+                full = "scipy.linalg." + name
+                paths = [os.path.join(folder, name + suffix)
+                         for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+                paths = [f for f in paths if os.path.exists(f)]
+                if full in sys.modules or not paths:
+                    continue
+                spec = importlib.util.spec_from_file_location(full, paths[0])
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[full] = module
+                added.append(full)
+                spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001 - the set-up's own import does the work
+        for full in added:
+            sys.modules.pop(full, None)
+        added = []
+    try:
+        yield
+    finally:
+        for full in added:
+            sys.modules.pop(full, None)
+
+
 def _load(path: str, in_tree):
     from jax.experimental import serialize_executable as se  # noqa: PLC0415
 
     with open(path, "rb") as f:
         payload, out_tree, needs_lapack = pickle.loads(zlib.decompress(f.read()))
-    if needs_lapack:  # only then: setting LAPACK up imports scipy's kernels (~0.1 s)
+    if needs_lapack:  # set up before the first program already (cached.__call__)
         _ensure_lapack()
     exe = se.deserialize_and_load(payload, in_tree, out_tree)
     os.utime(path)  # recently used
@@ -301,6 +349,8 @@ class cached:  # noqa: N801 - used like a decorator-made function
         self.__wrapped__ = fn
 
     def __call__(self, *args):
+        if not _lapack_ready:  # before any program is loaded or lowered: 0.03 s, once
+            _ensure_lapack()
         d = _directory
         fast = self.quick and getattr(_local, "quick", False)
         if (d is None and not fast) or jax.device_count() != 1:

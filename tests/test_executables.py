@@ -217,6 +217,36 @@ def test_a_second_process_loads_the_shape_stage_and_its_lapack_solves(tmp_path):
     assert second["compiles"] < first["compiles"] // 2
 
 
+LAPACK_CHILD = """
+    import numpy as np
+    from jaxtree import _executables
+    _executables._ensure_lapack()
+    after_setup = sorted(m for m in sys.modules if m.startswith("scipy.linalg"))
+    import jax.numpy as jnp
+    a = np.array([[4.0, 1.0], [2.0, 3.0]], np.float32)
+    x = jax.jit(jnp.linalg.solve)(a, np.array([1.0, 2.0], np.float32))
+    import scipy.linalg  # as always afterwards: its package, with the kernels bound
+    rng = np.random.default_rng(0)
+    q, r = scipy.linalg.qr(rng.uniform(size=(5, 3)))
+    u, v = rng.uniform(size=5), rng.uniform(size=3)
+    q1, r1 = scipy.linalg.qr_update(q, r, u, v)   # a Cython user of cython_blas/lapack
+    report(after_setup=after_setup, ready=_executables._lapack_ready,
+           x=np.asarray(x, np.float64).tolist(),
+           bound=[hasattr(scipy.linalg, m) for m in ("cython_blas", "cython_lapack")],
+           update=float(np.abs(q1 @ r1 - (q @ r + np.outer(u, v))).max()))
+"""
+
+
+def test_lapack_is_set_up_without_importing_scipy_linalg(tmp_path):
+    # jaxlib's set-up reads the kernels from scipy.linalg.cython_blas/cython_lapack; loaded
+    # on their own they spare a second process scipy.linalg's __init__ (0.25-0.45 s), and
+    # they leave sys.modules so that a later `import scipy.linalg` is as without jaxtree.
+    res, _ = run_child(LAPACK_CHILD, tmp_path)
+    assert res["ready"] and res["after_setup"] == []
+    np.testing.assert_allclose(res["x"], [0.1, 0.6], rtol=1e-6)  # 4x+y=1, 2x+3y=2
+    assert res["bound"] == [True, True] and res["update"] < 1e-12
+
+
 def test_an_unsafe_executables_directory_is_not_used(tmp_path):
     exe_dir = tmp_path / "xdg" / "jaxtree" / "executables"
     exe_dir.mkdir(parents=True)
