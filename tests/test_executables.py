@@ -90,6 +90,18 @@ def test_every_part_of_the_signature_changes_the_key(exe_dir):
     assert len(files(exe_dir)) == len(calls) + 1
 
 
+def test_a_key_is_remembered_for_equal_arguments(monkeypatch):
+    # A fit calls its programs every iteration: the second key of equal arguments is the
+    # first one, not written and hashed again; a static value of another type is another key.
+    x = np.linspace(0, 1, 5)
+    first = ex._key("f", (2.0,), (x, np.float64(1)))
+    monkeypatch.setattr(ex, "environment", lambda: pytest.fail("the key was computed again"))
+    assert ex._key("f", (2.0,), (x.copy(), np.float64(3))) == first
+    monkeypatch.undo()
+    assert ex._key("f", (2,), (x, np.float64(1))) != first
+    assert ex._key("f", (2.0,), (x[:4], np.float64(1))) != first
+
+
 def test_a_corrupt_file_is_replaced_and_the_result_is_right(exe_dir):
     c = ex.cached(affine, static_argnums=(2,))
     x, n = np.arange(4.0), np.float64(2)
