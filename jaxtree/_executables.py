@@ -326,9 +326,8 @@ def _load(path: str, in_tree):
     from jax.experimental import serialize_executable as se  # noqa: PLC0415
 
     with open(path, "rb") as f:
-        payload, out_tree, needs_lapack = pickle.loads(zlib.decompress(f.read()))
-    if needs_lapack:  # set up before the first program already (cached.__call__)
-        _ensure_lapack()
+        payload, out_tree = pickle.loads(zlib.decompress(f.read()))
+    _ensure_lapack()  # done already by cached.__call__: a program may call LAPACK
     exe = se.deserialize_and_load(payload, in_tree, out_tree)
     os.utime(path)  # recently used
     return exe
@@ -338,8 +337,7 @@ def _store(directory: str, name: str, compiled) -> None:
     from jax.experimental import serialize_executable as se  # noqa: PLC0415
 
     payload, _, out_tree = se.serialize(compiled)
-    needs_lapack = "lapack_" in compiled.as_text()  # a LAPACK custom call (_ensure_lapack)
-    data = zlib.compress(pickle.dumps((payload, out_tree, needs_lapack),
+    data = zlib.compress(pickle.dumps((payload, out_tree),
                                       protocol=pickle.HIGHEST_PROTOCOL), 1)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     try:
