@@ -551,7 +551,7 @@ def grams(data: scoring.Data, spec: ShapeSpec):
     m2 = n2 * n2
     init_ = (jnp.zeros((p * n1 * n1,), dt), jnp.zeros((p * n1,), dt),
              jnp.zeros((q * 2 * n2,) * 2 if cross else (n_pairs * m2 * m2,), dt),
-             jnp.zeros((n_pairs * m2,), dt),
+             jnp.zeros((0 if cross else n_pairs * m2,), dt),  # cross: the Grams' row sums
              jnp.zeros((), dt))
     (g1, s1, g2, s2, n), _ = jax.lax.scan(body, init_, (data.x, data.w))
     if cross:  # pair c's: the rows of its first covariate's band, the columns of its second's
