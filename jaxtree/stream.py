@@ -647,11 +647,12 @@ def _host_value_and_grad(w, a, prg):
 def _joint_impl(program, *, steps: int):
     """Projected L-BFGS (as :func:`jaxtree.refine.joint`) with host-driven passes.
 
-    optax's zoom line search calls ``value_fn`` inside ``lax.while_loop``, so it cannot run
-    host loops directly. Here the loss and its gradient are a ``jax.pure_callback`` to the
-    host, which streams one pass of jitted block kernels over the active fit's source
-    (:data:`_ACTIVE`). The optimizer logic (init, update, projection onto ``|w| <= 1``,
-    keep-best) is exactly ``refine.joint``'s, under one jit compiled once per shapes.
+    :func:`jaxtree.refine.lbfgs_box` evaluates the loss inside ``lax.while_loop``, so
+    it cannot run host loops directly. Here the loss and its gradient are a
+    ``jax.pure_callback`` to the host, which streams one pass of jitted block kernels over
+    the active fit's source (:data:`_ACTIVE`). The optimizer logic (init, update,
+    projection onto ``|w| <= 1``, keep-best) is exactly ``refine.joint``'s, under one jit
+    compiled once per shapes.
     """
     wdt, adt = program.weight.dtype, program.intercept.dtype
     spec = (jax.ShapeDtypeStruct((), adt),
