@@ -142,9 +142,11 @@ def test_bad_options_raise():
 def test_empty_trees_skip_the_refinement_with_the_same_results(monkeypatch):
     """Where the search outweighs compiling, the batch's first iteration (every tree empty)
     runs the step without the refinement (issue 25: under vmap the step's own cond on the
-    empty tree runs it anyway). Float64, optax: the members still equal separate fits (a
-    batch that skipped the refinement at later iterations too would not), and the step was
-    traced both ways."""
+    empty tree runs it anyway). Float64: the members still equal separate fits (a batch that
+    skipped the refinement at later iterations too would not), and the step was traced both
+    ways. With the coordinate refinement: the rule is the same for every refinement, and
+    this batch step compiles without L-BFGS (test_equals_separate_fits_optax_float64 keeps
+    the batch's L-BFGS against separate fits)."""
     from jaxtree import scoring, search
 
     monkeypatch.setattr(scoring, "BUCKET_MIN_WORK", 0)  # "the search outweighs compiling"
@@ -159,9 +161,9 @@ def test_empty_trees_skip_the_refinement_with_the_same_results(monkeypatch):
     X, y = _stack(dtype=np.float64)
     batch.step_batch_jit.clear_cache()
     try:
-        res = batch.fit_batch(X, y, refine="optax", **KW)
+        res = batch.fit_batch(X, y, refine="coordinate", **KW)
     finally:
         batch.step_batch_jit.clear_cache()  # the next tests trace their own
-    assert set(traced) == {None, "optax"}
+    assert set(traced) == {None, "coordinate"}
     monkeypatch.setattr(search, "step", step0)
-    _check_equal(res, X, y, "optax", rtol=1e-8)
+    _check_equal(res, X, y, "coordinate", rtol=1e-8)

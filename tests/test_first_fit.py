@@ -49,9 +49,16 @@ def _fit(monkeypatch, bucketed, **kw):
     return est, est.predict(X)
 
 
+# Both cases in the slow suite (backfit-held-out ~36 s: the default fit compiled twice, at
+# the exact and the bucketed capacity; greedy ~19 s). The bucketed fit = the exact-capacity
+# fit keeps its oracle in the default suite on the classifier's step with a held-out size
+# (test_classifier_shares_the_step_across_k[binary]) and on fit_batch's step
+# (test_fit_batch_shares_the_step_across_k); the backfit's pair moves stopping at k in the
+# larger capacity: test_pairs_stop_at_k_operations_in_a_larger_capacity.
+@pytest.mark.slow
 @pytest.mark.parametrize("kw", [
     pytest.param(dict(k=4), id="backfit-held-out"),  # a pair, a held-out size, a refit
-    pytest.param(dict(GREEDY, k=5), id="greedy", marks=pytest.mark.slow),  # ~19 s: compiles
+    pytest.param(dict(GREEDY, k=5), id="greedy"),
 ])
 def test_buckets_change_no_result(monkeypatch, request, kw):
     """The bucketed fit makes the same choices and predictions, and its model has the
@@ -81,21 +88,27 @@ def test_pairs_stop_at_k_operations_in_a_larger_capacity(monkeypatch):
     assert est.k_ == 3 and est.model_.program.capacity == 7
 
 
-def test_another_k_compiles_nothing():
+# y_bound=1: at the default 0.25 the held-out choice at k = 2 is 0 operations, whose refit
+# keeps the capacity of one pair move (3 slots), which this check does not model.
+# The greedy search grown to k in the slow suite (~5 s of compiling its step): the default
+# case's oracle on the greedy step, whose sharing across k keeps an oracle in the default
+# suite in test_classifier_shares_the_step_across_k[binary] (the greedy search, the same
+# capacity buckets) and test_selection_run_and_refit_share_one_step[regressor].
+@pytest.mark.parametrize("kw", [pytest.param({"y_bound": 1.0}, id="default"),
+                                pytest.param(GREEDY, id="greedy", marks=pytest.mark.slow)])
+def test_another_k_compiles_nothing(kw):
     """After a fit with k = 3, fits with k = 5 and k = 2 (one capacity bucket) compile
     nothing: neither the step nor anything else of the fit, the default's shape stage after
     trees of other sizes included (120 rows: it runs, and accepts a term)."""
     X, y = smooth_data(0, n=120)
-    # y_bound=1: at the default 0.25 the held-out choice at k = 2 is 0 operations, whose
-    # refit keeps the capacity of one pair move (3 slots), which this check does not model
-    for kw in ({"y_bound": 1.0}, GREEDY):
-        jaxtree.TreeRegressor(k=3, **kw).fit(X, y)
-        with count_compilations() as count:
-            for k in (5, 2):
-                est = jaxtree.TreeRegressor(k=k, **kw).fit(X, y)
-                assert est.model_.program.capacity == 2 * (est.k_ if kw is not GREEDY else k) + 1
-                assert (est.model_.shapes is not None) == (kw is not GREEDY)
-        assert count.lowerings == 0 and count.compiles == 0, kw
+    greedy = kw == GREEDY
+    jaxtree.TreeRegressor(k=3, **kw).fit(X, y)
+    with count_compilations() as count:
+        for k in (5, 2):
+            est = jaxtree.TreeRegressor(k=k, **kw).fit(X, y)
+            assert est.model_.program.capacity == 2 * (est.k_ if not greedy else k) + 1
+            assert (est.model_.shapes is not None) == (not greedy)
+    assert count.lowerings == 0 and count.compiles == 0, kw
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -113,7 +113,9 @@ def test_a_product_of_monomial_leaves_prints_as_a_product_of_powers():
     rng = np.random.default_rng(4)
     X = np.column_stack([rng.uniform(0.5, 2, 200), rng.uniform(1, 3, 200)])
     y = X[:, 0] / X[:, 1]
-    est = jaxtree.TreeRegressor(k=1, basis="physics", **GREEDY).fit(X, y)
+    # the fit gives the physics basis bound to X; its tree is replaced by planted ones below
+    # (no refinement: its step compiles without L-BFGS)
+    est = jaxtree.TreeRegressor(k=1, basis="physics", refine=None, **GREEDY).fit(X, y)
     names = est.model_.basis.names
     x1, x2 = sp.symbols("x1 x2", real=True)
     for mark, pure in (("⟦", True), ("⟨", False)):
@@ -330,7 +332,8 @@ def test_log_transform_round_trip_and_smearing():
 
 
 def test_log_transform_refuses_non_positive_y():
-    X = np.random.default_rng(0).uniform(size=(50, 2))
+    # 256 x 2: test_prune_removes_only_cheap_leaves's shapes (the greedy step compiled once)
+    X = np.random.default_rng(0).uniform(size=(256, 2))
     y = X[:, 0] - 0.5
     with pytest.raises(ValueError, match=r"target_transform='log' needs every target y > 0"):
         jaxtree.TreeRegressor(k=1, target_transform="log").fit(X, y)

@@ -67,9 +67,12 @@ def test_the_bound_admits_the_papers_experiment_and_its_rule_is_rows_over_five()
 def test_few_rows_warn_that_the_model_interpolates():
     # Catches: no warning on 3 rows (the issue: an interpolating cos(9π·…) said nothing),
     # and a threshold other than MIN_ROWS = 10.
+    # The greedy search without refinement: the rails are planned before any search (the
+    # default's backfit step would compile ~10 s for this one-leaf fit).
     X = np.array([[0.0], [0.5], [1.0]])
     with pytest.warns(V.DataSizeWarning) as rec:
-        est = jaxtree.TreeRegressor(basis=SMALL).fit(X, np.array([1.0, 3.0, 2.0]))
+        est = jaxtree.TreeRegressor(basis=SMALL, search="greedy", refine=None).fit(
+            X, np.array([1.0, 3.0, 2.0]))
     said = [str(r.message) for r in rec]
     assert any("Only 3 rows" in m and "interpolate" in m for m in said), said
     assert est.k_ == 0  # and k is bounded: 3 // 5 = 0 operations, one leaf
@@ -115,7 +118,10 @@ def test_the_classifiers_budget_counts_its_one_vs_rest_trees(monkeypatch):
     one = limits.search_bytes(2, N, 2, SMALL.q, dtype, 32)
     assert limits.search_bytes(2, N, 2, SMALL.q, dtype, 32, batch=3) == 3 * one
     monkeypatch.setenv(limits.MEMORY_BUDGET_ENV, str(2 * one))
-    kw = dict(k=2, basis=SMALL, refine=None, chunk_size=32, validation_fraction=None)
+    # the greedy search (the estimate does not depend on it; its step compiles in half the
+    # backfit step's time), shared with test_the_classifier_shares_the_bound below
+    kw = dict(k=2, basis=SMALL, refine=None, chunk_size=32, validation_fraction=None,
+              search="greedy")
     labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))  # 0, 1, 2
     with count_compilations() as c:
         with pytest.raises(ValueError, match="more than the memory budget") as info:
@@ -242,7 +248,11 @@ def test_a_text_target_says_it_is_the_target_and_what_to_do(kind):
 
 def test_the_classifier_shares_the_bound():
     # The classifier's fit plans its rows through the same rails (jaxtree._fit.spec.planned).
+    # The binary fit's settings of test_the_classifiers_budget_counts_its_one_vs_rest_trees
+    # (40 and 60 rows are both 2 chunks of 32; k = 8 and 2 one capacity): nothing to compile.
     X, y = _noisy(n=40)
     with pytest.warns(V.DataSizeWarning, match="the fit uses k=8"):
-        clf = jaxtree.TreeClassifier(k=30, basis=SMALL, refine=None).fit(X, y > np.median(y))
+        clf = jaxtree.TreeClassifier(k=30, basis=SMALL, refine=None, chunk_size=32,
+                                     validation_fraction=None, search="greedy").fit(
+            X, y > np.median(y))
     assert clf.k_ <= 8
