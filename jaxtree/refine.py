@@ -565,30 +565,35 @@ def lbfgs_box(program: prog.Program, loss_fn, *, steps: int):
         restart = point & (fails > 0)
         start = prog.where_tree(restart, best[0], iterate)
         s_value, s_grad = prog.where_tree(restart, at_best, (p_value, p_grad))
-        memory = prog.where_tree(restart, memory0, c.memory)
-        # Active set: a weight on its bound whose gradient pushes it outward is held there
-        # (its gradient masked), so L-BFGS models only the free weights instead of
-        # proposing steps the projection would cut.
-        w, gw = start[0], s_grad[0]
-        held = is_leaf & (jnp.abs(w) >= 1) & (jnp.sign(w) * gw < 0)
-        g = (jnp.where(held, 0, gw).astype(gw.dtype), s_grad[1])
-        d, memory = lbfgs.update(g, memory, start)
-        u = tree(lambda t: (-t).astype(dt), d)
-        slope0 = _vdot(g, u).astype(dt)
-        descent = slope0 < 0
-        u = prog.where_tree(descent, u, tree(lambda t: (-t).astype(dt), g))
-        slope0 = jnp.where(descent, slope0, -_vdot(g, g).astype(dt))
-        init = _Trial(scalar(0), s_value, slope0)
         begin = point & go  # a new line search from `start`
 
+        def direction(_):
+            memory = prog.where_tree(restart, memory0, c.memory)
+            # Active set: a weight on its bound whose gradient pushes it outward is held
+            # there (its gradient masked), so L-BFGS models only the free weights instead of
+            # proposing steps the projection would cut.
+            w, gw = start[0], s_grad[0]
+            held = is_leaf & (jnp.abs(w) >= 1) & (jnp.sign(w) * gw < 0)
+            g = (jnp.where(held, 0, gw).astype(gw.dtype), s_grad[1])
+            d, memory = lbfgs.update(g, memory, start)
+            u = tree(lambda t: (-t).astype(dt), d)
+            slope0 = _vdot(g, u).astype(dt)
+            descent = slope0 < 0
+            u = prog.where_tree(descent, u, tree(lambda t: (-t).astype(dt), g))
+            slope0 = jnp.where(descent, slope0, -_vdot(g, g).astype(dt))
+            return u, memory, _Trial(scalar(0), s_value, slope0)
+
+        # Only where a line search begins (a trial's iteration skips the L-BFGS update).
+        u, memory, init = jax.lax.cond(begin, direction, lambda _: (c.u, c.memory, c.init),
+                                       None)
         phase = jnp.where(begin, BRACKET,
                           jnp.where(ended, POINT, jnp.where(bracketing & found, ZOOM, c.phase)))
         step = jnp.where(bracketing & ~found, 2 * c.step, _zoom_step(lo, hi, ref))
         keep = lambda fresh, old: prog.where_tree(begin, fresh, old)
         return _State(
             i=c.i + point, params=prog.where_tree(point, start, iterate),
-            memory=keep(memory, c.memory), best=best, at_best=at_best, fails=fails, go=go,
-            phase=phase, u=keep(u, c.u), init=keep(init, c.init),
+            memory=memory, best=best, at_best=at_best, fails=fails, go=go,
+            phase=phase, u=u, init=init,
             step=jnp.where(begin, scalar(1), step.astype(dt)),
             count=jnp.where(begin, 0, count), prev=keep(init, new),
             lo=keep(init, lo), hi=keep(init, hi), ref=keep(init, ref),

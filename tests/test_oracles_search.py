@@ -87,21 +87,6 @@ def test_lbfgs_returns_the_best_iterate_for_every_step_budget():
         assert losses[-1] < 0.5 * first
 
 
-def test_lbfgs_traces_the_loss_once():
-    # The refinement is one loop whose body evaluates the loss and its gradient at one place
-    # (the iterate or a line-search trial): a second evaluation site (optax's zoom line
-    # search traced the loss in three) compiles another copy of the loss into every step.
-    start, x, y = _box_problem(0)
-    traced = []
-
-    def loss(wa):
-        traced.append(1)
-        return _plain_loss(wa[0], wa[1], start, x, y)
-
-    jax.jit(lambda p: refine.lbfgs_box(p, loss, steps=5)).lower(start)
-    assert len(traced) == 1
-
-
 # ------------------------------------------------------------------ search.step
 
 
