@@ -613,8 +613,8 @@ def _insert_then_finish(insert, finish, program, data, basis, config: Config, ma
     are :func:`insert_step` and :func:`finish_step` (traced) or their compiled forms
     (:func:`step_function`), so both paths assemble the same :class:`StepInfo`."""
     new, ins = insert(program, data, basis, config, max_ops)
-    new, loss, kept = finish(new, program, ins.sse_loss, ins.was_empty, ins.ok, data, basis,
-                             config)
+    new, loss, kept = finish(new, program, ins.sse_loss, ins.before_loss, ins.was_empty,
+                             ins.ok, data, basis, config)
     return new, StepInfo(loss, ins.record._replace(replaced=kept), ins.status)
 
 
@@ -660,27 +660,36 @@ def insert_step(program: prog.Program, data: scoring.Data, basis, config: Config
     # data: the chosen candidate's SSE, the last coordinate update's moments, or the
     # best L-BFGS value.
     sse_loss = (sse / n).astype(dt)
+    # The loss of the tree the iteration keeps where it inserts nothing: the scorer's RSS
+    # of the current tree (the same weighted sum as refine.mse, from the moments; the empty
+    # tree's is centred for the gains, so its own loss is summed here), not a pass that
+    # evaluates the tree (one more copy of the leaves' basis in every step, issue 27).
+    kept_loss = jnp.where(was_empty, jnp.sum(data.w * (data.y - program.intercept) ** 2),
+                          scores.rss)
+    before_loss = (kept_loss / n).astype(dt)
     status = jnp.where(ok, STATUS_OK, jnp.where(room, STATUS_NO_CANDIDATE, STATUS_FULL))
     # The first leaf is reported as LEAF (not as an insertion under '+'), as by the reference.
     record = record._replace(op=jnp.where(was_empty, prog.LEAF, record.op).astype(jnp.int32),
                              slot=jnp.where(was_empty, 0, record.slot).astype(jnp.int32))
-    return new, Inserted(sse_loss, was_empty, ok, record, status.astype(jnp.int32))
+    return new, Inserted(sse_loss, before_loss, was_empty, ok, record,
+                         status.astype(jnp.int32))
 
 
 class Inserted(NamedTuple):
     """What :func:`insert_step` hands on besides the inserted tree: the chosen candidate's
-    training loss, whether the tree was empty, whether the iteration inserts, its record
-    and status."""
+    training loss, the loss of the tree before the iteration, whether the tree was empty,
+    whether the iteration inserts, its record and status."""
 
     sse_loss: jax.Array
+    before_loss: jax.Array
     was_empty: jax.Array
     ok: jax.Array
     record: Choice
     status: jax.Array
 
 
-def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok,
-                data: scoring.Data, basis, config: Config):
+def finish_step(new: prog.Program, before: prog.Program, sse_loss, before_loss, was_empty,
+                ok, data: scoring.Data, basis, config: Config):
     """The rest of :func:`step` after :func:`insert_step`: the configured refinement of the
     inserted tree ``new`` (none on the first leaf, ``was_empty``) and the replacement moves
     (``config.replace_moves``, :func:`refine_and_replace`), or the tree ``before`` the
@@ -696,7 +705,8 @@ def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok
     Args:
       new: the tree :func:`insert_step` returned.
       before: the tree before the iteration.
-      sse_loss, was_empty, ok: the fields of :class:`Inserted` of that iteration.
+      sse_loss, before_loss, was_empty, ok: the fields of :class:`Inserted` of that
+        iteration (``before_loss``: the loss of ``before``, returned where not ``ok``).
       data: chunked training data, as for :func:`insert_step`.
       basis: the :class:`jaxtree.basis.Basis` the program indexes.
       config: the search's :class:`Config`, as for :func:`insert_step`.
@@ -710,8 +720,7 @@ def finish_step(new: prog.Program, before: prog.Program, sse_loss, was_empty, ok
         new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
         kept = jnp.zeros((), jnp.int32)
     new = prog.where_tree(ok, new, before)
-    # A failed iteration keeps the tree: only then is its loss computed afresh.
-    loss = jax.lax.cond(ok, lambda: loss, lambda: refine_.mse(before, data, basis))
+    loss = jnp.where(ok, loss, before_loss)  # a failed iteration keeps the tree
     return new, loss.astype(data.x.dtype), kept
 
 
@@ -857,7 +866,7 @@ Positional arguments only."""
 insert_jit = jax.jit(insert_step, static_argnames=("basis", "config"))
 insert_cached = _executables.cached(insert_jit, static_argnums=(2, 3))
 finish_jit = jax.jit(finish_step, static_argnames=("basis", "config"))
-finish_cached = _executables.cached(finish_jit, static_argnums=(6, 7))
+finish_cached = _executables.cached(finish_jit, static_argnums=(7, 8))
 
 
 def splits(config: Config) -> bool:
@@ -908,7 +917,8 @@ def refine_step(program: prog.Program, data: scoring.Data, basis, config: Config
       config: the search's :class:`Config`.
     """
     dt = program.weight.dtype
-    program, loss, _ = finish_cached(program, program, np.zeros((), dt), np.asarray(False),
+    zero = np.zeros((), dt)
+    program, loss, _ = finish_cached(program, program, zero, zero, np.asarray(False),
                                      np.asarray(True), data, basis, config)
     return program, loss
 

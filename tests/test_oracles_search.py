@@ -128,6 +128,24 @@ def test_default_step_refines_beyond_the_inserted_candidate():
         assert min(ratios) < 0.999, ratios
 
 
+def test_an_iteration_that_inserts_nothing_reports_the_kept_trees_loss():
+    # A full tree (max_ops = its operations) keeps the tree; the loss it reports is that
+    # tree's own (from the scorer's moments, not a pass of its own): a step that reported
+    # the rejected candidate's loss, or none, is caught.
+    cfg = search.Config(max_k=MAX_K)
+    for seed in (0, 1):
+        data = _data(seed)
+        p = prog.empty_program(MAX_K, jnp.float64)
+        for _ in range(2):
+            p, _ = search.step_jit(p, data, SMALL, cfg)
+        ops = (int(p.n_slots) - 1) // 2
+        q, info = search.step(p, data, SMALL, cfg, max_ops=ops)
+        assert int(info.status) == search.STATUS_FULL
+        np.testing.assert_array_equal(np.asarray(q.weight), np.asarray(p.weight))
+        np.testing.assert_allclose(float(info.loss), float(mse_jit(p, data, SMALL)),
+                                   rtol=1e-12)
+
+
 def _steps_with_and_without_replacement(data, refine_mode):
     """Grows a tree with replacement moves; at each step also runs the same step without
     them from the same program. Returns per step ``(loss_with, loss_without, kept, mse)``."""
