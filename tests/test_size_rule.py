@@ -142,3 +142,17 @@ def test_streamed_row_losses_equal_the_in_memory_ones(x64, monkeypatch, tmp_path
     np.testing.assert_allclose(Ls, Lm, rtol=1e-9, atol=1e-18)
     np.testing.assert_array_equal(ws, wm)
     assert im == i_s and mm.k_ == mem.k_
+
+
+def test_a_rows_held_out_mean_has_the_same_bits_alone_and_in_a_stack():
+    # The order choice compares an order's score computed alone (held_mean of its rows) and
+    # among the orders (choose_size_rows' val of the stacked rows): with a BLAS product for
+    # the stack they differed in the last bit (a fit's score then depended on its company).
+    rng = np.random.default_rng(7)
+    for m in (5, 37, 400, 1001):
+        L = rng.gamma(0.3, 1e-4, size=(4, m))
+        w = np.where(rng.uniform(size=m) < 0.1, 0.0, rng.uniform(0.5, 2.0, m))
+        stacked = select.choose_size_rows(L, w)[1]
+        for i in range(4):
+            assert select.held_mean(L[i], w) == stacked[i]
+            np.testing.assert_allclose(stacked[i], np.sum(w * L[i]) / np.sum(w), rtol=1e-14)

@@ -181,11 +181,17 @@ def choose_size_rows(row_losses, w=None, floor: float = MSE_FLOOR,
 def held_mean(row_losses, w) -> np.ndarray:
     """The weighted mean held-out loss ``(...)`` of per-row losses ``(..., m)`` over the rows
     of positive weight ``w (m,)`` (zero-weight rows, padding or ``sample_weight`` 0, add
-    nothing, not even NaN): the ``val`` of :func:`choose_size_rows`."""
+    nothing, not even NaN): the ``val`` of :func:`choose_size_rows`. A stack of rows is
+    taken one row at a time, so that a row's mean has the same bits alone as in a stack (a
+    matrix product sums in another order): an order's held-out score is compared as
+    computed alone and among the orders (:func:`jaxtree._fit.stages.order_choice`)."""
     L = np.asarray(row_losses, np.float64)
     w = np.asarray(w, np.float64).reshape(-1)
+    if L.ndim > 1:
+        rows = L.reshape(-1, L.shape[-1])
+        return np.array([held_mean(r, w) for r in rows]).reshape(L.shape[:-1])
     on = w > 0
-    return L[..., on] @ w[on] / w[on].sum()
+    return L[on] @ w[on] / w[on].sum()
 
 
 def choose_size(row_losses, w=None) -> int:
