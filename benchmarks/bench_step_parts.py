@@ -1,8 +1,9 @@
 """Compile time of the search step's parts on the demo's table (1,000 x 10, the default
 basis, float32): the backfit step (the default below 10,000 rows) and the same step without
 its pair lookahead, its replacement moves or its refinement, and the greedy step. One
-process, jaxtree's executable cache off; prints the lowering and compile seconds and the
-size of the compiled program's text (a program's load time from the cache grows with it)::
+process, jaxtree's executable cache off; prints the lowering and compile seconds, the
+number of fusions (XLA's kernels: compile and load time follow it) and the size of the
+compiled program's text (a program's load time from the cache grows with it)::
 
     python benchmarks/bench_step_parts.py [variant ...]
 """
@@ -46,8 +47,9 @@ def main(names) -> None:
         t1 = time.perf_counter()
         compiled = lowered.compile()
         t2 = time.perf_counter()
+        text = compiled.as_text()
         print(f"{name:12s} lower {t1 - t:.2f} s  compile {t2 - t1:.2f} s  "
-              f"text {len(compiled.as_text()) / 1e6:.2f} MB", flush=True)
+              f"fusions {text.count(' fusion(')}  text {len(text) / 1e6:.2f} MB", flush=True)
 
 
 if __name__ == "__main__":
