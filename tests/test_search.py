@@ -157,8 +157,10 @@ def test_worst_candidate_error_float32(rng):
     assert err < 1e-5, err
 
 
-@pytest.mark.slow  # ~6 s; tests/test_first_fit.py::test_selection_run_and_refit_share_one_step[regressor]
-# keeps the oracle (step_jit compiled once for a whole fit, its refit through search.fit)
+# In the slow suite (~6 s): tests/test_first_fit.py::
+# test_selection_run_and_refit_share_one_step[regressor] keeps the oracle (step_jit compiled
+# once for a whole fit, its refit through search.fit)
+@pytest.mark.slow
 def test_whole_fit_compiles_step_once(rng):
     x = rng.uniform(size=(200, 3)).astype(np.float32)
     y = (x[:, 0] * x[:, 1]).astype(np.float32)
