@@ -327,7 +327,7 @@ def _load(path: str, in_tree):
 
     with open(path, "rb") as f:
         payload, out_tree = pickle.loads(zlib.decompress(f.read()))
-    _ensure_lapack()  # done already by cached.__call__: a program may call LAPACK
+    # LAPACK is set up already: cached.__call__, the one caller, does it before any program
     exe = se.deserialize_and_load(payload, in_tree, out_tree)
     os.utime(path)  # recently used
     return exe
@@ -374,8 +374,7 @@ class cached:  # noqa: N801 - used like a decorator-made function
         self.__wrapped__ = fn
 
     def __call__(self, *args):
-        if not _lapack_ready:  # before any program is loaded or lowered: 0.03 s, once
-            _ensure_lapack()
+        _ensure_lapack()  # before any program is loaded or lowered: 0.03 s, once
         d = _directory
         fast = self.quick and getattr(_local, "quick", False)
         if (d is None and not fast) or jax.device_count() != 1:
