@@ -348,10 +348,11 @@ class _Trig(_FamilyBase):
     def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
         """Evaluates the family: float array (...,) -> n values stacked at ``axis``.
 
-        Shares one :func:`jaxtree._trig.sincos_pi_stack` with the other trigonometric family
+        Shares one :func:`jaxtree._trig.sincos_pi_range` with the other trigonometric family
         evaluated on the same ``x`` through ``cache``.
         """
-        return _trig.shared_sincos_pi_stack(x, self.n, cache, axis)[self._part]
+        pairs = _trig.shared_sincos_pi_range(x, self.n, cache)
+        return jnp.stack([pair[self._part] for pair in pairs], axis=axis)
 
     def params(self) -> list[tuple[float, float]]:
         """``(a, b) = (frequency, 0)`` per function, for :meth:`evaluate_params`."""

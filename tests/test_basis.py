@@ -7,7 +7,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.extend import core as jax_core
 
 from jaxtree.basis import (
     PRESETS,
@@ -87,40 +86,6 @@ def test_trig_outside_unit_interval():
     with jax.enable_x64(True):
         got = np.asarray(basis.evaluate(jnp.asarray(x)))
     np.testing.assert_allclose(got, _reference(basis, x), rtol=0, atol=1e-12)
-
-
-@pytest.mark.parametrize("dtype, atol", [(np.float32, 4e-7), (np.float64, 1e-14)])
-@pytest.mark.parametrize("n", [1, 2, 3, 9, 20])
-@pytest.mark.parametrize("axis", [-1, 0, 1])
-def test_sincos_stack_is_every_frequency_against_float64(dtype, atol, n, axis):
-    # Sines/Cosines' kernel: frequency i at position i - 1 along `axis`, for every i <= n
-    # (a wrong frequency, order or sign is off by O(1)); float32 within its rounding.
-    from jaxtree import _trig
-
-    x = np.random.default_rng(n).uniform(0.0, 1.0, size=(301, 4))
-    with jax.enable_x64(True):
-        s, c = jax.jit(lambda t: _trig.sincos_pi_stack(t, n, axis))(jnp.asarray(x, dtype))
-        assert s.dtype == c.dtype == dtype and s.shape == np.moveaxis(
-            np.empty((301, 4, n)), -1, axis).shape
-        s, c = np.moveaxis(np.asarray(s), axis, -1), np.moveaxis(np.asarray(c), axis, -1)
-    arg = np.pi * x.astype(dtype).astype(np.float64)[..., None] * np.arange(1, n + 1)
-    np.testing.assert_allclose(s, np.sin(arg), rtol=0, atol=atol)
-    np.testing.assert_allclose(c, np.cos(arg), rtol=0, atol=atol)
-
-
-def test_trig_families_trace_the_same_program_for_any_frequency_count():
-    # One whole-array computation for frequencies 1..n, not one per frequency: every compiled
-    # program that evaluates the basis holds a few kernels for it whatever n (issue 27).
-    def count(jaxpr):  # equations, those of inner jaxprs (the jitted evaluation) included
-        inner = [p for e in jaxpr.eqns for p in e.params.values()
-                 if isinstance(p, jax_core.ClosedJaxpr)]
-        return len(jaxpr.eqns) + sum(count(p.jaxpr) for p in inner)
-
-    def ops(n):
-        basis = Basis((Sines(n), Cosines(n)))
-        return count(jax.make_jaxpr(basis.evaluate)(jnp.zeros((8, 3), jnp.float32)).jaxpr)
-
-    assert ops(2) == ops(9) == ops(20) > 20
 
 
 def test_default_functions_bounded():
