@@ -48,8 +48,9 @@ def _jax_fit(x, y, sw, k, refine, chunk_size=64, max_k=5, n_pad=320):
 
 # Each column count p compiles the step once per refinement (4-6 s on CI's two cores): the
 # default suite runs the seeds with p = 4 (with and without refinement and sample weights)
-# and one with p = 1; the other seeds (the same oracle at other p) run in the slow suite.
-REFERENCE_SEEDS = (0, 1, 3, 6, 7, 16)
+# and one with p = 1; the other seeds (the same oracle at other p, and seed 7: seed 1's p = 4,
+# coordinate refinement and no weights) run in the slow suite.
+REFERENCE_SEEDS = (0, 1, 3, 6, 16)
 
 
 @pytest.mark.parametrize("seed", [s if s in REFERENCE_SEEDS else

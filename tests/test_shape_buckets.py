@@ -41,6 +41,12 @@ def _same(a, b, X):
                                [r["val_mse"] for r in b.shape_path_], rtol=1e-10)
 
 
+# The estimator of the regressor's tests: the defaults but k = 4. The buckets do not depend on
+# k, and the default k = 10's tree search was most of each fit's time at these rows (a second
+# table's fit 14 -> 9 s); the tree's residual still leaves shape terms, pairs among them.
+KW = dict(k=4)
+
+
 def _counted_shape_stage(monkeypatch) -> list:
     """Counts each run of the shape stage after the tree: the list it returns gains
     ``(compilations, terms chosen)`` per call of ``stages.shapes_after``."""
@@ -59,7 +65,7 @@ def _counted_shape_stage(monkeypatch) -> list:
 
 @pytest.fixture(scope="module")
 def first_table():
-    """The default estimator on 17,000 x 9 (shapes="auto" after the tree; column bucket 12,
+    """The estimator (KW) on 17,000 x 9 (shapes="auto" after the tree; column bucket 12,
     all rows in 12 chunks of 2,048: see the second-table test), fitted once for both tests:
     the bucketed fit of the oracle below and the first table of the compile test (whose
     programs are the ones a second table in the same buckets reuses)."""
@@ -67,7 +73,7 @@ def first_table():
     seen, real = [], shapes_.unslot
     shapes_.unslot = lambda t, s, p, g=(): seen.append(type(s)) or real(t, s, p, g)
     try:
-        est = jaxtree.TreeRegressor().fit(X, y)
+        est = jaxtree.TreeRegressor(**KW).fit(X, y)
     finally:
         shapes_.unslot = real
     return est, X, y, seen
@@ -89,14 +95,14 @@ def test_a_second_table_in_the_buckets_compiles_no_shape_stage(first_table, monk
     counts = _counted_shape_stage(monkeypatch)
     X, y = _table(22_000, 11, 3)
     with count_compilations() as whole:
-        est = jaxtree.TreeRegressor().fit(X, y)
+        est = jaxtree.TreeRegressor(**KW).fit(X, y)
     assert counts[0][1], counts  # the second table chose shape terms too
     assert counts[0][0] == 0 and whole.compiles == 0, (counts, whole.compiles)
     assert est.n_features_in_ == 11 and est.model_.shapes.main.shape[0] == 11
 
 
 def test_bucketed_shape_stage_is_the_unbucketed_one(first_table, monkeypatch, x64):
-    """The default estimator on 17,000 x 9 (the module's first table; shapes="auto": 9
+    """The estimator (KW) on 17,000 x 9 (the module's first table; shapes="auto": 9
     covariates padded to 12, the rows to their row buckets, the held-out split's parts to
     that bucket's shares): the same terms, choices and predictions as the shape stage on the
     table's own rows and columns (float64). The bucketed fit is the fixture's, so its
@@ -104,7 +110,7 @@ def test_bucketed_shape_stage_is_the_unbucketed_one(first_table, monkeypatch, x6
     bucketed, X, y, seen = first_table
     assert seen == [shapes_.SlotSpec]  # the bucketed path ran
     _unbucketed(monkeypatch)
-    plain = jaxtree.TreeRegressor().fit(X, y)
+    plain = jaxtree.TreeRegressor(**KW).fit(X, y)
     _same(bucketed, plain, X)
     assert any(len(f) == 2 for f, _ in shapes_.host_terms(bucketed.model_.shapes,
                                                             bucketed.model_.shape_spec))

@@ -72,6 +72,9 @@ def test_stream_equals_in_memory_optax_float64():
     np.testing.assert_allclose(rs.history, rm.history, rtol=1e-6)
 
 
+# Slow (~5 s): test_estimator_memmap_equals_in_memory keeps the float32 streamed = in memory
+# oracle (coordinate refinement), test_stream_equals_in_memory_float64 the kernels'.
+@pytest.mark.slow
 def test_stream_float32_same_choices():
     x, y = _data(seed=3)
     rs, rm = _both(x, y, np.float32, "coordinate")
