@@ -16,6 +16,8 @@ Times are the minimum of ``--repeats`` calls. To compare two commits, run this s
 ``PYTHONPATH`` at each one's checkout (it prints which ``jaxtree`` it imported), alternating::
 
     python benchmarks/bench_basis.py [--repeats 15] [--out benchmarks/results/basis_eval.json]
+
+``--quick``: 3 calls each (a smoke run).
 """
 
 import argparse
@@ -66,7 +68,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--out", default=None, help="a JSON file to write the results to")
+    ap.add_argument("--quick", action="store_true", help="3 calls each (a smoke run)")
     args = ap.parse_args()
+    if args.quick:
+        args.repeats = 3
     here = os.path.dirname(os.path.dirname(os.path.abspath(jaxtree.__file__)))
     try:
         commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
