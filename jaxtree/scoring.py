@@ -61,6 +61,7 @@ __all__ = [
     "safe_div",
     "apply",
     "BUCKET_MIN_WORK",
+    "LEAF_BUCKETS_MIN_WORK",
     "COARSE_COLUMNS_MIN_ROWS",
     "buckets_for",
     "cache_basis",
@@ -629,14 +630,31 @@ PRECISIONS = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HI
               "default": jax.lax.Precision.DEFAULT}
 """The scorer's matmul precisions by name (``"highest"`` keeps float32 out of TF32 on GPUs)."""
 
-BUCKET_MIN_WORK = 10_000_000
+BUCKET_MIN_WORK = 16_000_000
+"""Below this ``n*p*q`` a fit's programs are shared by the tables of its buckets
+(:func:`compiling_dominates`).
+
+Decision (issue 27, twenty-seventh session): 1.6·10⁷, raised from 10⁷. A 20,000 × 10 table
+with a five-level category (14 encoded columns: 1.1·10⁷) compiled every program again for a
+22,000 × 11 one (38.8 s, 32.7 s of it compiling, on that day's slow machine); from 1.6·10⁷
+the second table compiles nothing (1.24 s) and the first fit is shorter (35.7 → 28.9 s). The
+price is warm time on tables of 10⁷-1.6·10⁷ that no longer get their own programs: +50% on
+that table (0.74 → 1.03-1.22 s: its indicator columns are scored as any column), +9% and +2%
+on issue 29's diamonds cases at 40,000 × 9 (regressor 1.86 → 2.02 s, classifier 3.10 →
+3.16 s). The scorer's leaf buckets, which halve its work, keep the old threshold
+(:data:`LEAF_BUCKETS_MIN_WORK`). BENCHMARKS.md has the runs."""
+
+LEAF_BUCKETS_MIN_WORK = 10_000_000
+"""From this ``n*p*q`` (or wherever compiling does not dominate) the scorer uses leaf
+buckets (:func:`buckets_for`)."""
 
 
 def compiling_dominates(n: int, p: int, q: int) -> bool:
     """Whether compiling costs more than searching a fit of ``n`` rows, ``p`` covariates and
     ``q`` basis functions (``n*p*q`` below :data:`BUCKET_MIN_WORK`). The one rule behind the
-    scorer's row buckets (:func:`buckets_for`), the capacity buckets
-    (:func:`jaxtree.program.capacity_for`) and the chunking of a held-out split."""
+    column and row buckets (:func:`layout`), the capacity buckets
+    (:func:`jaxtree.program.capacity_for`) and the chunking of a held-out split; the
+    scorer's leaf buckets follow :func:`buckets_for`."""
     return n * p * q < BUCKET_MIN_WORK
 
 
@@ -769,8 +787,9 @@ def screen_stride(total: int, max_rows: int) -> int:
 def buckets_for(n: int, p: int, q: int, k: int) -> tuple:
     """Row buckets for the scorer when a fit is large enough to repay their compilation.
 
-    Decision: below ``n*p*q = 1e7`` compilation dominates a fit, so the scorer uses one
-    row count; above it, power-of-two buckets roughly halve the scoring work.
+    Decision: below ``n*p*q = 1e7`` (:data:`LEAF_BUCKETS_MIN_WORK`) compilation dominates a
+    fit, so the scorer uses one row count; above it, or wherever compiling does not dominate
+    (:func:`compiling_dominates`), power-of-two buckets roughly halve the scoring work.
 
     Args:
       n: number of training rows.
@@ -778,7 +797,8 @@ def buckets_for(n: int, p: int, q: int, k: int) -> tuple:
       q: number of basis functions per feature.
       k: the fit's maximum number of operations (the buckets stop at ``k + 1`` leaves).
     """
-    return () if compiling_dominates(n, p, q) else default_buckets(k + 1)
+    small = n * p * q < LEAF_BUCKETS_MIN_WORK and compiling_dominates(n, p, q)
+    return () if small else default_buckets(k + 1)
 
 
 def default_buckets(max_leaves: int) -> tuple:

@@ -114,11 +114,28 @@ def test_the_rule_applies_only_where_searching_outweighs_compiling():
     cfg = search.search_config("greedy", 10)
     x = np.c_[np.zeros(100), np.ones(100), np.linspace(0, 1, 100)]
     assert search.with_binary(cfg, x, None, basis) is cfg  # 100 x 3 x 40: compiling dominates
-    big = np.tile(x, (900, 1))  # 90,000 rows x 3 x 40 >= 10**7
+    big = np.tile(x, (scoring.BUCKET_MIN_WORK // (100 * 3 * 40) + 1, 1))  # n*p*q above it
     assert search.with_binary(cfg, big, None, basis).binary == (0, 1)
     assert search.with_binary(cfg, big, None, basis, cache_basis=True) is cfg
     bound = basis_.get_basis("physics").bind(big.min(0), big.max(0) + 1)
     assert bound.per_feature and search.with_binary(cfg, big, None, bound) is cfg
+
+
+def test_tables_share_programs_below_the_threshold_and_the_scorer_buckets_leaves_earlier():
+    # Issue 27's two tables with a five-level category (14 and 15 encoded columns, 20,000 and
+    # 22,000 rows: their chunked rows) are in the buckets, so the second compiles nothing; the
+    # scorer's leaf buckets (half the scoring work) start at the lower threshold.
+    q, k = 40, 10
+    assert scoring.LEAF_BUCKETS_MIN_WORK < scoring.BUCKET_MIN_WORK
+    assert scoring.compiling_dominates(20_480, 14, q) and scoring.compiling_dominates(22_528, 15, q)
+    mid = (scoring.LEAF_BUCKETS_MIN_WORK + scoring.BUCKET_MIN_WORK) // 2 // (14 * q)
+    assert scoring.compiling_dominates(mid, 14, q)
+    assert scoring.buckets_for(mid, 14, q, k) == scoring.default_buckets(k + 1)
+    below = scoring.LEAF_BUCKETS_MIN_WORK // (14 * q) - 1
+    assert scoring.buckets_for(below, 14, q, k) == ()
+    above = scoring.BUCKET_MIN_WORK // (14 * q) + 1
+    assert not scoring.compiling_dominates(above, 14, q)
+    assert scoring.buckets_for(above, 14, q, k) == scoring.default_buckets(k + 1)
 
 
 @pytest.mark.slow  # ~15 s of compiling the batch's step; the estimators' case above is the
