@@ -639,10 +639,10 @@ with a five-level category (14 encoded columns: 1.1·10⁷) compiled every progr
 22,000 × 11 one (38.8 s, 32.7 s of it compiling, on that day's slow machine); from 1.6·10⁷
 the second table compiles nothing (1.24 s) and the first fit is shorter (35.7 → 28.9 s). The
 price is warm time on tables of 10⁷-1.6·10⁷ that no longer get their own programs: +50% on
-that table (0.74 → 1.03-1.22 s: its indicator columns are scored as any column), +9% and +2%
-on issue 29's diamonds cases at 40,000 × 9 (regressor 1.86 → 2.02 s, classifier 3.10 →
-3.16 s). The scorer's leaf buckets, which halve its work, keep the old threshold
-(:data:`LEAF_BUCKETS_MIN_WORK`). BENCHMARKS.md has the runs."""
+that table (0.74 → 1.03-1.22 s; its indicator columns, among other things, are scored as
+any column there), +9% and +2% on issue 29's diamonds cases at 40,000 × 9 (regressor
+1.86 → 2.02 s, classifier 3.10 → 3.16 s). The scorer's leaf buckets, which halve its work,
+keep the old threshold (:data:`LEAF_BUCKETS_MIN_WORK`). BENCHMARKS.md has the runs."""
 
 LEAF_BUCKETS_MIN_WORK = 10_000_000
 """From this ``n*p*q`` (or wherever compiling does not dominate) the scorer uses leaf
