@@ -187,11 +187,10 @@ def held_mean(row_losses, w) -> np.ndarray:
     computed alone and among the orders (:func:`jaxtree._fit.stages.order_choice`)."""
     L = np.asarray(row_losses, np.float64)
     w = np.asarray(w, np.float64).reshape(-1)
-    if L.ndim > 1:
-        rows = L.reshape(-1, L.shape[-1])
-        return np.array([held_mean(r, w) for r in rows]).reshape(L.shape[:-1])
     on = w > 0
-    return L[on] @ w[on] / w[on].sum()
+    won, total = w[on], w[on].sum()
+    means = [r[on] @ won / total for r in L.reshape(-1, L.shape[-1])]
+    return np.array(means).reshape(L.shape[:-1])[()]  # a scalar for one row
 
 
 def choose_size(row_losses, w=None) -> int:
