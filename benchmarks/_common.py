@@ -8,10 +8,11 @@ import subprocess
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def git_commit() -> str:
-    """``git rev-parse HEAD`` of the checkout; ``"unknown"`` if that fails."""
+def git_commit(path=ROOT) -> str:
+    """``git rev-parse HEAD`` of the checkout at ``path`` (this one by default);
+    ``"unknown"`` if that fails."""
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True,
                              text=True, timeout=10)
         if out.returncode == 0 and out.stdout.strip():
             return out.stdout.strip()

@@ -23,7 +23,6 @@ Times are the minimum of ``--repeats`` calls. To compare two commits, run this s
 import argparse
 import json
 import os
-import subprocess
 import time
 
 import jax
@@ -31,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxtree
+from _common import environment, git_commit
 from jaxtree import basis as basis_
 
 
@@ -73,14 +73,11 @@ def main() -> None:
     if args.quick:
         args.repeats = 3
     here = os.path.dirname(os.path.dirname(os.path.abspath(jaxtree.__file__)))
-    try:
-        commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip() or None
-    except OSError:
-        commit = None
+    commit = git_commit(here)  # the imported jaxtree's checkout (PYTHONPATH), not this one's
     print(f"jaxtree from {here} (commit {commit})")
     x = jnp.asarray(np.random.default_rng(0).uniform(size=(65536, 8)).astype(np.float32))
-    out = {"jaxtree": here, "commit": commit, "rows": 65536, "p": 8, "cases": {}}
+    out = {**environment(), "jaxtree_path": here, "jaxtree_commit": commit, "rows": 65536,
+           "p": 8, "cases": {}}
     for name, basis in (("default", basis_.get_basis(None)),
                         ("sines+cosines", basis_.make_basis(hats=0, sines=9, cosines=9,
                                                             powers=0, truncated_cubics=0))):

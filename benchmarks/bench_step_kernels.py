@@ -26,13 +26,11 @@ import sys
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from jaxtree import basis as basis_  # noqa: E402
+from bench_step_parts import demo  # noqa: E402
 from jaxtree import program as prog  # noqa: E402
-from jaxtree import scoring, search  # noqa: E402
-from jaxtree.datasets import paper_synthetic  # noqa: E402
+from jaxtree import search  # noqa: E402
 
 _SKIP = ("<module>", "<lambda>", "step", "_insert_then_finish", "insert_step", "finish_step")
 
@@ -94,11 +92,7 @@ def _stack_frames(proto: bytes):
 
 def kernels(variant: str, loss: str) -> tuple:
     """``(compiled text, chain)`` of the demo's step."""
-    X, y = paper_synthetic(1000, p=10, seed=0)
-    X = (X - X.min(0)) / (X.max(0) - X.min(0))
-    y = (y > np.median(y)).astype(np.float32) if loss == "logistic" else (y - y.mean()) / (4 * y.std())
-    data = scoring.chunk(jnp.asarray(X, jnp.float32), jnp.asarray(y, jnp.float32), None, 2048)
-    basis = basis_.get_basis(None)
+    data, basis = demo(loss)
     cfg = search.search_config(variant, 10, 10 * basis.q, loss=loss)
     step = jax.jit(lambda p, d: search.step(p, d, basis, cfg))
     compiled = step.lower(prog.empty_program(cfg.max_k, np.float32), data).compile()

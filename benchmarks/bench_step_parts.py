@@ -24,12 +24,21 @@ from jaxtree import scoring, search  # noqa: E402
 from jaxtree.datasets import paper_synthetic  # noqa: E402
 
 
-def main(names) -> None:
+def demo(loss: str = "squared") -> tuple:
+    """``(data, basis)``: the demo's table scaled and chunked as a search step sees it, float32,
+    and the default basis; ``loss="logistic"``: its labels ``y > median`` (the classifier's)."""
     X, y = paper_synthetic(1000, p=10, seed=0)
     X = (X - X.min(0)) / (X.max(0) - X.min(0))
-    y = (y - y.mean()) / (4 * y.std())
+    if loss == "logistic":
+        y = (y > np.median(y)).astype(np.float32)
+    else:
+        y = (y - y.mean()) / (4 * y.std())
     data = scoring.chunk(jnp.asarray(X, jnp.float32), jnp.asarray(y, jnp.float32), None, 2048)
-    basis = basis_.get_basis(None)
+    return data, basis_.get_basis(None)
+
+
+def main(names) -> None:
+    data, basis = demo()
     base = search.search_config("backfit", 10, 10 * basis.q)
     variants = {
         "backfit": base,
