@@ -335,4 +335,11 @@ CASES = [
 
 CASE_NAMES = [c.name for c in CASES]
 assert len(set(CASE_NAMES)) == len(CASE_NAMES)
-FLOAT32_CASES = {"batch", "batch_classifier"}  # compared to float32's rounding, the rest closer
+TOLERANCES = {"batch": 1e-6, "batch_classifier": 1e-3}
+"""The float32 cases' relative tolerances (every other case is float64: 1e-9). ``batch``: float32's
+rounding. ``batch_classifier``: its logistic fits in float32 move by up to 3e-4 in probability
+when the covariates move by 2e-7 relative (measured: seeds 14-19 of its data, four random
+perturbations each, every ``k_`` unchanged), and a CPU of another kind rounds the same fit
+that differently (this case failed at 1e-6 on the machines of 2026-11-29/30 against the file
+made at a1270b2); so its probabilities are pinned to 1e-3, its sizes exactly, and the batch's
+oracle (members = separate fits, tests/test_classifier_batch.py) stays exact."""

@@ -11,9 +11,11 @@ the current code and compared with what ``tests/data/golden_predictions.npz`` st
 * the predictions on held-out rows (``predict``; ``predict_proba`` for classifiers), and
   the held-out errors the sizes were chosen by (``path_``, ``shape_path_``: they pin the
   held-out split, which changes the predictions only where it changes a chosen size), must
-  be equal to ``rtol = 1e-6`` and ``atol = 1e-6 * max|expected|`` for the float32 cases, ``1e-9``
-  for the float64 ones (float32's rounding; the
-  same choices and arithmetic on the same machine agree to the last bit).
+  be equal to ``rtol = tol`` and ``atol = tol * max|expected|``, ``tol = 1e-9`` for the float64
+  cases and ``golden_cases.TOLERANCES`` for the two float32 ones (``1e-6``, float32's rounding,
+  for the regressor batch; ``1e-3`` for the classifier batch, whose float32 logistic fits move
+  that much with the CPU's rounding: the same choices and arithmetic on the same machine
+  agree to the last bit).
 
 What a failure means: the code now gives different answers from the commit that made the
 file. For a change meant to keep behaviour (a refactor) that is a bug: do not regenerate the
@@ -84,9 +86,9 @@ def test_golden_predictions(case, golden, tmp_path):
     assert (res.k is None) == (want_k is None)
     if res.k is not None:
         np.testing.assert_array_equal(res.k, want_k, err_msg=f"{case.name}: k_ differs {made_by}")
-    # float32's rounding for the float32 cases; float64 cases must agree far closer (a
-    # change of refine_steps 20 -> 15 moves the paper case by 6e-7 of its scale)
-    tol = 1e-6 if case.name in G.FLOAT32_CASES else 1e-9
+    # the float32 cases at their tolerances (G.TOLERANCES); float64 cases must agree far
+    # closer (a change of refine_steps 20 -> 15 moves the paper case by 6e-7 of its scale)
+    tol = G.TOLERANCES.get(case.name, 1e-9)
     _close(res.pred, golden[case.name], f"{case.name}: predictions differ {made_by}", tol)
     _close(res.heldout, golden.get(case.name + "__heldout"),
            f"{case.name}: held-out errors of the size choice differ {made_by}", tol)
