@@ -47,6 +47,16 @@ Decisions (and why):
 * **Quick programs** (:func:`quick`): a small table's shape stage compiles its programs
   with LLVM's optimisation off (another key, so they never stand in for the default ones),
   through this class also when the on-disk cache is off (then kept in memory only).
+* **Read-ahead** (:func:`_follow`): loading is most of a second process's fit (the demo's
+  backfit step alone 0.5-0.8 s of 1.1-1.4 s, XLA rebuilding its HLO module; the load time
+  follows the program's size, not its debug metadata: stripped, 30% fewer bytes loaded as
+  slowly). A process notes the programs it uses in order of first use; the first program's
+  ``<key>.trail`` file lists those that followed it (at most :data:`MAX_TRAIL`), and a later
+  process that loads that first program loads the listed ones on one background thread
+  meanwhile (XLA's load runs outside the GIL: two loads take about the time of the larger).
+  A program is taken from there only as a loaded file is (its first call checked); a
+  trail that names other programs costs only their loads. The same executables, so the same
+  results.
 * **Failures are never errors**: an unreadable, corrupt or incompatible file is deleted and
   the program compiled as without the cache; a program that cannot be serialised is
   compiled and used in memory. Results are those of the jitted function: the same program,
@@ -56,12 +66,15 @@ Decisions (and why):
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import hashlib
 import importlib.metadata
+import json
 import os
 import pickle
 import platform
+import re
 import sys
 import tempfile
 import threading
@@ -94,6 +107,9 @@ emitters for fusions. Measured on the demo's search step (BENCHMARKS.md, "The te
 8 minutes" and issue 27): about 40% less compile time for a 4-5x slower program; on a small
 table's shape stage, whose run time is a few milliseconds, the compile time alone counts."""
 
+MAX_TRAIL = 16
+"""The most programs a trail file lists after its first one (:func:`_follow`)."""
+
 _lock = threading.Lock()
 _directory: str | None = None
 _memory: collections.OrderedDict = collections.OrderedDict()
@@ -101,6 +117,12 @@ _quick_memory: collections.OrderedDict = collections.OrderedDict()  # quick()'s,
 _environment: str | None = None
 _broken: set = set()  # keys whose program could not be serialised (compiled in memory only)
 _local = threading.local()  # this thread's count of JAX persistent-cache hits
+_trail: list = []  # this process's programs, [key, quick], in order of first use (_follow)
+_trail_read: list = []  # what the first program's trail file listed when it was read
+_pending: dict = {}  # key -> Future of a read-ahead load
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_HEX = re.compile(r"[0-9a-f]{64}")
+read_ahead_used = 0  # programs this process took from read-ahead loads (for tests, benchmarks)
 
 
 @contextlib.contextmanager
@@ -133,11 +155,16 @@ def enable(path: str | None) -> None:
     """Turns the executable cache on in ``path`` (a private directory), or off with None.
 
     Called by :func:`jaxtree._compilation_cache.enable` and ``disable``; not public."""
-    global _directory
+    global _directory, _trail_read
     with _lock:
         _directory = path
         _memory.clear()
         _quick_memory.clear()
+        _trail.clear()
+        _trail_read = []
+        for fut in _pending.values():
+            fut.cancel()
+        _pending.clear()
 
 
 def directory() -> str | None:
@@ -322,23 +349,21 @@ def _kernel_modules():
             sys.modules.pop(full, None)
 
 
-def _load(path: str, in_tree):
+def _load(path: str, in_tree=None):
+    """The executable stored at ``path``; ``in_tree``: its arguments' tree structure (None:
+    the one stored with it, for a read-ahead load that has no arguments yet)."""
     from jax.experimental import serialize_executable as se  # noqa: PLC0415
 
     with open(path, "rb") as f:
-        payload, out_tree = pickle.loads(zlib.decompress(f.read()))
-    # LAPACK is set up already: cached.__call__, the one caller, does it before any program
-    exe = se.deserialize_and_load(payload, in_tree, out_tree)
+        payload, stored_in, out_tree = pickle.loads(zlib.decompress(f.read()))
+    # LAPACK is set up already: cached.__call__ does it before any program is loaded here
+    # or read ahead
+    exe = se.deserialize_and_load(payload, stored_in if in_tree is None else in_tree, out_tree)
     os.utime(path)  # recently used
     return exe
 
 
-def _store(directory: str, name: str, compiled) -> None:
-    from jax.experimental import serialize_executable as se  # noqa: PLC0415
-
-    payload, _, out_tree = se.serialize(compiled)
-    data = zlib.compress(pickle.dumps((payload, out_tree),
-                                      protocol=pickle.HIGHEST_PROTOCOL), 1)
+def _write_atomic(directory: str, name: str, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -348,14 +373,89 @@ def _store(directory: str, name: str, compiled) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _store(directory: str, name: str, compiled) -> None:
+    from jax.experimental import serialize_executable as se  # noqa: PLC0415
+
+    payload, in_tree, out_tree = se.serialize(compiled)
+    _write_atomic(directory, name, zlib.compress(
+        pickle.dumps((payload, in_tree, out_tree), protocol=pickle.HIGHEST_PROTOCOL), 1))
     files = [os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".exe")]
     if len(files) > MAX_FILES:
         files.sort(key=lambda f: os.stat(f).st_mtime)
         for f in files[: len(files) - MAX_FILES]:
-            try:
-                os.unlink(f)
-            except OSError:
-                pass
+            for old in (f, f[:-4] + ".trail"):
+                try:
+                    os.unlink(old)
+                except OSError:
+                    pass
+
+
+def _follow(d: str, key: str, fast: bool) -> None:
+    """Notes program ``key``'s first use in this process (module docstring, read-ahead).
+    The process's first program reads its trail file and loads the programs listed there on
+    the read-ahead thread; each later new program extends the first one's trail file, where
+    it differs from what the file said (a process that repeats the last one writes nothing).
+    Never raises: a trail is an optimisation."""
+    global _trail_read
+    entry = [key, bool(fast)]
+    with _lock:
+        if entry in _trail or len(_trail) > MAX_TRAIL:
+            return
+        _trail.append(entry)
+        head, later = _trail[0][0], [list(e) for e in _trail[1:]]
+    try:
+        if not later:
+            with open(os.path.join(d, key + ".trail"), encoding="utf-8") as f:
+                listed = json.load(f)
+            listed = [[k, bool(q)] for k, q in listed if isinstance(k, str) and _HEX.fullmatch(k)]
+            with _lock:
+                _trail_read = listed[:MAX_TRAIL]
+            for k, q in _trail_read:
+                _read_ahead(d, k, q)
+        elif _trail_read[:len(later)] != later:
+            _write_atomic(d, head + ".trail", json.dumps(later).encode())
+    except Exception:  # noqa: BLE001 - no trail file, a malformed one, a full disk
+        pass
+
+
+def _read_ahead(d: str, key: str, fast: bool) -> None:
+    """Starts loading stored program ``key`` on the read-ahead thread, unless it is in
+    memory, pending or not on disk."""
+    global _pool
+    path = os.path.join(d, key + ".exe")
+    with _lock:
+        if key in (_quick_memory if fast else _memory) or key in _pending:
+            return
+        if not os.path.exists(path):
+            return
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(
+                1, thread_name_prefix="jaxtree-read-ahead")
+        _pending[key] = _pool.submit(_load_quietly, path)
+
+
+def _load_quietly(path: str):
+    try:
+        return _load(path)
+    except Exception:  # noqa: BLE001 - the caller's own load then deletes a bad file
+        return None
+
+
+def _take_read_ahead(key: str):
+    """The executable a read-ahead load of ``key`` gave, waiting for it if it is running;
+    None where there was none, it failed, or it had not started (then cancelled: the caller
+    loads it itself rather than wait behind others)."""
+    global read_ahead_used
+    with _lock:
+        fut = _pending.pop(key, None)
+    if fut is None or fut.cancel():
+        return None
+    exe = fut.result()
+    if exe is not None:
+        read_ahead_used += 1
+    return exe
 
 
 class cached:  # noqa: N801 - used like a decorator-made function
@@ -390,6 +490,8 @@ class cached:  # noqa: N801 - used like a decorator-made function
             if exe is not None:
                 memory.move_to_end(key)
         if exe is None:
+            if d is not None:
+                _follow(d, key, fast)
             exe, path = self._get(d, key, args, dynamic, fast)
             if exe is None:
                 return self.fn(*args)
@@ -410,8 +512,8 @@ class cached:  # noqa: N801 - used like a decorator-made function
         ``fast``: with the :data:`QUICK` options."""
         name = key + ".exe"
         path = None if d is None else os.path.join(d, name)
-        exe = None
-        if path is not None and os.path.exists(path):
+        exe = None if path is None else _take_read_ahead(key)
+        if exe is None and path is not None and os.path.exists(path):
             try:
                 exe = _load(path, jax.tree_util.tree_structure((dynamic, {})))
             except Exception:  # noqa: BLE001 - a bad file is a miss, never an error
