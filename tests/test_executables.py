@@ -437,3 +437,84 @@ def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compil
     assert quick.formula() == plain.formula()
     np.testing.assert_allclose(quick.predict(X), plain.predict(X), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(quick.history_, plain.history_, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ read-ahead
+# jaxtree._executables._follow: a process's first program's <key>.trail lists the programs
+# that followed it; a later process loads those on a background thread.
+
+def _new_process(d):
+    """What a new process sees: only the files (memory, trail and pending loads reset)."""
+    ex.enable(str(d))
+
+
+def _wait_read_ahead():
+    import concurrent.futures
+
+    concurrent.futures.wait(list(ex._pending.values()))  # no race with the test's next call
+
+
+def _two_programs(d):
+    """Runs affine then other once (a first process); returns their keys and arguments."""
+    x, n = np.linspace(-1, 1, 6), np.float64(0.5)
+    first, second = ex.cached(affine, (2,)), ex.cached(other, (2,))
+    first(x, n, 2.0)
+    k1 = ex._trail[0][0]
+    second(x, n, 2.0)
+    k2 = ex._trail[1][0]
+    return first, second, (x, n, 2.0), k1, k2
+
+
+def test_a_second_process_reads_ahead_the_programs_that_followed_its_first(exe_dir):
+    import json
+
+    first, second, args, k1, k2 = _two_programs(exe_dir)
+    trail = exe_dir / (k1 + ".trail")
+    assert json.loads(trail.read_text()) == [[k2, False]]  # the first program's followers
+    assert not (exe_dir / (k2 + ".trail")).exists()
+    written = trail.stat().st_mtime_ns
+    _new_process(exe_dir)
+    first.fn = second.fn = Forbidden()  # both must come from their files
+    used = ex.read_ahead_used
+    got1 = first(*args)
+    assert k2 in ex._pending  # its load started with the first program's
+    _wait_read_ahead()
+    got2 = second(*args)
+    assert ex.read_ahead_used == used + 1 and not ex._pending
+    for got, fn in ((got1, _affine), (got2, _other)):
+        for a, w in zip(got, fn(*args)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(w), rtol=1e-12)
+    assert trail.stat().st_mtime_ns == written  # the same order: nothing rewritten
+
+
+@pytest.mark.parametrize("content", ["not json", '[["../../etc/passwd", false]]',
+                                     '[["' + "ab" * 32 + '", false]]', '{"a": 1}'])
+def test_a_malformed_or_stale_trail_is_ignored_and_then_rewritten(exe_dir, content):
+    import json
+
+    first, second, args, k1, k2 = _two_programs(exe_dir)
+    trail = exe_dir / (k1 + ".trail")
+    trail.write_text(content)  # garbage, a path, a program not on disk, another type
+    _new_process(exe_dir)
+    used = ex.read_ahead_used
+    got1 = first(*args)
+    assert not ex._pending  # nothing loaded ahead
+    got2 = second(*args)  # loaded by itself from its file
+    assert ex.read_ahead_used == used
+    np.testing.assert_allclose(np.asarray(got1[0]), np.asarray(_affine(*args)[0]), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(got2[0]), np.asarray(_other(*args)[0]), rtol=1e-12)
+    assert json.loads(trail.read_text()) == [[k2, False]]  # this process's order written
+
+
+def test_a_corrupt_file_read_ahead_falls_back_to_a_fresh_compilation(exe_dir):
+    first, second, args, k1, k2 = _two_programs(exe_dir)
+    (exe_dir / (k2 + ".exe")).write_bytes(b"not an executable")
+    _new_process(exe_dir)
+    used = ex.read_ahead_used
+    first.fn = Forbidden()
+    first(*args)
+    _wait_read_ahead()
+    got = second(*args)  # the read-ahead load failed; its own load fails: compiled again
+    assert ex.read_ahead_used == used
+    np.testing.assert_allclose(np.asarray(got[0]), np.asarray(_other(*args)[0]), rtol=1e-12)
+    assert (exe_dir / (k2 + ".exe")).read_bytes() != b"not an executable"
