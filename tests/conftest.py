@@ -35,61 +35,7 @@ import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 # The suite never reads or writes the user's persistent compilation cache: a shared cache
 # would couple test runs to each other (and to entries other processes left behind). The
 # cache's own tests run in subprocesses with private directories (test_compilation_cache.py).
-# One run shares a cache of its own instead (pytest_configure below).
 golden_cases.configure()
-
-_RUN_CACHE = "JAXTREE_SUITE_RUN_CACHE"
-
-
-_RUN_CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": None,
-                  "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-                  "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
-"""JAX's own environment variables for its persistent cache (None: the run's directory)."""
-
-
-def pytest_configure(config):
-    """JAX's persistent compilation cache in a directory of this run alone, shared by its
-    xdist workers and the Python subprocesses its tests start: made empty by the first
-    process (the controller, or the one process of ``-n 0``), which sets :data:`_RUN_CACHE`
-    and JAX's variables (:data:`_RUN_CACHE_ENV`) before the workers start (they inherit
-    them, as subprocesses do) and deletes the directory at the end
-    (:func:`pytest_unconfigure`).
-
-    Why: the two workers compile many of the same programs (the default fit on the small
-    tables most test files use), a process compiles a program again after
-    ``jax.clear_caches`` (``_bounded_jax_caches``), and the subprocess tests (README
-    snippets, the CLI, the sharded fits, the gallery) each compile their fits from nothing.
-    Measured on the full suite, empty cache, 2 cores (twenty-ninth session): CPU time 1,737
-    -> 1,452 s and wall 960 -> 783 s with subprocesses sharing it; in-process only, 1,684 s
-    CPU (most of the gain is the subprocesses'). A loaded executable is the compiled one, so
-    results are bitwise those of a compilation. The run still starts with an empty cache, as
-    CI's does, and nothing outlives it. The tests of caching itself start their processes
-    without these variables (``test_compilation_cache.run_child``: a user's environment);
-    within one process JAX never reads the disk for a program it compiled itself (its
-    in-memory cache answers first), so the executable cache's in-process tests see their
-    own compilations."""
-    import tempfile
-
-    path = os.environ.get(_RUN_CACHE)
-    if path is None:
-        path = tempfile.mkdtemp(prefix="jaxtree-suite-jax-cache-")
-        os.environ[_RUN_CACHE] = path
-        for name, value in _RUN_CACHE_ENV.items():
-            os.environ[name] = path if value is None else value
-        config._jaxtree_run_cache = path  # this process owns it
-    jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-
-
-def pytest_unconfigure(config):
-    path = getattr(config, "_jaxtree_run_cache", None)
-    if path is not None:
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)
-        for name in (_RUN_CACHE, *_RUN_CACHE_ENV):
-            os.environ.pop(name, None)
 
 
 def pytest_xdist_auto_num_workers(config):

@@ -33,10 +33,8 @@ PRELUDE = textwrap.dedent("""
 
 
 def run_child(code, tmp_path, **env_extra):
-    env = {k: v for k, v in os.environ.items()  # a user's environment: not the suite's
-           if k not in ("JAX_COMPILATION_CACHE_DIR", cc.ENV_VAR, "XDG_CACHE_HOME",
-                        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
-                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("JAX_COMPILATION_CACHE_DIR", cc.ENV_VAR, "XDG_CACHE_HOME")}
     env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"), **env_extra)
     out = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env,
                          capture_output=True, text=True, timeout=300)
