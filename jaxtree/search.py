@@ -873,19 +873,31 @@ def splits(config: Config) -> bool:
     """Whether :func:`step_function` runs ``config``'s step as two programs
     (:func:`insert_step`, :func:`finish_step`) and :func:`refine_step` can refine a tree
     with its second: a squared-loss step refined by L-BFGS without replacement moves (the
-    greedy search; the backfitting round must make no move). The backfit search's step and
-    a classification step stay one program: nothing reuses a part of them, and the backfit
-    step in two parts, even compiled side by side in two threads, was measured no faster on
-    two cores (BENCHMARKS.md, issue 27)."""
+    greedy search; the backfitting round must make no move). A classification step stays
+    one program. The backfit search's step also runs in two parts (:func:`step_function`:
+    a second process loads them side by side), but its second part makes replacement moves,
+    so :func:`refine_step` cannot refine through it; compiling its two parts side by side
+    in two threads was measured no faster on two cores (BENCHMARKS.md, issue 27)."""
     return config.loss == "squared" and config.refine == "optax" and not config.replace_moves
 
 
 def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
                   split: bool = True) -> Callable:
     """``program -> (program, StepInfo)``: one iteration of :func:`step` on ``data``, through
-    the executable cache; where :func:`splits` holds, as :func:`insert_step` then
-    :func:`finish_step` (two compiled programs, dispatched one after the other with no
-    transfer; the same arithmetic).
+    the executable cache; where :func:`splits` holds, and always for the squared-loss
+    backfit step (replacement moves), as :func:`insert_step` then :func:`finish_step` (two
+    compiled programs, dispatched one after the other with no transfer; the same
+    arithmetic up to XLA's rounding across the boundary).
+
+    Why the backfit step always: a second process loads its stored programs (the
+    executable cache), and the load time follows a program's size. The one-program backfit
+    step was 1.05 s of the demo's 1.5 s second-process fit, loaded on the main thread while
+    the other programs loaded on the read-ahead thread in 0.35 s; in two parts the read-ahead
+    loads one while the main thread loads the other, about 0.5 s each (twenty-ninth session,
+    the cache's loads timed in a second process). Measured, demo, fresh cache per round, old and new
+    alternating, 5 rounds: second-process fit median 0.80 -> 0.60 s; first fit in a fresh
+    cache 9.36 / 8.84 -> 10.06 / 9.65 s (two rounds: the parts compile in 6.3 s against the
+    one program's 5.3 s). The selection run and the refit use the same two programs.
 
     Args:
       data: chunked training data (:func:`jaxtree.scoring.chunk`).
@@ -894,7 +906,8 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
       max_ops: as for :func:`step` (None, or a numpy integer: traced).
       split: False runs the one-program step even where :func:`splits` holds.
     """
-    if not (split and splits(config)):
+    two = (split and splits(config)) or (config.loss == "squared" and bool(config.replace_moves))
+    if not two:
         return lambda p: step_cached(p, data, basis, config, max_ops)
 
     def two_programs(p):

@@ -33,11 +33,15 @@ def test_which_steps_run_as_two_programs():
     assert not search.splits(CFG._replace(loss="logistic"))
 
 
-def test_two_programs_make_the_one_program_steps():
-    config = CFG
+@pytest.mark.parametrize("search_", ["greedy", "backfit"])
+def test_two_programs_make_the_one_program_steps(monkeypatch, search_):
+    # backfit: pair lookahead and replacement moves in the second part (the squared-loss
+    # backfit step always runs as two programs: a second process loads them side by side)
+    config = CFG if search_ == "greedy" else CFG._replace(replace_moves=2, pair_leaves=2)
     data = _data(0)
     one = lambda p: search.step_jit(p, data, SMALL, config, np.int32(4))  # noqa: E731
-    two = search.step_function(data, SMALL, config, np.int32(4))
+    monkeypatch.setattr(search.step_cached, "fn", None)  # calling the one program fails
+    two = search.step_function(data, SMALL, config, np.int32(4), split=search_ == "greedy")
     p1 = p2 = prog.empty_program(config.max_k, data.x.dtype)
     for _ in range(5):  # the first leaf (no refinement) and four refined insertions
         p1, i1 = one(p1)

@@ -271,7 +271,8 @@ class InMemory(_Regression):
         else:
             best = lambda p: p  # noqa: E731
             step = select.with_held_out_rows(
-                lambda p: search.step_cached(p, data, s.basis, cfg, np.int32(s.k)),
+                search.step_function(data, s.basis, cfg, np.int32(s.k),
+                                     split=s.shapes_after or bool(s.shapes)),
                 lambda p: select.held_out_errors_cached(p, held_data, s.basis))
             start = empty
         start = (start, np.zeros(held_data.y.shape, held_data.y.dtype))
