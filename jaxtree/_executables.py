@@ -21,9 +21,9 @@ Decisions (and why):
   user configured JAX's cache or turned jaxtree's off (``JAXTREE_COMPILATION_CACHE=0``,
   :func:`jaxtree.disable_compilation_cache`), so a process that opted out never loads code
   from disk.
-* **What is cached**: the programs a default fit compiles: the search step (in a fit
-  with shape terms the greedy step refined by L-BFGS as its two programs, insertion and
-  refinement, :func:`jaxtree.search.step_function`) and the held-out loss of
+* **What is cached**: the programs a default fit compiles: the search step (the backfit
+  step, and in a fit with shape terms the greedy step refined by L-BFGS, as two programs,
+  insertion and the rest, :func:`jaxtree.search.step_function`) and the held-out loss of
   :class:`jaxtree.TreeRegressor`, the step of :class:`jaxtree.TreeClassifier` (one tree, or
   the one-versus-rest batch), the shape stage's programs (:func:`jaxtree.shapes.spec_jit`)
   and the tree's values on the training rows (:func:`jaxtree._fit.select.tree_values`);
@@ -53,8 +53,9 @@ Decisions (and why):
   slowly). A process notes the programs it uses in order of first use; the first program's
   ``<key>.trail`` file lists those that followed it (at most :data:`MAX_TRAIL`), and a later
   process that loads that first program loads the listed ones on one background thread
-  meanwhile (XLA's load runs outside the GIL: two loads take about the time of the larger).
-  A program is taken from there only as a loaded file is (its first call checked); a
+  meanwhile (XLA's load runs outside the GIL: two loads take about the time of the larger;
+  so the backfit step is stored as its two halves, which the two threads load side by
+  side). A program is taken from there only as a loaded file is (its first call checked); a
   trail that names other programs costs only their loads. The same executables, so the same
   results.
 * **Failures are never errors**: an unreadable, corrupt or incompatible file is deleted and
