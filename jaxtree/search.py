@@ -894,19 +894,23 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
     step was 1.05 s of the demo's 1.5 s second-process fit, loaded on the main thread while
     the other programs loaded on the read-ahead thread in 0.35 s; in two parts the read-ahead
     loads one while the main thread loads the other, about 0.5 s each (twenty-ninth session,
-    the cache's loads timed in a second process). Measured, demo, fresh cache per round, old and new
-    alternating, 5 rounds: second-process fit median 0.80 -> 0.60 s; first fit in a fresh
-    cache 9.36 / 8.84 -> 10.06 / 9.65 s (two rounds: the parts compile in 6.3 s against the
-    one program's 5.3 s). The selection run and the refit use the same two programs.
+    the cache's loads timed in a second process). Measured on the demo, fresh cache per
+    round, old and new alternating, 5 rounds: second-process fit median 0.80 -> 0.60 s;
+    first fit in a fresh cache 9.36 / 8.84 -> 10.06 / 9.65 s (two rounds: the parts compile
+    in 6.3 s against the one program's 5.3 s); warm fits within noise (BENCHMARKS.md, "The
+    backfit step in two programs"). The selection run and the refit use the same two
+    programs.
 
     Args:
       data: chunked training data (:func:`jaxtree.scoring.chunk`).
       basis: the :class:`jaxtree.basis.Basis`.
       config: the search's :class:`Config`.
       max_ops: as for :func:`step` (None, or a numpy integer: traced).
-      split: False runs the one-program step even where :func:`splits` holds.
+      split: False runs the one-program step even where :func:`splits` holds (not the
+        backfit step's: always two programs, so that every path of a fit shares them).
     """
-    two = (split and splits(config)) or (config.loss == "squared" and bool(config.replace_moves))
+    backfit = config.loss == "squared" and bool(config.replace_moves)
+    two = (split and splits(config)) or backfit
     if not two:
         return lambda p: step_cached(p, data, basis, config, max_ops)
 
