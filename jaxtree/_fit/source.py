@@ -241,11 +241,16 @@ class InMemory(_Regression):
             res = search.beam_fit(data, s.basis, k, cfg, s.beam_width, callback=rep,
                                   loss_scale=self.loss_scale, stop=s.stop)
         else:
-            # two programs where a backfitting round will refine the tree through the second
             res = search.fit(data, s.basis, k, cfg, callback=rep, loss_scale=self.loss_scale,
-                             max_ops=max_ops, stop=s.stop, split=s.shapes_after or bool(s.shapes))
+                             max_ops=max_ops, stop=s.stop, split=self._split_step())
         return res._replace(program=prog.trim(res.program, max_ops),
                             choices=self._unpadded(res.choices))
+
+    def _split_step(self) -> bool:
+        """Whether the search step runs as its two programs (:func:`jaxtree.search.step_function`):
+        where a backfitting round will refine the tree through the second. One rule for the
+        selection run and the refit, so that both run the same compiled programs."""
+        return self.spec.shapes_after or bool(self.spec.shapes)
 
     def _unpadded(self, choices: list) -> list:
         return select.unpadded_choices(choices, self.p, self.spec.columns, self.spec.basis.q)
@@ -271,8 +276,7 @@ class InMemory(_Regression):
         else:
             best = lambda p: p  # noqa: E731
             step = select.with_held_out_rows(
-                search.step_function(data, s.basis, cfg, np.int32(s.k),
-                                     split=s.shapes_after or bool(s.shapes)),
+                search.step_function(data, s.basis, cfg, np.int32(s.k), split=self._split_step()),
                 lambda p: select.held_out_errors_cached(p, held_data, s.basis))
             start = empty
         start = (start, np.zeros(held_data.y.shape, held_data.y.dtype))
