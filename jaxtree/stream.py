@@ -237,13 +237,17 @@ def check_source_arrays(x, y, sample_weight, chunk_size) -> None:
                          f"{chunk_size}. Use a smaller chunk_size (or fit in memory).")
 
 
+STREAMED_TYPES = (np.memmap, ChunkReader)
+"""What the estimators read block by block (:func:`is_streamable`)."""
+
+
 def is_streamable(X) -> bool:
     """True for inputs the estimator streams: a ``np.memmap`` or a :class:`ChunkReader`.
 
     Args:
       X: the estimator's input.
     """
-    return isinstance(X, (np.memmap, ChunkReader))
+    return isinstance(X, STREAMED_TYPES)
 
 
 def scaling(reader: ChunkReader) -> scaling_.Scaling:

@@ -71,27 +71,26 @@ def search_bytes(k: int, n: int, p: int, q: int, dtype, chunk: int, batch: int =
     compiled capacity (:func:`jaxtree.program.capacity_for` where compiling dominates, as the
     estimators do), ``m`` the rows of one step and ``P`` the candidate columns (the column
     bucket's ``p`` times ``q`` where compiling dominates)."""
-    per_leaf, small, _ = _leaf_bytes(n, p, q, dtype, chunk, batch)
-    return per_leaf * _leaf_rows(k, small)
+    per_leaf, leaves, _, _ = _footprint(k, n, p, q, dtype, chunk, batch)
+    return per_leaf * leaves
 
 
-def _leaf_rows(k: int, rounded: bool) -> int:
-    """The leaf rows ``L`` of :func:`search_bytes`: the compiled capacity plus one, the
-    capacity being ``k`` rounded up (:func:`jaxtree.program.capacity_for`) or ``k`` itself."""
-    return (prog.capacity_for(k) if rounded else max(int(k), 0)) + 1
-
-
-def _leaf_bytes(n: int, p: int, q: int, dtype, chunk: int, batch: int) -> tuple:
-    """``(bytes per leaf row, rounded, m)`` of :func:`search_bytes`: what one leaf row of the
-    compiled capacity holds, whether the capacity is ``k`` rounded up
-    (:func:`jaxtree.program.capacity_for`, where compiling dominates) or ``k`` itself, and
-    ``m``, the rows of one step. One :func:`jaxtree.scoring.layout` for every ``k``."""
+def _footprint(k: int, n: int, p: int, q: int, dtype, chunk: int, batch: int) -> tuple:
+    """``(bytes per leaf row, L, m, rounded)`` of :func:`search_bytes`: what one leaf row of
+    the compiled capacity holds; ``L``, the leaf rows of a ``k``-operation search (the
+    compiled capacity plus one, the capacity being ``k`` rounded up,
+    :func:`jaxtree.program.capacity_for`, where compiling dominates, else ``k`` itself);
+    ``m``, the rows of one step; and whether the capacity is rounded. One
+    :func:`jaxtree.scoring.layout` serves every ``k`` (the bytes per leaf row do not depend
+    on it)."""
     n, p, q = max(int(n), 1), max(int(p), 1), max(int(q), 1)
     lay = scoring.layout(n, p, q, int(chunk))
     small = lay.compiling_dominates
     cols = (lay.columns if small else p) * q
     words = WORDS_PER_LEAF_ROW * lay.rows_per_step + WORDS_PER_LEAF_CANDIDATE * cols
-    return int(np.dtype(dtype).itemsize) * max(int(batch), 1) * int(words), small, lay.rows_per_step
+    leaves = (prog.capacity_for(k) if small else max(int(k), 0)) + 1
+    per_leaf = int(np.dtype(dtype).itemsize) * max(int(batch), 1) * int(words)
+    return per_leaf, leaves, lay.rows_per_step, small
 
 
 def parse_bytes(text: str) -> int:
@@ -188,8 +187,8 @@ def check_size(k: int, n: int, p: int, q: int, dtype, chunk: int, platform: str,
         where = "the given budget"
     # One layout for the estimate of k and for the largest k that fits: the leaf rows of
     # the compiled capacity are what a larger k adds (search_bytes).
-    per_leaf, small, m = _leaf_bytes(n, p, q, dtype, chunk, batch)
-    need = per_leaf * _leaf_rows(k, small)
+    per_leaf, leaves, m, small = _footprint(k, n, p, q, dtype, chunk, batch)
+    need = per_leaf * leaves
     if need > budget:
         most = budget // per_leaf - 1  # the largest capacity within the budget
         fits = min(k, prog.largest_k_within(most) if small else most)

@@ -222,7 +222,8 @@ def streams(X, engine: str) -> bool:
     :class:`jaxtree.stream.ChunkReader` (data larger than memory is streamed, never
     materialised), except a memmap under the reference engine, whose plain numpy reads it
     like any array."""
-    return stream_.is_streamable(X) and not (engine == "reference" and isinstance(X, np.memmap))
+    return (isinstance(X, stream_.STREAMED_TYPES)
+            and not (engine == "reference" and isinstance(X, np.memmap)))
 
 
 def streamed_encoding(reader, missing: str):
