@@ -120,9 +120,14 @@ class TreeRegressor(Regressor):
         rows (engine ``"jax"``, one device), None otherwise; the value used is
         ``validation_fraction_``. With ``search="beam"`` each size is judged by the beam's
         best member at that size, and the refit is the beam run to ``k_``.
-      cache_basis: evaluate the basis once for all rows and keep it (opt-in: holds
-        ``n*p*q`` floats, ``4*n*p*q`` bytes in float32 — 0.9 GB at n=700,000, p=8,
-        q=40) instead of re-evaluating it chunk by chunk in every iteration.
+      cache_basis: ``"auto"`` (default), True or False: evaluate the basis once for all
+        rows and keep it (``n*p*q`` floats, ``4*n*p*q`` bytes in float32: 0.9 GB at
+        n=700,000, p=8, q=40) instead of re-evaluating it chunk by chunk in every
+        iteration. ``"auto"`` keeps it where compiling costs more than searching (in-memory
+        JAX fits with ``n*p*q`` below ``jaxtree.scoring.BUCKET_MIN_WORK``, at most about
+        64 MB of basis values in float32): the search's programs then hold no basis code
+        and compile about a quarter faster (a first fit about 10% faster; BENCHMARKS.md,
+        "The basis kept on small tables").
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
         shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With shape
         terms in memory (``shapes=S`` or ``"auto"``) the tree search is sharded and the shape
@@ -238,7 +243,7 @@ class TreeRegressor(Regressor):
                  engine: str = "jax", chunk_size="auto", coordinate_sweeps: int = 3,
                  refine_steps: int = 20, precision: str = "highest", clip: bool = True,
                  verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
-                 devices=None, cache_basis: bool = False,
+                 devices=None, cache_basis="auto",
                  validation_fraction="auto", search: str = "auto",
                  target_transform: Optional[str] = None, y_bound: float = DEFAULT_Y_BOUND,
                  prune_tol: Optional[float] = None, shapes="auto",

@@ -712,15 +712,22 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     :data:`jaxtree._fit.spec.AUTO_SHAPES_MIN_ROWS` rows (100), the regressor's rule with its
     knots (:func:`jaxtree._fit.spec.knots_for`; measured for the classifier: spam7 0.8987 ->
     0.9116 AUC from 2,000 rows, BENCHMARKS.md, "Shape terms from 2,000 rows"; the coarse
-    knots below it: Titanic 0.836 -> 0.838, Pima and breast cancer level, "Small tables")."""
+    knots below it: Titanic 0.836 -> 0.838, Pima and breast cancer level, "Small tables").
+
+    No kept basis (``cache_basis`` False, where the regressor's ``"auto"`` keeps it on
+    small tables, :func:`jaxtree._fit.spec.keeps_basis`): the classifier's searches chunk
+    their own rows (:meth:`Labels._data`) and evaluate the basis, so basis values kept with
+    the shape stage's rows would be computed and never read (measured, thirtieth session:
+    the default classifier on 3,000 rows, first fit 26.6 / 27.8 s without and 27.7 /
+    25.8 s with them, the same predictions)."""
     shapes = hyper.get("shapes", 0)
     if not (in_memory and K == 2 and hyper.get("loss") == "logistic"):
         shapes = 0
     fraction = hyper.get("validation_fraction")
     fraction = None if isinstance(fraction, str) else fraction  # "auto": grown to k
     return spec_.resolve(dict(hyper, shapes=shapes, y_bound=1.0, prune_tol=None,
-                              validation_fraction=fraction), params, n, p, dtype, plan,
-                         in_memory=in_memory)
+                              validation_fraction=fraction, cache_basis=False), params, n, p,
+                         dtype, plan, in_memory=in_memory)
 
 
 def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitResult:

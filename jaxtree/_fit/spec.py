@@ -99,6 +99,15 @@ def _check_callback(value, name):
         raise TypeError(f"{name} must be callable; got {type(value).__name__}.")
 
 
+def _check_cache_basis(value, name):
+    if isinstance(value, str) and value == "auto":
+        return value
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True, False or 'auto'; got {value!r} "
+                        f"({type(value).__name__}).")
+    return value
+
+
 def _check_devices(value, name):
     if value is not None:
         sharding_.resolve_devices(value)  # ValueError naming the count available
@@ -173,6 +182,7 @@ PARAMETER_CONSTRAINTS = {
     "coordinate_sweeps": lambda v, n: V.check_int(v, n, 0),
     "refine_steps": lambda v, n: V.check_int(v, n, 0),
     "clip": V.check_bool,
+    "cache_basis": _check_cache_basis,
     "callback": _check_callback,
     "devices": _check_devices,
     "search": lambda v, n: V.check_choice(v, n, ("auto",) + search.SEARCHES),
@@ -293,7 +303,7 @@ def fits_in_chunks(hyper: dict, xa, transform: str, plan: plan_.RowPlan) -> bool
     take more than :data:`jaxtree.plan.ACCEL_IN_MEMORY_SHARE` of the device's memory (at
     least :data:`jaxtree.plan.ACCEL_IN_MEMORY_BYTES`)."""
     return (hyper.get("engine", "jax") == "jax"
-            and transform == "identity" and not hyper.get("cache_basis", False)
+            and transform == "identity" and hyper.get("cache_basis", "auto") is not True
             and xa.dtype.kind == "f" and xa.ndim == 2 and not plan.in_memory)
 
 
@@ -490,6 +500,28 @@ def resolve_auto(search_: str, validation_fraction, n: int, p: int, q: int, *,
     return search_, validation_fraction
 
 
+def keeps_basis(cache_basis, n: int, p: int, q: int, *, in_memory: bool,
+                engine: str = "jax") -> bool:
+    """Whether a fit keeps the basis values of all its rows (``cache_basis``: True, False or
+    ``"auto"``). ``"auto"``: on in-memory JAX fits where compiling costs more than searching
+    (:func:`jaxtree.scoring.compiling_dominates`, so at most ``BUCKET_MIN_WORK`` values,
+    64 MB in float32, before the buckets' padding).
+
+    Decision (thirtieth session): the search's programs then gather the leaves' and the
+    candidates' basis values instead of evaluating the basis at each of their ~60 sites (the
+    default backfit step's two programs, 42 and 21 fused kernels holding basis code): their
+    compilation took 25% less (insert 6.5 -> 4.9 s, finish 5.6 -> 4.3 s on the demo, one
+    basis program of 1.1 s added), the demo's first fit about 11% less and a 20,000-row
+    table's about 10% less; warm fits and a second process were unchanged (BENCHMARKS.md,
+    "The basis kept on small tables"). Above the rule the rows' basis values would cost
+    memory the search does not need: there the search evaluates them chunk by chunk.
+    Predictions move by float rounding (the gathered and the evaluated values differ in the
+    last bits of the trigonometric families)."""
+    if isinstance(cache_basis, str):  # "auto"
+        return in_memory and engine == "jax" and scoring.compiling_dominates(n, p, q)
+    return bool(cache_basis)
+
+
 def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowPlan,
             in_memory: bool, transform: str = "identity") -> FitSpec:
     """The :class:`FitSpec` of a fit of ``n`` rows and ``p`` covariates (after encoding):
@@ -531,7 +563,9 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         prune_tol=None if hyper.get("prune_tol") is None else float(hyper["prune_tol"]),
         y_bound=float(hyper.get("y_bound", DEFAULT_Y_BOUND)), target_transform=transform,
         random_state=hyper.get("random_state"), devices=devices,
-        cache_basis=bool(hyper.get("cache_basis", False)), verbose=hyper.get("verbose", 0),
+        cache_basis=keeps_basis(hyper.get("cache_basis", "auto"), n, p, q,
+                                in_memory=in_memory, engine=engine),
+        verbose=hyper.get("verbose", 0),
         callback=hyper.get("callback"), columns=columns, rows=rows,
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),

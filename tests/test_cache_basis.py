@@ -1,0 +1,65 @@
+"""``cache_basis="auto"`` (the default): the basis values of all rows are kept where
+compiling dominates (:func:`jaxtree._fit.spec.keeps_basis`), and the fit is the one that
+evaluates the basis chunk by chunk, to rounding."""
+
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import scoring
+from jaxtree._fit import spec as spec_
+
+
+def test_the_auto_rule():
+    q = 10
+    small = scoring.BUCKET_MIN_WORK // (4 * q) - 1  # n * 4 * q just below the threshold
+    assert spec_.keeps_basis("auto", small, 4, q, in_memory=True)
+    assert not spec_.keeps_basis("auto", small + 1, 4, q, in_memory=True)
+    assert not spec_.keeps_basis("auto", 100, 4, q, in_memory=False)  # streamed
+    assert not spec_.keeps_basis("auto", 100, 4, q, in_memory=True, engine="reference")
+    assert spec_.keeps_basis(True, 10**8, 4, q, in_memory=True)  # asked for: kept
+    assert not spec_.keeps_basis(False, 100, 4, q, in_memory=True)
+
+
+def test_cache_basis_is_checked():
+    X = np.zeros((20, 2))
+    with pytest.raises(TypeError, match="cache_basis must be True, False or 'auto'"):
+        jaxtree.TreeRegressor(cache_basis="yes").fit(X, np.arange(20.0))
+
+
+@pytest.fixture
+def kept(monkeypatch):
+    """The row counts of the chunked data whose basis values a fit keeps."""
+    calls = []
+    real = scoring.cache_basis
+
+    def spy(data, basis):
+        calls.append(data.x.shape)
+        return real(data, basis)
+
+    monkeypatch.setattr(scoring, "cache_basis", spy)
+    return calls
+
+
+def test_the_default_keeps_the_basis_on_a_small_table_and_fits_as_without(x64, rng, kept):
+    # Float64: the gathered and the evaluated basis values agree to the last bits, so the
+    # two fits agree far below float32's rounding. A wrong column of the kept values (the
+    # function-major layout, the column bucket's padding) changes the formula.
+    X = rng.uniform(size=(300, 4))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.standard_normal(300)
+    auto = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
+    assert kept, "cache_basis='auto' kept no basis values on a 300-row table"
+    del kept[:]
+    plain = jaxtree.TreeRegressor(k=4, random_state=0, cache_basis=False).fit(X, y)
+    assert not kept
+    assert auto.k_ == plain.k_
+    assert auto.formula() == plain.formula()
+    np.testing.assert_allclose(auto.predict(X), plain.predict(X), rtol=1e-9,
+                               atol=1e-9 * np.abs(y).max())
+
+
+def test_the_classifier_keeps_no_basis(rng, kept):
+    # its searches chunk their own rows: kept values would never be read
+    X = rng.uniform(size=(200, 3))
+    jaxtree.TreeClassifier(k=2).fit(X, (X[:, 0] > 0.5).astype(int))
+    assert not kept
