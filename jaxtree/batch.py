@@ -832,12 +832,13 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
 
     # The settings each member ran: a clone refits the same search.
     # tol=None (the default): every tree grows to k (no early stop), as TreeRegressor(tol=None)
-    # cache_basis=False: the members' search chunks its own rows and evaluates the basis
-    # (the regressor's "auto" would keep basis values the batch never reads)
     hyper = dict(settings, tol=tol, validation_fraction=validation_fraction,
                  random_state=random_state,
-                 shapes=shapes, prune_tol=prune_tol, cache_basis=False)
-    fit_spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
+                 shapes=shapes, prune_tol=prune_tol)
+    # cache_basis=False: the members' search chunks its own rows and evaluates the basis
+    # (the regressor's "auto" would keep basis values the batch never reads)
+    fit_spec = spec_.resolve(dict(hyper, cache_basis=False), params, n, p, dtype, plan,
+                             in_memory=True)
     rep = progress.Reporter(0, 0, None, names)  # silent: the stages' progress
     one = prog.empty_program(cfg.max_k, dtype)
     lead = (B,) if search != "beam" else (B, int(beam_width))

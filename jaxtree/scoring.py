@@ -218,15 +218,18 @@ def _pad_chunks(xp, x, y, sample_weight, chunk_size: int, rows: Optional[int] = 
 def cache_basis(data: Data, basis) -> Data:
     """Evaluates the basis once for all rows and keeps it with the data.
 
-    Opt-in: this holds ``n * p * q`` floats (``4 n p q`` bytes in float32, e.g. 0.9 GB
-    at n = 700,000, p = 8, q = 40) but removes basis evaluation from every iteration.
+    This holds ``n * p * q`` floats (``4 n p q`` bytes in float32, e.g. 0.9 GB at
+    n = 700,000, p = 8, q = 40) but removes basis evaluation from every iteration (the
+    estimators' ``cache_basis``; their ``"auto"`` keeps it on small tables only).
     """
-    return data._replace(phi=_designs(data.x, basis))  # (n_chunks, m, q*p)
+    return data._replace(phi=designs(data.x, basis))  # (n_chunks, m, q*p)
 
 
 @functools.partial(jax.jit, static_argnums=1)
-def _designs(x, basis):
-    # Jitted at module level: an eager lax.map would trace and compile anew on every call.
+def designs(x, basis):
+    """The :func:`design` of every chunk of ``x (n_chunks, m, p)``: ``(n_chunks, m, q*p)``.
+    Jitted at module level: an eager ``lax.map`` would trace and compile anew on every
+    call."""
     return jax.lax.map(lambda xb: design(xb, basis), x)
 
 

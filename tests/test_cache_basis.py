@@ -7,6 +7,7 @@ import pytest
 
 import jaxtree
 from jaxtree import scoring
+from jaxtree._fit import source
 from jaxtree._fit import spec as spec_
 
 
@@ -31,13 +32,13 @@ def test_cache_basis_is_checked():
 def kept(monkeypatch):
     """The row counts of the chunked data whose basis values a fit keeps."""
     calls = []
-    real = scoring.cache_basis
+    real = source.designs_cached
 
-    def spy(data, basis):
-        calls.append(data.x.shape)
-        return real(data, basis)
+    def spy(x, basis):
+        calls.append(x.shape)
+        return real(x, basis)
 
-    monkeypatch.setattr(scoring, "cache_basis", spy)
+    monkeypatch.setattr(source, "designs_cached", spy)
     return calls
 
 

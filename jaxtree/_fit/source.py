@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _executables
 from jaxtree import _scaling as scaling_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
@@ -34,6 +35,12 @@ from jaxtree import simplify as simplify_
 from jaxtree import stream as stream_
 from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
+
+
+designs_cached = _executables.cached(scoring.designs, static_argnums=(1,))
+"""The kept basis values of a fit's chunked rows (``cache_basis``,
+:func:`jaxtree.scoring.designs`), stored and loaded like the search's programs, so that a
+second process compiles nothing for them."""
 
 
 def scaled(rows, spec: spec_.FitSpec):
@@ -188,8 +195,8 @@ class InMemory(_Regression):
         data = scoring.chunk(np.asarray(xs), np.asarray(ys), None if sw is None else np.asarray(sw),
                              chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
                              columns=columns)
-        if self.spec.cache_basis:
-            data = scoring.cache_basis(data, self.spec.basis)
+        if self.spec.cache_basis:  # through the executable cache, as the search's programs
+            data = data._replace(phi=designs_cached(data.x, self.spec.basis))
         return data
 
     def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
