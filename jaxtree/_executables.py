@@ -52,10 +52,10 @@ Decisions (and why):
   follows the program's size, not its debug metadata: stripped, 30% fewer bytes loaded as
   slowly). A process notes the programs it uses in order of first use; the first program's
   ``<key>.trail`` file lists those that followed it (at most :data:`MAX_TRAIL`), and a later
-  process that loads that first program loads the listed ones on one background thread
-  meanwhile (XLA's load runs outside the GIL: two loads take about the time of the larger;
-  so the backfit step is stored as its two halves, which the two threads load side by
-  side). A program is taken from there only as a loaded file is (its first call checked); a
+  process that loads that first program loads the listed ones on :data:`READ_AHEAD_THREADS`
+  background threads meanwhile, in the listed order (XLA's load runs outside the GIL: two
+  loads take about the time of the larger; so the backfit step is stored as its two halves,
+  which load side by side). A program is taken from there only as a loaded file is (its first call checked); a
   trail that names other programs costs only their loads. The same executables, so the same
   results.
 * **Failures are never errors**: an unreadable, corrupt or incompatible file is deleted and
@@ -110,6 +110,16 @@ table's shape stage, whose run time is a few milliseconds, the compile time alon
 
 MAX_TRAIL = 16
 """The most programs a trail file lists after its first one (:func:`_follow`)."""
+
+READ_AHEAD_THREADS = 2
+"""Threads loading a trail's programs (:func:`_read_ahead`). Two since the thirtieth
+session: with the kept basis values (``cache_basis="auto"``) the first program of a small
+table's fit is small, the main thread loads it, and one read-ahead thread then loaded the
+step's two halves one after the other while the main thread waited. The demo's second
+process (median fit of 5 rounds, alternating): one thread 1.03 s, two 0.94 s; the commit
+before the kept basis (one thread) 1.03 s, this one with two 0.85 s (BENCHMARKS.md, "The
+basis kept on small tables"). An earlier session measured no gain from a second thread
+when one program was most of the load."""
 
 _lock = threading.Lock()
 _directory: str | None = None
@@ -396,7 +406,7 @@ def _store(directory: str, name: str, compiled) -> None:
 def _follow(d: str, key: str, fast: bool) -> None:
     """Notes program ``key``'s first use in this process (module docstring, read-ahead).
     The process's first program reads its trail file and loads the programs listed there on
-    the read-ahead thread; each later new program extends the first one's trail file, where
+    the read-ahead threads; each later new program extends the first one's trail file, where
     it differs from what the file said (a process that repeats the last one writes nothing).
     Never raises: a trail is an optimisation."""
     global _trail_read
@@ -422,7 +432,7 @@ def _follow(d: str, key: str, fast: bool) -> None:
 
 
 def _read_ahead(d: str, key: str, fast: bool) -> None:
-    """Starts loading stored program ``key`` on the read-ahead thread, unless it is in
+    """Starts loading stored program ``key`` on the read-ahead threads, unless it is in
     memory, pending or not on disk."""
     global _pool
     path = os.path.join(d, key + ".exe")
@@ -433,7 +443,7 @@ def _read_ahead(d: str, key: str, fast: bool) -> None:
             return
         if _pool is None:
             _pool = concurrent.futures.ThreadPoolExecutor(
-                1, thread_name_prefix="jaxtree-read-ahead")
+                READ_AHEAD_THREADS, thread_name_prefix="jaxtree-read-ahead")
         _pending[key] = _pool.submit(_load_quietly, path)
 
 
