@@ -55,9 +55,9 @@ Decisions (and why):
   process that loads that first program loads the listed ones on :data:`READ_AHEAD_THREADS`
   background threads meanwhile, in the listed order (XLA's load runs outside the GIL: two
   loads take about the time of the larger; so the backfit step is stored as its two halves,
-  which load side by side). A program is taken from there only as a loaded file is (its first call checked); a
-  trail that names other programs costs only their loads. The same executables, so the same
-  results.
+  which load side by side). A program is taken from there only as a loaded file is (its
+  first call checked); a trail that names other programs costs only their loads. The same
+  executables, so the same results.
 * **Failures are never errors**: an unreadable, corrupt or incompatible file is deleted and
   the program compiled as without the cache; a program that cannot be serialised is
   compiled and used in memory. Results are those of the jitted function: the same program,

@@ -126,8 +126,8 @@ class TreeRegressor(Regressor):
         iteration. ``"auto"`` keeps it where compiling costs more than searching (in-memory
         JAX fits with ``n*p*q`` below ``jaxtree.scoring.BUCKET_MIN_WORK``, at most about
         64 MB of basis values in float32): the search's programs then hold no basis code
-        and compile about a quarter faster (a first fit about 10% faster; BENCHMARKS.md,
-        "The basis kept on small tables").
+        and compile about a quarter faster (the demo's first fit 13-16% faster;
+        BENCHMARKS.md, "The basis kept on small tables").
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
         shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With shape
         terms in memory (``shapes=S`` or ``"auto"``) the tree search is sharded and the shape

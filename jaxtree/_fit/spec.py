@@ -511,10 +511,12 @@ def keeps_basis(cache_basis, n: int, p: int, q: int, *, in_memory: bool,
     candidates' basis values instead of evaluating the basis at each of their ~60 sites (the
     default backfit step's two programs, 42 and 21 fused kernels holding basis code): their
     compilation took 25% less (insert 6.5 -> 4.9 s, finish 5.6 -> 4.3 s on the demo, one
-    basis program of 1.1 s added), the demo's first fit about 11% less and a 20,000-row
-    table's about 10% less; warm fits and a second process were unchanged (BENCHMARKS.md,
-    "The basis kept on small tables"). Above the rule the rows' basis values would cost
-    memory the search does not need: there the search evaluates them chunk by chunk.
+    basis program of 1.1 s added), the demo's first fit 13-16% less and a 20,000-row
+    table's 2-7% less; warm fits were not slower (BENCHMARKS.md, "The basis kept on small
+    tables"; a second process gained with two read-ahead threads,
+    :data:`jaxtree._executables.READ_AHEAD_THREADS`). Above the rule the rows' basis values
+    would cost memory the search does not need: there the search evaluates them chunk by
+    chunk.
     Predictions move by float rounding (the gathered and the evaluated values differ in the
     last bits of the trigonometric families)."""
     if isinstance(cache_basis, str):  # "auto"
