@@ -295,15 +295,17 @@ def fits_in_chunks(hyper: dict, xa, transform: str, plan: plan_.RowPlan) -> bool
 
     For a large floating matrix under the options the streamed search supports:
     ``engine="jax"``, any ``search``, ``validation_fraction`` and ``shapes``, no target
-    transform, ``cache_basis=False`` (which asks for the basis values of every row in
-    memory). Other options keep the in-memory path and its copies of the whole matrix; an
+    transform, ``cache_basis`` False or ``"auto"`` (True asks for the basis values of every
+    row in memory; ``"auto"`` keeps them on small tables only, :func:`keeps_basis`). Other
+    options keep the in-memory path and its copies of the whole matrix; an
     integer matrix too (stream it as floats, or pass a float32 array). "Large" is the row
     plan's (``plan.in_memory`` False, :mod:`jaxtree.plan`): on a CPU from
     :data:`CHUNKED_FIT_MIN_VALUES` values on, on an accelerator once the covariates would
     take more than :data:`jaxtree.plan.ACCEL_IN_MEMORY_SHARE` of the device's memory (at
     least :data:`jaxtree.plan.ACCEL_IN_MEMORY_BYTES`)."""
-    return (hyper.get("engine", "jax") == "jax"
-            and transform == "identity" and hyper.get("cache_basis", "auto") is not True
+    cache = hyper.get("cache_basis", "auto")
+    asked = not isinstance(cache, str) and bool(cache)  # True (or numpy's), not "auto"
+    return (hyper.get("engine", "jax") == "jax" and transform == "identity" and not asked
             and xa.dtype.kind == "f" and xa.ndim == 2 and not plan.in_memory)
 
 
