@@ -66,3 +66,15 @@ def test_the_classifier_keeps_no_basis(rng, kept):
     X = rng.uniform(size=(200, 3))
     jaxtree.TreeClassifier(k=2, shapes=0).fit(X, (X[:, 0] > 0.5).astype(int))
     assert not kept
+
+
+def test_only_an_asked_basis_keeps_a_large_table_in_memory():
+    # a table the row plan reads chunk by chunk (plan.in_memory False) stays chunked under
+    # "auto"; True (numpy's too) asks for every row's basis values, so for the whole table
+    class Large:
+        in_memory = False
+
+    xa = np.zeros((4, 2), np.float32)
+    for cache, chunked in [("auto", True), (False, True), (True, False),
+                           (np.bool_(True), False)]:
+        assert spec_.fits_in_chunks({"cache_basis": cache}, xa, "identity", Large()) is chunked
