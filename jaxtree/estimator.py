@@ -123,11 +123,12 @@ class TreeRegressor(Regressor):
       cache_basis: ``"auto"`` (default), True or False: evaluate the basis once for all
         rows and keep it (``n*p*q`` floats, ``4*n*p*q`` bytes in float32: 0.9 GB at
         n=700,000, p=8, q=40) instead of re-evaluating it chunk by chunk in every
-        iteration. ``"auto"`` keeps it where compiling costs more than searching (in-memory
+        iteration. ``"auto"`` keeps it where compiling costs more than searching: in-memory
         JAX fits with ``n*p*q`` below ``jaxtree.scoring.BUCKET_MIN_WORK``, at most about
-        64 MB of basis values in float32): the search's programs then hold no basis code
-        and compile about a quarter faster (the demo's first fit 13-16% faster;
-        BENCHMARKS.md, "The basis kept on small tables").
+        64 MB in float32 for each chunked copy of the rows (a fit holds up to four: all
+        rows, the held-out split's, the shape stage's, a pruning pass's). The search's
+        programs then hold no basis code and compile about a quarter faster (the demo's
+        first fit 13-16% faster; BENCHMARKS.md, "The basis kept on small tables").
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
         shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With shape
         terms in memory (``shapes=S`` or ``"auto"``) the tree search is sharded and the shape
