@@ -1,5 +1,5 @@
 """``cache_basis="auto"`` (the default): the basis values of all rows are kept where
-compiling dominates (:func:`jaxtree._fit.spec.keeps_basis`), and the fit is the one that
+compiling dominates (:func:`jaxtree._fit.spec.resolve`), and the fit is the one that
 evaluates the basis chunk by chunk, to rounding."""
 
 import numpy as np
@@ -12,14 +12,12 @@ from jaxtree._fit import spec as spec_
 
 
 def test_the_auto_rule():
+    # "auto" follows the layout's rule (spec.resolve: in-memory JAX fits where compiling
+    # dominates, n*p*q below BUCKET_MIN_WORK); the fits below are small ones
     q = 10
     small = scoring.BUCKET_MIN_WORK // (4 * q) - 1  # n * 4 * q just below the threshold
-    assert spec_.keeps_basis("auto", small, 4, q, in_memory=True)
-    assert not spec_.keeps_basis("auto", small + 1, 4, q, in_memory=True)
-    assert not spec_.keeps_basis("auto", 100, 4, q, in_memory=False)  # streamed
-    assert not spec_.keeps_basis("auto", 100, 4, q, in_memory=True, engine="reference")
-    assert spec_.keeps_basis(True, 10**8, 4, q, in_memory=True)  # asked for: kept
-    assert not spec_.keeps_basis(False, 100, 4, q, in_memory=True)
+    assert scoring.layout(small, 4, q, 2048).compiling_dominates
+    assert not scoring.layout(small + 1, 4, q, 2048).compiling_dominates
 
 
 def test_cache_basis_is_checked():

@@ -715,7 +715,7 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     knots below it: Titanic 0.836 -> 0.838, Pima and breast cancer level, "Small tables").
 
     No kept basis (``cache_basis`` False, where the regressor's ``"auto"`` keeps it on
-    small tables, :func:`jaxtree._fit.spec.keeps_basis`): the classifier's searches chunk
+    small tables, :func:`jaxtree._fit.spec.resolve`): the classifier's searches chunk
     their own rows (:meth:`Labels._data`) and evaluate the basis, so basis values kept with
     the shape stage's rows would be computed and never read (measured, thirtieth session:
     the default classifier on 3,000 rows, first fit 26.6 / 27.8 s without and 27.7 /

@@ -296,7 +296,7 @@ def fits_in_chunks(hyper: dict, xa, transform: str, plan: plan_.RowPlan) -> bool
     For a large floating matrix under the options the streamed search supports:
     ``engine="jax"``, any ``search``, ``validation_fraction`` and ``shapes``, no target
     transform, ``cache_basis`` False or ``"auto"`` (True asks for the basis values of every
-    row in memory; ``"auto"`` keeps them on small tables only, :func:`keeps_basis`). Other
+    row in memory; ``"auto"`` keeps them on small tables only, :func:`resolve`). Other
     options keep the in-memory path and its copies of the whole matrix; an
     integer matrix too (stream it as floats, or pass a float32 array). "Large" is the row
     plan's (``plan.in_memory`` False, :mod:`jaxtree.plan`): on a CPU from
@@ -502,30 +502,6 @@ def resolve_auto(search_: str, validation_fraction, n: int, p: int, q: int, *,
     return search_, validation_fraction
 
 
-def keeps_basis(cache_basis, n: int, p: int, q: int, *, in_memory: bool,
-                engine: str = "jax") -> bool:
-    """Whether a fit keeps the basis values of all its rows (``cache_basis``: True, False or
-    ``"auto"``). ``"auto"``: on in-memory JAX fits where compiling costs more than searching
-    (:func:`jaxtree.scoring.compiling_dominates`, so at most ``BUCKET_MIN_WORK`` values,
-    64 MB in float32, before the buckets' padding).
-
-    Decision (thirtieth session): the search's programs then gather the leaves' and the
-    candidates' basis values instead of evaluating the basis at each of their ~60 sites (the
-    default backfit step's two programs, 42 and 21 fused kernels holding basis code): their
-    compilation took 25% less (insert 6.5 -> 4.9 s, finish 5.6 -> 4.3 s on the demo, one
-    basis program of 1.1 s added), the demo's first fit 13-16% less and a 20,000-row
-    table's 2-7% less; warm fits were not slower (BENCHMARKS.md, "The basis kept on small
-    tables"; a second process gained with two read-ahead threads,
-    :data:`jaxtree._executables.READ_AHEAD_THREADS`). Above the rule the rows' basis values
-    would cost memory the search does not need: there the search evaluates them chunk by
-    chunk.
-    Predictions move by float rounding (the gathered and the evaluated values differ in the
-    last bits of the trigonometric families)."""
-    if isinstance(cache_basis, str):  # "auto"
-        return in_memory and engine == "jax" and scoring.compiling_dominates(n, p, q)
-    return bool(cache_basis)
-
-
 def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowPlan,
             in_memory: bool, transform: str = "identity") -> FitSpec:
     """The :class:`FitSpec` of a fit of ``n`` rows and ``p`` covariates (after encoding):
@@ -537,9 +513,28 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
     the greedy search (the paper's Experiment 1), and the pair lookahead, the replacement
     moves and a second, held-out run are cheap: ``"backfit"`` with a held-out size; above it
     the greedy tree plus shape terms (``shapes="auto"``) measured best per second
-    (BENCHMARKS.md, "The default search")."""
+    (BENCHMARKS.md, "The default search").
+
+    ``cache_basis="auto"`` keeps the basis values of all rows (``spec.cache_basis``) where
+    compiling dominates an in-memory JAX fit (its layout's ``compiling_dominates``,
+    :func:`jaxtree.scoring.compiling_dominates`: at most ``BUCKET_MIN_WORK`` values, 64 MB in
+    float32, before the buckets' padding); True and False are kept as asked.
+
+    Decision (thirtieth session), the kept basis: the search's programs then gather the
+    leaves' and the candidates' basis values instead of evaluating the basis at each of
+    their ~60 sites (the default backfit step's two programs, 42 and 21 fused kernels holding
+    basis code). Their compilation took 25% less (insert 6.5 -> 4.9 s, finish 5.6 -> 4.3 s
+    on the demo, one basis program of 1.1 s added), the demo's first fit 13-16% less and a
+    20,000-row table's 2-7% less; warm fits were not slower (BENCHMARKS.md, "The basis kept
+    on small tables"; a second process gained with two read-ahead threads,
+    :data:`jaxtree._executables.READ_AHEAD_THREADS`). Above the rule the rows' basis values
+    would cost memory the search does not need: there the search evaluates them chunk by
+    chunk. Predictions move by float rounding (the gathered and the evaluated values differ
+    in the last bits of the trigonometric families).
+    """
     engine = hyper.get("engine", "jax")
     devices = hyper.get("devices")
+    cache = hyper.get("cache_basis", "auto")
     q = params.basis.q
     chosen, fraction = resolve_auto(hyper.get("search", "auto"),
                                     hyper.get("validation_fraction", "auto"), n, p, q,
@@ -547,10 +542,12 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
     shapes = hyper.get("shapes", "auto")
     knots = knots_for(hyper.get("shape_knots", "auto"), shapes, n)
     columns = rows = 0
+    small = False  # compiling dominates an in-memory JAX fit (the buckets, the kept basis)
     if in_memory and engine == "jax":  # the buckets: a streamed fit is large
         # the pair screen's rows (0: none), whose stride the row bucket keeps
         pair_rows = search.search_config(chosen, params.k, p * q).pair_rows
         layout = scoring.layout(n, p, q, params.chunk)
+        small = layout.compiling_dominates
         columns = scoring.column_bucket(layout, params.basis)
         rows = (scoring.tree_rows(layout, pair_rows) or 0) if columns else 0
     quick = (in_memory and scoring.rows_for(n, params.chunk) <= QUICK_SHAPES_MAX_ROWS
@@ -567,8 +564,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         prune_tol=None if hyper.get("prune_tol") is None else float(hyper["prune_tol"]),
         y_bound=float(hyper.get("y_bound", DEFAULT_Y_BOUND)), target_transform=transform,
         random_state=hyper.get("random_state"), devices=devices,
-        cache_basis=keeps_basis(hyper.get("cache_basis", "auto"), n, p, q,
-                                in_memory=in_memory, engine=engine),
+        cache_basis=small if isinstance(cache, str) else bool(cache),  # "auto": small
         verbose=hyper.get("verbose", 0),
         callback=hyper.get("callback"), columns=columns, rows=rows,
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
