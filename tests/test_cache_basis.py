@@ -11,13 +11,25 @@ from jaxtree._fit import source
 from jaxtree._fit import spec as spec_
 
 
+def _kept(n, in_memory=True, **hyper):
+    """Whether the resolved spec of a fit of ``n`` rows of 4 covariates keeps the basis."""
+    dtype = np.dtype(np.float32)
+    params, plan = spec_.planned(spec_.check_params(hyper), n, 4, dtype)
+    return spec_.resolve(hyper, params, n, 4, dtype, plan, in_memory=in_memory).cache_basis
+
+
 def test_the_auto_rule():
-    # "auto" follows the layout's rule (spec.resolve: in-memory JAX fits where compiling
-    # dominates, n*p*q below BUCKET_MIN_WORK); the fits below are small ones
-    q = 10
-    small = scoring.BUCKET_MIN_WORK // (4 * q) - 1  # n * 4 * q just below the threshold
-    assert scoring.layout(small, 4, q, 2048).compiling_dominates
-    assert not scoring.layout(small + 1, 4, q, 2048).compiling_dominates
+    # "auto": in-memory JAX fits where compiling dominates (n*p*q below BUCKET_MIN_WORK);
+    # True and False as asked, numpy's bools too
+    q = jaxtree.basis.default_basis().q
+    large = scoring.BUCKET_MIN_WORK // (4 * q) + 1
+    assert _kept(300)
+    assert not _kept(large)
+    assert not _kept(300, in_memory=False)  # read block by block
+    assert not _kept(300, engine="reference", search="greedy", refine="coordinate")
+    assert _kept(large, cache_basis=True) and _kept(300, in_memory=False, cache_basis=True)
+    assert _kept(large, cache_basis=np.bool_(True))
+    assert not _kept(300, cache_basis=False)
 
 
 def test_cache_basis_is_checked():

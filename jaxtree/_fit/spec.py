@@ -303,10 +303,16 @@ def fits_in_chunks(hyper: dict, xa, transform: str, plan: plan_.RowPlan) -> bool
     :data:`CHUNKED_FIT_MIN_VALUES` values on, on an accelerator once the covariates would
     take more than :data:`jaxtree.plan.ACCEL_IN_MEMORY_SHARE` of the device's memory (at
     least :data:`jaxtree.plan.ACCEL_IN_MEMORY_BYTES`)."""
-    cache = hyper.get("cache_basis", "auto")
-    asked = not isinstance(cache, str) and bool(cache)  # True (or numpy's), not "auto"
-    return (hyper.get("engine", "jax") == "jax" and transform == "identity" and not asked
+    return (hyper.get("engine", "jax") == "jax" and transform == "identity"
+            and basis_asked(hyper) is not True
             and xa.dtype.kind == "f" and xa.ndim == 2 and not plan.in_memory)
+
+
+def basis_asked(hyper: dict) -> Optional[bool]:
+    """What ``hyper``'s ``cache_basis`` asks: True or False (numpy's bools too) as given, None
+    for ``"auto"`` (:func:`resolve` decides by the table's size)."""
+    cache = hyper.get("cache_basis", "auto")
+    return None if isinstance(cache, str) else bool(cache)
 
 
 def fit_spec(hyper: dict, params: Params, xa, dtype, transform: str = "identity") -> FitSpec:
@@ -534,7 +540,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
     """
     engine = hyper.get("engine", "jax")
     devices = hyper.get("devices")
-    cache = hyper.get("cache_basis", "auto")
+    asked = basis_asked(hyper)
     q = params.basis.q
     chosen, fraction = resolve_auto(hyper.get("search", "auto"),
                                     hyper.get("validation_fraction", "auto"), n, p, q,
@@ -564,7 +570,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         prune_tol=None if hyper.get("prune_tol") is None else float(hyper["prune_tol"]),
         y_bound=float(hyper.get("y_bound", DEFAULT_Y_BOUND)), target_transform=transform,
         random_state=hyper.get("random_state"), devices=devices,
-        cache_basis=small if isinstance(cache, str) else bool(cache),  # "auto": small
+        cache_basis=small if asked is None else asked,
         verbose=hyper.get("verbose", 0),
         callback=hyper.get("callback"), columns=columns, rows=rows,
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
