@@ -175,7 +175,7 @@ class TreeClassifier(Estimator):
         regressor's.
       shapes: ``"auto"`` (default): on in-memory fits of two classes with the logistic loss
         and at least 100 rows (``AUTO_SHAPES_MIN_ROWS``, the regressor's rule, with its
-        knots: ``(3, 2)`` below 2,000 rows, ``(24, 12)`` from 2,000), after the
+        knots: ``(3, 2)`` below 2,000 rows, ``(32, 16)`` from 2,000), after the
         tree, up to 16 one- and two-covariate shape
         terms (at most 20 with the tree's) of its working residual (one Newton step of the
         log-loss from the tree's logit; fitted in units of ``SHAPE_UNIT`` = 4 logits, since a

@@ -97,7 +97,8 @@ class TreeRegressor(Regressor):
         two-covariate shape, or ``"auto"`` (default): ``(3, 2)`` for ``shapes="auto"`` on fits
         of fewer than 2,000 rows (``FINE_KNOTS_MIN_ROWS``: a main shape is a line with one
         bend, a pair shape bilinear; finer shapes are refused by the held-out rows of small
-        tables) and ``(24, 12)`` otherwise (``shapes=S`` included).
+        tables), ``(32, 16)`` for ``shapes="auto"`` from 2,000 rows and ``(24, 12)`` for
+        ``shapes=S`` (:func:`jaxtree._fit.spec.knots_for` says why).
       beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
         each iteration keeps the ``beam_width`` best distinct children by candidate SSE;
         1 is the greedy search exactly).

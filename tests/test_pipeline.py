@@ -79,9 +79,10 @@ def test_spec_is_resolved_once_and_frozen():
 
 def test_shapes_auto_searches_shapes_from_100_rows_coarse_below_2000():
     """shapes="auto": shape terms after the tree from AUTO_SHAPES_MIN_ROWS rows (100), at the
-    coarse knots (3, 2) below FINE_KNOTS_MIN_ROWS (2,000) and (24, 12) from it, for the
+    coarse knots (3, 2) below FINE_KNOTS_MIN_ROWS (2,000) and (32, 16) from it, for the
     regressor and a binary logistic classifier in memory; none for one versus rest, the
-    margin loss or streamed classifier rows. Knots given, or shapes=S, are kept at any size.
+    margin loss or streamed classifier rows. Knots given are kept at any size; shapes=S has
+    (24, 12) at any size.
     The search stays "backfit" with a held-out size below 10,000 rows (AUTO_SMALL_MAX_ROWS)."""
     from jaxtree._fit import classify
 
@@ -95,16 +96,17 @@ def test_shapes_auto_searches_shapes_from_100_rows_coarse_below_2000():
     assert spec_.AUTO_SHAPES_MIN_ROWS == 100 < spec_.FINE_KNOTS_MIN_ROWS == 2_000
     assert spec_.FINE_KNOTS_MIN_ROWS < spec_.AUTO_SMALL_MAX_ROWS == 10_000
     assert at(100).shapes_after and not at(99).shapes_after
-    assert (at(1_999).shape_knots, at(2_000).shape_knots) == ((3, 2), (24, 12))
+    assert (at(1_999).shape_knots, at(2_000).shape_knots) == ((3, 2), (32, 16))
     reg = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
     for n, after, knots in ((99, False, (3, 2)), (100, True, (3, 2)), (1_999, True, (3, 2)),
-                            (2_000, True, (24, 12)), (9_999, True, (24, 12))):
+                            (2_000, True, (32, 16)), (9_999, True, (32, 16))):
         r = spec_.resolve(reg, params, n, 3, np.float32, None, True)
         assert (r.shapes_after, r.shape_knots, r.search, r.validation_fraction) == (
             after, knots, "backfit", spec_.AUTO_VALIDATION)
-    for kw in (dict(shape_knots=(6, 4)), dict(shapes=3)):  # given knots; shapes=S: the fine ones
-        r = spec_.resolve(dict(reg, **kw), params, 500, 3, np.float32, None, True)
-        assert r.shape_knots == kw.get("shape_knots", (24, 12))
+    for n in (500, 5_000):  # given knots; shapes=S: (24, 12), below 2,000 rows and from them
+        for kw in (dict(shape_knots=(6, 4)), dict(shapes=3)):
+            r = spec_.resolve(dict(reg, **kw), params, n, 3, np.float32, None, True)
+            assert r.shape_knots == kw.get("shape_knots", (24, 12))
     assert not classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
                                         in_memory=True, K=3).shapes_after
     assert not at(5_000, loss="margin").shapes_after
