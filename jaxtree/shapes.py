@@ -659,7 +659,7 @@ def _block_system(g, s, n, size=None, ridge=RIDGE):
     return a + lam * jnp.eye(g.shape[-1], dtype=g.dtype)
 
 
-def _box_solve(a, c):
+def _box_solve(a, c, lu=None):
     """``argmin 0.5 b'Ab - c'b`` subject to ``|b| <= 1`` for a small SPD ``A``.
 
     Active-set (projected Newton) iterations: fix the coordinates at a bound whose gradient
@@ -672,7 +672,12 @@ def _box_solve(a, c):
     later iterate equals this one, bit for bit, and stopping changes no value. Where the box
     does not bind (most blocks) that is one solve instead of six. In the shape stage's
     backfitting the six solves had cost about 1.5 times a block update's pass over the rows
-    (~6 against ~4 ms at 20,480 rows and 144 coefficients)."""
+    (~6 against ~4 ms at 20,480 rows and 144 coefficients).
+
+    ``lu``: ``A``'s LU factors (``jax.scipy.linalg.lu_factor``), or None. With them the first
+    iteration, where no coordinate is held and the system is ``A`` itself, is two triangular
+    solves instead of a factorisation (the shape search's steps have every candidate's
+    factors already, :func:`gain_factors`)."""
     n = a.shape[-1]
     eye = jnp.eye(n, dtype=a.dtype)
 
@@ -690,9 +695,15 @@ def _box_solve(a, c):
         new_held = held_at(b)
         return i + 1, b, new_held, jnp.any(new_held != held)
 
-    b0 = jnp.zeros((n,), a.dtype)
+    if lu is None:
+        b0 = jnp.zeros((n,), a.dtype)
+        start = (jnp.zeros((), jnp.int32), b0, held_at(b0), jnp.array(True))
+    else:  # the first iteration: nothing held (b = 0 is inside the box), the system is A
+        b1 = jnp.clip(jax.scipy.linalg.lu_solve(lu, c), -1.0, 1.0)
+        h1 = held_at(b1)
+        start = (jnp.ones((), jnp.int32), b1, h1, jnp.any(h1))
     _, b, _, _ = jax.lax.while_loop(lambda cr: (cr[0] < _ACTIVE_SET_STEPS) & cr[3], newton,
-                                    (jnp.zeros((), jnp.int32), b0, held_at(b0), jnp.array(True)))
+                                    start)
     lip = jnp.max(jnp.sum(jnp.abs(a), -1))
     step = 1.0 / jnp.maximum(lip, 1e-30)
     return jax.lax.fori_loop(0, _PG_STEPS, lambda _, b: jnp.clip(b - step * (a @ b - c), -1.0, 1.0), b)
@@ -830,35 +841,50 @@ def _after(x):
     return jnp.sum(jnp.where(jnp.isfinite(x), x, 0.0)) * 0.0
 
 
-def _padded_grams(gr, spec: ShapeSpec, p: int):
-    """The Grams of :func:`grams` as one padded table: ``(gram (p + P, M, M), sums (p + P, M),
-    size (p + P,))``, ``M = max(n1, n2²)``, ``size`` each block's live columns."""
+def _solve_block(gram, sums, n, b, esum, lu=None):
+    """One block update of backfitting: the box-constrained ridge solve of a term's block
+    (Gram ``gram (K, K)``, column sums ``sums (K,)``, total weight ``n``) for the right-hand
+    side ``b = Phi^T W e (K,)`` and ``esum = sum W e`` of its partial residual ``e``.
+    ``lu``: the factors of the block's system (:func:`gain_factors`), or None. Returns the
+    coefficients ``(K,)``."""
+    return _box_solve(_block_system(gram, sums, n), b - sums * esum / n, lu)
+
+
+def _term_update(gr, tid, p: int, b, esum, spec: ShapeSpec):
+    """Term ``tid``'s block update from the Grams ``gr`` of all rows (:func:`grams`, with
+    their :func:`gain_factors` as a sixth entry where a search has them) and its right-hand
+    side ``(b (M,), esum)``: ``(coefficients (M,), the block's own intercept shift)``,
+    ``M = max(n1, n2²)``, zero beyond the block's own columns, made linear along a
+    two-valued covariate (:func:`two_valued_linear`).
+
+    Decision (thirty-first session): a main term's block is solved at its own size ``n1``
+    and a pair's at ``n2²`` (one ``lax.cond``), where both were solved as one ``(M, M)``
+    system padded with the identity: at ``(32, 16)`` hats a main term's 32 coefficients
+    had been a 256-column solve. The padded system's solution is zero on its padding and
+    its live part is the same system, so the coefficients are the same up to the
+    factorisation's rounding. Under ``vmap`` (a batch of fits) the cond computes both."""
     g1, s1, g2, s2, n = gr[:5]
-    mm = max(spec.n1, spec.n2 * spec.n2)
-    gram = jnp.concatenate([jnp.pad(g1, ((0, 0), (0, mm - spec.n1), (0, mm - spec.n1))),
-                            jnp.pad(g2, ((0, 0), (0, mm - g2.shape[1]), (0, mm - g2.shape[1])))], 0)
-    sums = jnp.concatenate([jnp.pad(s1, ((0, 0), (0, mm - spec.n1))),
-                            jnp.pad(s2, ((0, 0), (0, mm - s2.shape[1])))], 0)
-    size = jnp.concatenate([jnp.full((p,), spec.n1), jnp.full((_n_pairs(spec),), spec.n2 * spec.n2)])
-    return gram, sums, size
+    lu1, lu2 = gr[5] if len(gr) > 5 else (None, None)
+    n1, m2 = spec.n1, spec.n2 * spec.n2
+    mm = max(n1, m2)
 
-
-def _solve_block(gram, sums, size, n, b, esum, main=None, spec: ShapeSpec = None):
-    """One block update of backfitting: the box-constrained ridge solve of a term's padded
-    block (Gram ``gram (M, M)``, column sums ``sums (M,)``, ``size`` live columns, total weight
-    ``n``) for the right-hand side ``b = Phi^T W e`` and ``esum = sum W e`` of its partial
-    residual ``e``. With ``spec`` and ``main`` (bool: a main term, else a pair) the solution
-    is made linear along a two-valued covariate (:func:`two_valued_linear`). Returns
-    ``(coefficients (M,), the block's own intercept shift)``."""
-    mm = gram.shape[-1]
-    live = jnp.arange(mm) < size
-    a = _block_system(gram, sums, n, size)
-    a = jnp.where(live[:, None] & live[None, :], a, jnp.eye(mm, dtype=a.dtype))
-    c = jnp.where(live, b - sums * esum / n, 0)
-    new = _box_solve(a, c)
-    if spec is not None:
+    def one(g, s, lu, i, k, main):
+        own = None if lu is None else (lu[0][i], lu[1][i])
+        new = jnp.pad(_solve_block(g[i], s[i], n, b[:k], esum, own), (0, mm - k))
+        sums = jnp.pad(s[i], (0, mm - k))
         new = two_valued_linear(new, sums, n, main, spec)
-    return new, (esum - sums @ new) / n
+        return new, (esum - sums @ new) / n
+
+    def main_term(_):
+        return one(g1, s1, lu1, jnp.clip(tid, 0, p - 1), n1, True)
+
+    if not _n_pairs(spec):
+        return main_term(None)
+
+    def pair_term(_):
+        return one(g2, s2, lu2, jnp.clip(tid - p, 0, _n_pairs(spec) - 1), m2, False)
+
+    return jax.lax.cond(tid < p, main_term, pair_term, None)
 
 
 def two_valued_linear(coef, sums, n, main, spec: ShapeSpec):
@@ -912,10 +938,8 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     """Block backfitting (Gauss-Seidel) over the chosen terms, ``sweeps`` times. Each block
     update is one pass over the data: the previous block's change is applied to the fitted
     values while this block's right-hand side is accumulated."""
-    n = gr[4]
     p = data.x.shape[-1]
     mm = max(spec.n1, spec.n2 * spec.n2)
-    gram, sums, size = _padded_grams(gr, spec, p)
     shapes = state.shapes
     coef = _flat(shapes, spec)
 
@@ -936,7 +960,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
         (b, esum), fit = jax.lax.scan(
             body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
             (data.x, data.y, data.w, fit))
-        new, shift = _solve_block(gram[tid], sums[tid], size[tid], n, b, esum, tid < p, spec)
+        new, shift = _term_update(gr, tid, p, b, esum, spec)
         return coef.at[tid].set(new), fit, icpt + shift, tid, new - old, shift
 
     n_up = sweeps * shapes.n_terms if isinstance(sweeps, int) else sweeps
@@ -972,9 +996,7 @@ def update_term(shapes: Shapes, tid, gr, b, esum, spec: ShapeSpec) -> Shapes:
     """Term ``tid`` re-solved given the others (one block update of :func:`_sweep`) from its
     right-hand side ``(b, esum)`` summed over all rows (:func:`term_rhs`) and the Grams ``gr``
     of all rows (:func:`grams`); the shapes' intercept takes the block's shift."""
-    gram, sums, size = _padded_grams(gr, spec, shapes.main.shape[0])
-    new, shift = _solve_block(gram[tid], sums[tid], size[tid], gr[4], b, esum,
-                              tid < shapes.main.shape[0], spec)
+    new, shift = _term_update(gr, tid, shapes.main.shape[0], b, esum, spec)
     coef = _flat(shapes, spec).at[tid].set(new)
     return _unflat(shapes, coef, spec)._replace(intercept=shapes.intercept + shift)
 
