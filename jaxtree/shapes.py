@@ -841,50 +841,74 @@ def _after(x):
     return jnp.sum(jnp.where(jnp.isfinite(x), x, 0.0)) * 0.0
 
 
-def _solve_block(gram, sums, n, b, esum, lu=None):
-    """One block update of backfitting: the box-constrained ridge solve of a term's block
-    (Gram ``gram (K, K)``, column sums ``sums (K,)``, total weight ``n``) for the right-hand
-    side ``b = Phi^T W e (K,)`` and ``esum = sum W e`` of its partial residual ``e``.
-    ``lu``: the factors of the block's system (:func:`gain_factors`), or None. Returns the
-    coefficients ``(K,)``."""
-    return _box_solve(_block_system(gram, sums, n), b - sums * esum / n, lu)
-
-
-def _term_update(gr, tid, p: int, b, esum, spec: ShapeSpec):
-    """Term ``tid``'s block update from the Grams ``gr`` of all rows (:func:`grams`, with
-    their :func:`gain_factors` as a sixth entry where a search has them) and its right-hand
-    side ``(b (M,), esum)``: ``(coefficients (M,), the block's own intercept shift)``,
-    ``M = max(n1, n2²)``, zero beyond the block's own columns, made linear along a
-    two-valued covariate (:func:`two_valued_linear`).
-
-    Decision (thirty-first session): a main term's block is solved at its own size ``n1``
-    and a pair's at ``n2²`` (one ``lax.cond``), where both were solved as one ``(M, M)``
-    system padded with the identity: at ``(32, 16)`` hats a main term's 32 coefficients
-    had been a 256-column solve. The padded system's solution is zero on its padding and
-    its live part is the same system, so the coefficients are the same up to the
-    factorisation's rounding. Under ``vmap`` (a batch of fits) the cond computes both."""
+def _padded_grams(gr, spec: ShapeSpec, p: int):
+    """The Grams of :func:`grams` as one padded table: ``(gram (p + P, M, M), sums (p + P, M),
+    size (p + P,), lu)``, ``M = max(n1, n2²)``, ``size`` each block's live columns; ``lu``:
+    where ``gr`` has the gains' factors (:func:`with_factors`, a search's Grams) the LU
+    factors of every block's system padded likewise (``(p + P, M, M)`` and pivots ``(p + P,
+    M)``: the identity on the padding, :func:`_pad_lu`), else None."""
     g1, s1, g2, s2, n = gr[:5]
-    lu1, lu2 = gr[5] if len(gr) > 5 else (None, None)
-    n1, m2 = spec.n1, spec.n2 * spec.n2
-    mm = max(n1, m2)
+    mm = max(spec.n1, spec.n2 * spec.n2)
+    gram = jnp.concatenate([jnp.pad(g1, ((0, 0), (0, mm - spec.n1), (0, mm - spec.n1))),
+                            jnp.pad(g2, ((0, 0), (0, mm - g2.shape[1]), (0, mm - g2.shape[1])))], 0)
+    sums = jnp.concatenate([jnp.pad(s1, ((0, 0), (0, mm - spec.n1))),
+                            jnp.pad(s2, ((0, 0), (0, mm - s2.shape[1])))], 0)
+    size = jnp.concatenate([jnp.full((p,), spec.n1), jnp.full((_n_pairs(spec),), spec.n2 * spec.n2)])
+    lu = None
+    if len(gr) > 5:
+        parts = [_pad_lu(*f, mm) for f in gr[5] if f is not None]
+        lu = tuple(jnp.concatenate(x, 0) for x in zip(*parts))
+    return gram, sums, size, lu
 
-    def one(g, s, lu, i, k, main):
-        own = None if lu is None else (lu[0][i], lu[1][i])
-        new = jnp.pad(_solve_block(g[i], s[i], n, b[:k], esum, own), (0, mm - k))
-        sums = jnp.pad(s[i], (0, mm - k))
+
+def _pad_lu(lu, piv, mm: int):
+    """Batched LU factors ``(B, K, K)``, pivots ``(B, K)`` of systems ``A`` as the factors of
+    the padded systems ``[[A, 0], [0, I]]`` of size ``mm``: the identity's factors on the
+    padding (unit lower, unit upper) and its rows left in place."""
+    k = lu.shape[-1]
+    pad = jnp.pad(jnp.eye(mm - k, dtype=lu.dtype), ((k, 0), (k, 0)))
+    out = jnp.pad(lu, ((0, 0), (0, mm - k), (0, mm - k))) + pad
+    rest = jnp.broadcast_to(jnp.arange(k, mm, dtype=piv.dtype), piv.shape[:-1] + (mm - k,))
+    return out, jnp.concatenate([piv, rest], -1)
+
+
+def _term_update(table, tid, p: int, n, b, esum, spec: ShapeSpec):
+    """Term ``tid``'s block update (:func:`_solve_block`) from the padded Grams ``table`` of
+    all rows (:func:`_padded_grams`), total weight ``n`` and its right-hand side ``(b (M,),
+    esum)``: ``(coefficients (M,), the block's own intercept shift)``.
+
+    Decision (thirty-first session): where the table has the gains' LU factors (the shape
+    search's steps, :func:`with_factors`), the first active-set iteration of the box solve
+    (:func:`_box_solve`: nothing held, the system is the block's own) is two triangular
+    solves instead of a factorisation. At ``(32, 16)`` hats every block is a 256-column
+    system (``M = n2²``; a main term's 32 coefficients padded with the identity), and its
+    factorisation was most of a block update's time. Solving a main term at its own size
+    (one ``lax.cond`` between a main and a pair solve) was also measured: warm fits as
+    fast, but the second solve path cost 0.4-1.0 s more compiling in a 20,000-row first
+    fit (BENCHMARKS.md, "Finer shape knots from 2,000 rows")."""
+    gram, sums, size, lu = table
+    own = None if lu is None else (lu[0][tid], lu[1][tid])
+    return _solve_block(gram[tid], sums[tid], size[tid], n, b, esum, tid < p, spec, own)
+
+
+def _solve_block(gram, sums, size, n, b, esum, main=None, spec: ShapeSpec = None,
+                 lu=None):
+    """One block update of backfitting: the box-constrained ridge solve of a term's padded
+    block (Gram ``gram (M, M)``, column sums ``sums (M,)``, ``size`` live columns, total weight
+    ``n``) for the right-hand side ``b = Phi^T W e`` and ``esum = sum W e`` of its partial
+    residual ``e``. With ``spec`` and ``main`` (bool: a main term, else a pair) the solution
+    is made linear along a two-valued covariate (:func:`two_valued_linear`). ``lu``: the
+    LU factors of the padded system (:func:`_pad_lu`), or None. Returns ``(coefficients
+    (M,), the block's own intercept shift)``."""
+    mm = gram.shape[-1]
+    live = jnp.arange(mm) < size
+    a = _block_system(gram, sums, n, size)
+    a = jnp.where(live[:, None] & live[None, :], a, jnp.eye(mm, dtype=a.dtype))
+    c = jnp.where(live, b - sums * esum / n, 0)
+    new = _box_solve(a, c, lu)
+    if spec is not None:
         new = two_valued_linear(new, sums, n, main, spec)
-        return new, (esum - sums @ new) / n
-
-    def main_term(_):
-        return one(g1, s1, lu1, jnp.clip(tid, 0, p - 1), n1, True)
-
-    if not _n_pairs(spec):
-        return main_term(None)
-
-    def pair_term(_):
-        return one(g2, s2, lu2, jnp.clip(tid - p, 0, _n_pairs(spec) - 1), m2, False)
-
-    return jax.lax.cond(tid < p, main_term, pair_term, None)
+    return new, (esum - sums @ new) / n
 
 
 def two_valued_linear(coef, sums, n, main, spec: ShapeSpec):
@@ -938,8 +962,10 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     """Block backfitting (Gauss-Seidel) over the chosen terms, ``sweeps`` times. Each block
     update is one pass over the data: the previous block's change is applied to the fitted
     values while this block's right-hand side is accumulated."""
+    n = gr[4]
     p = data.x.shape[-1]
     mm = max(spec.n1, spec.n2 * spec.n2)
+    table = _padded_grams(gr, spec, p)
     shapes = state.shapes
     coef = _flat(shapes, spec)
 
@@ -960,7 +986,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
         (b, esum), fit = jax.lax.scan(
             body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
             (data.x, data.y, data.w, fit))
-        new, shift = _term_update(gr, tid, p, b, esum, spec)
+        new, shift = _term_update(table, tid, p, n, b, esum, spec)
         return coef.at[tid].set(new), fit, icpt + shift, tid, new - old, shift
 
     n_up = sweeps * shapes.n_terms if isinstance(sweeps, int) else sweeps
@@ -996,7 +1022,8 @@ def update_term(shapes: Shapes, tid, gr, b, esum, spec: ShapeSpec) -> Shapes:
     """Term ``tid`` re-solved given the others (one block update of :func:`_sweep`) from its
     right-hand side ``(b, esum)`` summed over all rows (:func:`term_rhs`) and the Grams ``gr``
     of all rows (:func:`grams`); the shapes' intercept takes the block's shift."""
-    new, shift = _term_update(gr, tid, shapes.main.shape[0], b, esum, spec)
+    p = shapes.main.shape[0]
+    new, shift = _term_update(_padded_grams(gr, spec, p), tid, p, gr[4], b, esum, spec)
     coef = _flat(shapes, spec).at[tid].set(new)
     return _unflat(shapes, coef, spec)._replace(intercept=shapes.intercept + shift)
 

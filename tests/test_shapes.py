@@ -182,15 +182,18 @@ def test_box_solve_satisfies_kkt(x64):
         assert np.all(grad[b >= 1 - 1e-12] <= 1e-6) and np.all(grad[b <= -1 + 1e-12] >= -1e-6)
 
 
-_term_update = jax.jit(S._term_update, static_argnames=("p", "spec"))
+_term_update = jax.jit(
+    lambda gr, tid, b, esum, p, spec: S._term_update(S._padded_grams(gr, spec, p), tid, p, gr[4],
+                                                     b, esum, spec),
+    static_argnames=("p", "spec"))
 
 
 @pytest.mark.parametrize("knots", [(5, 3), (12, 3)])  # mains padded to the pairs' 9; pairs to 12
 @pytest.mark.parametrize("factored", [False, True])
 def test_term_update_is_the_blocks_ridge_solution_for_mains_and_pairs(x64, knots, factored):
-    """A block update (the main and pair branches of one lax.cond, at each block's own size)
-    against the centred ridge normal equations of that block solved in numpy, zero on the
-    padding, with the intercept shift; with the gains' LU factors (a search's Grams) too."""
+    """A block update (every block one padded system) against the centred ridge normal
+    equations of that block solved in numpy, zero on the padding, with the intercept shift;
+    with the gains' LU factors (a search's Grams, padded for the first iteration) too."""
     x, y, w, spec, data = _problem(7)
     spec = spec._replace(n1=knots[0], n2=knots[1])
     p, mm = x.shape[1], max(spec.n1, spec.n2 ** 2)
@@ -205,8 +208,8 @@ def test_term_update_is_the_blocks_ridge_solution_for_mains_and_pairs(x64, knots
         a = g - np.outer(sums, sums) / n + S.RIDGE * np.trace(g) / k * np.eye(k)
         coef = np.linalg.solve(a, b - sums * esum / n)
         assert np.abs(coef).max() < 1
-        new, shift = _term_update(gr, jnp.int32(tid), p, jnp.asarray(np.pad(b, (0, mm - k))),
-                                  jnp.asarray(esum), spec)
+        new, shift = _term_update(gr, jnp.int32(tid), jnp.asarray(np.pad(b, (0, mm - k))),
+                                  jnp.asarray(esum), p=p, spec=spec)
         np.testing.assert_allclose(new[:k], coef, rtol=1e-9, atol=1e-12)
         np.testing.assert_array_equal(new[k:], 0.0)
         np.testing.assert_allclose(shift, (esum - sums @ coef) / n, rtol=1e-9, atol=1e-15)
