@@ -882,10 +882,11 @@ def _term_update(table, tid, p: int, n, b, esum, spec: ShapeSpec):
     (:func:`_box_solve`: nothing held, the system is the block's own) is two triangular
     solves instead of a factorisation. At ``(32, 16)`` hats every block is a 256-column
     system (``M = n2²``; a main term's 32 coefficients padded with the identity), and its
-    factorisation was most of a block update's time. Solving a main term at its own size
-    (one ``lax.cond`` between a main and a pair solve) was also measured: warm fits as
-    fast, but the second solve path cost 0.4-1.0 s more compiling in a 20,000-row first
-    fit (BENCHMARKS.md, "Finer shape knots from 2,000 rows")."""
+    factorisation was about 60% of a block update's time. Solving a main term at its own
+    size as well (one ``lax.cond`` between a main and a pair solve) was measured and not
+    kept: warm fits up to 15% faster (the weather table), but the second solve path cost
+    0.4-1.0 s more compiling in a 20,000-row first fit (BENCHMARKS.md, "Finer shape knots
+    from 2,000 rows")."""
     gram, sums, size, lu = table
     own = None if lu is None else (lu[0][tid], lu[1][tid])
     return _solve_block(gram[tid], sums[tid], size[tid], n, b, esum, tid < p, spec, own)
