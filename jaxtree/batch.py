@@ -707,7 +707,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               refine_steps: int = 20, precision: str = "highest",
               feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
               beam_width: int = 4, validation_fraction: Optional[float] = None,
-              random_state=None, shapes: int = 0, shape_knots: tuple = (24, 12),
+              random_state=None, shapes: int = 0, shape_knots: tuple = spec_.SHAPE_KNOTS,
               prune_tol: Optional[float] = None, y_bound: float = spec_.DEFAULT_Y_BOUND,
               tol: Optional[float] = None) -> BatchResult:
     """Fits ``B`` data sets of the same shape with one batched compiled step per iteration.
