@@ -115,6 +115,7 @@ __all__ = [
     "unslot",
     "update_term",
     "with_factors",
+    "with_table",
 ]
 
 MAX_PAIRS = 64
@@ -823,6 +824,20 @@ def with_factors(gr, spec: ShapeSpec) -> tuple:
     return tuple(gr[:5]) + (gain_factors(gr, spec),)
 
 
+def with_table(gr, spec: ShapeSpec) -> tuple:
+    """:func:`with_factors` and, as a seventh entry, the padded Grams and factors of every
+    block (:func:`_padded_grams`): what one fit's search steps take, so that their backfits
+    (:func:`_sweep`) do not pad them again.
+
+    Decision (thirty-second session, issue 29's cost): the padded table depends on the Grams
+    alone, yet each step built it anew: at ``(32, 16)`` hats and 64 pair slots, 92 blocks of
+    ``256 x 256`` and their factors (47 MB in float32), 6-11 ms of a 70-85 ms step on the
+    diamonds table's 10,000 rows. A search now holds it beside the Grams. :func:`jaxtree.fit_batch`
+    keeps :func:`with_factors` (its members would each hold a table for the whole search)."""
+    gr = with_factors(gr, spec)
+    return gr + (_padded_grams(gr, spec, gr[0].shape[0]),)
+
+
 def _factor(g, s, n):
     """Batched LU factors of the blocks' systems (:func:`_block_system`)."""
     return jax.vmap(lambda g, s: jax.scipy.linalg.lu_factor(_block_system(g, s, n)))(g, s)
@@ -966,7 +981,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     n = gr[4]
     p = data.x.shape[-1]
     mm = max(spec.n1, spec.n2 * spec.n2)
-    table = _padded_grams(gr, spec, p)
+    table = gr[6] if len(gr) > 6 else _padded_grams(gr, spec, p)
     shapes = state.shapes
     coef = _flat(shapes, spec)
 
@@ -1083,6 +1098,7 @@ def mse(data, fit):
 
 grams_jit = spec_jit(grams)
 with_factors_jit = spec_jit(with_factors)
+with_table_jit = spec_jit(with_table)
 
 
 def start(data: scoring.Data, spec: ShapeSpec) -> State:

@@ -386,7 +386,7 @@ class OneFit:
         return _screen(data, spec, p), None
 
     term_grams = staticmethod(shapes_.grams_jit)
-    factored = staticmethod(shapes_.with_factors_jit)
+    factored = staticmethod(shapes_.with_table_jit)
     add_term = staticmethod(search.shape_step_jit)
     held_errors = staticmethod(select.shape_errors)
 
