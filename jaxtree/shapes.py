@@ -71,6 +71,7 @@ import numpy as np
 from jaxtree import _executables, scoring
 
 __all__ = [
+    "AXIS_SLOTS",
     "axis_name",
     "candidate_gains",
     "compact",
@@ -156,7 +157,7 @@ class ShapeSpec(NamedTuple):
 
 
 @functools.partial(jax.tree_util.register_dataclass,
-                   data_fields=["pairs", "live", "level", "home"],
+                   data_fields=["pairs", "live", "level", "home", "axes", "axis_pairs"],
                    meta_fields=["n1", "n2", "max_terms", "hierarchy"])
 @dataclasses.dataclass(frozen=True)
 class SlotSpec:
@@ -192,6 +193,10 @@ class SlotSpec:
         None, and the programs are the ones before groups existed): a covariate's rank in its
         group (1-based; 0 for a covariate in none) and the group's first covariate (itself
         for one in none). :func:`group_arrays`.
+      axes, axis_pairs: int32 ``(Q,)`` the covariates the pairs are made of (sorted, then
+        repeats of the last) and int32 ``(P, 2)`` each slot's two positions among them, where
+        the pairs' sums are read from the cross product of those ``Q`` covariates' hats
+        (:func:`_pair_axes`); None: every covariate, in place (:func:`_axes`).
     """
 
     n1: int
@@ -202,6 +207,8 @@ class SlotSpec:
     live: object
     level: object = None
     home: object = None
+    axes: object = None
+    axis_pairs: object = None
 
     def _replace(self, **kw) -> "SlotSpec":
         return dataclasses.replace(self, **kw)
@@ -228,7 +235,40 @@ def slots(spec: ShapeSpec, p: int, n_slots: int, columns: int = 0) -> SlotSpec:
     if spec.groups:
         level, home = _group_ranks(spec.groups, max(columns, p))
     return SlotSpec(spec.n1, spec.n2, spec.max_terms, spec.hierarchy, pairs,
-                    np.asarray(n_mains(spec, p) + len(spec.pairs), np.int32), level, home)
+                    np.asarray(n_mains(spec, p) + len(spec.pairs), np.int32), level, home,
+                    *_axes(pairs, len(spec.pairs), max(columns, p)))
+
+
+AXIS_SLOTS = (8, 16)
+"""The numbers of pair axes a :class:`SlotSpec` may read its pairs' sums from (:func:`_axes`)."""
+
+
+def _axes(pairs: np.ndarray, n_real: int, width: int) -> tuple:
+    """``(axes, axis_pairs)`` of a :class:`SlotSpec` whose first ``n_real`` of the pair slots
+    ``pairs (P, 2)`` are real, on data ``width`` columns wide; ``(None, None)`` for every
+    covariate in place.
+
+    Decision (thirty-second session, issue 29's cost): a :class:`SlotSpec`'s pairs are data,
+    so :func:`_rhs` and :func:`grams` read every covariate of the padded width, and on a
+    table of many columns (diamonds: 28 after encoding, 64 pair slots) they took one batched
+    product per pair slot, 40-50 ms of a 60-85 ms search step at 10,000 rows. The screened
+    pairs are made of few covariates (diamonds' 36: 9, the categorical groups' first
+    columns and the numbers; all pairs of at most 11 covariates fill the 64 slots), so
+    their sums come from the cross product of those covariates' hats as on a
+    :class:`ShapeSpec` (``Q^2 <= 10 P``, :func:`_pair_axes`), with the covariates as data
+    in ``Q`` axis slots, the smallest of :data:`AXIS_SLOTS` that holds them. One count more
+    per column bucket at most (two), each compiled when a table needs it; more covariates,
+    or a width not above ``Q``, keep every covariate in place."""
+    n_slots = pairs.shape[0]
+    used = np.unique(pairs[:n_real]) if n_real else np.zeros(0, np.int32)
+    fits = [q for q in AXIS_SLOTS if len(used) <= q < width and q * q <= 10 * n_slots]
+    if not n_real or not fits:
+        return None, None
+    axes = np.full(fits[0], used[-1], np.int32)
+    axes[:len(used)] = used
+    pos = np.zeros((n_slots, 2), np.int32)  # padding slots: axis 0 with itself, a real column
+    pos[:n_real] = np.searchsorted(used, pairs[:n_real])
+    return axes, pos
 
 
 # ----------------------------------------------------------------- categorical groups
@@ -764,9 +804,12 @@ def _pair_axes(spec, p: int) -> tuple:
     ``P`` pair slots; the measurements are at :func:`_rhs` and :func:`grams`). A
     :class:`ShapeSpec`'s pairs are static: only the covariates in some pair (diamonds' 36
     pairs of 26 covariates: 9 of them; the categorical groups' other covariates are in
-    none). A :class:`SlotSpec`'s pairs are data: every covariate, in place."""
+    none). A :class:`SlotSpec`'s pairs are data: the covariates of its axis slots where it
+    has them (:func:`_axes`, always a cross product), else every covariate, in place."""
     ia, ib, _ = pair_index(spec)
     n_pairs = _n_pairs(spec)
+    if isinstance(spec, SlotSpec) and spec.axes is not None:
+        return spec.axes, spec.axis_pairs[:, 0], spec.axis_pairs[:, 1], True
     if isinstance(spec, SlotSpec) or not n_pairs:
         cols = np.arange(p)
     else:
@@ -778,8 +821,10 @@ def _pair_axes(spec, p: int) -> tuple:
 
 def _paired_hats(x2, cols, n: int):
     """``(m, q, n)`` hats of the pair view ``x2 (m, p)``'s covariates ``cols``
-    (:func:`_pair_axes`; all of them, in place, when ``q = p``)."""
-    return _hats(jnp.clip(x2 if len(cols) == x2.shape[-1] else x2[:, cols], 0.0, 1.0), n)
+    (:func:`_pair_axes`; all of them, in place, when they are a host ``arange(p)``; a
+    :class:`SlotSpec`'s axes are traced and always gathered)."""
+    in_place = isinstance(cols, np.ndarray) and len(cols) == x2.shape[-1]
+    return _hats(jnp.clip(x2 if in_place else x2[:, cols], 0.0, 1.0), n)
 
 
 def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec, factors=None):
@@ -1222,7 +1267,10 @@ def _compact_slots(shapes: Shapes, spec: SlotSpec, gr=None):
         gr = (g1, s1, take(g2), take(s2), n)
     real = np.asarray(spec.pairs)
     p_own = int(np.asarray(spec.live)) - int(np.sum(real[:, 0] < real[:, 1]))
-    return out, spec._replace(pairs=pairs, live=np.asarray(p_own + len(on), np.int32)), gr
+    width = shapes.main.shape[0]
+    axes, axis_pairs = _axes(pairs, len(on), width)
+    return out, spec._replace(pairs=pairs, live=np.asarray(p_own + len(on), np.int32),
+                              axes=axes, axis_pairs=axis_pairs), gr
 
 
 def unslot(shapes: Shapes, spec, p: int, groups: tuple = ()):

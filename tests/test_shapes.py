@@ -71,6 +71,7 @@ def test_grams_and_rhs_equal_dense_float64(x64):
     (5, ((0, 3), (3, 4), (1, 3)), True),   # the cross product of the 3 paired columns only
     (8, ((0, 1), (2, 3), (4, 5), (6, 7)), False),  # 8 columns for 4 pairs: one product each
     (5, "slots", True),                   # pairs as data (a SlotSpec), padding slots included
+    (20, "axes", True),   # a SlotSpec's pairs of 4 of 20 columns: their 8 axis slots' product
 ])
 def test_pair_grams_and_rhs_equal_dense_float64_on_both_forms(x64, p, pairs, cross):
     """:func:`jaxtree.shapes._rhs` and :func:`jaxtree.shapes.grams` read the pair blocks
@@ -83,9 +84,10 @@ def test_pair_grams_and_rhs_equal_dense_float64_on_both_forms(x64, p, pairs, cro
     x = rng.random((n, p))
     y, w = rng.standard_normal(n), rng.uniform(0.2, 2.0, n)
     data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.asarray(w), chunk_size=64)
-    if pairs == "slots":
-        real = ((1, 4), (0, 2), (2, 3))
-        spec = S.slots(S.ShapeSpec(n1=5, n2=4, max_terms=4, pairs=real), p, 8)
+    if pairs in ("slots", "axes"):
+        real = ((1, 4), (0, 2), (2, 3)) if pairs == "slots" else ((3, 17), (0, 3), (5, 17), (0, 5))
+        spec = S.slots(S.ShapeSpec(n1=5, n2=4, max_terms=4, pairs=real), p, 8 if p < 8 else 16)
+        assert (spec.axes is not None) == (pairs == "axes")  # 5 columns: in place
         fun, grams = jax.jit(S._rhs), jax.jit(S.grams)
     else:
         real = pairs
