@@ -163,39 +163,51 @@ class InMemory(_Regression):
 
     # ------------------------------------------------------------------------ rows
 
-    def data(self, ys=None, shard: bool = True, rows=None, xs=None, sw=None) -> scoring.Data:
+    def data(self, ys=None, shard: bool = True, rows=None, xs=None, sw=None,
+             basis: bool = True) -> scoring.Data:
         """The chunked rows (basis cached with ``cache_basis``): the tree search's, sharded
         over ``devices`` and padded to the spec's column bucket (``columns``,
         :func:`jaxtree.scoring.columns_for`), or with ``shard=False`` the shape stage's (one
         device, the table's own columns: a shape term is fitted on every covariate, see
         :func:`jaxtree._fit.stages.shapes_first`); ``ys``/``xs``/``sw``: other rows than the
-        source's; ``rows``: chunked as that many rows (:func:`jaxtree.scoring.chunk`)."""
+        source's; ``rows``: chunked as that many rows (:func:`jaxtree.scoring.chunk`);
+        ``basis``: False skips the basis values of ``cache_basis`` (rows that only the shape
+        terms read). The source's own rows in the shape stage's layout are chunked once, for
+        the tree's search and the shape stage alike."""
         s = self.spec
         xs = self.xs if xs is None else xs
         ys = self.ys if ys is None else ys
         sw = self.sw if sw is None else sw
+        own = rows is None and xs is self.xs and ys is self.ys and sw is self.sw
+        shape_layout = self._shape_layout(xs.shape[0])
         if not shard:  # the shape stage's buckets (shape_bucket), or its own rows and columns
-            own_rows, columns = self._shape_layout(xs.shape[0])
-            if rows is None and xs is self.xs and ys is self.ys and sw is self.sw:
+            if own:
                 if self._one is None:
-                    self._one = self._chunk(xs, ys, sw, own_rows, columns=columns)
+                    self._one = self._chunk(xs, ys, sw, *shape_layout)
                 return self._one
-            rows = own_rows if rows is None else rows
+            rows, columns = (shape_layout[0] if rows is None else rows), shape_layout[1]
         else:
             columns = s.columns or None
             if rows is None and xs is self.xs:
                 rows = s.rows or None  # the row bucket (jaxtree.scoring.tree_rows)
-        data = self._chunk(xs, ys, sw, rows, columns=columns)
+        if own and (rows, columns) == shape_layout:
+            # The tree's rows as the shape stage chunks them (one device, the same buckets):
+            # chunked and their basis values computed once for both (thirty-second session).
+            if self._one is None:
+                self._one = self._chunk(xs, ys, sw, rows, columns)
+            data = self._one
+        else:
+            data = self._chunk(xs, ys, sw, rows, columns=columns, basis=basis)
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
         return data
 
-    def _chunk(self, xs, ys, sw, rows, columns=None):
+    def _chunk(self, xs, ys, sw, rows, columns=None, basis: bool = True):
         # numpy in, so that the chunks are padded on the host (nothing compiled)
         data = scoring.chunk(np.asarray(xs), np.asarray(ys), None if sw is None else np.asarray(sw),
                              chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
                              columns=columns)
-        if self.spec.cache_basis:  # through the executable cache, as the search's programs
+        if self.spec.cache_basis and basis:  # through the executable cache, as the search's
             data = data._replace(phi=designs_cached(data.x, self.spec.basis))
         return data
 
@@ -221,7 +233,8 @@ class InMemory(_Regression):
         elif self.shape_bucket is not None:
             rows, held_rows = self._split_buckets(xs.shape[0], len(train), len(held), max_train)
             columns = s.columns
-        data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw))
+        # the shape split's parts feed shape terms only: no basis values (thirty-second session)
+        data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw), basis=shard)
         dt = s.dtype
         held_data = scoring.chunk(np.asarray(xs[held], dt), np.asarray(ys[held], dt),
                                   None if sw is None else np.asarray(sw[held], dt),
