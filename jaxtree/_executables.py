@@ -102,6 +102,10 @@ _MARK = {"xla_embed_ir_in_executable": False}
 """A compile option at its default value (no effect on the program), so that JAX's cache
 files these compilations under keys of their own."""
 
+_RETRY = {"xla_llvm_disable_expensive_passes": False}
+"""Another compile option at its default value, under which a program is compiled afresh
+where JAX's cache held it from an older jaxtree (:func:`_unshared`): no entry has it."""
+
 QUICK = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
 """The compile options of :func:`quick`: LLVM's optimisation off and XLA's older elemental
 emitters for fusions. Measured on the demo's search step (BENCHMARKS.md, "The test suite under
@@ -386,6 +390,29 @@ def _write_atomic(directory: str, name: str, data: bytes) -> None:
         raise
 
 
+def _unshared():
+    """A context in which this thread's compilations are not written to JAX's persistent
+    cache (JAX writes no entry that took less than infinitely long to compile); a no-op
+    where JAX has no such thread-local setting.
+
+    Why (thirty-second session, issue 27): what this module compiles it stores itself. In
+    JAX's cache the same compilation was an entry under a key of the program alone, and
+    after a change of jaxtree's source (an upgrade, or a developer's edit) this module's
+    keys were new while an unchanged program was found there: an executable JAX loaded
+    cannot be stored here (:meth:`cached._get`), so it was traced and lowered again in
+    every later process (a second process's 10,000-row fit of the diamonds table: 5.3-5.8 s
+    against 2.4-2.8 s, 12 programs traced each time). Now nothing of this module's goes
+    there; an entry an older jaxtree wrote is compiled afresh once (:data:`_RETRY`) and
+    stored. The price: a program that cannot be serialised is compiled again by the next
+    process, where JAX's cache gave it before (none is known)."""
+    try:
+        from jax._src import config as jax_config  # noqa: PLC0415 - no public thread-local form
+
+        return jax_config.persistent_cache_min_compile_time_secs(float("inf"))
+    except Exception:  # noqa: BLE001 - another JAX: its cache keeps them, as before
+        return contextlib.nullcontext()
+
+
 def _store(directory: str, name: str, compiled) -> None:
     from jax.experimental import serialize_executable as se  # noqa: PLC0415
 
@@ -533,18 +560,24 @@ class cached:  # noqa: N801 - used like a decorator-made function
             loaded = path
         else:
             loaded = None
+            options = {**_MARK, **QUICK} if fast else _MARK
             hits = getattr(_local, "hits", 0)
             try:
-                exe = self.fn.lower(*args).compile(
-                    compiler_options={**_MARK, **QUICK} if fast else _MARK)
+                with _unshared() if d is not None else contextlib.nullcontext():
+                    exe = self.fn.lower(*args).compile(compiler_options=options)
+                    # An executable JAX loaded from its persistent cache is not stored:
+                    # XLA's CPU client cannot serialise a loaded executable again
+                    # (measured with jaxlib 0.10.2: the copy loads, then fails at run time
+                    # with "Function ... not found"). Only fresh compilations are written.
+                    # _MARK keeps the plain jitted programs' entries in JAX's cache (other
+                    # code paths) from being such hits here; an older jaxtree's entry of
+                    # the same program is compiled afresh under _RETRY (_unshared).
+                    if getattr(_local, "hits", 0) != hits and d is not None:
+                        hits = getattr(_local, "hits", 0)
+                        exe = self.fn.lower(*args).compile(
+                            compiler_options={**options, **_RETRY})
             except Exception:  # noqa: BLE001 - let the plain call raise its own error
                 return None, None
-            # An executable JAX loaded from its persistent cache is not stored: XLA's CPU
-            # client cannot serialise a loaded executable again (measured with jaxlib
-            # 0.10.2: the copy loads, then fails at run time with "Function ... not
-            # found"). Only fresh compilations are written. _MARK keeps the plain jitted
-            # programs' entries in JAX's cache (other code paths, older jaxtree versions)
-            # from being such hits here.
             if getattr(_local, "hits", 0) != hits:
                 _broken.add(key)
             if d is not None and key not in _broken:

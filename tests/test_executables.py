@@ -518,3 +518,51 @@ def test_a_corrupt_file_read_ahead_falls_back_to_a_fresh_compilation(exe_dir):
     assert ex.read_ahead_used == used
     np.testing.assert_allclose(np.asarray(got[0]), np.asarray(_other(*args)[0]), rtol=1e-12)
     assert (exe_dir / (k2 + ".exe")).read_bytes() != b"not an executable"
+
+
+UPGRADE_CHILD = textwrap.dedent("""
+    import jax.numpy as jnp
+    from jaxtree import _executables as ex
+    cc.enable()
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # JAX keeps them all
+    if os.environ["CHILD_SOURCE"] not in ("old", "older"):  # another jaxtree source
+        ex._source_hash = lambda: os.environ["CHILD_SOURCE"]
+    fn = jax.jit(lambda x, k: jnp.cumsum(jnp.sin(x) * k) @ jnp.cos(x), static_argnums=1)
+    x = jnp.linspace(0.0, 1.0, 64)
+    if os.environ["CHILD_SOURCE"] == "older":  # an older jaxtree: its compilation went to
+        fn.lower(x, 3.0).compile(compiler_options=ex._MARK)  # JAX's cache as well
+    c = ex.cached(fn, static_argnums=(1,))
+    lowered = []
+    real = fn.lower
+    c.fn = type("Counting", (), {"lower": lambda self, *a: lowered.append(1) or real(*a)})()
+    got = float(c(x, 3.0))
+    key = ex._key(c.name, (3.0,), (x,))
+    print(json.dumps({"got": got, "want": float(fn(x, 3.0)), "lowered": len(lowered),
+                      "stored": os.path.exists(os.path.join(ex.directory(), key + ".exe")),
+                      "broken": key in ex._broken}))
+""")
+
+
+def test_a_program_jax_kept_for_an_older_source_is_stored_again(tmp_path):
+    """This module's compilations are stored here and not in JAX's persistent cache, and a
+    program an older jaxtree left in JAX's cache is compiled afresh once and stored: after
+    a change of jaxtree's source (an upgrade) the program's key here is new while JAX's
+    cache held the same program, and an executable loaded from there cannot be stored
+    (XLA cannot serialise a loaded executable), so the program was traced and lowered in
+    every process of the new source."""
+    def child(source, home):
+        return run_child(UPGRADE_CHILD, tmp_path / home, CHILD_SOURCE=source)[0]
+
+    older = child("older", "a")  # stored here; the older code's copy sits in JAX's cache
+    assert older["stored"] and not older["broken"] and older["lowered"] == 1, older
+    new = child("new", "a")  # JAX's cache has the program; this source's key is new
+    assert new["stored"] and not new["broken"], new
+    assert new["lowered"] == 2  # the lowering that found JAX's entry, and the fresh one
+    again = child("new", "a")
+    assert again["stored"] and again["lowered"] == 0  # loaded from the file
+    old = child("old", "b")  # this code's compilations leave nothing in JAX's cache:
+    newer = child("newer", "b")  # a new source finds no entry there and compiles once
+    for r in (old, newer):
+        assert r["stored"] and not r["broken"] and r["lowered"] == 1, r
+    for r in (older, new, again, old, newer):
+        assert r["got"] == r["want"]
