@@ -953,7 +953,8 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
       state: the current :class:`jaxtree.shapes.State`.
       data: chunked training data (:func:`jaxtree.scoring.chunk`).
       grams: the Gram statistics of :func:`jaxtree.shapes.grams`, or with their systems'
-        factors (:func:`jaxtree.shapes.with_factors`), as a search's steps take them.
+        factors (:func:`jaxtree.shapes.with_factors`) and padded blocks
+        (:func:`jaxtree.shapes.with_table`), as a search's steps take them.
       spec: the :class:`jaxtree.shapes.ShapeSpec`.
       sweeps: backfitting sweeps after the insertion.
     """

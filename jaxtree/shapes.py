@@ -1022,7 +1022,8 @@ def two_valued_linear(coef, sums, n, main, spec: ShapeSpec):
 def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=0):
     """Block backfitting (Gauss-Seidel) over the chosen terms, ``sweeps`` times. Each block
     update is one pass over the data: the previous block's change is applied to the fitted
-    values while this block's right-hand side is accumulated."""
+    values while this block's right-hand side is accumulated. ``gr``: as :func:`fit_step`'s
+    (the padded blocks of :func:`with_table` where it has them)."""
     n = gr[4]
     p = data.x.shape[-1]
     mm = max(spec.n1, spec.n2 * spec.n2)
@@ -1096,7 +1097,8 @@ def fit_step(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int 
     Candidates are ranked by their ridge gain (:func:`candidate_gains`), a pair's less the
     gains of its open main shapes when ``spec.hierarchy``. ``gr``: the Grams of
     :func:`grams`, or of :func:`with_factors` (a search's steps: the gains' systems are then
-    not factored again at each step).
+    not factored again at each step) or :func:`with_table` (nor the backfit's blocks padded
+    again).
 
     Returns ``(state, (loss, term, gain, ok))``: the weighted MSE after the step, the chosen
     term id (``j`` for main ``j``, ``p + c`` for pair ``c``), its score and whether a
