@@ -87,7 +87,8 @@ def main(argv=None):
     print(f"{args.case}: warm fit {last['wall_s']:.3f} s (each program waited for), "
           f"{inside:.3f} s in jaxtree's programs")
     for name, v in sorted(last["programs"].items(), key=lambda kv: -kv[1]["s"]):
-        print(f"{v['s']:8.3f} s  {v['calls']:4d} calls  {v['s'] / v['calls'] * 1e3:8.1f} ms  {name}")
+        per_call = v["s"] / v["calls"] * 1e3
+        print(f"{v['s']:8.3f} s  {v['calls']:4d} calls  {per_call:8.1f} ms  {name}")
     out = pathlib.Path(args.out or ROOT / "benchmarks" / "results"
                        / f"fit_programs_{args.case}.json")
     env = {**environment(), "command": " ".join(

@@ -249,10 +249,10 @@ def _axes(pairs: np.ndarray, n_real: int, width: int) -> tuple:
     covariate in place.
 
     Decision (thirty-second session, issue 29's cost): a :class:`SlotSpec`'s pairs are data,
-    so :func:`_rhs` and :func:`grams` read every covariate of the padded width, and on a
-    table of many columns (diamonds: 28 after encoding, 64 pair slots) they took one batched
-    product per pair slot, 40-50 ms of a 60-85 ms search step at 10,000 rows. The screened
-    pairs are made of few covariates (diamonds' 36: 9, the categorical groups' first
+    so :func:`_rhs` and :func:`grams` read every covariate of the padded width; on a table
+    of many columns (diamonds: 26 after encoding, 28 in the bucket, 64 pair slots) one
+    batched product per pair slot took 40-50 ms of a 60-85 ms search step at 10,000 rows.
+    The screened pairs are made of few covariates (diamonds' 36: 9, the categorical groups' first
     columns and the numbers; all pairs of at most 11 covariates fill the 64 slots), so
     their sums come from the cross product of those covariates' hats as on a
     :class:`ShapeSpec` (``Q^2 <= 10 P``, :func:`_pair_axes`), with the covariates as data
@@ -877,8 +877,9 @@ def with_table(gr, spec: ShapeSpec) -> tuple:
     Decision (thirty-second session, issue 29's cost): the padded table depends on the Grams
     alone, yet each step built it anew: at ``(32, 16)`` hats and 64 pair slots, 92 blocks of
     ``256 x 256`` and their factors (47 MB in float32), 6-11 ms of a 70-85 ms step on the
-    diamonds table's 10,000 rows. A search now holds it beside the Grams. :func:`jaxtree.fit_batch`
-    keeps :func:`with_factors` (its members would each hold a table for the whole search)."""
+    diamonds table's 10,000 rows. A search now holds it beside the Grams.
+    :func:`jaxtree.fit_batch` keeps :func:`with_factors` (its members would each hold a
+    table for the whole search)."""
     gr = with_factors(gr, spec)
     return gr + (_padded_grams(gr, spec, gr[0].shape[0]),)
 
