@@ -181,18 +181,15 @@ class InMemory(_Regression):
         own = rows is None and xs is self.xs and ys is self.ys and sw is self.sw
         shape_layout = self._shape_layout(xs.shape[0])
         if not shard:  # the shape stage's buckets (shape_bucket), or its own rows and columns
-            if own:
-                if self._one is None:
-                    self._one = self._chunk(xs, ys, sw, *shape_layout)
-                return self._one
             rows, columns = (shape_layout[0] if rows is None else rows), shape_layout[1]
         else:
             columns = s.columns or None
             if rows is None and xs is self.xs:
                 rows = s.rows or None  # the row bucket (jaxtree.scoring.tree_rows)
         if own and (rows, columns) == shape_layout:
-            # The tree's rows as the shape stage chunks them (one device, the same buckets):
-            # chunked and their basis values computed once for both (thirty-second session).
+            # The shape stage's own rows, and the tree's where they are laid out alike (one
+            # device, the same buckets): chunked and their basis values computed once for
+            # both (thirty-second session).
             if self._one is None:
                 self._one = self._chunk(xs, ys, sw, rows, columns)
             data = self._one
