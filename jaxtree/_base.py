@@ -23,7 +23,6 @@ from jaxtree import program as prog_
 from jaxtree import search
 from jaxtree import simplify as simplify_
 from jaxtree._fit import pipeline
-from jaxtree._fit import select
 
 
 class ParamsProtocol:
@@ -271,51 +270,6 @@ class WeightBoxWarning(UserWarning):
     ``y_bound`` gives the weights room (:class:`jaxtree.TreeRegressor`, ``y_bound``)."""
 
 
-BOX_TOL = 1e-6
-"""A weight with ``|w| >= 1 - BOX_TOL`` counts as on the box (the projection puts it at 1)."""
-
-
-def weights_at_bound(program) -> int:
-    """How many leaves of ``program`` (a :class:`jaxtree.program.Program`) the box ``|w| <= 1``
-    holds back: leaves with ``|w| = 1`` whose scale no product could take over.
-
-    A factor of a product can sit on the box without binding: in ``(w1 phi1) * T`` the
-    scale moves freely between ``w1`` and ``T``, so ``w1 = 1`` binds only if ``T`` cannot
-    grow (every leaf of a sum on the box, or every factor of a product). A leaf counts when
-    it is on the box and no product above it has another branch with room.
-    """
-    op = np.asarray(program.op)
-    left, right = np.asarray(program.left), np.asarray(program.right)
-    on_box = np.abs(np.asarray(program.weight, np.float64)) >= 1.0 - BOX_TOL
-    if op.size == 0 or op[0] == prog_.EMPTY:
-        return 0
-    order, stack = [], [0]  # slots reachable from the root, parents before children
-    while stack:
-        i = stack.pop()
-        order.append(i)
-        if op[i] in (prog_.ADD, prog_.MUL):
-            stack += [int(left[i]), int(right[i])]
-    room = {}  # can the subtree at slot i grow by a factor > 1 inside the box?
-    for i in reversed(order):
-        if op[i] == prog_.LEAF:
-            room[i] = not on_box[i]
-        elif op[i] == prog_.ADD:
-            room[i] = room[left[i]] and room[right[i]]
-        else:  # MUL: one factor is enough
-            room[i] = room[left[i]] or room[right[i]]
-    free = {0: False}  # a product above slot i has another branch with room
-    count = 0
-    for i in order:
-        if op[i] == prog_.LEAF:
-            count += int(on_box[i] and not free[i])
-        elif op[i] == prog_.MUL:
-            free[left[i]] = free[i] or room[right[i]]
-            free[right[i]] = free[i] or room[left[i]]
-        else:
-            free[left[i]] = free[right[i]] = free[i]
-    return count
-
-
 def box_message(count: int, y_bound: float) -> str:
     """The warning for ``count`` weights on the box of a fit with this ``y_bound``."""
     return (f"{count} weight(s) of the fitted tree ended on the box |w| <= 1 (y was mapped "
@@ -359,7 +313,7 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
         # range (jaxtree.model.predict; the pipeline's own predictions are not clipped)
         model = dataclasses.replace(model, y_bound=result.spec.y_bound, clip_y=True)
     set_result(est, result, model, warn)
-    est.k_ = select.n_ops(model.program)
+    est.k_ = prog_.n_ops(model.program)
     est.path_ = result.path
     est.shape_path_ = result.shape_path
     est.shape_order_, est.shape_order_scores_ = result.order or (None, None)
@@ -367,7 +321,7 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     est.target_transform_scores_ = result.transform_scores
     est.pruned_ = result.pruned
     # issue 28: the box never binds silently (a loaded model was warned about at its fit)
-    est.weights_at_bound_ = weights_at_bound(model.program)
+    est.weights_at_bound_ = prog_.weights_at_bound(model.program)
     if warn and est.weights_at_bound_ and result.spec is not None:
         warnings.warn(box_message(est.weights_at_bound_, result.spec.y_bound), WeightBoxWarning,
                       stacklevel=3)

@@ -753,6 +753,20 @@ def fit_streamed(x, chunk_size: int) -> EncodingSpec:
     return numeric(lows, has)
 
 
+def streamed_rows(x, chunk_size, missing: str):
+    """``(x, spec or None)``: a streamed ``x (n, p)`` (a memmap, a ChunkReader's ``x``) read
+    encoded on demand (:class:`EncodedRows`) when ``missing="indicator"`` and one pass
+    (:func:`fit_streamed`, reading at least ``chunk_size`` rows at a time; ``"auto"``: 2,048)
+    finds NaN; else ``x`` itself and None. Both estimators' streamed fits (the classifier
+    reads ``x`` once per class)."""
+    if missing != "indicator":  # "error": the scaling pass refuses NaN, naming row and column
+        return x, None
+    spec = fit_streamed(x, 2048 if chunk_size == "auto" else chunk_size)
+    if spec.is_identity:
+        return x, None
+    return EncodedRows(x, spec), spec
+
+
 def _refuse_missing(X, spec: EncodingSpec) -> None:
     """Under ``missing="error"`` with the identity spec: a ``ValueError`` naming the count, the
     first row and the column of a missing value in a numeric array or DataFrame ``X`` (other

@@ -680,7 +680,7 @@ class _Members:
             end = len(run.choices[b])  # a member whose tree filled up ended early (search.run)
             member = [_member(m, b) for m in models[:end]]
             val = run.val_history[b][:end]
-            sizes[b] = select.n_ops(member[select.choose_size(sel.rows[b][:end],
+            sizes[b] = prog.n_ops(member[select.choose_size(sel.rows[b][:end],
                                                               sel.weights[b])].program)
             paths.append(select.path_rows(member, run.history[b][:end], val))
         return sizes, paths

@@ -259,7 +259,15 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
         X = V.check_X(X, n_features=model.x_min.shape[-1], allow_1d=True, allow_nan=True)
         X = V.fill_missing(X, np.asarray(model.x_min).reshape(-1, model.n_features)[0],
                            refuse=model.missing == "error", names=model.feature_names)
-    return _predict_jit(model, jnp.asarray(X, model.x_min.dtype), clip)
+    return predict_checked(model, X, clip=clip)
+
+
+def predict_checked(model: TreeModel, x, *, clip: bool = True) -> jax.Array:
+    """:func:`predict` of covariates already checked, with no host checks: the estimators'
+    validated and encoded matrix (their ``predict``, the held-out and training rows of a
+    fit). A NaN takes its covariate's training minimum, silently (the estimators' encoding
+    warns or refuses before); one compiled program per shape, dtype and basis."""
+    return _predict_jit(model, jnp.asarray(x, model.x_min.dtype), clip)
 
 
 def _predict_impl(model: TreeModel, x, clip):

@@ -245,6 +245,12 @@ def n_leaves(program: Program) -> jax.Array:
     return jnp.sum(program.op == LEAF).astype(jnp.int32)
 
 
+def n_ops(program: Program) -> int:
+    """The operations of a (host or device) program: ``(n_slots - 1) // 2``."""
+    n = int(np.asarray(program.n_slots))
+    return (n - 1) // 2 if n else 0
+
+
 def n_terms(program: Program) -> int:
     """The number of terms of the tree written as a sum of products, like terms merged (host
     side): each product is the multiset of its leaves' ``(feature, basis)`` factors, ``+``
@@ -493,6 +499,51 @@ def insert(program: Program, slot, op, feature, basis_index, weight) -> Program:
 
 
 # ----------------------------------------------------------------------------- host side
+
+
+BOX_TOL = 1e-6
+"""A weight with ``|w| >= 1 - BOX_TOL`` counts as on the box (the projection puts it at 1)."""
+
+
+def weights_at_bound(program) -> int:
+    """How many leaves of ``program`` (a :class:`Program`, host or device) the box ``|w| <= 1``
+    holds back: leaves with ``|w| = 1`` whose scale no product could take over.
+
+    A factor of a product can sit on the box without binding: in ``(w1 phi1) * T`` the
+    scale moves freely between ``w1`` and ``T``, so ``w1 = 1`` binds only if ``T`` cannot
+    grow (every leaf of a sum on the box, or every factor of a product). A leaf counts when
+    it is on the box and no product above it has another branch with room.
+    """
+    op = np.asarray(program.op)
+    left, right = np.asarray(program.left), np.asarray(program.right)
+    on_box = np.abs(np.asarray(program.weight, np.float64)) >= 1.0 - BOX_TOL
+    if op.size == 0 or op[0] == EMPTY:
+        return 0
+    order, stack = [], [0]  # slots reachable from the root, parents before children
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        if op[i] in (ADD, MUL):
+            stack += [int(left[i]), int(right[i])]
+    room = {}  # can the subtree at slot i grow by a factor > 1 inside the box?
+    for i in reversed(order):
+        if op[i] == LEAF:
+            room[i] = not on_box[i]
+        elif op[i] == ADD:
+            room[i] = room[left[i]] and room[right[i]]
+        else:  # MUL: one factor is enough
+            room[i] = room[left[i]] or room[right[i]]
+    free = {0: False}  # a product above slot i has another branch with room
+    count = 0
+    for i in order:
+        if op[i] == LEAF:
+            count += int(on_box[i] and not free[i])
+        elif op[i] == MUL:
+            free[left[i]] = free[i] or room[right[i]]
+            free[right[i]] = free[i] or room[left[i]]
+        else:
+            free[left[i]] = free[right[i]] = free[i]
+    return count
 
 
 def to_numpy(program: Program) -> dict:

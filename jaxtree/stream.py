@@ -138,6 +138,18 @@ class ChunkReader:
         r._scale = sc
         return r
 
+    def with_chunk(self, chunk_size: int) -> "ChunkReader":
+        """This reader with ``chunk_size`` rows per chunk (``1 <= chunk_size <= n``): the
+        fit reads a memmap with the chunk its row plan chose, once it knows the encoded
+        covariates (:func:`jaxtree._fit.pipeline.fit_table`)."""
+        if chunk_size == self.chunk_size:
+            return self
+        check_source_arrays(self.x, self.y, self.sample_weight, chunk_size)
+        r = ChunkReader.__new__(ChunkReader)
+        r.__dict__.update(self.__dict__)
+        r.chunk_size = int(chunk_size)
+        return r
+
     def subset(self, rows) -> "ChunkReader":
         """A reader of the rows at sorted indices ``rows`` of this one, in that order (e.g. a
         held-out split's two parts), with the same chunk size, dtype and scaling: its chunks

@@ -114,7 +114,7 @@ def test_fit_batch_has_the_estimators_default_and_warns_per_data_set():
 ])
 def test_weights_at_bound_counts_only_leaves_the_box_holds_back(ops, left, right, w, want):
     from jaxtree import program as prog
-    from jaxtree._base import weights_at_bound
+    from jaxtree.program import weights_at_bound
 
     leaf = [0 if o == prog.LEAF else -1 for o in ops]
     program = prog.from_arrays(ops, left, right, leaf, leaf, w, 0.0, len(ops))

@@ -55,6 +55,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
+from jaxtree import _encoding as encoding_
 from jaxtree import _executables
 from jaxtree import _scaling as scaling_
 from jaxtree import _target
@@ -355,10 +356,10 @@ class Labels:
             # device array would compile once per trimmed size, i.e. per k).
             members = [m if B == 1 else jax.tree_util.tree_map(
                 jax.device_put, member(jax.device_get(m), b)) for m in models]
-            path.append([dict(n_ops=select.n_ops(m.program), train_loss=float(hist[b, i]),
+            path.append([dict(n_ops=prog.n_ops(m.program), train_loss=float(hist[b, i]),
                               val_loss=float(val[i]), model=m)
                          for i, m in enumerate(members)])
-            sizes.append(select.n_ops(members[pick].program))
+            sizes.append(prog.n_ops(members[pick].program))
         if B == 1:
             return sizes[0], path[0]
         return np.asarray(sizes, np.int64), path
@@ -781,16 +782,18 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     _, fraction = spec_.resolve_auto("greedy", hyper["validation_fraction"], 0, 1, 1,
                                      in_memory=False)
     pipeline.check_stream_args(X, y, sample_weight, "the labels and weights", fraction)
-    params, plan, dtype = spec_.stream_plan(X, params, hyper["chunk_size"], hyper["devices"])
     if isinstance(X, stream_.ChunkReader):
-        x, labels, sw, chunk = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
+        x, labels, sw, asked = X.x, np.asarray(X.y), X.sample_weight, X.chunk_size
     else:
-        x, labels, sw = X, y, sample_weight
-        chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
+        x, labels, sw, asked = X, y, sample_weight, hyper["chunk_size"]
     if len(x.shape) != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {tuple(x.shape)}.")
-    x, enc = pipeline.encoded_rows(x, chunk, hyper["missing"])  # the regressor's streamed rule
+    dtype = V.float_dtype_for(x, bool(jax.config.jax_enable_x64))  # as read
+    x, enc = encoding_.streamed_rows(x, asked, hyper["missing"])  # the regressor's rule
     n, p = x.shape
+    # the regressor's plan of streamed rows (pipeline.fit_table): with the encoded covariates
+    params, plan = spec_.planned(params, n, p, dtype, asked, hyper["devices"])
+    chunk = min(params.chunk, n) if n else params.chunk
     classes, idx = V.check_labels(labels, n)
     sw = V.check_sample_weight(sw, n)
     K = len(classes)

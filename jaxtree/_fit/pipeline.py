@@ -26,6 +26,7 @@ from jaxtree import _encoding as encoding_
 from jaxtree import _target as target_
 from jaxtree import _validation as V
 from jaxtree import model as model_
+from jaxtree import plan as plan_
 from jaxtree import search
 from jaxtree import stream as stream_
 from jaxtree._fit import progress, select, source, stages
@@ -76,22 +77,36 @@ class FitResult:
 
 @dataclasses.dataclass(frozen=True)
 class Table:
-    """A training table read once (:func:`read_table`): validated, its missing values and
-    categories encoded as numeric covariates.
+    """A training table read once (:func:`read_table` in memory, :func:`read_stream` block
+    by block): validated, its missing values and categories encoded as numeric covariates.
 
     Attributes:
-      x: ``(n, m)`` the encoded covariates (the user's own array when nothing was encoded).
-      sample_weight: ``(n,)`` checked weights, or None.
-      encoding: the table encoding (:mod:`jaxtree._encoding`; the identity spec for numbers).
+      x: ``(n, m)`` the encoded covariates (the user's own array when nothing was encoded;
+        streamed: a memmap, or its rows encoded on demand).
+      sample_weight: ``(n,)`` checked weights, or None (streamed: as given, checked by the
+        reader).
+      encoding: the table encoding (:mod:`jaxtree._encoding`; the identity spec for numbers;
+        None for a streamed table without missing values, whose identity spec the scaling
+        sets).
       names: the table's own column names (a DataFrame's), or None.
       dtype: the compute dtype (float32, or float64 for float64 input under x64).
+      y: the regressor's targets (checked, or a streamed reader's), or None (the
+        classifier checks its labels itself).
+      reader: a streamed table's :class:`jaxtree.stream.ChunkReader` (``x``, ``y`` and the
+        weights read block by block; the fit's row plan chooses the chunk it reads), else
+        None.
+      chunk_size: the chunk size a streamed table asks of the row plan (a ChunkReader's
+        own, else the estimator's ``chunk_size``); None in memory (the estimator's).
     """
 
-    x: np.ndarray
+    x: Any
     sample_weight: Optional[np.ndarray]
     encoding: Any
     names: Optional[tuple]
     dtype: Any
+    y: Any = None
+    reader: Optional[stream_.ChunkReader] = None
+    chunk_size: Any = None
 
     @property
     def n(self) -> int:
@@ -100,6 +115,8 @@ class Table:
     @property
     def feature_names(self) -> tuple:
         """The covariates' names (the raw names when nothing was encoded)."""
+        if self.encoding is None:
+            return tuple(f"x{j + 1}" for j in range(self.x.shape[1]))
         return self.encoding.feature_names_out
 
 
@@ -121,45 +138,60 @@ def read_table(X, sample_weight, hyper: dict) -> Table:
 
 
 def fit(X, y, sample_weight, hyper: dict) -> FitResult:
-    """The fit of ``TreeRegressor(**hyper)`` (checked with :func:`jaxtree._fit.spec.check_params`)."""
+    """The fit of ``TreeRegressor(**hyper)`` (checked with :func:`jaxtree._fit.spec.check_params`):
+    the table read (:func:`read`), its target transform chosen, the table fitted
+    (:func:`fit_table`)."""
     params = spec_.check_params(hyper)
     transform = hyper.get("target_transform") or "identity"
+    table = read(X, y, sample_weight, hyper, transform)
+    scores = None
+    if transform == "auto":
+        transform, scores = _choose_transform(table, hyper, params)
+    res = fit_table(table, hyper, params, transform)
+    return dataclasses.replace(res, transform_scores=scores, target_name=target_.name_of(y))
+
+
+def read(X, y, sample_weight, hyper: dict, transform: str) -> Table:
+    """The regressor's table with its targets: a memmap or ChunkReader streamed
+    (:func:`read_stream`), else read in memory (:func:`read_table`) with ``y`` checked in
+    the compute dtype."""
     if streams(X, hyper.get("engine", "jax")):
         check_streamable_options(transform)
-        res = _fit_streamed(X, y, sample_weight, hyper, params)
-    else:
-        table = read_table(X, sample_weight, hyper)
-        ya = V.check_targets(y, table.n, table.dtype)
-        scores = None
-        if transform == "auto":
-            transform, scores = _choose_transform(table, ya, hyper, params)
-        res = dataclasses.replace(fit_table(table, ya, hyper, params, transform),
-                                  transform_scores=scores)
-    return dataclasses.replace(res, target_name=target_.name_of(y))
+        return read_stream(X, y, sample_weight, hyper)
+    table = read_table(X, sample_weight, hyper)
+    return dataclasses.replace(table, y=V.check_targets(y, table.n, table.dtype))
 
 
-def fit_table(table: Table, ya: np.ndarray, hyper: dict, params: spec_.Params,
-              transform: str) -> FitResult:
+def fit_table(table: Table, hyper: dict, params: spec_.Params, transform: str) -> FitResult:
     """The fit of a read table with a fixed target transform (``"identity"``, ``"log"``,
-    ``"square"``)."""
-    xa, sw, enc = table.x, table.sample_weight, table.encoding
-    yt = target_.forward(ya, transform, sw)  # log y for "log" (ValueError for y <= 0)
-    spec = spec_.fit_spec(hyper, params, xa, table.dtype, transform)
+    ``"square"``; a streamed table's is the identity).
+
+    The one planning call of a regressor's fit (:func:`jaxtree._fit.spec.fit_spec`: the row
+    plan, the bounded ``k``, the rest of the settings) comes here, once the encoded
+    covariates are known, for a streamed table too: its rows are then read with the plan's
+    chunk. A large in-memory matrix the plan reads chunk by chunk gets its reader here."""
+    xa, sw, enc, streamed = table.x, table.sample_weight, table.encoding, table.reader
+    yt = None if streamed else target_.forward(table.y, transform, sw)  # ValueError: y <= 0
+    spec = spec_.fit_spec(hyper, params, xa, table.dtype, transform,
+                          chunk_size=table.chunk_size, streamed=streamed is not None)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots))
-    rows = (xa, yt, sw)
-    if spec.streamed:  # a large array: read chunk by chunk, no whole-array copies
+    if streamed is not None:
+        rows = streamed.with_chunk(min(spec.chunk, table.n))
+    elif spec.streamed:  # a large array: read chunk by chunk, no whole-array copies
         w = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
         rows = stream_.ChunkReader(xa, yt, w, chunk_size=min(spec.chunk, table.n))
+    else:
+        rows = (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)
     # (a chunked fit has no target transform: fits_in_chunks; the model is then unchanged)
     return dataclasses.replace(res, model=_attach_target(res.model, transform, xa, yt, sw))
 
 
-def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> FitResult:
-    """The fit of a memmap or a :class:`jaxtree.stream.ChunkReader`, read block by block.
+def read_stream(X, y, sample_weight, hyper: dict) -> Table:
+    """The table of a memmap or a :class:`jaxtree.stream.ChunkReader`, read block by block.
 
     Missing values (issue 12): with ``missing="indicator"`` one streamed pass over ``X``
-    first (:func:`streamed_encoding`) finds the columns with NaN and their minima and builds
+    first (:func:`jaxtree._encoding.streamed_rows`) finds the columns with NaN and their minima and builds
     the spec the in-memory fit builds for the same array; when there are some, the search
     reads ``X`` encoded on demand (:class:`jaxtree._encoding.EncodedRows`: fill values and
     ``"<col> missing"`` indicators made block by block, never for the whole array), so the
@@ -167,26 +199,36 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params) -> Fit
     extra read of ``X``; ``missing="error"`` skips it for data known to hold no NaN (the
     scaling pass refuses a NaN, naming its row and column). A user's ChunkReader is read the
     same way (its ``x`` wrapped, its ``y``, weights and chunk size kept). ``inf`` is refused
-    under both policies."""
+    under both policies.
+
+    :func:`fit_table` plans the fit with the chunk size asked and the encoded covariates
+    (the encoding pass reads blocks of at least ``2**22`` values whatever the chunk, so
+    the plan's chunk is not needed before it). The compute dtype is the covariates' as read
+    (the encoding keeps it: :class:`jaxtree._encoding.EncodedRows` are float32 for floats
+    of at most 4 bytes, else float64)."""
     if hyper.get("engine", "jax") != "jax":
         raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
     check_stream_args(X, y, sample_weight, "them")  # held-out sizes stream
-    params, plan, dtype = spec_.stream_plan(X, params, hyper.get("chunk_size", "auto"),
-                                            hyper.get("devices"))
-    if isinstance(X, stream_.ChunkReader):
-        reader = X
+    own = isinstance(X, stream_.ChunkReader)
+    dtype = V.float_dtype_for(X.x if own else X, bool(jax.config.jax_enable_x64))
+    if own:
+        reader, asked = X, X.chunk_size
     else:
         y = y if isinstance(y, np.ndarray) else V.check_y(y, X.shape[0] if X.ndim else 0)
         if y.dtype.kind in "biu":  # integer targets: n numbers, cheap to hold as floats
             y = np.asarray(y, np.float64)
+        asked = hyper.get("chunk_size", "auto")
+        chunk = plan_.CPU_CHUNK if asked == "auto" else asked  # until the plan's
         # A small memmap simply fits: one chunk of all its rows.
-        chunk = min(params.chunk, X.shape[0]) if X.ndim and X.shape[0] else params.chunk
+        chunk = min(chunk, X.shape[0]) if X.ndim and X.shape[0] else chunk
         reader = stream_.ChunkReader(X, y, sample_weight, chunk_size=chunk)
-    reader, enc = streamed_encoding(reader, hyper.get("missing", "indicator"))
-    feature_names = (tuple(f"x{j + 1}" for j in range(reader.p)) if enc is None
-                     else enc.feature_names_out)
-    spec = spec_.resolve(hyper, params, reader.n, reader.p, dtype, plan, in_memory=False)
-    return _fit_rows(reader, spec, feature_names, enc, None)
+    x, enc = encoding_.streamed_rows(reader.x, reader.chunk_size,
+                                     hyper.get("missing", "indicator"))
+    if enc is not None:  # the same rows, chunk size, dtype, y and weights; x encoded
+        reader = stream_.ChunkReader(x, reader.y, reader.sample_weight,
+                                     chunk_size=reader.chunk_size, dtype=reader.dtype)
+    return Table(reader.x, reader.sample_weight, enc, None, dtype, y=reader.y, reader=reader,
+                 chunk_size=asked)
 
 
 def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult:
@@ -226,32 +268,6 @@ def streams(X, engine: str) -> bool:
             and not (engine == "reference" and isinstance(X, np.memmap)))
 
 
-def streamed_encoding(reader, missing: str):
-    """``(reader, spec or None)``: with ``missing="indicator"``, one pass over ``reader.x``
-    (:func:`jaxtree._encoding.fit_streamed`; refuses ``inf``) gives the spec the in-memory
-    fit builds; when a column holds NaN, the returned reader reads the same rows, chunk size,
-    dtype, ``y`` and weights with ``x`` encoded on demand, else ``reader`` itself and None
-    (the identity spec, set from the scaling)."""
-    x, enc = encoded_rows(reader.x, reader.chunk_size, missing)
-    if enc is None:
-        return reader, None
-    return stream_.ChunkReader(x, reader.y, reader.sample_weight, chunk_size=reader.chunk_size,
-                               dtype=reader.dtype), enc
-
-
-def encoded_rows(x, chunk_size: int, missing: str):
-    """``(x, spec or None)``: a streamed ``x (n, p)`` read encoded on demand
-    (:class:`jaxtree._encoding.EncodedRows`) when ``missing="indicator"`` and one pass
-    (:func:`jaxtree._encoding.fit_streamed`) finds NaN; else ``x`` itself and None. Both
-    estimators' streamed fits (the classifier reads ``x`` once per class)."""
-    if missing != "indicator":  # "error": the scaling pass refuses NaN, naming row and column
-        return x, None
-    enc = encoding_.fit_streamed(x, chunk_size)
-    if enc.is_identity:
-        return x, None
-    return encoding_.EncodedRows(x, enc), enc
-
-
 def check_stream_args(X, y, sample_weight, held: str, validation_fraction=None) -> None:
     """What both estimators refuse before streaming ``X`` (a memmap or a ChunkReader): a
     held-out size (the classifier's), and ``y``/``sample_weight`` beside a ChunkReader (which
@@ -282,14 +298,13 @@ def _attach_target(model, transform, xa, yt, sw):
     if transform == "square":
         s = 1.0
     else:
-        f = np.asarray(model_.predict(model, jnp.asarray(xa, model.x_min.dtype)), np.float64)
+        f = np.asarray(model_.predict_checked(model, xa), np.float64)
         s = target_.smearing(yt, f, sw)
     return dataclasses.replace(model, target_transform=transform,
                                smearing=jnp.asarray(s, model.x_min.dtype))
 
 
-def _choose_transform(table: Table, ya: np.ndarray, hyper: dict,
-                      params: spec_.Params) -> tuple:
+def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
     """``(transform, scores)`` for ``target_transform="auto"``: identity, log or square,
     chosen on held-out rows (the caller refits the choice on all rows).
 
@@ -303,7 +318,7 @@ def _choose_transform(table: Table, ya: np.ndarray, hyper: dict,
     categorical groups for the shape terms), as they were when each candidate re-encoded the
     encoded matrix; the choice, not the candidates, reaches the user.
     """
-    n, sw = table.n, table.sample_weight
+    n, sw, ya = table.n, table.sample_weight, table.y
     keep = np.ones(n, bool) if sw is None else sw > 0
     scores = {"identity": np.inf, "log": np.inf, "square": np.inf}
     tried = ["identity"] + (["log"] if (ya[keep] > 0).all() else []) + (
@@ -311,12 +326,12 @@ def _choose_transform(table: Table, ya: np.ndarray, hyper: dict,
     if n >= 8 and len(tried) > 1:
         train, held = select.split(n, 0.25, hyper.get("random_state"))
         w = np.ones(len(held)) if sw is None else sw[held]
-        rows = Table(table.x[train], None if sw is None else sw[train],
-                     encoding_.identity(table.x.shape[1]), None, table.dtype)
+        rows = Table(table.x[train], None if sw is None else sw[train], None, None,
+                     table.dtype, y=ya[train])  # no encoding: plain numeric columns
         for t in tried:
             with warnings.catch_warnings():  # the refit on all rows says it, once
                 warnings.simplefilter("ignore", V.DataSizeWarning)
-                cand = fit_table(rows, ya[train], hyper, params, t)
+                cand = fit_table(rows, hyper, params, t)
             err = (predict_rows(cand.model, table.x[held], hyper.get("clip", True))
                    - ya[held]) ** 2
             scores[t] = float(np.sum(w * err) / max(np.sum(w), 1e-300))
@@ -343,13 +358,13 @@ def predict_rows(model, xa, clip: bool) -> np.ndarray:
     lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
     if n <= m:
         xa = _finite_block(xa[0:n], 0) if lazy else xa
-        return np.asarray(model_.predict(model, jnp.asarray(xa, dt), clip=clip), np.float64)
+        return np.asarray(model_.predict_checked(model, xa, clip=clip), np.float64)
     out = np.empty(n, np.float64)
     for s in range(0, n, m):
         block = np.asarray(_finite_block(xa[s:s + m], s) if lazy else xa[s:s + m], dt)
         if block.shape[0] < m:  # pad the last block: the same compiled shape
             block = np.concatenate([block, np.repeat(block[-1:], m - block.shape[0], 0)])
-        pred = model_.predict(model, jnp.asarray(block), clip=clip)
+        pred = model_.predict_checked(model, block, clip=clip)
         out[s:s + m] = np.asarray(pred, np.float64)[: min(m, n - s)]
     return out
 

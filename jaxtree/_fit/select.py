@@ -278,16 +278,10 @@ def held_weights(held_data, n_held: int) -> np.ndarray:
     return w.reshape(w.shape[: w.ndim - 2] + (-1,))[..., :n_held]
 
 
-def n_ops(program) -> int:
-    """The operations of a (host or device) program: ``(n_slots - 1) // 2``."""
-    n = int(np.asarray(program.n_slots))
-    return (n - 1) // 2 if n else 0
-
-
 def path_rows(models, history, val_history) -> list:
     """``path_``'s rows: per size the operations, training and held-out MSE (``y``'s units)
     and model; the formula is added on first access (``TreeRegressor.path_``)."""
-    return [dict(n_ops=n_ops(m.program), train_mse=float(h), val_mse=float(v), model=m)
+    return [dict(n_ops=prog.n_ops(m.program), train_mse=float(h), val_mse=float(v), model=m)
             for m, h, v in zip(models, history, val_history)]
 
 
@@ -297,7 +291,7 @@ def size_path(sel, held, sc, dtype, basis, names) -> tuple:
     per-row held-out losses ``held = (rows (S, n_held), w (n_held,))`` (a source's
     ``selection_run``; :func:`choose_size`), and ``path_``'s rows (operations, training and
     held-out MSE, model)."""
-    k_best = n_ops(sel.programs[choose_size(*held)])
+    k_best = prog.n_ops(sel.programs[choose_size(*held)])
     put = functools.partial(jax.tree_util.tree_map, jax.device_put)  # nothing compiled
     models = [model_.TreeModel.from_scaling(put(p), sc, dtype, basis, names)
               for p in sel.programs]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, NamedTuple, Optional
 
-import jax
 import numpy as np
 
 from jaxtree import _encoding as encoding_
@@ -21,7 +20,6 @@ from jaxtree import losses as losses_
 from jaxtree import plan as plan_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
-from jaxtree import stream as stream_
 from jaxtree._fit import limits
 
 ENGINES = ("jax", "reference")
@@ -319,32 +317,19 @@ def basis_asked(hyper: dict) -> Optional[bool]:
     return None if isinstance(cache, str) else bool(cache)
 
 
-def fit_spec(hyper: dict, params: Params, xa, dtype, transform: str = "identity") -> FitSpec:
-    """The :class:`FitSpec` of a fit of the encoded, validated in-memory matrix ``xa (n, p)``
-    in ``dtype``: its row plan and bounded ``k`` (:func:`planned`), whether its rows are read
-    chunk by chunk (:func:`fits_in_chunks`, ``spec.streamed``) and the rest
-    (:func:`resolve`). The whole setup of the regressor's in-memory fit, in one call."""
+def fit_spec(hyper: dict, params: Params, xa, dtype, transform: str = "identity", *,
+             chunk_size=None, streamed: bool = False) -> FitSpec:
+    """The :class:`FitSpec` of a regressor's fit of the encoded, validated matrix
+    ``xa (n, p)`` in ``dtype``: its row plan and bounded ``k`` (:func:`planned`, with
+    ``chunk_size``, None for the estimator's), whether its rows are read chunk by chunk
+    (``streamed``: a memmap or ChunkReader's rows, or :func:`fits_in_chunks` for a large
+    in-memory matrix; ``spec.streamed``) and the rest (:func:`resolve`). The whole setup of
+    the regressor's fit, in one call, in memory or streamed."""
     n, p = xa.shape
-    params, plan = planned(params, n, p, dtype, hyper.get("chunk_size", "auto"),
-                           hyper.get("devices"))
-    chunked = fits_in_chunks(hyper, xa, transform, plan)
+    chunk_size = hyper.get("chunk_size", "auto") if chunk_size is None else chunk_size
+    params, plan = planned(params, n, p, dtype, chunk_size, hyper.get("devices"))
+    chunked = streamed or fits_in_chunks(hyper, xa, transform, plan)
     return resolve(hyper, params, n, p, dtype, plan, in_memory=not chunked, transform=transform)
-
-
-def stream_plan(X, params: Params, chunk_size, devices) -> tuple:
-    """``(params, plan, dtype)`` of a streamed fit of ``X`` (a memmap or a
-    :class:`jaxtree.stream.ChunkReader`, whose own chunk size wins over ``chunk_size``):
-    :func:`planned` with the rows, covariates and compute dtype of ``X`` as read, before any
-    encoding (both estimators). The encoding keeps the compute dtype (its rows,
-    :class:`jaxtree._encoding.EncodedRows`, are float32 for floats of at most 4 bytes, else
-    float64), so the fit computes in ``dtype``."""
-    if isinstance(X, stream_.ChunkReader):
-        n, p, raw, chunk = X.n, X.p, X.x.dtype, X.chunk_size
-    else:
-        n, p = (X.shape[0], X.shape[1]) if X.ndim == 2 else (0, 0)
-        raw, chunk = X.dtype, chunk_size
-    dtype = V.float_dtype_for(np.empty(0, raw), bool(jax.config.jax_enable_x64))
-    return (*planned(params, n, p, dtype, chunk, devices), dtype)
 
 
 def knots_for(value, shapes, n: int) -> tuple:
