@@ -296,9 +296,6 @@ class TreeClassifier(Estimator):
         """
         _compilation_cache.enable()
         result = classify.fit(X, y, sample_weight, self.get_params(), self._check_params())
-        if self.missing == "error":  # the model refuses NaN at predict on every path
-            result = dataclasses.replace(result,
-                                         model=model_.with_missing_rule(result.model, "error"))
         return set_fitted(self, result)
 
     # ------------------------------------------------------------------------ predict

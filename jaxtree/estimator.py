@@ -11,7 +11,6 @@ search; ``"reference"``: the paper's algorithm in plain numpy) produce the same
 
 from __future__ import annotations
 
-from dataclasses import replace as dataclasses_replace
 from typing import Callable, Optional
 
 from jaxtree import _compilation_cache
@@ -352,9 +351,6 @@ class TreeRegressor(Regressor):
         """
         _compilation_cache.enable()
         result = pipeline.fit(X, y, sample_weight, self.get_params())
-        if self.missing == "error":  # the model refuses NaN at predict on every path
-            result = dataclasses_replace(result,
-                                         model=model_.with_missing_rule(result.model, "error"))
         return set_fitted(self, result)
 
 

@@ -123,7 +123,8 @@ class TreeModel:
         return int(self.x_min.shape[-1])
 
     @classmethod
-    def from_scaling(cls, program, sc, dtype, basis, feature_names) -> "TreeModel":
+    def from_scaling(cls, program, sc, dtype, basis, feature_names,
+                     missing: str = "fill") -> "TreeModel":
         """A model from a search's program and the :mod:`jaxtree._scaling` record of its data
         (arrays cast to ``dtype``; with a leading batch axis when ``program`` has one).
 
@@ -133,11 +134,12 @@ class TreeModel:
           dtype: float dtype of the model's arrays.
           basis: the :class:`jaxtree.basis.Basis` the program indexes.
           feature_names: the covariates' names, one per feature.
+          missing: the rule for a missing value at predict time (:data:`MISSING_RULES`).
         """
         dt = jax.dtypes.canonicalize_dtype(dtype)
         as_ = lambda a: jax.device_put(np.asarray(a, dt))  # cast on the host: nothing compiled
         return cls(program, as_(sc.x_min), as_(sc.x_scale), as_(sc.y_center), as_(sc.y_scale),
-                   basis, tuple(feature_names))
+                   basis, tuple(feature_names), missing=missing)
 
     def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3, scaled: bool = False,
                 indicators: Optional[Mapping[int, str]] = None, lhs: str = "y") -> str:

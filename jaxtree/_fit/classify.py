@@ -822,7 +822,8 @@ def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitR
     with progress.reporting(spec, feature_names, loss_name) as rep:
         found = stages.search_model(src, spec, rep)
     res = found.result
-    model = model_.TreeModel.from_scaling(res.program, sc, spec.dtype, spec.basis, feature_names)
+    model = model_.TreeModel.from_scaling(res.program, sc, spec.dtype, spec.basis, feature_names,
+                                          spec.model_missing)
     if found.shapes is not None:  # shape terms after the tree (two classes)
         model = dataclasses.replace(model, shapes=found.shapes[0], shape_spec=found.shapes[1])
     K = len(src.classes)

@@ -243,7 +243,7 @@ def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult
 
 def _model(found: stages.Searched, sc, spec: spec_.FitSpec, feature_names) -> model_.TreeModel:
     model = model_.TreeModel.from_scaling(found.result.program, sc, spec.dtype, spec.basis,
-                                          feature_names)
+                                          feature_names, spec.model_missing)
     if found.shapes is not None:
         model = dataclasses.replace(model, shapes=found.shapes[0], shape_spec=found.shapes[1])
     return model

@@ -404,6 +404,8 @@ class FitSpec:
     compiled for compile time (:data:`QUICK_SHAPES_MAX_ROWS`,
     :func:`jaxtree._fit.stages.search_model`); on a CPU only, where the options were
     measured (an accelerator's compiler is not asked to skip its optimisations).
+    ``missing``: the estimator's ``missing`` (``"indicator"`` or ``"error"``); the fitted
+    model's predict-time rule follows it (:attr:`model_missing`).
     """
 
     k: int
@@ -440,6 +442,14 @@ class FitSpec:
     streamed: bool = False
     quick_shapes: bool = False
     both_orders: bool = False
+    missing: str = "indicator"
+
+    @property
+    def model_missing(self) -> str:
+        """The fitted model's rule for a missing value at predict time
+        (:data:`jaxtree.model.MISSING_RULES`): ``"error"`` for a fit with
+        ``missing="error"``, which refuses NaN on every path, else ``"fill"``."""
+        return "error" if self.missing == "error" else "fill"
 
     @property
     def stop(self) -> Optional[search.Stop]:
@@ -578,7 +588,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
-        quick_shapes=quick,
+        quick_shapes=quick, missing=hyper.get("missing", "indicator"),
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
                      and fraction is not None and hyper.get("loss", "squared") == "squared"))
