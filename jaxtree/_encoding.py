@@ -572,8 +572,7 @@ def fit_transform(X, hyper: dict):
     # scanning it for NaN again, so the training table skips it.
     Xe = X if spec is None or spec.is_identity else transform(spec, X, missing=missing)
     xa = V.check_X(Xe, min_samples=2, feature_names=None if Xe is X else spec.feature_names_out)
-    if spec is None:  # pragma: no cover - check_X refuses what the encoder cannot split
-        spec = identity(xa.shape[1], V.frame_feature_names(X), np.min(xa, 0))
+    # (spec is None only for what is no 2-D table, which check_X has refused)
     return xa, spec
 
 
