@@ -212,7 +212,7 @@ def read_stream(X, y, sample_weight, hyper: dict) -> Table:
         raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
     check_stream_args(X, y, sample_weight, "them")  # held-out sizes stream
     own = isinstance(X, stream_.ChunkReader)
-    dtype = V.float_dtype_for(X.x if own else X, bool(jax.config.jax_enable_x64))
+    dtype = V.float_dtype_for(X.x if own else X, bool(jax.config.jax_enable_x64))  # as read
     if own:
         reader, asked = X, X.chunk_size
     else:
@@ -354,25 +354,24 @@ def predict_rows(model, xa, clip: bool) -> np.ndarray:
     """Float64 predictions ``(n,)`` of the validated matrix ``xa (n, p)``, by row blocks of
     :data:`PREDICT_CHUNK_ROWS` (``xa`` may be a memmap's
     :class:`jaxtree._encoding.EncodedRows`: each block is encoded when read, and checked for
-    infinite values there)."""
-    dt = model.x_min.dtype
+    infinite values there). One block holds all of at most that many rows; with more, the
+    last block is padded, so that every block has the same compiled shape."""
     n, m = xa.shape[0], PREDICT_CHUNK_ROWS
     lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
-    if n <= m:
-        xa = _finite_block(xa[0:n], 0) if lazy else xa
-        return np.asarray(model_.predict_checked(model, xa, clip=clip), np.float64)
     out = np.empty(n, np.float64)
     for s in range(0, n, m):
-        block = np.asarray(_finite_block(xa[s:s + m], s) if lazy else xa[s:s + m], dt)
-        if block.shape[0] < m:  # pad the last block: the same compiled shape
-            block = np.concatenate([block, np.repeat(block[-1:], m - block.shape[0], 0)])
-        pred = model_.predict_checked(model, block, clip=clip)
-        out[s:s + m] = np.asarray(pred, np.float64)[: min(m, n - s)]
+        block = _finite_block(xa[s:s + m], s) if lazy else xa[s:s + m]
+        rows = block.shape[0]
+        if n > m and rows < m:  # pad the last block: the same compiled shape
+            block = np.concatenate([block, np.repeat(block[-1:], m - rows, 0)])
+        out[s:s + rows] = np.asarray(model_.predict_checked(model, block, clip=clip),
+                                     np.float64)[:rows]
     return out
 
 
 def _finite_block(block, start: int) -> np.ndarray:
-    """An encoded block of rows from ``start``: ValueError naming the first infinite value."""
+    """``block``, rows of ``X`` from row ``start`` (a memmap's rows encoded when read, at
+    predict time): ValueError naming the first infinite value."""
     if not np.isfinite(block).all():
         row, col = (int(i) for i in np.argwhere(~np.isfinite(block))[0])
         raise ValueError(f"X contains an infinite value at row {start + row} (the first); "
