@@ -73,6 +73,34 @@ def test_functional_predict_under_jit_vmap_grad(fitted):
     np.testing.assert_allclose(rows, eager, rtol=1e-6, atol=1e-6)
 
 
+def test_predict_checked_is_predict_without_the_host_checks(fitted):
+    """model.predict_checked (the estimators' own predictions of validated rows) gives
+    predict's numbers, under jit and vmap too; a NaN takes the training minimum as in
+    predict, without predict's warning (the estimators' encoding warned before)."""
+    import warnings
+    from jaxtree import model as model_
+    m = fitted.model_
+    X, _ = paper_synthetic(40, p=10, seed=6)
+    want = np.asarray(jaxtree.predict(m, X))
+    np.testing.assert_array_equal(np.asarray(model_.predict_checked(m, X)), want)
+    np.testing.assert_array_equal(
+        np.asarray(jax.jit(lambda x: model_.predict_checked(m, x))(X)), want)
+    rows = jax.vmap(lambda x: model_.predict_checked(m, x))(jnp.asarray(X, jnp.float32))
+    np.testing.assert_allclose(rows, want, rtol=1e-6, atol=1e-6)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.warns(jaxtree.MissingValueWarning):
+        filled = np.asarray(jaxtree.predict(m, Xn))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = np.asarray(model_.predict_checked(m, Xn))
+    np.testing.assert_array_equal(got, filled)
+    np.testing.assert_array_equal(np.delete(got, 3), np.delete(want, 3))
+    np.testing.assert_allclose(
+        np.asarray(model_.predict_checked(m, X, clip=False)),
+        np.asarray(jaxtree.predict(m, X, clip=False)), rtol=0, atol=0)
+
+
 def test_grad_matches_float64_finite_differences(fitted):
     m32 = fitted.model_
     m = jax.tree_util.tree_map(lambda a: a.astype(jnp.float64) if a.dtype == jnp.float32 else a, m32)

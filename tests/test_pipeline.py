@@ -152,6 +152,33 @@ def _imported_modules(tree) -> dict:
     return names
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_regressor_fit_plans_once_with_its_encoded_covariates(tmp_path, monkeypatch, streamed):
+    """One planning call per fit (spec.planned: the row plan, the bound on k), in memory or
+    streamed, made once the encoding is known: a memmap with a column of NaN is planned
+    with its indicator covariate, as the same array in memory is."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 3)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] * X[:, 2]).astype(np.float32)
+    X[::7, 1] = np.nan
+    if streamed:
+        mm = np.memmap(tmp_path / "x.dat", dtype=np.float32, mode="w+", shape=X.shape)
+        mm[:] = X
+        mm.flush()
+        X = mm
+    calls = []
+    real = spec_.planned
+
+    def planned(params, n, p, *args, **kw):
+        calls.append((n, p))
+        return real(params, n, p, *args, **kw)
+
+    monkeypatch.setattr(spec_, "planned", planned)
+    est = jaxtree.TreeRegressor(k=3, search="greedy", shapes=0, random_state=0).fit(X, y)
+    assert calls == [(300, 4)]
+    assert est.model_.n_features == 4 and "x2 missing" in est.encoded_feature_names_
+
+
 def test_no_module_uses_another_modules_private_names():
     offences = []
     for path in sorted(PKG.rglob("*.py")):

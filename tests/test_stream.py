@@ -233,3 +233,22 @@ def test_read_ahead_in_a_forked_child():
 
 def _child_blocks(x, y):
     return _host_blocks(stream.ChunkReader(x, y, chunk_size=100), 2)
+
+
+def test_with_chunk_reads_the_same_rows_in_other_chunks():
+    """ChunkReader.with_chunk (the fit reads a memmap with its row plan's chunk): the same
+    rows, weights and targets in chunks of the new size; itself for its own size; a size
+    outside 1..n refused as the constructor refuses it."""
+    rng = np.random.default_rng(0)
+    x, y, w = rng.normal(size=(25, 3)), rng.normal(size=25), rng.uniform(size=25)
+    r = stream.ChunkReader(x, y, w, chunk_size=10)
+    assert r.with_chunk(10) is r
+    r7 = r.with_chunk(7)
+    assert (r7.chunk_size, r7.n_chunks, r.chunk_size) == (7, 4, 10)
+    chunks = list(r7.raw_chunks())
+    assert [c[0].shape[0] for c in chunks] == [7, 7, 7, 4]
+    for i, want in enumerate((x, y, w)):
+        np.testing.assert_array_equal(np.concatenate([c[i] for c in chunks]), want)
+    for bad in (0, 26):
+        with pytest.raises(ValueError, match="chunk_size must be between 1"):
+            r.with_chunk(bad)
