@@ -1,5 +1,9 @@
 """The table encoder: raw tables (missing values, categories) -> the numeric matrix the search sees.
 
+Why one long file (over 800 lines): the encoder's fit, its transform (in memory, and block by
+block for a memmap: :class:`EncodedRows`, :func:`streamed_rows`), the spec and its file form
+all follow the column rules written once below; apart, each part would restate them.
+
 One encoder at the boundary, fitted on the training table into a small frozen
 :class:`EncodingSpec` (JSON-serialisable, saved with the model) and applied to every table
 the model sees afterwards (``fit``, ``predict``, ``score``, ``jaxtree predict``). The core
