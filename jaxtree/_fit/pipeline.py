@@ -168,22 +168,15 @@ def fit_table(table: Table, hyper: dict, params: spec_.Params, transform: str) -
 
     The one planning call of a regressor's fit (:func:`jaxtree._fit.spec.fit_spec`: the row
     plan, the bounded ``k``, the rest of the settings) comes here, once the encoded
-    covariates are known, for a streamed table too: its rows are then read with the plan's
-    chunk. A large in-memory matrix the plan reads chunk by chunk gets its reader here."""
+    covariates are known, for a streamed table too. The source reads the rows as the plan
+    says (:func:`jaxtree._fit.source.scaled`: a reader with the plan's chunk; a large
+    in-memory matrix chunk by chunk)."""
     xa, sw, enc, streamed = table.x, table.sample_weight, table.encoding, table.reader
     spec = spec_.fit_spec(hyper, params, xa, table.dtype, transform,
                           chunk_size=table.chunk_size, streamed=streamed is not None)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots))
-    yt = None
-    if streamed is not None:
-        rows = streamed.with_chunk(min(spec.chunk, table.n))
-    else:
-        yt = target_.forward(table.y, transform, sw)  # log y for "log" (ValueError: y <= 0)
-        if spec.streamed:  # a large array: read chunk by chunk, no whole-array copies
-            w = None if sw is None else np.asarray(sw, np.float64)  # integer weights: floats
-            rows = stream_.ChunkReader(xa, yt, w, chunk_size=min(spec.chunk, table.n))
-        else:
-            rows = (xa, yt, sw)
+    yt = None if streamed is not None else target_.forward(table.y, transform, sw)  # y <= 0
+    rows = streamed if streamed is not None else (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)
     # (a chunked fit has no target transform: fits_in_chunks; the model is then unchanged)
     return dataclasses.replace(res, model=_attach_target(res.model, transform, xa, yt, sw))

@@ -44,11 +44,14 @@ second process compiles nothing for them."""
 
 
 def scaled(rows, spec: spec_.FitSpec):
-    """The source of a regression's rows, scaled: ``rows`` is ``(x, y, sample_weight)`` held
-    in memory (:class:`InMemory`) or a :class:`jaxtree.stream.ChunkReader` read block by
-    block (:class:`Streamed`). The scaling (:mod:`jaxtree._scaling`: one pass, or one
-    streamed pass) is bounded by ``spec.y_bound``, and the source's spec has its basis bound
-    to the covariates' ranges (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
+    """The source of a regression's rows, scaled: ``rows`` is ``(x, y, sample_weight)``
+    (held in memory, :class:`InMemory`, or read chunk by chunk where the row plan says so,
+    ``spec.streamed``) or a :class:`jaxtree.stream.ChunkReader` (a memmap's or a user's).
+    A source read block by block (:class:`Streamed`) reads chunks of the plan's size. The
+    scaling (:mod:`jaxtree._scaling`: one pass, or one streamed pass) is bounded by
+    ``spec.y_bound``, and the source's spec has its basis bound to the covariates' ranges
+    (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
+    rows = _reader(rows, spec)
     streamed = isinstance(rows, stream_.ChunkReader)
     raw = stream_.scaling(rows) if streamed else scaling_.fit(*rows)
     sc = scaling_.bounded(raw, spec.y_bound)
@@ -57,6 +60,18 @@ def scaled(rows, spec: spec_.FitSpec):
     if streamed:
         return Streamed(rows, spec, sc)
     return InMemory(*scaled_rows, rows[2], spec, sc)
+
+
+def _reader(rows, spec: spec_.FitSpec):
+    """``rows`` as the row plan reads them: a ChunkReader with the plan's chunk (a large
+    in-memory matrix wrapped, without a copy; integer weights as floats), else as given."""
+    if isinstance(rows, stream_.ChunkReader):
+        return rows.with_chunk(min(spec.chunk, rows.n))
+    if not spec.streamed:
+        return rows
+    x, y, sw = rows
+    w = None if sw is None else np.asarray(sw, np.float64)
+    return stream_.ChunkReader(x, y, w, chunk_size=min(spec.chunk, x.shape[0]))
 
 
 class ShapeFit(NamedTuple):
