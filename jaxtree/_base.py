@@ -138,33 +138,6 @@ class Estimator(ParamsProtocol):
         return enc.to_dict()
 
 
-def set_table(est, model, encoding, names) -> None:
-    """The fitted table of either estimator: ``encoding_`` (the identity spec of the model's
-    covariates when None: numeric columns as they are, a missing value taking the training
-    minimum), column names and counts."""
-    if encoding is None:
-        x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]
-        encoding = encoding_.identity(model.n_features, names, x_min)
-    est.encoding_ = encoding
-    est.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
-    est.n_features_in_ = encoding.n_features_in
-    if names is not None:
-        est.feature_names_in_ = np.asarray(names, dtype=object)
-    elif hasattr(est, "feature_names_in_"):
-        del est.feature_names_in_
-
-
-def set_target_name(est, proposed) -> None:
-    """Sets ``est.target_name_``, the target's name in every formula: ``proposed`` (a pandas
-    Series' name, the CLI's ``--target``) or ``"y"``, with ``_`` appended while it equals the
-    name of one of the fitted covariates, raw or encoded (:func:`jaxtree._target.display_name`:
-    a table with a covariate ``y`` gets ``y_ = ...``). Call it after the table's names are set
-    (``set_table``; the CLI names its columns after the fit)."""
-    covariates = list(getattr(est, "feature_names_in_", ())) + list(
-        getattr(est, "encoded_feature_names_", ()))
-    est.target_name_ = _target.display_name(proposed, covariates)
-
-
 def loaded_target_name(d, path) -> Optional[str]:
     """The target's name a model file keeps (``extra.target_name``), or None (older files).
 
@@ -283,7 +256,8 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
     """What both estimators' ``set_fitted`` set from a fit's result: ``model_`` (``model``),
     ``history_``, ``choices_``, ``status_`` (returned), the resolved ``search_``,
     ``validation_fraction_`` and ``row_plan_`` (not for a loaded model: ``result.spec``
-    None), the table's names and encoding and the target's name; warns about a degenerate
+    None), the table's names and encoding (``encoding_``: the identity spec of the model's
+    covariates when the result has none) and the target's name; warns about a degenerate
     search (``warn``; ``FULL``, the tree at ``k`` operations, is no warning)."""
     status = search.Status(int(result.status))
     bad = status & search.Status.NO_CANDIDATE
@@ -297,8 +271,20 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
         est.search_ = result.spec.search
         est.validation_fraction_ = result.spec.validation_fraction
         est.row_plan_ = result.spec.plan
-    set_table(est, model, result.encoding, result.names)
-    set_target_name(est, result.target_name)
+    names, encoding = result.names, result.encoding
+    # the target's name in every formula, clear of each covariate's (raw and encoded)
+    est.target_name_ = _target.display_name(result.target_name,
+                                            [*(names or ()), *model.feature_names])
+    if encoding is None:  # numeric columns as they are; a missing value takes the minimum
+        x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]
+        encoding = encoding_.identity(model.n_features, names, x_min)
+    est.encoding_ = encoding
+    est.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
+    est.n_features_in_ = encoding.n_features_in
+    if names is not None:
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    elif hasattr(est, "feature_names_in_"):  # a refit on an array forgets a table's names
+        del est.feature_names_in_
     return status
 
 

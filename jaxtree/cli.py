@@ -253,16 +253,16 @@ def _print_training_score(est, X, y, name: str, tail: str) -> None:
 
 def _name_columns(est, features, target=None) -> None:
     """Names the fitted estimator's raw columns ``features`` (a table passed as an array) and
-    its target (``--target``: ``target_name_``, :func:`jaxtree._base.set_target_name`)."""
-    from jaxtree import _encoding
-    from jaxtree._base import set_target_name
+    its target (``--target``: ``target_name_``, clear of every covariate's name,
+    :func:`jaxtree._target.display_name`)."""
+    from jaxtree import _encoding, _target
 
     enc = _encoding.rename(est.encoding_, features)
     est.encoding_ = enc
     est.model_ = dataclasses.replace(est.model_, feature_names=enc.feature_names_out)
     est.encoded_feature_names_ = np.asarray(enc.feature_names_out, dtype=object)
     est.feature_names_in_ = np.asarray(features, dtype=object)
-    set_target_name(est, target)
+    est.target_name_ = _target.display_name(target, [*features, *enc.feature_names_out])
 
 
 # ------------------------------------------------------------------------------ commands
