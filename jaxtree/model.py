@@ -49,6 +49,7 @@ __all__ = [
     "MAX_SLOTS",
     "MISSING_RULES",
     "predict",
+    "predict_checked",
     "program_to_dict",
     "read_extra",
     "read_task",
@@ -58,6 +59,7 @@ __all__ = [
     "TreeModel",
     "VERSION",
     "with_missing_rule",
+    "with_target_transform",
 ]
 
 
@@ -193,6 +195,23 @@ def with_missing_rule(model: TreeModel, missing: str) -> TreeModel:
     if missing not in MISSING_RULES:
         raise ValueError(f"missing must be one of {list(MISSING_RULES)}; got {missing!r}.")
     return dataclasses.replace(model, missing=missing)
+
+
+def with_target_transform(model: TreeModel, transform: str, x, y_fitted, sample_weight=None
+                          ) -> TreeModel:
+    """``model`` (fitted to ``y_fitted``, the targets in the transform's space, on the
+    checked covariates ``x``) with its target transform (:mod:`jaxtree._target`): Duan's
+    smearing factor for ``"log"`` from its residuals on those rows, 1 for ``"square"`` (no
+    bias correction); ``"identity"`` leaves it as it is."""
+    if transform == "identity":
+        return model
+    if transform == "square":
+        s = 1.0
+    else:
+        f = np.asarray(predict_checked(model, x), np.float64)
+        s = _target.smearing(y_fitted, f, sample_weight)
+    return dataclasses.replace(model, target_transform=transform,
+                               smearing=jnp.asarray(s, model.x_min.dtype))
 
 
 def scale_x(model: TreeModel, x, clip: bool = True):

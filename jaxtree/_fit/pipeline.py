@@ -19,7 +19,6 @@ import warnings
 from typing import Any, Optional
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _encoding as encoding_
@@ -179,7 +178,8 @@ def fit_table(table: Table, hyper: dict, params: spec_.Params, transform: str) -
     rows = streamed if streamed is not None else (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)
     # (a chunked fit has no target transform: fits_in_chunks; the model is then unchanged)
-    return dataclasses.replace(res, model=_attach_target(res.model, transform, xa, yt, sw))
+    return dataclasses.replace(
+        res, model=model_.with_target_transform(res.model, transform, xa, yt, sw))
 
 
 def read_stream(X, y, sample_weight, hyper: dict) -> Table:
@@ -283,20 +283,6 @@ def check_streamable_options(transform) -> None:
 
 
 # ---------------------------------------------------------------------- scale, target
-
-
-def _attach_target(model, transform, xa, yt, sw):
-    """The model with its target transform (and Duan's smearing factor for ``"log"``; 1 for
-    ``"square"``, which applies no bias correction: see :mod:`jaxtree._target`)."""
-    if transform == "identity":
-        return model
-    if transform == "square":
-        s = 1.0
-    else:
-        f = np.asarray(model_.predict_checked(model, xa), np.float64)
-        s = target_.smearing(yt, f, sw)
-    return dataclasses.replace(model, target_transform=transform,
-                               smearing=jnp.asarray(s, model.x_min.dtype))
 
 
 def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
