@@ -3,8 +3,9 @@
     read the table (validate, encode) -> target transform -> scale
         -> stages (jaxtree._fit.stages) -> FitResult
 
-The table is read once per fit (:func:`read_table`, both estimators): the held-out choice of
-a target transform fits its candidates on rows of the same :class:`Table`.
+The table is read once per fit (:func:`read_table` in memory, both estimators;
+:func:`read_stream` block by block) and planned once (:func:`fit_table`): the held-out
+choice of a target transform fits its candidates on rows of the same :class:`Table`.
 
 :func:`fit` takes the table, the targets and the estimator's ``get_params()`` and returns a
 :class:`FitResult`; the estimator turns it into fitted attributes
@@ -186,15 +187,15 @@ def read_stream(X, y, sample_weight, hyper: dict) -> Table:
     """The table of a memmap or a :class:`jaxtree.stream.ChunkReader`, read block by block.
 
     Missing values (issue 12): with ``missing="indicator"`` one streamed pass over ``X``
-    first (:func:`jaxtree._encoding.streamed_rows`) finds the columns with NaN and their minima and builds
-    the spec the in-memory fit builds for the same array; when there are some, the search
-    reads ``X`` encoded on demand (:class:`jaxtree._encoding.EncodedRows`: fill values and
-    ``"<col> missing"`` indicators made block by block, never for the whole array), so the
-    model, its ``encoding_`` and formulas are the in-memory fit's. The price is that one
-    extra read of ``X``; ``missing="error"`` skips it for data known to hold no NaN (the
-    scaling pass refuses a NaN, naming its row and column). A user's ChunkReader is read the
-    same way (its ``x`` wrapped, its ``y``, weights and chunk size kept). ``inf`` is refused
-    under both policies.
+    first (:func:`jaxtree._encoding.streamed_rows`) finds the columns with NaN and their
+    minima and builds the spec the in-memory fit builds for the same array; when there are
+    some, the search reads ``X`` encoded on demand (:class:`jaxtree._encoding.EncodedRows`:
+    fill values and ``"<col> missing"`` indicators made block by block, never for the whole
+    array), so the model, its ``encoding_`` and formulas are the in-memory fit's. The price
+    is that one extra read of ``X``; ``missing="error"`` skips it for data known to hold no
+    NaN (the scaling pass refuses a NaN, naming its row and column). A user's ChunkReader is
+    read the same way (its ``x`` wrapped, its ``y``, weights and chunk size kept). ``inf``
+    is refused under both policies.
 
     :func:`fit_table` plans the fit with the chunk size asked and the encoded covariates
     (the encoding pass reads blocks of at least ``2**22`` values whatever the chunk, so
@@ -282,7 +283,7 @@ def check_streamable_options(transform) -> None:
                          "ChunkReader) yet; fit an in-memory array, or leave it at None.")
 
 
-# ---------------------------------------------------------------------- scale, target
+# ---------------------------------------------------------------------------- target
 
 
 def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
