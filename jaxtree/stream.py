@@ -139,9 +139,9 @@ class ChunkReader:
         return r
 
     def with_chunk(self, chunk_size: int) -> "ChunkReader":
-        """This reader with ``chunk_size`` rows per chunk (``1 <= chunk_size <= n``): the
-        fit reads a memmap with the chunk its row plan chose, once it knows the encoded
-        covariates (:func:`jaxtree._fit.pipeline.fit_table`)."""
+        """This reader with ``chunk_size`` rows per chunk (``1 <= chunk_size <= n``): a fit
+        reads a memmap with the chunk its row plan chose once it knew the encoded covariates
+        (:func:`jaxtree._fit.source.scaled`)."""
         if chunk_size == self.chunk_size:
             return self
         check_source_arrays(self.x, self.y, self.sample_weight, chunk_size)
