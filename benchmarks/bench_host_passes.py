@@ -30,8 +30,8 @@ def main():
     rng = np.random.default_rng(0)
     x, y = rng.random((n, 8)), rng.random(n)
     te, _ = best(_threads.column_extremes, x)
-    sc = _scaling.fit(x, y, None)
-    ta, (xs, ys) = best(_scaling.apply, sc, x, y, None)
+    sc = _scaling.from_rows(x, y, None)
+    ta, (xs, ys) = best(_scaling.scale_rows, sc, x, y, None)
     tc, _ = best(scoring._host_chunks, xs, ys, None, 1 << 20, None, np.float32)
     print(f"n={n}: column_extremes {te:.3f} s, scaling.apply {ta:.3f} s, "
           f"host chunks {tc:.3f} s")

@@ -52,7 +52,7 @@ def extremes(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
             np.where(keep, y, np.inf).min(-1), np.where(keep, y, -np.inf).max(-1))
 
 
-def fit(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None) -> Scaling:
+def from_rows(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None) -> Scaling:
     """Scaling from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0`` ignored."""
     return from_extremes(*extremes(x, y, sw))
 
@@ -63,7 +63,7 @@ def bounded(s: Scaling, y_bound: float) -> Scaling:
     return s if y_bound == 1.0 else s._replace(y_scale=np.asarray(s.y_scale) / y_bound)
 
 
-def apply(s: Scaling, x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
+def scale_rows(s: Scaling, x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
     """Scaled ``(x, y)`` in float64; zero-weight rows clipped into range. A large table is
     scaled a block of rows per thread (:mod:`jaxtree._threads`; the same values)."""
     # one float64 result array each, written in place (no second temporary of n*p values),

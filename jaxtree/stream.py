@@ -126,7 +126,7 @@ class ChunkReader:
         return -(-self.n // self.chunk_size)
 
     def scaled(self, sc: "scaling_.Scaling", dtype) -> "ChunkReader":
-        """A reader yielding chunks scaled by ``sc`` (:func:`jaxtree._scaling.apply`).
+        """A reader yielding chunks scaled by ``sc`` (:func:`jaxtree._scaling.scale_rows`).
 
         Args:
           sc: the :class:`jaxtree._scaling.Scaling` to apply.
@@ -193,7 +193,7 @@ class ChunkReader:
         y = np.asarray(self.y[s:e], np.float64)
         w = None if self.sample_weight is None else np.asarray(self.sample_weight[s:e], np.float64)
         if self._scale is not None:
-            x, y = scaling_.apply(self._scale, x, y, w)
+            x, y = scaling_.scale_rows(self._scale, x, y, w)
         xb, yb, wb = np.zeros((rows, p), dt), np.zeros((rows,), dt), np.zeros((rows,), dt)
         xb[: e - s] = x
         yb[: e - s] = y
@@ -204,7 +204,7 @@ class ChunkReader:
         m, dt = self.chunk_size, self.dtype
         for x, y, w in self.raw_chunks():
             if self._scale is not None:
-                x, y = scaling_.apply(self._scale, x, y, w)
+                x, y = scaling_.scale_rows(self._scale, x, y, w)
             rows = x.shape[0]
             xc = np.zeros((m, self.p), dt)
             yc_ = np.zeros((m,), dt)

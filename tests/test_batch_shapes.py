@@ -135,8 +135,8 @@ def test_screened_pairs_per_member():
 def _scaled(x, y):
     from jaxtree import _scaling
 
-    sc = _scaling.fit(x, y, None)
-    return _scaling.apply(sc, x, y, None)
+    sc = _scaling.from_rows(x, y, None)
+    return _scaling.scale_rows(sc, x, y, None)
 
 
 @pytest.mark.slow  # suite time; the subset rule's in-memory oracle: test_shapes.py::test_large_fits_choose_shapes_on_a_deterministic_subset

@@ -175,8 +175,8 @@ def test_streamed_shapes_refine_the_tree_and_memmap_equals_chunked(chunked):
 
 def test_refit_shapes_streamed_equals_in_memory_sweep():
     X, y = _table(n=700)
-    sc = _scaling.fit(X, y)
-    xs, ys = _scaling.apply(sc, X, y)
+    sc = _scaling.from_rows(X, y)
+    xs, ys = _scaling.scale_rows(sc, X, y)
     data = scoring.chunk(jnp.asarray(xs, jnp.float32), jnp.asarray(ys, jnp.float32),
                          chunk_size=64)
     # three chosen terms, f(x1), f(x2, x3), f(x4), as a search on a subset leaves them

@@ -748,11 +748,11 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     K = len(classes)
     params, plan = spec_.planned(params, n, p, dtype, hyper["chunk_size"], hyper["devices"],
                                  batch=K if K > 2 else 1)  # K trees
-    sc = scaling_.fit(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
+    sc = scaling_.from_rows(xa, np.zeros(n), sw)  # y_center 0, y_scale 1: f is not scaled
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
     spec = spec.bound_to(sc).replace(
         shape_groups=spec_.shape_groups(enc, spec.shape_knots))
-    xs, _ = scaling_.apply(sc, xa, np.zeros(n), sw)
+    xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
     if spec.engine == "jax":  # the regressor's capacity bucket, or indicator columns

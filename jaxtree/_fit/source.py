@@ -53,9 +53,9 @@ def scaled(rows, spec: spec_.FitSpec):
     (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
     rows = _reader(rows, spec)
     streamed = isinstance(rows, stream_.ChunkReader)
-    raw = stream_.scaling(rows) if streamed else scaling_.fit(*rows)
+    raw = stream_.scaling(rows) if streamed else scaling_.from_rows(*rows)
     sc = scaling_.bounded(raw, spec.y_bound)
-    scaled_rows = None if streamed else scaling_.apply(sc, *rows)  # (xs, ys)
+    scaled_rows = None if streamed else scaling_.scale_rows(sc, *rows)  # (xs, ys)
     spec = spec.bound_to(sc)
     if streamed:
         return Streamed(rows, spec, sc)
@@ -485,7 +485,7 @@ class Streamed(_Regression):
         chunks them, with ``y`` the target or, given ``program``, the tree's residual."""
         s = self.spec
         x, y, w = self.reader.take(rows)
-        xs, ys = scaling_.apply(self.sc, x, y, w)
+        xs, ys = scaling_.scale_rows(self.sc, x, y, w)
         xj = jnp.asarray(xs, s.dtype)
         if program is not None:
             t_fit = select.tree_values(program, scoring.chunk(xj, jnp.zeros(len(rows), s.dtype),
