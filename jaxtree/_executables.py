@@ -145,7 +145,8 @@ def quick():
     """In this block (this thread), the programs of :class:`cached` functions made with
     ``quick=True`` are compiled with the :data:`QUICK` options: for compile time over run
     time, where the run time is negligible (a small table's shape stage,
-    :attr:`jaxtree._fit.spec.FitSpec.quick_shapes`). Their executables are kept apart from
+    :attr:`jaxtree._fit.spec.FitSpec.quick_shapes`; its kept basis values and held-out
+    errors, ``quick_values``). Their executables are kept apart from
     the default ones (another key), in memory when the on-disk cache is off; other programs
     are compiled as always. Whether a program runs in a quick block is decided by the fit's
     size, so one table's fit always runs the same executables (the results do not depend on
@@ -156,6 +157,11 @@ def quick():
         yield
     finally:
         _local.quick = old
+
+
+def quick_if(flag: bool):
+    """:func:`quick` where ``flag`` holds, else a block that changes nothing."""
+    return quick() if flag else contextlib.nullcontext()
 
 
 def _count_hits(event: str, **_) -> None:

@@ -40,15 +40,18 @@ def test_cache_basis_is_checked():
 
 @pytest.fixture
 def kept(monkeypatch):
-    """The row counts of the chunked data whose basis values a fit keeps."""
+    """The row counts of the chunked data whose basis values a fit keeps (compiled as
+    always, or for compile time on a small table: FitSpec.quick_values)."""
     calls = []
-    real = source.designs_cached
 
-    def spy(x, basis):
-        calls.append(x.shape)
-        return real(x, basis)
+    def spy(real):
+        def kept_values(x, basis):
+            calls.append(x.shape)
+            return real(x, basis)
+        return kept_values
 
-    monkeypatch.setattr(source, "designs_cached", spy)
+    for name in ("designs_cached", "designs_quick"):
+        monkeypatch.setattr(source, name, spy(getattr(source, name)))
     return calls
 
 

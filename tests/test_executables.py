@@ -439,6 +439,53 @@ def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compil
     np.testing.assert_allclose(quick.history_, plain.history_, rtol=1e-10, atol=1e-12)
 
 
+@pytest.fixture
+def named_compiles(monkeypatch):
+    """``(program, compiler options)`` of every AOT compilation, the program by its name
+    (``"jit(designs)"``)."""
+    seen = []
+    real = jax.stages.Lowered.compile
+
+    def record(self, compiler_options=None, **kw):
+        name = getattr(getattr(self, "_lowering", None), "_name", "?")
+        seen.append((name, dict(compiler_options or {})))
+        return real(self, compiler_options=compiler_options, **kw)
+
+    monkeypatch.setattr(jax.stages.Lowered, "compile", record)
+    return seen
+
+
+def test_a_small_tables_basis_values_and_held_out_errors_compile_quick(named_compiles,
+                                                                        monkeypatch):
+    """TreeRegressor with a held-out size on 300 rows (a row bucket below
+    QUICK_VALUES_MAX_ROWS; the basis values kept, cache_basis="auto"): the kept basis values
+    (designs) and the held-out errors (mse_and_errors) compile with the QUICK options, the
+    search's steps do not; with the rule off the fit is the same (float64: the formula, the
+    held-out path and predictions to 1e-10) and nothing compiles quick."""
+    import jaxtree
+    from jaxtree._fit import spec as spec_
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(300, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=300)
+    kw = dict(k=2, search="greedy", validation_fraction=0.25, shapes=0)
+    quick_opts = {**ex._MARK, **ex.QUICK}
+    ex._quick_memory.clear()  # compiled here, not kept from another test of this process
+    quick = jaxtree.TreeRegressor(**kw).fit(X, y)
+    fast = {name for name, opts in named_compiles if opts == quick_opts}
+    assert {"jit(designs)", "jit(mse_and_errors)"} <= fast, named_compiles
+    assert not any("step" in name for name in fast), fast  # the search compiles as always
+    monkeypatch.setattr(spec_, "QUICK_VALUES_MAX_ROWS", 0)
+    del named_compiles[:]
+    plain = jaxtree.TreeRegressor(**kw).fit(X, y)
+    assert not any(opts == quick_opts for _, opts in named_compiles)
+    assert quick.formula() == plain.formula()
+    assert [r["n_ops"] for r in quick.path_] == [r["n_ops"] for r in plain.path_]
+    np.testing.assert_allclose([r["val_mse"] for r in quick.path_],
+                               [r["val_mse"] for r in plain.path_], rtol=1e-10)
+    np.testing.assert_allclose(quick.predict(X), plain.predict(X), rtol=1e-10, atol=1e-12)
+
+
 # ------------------------------------------------------------------ read-ahead
 # jaxtree._executables._follow: a process's first program's <key>.trail lists the programs
 # that followed it; a later process loads those on a background thread.

@@ -135,6 +135,27 @@ def test_the_quick_shape_stage_follows_the_row_bucket():
     assert not quick(3_000, platform="gpu")
 
 
+def test_the_quick_values_follow_the_row_bucket():
+    """FitSpec.quick_values (the kept basis values and the held-out errors compiled for
+    compile time) holds for the in-memory CPU fits whose row bucket has at most
+    QUICK_VALUES_MAX_ROWS rows (2,049-4,096 rows are one bucket: its shape stage is quick,
+    these two programs are not); never for streamed rows or an accelerator's plan."""
+    params = spec_.check_params({"k": 4, "basis": SMALL})._replace(chunk=2048)
+    reg = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
+
+    def values(n, in_memory=True, platform="cpu"):
+        plan = plan_.row_plan(n, 3, SMALL.q, np.float32, chunk_size=2048, platform=platform)
+        r = spec_.resolve(reg, params, n, 3, np.float32, plan, in_memory)
+        return r.quick_values, r.quick_shapes
+
+    assert spec_.QUICK_VALUES_MAX_ROWS == 2_048
+    assert values(50) == values(1_000) == values(2_048) == (True, True)
+    assert values(2_049) == values(4_096) == (False, True)
+    assert values(8_192) == (False, False)
+    assert values(1_000, in_memory=False) == (False, False)
+    assert values(1_000, platform="gpu") == (False, False)
+
+
 def _imported_modules(tree) -> dict:
     """Local names bound to jaxtree modules by the file's imports."""
     names = {}
