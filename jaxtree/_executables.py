@@ -47,6 +47,9 @@ Decisions (and why):
 * **Quick programs** (:func:`quick`): a small table's shape stage compiles its programs
   with LLVM's optimisation off (another key, so they never stand in for the default ones),
   through this class also when the on-disk cache is off (then kept in memory only).
+* **Light programs** (:func:`light`): where compiling dominates a fit (a small table) its
+  programs compile without XLA's MLIR fusion emitters (:data:`LIGHT`), kept apart like the
+  quick ones.
 * **Read-ahead** (:func:`_follow`): loading is most of a second process's fit (the demo's
   backfit step alone 0.5-0.8 s of 1.1-1.4 s, XLA rebuilding its HLO module; the load time
   follows the program's size, not its debug metadata: stripped, 30% fewer bytes loaded as
@@ -112,6 +115,19 @@ emitters for fusions. Measured on the demo's search step (BENCHMARKS.md, "The te
 8 minutes" and issue 27): about 40% less compile time for a 4-5x slower program; on a small
 table's shape stage, whose run time is a few milliseconds, the compile time alone counts."""
 
+LIGHT = {"xla_cpu_use_fusion_emitters": False}
+"""The compile options of :func:`light`: XLA's elemental emitters for fusions instead of its
+MLIR fusion emitters, LLVM's optimisation as always (thirty-fourth session, BENCHMARKS.md,
+"Small tables compile without the fusion emitters"). Each program lowered once and
+compiled both ways, on the demo's last iteration: the backfit step's insert 2.8-3.1 ->
+2.3-2.6 s of compiling and finish 2.9-3.3 -> 1.7-2.3 s, running as fast (1.3-1.6 against
+1.7 ms, 2.0-2.5 against 2.0-2.1 ms). Whole fits, fresh caches, old and new alternating:
+the demo's first fit 9.5-9.9 -> 8.6-8.8 s with its warm fit 0.18-0.21 -> 0.20-0.21 s; a
+20,000 x 10 table 10.2-10.9 -> 6.2-8.4 s, warm 0.78-0.85 -> 0.80-0.88 s. The one-program
+greedy step ran about 10% slower (the paper setting's warm speed), so it keeps XLA's
+defaults (``cached(light=False)``). Where the search's run time counts (not
+``compiling_dominates``) programs compile as always."""
+
 MAX_TRAIL = 16
 """The most programs a trail file lists after its first one (:func:`_follow`)."""
 
@@ -128,7 +144,7 @@ when one program was most of the load."""
 _lock = threading.Lock()
 _directory: str | None = None
 _memory: collections.OrderedDict = collections.OrderedDict()
-_quick_memory: collections.OrderedDict = collections.OrderedDict()  # quick()'s, apart
+_quick_memory: collections.OrderedDict = collections.OrderedDict()  # quick(), light(): apart
 _environment: str | None = None
 _broken: set = set()  # keys whose program could not be serialised (compiled in memory only)
 _local = threading.local()  # this thread's count of JAX persistent-cache hits
@@ -145,8 +161,7 @@ def quick():
     """In this block (this thread), the programs of :class:`cached` functions made with
     ``quick=True`` are compiled with the :data:`QUICK` options: for compile time over run
     time, where the run time is negligible (a small table's shape stage,
-    :attr:`jaxtree._fit.spec.FitSpec.quick_shapes`; its kept basis values and held-out
-    errors, ``quick_values``). Their executables are kept apart from
+    :attr:`jaxtree._fit.spec.FitSpec.quick_shapes`). Their executables are kept apart from
     the default ones (another key), in memory when the on-disk cache is off; other programs
     are compiled as always. Whether a program runs in a quick block is decided by the fit's
     size, so one table's fit always runs the same executables (the results do not depend on
@@ -159,9 +174,38 @@ def quick():
         _local.quick = old
 
 
-def quick_if(flag: bool):
-    """:func:`quick` where ``flag`` holds, else a block that changes nothing."""
-    return quick() if flag else contextlib.nullcontext()
+@contextlib.contextmanager
+def light():
+    """In this block (this thread), the programs of every :class:`cached` function are
+    compiled with the :data:`LIGHT` options (a :func:`quick` program in a quick block with
+    the :data:`QUICK` ones): for a fit where compiling dominates
+    (:attr:`jaxtree._fit.spec.FitSpec.light`). Kept apart from the default executables
+    (another key), in memory when the on-disk cache is off. An option the process's own
+    ``XLA_FLAGS`` sets is left to them."""
+    old = getattr(_local, "light", False)
+    _local.light = True
+    try:
+        yield
+    finally:
+        _local.light = old
+
+
+def light_if(flag: bool):
+    """:func:`light` where ``flag`` holds, else a block that changes nothing."""
+    return light() if flag else contextlib.nullcontext()
+
+
+def _light_options() -> dict:
+    """:data:`LIGHT` without the options the process's ``XLA_FLAGS`` names (the user's, or
+    the test suite's, win)."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    return {k: v for k, v in LIGHT.items() if f"--{k}=" not in flags}
+
+
+def _tier() -> str:
+    """``"light"`` in a :func:`light` block whose options the process's ``XLA_FLAGS`` leave
+    to set, else ``""``."""
+    return "light" if getattr(_local, "light", False) and _light_options() else ""
 
 
 def _count_hits(event: str, **_) -> None:
@@ -508,24 +552,28 @@ class cached:  # noqa: N801 - used like a decorator-made function
 
     Only positional arguments; the result is ``fn(*args)``'s. ``quick``: inside a
     :func:`quick` block the program is compiled with the :data:`QUICK` options (whether the
-    on-disk cache is on or not)."""
+    on-disk cache is on or not). ``light``: False keeps XLA's defaults in a :func:`light`
+    block (a program measured to run slower without the fusion emitters)."""
 
-    def __init__(self, fn, static_argnums: tuple, quick: bool = False):
+    def __init__(self, fn, static_argnums: tuple, quick: bool = False, light: bool = True):
         self.fn = fn
         self.static_argnums = tuple(static_argnums)
         self.name = f"{fn.__module__}.{fn.__qualname__}"
         self.quick = quick
+        self.light = light
         self.__wrapped__ = fn
 
     def __call__(self, *args):
         _ensure_lapack()  # before any program is loaded or lowered: 0.03 s, once
         d = _directory
-        fast = self.quick and getattr(_local, "quick", False)
+        tier = ("quick" if self.quick and getattr(_local, "quick", False)
+                else _tier() if self.light else "")
+        fast = bool(tier)  # kept apart from the default executables
         if (d is None and not fast) or jax.device_count() != 1:
             return self.fn(*args)
         static = tuple(args[i] for i in self.static_argnums)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
-        key = _key(self.name + (" quick" if fast else ""), static, dynamic)
+        key = _key(self.name + (f" {tier}" if tier else ""), static, dynamic)
         if key is None:
             return self.fn(*args)
         with _lock:
@@ -536,7 +584,7 @@ class cached:  # noqa: N801 - used like a decorator-made function
         if exe is None:
             if d is not None:
                 _follow(d, key, fast)
-            exe, path = self._get(d, key, args, dynamic, fast)
+            exe, path = self._get(d, key, args, dynamic, tier)
             if exe is None:
                 return self.fn(*args)
             if path is not None:  # loaded from disk: its first call is checked
@@ -549,11 +597,13 @@ class cached:  # noqa: N801 - used like a decorator-made function
                     return self.fn(*args)
         return exe(*dynamic)
 
-    def _get(self, d, key: str, args: tuple, dynamic: tuple, fast: bool):
+    def _get(self, d, key: str, args: tuple, dynamic: tuple, tier: str):
         """``(executable, path)``: loaded from ``path``, or compiled (path None; stored
         when possible), or ``(None, None)`` when it cannot be compiled here. ``d`` None:
-        compiled and kept in memory only (a :func:`quick` program with the cache off);
-        ``fast``: with the :data:`QUICK` options."""
+        compiled and kept in memory only (a :func:`quick` or :func:`light` program with the
+        cache off); ``tier``: ``"quick"`` with the :data:`QUICK` options, ``"light"`` with
+        the :data:`LIGHT` ones (:func:`_light_options`), ``""`` as always."""
+        fast = bool(tier)
         name = key + ".exe"
         path = None if d is None else os.path.join(d, name)
         exe = None if path is None else _take_read_ahead(key)
@@ -566,7 +616,7 @@ class cached:  # noqa: N801 - used like a decorator-made function
             loaded = path
         else:
             loaded = None
-            options = {**_MARK, **QUICK} if fast else _MARK
+            options = {**_MARK, **{"quick": QUICK, "light": _light_options(), "": {}}[tier]}
             hits = getattr(_local, "hits", 0)
             try:
                 with _unshared() if d is not None else contextlib.nullcontext():

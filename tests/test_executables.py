@@ -455,35 +455,66 @@ def named_compiles(monkeypatch):
     return seen
 
 
-def test_a_small_tables_basis_values_and_held_out_errors_compile_quick(named_compiles,
-                                                                        monkeypatch):
-    """TreeRegressor with a held-out size on 300 rows (a row bucket below
-    QUICK_VALUES_MAX_ROWS; the basis values kept, cache_basis="auto"): the kept basis values
-    (designs) and the held-out errors (mse_and_errors) compile with the QUICK options, the
-    search's steps do not; with the rule off the fit is the same (float64: the formula, the
-    held-out path and predictions to 1e-10) and nothing compiles quick."""
-    import jaxtree
-    from jaxtree._fit import spec as spec_
+# ------------------------------------------------------------------ light compilation
+# jaxtree._executables.light: inside the block every cached program compiles with the LIGHT
+# options (a small table's fit, FitSpec.light), except those the process's XLA_FLAGS set
+# (the suite's flags set them all, so its fits compile as before).
 
-    rng = np.random.default_rng(5)
+def test_light_programs_compile_with_the_light_options_unless_xla_flags_set_them(
+        compiles, monkeypatch):
+    fn = ex.cached(jax.jit(_affine, static_argnums=2), (2,))
+    qk = ex.cached(jax.jit(_other, static_argnums=2), (2,), quick=True)
+    x = np.random.default_rng(1).normal(size=(6, 2))
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    assert ex._light_options() == ex.LIGHT
+    with ex.light():
+        got = fn(x, 0.5, 3.0)
+        fn(x, 0.5, 3.0)  # kept: compiled once
+        with ex.quick():
+            qk(x, 0.5, 3.0)  # a quick program in a quick block: the QUICK options
+    assert compiles == [{**ex._MARK, **ex.LIGHT}, {**ex._MARK, **ex.QUICK}]
+    want = affine(x, 0.5, 3.0)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+    del compiles[:]
+    fn(x, 0.5, 3.0)  # outside the block: the plain jitted call
+    assert compiles == []
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
+    assert ex._light_options() == {}
+    with ex.light():  # the process's own flags say it: nothing left to set
+        fn(x, 0.5, 3.0)
+    assert compiles == []
+
+
+def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles, monkeypatch):
+    """TreeRegressor on 300 rows (compiling dominates: FitSpec.light) with XLA_FLAGS that
+    leave the fusion emitters on: the fit's programs compile with the LIGHT options (the
+    kept basis values), except the one-program greedy step (light=False: it ran slower);
+    the fit equals the one whose XLA_FLAGS already turn them off (the suite's flags: the
+    same compiled code, so to 1e-10 in float64)."""
+    import jaxtree
+    from jaxtree import search
+
+    rng = np.random.default_rng(7)
     X = rng.uniform(size=(300, 3))
-    y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=300)
-    kw = dict(k=2, search="greedy", validation_fraction=0.25, shapes=0)
-    quick_opts = {**ex._MARK, **ex.QUICK}
-    ex._quick_memory.clear()  # compiled here, not kept from another test of this process
-    quick = jaxtree.TreeRegressor(**kw).fit(X, y)
-    fast = {name for name, opts in named_compiles if opts == quick_opts}
-    assert {"jit(designs)", "jit(mse_and_errors)"} <= fast, named_compiles
-    assert not any("step" in name for name in fast), fast  # the search compiles as always
-    monkeypatch.setattr(spec_, "QUICK_VALUES_MAX_ROWS", 0)
+    y = np.cos(3 * X[:, 1]) + X[:, 0] * X[:, 2] + 0.05 * rng.normal(size=300)
+    kw = dict(k=2, search="greedy", validation_fraction=None, shapes=0)
+    suite_flags = os.environ.get("XLA_FLAGS", "")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    ex._quick_memory.clear()
+    light = jaxtree.TreeRegressor(**kw).fit(X, y)
+    lit = [name for name, opts in named_compiles if opts == {**ex._MARK, **ex.LIGHT}]
+    assert "jit(designs)" in lit, named_compiles
+    assert not any("step" in name for name in lit), lit  # search.step_cached: light=False
+    # the backfit step's two programs (the default below 10,000 rows) compile light
+    assert search.insert_cached.light and search.finish_cached.light
+    assert not search.step_cached.light
+    monkeypatch.setenv("XLA_FLAGS", suite_flags)
     del named_compiles[:]
     plain = jaxtree.TreeRegressor(**kw).fit(X, y)
-    assert not any(opts == quick_opts for _, opts in named_compiles)
-    assert quick.formula() == plain.formula()
-    assert [r["n_ops"] for r in quick.path_] == [r["n_ops"] for r in plain.path_]
-    np.testing.assert_allclose([r["val_mse"] for r in quick.path_],
-                               [r["val_mse"] for r in plain.path_], rtol=1e-10)
-    np.testing.assert_allclose(quick.predict(X), plain.predict(X), rtol=1e-10, atol=1e-12)
+    assert all(opts != {**ex._MARK, **ex.LIGHT} for _, opts in named_compiles)
+    assert light.formula() == plain.formula()
+    np.testing.assert_allclose(light.predict(X), plain.predict(X), rtol=1e-10, atol=1e-12)
 
 
 # ------------------------------------------------------------------ read-ahead

@@ -12,6 +12,7 @@ import pytest
 
 import jaxtree
 from jaxtree import plan as plan_
+from jaxtree import scoring
 from jaxtree._fit import pipeline
 from jaxtree._fit import spec as spec_
 
@@ -135,25 +136,25 @@ def test_the_quick_shape_stage_follows_the_row_bucket():
     assert not quick(3_000, platform="gpu")
 
 
-def test_the_quick_values_follow_the_row_bucket():
-    """FitSpec.quick_values (the kept basis values and the held-out errors compiled for
-    compile time) holds for the in-memory CPU fits whose row bucket has at most
-    QUICK_VALUES_MAX_ROWS rows (2,049-4,096 rows are one bucket: its shape stage is quick,
-    these two programs are not); never for streamed rows or an accelerator's plan."""
-    params = spec_.check_params({"k": 4, "basis": SMALL})._replace(chunk=2048)
-    reg = jaxtree.TreeRegressor(k=4, basis=SMALL).get_params()
+def test_light_compilation_follows_the_compiling_rule():
+    """FitSpec.light (the fit's programs compiled without the fusion emitters) holds where
+    compiling dominates an in-memory JAX fit on a CPU (scoring.compiling_dominates: the rule
+    of the buckets and the kept basis), and nowhere else."""
+    params = spec_.check_params({"k": 4})._replace(chunk=2048)
+    reg = jaxtree.TreeRegressor(k=4).get_params()
+    q = params.basis.q
 
-    def values(n, in_memory=True, platform="cpu"):
-        plan = plan_.row_plan(n, 3, SMALL.q, np.float32, chunk_size=2048, platform=platform)
-        r = spec_.resolve(reg, params, n, 3, np.float32, plan, in_memory)
-        return r.quick_values, r.quick_shapes
+    def light(n, p=3, in_memory=True, platform="cpu", **hyper):
+        plan = plan_.row_plan(n, p, q, np.float32, chunk_size=2048, platform=platform)
+        return spec_.resolve(dict(reg, **hyper), params, n, p, np.float32, plan,
+                             in_memory).light
 
-    assert spec_.QUICK_VALUES_MAX_ROWS == 2_048
-    assert values(50) == values(1_000) == values(2_048) == (True, True)
-    assert values(2_049) == values(4_096) == (False, True)
-    assert values(8_192) == (False, False)
-    assert values(1_000, in_memory=False) == (False, False)
-    assert values(1_000, platform="gpu") == (False, False)
+    assert light(1_000) and light(20_000, 10)
+    assert scoring.compiling_dominates(20_000, 10, q)
+    assert not scoring.compiling_dominates(100_000, 10, q) and not light(100_000, 10)
+    assert not light(1_000, in_memory=False)
+    assert not light(1_000, platform="gpu")
+    assert not light(1_000, engine="reference", search="greedy", refine="coordinate")
 
 
 def _imported_modules(tree) -> dict:

@@ -23,6 +23,7 @@ import jax
 import numpy as np
 
 from jaxtree import _encoding as encoding_
+from jaxtree import _executables
 from jaxtree import _target as target_
 from jaxtree import _validation as V
 from jaxtree import model as model_
@@ -232,7 +233,7 @@ def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult
     block by block (a :class:`jaxtree.stream.ChunkReader`): scaled
     (:func:`jaxtree._fit.source.scaled`), searched, made a model in the covariates' units."""
     src = source.scaled(rows, spec)
-    with progress.reporting(src.spec, feature_names) as rep:
+    with progress.reporting(src.spec, feature_names) as rep, _executables.light_if(spec.light):
         found = stages.search_model(src, src.spec, rep)
     return _result(_model(found, src.sc, src.spec, feature_names), found, src.spec, enc, names)
 

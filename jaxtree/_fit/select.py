@@ -335,16 +335,6 @@ held_out_errors = jax.jit(mse_and_errors, static_argnames=("basis",))
 """The held-out MSE and per-row squared errors of a selection run
 (:func:`with_held_out_rows`)."""
 held_out_errors_cached = _executables.cached(held_out_errors, static_argnums=(2,))
-_held_out_errors_quick = _executables.cached(held_out_errors, static_argnums=(2,), quick=True)
-
-
-def held_out_errors_of(program, held_data, basis, quick: bool) -> tuple:
-    """:func:`held_out_errors` through the executable cache, compiled for compile time where
-    ``quick`` (the spec's ``quick_values``: a small table's held-out rows, whose errors take
-    microseconds to compute and a fifth of a second more to compile well)."""
-    with _executables.quick_if(quick):
-        fn = _held_out_errors_quick if quick else held_out_errors_cached
-        return fn(program, held_data, basis)
 
 
 def _minus(a, b):

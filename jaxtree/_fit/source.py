@@ -42,11 +42,6 @@ designs_cached = _executables.cached(scoring.designs, static_argnums=(1,))
 :func:`jaxtree.scoring.designs`), stored and loaded like the search's programs, so that a
 second process compiles nothing for them."""
 
-designs_quick = _executables.cached(scoring.designs, static_argnums=(1,), quick=True)
-""":data:`designs_cached` compiled for compile time where the spec says so
-(``quick_values``; a separate object, so that the shape stage's own quick block does not
-make :data:`designs_cached` quick)."""
-
 
 def scaled(rows, spec: spec_.FitSpec):
     """The source of a regression's rows, scaled: ``rows`` is ``(x, y, sample_weight)``
@@ -225,10 +220,7 @@ class InMemory(_Regression):
                              chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
                              columns=columns)
         if self.spec.cache_basis and basis:  # through the executable cache, as the search's
-            quick = self.spec.quick_values
-            with _executables.quick_if(quick):
-                phi = (designs_quick if quick else designs_cached)(data.x, self.spec.basis)
-            data = data._replace(phi=phi)
+            data = data._replace(phi=designs_cached(data.x, self.spec.basis))
         return data
 
     def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
@@ -317,7 +309,7 @@ class InMemory(_Regression):
             best = lambda p: p  # noqa: E731
             step = select.with_held_out_rows(
                 search.step_function(data, s.basis, cfg, np.int32(s.k), split=self._split_step()),
-                lambda p: select.held_out_errors_of(p, held_data, s.basis, s.quick_values))
+                lambda p: select.held_out_errors_cached(p, held_data, s.basis))
             start = empty
         start = (start, np.zeros(held_data.y.shape, held_data.y.dtype))
         sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True,

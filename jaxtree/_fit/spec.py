@@ -57,13 +57,6 @@ QUICK_SHAPES_MAX_ROWS = 4_096  # in-memory fits whose row bucket (scoring.rows_f
 # warm fit +0.22 s (the shape step's run time grows with the rows, its compile time does not;
 # BENCHMARKS.md, "A quick shape stage on small tables"). By the bucket, not the rows, so that
 # the tables of one bucket share its programs.
-QUICK_VALUES_MAX_ROWS = 2_048  # in-memory fits whose row bucket holds at most this many rows
-# compile two small programs that compute values once for compile time: the kept basis
-# values (scoring.designs, cache_basis) and the size selection's held-out errors (thirty-
-# fourth session: the demo's XLA time for them 0.59 + 0.42 -> 0.18 + 0.14 s, its first fit
-# about 0.7 s shorter, its warm fit within the noise; at 4,000 rows the warm fit rose by
-# 0.1-0.25 s, the basis values being computed for several chunkings of the rows:
-# BENCHMARKS.md, "Two small programs compiled quick").
 SHAPES_FIRST_MAX_ROWS = FINE_KNOTS_MIN_ROWS  # shapes="auto" on a regression of fewer rows
 # (in memory, with held-out rows, squared loss) also fits the other order, the shapes first
 # and the tree on their residual, and keeps it where its held-out errors are lower by more
@@ -411,9 +404,10 @@ class FitSpec:
     compiled for compile time (:data:`QUICK_SHAPES_MAX_ROWS`,
     :func:`jaxtree._fit.stages.search_model`); on a CPU only, where the options were
     measured (an accelerator's compiler is not asked to skip its optimisations).
-    ``quick_values``: the kept basis values and the size selection's held-out errors are
-    compiled for compile time (:data:`QUICK_VALUES_MAX_ROWS`; a CPU only, as
-    ``quick_shapes``).
+    ``light``: where compiling dominates an in-memory JAX fit on a CPU (its layout's
+    ``compiling_dominates``, as for the buckets and the kept basis), the fit's programs
+    compile without XLA's fusion emitters (:func:`jaxtree._executables.light`; the
+    pipeline's regression fits).
     ``missing``: the estimator's ``missing`` (``"indicator"`` or ``"error"``); the fitted
     model's predict-time rule follows it (:attr:`model_missing`).
     """
@@ -451,7 +445,7 @@ class FitSpec:
     clip: bool = True
     streamed: bool = False
     quick_shapes: bool = False
-    quick_values: bool = False
+    light: bool = False
     both_orders: bool = False
     missing: str = "indicator"
 
@@ -600,7 +594,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
-        quick_shapes=quick, quick_values=quick and bucket <= QUICK_VALUES_MAX_ROWS,
+        quick_shapes=quick, light=small and cpu,
         missing=hyper.get("missing", "indicator"),
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
