@@ -119,9 +119,9 @@ LIGHT = {"xla_cpu_use_fusion_emitters": False}
 """The compile options of :func:`light`: XLA's elemental emitters for fusions instead of its
 MLIR fusion emitters, LLVM's optimisation as always (thirty-fourth session, BENCHMARKS.md,
 "Small tables compile without the fusion emitters"). Each program lowered once and
-compiled both ways, on the demo's last iteration: the backfit step's insert 2.8-3.1 ->
-2.3-2.6 s of compiling and finish 2.9-3.3 -> 1.7-2.3 s, running as fast (1.3-1.6 against
-1.7 ms, 2.0-2.5 against 2.0-2.1 ms). Whole fits, fresh caches, old and new alternating:
+compiled both ways, on the demo's last iteration: the backfit step's insert 2.83-3.07 ->
+2.40-2.62 s of compiling and finish 2.87-3.30 -> 1.71-2.30 s, running as fast (insert
+1.69-1.72 -> 1.28-1.40 ms, finish 1.97-2.14 -> 1.99-2.52 ms). Whole fits, fresh caches, old and new alternating:
 the demo's first fit 9.5-9.9 -> 8.6-8.8 s with its warm fit 0.18-0.21 -> 0.20-0.21 s; a
 20,000 x 10 table 10.2-10.9 -> 6.2-8.4 s, warm 0.78-0.85 -> 0.80-0.88 s. The one-program
 greedy step ran about 10% slower (the paper setting's warm speed), so it keeps XLA's
