@@ -128,6 +128,14 @@ greedy step ran about 10% slower (the paper setting's warm speed), so it keeps X
 defaults (``cached(light=False)``). Where the search's run time counts (not
 ``compiling_dominates``) programs compile as always."""
 
+LIGHT_LLVM1 = {**LIGHT, "xla_backend_optimization_level": 1}
+""":data:`LIGHT` and LLVM's optimisation level 1 (of XLA's 2), for a program that runs as fast
+so (the search's insertion, :data:`jaxtree.search.insert_cached`: at 1,000 rows 2.18-2.39 ->
+1.50-1.94 s of compiling against :data:`LIGHT` alone, running 1.46-1.55 against 1.44-1.75
+ms; at 8,000 rows 1.95-2.46 -> 1.38-1.40 s, 8.9-11.2 against 9.2-11.0 ms). Not for the
+refinement: its L-BFGS loop ran 30-100% slower at level 1 (BENCHMARKS.md, "Small tables
+compile without the fusion emitters")."""
+
 MAX_TRAIL = 16
 """The most programs a trail file lists after its first one (:func:`_follow`)."""
 
@@ -195,17 +203,18 @@ def light_if(flag: bool):
     return light() if flag else contextlib.nullcontext()
 
 
-def _light_options() -> dict:
-    """:data:`LIGHT` without the options the process's ``XLA_FLAGS`` names (the user's, or
-    the test suite's, win)."""
+def _light_options(options: dict = LIGHT) -> dict:
+    """``options`` (a program's light options, :data:`LIGHT` by default) without those the
+    process's ``XLA_FLAGS`` names (the user's, or the test suite's, win)."""
     flags = os.environ.get("XLA_FLAGS", "")
-    return {k: v for k, v in LIGHT.items() if f"--{k}=" not in flags}
+    return {k: v for k, v in options.items() if f"--{k}=" not in flags}
 
 
-def _tier() -> str:
-    """``"light"`` in a :func:`light` block whose options the process's ``XLA_FLAGS`` leave
-    to set, else ``""``."""
-    return "light" if getattr(_local, "light", False) and _light_options() else ""
+def _tier(options: dict | None) -> str:
+    """``"light"`` in a :func:`light` block for a program with light ``options`` (None: it
+    has none) that the process's ``XLA_FLAGS`` leave something to set, else ``""``."""
+    return ("light" if options and getattr(_local, "light", False) and _light_options(options)
+            else "")
 
 
 def _count_hits(event: str, **_) -> None:
@@ -552,22 +561,22 @@ class cached:  # noqa: N801 - used like a decorator-made function
 
     Only positional arguments; the result is ``fn(*args)``'s. ``quick``: inside a
     :func:`quick` block the program is compiled with the :data:`QUICK` options (whether the
-    on-disk cache is on or not). ``light``: False keeps XLA's defaults in a :func:`light`
-    block (a program measured to run slower without the fusion emitters)."""
+    on-disk cache is on or not). ``light``: the options of a :func:`light` block (True:
+    :data:`LIGHT`; a dict: those, e.g. :data:`LIGHT_LLVM1`); False keeps XLA's defaults
+    there (a program measured to run slower without the fusion emitters)."""
 
-    def __init__(self, fn, static_argnums: tuple, quick: bool = False, light: bool = True):
+    def __init__(self, fn, static_argnums: tuple, quick: bool = False, light=True):
         self.fn = fn
         self.static_argnums = tuple(static_argnums)
         self.name = f"{fn.__module__}.{fn.__qualname__}"
         self.quick = quick
-        self.light = light
+        self.light = LIGHT if light is True else (dict(light) if light else None)
         self.__wrapped__ = fn
 
     def __call__(self, *args):
         _ensure_lapack()  # before any program is loaded or lowered: 0.03 s, once
         d = _directory
-        tier = ("quick" if self.quick and getattr(_local, "quick", False)
-                else _tier() if self.light else "")
+        tier = "quick" if self.quick and getattr(_local, "quick", False) else _tier(self.light)
         fast = bool(tier)  # kept apart from the default executables
         if (d is None and not fast) or jax.device_count() != 1:
             return self.fn(*args)
@@ -602,7 +611,7 @@ class cached:  # noqa: N801 - used like a decorator-made function
         when possible), or ``(None, None)`` when it cannot be compiled here. ``d`` None:
         compiled and kept in memory only (a :func:`quick` or :func:`light` program with the
         cache off); ``tier``: ``"quick"`` with the :data:`QUICK` options, ``"light"`` with
-        the :data:`LIGHT` ones (:func:`_light_options`), ``""`` as always."""
+        the program's light ones (:func:`_light_options`), ``""`` as always."""
         fast = bool(tier)
         name = key + ".exe"
         path = None if d is None else os.path.join(d, name)
@@ -616,7 +625,8 @@ class cached:  # noqa: N801 - used like a decorator-made function
             loaded = path
         else:
             loaded = None
-            options = {**_MARK, **{"quick": QUICK, "light": _light_options(), "": {}}[tier]}
+            options = {**_MARK, **(QUICK if tier == "quick" else
+                                   _light_options(self.light) if tier == "light" else {})}
             hits = getattr(_local, "hits", 0)
             try:
                 with _unshared() if d is not None else contextlib.nullcontext():

@@ -869,7 +869,10 @@ step_cached = _executables.cached(step_jit, static_argnums=(2, 3), light=False)
 Positional arguments only."""
 
 insert_jit = jax.jit(insert_step, static_argnames=("basis", "config"))
-insert_cached = _executables.cached(insert_jit, static_argnums=(2, 3))
+insert_cached = _executables.cached(insert_jit, static_argnums=(2, 3),
+                                    light=_executables.LIGHT_LLVM1)
+# a small table's insertion compiles without the fusion emitters and at LLVM level 1 (it ran
+# as fast; _executables.LIGHT_LLVM1), its refinement (finish_cached) without the emitters only
 finish_jit = jax.jit(finish_step, static_argnames=("basis", "config"))
 finish_cached = _executables.cached(finish_jit, static_argnums=(7, 8))
 

@@ -484,6 +484,17 @@ def test_light_programs_compile_with_the_light_options_unless_xla_flags_set_them
     with ex.light():  # the process's own flags say it: nothing left to set
         fn(x, 0.5, 3.0)
     assert compiles == []
+    # a program's own light options (the search's insertion: LLVM level 1 too); the flags
+    # still win where they name one
+    llvm1 = ex.cached(jax.jit(_other, static_argnums=2), (2,), light=ex.LIGHT_LLVM1)
+    with ex.light():
+        got = llvm1(x, 0.5, 3.0)
+    assert compiles == [{**ex._MARK, "xla_backend_optimization_level": 1}]
+    for a, b in zip(got, other(x, 0.5, 3.0)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+    assert ex._light_options(ex.LIGHT_LLVM1) == {"xla_backend_optimization_level": 1}
+    monkeypatch.setenv("XLA_FLAGS", "")
+    assert ex._light_options(ex.LIGHT_LLVM1) == ex.LIGHT_LLVM1
 
 
 def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles, monkeypatch):
@@ -507,7 +518,7 @@ def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles
     assert "jit(designs)" in lit, named_compiles
     assert not any("step" in name for name in lit), lit  # search.step_cached: light=False
     # the backfit step's two programs (the default below 10,000 rows) compile light
-    assert search.insert_cached.light and search.finish_cached.light
+    assert search.insert_cached.light == ex.LIGHT_LLVM1 and search.finish_cached.light == ex.LIGHT
     assert not search.step_cached.light
     monkeypatch.setenv("XLA_FLAGS", suite_flags)
     del named_compiles[:]
