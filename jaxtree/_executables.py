@@ -121,16 +121,17 @@ MLIR fusion emitters, LLVM's optimisation as always (thirty-fourth session, BENC
 "Small tables compile without the fusion emitters"). Each program lowered once and
 compiled both ways, on the demo's last iteration: the backfit step's insert 2.83-3.07 ->
 2.40-2.62 s of compiling and finish 2.87-3.30 -> 1.71-2.30 s, running as fast (insert
-1.69-1.72 -> 1.28-1.40 ms, finish 1.97-2.14 -> 1.99-2.52 ms). Whole fits, fresh caches, old and new alternating:
-the demo's first fit 9.5-9.9 -> 8.6-8.8 s with its warm fit 0.18-0.21 -> 0.20-0.21 s; a
-20,000 x 10 table 10.2-10.9 -> 6.2-8.4 s, warm 0.78-0.85 -> 0.80-0.88 s. The one-program
+1.69-1.72 -> 1.28-1.40 ms, finish 1.97-2.14 -> 1.99-2.52 ms). Whole fits, fresh caches,
+old and new alternating: the demo's first fit 9.5-9.9 -> 8.6-8.8 s with its warm fit
+0.18-0.21 -> 0.20-0.21 s; a 20,000 x 10 table 10.2-10.9 -> 6.2-8.4 s, warm 0.78-0.85 ->
+0.80-0.88 s. The one-program
 greedy step ran about 10% slower (the paper setting's warm speed), so it keeps XLA's
 defaults (``cached(light=False)``). Where the search's run time counts (not
 ``compiling_dominates``) programs compile as always."""
 
 LIGHT_LLVM1 = {**LIGHT, "xla_backend_optimization_level": 1}
-""":data:`LIGHT` and LLVM's optimisation level 1 (of XLA's 2), for a program that runs as fast
-so (the search's insertion, :data:`jaxtree.search.insert_cached`: at 1,000 rows 2.18-2.39 ->
+""":data:`LIGHT` and LLVM's optimisation level 1 (XLA's default is 2), for a program measured
+to run as fast at level 1 (the search's insertion, :data:`jaxtree.search.insert_cached`: at 1,000 rows 2.18-2.39 ->
 1.50-1.94 s of compiling against :data:`LIGHT` alone, running 1.46-1.55 against 1.44-1.75
 ms; at 8,000 rows 1.95-2.46 -> 1.38-1.40 s, 8.9-11.2 against 9.2-11.0 ms). Not for the
 refinement: its L-BFGS loop ran 30-100% slower at level 1 (BENCHMARKS.md, "Small tables
@@ -185,8 +186,9 @@ def quick():
 @contextlib.contextmanager
 def light():
     """In this block (this thread), the programs of every :class:`cached` function are
-    compiled with the :data:`LIGHT` options (a :func:`quick` program in a quick block with
-    the :data:`QUICK` ones): for a fit where compiling dominates
+    compiled with their light options (:data:`LIGHT`, or the program's own, e.g.
+    :data:`LIGHT_LLVM1`; none for ``light=False``; a :func:`quick` program in a quick block
+    with the :data:`QUICK` ones): for a fit where compiling dominates
     (:attr:`jaxtree._fit.spec.FitSpec.light`). Kept apart from the default executables
     (another key), in memory when the on-disk cache is off. An option the process's own
     ``XLA_FLAGS`` sets is left to them."""
