@@ -175,12 +175,8 @@ def quick():
     are compiled as always. Whether a program runs in a quick block is decided by the fit's
     size, so one table's fit always runs the same executables (the results do not depend on
     what the process compiled before)."""
-    old = getattr(_local, "quick", False)
-    _local.quick = True
-    try:
+    with _thread_flag("quick"):
         yield
-    finally:
-        _local.quick = old
 
 
 @contextlib.contextmanager
@@ -192,12 +188,19 @@ def light():
     (:attr:`jaxtree._fit.spec.FitSpec.light`). Kept apart from the default executables
     (another key), in memory when the on-disk cache is off. An option the process's own
     ``XLA_FLAGS`` sets is left to them."""
-    old = getattr(_local, "light", False)
-    _local.light = True
+    with _thread_flag("light"):
+        yield
+
+
+@contextlib.contextmanager
+def _thread_flag(name: str):
+    """This thread's flag ``name`` set in the block, restored after it (blocks nest)."""
+    old = getattr(_local, name, False)
+    setattr(_local, name, True)
     try:
         yield
     finally:
-        _local.light = old
+        setattr(_local, name, old)
 
 
 def light_if(flag: bool):
