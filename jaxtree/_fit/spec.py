@@ -406,8 +406,8 @@ class FitSpec:
     measured (an accelerator's compiler is not asked to skip its optimisations).
     ``light``: where compiling dominates an in-memory JAX fit on a CPU (its layout's
     ``compiling_dominates``, as for the buckets and the kept basis), the fit's programs
-    compile without XLA's fusion emitters (:func:`jaxtree._executables.light`; the
-    pipeline's regression fits).
+    compile without XLA's fusion emitters, the insertion at LLVM level 1 too
+    (:func:`jaxtree._executables.light`; the pipeline's regression fits).
     ``missing``: the estimator's ``missing`` (``"indicator"`` or ``"error"``); the fitted
     model's predict-time rule follows it (:attr:`model_missing`).
     """
