@@ -858,21 +858,21 @@ def _loss_backfit(program, inserted, info, work, data, basis, config: Config, ad
 
 
 step_jit = jax.jit(step, static_argnames=("basis", "config"))
-step_cached = _executables.cached(step_jit, static_argnums=(2, 3), light=False)
 # light=False: the one-program step (the paper's greedy search on a small table, and the
 # classifier's) ran about 10% slower without XLA's fusion emitters (thirty-fourth session:
 # 60 calls at 1,000 rows, min 1.87 / 2.27 against 1.65 / 2.04 ms), and its warm speed is
 # what the paper setting races (issue 27: within 5%); the backfit step's two programs ran
 # as fast, so they compile light where compiling dominates (_executables.light).
+step_cached = _executables.cached(step_jit, static_argnums=(2, 3), light=False)
 """``step_jit`` through the on-disk executable cache when jaxtree's compilation cache is on
 (:mod:`jaxtree._executables`: a new process neither traces nor compiles it), else ``step_jit``.
 Positional arguments only."""
 
 insert_jit = jax.jit(insert_step, static_argnames=("basis", "config"))
-insert_cached = _executables.cached(insert_jit, static_argnums=(2, 3),
-                                    light=_executables.LIGHT_LLVM1)
 # a small table's insertion compiles without the fusion emitters and at LLVM level 1 (it ran
 # as fast; _executables.LIGHT_LLVM1), its refinement (finish_cached) without the emitters only
+insert_cached = _executables.cached(insert_jit, static_argnums=(2, 3),
+                                    light=_executables.LIGHT_LLVM1)
 finish_jit = jax.jit(finish_step, static_argnames=("basis", "config"))
 finish_cached = _executables.cached(finish_jit, static_argnums=(7, 8))
 
