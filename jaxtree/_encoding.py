@@ -90,6 +90,7 @@ __all__ = [
     "ColumnSpec",
     "DEFAULT_MAX_CATEGORIES",
     "DEFAULT_MIN_FREQUENCY",
+    "default_names",
     "EncodedRows",
     "EncodingSpec",
     "fit",
@@ -97,6 +98,7 @@ __all__ = [
     "from_dict",
     "identity",
     "MISSING_POLICIES",
+    "names_out",
     "numeric",
     "rename",
     "transform",
@@ -203,11 +205,22 @@ class EncodingSpec:
         return {"version": SPEC_VERSION, "named": bool(self.named), "columns": cols}
 
 
+def default_names(p: int) -> tuple:
+    """``("x1", ..., "xp")``: the names of ``p`` unnamed covariates."""
+    return tuple(f"x{j + 1}" for j in range(p))
+
+
+def names_out(enc, p: int) -> tuple:
+    """The covariates' names after ``enc`` (an :class:`EncodingSpec`, or None for ``p``
+    unencoded, unnamed columns: a streamed table without missing values)."""
+    return default_names(p) if enc is None else enc.feature_names_out
+
+
 def identity(n_features: int, names=None, fills=None) -> EncodingSpec:
     """The spec of ``n_features`` numeric columns without indicators (``fills``: the values a
     missing value takes at predict time, e.g. the training minima; 0 by default)."""
     named = names is not None
-    names = tuple(names) if named else tuple(f"x{j + 1}" for j in range(n_features))
+    names = tuple(names) if named else default_names(n_features)
     fills = [0.0] * n_features if fills is None else [float(v) for v in fills]
     return EncodingSpec(tuple(ColumnSpec(str(n), fill=f) for n, f in zip(names, fills)), named)
 
@@ -529,7 +542,7 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
         return None
     cols, mask, names = split
     named = names is not None
-    shown = names if named else tuple(f"x{j + 1}" for j in range(len(cols)))
+    shown = names if named else default_names(len(cols))
     specs = []
     for j, (c, is_cat) in enumerate(zip(cols, mask)):
         if not is_cat:

@@ -485,7 +485,7 @@ def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
 def _feature_names(feature_names, p: int) -> tuple:
     """The ``p`` covariate names of a batch (default ``x1..xp``), checked."""
     if feature_names is None:
-        return tuple(f"x{j + 1}" for j in range(p))
+        return encoding_.default_names(p)
     names = tuple(str(s) for s in feature_names)
     if len(names) != p:
         raise ValueError(f"feature_names has {len(names)} names but X has {p} features.")

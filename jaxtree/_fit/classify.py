@@ -808,9 +808,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
                                devices=spec.devices, chunks_per_block=spec.block)
              for r in readers]
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
-    feature_names = (tuple(f"x{j + 1}" for j in range(p)) if enc is None
-                     else enc.feature_names_out)
-    src = Labels(spec, cfg, sc, classes, ypm, w, feature_names, steps=steps)
+    src = Labels(spec, cfg, sc, classes, ypm, w, encoding_.names_out(enc, p), steps=steps)
     return _searched(src, spec, sc, enc, None)
 
 

@@ -116,9 +116,7 @@ class Table:
     @property
     def feature_names(self) -> tuple:
         """The covariates' names (the raw names when nothing was encoded)."""
-        if self.encoding is None:
-            return tuple(f"x{j + 1}" for j in range(self.x.shape[1]))
-        return self.encoding.feature_names_out
+        return encoding_.names_out(self.encoding, self.x.shape[1])
 
 
 def read_table(X, sample_weight, hyper: dict) -> Table:
