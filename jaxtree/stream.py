@@ -132,11 +132,7 @@ class ChunkReader:
           sc: the :class:`jaxtree._scaling.Scaling` to apply.
           dtype: dtype of the yielded (scaled) chunks.
         """
-        r = ChunkReader.__new__(ChunkReader)
-        r.__dict__.update(self.__dict__)
-        r.dtype = np.dtype(dtype)
-        r._scale = sc
-        return r
+        return self._with(dtype=np.dtype(dtype), _scale=sc)
 
     def with_chunk(self, chunk_size: int) -> "ChunkReader":
         """This reader with ``chunk_size`` rows per chunk (``1 <= chunk_size <= n``): a fit
@@ -145,10 +141,7 @@ class ChunkReader:
         if chunk_size == self.chunk_size:
             return self
         check_source_arrays(self.x, self.y, self.sample_weight, chunk_size)
-        r = ChunkReader.__new__(ChunkReader)
-        r.__dict__.update(self.__dict__)
-        r.chunk_size = int(chunk_size)
-        return r
+        return self._with(chunk_size=int(chunk_size))
 
     def subset(self, rows) -> "ChunkReader":
         """A reader of the rows at sorted indices ``rows`` of this one, in that order (e.g. a
@@ -156,11 +149,15 @@ class ChunkReader:
         are the ones of the in-memory ``x[rows]`` chunked alike, each read by one indexed read
         (a memmap reads the pages holding those rows)."""
         rows = np.asarray(rows, np.int64)
+        sw = None if self.sample_weight is None else _Rows(self.sample_weight, rows)
+        return self._with(x=_Rows(self.x, rows), y=_Rows(self.y, rows), sample_weight=sw,
+                          n=len(rows))
+
+    def _with(self, **changes) -> "ChunkReader":
+        """A copy of this reader with ``changes`` to its attributes (no checks: the callers'
+        values are derived from this reader's checked ones)."""
         r = ChunkReader.__new__(ChunkReader)
-        r.__dict__.update(self.__dict__)
-        r.x, r.y = _Rows(self.x, rows), _Rows(self.y, rows)
-        r.sample_weight = None if self.sample_weight is None else _Rows(self.sample_weight, rows)
-        r.n = len(rows)
+        r.__dict__.update(self.__dict__, **changes)
         return r
 
     def take(self, rows):
