@@ -76,6 +76,12 @@ def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.A
     return classify.decision_values(model, jnp.asarray(X, model.x_min.dtype), clip)
 
 
+def _block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
+    """The decision values of a block of validated, encoded rows (the estimator's
+    ``decision_function``, by :func:`jaxtree._fit.pipeline.predict_rows`' row blocks)."""
+    return classify.decision_values(model, jnp.asarray(block, model.x_min.dtype), clip)
+
+
 def predict_proba(model: model_.TreeModel, X, *, loss: str = "logistic",
                   clip: bool = True) -> jax.Array:
     """Class probabilities ``(n, K)`` of a classifier's model (pure; see
@@ -308,9 +314,7 @@ class TreeClassifier(Estimator):
         column per class against the rest). ``X`` is a table like the training one: checked
         by column names and encoded as in ``fit`` (missing values, categories)."""
         xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._encoding)
-        f = decision_function(self.model_, jnp.asarray(xa, self.model_.x_min.dtype),
-                              clip=self.clip)
-        return np.asarray(f, np.float64)
+        return pipeline.predict_rows(self.model_, xa, self.clip, _block_values)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels ``(n,)`` (``classes_[1]`` where ``f > 0`` for two classes;

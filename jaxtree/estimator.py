@@ -189,8 +189,10 @@ class TreeRegressor(Regressor):
     (engine ``'jax'`` only; see :mod:`jaxtree.stream`). A large in-memory float array
     (``n * p >= CHUNKED_FIT_MIN_VALUES``) under the default search options is read the
     same way, after the table encoding, so ``fit`` makes no copy of the whole array
-    (same model as the in-memory path); ``predict`` evaluates blocks of
-    ``PREDICT_CHUNK_ROWS`` rows.
+    (same model as the in-memory path); ``predict`` evaluates blocks of at most
+    ``PREDICT_CHUNK_ROWS`` rows, padded to a power of two of at least 1,024 rows so that
+    predictions of other lengths reuse one compiled program
+    (:func:`jaxtree._fit.pipeline.predict_block_rows`).
 
     Attributes:
       model_: (set by ``fit``, as every attribute below) the fitted :class:`jaxtree.model.TreeModel` pytree.

@@ -15,6 +15,7 @@ from jaxtree import plan as plan_
 from jaxtree import scoring
 from jaxtree._fit import pipeline
 from jaxtree._fit import spec as spec_
+from jaxtree.debug import count_compilations
 
 SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
 PKG = pathlib.Path(jaxtree.__file__).parent
@@ -40,6 +41,35 @@ def test_a_failed_fit_leaves_the_estimator_as_it_was():
     est.set_params(callback=None)
     assert set(vars(est)) == set(before)
     assert all(vars(est)[k] is v for k, v in before.items() if k != "callback")
+
+
+def test_predict_block_rows_are_powers_of_two_within_the_bounds():
+    got = [pipeline.predict_block_rows(n) for n in (1, 300, 1024, 1025, 3000, 10**9)]
+    assert got == [1024, 1024, 1024, 2048, 4096, pipeline.PREDICT_CHUNK_ROWS]
+
+
+def test_predictions_of_nearby_lengths_share_one_program_and_are_unpadded(monkeypatch):
+    """Rows are padded to a bucket (issue 27): 300 and 400 rows compile one program, and
+    every row's prediction is the one unpadded evaluation gives, for a regressor and a
+    3-class classifier, with the rows in several blocks too."""
+    X, y = _data(n=400)
+    est = jaxtree.TreeRegressor.paper(k=2, basis=SMALL).fit(X, y)
+    clf = jaxtree.TreeClassifier(k=2, basis=SMALL, search="greedy").fit(
+        X, np.digitize(y, np.quantile(y, [0.3, 0.7])))
+    for fitted, predict in ((est, jaxtree.predict),
+                            (clf, jaxtree.classifier.decision_function)):
+        values = fitted.decision_function if fitted is clf else fitted.predict
+        first = values(X[:300])
+        with count_compilations() as count:
+            got = values(X)
+        assert count.lowerings == 0, count
+        whole = np.asarray(predict(fitted.model_, X), np.float64)  # 400 rows, unpadded
+        np.testing.assert_array_equal(first, whole[:300])
+        np.testing.assert_array_equal(got, whole)
+        monkeypatch.setattr(pipeline, "PREDICT_CHUNK_ROWS", 128)  # blocks of 128, one padded
+        np.testing.assert_array_equal(values(X), whole)
+        monkeypatch.undo()
+    assert clf.decision_function(X).shape == (400, 3)
 
 
 def test_pipeline_is_a_function_of_its_arguments():

@@ -38,6 +38,26 @@ PREDICT_CHUNK_ROWS = 1 << 18
 the last one padded, one compiled program), so the device and float64 copies of the input
 and the intermediates stay ``O(block)`` (issue 12 item 7)."""
 
+PREDICT_MIN_ROWS = 1024
+"""The smallest row bucket of ``predict`` (:func:`predict_block_rows`)."""
+
+
+def predict_block_rows(n: int) -> int:
+    """The rows ``predict`` evaluates ``n`` rows in, per call: the power of two at or above
+    ``n`` (at least :data:`PREDICT_MIN_ROWS`), at most :data:`PREDICT_CHUNK_ROWS`.
+
+    Decision (issue 27): a prediction is row by row, so padding rows changes no prediction
+    (the padded rows repeat the last one; tests/test_pipeline.py checks the predictions
+    bitwise), and rounding the block up lets predictions of other lengths share one compiled
+    program. Each new length used to compile the model's prediction again: after the demo's
+    fit, predicting five test sets of 120-300 rows took 2.1-2.6 s, now 0.4-0.5 s (one
+    compilation); warm calls are level within the noise at 1-1,024 rows (0.2-0.6 ms;
+    ``benchmarks/bench_predict_lengths.py``, BENCHMARKS.md "Predictions of every length up
+    to 1,024 rows share one program").
+    """
+    n = max(int(n), 1)
+    return min(PREDICT_CHUNK_ROWS, max(PREDICT_MIN_ROWS, 1 << (n - 1).bit_length()))
+
 
 @dataclasses.dataclass(frozen=True)
 class FitResult:
@@ -329,23 +349,27 @@ def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
 
 # --------------------------------------------------------------------------- predict
 
-def predict_rows(model, xa, clip: bool) -> np.ndarray:
+def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
     """Float64 predictions ``(n,)`` of the validated matrix ``xa (n, p)``, by row blocks of
-    :data:`PREDICT_CHUNK_ROWS` (``xa`` may be a memmap's
+    :func:`predict_block_rows` rows (``xa`` may be a memmap's
     :class:`jaxtree._encoding.EncodedRows`: each block is encoded when read, and checked for
-    infinite values there). One block holds all of at most that many rows; with more, the
-    last block is padded, so that every block has the same compiled shape."""
-    n, m = xa.shape[0], PREDICT_CHUNK_ROWS
+    infinite values there). Every block, the last included, is padded to that many rows (the
+    last row repeated), so that all have one compiled shape, shared by nearby ``n``.
+
+    ``values(model, block, clip)``: what is evaluated per block (rows first; a classifier's
+    decision values, ``(rows,)`` or ``(rows, K)``); default
+    :func:`jaxtree.model.predict_checked`."""
+    values = values or (lambda model, x, clip: model_.predict_checked(model, x, clip=clip))
+    n, m = xa.shape[0], predict_block_rows(xa.shape[0])
     lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
-    out = np.empty(n, np.float64)
+    parts = []
     for s in range(0, n, m):
         block = _finite_block(xa[s:s + m], s) if lazy else xa[s:s + m]
         rows = block.shape[0]
-        if n > m and rows < m:  # pad the last block: the same compiled shape
+        if rows < m:  # pad: the same compiled shape
             block = np.concatenate([block, np.repeat(block[-1:], m - rows, 0)])
-        out[s:s + rows] = np.asarray(model_.predict_checked(model, block, clip=clip),
-                                     np.float64)[:rows]
-    return out
+        parts.append(np.asarray(values(model, block, clip), np.float64)[:rows])
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
 def _finite_block(block, start: int) -> np.ndarray:
