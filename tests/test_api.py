@@ -4,6 +4,8 @@ import inspect
 import subprocess
 import sys
 
+import pytest
+
 import jaxtree
 
 
@@ -24,6 +26,8 @@ def test_public_functions_of_core_modules_are_documented():
     assert not missing, missing
 
 
+@pytest.mark.slow  # ~1.5 s (a subprocess); its oracle runs by default in
+# test_sklearn.py::test_core_does_not_import_sklearn (the same check, jaxtree.export too)
 def test_core_does_not_import_sklearn():
     code = "import sys, jaxtree; jaxtree.TreeRegressor; print('sklearn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

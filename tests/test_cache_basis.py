@@ -52,6 +52,12 @@ def kept(monkeypatch):
     return calls
 
 
+@pytest.mark.slow  # ~13 s; its kept = evaluated oracle runs by default wherever an estimator's
+# small-table fit (the basis kept, in the column bucket) equals fit_batch's member (which
+# evaluates it: cache_basis=False): test_batch_moves.py (backfit), test_oracles.py::
+# test_fit_batch_optax_refines_and_equals_separate_fits (L-BFGS), test_batch_tol.py; the kept
+# values' program on a small table: test_executables.py::
+# test_a_small_tables_fit_compiles_light_and_equals_the_default ("jit(designs)")
 def test_the_default_keeps_the_basis_on_a_small_table_and_fits_as_without(x64, rng, kept):
     # Float64: the gathered and the evaluated basis values agree to the last bits, so the
     # two fits agree far below float32's rounding. A wrong column of the kept values (the

@@ -120,6 +120,10 @@ def test_newton_scores_equal_bruteforce_refit(x64):
     assert np.isinf(sse[6:]).all()  # rows past the 3 leaves are not candidates
 
 
+@pytest.mark.slow  # ~3 s; its JAX = numpy Newton search oracle runs by default in
+# test_classifier_reference.py::test_engines_choose_the_same_binary[logistic-None] (the same
+# greedy Newton insertions, no refinement, against the reference engine, whose scores
+# test_newton_score_equals_bruteforce_refit there holds to the math)
 def test_jax_and_numpy_newton_search_choose_the_same(x64):
     """Three greedy Newton iterations (no refinement): the JAX step and a numpy loop over
     :func:`jaxtree.reference.score_candidates` on the numpy working data choose the same

@@ -105,7 +105,14 @@ def _table(n, p, seed):
 # The default search (backfit, held-out size) in the slow suite (~50 s of compiling): its
 # padded pair and replacement scores are test_padding_columns_score_inf_and_real_columns_
 # score_as_unpadded's oracle, the padded held-out fit the classifier's [2] case below.
-@pytest.mark.parametrize("kw", [dict(search="greedy", validation_fraction=None),
+# The greedy case in the slow suite too (~13 s): a padded fit = the unpadded fit runs by
+# default wherever an estimator's small-table fit (its covariates padded to the column
+# bucket, its chunks to the row bucket) equals fit_batch's member (chunked by its own rows
+# and covariates, no bucket): test_batch_tol.py (greedy, 3 -> 4 covariates),
+# test_oracles.py::test_fit_batch_optax_refines_and_equals_separate_fits (L-BFGS, 5 -> 6),
+# test_batch_moves.py (backfit), test_batch_shapes.py (the shape stage).
+@pytest.mark.parametrize("kw", [pytest.param(dict(search="greedy", validation_fraction=None),
+                                             marks=pytest.mark.slow),
                                 pytest.param(dict(), marks=pytest.mark.slow)],
                          ids=["greedy", "default"])
 def test_padded_fit_is_the_unpadded_fit(monkeypatch, kw):
@@ -186,10 +193,10 @@ def test_warmup_checks_its_arguments():
 
 # In the slow suite (two classes ~13 s, three ~100 s; since the eighteenth session, when the
 # default's shape stage on small tables added about 40 s to the default suite): the padded
-# search's equality to the unpadded one stays in the default suite for the regressor
-# (test_padded_fit_is_the_unpadded_fit) and the classifier's shape stage
-# (test_shape_buckets.py); three one-versus-rest trees' equality to binary fits is
-# test_classifier.py's.
+# search's equality to the unpadded one stays in the default suite for the regressor (its
+# fits = fit_batch's unpadded members, see test_padded_fit_is_the_unpadded_fit) and the
+# classifier's shape stage (test_shape_buckets.py); three one-versus-rest trees' equality to
+# binary fits is test_classifier.py's.
 @pytest.mark.parametrize("classes", [pytest.param(2, marks=pytest.mark.slow),
                                      pytest.param(3, marks=pytest.mark.slow)])
 def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):

@@ -1,6 +1,7 @@
 """Same data and settings give the same model, whatever the chunking; ties break low."""
 
 import numpy as np
+import pytest
 
 import jaxtree
 from jaxtree import model as model_
@@ -19,6 +20,10 @@ def test_run_to_run_bitwise_identical():
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
+@pytest.mark.slow  # ~9 s (the default fit compiled for chunks of 24); its oracle (the fit does
+# not depend on the chunking, a padded last chunk included) runs by default in
+# test_plan.py::test_accelerator_plan_gives_the_cpu_plans_fit (3 padded chunks = 1, float64)
+# and test_batch_moves.py (the estimator's row-bucketed chunks = fit_batch's own, backfit)
 def test_same_tree_across_chunk_sizes():
     X, y = data(1)
     fits = {c: jaxtree.TreeRegressor(k=K, refine=None, chunk_size=c).fit(X, y)

@@ -98,6 +98,10 @@ def test_second_streamed_fit_compiles_nothing_and_keeps_no_source(tmp_path):
     assert ref() is None and ref_reader() is None
 
 
+@pytest.mark.slow  # ~6 s; its oracle runs by default in
+# test_first_fit.py::test_another_k_compiles_nothing[default] (second default fits, backfit,
+# held-out size and shape stage, lower and compile nothing) and test_shape_buckets.py (a
+# second table's whole default fit compiles nothing)
 def test_second_in_memory_fit_compiles_nothing():
     X, y = smooth_data(seed=4, n=100)
     kw = dict(k=3, basis=SMALL)

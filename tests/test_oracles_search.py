@@ -128,6 +128,10 @@ def test_default_step_refines_beyond_the_inserted_candidate():
         assert min(ratios) < 0.999, ratios
 
 
+@pytest.mark.slow  # ~6 s (search.step run eagerly); its oracle runs by default in
+# test_search.py::test_reported_loss_is_the_mse_of_the_returned_program (a step on a full tree
+# reports its MSE, three refinements) and test_step_on_a_full_program_keeps_it_and_reports
+# (the tree is kept, STATUS_FULL); max_ops only sets the slot bound those steps reach
 def test_an_iteration_that_inserts_nothing_reports_the_kept_trees_loss():
     # A full tree (max_ops = its operations) keeps the tree; the loss it reports is that
     # tree's own (from the scorer's moments, not a pass of its own): a step that reported

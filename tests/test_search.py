@@ -312,7 +312,7 @@ def test_cached_basis_refinement_reads_phi_and_gives_the_same_optax_fit(rng):
     np.testing.assert_allclose(cached.history, plain.history, rtol=1e-10)
 
 
-@pytest.mark.slow  # ~10 s; the default's compile counts (tests/test_driver.py) stay
+@pytest.mark.slow  # ~10 s; the default's compile counts (tests/test_first_fit.py) stay
 def test_cache_basis_fit_compiles_nothing_the_second_time(rng):
     # The design of every chunk is one module-level jitted program: an eager lax.map in
     # cache_basis traced and compiled it again on every fit (5 s a warm demo fit).

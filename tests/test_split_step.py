@@ -33,7 +33,12 @@ def test_which_steps_run_as_two_programs():
     assert not search.splits(CFG._replace(loss="logistic"))
 
 
-@pytest.mark.parametrize("search_", ["greedy", "backfit"])
+# backfit in the slow suite (~12 s of compiling the L-BFGS backfit step twice): its two
+# programs = one program oracle runs by default in
+# test_batch_moves.py::test_members_make_the_separate_fits_moves[backfit] (fit_batch's members
+# take the one-program step under vmap, the estimator's fits its two programs: the same
+# insert_step/finish_step boundary, with the coordinate refinement)
+@pytest.mark.parametrize("search_", ["greedy", pytest.param("backfit", marks=pytest.mark.slow)])
 def test_two_programs_make_the_one_program_steps(monkeypatch, search_):
     # backfit: pair lookahead and replacement moves in the second part (the squared-loss
     # backfit step always runs as two programs: a second process loads them side by side)
