@@ -55,6 +55,7 @@ __all__ = [
     "read_task",
     "save",
     "scale_x",
+    "slotted",
     "to_dict",
     "TreeModel",
     "VERSION",
@@ -283,23 +284,56 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
     return predict_checked(model, X, clip=clip)
 
 
-def predict_checked(model: TreeModel, x, *, clip: bool = True) -> jax.Array:
+def predict_checked(model: TreeModel, x, *, clip: bool = True, terms=None) -> jax.Array:
     """:func:`predict` of covariates already checked, with no host checks: the estimators'
     validated and encoded matrix (their ``predict``, the held-out and training rows of a
     fit). A NaN takes its covariate's training minimum, silently (the estimators' encoding
-    warns or refuses before); one compiled program per shape, dtype and basis."""
-    return _predict_jit(model, jnp.asarray(x, model.x_min.dtype), clip)
+    warns or refuses before); one compiled program per shape, dtype and basis.
+
+    ``terms``: the model's shape terms in the form :func:`slotted` gives (``model`` is then
+    the rest of the model, as it returns); the program is then the same for every model of
+    the same settings, whichever pairs it chose."""
+    return _predict_jit(model, jnp.asarray(x, model.x_min.dtype), clip, terms)
 
 
-def _predict_impl(model: TreeModel, x, clip):
+def slotted(model: TreeModel) -> tuple:
+    """``(rest, terms)``: a concrete model's shape terms with their pairs as data, for
+    :func:`predict_checked` (``rest`` the model without them; ``terms`` None for a model
+    without shape terms, which is returned as it is).
+
+    Decision (issue 27): a model's :class:`jaxtree.shapes.ShapeSpec` is static (its chosen
+    pairs a tuple), so every set of chosen pairs compiled the prediction again: the folds of
+    a cross-validation, or a refit on new rows of the same table, each compiled it once more
+    (0.4-0.8 s on a 2-core CPU). The terms here are the same pairs first in a
+    :class:`jaxtree.shapes.SlotSpec` of ``max(max_terms, pairs)`` slots (``(0, 0)`` padding
+    slots with zero, unused coefficients), so the program depends only on the settings
+    (``n1``, ``n2``, ``max_terms``, groups); the values are the static form's (a test checks
+    them bitwise). On the host; nothing compiled."""
+    if model.shapes is None:
+        return model, None
+    sh, spec = model.shapes, model.shape_spec
+    n = max(spec.max_terms, len(spec.pairs), 1)
+    pad = n - len(spec.pairs)
+
+    def grow(a):  # the pairs' rows, then `pad` zero rows
+        a = np.asarray(a)
+        return jax.device_put(np.concatenate([a, np.zeros((pad,) + a.shape[1:], a.dtype)]))
+
+    terms = (sh._replace(pair=grow(sh.pair), pair_on=grow(sh.pair_on)),
+             shapes_.slots(spec, model.n_features, n))
+    return dataclasses.replace(model, shapes=None, shape_spec=None), terms
+
+
+def _predict_impl(model: TreeModel, x, clip, terms=None):
+    shapes, spec = (model.shapes, model.shape_spec) if terms is None else terms
     single = x.ndim == 1
     x2 = x[None, :] if single else x
     if model.missing != "error":  # the missing-value rule (see predict): the training minimum
         x2 = jnp.where(jnp.isnan(x2), model.x_min, x2)
     xs = scale_x(model, x2, clip)
     inner = prog.evaluate(model.program, xs, model.basis)
-    if model.shapes is not None:  # hats are defined on [0, 1]: shapes always see clipped x
-        inner = inner + shapes_.evaluate(model.shapes, jnp.clip(xs, 0.0, 1.0), model.shape_spec)
+    if shapes is not None:  # hats are defined on [0, 1]: shapes always see clipped x
+        inner = inner + shapes_.evaluate(shapes, jnp.clip(xs, 0.0, 1.0), spec)
     bound = _target.clip_bound(model)  # the training targets map to [-y_bound, y_bound]
     if clip and bound is not None:
         inner = jnp.clip(inner, -bound, bound)

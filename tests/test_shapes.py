@@ -1,6 +1,7 @@
 """Shape-function terms (jaxtree.shapes) against float64 brute force, and through the
 estimator (issue 11: one- and two-covariate shape insertions)."""
 
+import dataclasses
 import json
 import warnings
 
@@ -350,6 +351,39 @@ def test_second_fit_with_shapes_compiles_nothing():
     with debug.count_compilations() as count:
         est.fit(X, y + 1.0)
     assert count.lowerings == 0 and count.compiles == 0
+
+
+def test_models_of_other_pairs_predict_with_one_program_and_the_static_values():
+    """The estimators predict a model's shape terms with its chosen pairs as data
+    (``model.slotted``, issue 27): a model that chose other pairs (of the same settings)
+    compiles no new prediction, and each prediction equals the static form's
+    (``jaxtree.predict``, the pairs a static tuple) bitwise."""
+    from jaxtree._fit import pipeline
+
+    X, y = _table(n=600)
+    m = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=3)).fit(X, y).model_
+    sh, spec, p = m.shapes, m.shape_spec, m.n_features
+    rng = np.random.default_rng(1)
+
+    def with_pairs(pairs):  # the tree and the first fitted mains, then these pairs
+        n = min(int(sh.n_terms), spec.max_terms - len(pairs))
+        order = np.asarray(sh.order).copy()
+        order[n:n + len(pairs)] = p + np.arange(len(pairs))
+        dt = sh.main.dtype
+        return dataclasses.replace(m, shape_spec=spec._replace(pairs=pairs), shapes=sh._replace(
+            pair=jnp.asarray(rng.normal(size=(len(pairs), spec.n2 ** 2)), dt),
+            pair_on=jnp.ones(len(pairs), bool), order=jnp.asarray(order),
+            n_terms=jnp.asarray(n + len(pairs), sh.n_terms.dtype)))
+
+    assert p >= 3 and spec.max_terms >= 3 and not spec.pairs
+    models = [with_pairs(((0, 1),)), with_pairs(((1, 2),)), with_pairs(((0, 2), (1, 2)))]
+    first = pipeline.predict_rows(models[0], X, True)
+    with debug.count_compilations() as count:
+        rest = [pipeline.predict_rows(mo, X, True) for mo in models[1:]]
+    assert count.lowerings == 0, count
+    for mo, got in zip(models, [first] + rest):
+        np.testing.assert_array_equal(got, np.asarray(jaxtree.predict(mo, X), np.float64))
+    assert not np.allclose(first, rest[0])  # the pairs are read: other pairs, other values
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -358,8 +358,11 @@ def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
 
     ``values(model, block, clip)``: what is evaluated per block (rows first; a classifier's
     decision values, ``(rows,)`` or ``(rows, K)``); default
-    :func:`jaxtree.model.predict_checked`."""
-    values = values or (lambda model, x, clip: model_.predict_checked(model, x, clip=clip))
+    :func:`jaxtree.model.predict_checked` of the model's :func:`jaxtree.model.slotted` form
+    (one program for the models of the same settings, whichever shape pairs they chose)."""
+    if values is None:  # a regressor's model: its shape terms' pairs as data (model_.slotted)
+        model, terms = model_.slotted(model)
+        values = lambda model, x, clip: model_.predict_checked(model, x, clip=clip, terms=terms)  # noqa: E731
     n, m = xa.shape[0], predict_block_rows(xa.shape[0])
     lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
     parts = []
