@@ -78,7 +78,12 @@ def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.A
 
 def _block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
     """The decision values of a block of validated, encoded rows (the estimator's
-    ``decision_function``, by :func:`jaxtree._fit.pipeline.predict_rows`' row blocks)."""
+    ``decision_function``, by :func:`jaxtree._fit.pipeline.predict_rows`' row blocks). One
+    tree's shape terms are read with their pairs as data (:func:`jaxtree.model.slotted`, as
+    the regressor's), so models that chose other pairs share one program."""
+    if model.program.weight.ndim == 1:
+        rest, terms = model_.slotted(model)
+        return model_.predict_checked(rest, block, clip=clip, terms=terms)
     return classify.decision_values(model, jnp.asarray(block, model.x_min.dtype), clip)
 
 

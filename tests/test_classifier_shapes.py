@@ -73,6 +73,14 @@ def test_a_second_fit_compiles_nothing_and_is_deterministic(fits):
     np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
 
 
+def test_decision_function_reads_the_pairs_as_data_with_the_static_values(fits):
+    """The estimator's decision function (``model.slotted``: the pairs as data) is the model's
+    (``jaxtree.classifier.decision_function``: the pairs static) bitwise."""
+    X, _, est, _, _, _ = fits
+    want = np.asarray(jaxtree.classifier.decision_function(est.model_, X), np.float64)
+    np.testing.assert_array_equal(est.decision_function(X), want)
+
+
 def test_shapes_zero_is_the_tree_alone_and_saves_with_its_shapes(fits, tmp_path):
     X, y, est, _, _, tree = fits
     plain = jaxtree.TreeClassifier(shapes=0, **K).fit(X, y)  # below the threshold anyway
