@@ -293,7 +293,9 @@ def predict_checked(model: TreeModel, x, *, clip: bool = True, terms=None) -> ja
     ``terms``: the model's shape terms in the form :func:`slotted` gives (``model`` is then
     the rest of the model, as it returns); the program is then the same for every model of
     the same settings, whichever pairs it chose."""
-    return _predict_jit(model, jnp.asarray(x, model.x_min.dtype), clip, terms)
+    dtype = model.x_min.dtype  # a host matrix is cast on the host: no eager cast compiled
+    x = np.asarray(x, dtype) if isinstance(x, np.ndarray) else jnp.asarray(x, dtype)
+    return _predict_jit(model, x, clip, terms)
 
 
 def slotted(model: TreeModel) -> tuple:

@@ -7,6 +7,7 @@ import ast
 import dataclasses
 import pathlib
 
+import jax
 import numpy as np
 import pytest
 
@@ -70,6 +71,28 @@ def test_predictions_of_nearby_lengths_share_one_program_and_are_unpadded(monkey
         np.testing.assert_array_equal(values(X), whole)
         monkeypatch.undo()
     assert clf.decision_function(X).shape == (400, 3)
+    # a float32 model (users' dtype without x64) casts float64 rows on the host: the first
+    # call of a bucket compiles the prediction alone (no eager cast beside it), the next
+    # length nothing
+    m32 = jax.tree_util.tree_map(
+        lambda a: a.astype(np.float32) if np.issubdtype(a.dtype, np.floating) else a, est.model_)
+    names = []
+
+    def listen(event, duration, **kw):
+        if event.endswith("backend_compile_duration"):
+            names.append(kw.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        with jax.enable_x64(False):
+            first = pipeline.predict_rows(m32, X[:300], True)
+            with count_compilations() as count:
+                got = pipeline.predict_rows(m32, X, True)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert names == ["jit(_predict_impl)"] and count.lowerings == 0, (names, count)
+    np.testing.assert_array_equal(got[:300], first)
+    np.testing.assert_allclose(got, est.predict(X), rtol=1e-5, atol=1e-5)
 
 
 def test_pipeline_is_a_function_of_its_arguments():
