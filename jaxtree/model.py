@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxtree import _executables
 from jaxtree import _target
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
@@ -295,7 +296,8 @@ def predict_checked(model: TreeModel, x, *, clip: bool = True, terms=None) -> ja
     the same settings, whichever pairs it chose."""
     dtype = model.x_min.dtype  # a host matrix is cast on the host: no eager cast compiled
     x = np.asarray(x, dtype) if isinstance(x, np.ndarray) else jnp.asarray(x, dtype)
-    return _predict_jit(model, x, clip, terms)
+    custom = any(isinstance(f, basis_.CustomFunction) for f in model.basis.families)
+    return (_predict_jit if custom else _predict_cached)(model, x, clip, terms)
 
 
 def slotted(model: TreeModel) -> tuple:
@@ -350,6 +352,14 @@ def _predict_impl(model: TreeModel, x, clip, terms=None):
 # One compiled program per (shape, dtype, basis) instead of dozens of eager dispatches; under
 # an outer jit/vmap/grad it is simply inlined.
 _predict_jit = jax.jit(_predict_impl, static_argnums=2)
+
+_predict_cached = _executables.cached(_predict_jit, static_argnums=(2,), light=False)
+""":data:`_predict_jit` through jaxtree's executable cache (:mod:`jaxtree._executables`, on
+with the compilation cache): a later process predicting the same model structure and rows
+neither traces nor lowers it (issue 27; the demo's second process, 0.20 -> 0.05 s of
+prediction). Inside a trace (a user's jit, vmap, grad) it is the jitted function. A basis with
+a custom Python function is not kept there (the key cannot see the function's code):
+:func:`predict_checked` calls :data:`_predict_jit` for it."""
 
 
 # ------------------------------------------------------------------------------ files

@@ -140,6 +140,30 @@ def test_off_and_custom_bases_call_the_jitted_function(tmp_path):
     assert ex._key("f", (plain,), (np.ones(2),)) != ex._key("g", (plain,), (np.ones(2),))
 
 
+def test_a_prediction_is_kept_unless_its_basis_has_a_custom_function(exe_dir):
+    """``model.predict_checked`` runs through the executable cache, except for a model whose
+    basis holds a custom Python function (its key cannot see the function's code); both
+    give the jitted function's values."""
+    import dataclasses
+
+    import jaxtree
+    from jaxtree import model as model_
+
+    X = np.random.default_rng(0).uniform(size=(40, 2))
+    plain = jaxtree.TreeRegressor(k=1, search="greedy", validation_fraction=None, refine=None,
+                                  shapes=0, basis=basis_.Basis((basis_.Powers(2),))).fit(
+        X, X[:, 0] ** 2).model_
+    custom = dataclasses.replace(plain, basis=basis_.Basis(
+        (basis_.Powers(1), basis_.CustomFunction("tanh", jnp.tanh))))
+    before, kept = set(files(exe_dir)), set(ex._memory)
+    got = model_.predict_checked(custom, X)
+    assert set(files(exe_dir)) == before and set(ex._memory) == kept
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(model_._predict_jit(custom, X, True)))
+    got = model_.predict_checked(plain, X)
+    assert len(set(files(exe_dir)) - before) == 1 and len(set(ex._memory) - kept) == 1
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(model_._predict_jit(plain, X, True)))
+
+
 def test_old_files_beyond_the_limit_are_deleted(exe_dir, monkeypatch):
     monkeypatch.setattr(ex, "MAX_FILES", 2)
     c = ex.cached(affine, static_argnums=(2,))
@@ -166,9 +190,10 @@ CHILD = textwrap.dedent("""
     make = lambda: jaxtree.TreeRegressor(k=3, search="greedy", validation_fraction=0.25,
                                          basis={"hats": 0, "sines": 2, "cosines": 0,
                                                 "powers": 2, "truncated_cubics": 2})
-    with count_compilations() as count:
+    with count_compilations() as count:  # the fit and its prediction (a cached program too)
         est = make().fit(X, y)
-    out = {"pred": est.predict(X).tolist(), "formula": est.formula(),
+        pred = est.predict(X)
+    out = {"pred": pred.tolist(), "formula": est.formula(),
            "lowerings": count.lowerings, "dir": _executables.directory()}
     if os.environ["CHILD_MODE"] == "also_off":   # the same fit through the plain jitted functions
         jaxtree.disable_compilation_cache()
@@ -187,10 +212,10 @@ def test_a_second_process_fits_without_tracing_the_search(tmp_path):
     first = child("also_off")
     exe_dir = tmp_path / "xdg" / "jaxtree" / "executables"
     assert first["dir"] == str(exe_dir) and oct(os.stat(exe_dir).st_mode & 0o777) == "0o700"
-    assert len(files(exe_dir)) >= 2  # the search step(s) and the held-out loss
+    assert len(files(exe_dir)) >= 3  # the search step(s), the held-out loss, the prediction
     assert first["pred"] == first["pred_off"]  # bitwise: the same program as jax.jit's
     second = child("on")
-    assert second["lowerings"] == 0  # nothing traced, lowered or compiled for the fit
+    assert second["lowerings"] == 0  # nothing traced, lowered or compiled: fit, prediction
     assert second["pred"] == first["pred"] and second["formula"] == first["formula"]
 
 
