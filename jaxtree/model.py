@@ -357,9 +357,9 @@ _predict_cached = _executables.cached(_predict_jit, static_argnums=(2,), light=F
 """:data:`_predict_jit` through jaxtree's executable cache (:mod:`jaxtree._executables`, on
 with the compilation cache): a later process predicting the same model structure and rows
 neither traces nor lowers it (issue 27; the demo's second process: 0.20-0.27 -> 0.002 s of
-prediction, BENCHMARKS.md). Inside a trace (a user's jit, vmap, grad) it is the jitted function. A basis with
-a custom Python function is not kept there (the key cannot see the function's code):
-:func:`predict_checked` calls :data:`_predict_jit` for it."""
+prediction, BENCHMARKS.md). Inside a trace (a user's jit, vmap, grad) it is the jitted
+function. A basis with a custom Python function is not kept there (the key cannot see the
+function's code): :func:`predict_checked` calls :data:`_predict_jit` for it."""
 
 
 # ------------------------------------------------------------------------------ files

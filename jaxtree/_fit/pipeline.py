@@ -362,7 +362,9 @@ def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
     (one program for the models of the same settings, whichever shape pairs they chose)."""
     if values is None:  # a regressor's model: its shape terms' pairs as data (model_.slotted)
         model, terms = model_.slotted(model)
-        values = lambda model, x, clip: model_.predict_checked(model, x, clip=clip, terms=terms)  # noqa: E731
+
+        def values(model, x, clip):
+            return model_.predict_checked(model, x, clip=clip, terms=terms)
     n, m = xa.shape[0], predict_block_rows(xa.shape[0])
     lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
     parts = []
