@@ -21,6 +21,25 @@ def git_commit(path=ROOT) -> str:
     return "unknown"
 
 
+def checkouts(baseline=None) -> dict:
+    """The checkouts an old-against-new benchmark runs: ``{"baseline": DIR, "this": ROOT}``
+    (the baseline first) with a ``--baseline DIR``, else ``{"this": ROOT}``."""
+    this = {"this": str(ROOT)}
+    return {"baseline": str(baseline), **this} if baseline else this
+
+
+def run_child(code: str, *args: str, env=None) -> dict:
+    """``python -c code *args`` in a fresh process (``env``: its environment, default this
+    one's); the JSON object its last line of output prints. A failing child raises
+    ``subprocess.CalledProcessError``."""
+    import json
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def environment() -> dict:
     """What every benchmark record carries: date, commit, versions, device, cores, x64."""
     import datetime

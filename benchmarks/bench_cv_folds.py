@@ -19,10 +19,10 @@ import argparse
 import json
 import os
 import pathlib
-import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _common import ROOT, checkouts, run_child  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
@@ -54,15 +54,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1003)
     ap.add_argument("--baseline", default=None, help="another checkout, run first")
     args = ap.parse_args()
-    roots = {"this": str(ROOT)}
-    if args.baseline:
-        roots = {"baseline": args.baseline, **roots}
+    roots = checkouts(args.baseline)
     env = dict(os.environ, JAXTREE_COMPILATION_CACHE="0")
     runs = {}
     for name, root in roots.items():
-        out = subprocess.run([sys.executable, "-c", CHILD, root, str(args.n)], env=env,
-                             capture_output=True, text=True, check=True)
-        runs[name] = json.loads(out.stdout.strip().splitlines()[-1])
+        runs[name] = run_child(CHILD, root, str(args.n), env=env)
         for i, f in enumerate(runs[name]):
             print(f"{name:9s} fold {i}: {f['rows']} rows, {f['compiles']:2d} compiled "
                   f"{sorted(set(f['programs'])) if i else '(first)'}, {f['seconds']:.2f} s, "

@@ -20,10 +20,10 @@ import argparse
 import json
 import os
 import pathlib
-import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _common import ROOT, checkouts, run_child  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
@@ -54,10 +54,8 @@ print(json.dumps({"first": first, "again": again, "per_call": per_call}))
 
 
 def run(root: str, lengths: str, warm: str) -> dict:
-    env = dict(os.environ, JAXTREE_COMPILATION_CACHE="0")
-    out = subprocess.run([sys.executable, "-c", CHILD, root, lengths, warm], env=env,
-                         capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(CHILD, root, lengths, warm,
+                     env=dict(os.environ, JAXTREE_COMPILATION_CACHE="0"))
 
 
 def main() -> None:
@@ -67,9 +65,7 @@ def main() -> None:
     ap.add_argument("--baseline", default=None, help="another checkout, run alternately")
     ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args()
-    roots = {"this": str(ROOT)}
-    if args.baseline:
-        roots = {"baseline": args.baseline, **roots}
+    roots = checkouts(args.baseline)
     runs = {name: [] for name in roots}
     for _ in range(args.rounds):
         for name, root in roots.items():

@@ -18,11 +18,11 @@ import argparse
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _common import ROOT, checkouts, run_child  # noqa: E402
 
 CHILD = r"""
 import json, sys, time
@@ -44,9 +44,7 @@ print(json.dumps({"fit": fit, "predict": pred, "events": ev}))
 def run(root: str, cache: str) -> dict:
     env = dict(os.environ, XDG_CACHE_HOME=cache)
     env.pop("JAXTREE_COMPILATION_CACHE", None)
-    out = subprocess.run([sys.executable, "-c", CHILD, root], env=env, capture_output=True,
-                         text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(CHILD, root, env=env)
 
 
 def main() -> None:
@@ -54,9 +52,7 @@ def main() -> None:
     ap.add_argument("--baseline", default=None, help="another checkout, run alternately")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    roots = {"this": str(ROOT)}
-    if args.baseline:
-        roots = {"baseline": args.baseline, **roots}
+    roots = checkouts(args.baseline)
     caches = {name: tempfile.mkdtemp(prefix=f"jaxtree_{name}_") for name in roots}
     for name, root in roots.items():
         run(root, caches[name])  # the first process fills the cache
