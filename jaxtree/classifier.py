@@ -77,13 +77,9 @@ def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.A
 
 
 def _block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
-    """The decision values of a block of validated, encoded rows (the estimator's
-    ``decision_function``, by :func:`jaxtree._fit.pipeline.predict_rows`' row blocks). One
-    tree's shape terms are read with their pairs as data (:func:`jaxtree.model.slotted`, as
-    the regressor's), so models that chose other pairs share one program."""
-    if model.program.weight.ndim == 1:
-        rest, terms = model_.slotted(model)
-        return model_.predict_checked(rest, block, clip=clip, terms=terms)
+    """The ``(rows, K)`` decision values of a one-versus-rest model on a block of validated,
+    encoded rows (the estimator's ``decision_function``, by
+    :func:`jaxtree._fit.pipeline.predict_rows`' row blocks)."""
     return classify.decision_values(model, jnp.asarray(block, model.x_min.dtype), clip)
 
 
@@ -319,7 +315,9 @@ class TreeClassifier(Estimator):
         column per class against the rest). ``X`` is a table like the training one: checked
         by column names and encoded as in ``fit`` (missing values, categories)."""
         xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._encoding)
-        return pipeline.predict_rows(self.model_, xa, self.clip, _block_values)
+        # one tree: the regressor's prediction blocks (its shape pairs as data, model.slotted)
+        ovr = self.model_.program.weight.ndim > 1
+        return pipeline.predict_rows(self.model_, xa, self.clip, _block_values if ovr else None)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels ``(n,)`` (``classes_[1]`` where ``f > 0`` for two classes;
