@@ -28,16 +28,24 @@ def checkouts(baseline=None) -> dict:
     return {"baseline": str(baseline), **this} if baseline else this
 
 
-def run_child(code: str, *args: str, env=None) -> dict:
-    """``python -c code *args`` in a fresh process (``env``: its environment, default this
-    one's); the JSON object its last line of output prints. A failing child raises
-    ``subprocess.CalledProcessError``."""
+def child_json(argv, *, env=None, cwd=None) -> dict:
+    """``python *argv`` in a fresh process (``env``: its environment, default this one's;
+    ``cwd``: its directory, default this one's); the JSON object its last line of output
+    prints. A failing child raises RuntimeError with the end of its standard error."""
     import json
     import sys
 
-    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run([sys.executable, *map(str, argv)], env=env, cwd=cwd,
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"child process failed (exit {out.returncode}):\n"
+                           f"{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_child(code: str, *args: str, env=None) -> dict:
+    """``python -c code *args`` in a fresh process (:func:`child_json`)."""
+    return child_json(["-c", code, *args], env=env)
 
 
 def environment() -> dict:

@@ -44,14 +44,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import ROOT, environment  # noqa: E402
+from _common import ROOT, child_json, environment  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -123,12 +122,8 @@ def grid(n, p, out) -> int:
     rows = {}
     for which in ("default", "paper"):
         for mode in ("exact", "buckets"):
-            res = subprocess.run([sys.executable, "-c", GRID_CHILD, str(n), str(p), mode, which],
-                                 env=env, capture_output=True, text=True, cwd=str(ROOT),
-                                 check=False)
-            if res.returncode != 0:
-                raise RuntimeError(f"child process failed:\n{res.stderr[-3000:]}")
-            rows[f"{which}/{mode}"] = row = json.loads(res.stdout.strip().splitlines()[-1])
+            rows[f"{which}/{mode}"] = row = child_json(["-c", GRID_CHILD, n, p, mode, which],
+                                                       env=env, cwd=str(ROOT))
             print(f"{which}/{mode}: k = 2..10 in {row['total_s']:.1f} s, {row['lowerings']} "
                   f"compilations; warm k=10 fit {row['warm_k10_median_s']:.4f} s", flush=True)
     meta = {**environment(), "n": n, "p": p, "ks": [2, 4, 6, 8, 10],
@@ -180,12 +175,7 @@ def tables(sizes, baseline, rounds, out) -> int:
     rows = {code: [] for code, _ in codes}
     for r in range(rounds):
         for code, root in codes:
-            res = subprocess.run([sys.executable, "-c", TABLES_CHILD, json.dumps(sizes)],
-                                 env=env, capture_output=True, text=True, cwd=str(root),
-                                 check=False)
-            if res.returncode != 0:
-                raise RuntimeError(f"child process failed:\n{res.stderr[-3000:]}")
-            got = json.loads(res.stdout.strip().splitlines()[-1])
+            got = child_json(["-c", TABLES_CHILD, json.dumps(sizes)], env=env, cwd=str(root))
             rows[code].append(got)
             print(f"round {r} {code}: " + "; ".join(
                 f"{t['n']}x{t['p']} first fit {t['fit_s']:.2f} s (compiling {t['compile_s']:.2f}"
@@ -218,11 +208,7 @@ def _child(n, p, k, xdg, cache_on: bool, estimator: str, root) -> dict:
     env["XDG_CACHE_HOME"] = xdg
     if not cache_on:
         env["JAXTREE_COMPILATION_CACHE"] = "0"
-    out = subprocess.run([sys.executable, "-c", CHILD, str(n), str(p), str(k), estimator],
-                         env=env, capture_output=True, text=True, cwd=str(root), check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"child process failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_json(["-c", CHILD, n, p, k, estimator], env=env, cwd=str(root))
 
 
 def one_round(n, p, k, estimator="default", root=ROOT) -> dict:

@@ -35,12 +35,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import ROOT, environment  # noqa: E402
+from _common import ROOT, child_json, environment  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GIB = 1 << 30
@@ -130,14 +129,10 @@ def child(a) -> dict:
 
 
 def run_child(a) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--n", str(a.n), "--p", str(a.p),
-           "--k", str(a.k), "--shapes", a.shapes] + ([] if a.predict else ["--no-predict"]) \
+    argv = [os.path.abspath(__file__), "--child", "--n", a.n, "--p", a.p, "--k", a.k,
+            "--shapes", a.shapes] + ([] if a.predict else ["--no-predict"]) \
         + (["--bump"] if a.bump else []) + (["--paper"] if a.paper else [])
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    if out.returncode != 0:
-        sys.stderr.write(out.stderr)
-        raise SystemExit(f"child failed with code {out.returncode}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_json(argv, cwd=ROOT)
 
 
 def table(rec: dict) -> str:

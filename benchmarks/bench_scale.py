@@ -52,7 +52,6 @@ import os
 import pathlib
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -62,6 +61,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from _common import child_json  # noqa: E402
 from _common import git_commit as commit  # noqa: E402
 
 
@@ -380,7 +380,7 @@ def roofline(program, data, basis, a) -> dict:
 
 def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_check=False,
               buckets=None, estimator=False):
-    cmd = [sys.executable, __file__, "--child", "--n", str(n), "--p", str(p), "--q", str(q),
+    cmd = [__file__, "--child", "--n", str(n), "--p", str(p), "--q", str(q),
            "--k", str(k), "--refine", refine, "--chunk", str(args.chunk),
            "--buckets", buckets or args.buckets,
            "--block", str(args.block), "--precision", args.precision, "--search", args.search,
@@ -397,11 +397,11 @@ def run_child(args, n, p, q, k, refine, memmap=None, roofline=False, precision_c
         cmd.append("--estimator")
         # the first fit in the child compiles for real: no persistent cache to load from
         env["JAXTREE_COMPILATION_CACHE"] = "0"
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
-    if out.returncode != 0:
-        print(out.stderr[-3000:], file=sys.stderr)
-        return dict(n=n, p=p, q=q, k=k, refine=refine, error=out.stderr[-500:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    try:
+        return child_json(cmd, cwd=ROOT, env=env)
+    except RuntimeError as err:  # recorded, and the run goes on
+        print(err, file=sys.stderr)
+        return dict(n=n, p=p, q=q, k=k, refine=refine, error=str(err)[-500:])
 
 
 def slope(xs, ys):
