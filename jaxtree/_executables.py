@@ -135,7 +135,19 @@ to run as fast at level 1: the search's insertion (:data:`jaxtree.search.insert_
 1,000 rows 2.18-2.39 -> 1.50-1.94 s of compiling against :data:`LIGHT` alone, running
 1.46-1.55 against 1.44-1.75 ms; at 8,000 rows 1.95-2.46 -> 1.38-1.40 s, 8.9-11.2 against
 9.2-11.0 ms. Not for the refinement: its L-BFGS loop ran 30-100% slower at level 1
-(BENCHMARKS.md, "Small tables compile without the fusion emitters")."""
+(BENCHMARKS.md, "Small tables compile without the fusion emitters").
+
+Since the thirty-sixth session also every other light program without an L-BFGS loop:
+the kept basis values (:data:`jaxtree._fit.source.designs_cached`), the held-out errors
+and the tree's values (:mod:`jaxtree._fit.select`) and the shape stage's programs
+(:func:`jaxtree.shapes.spec_jit`, where it is not :func:`quick`). Each program of a
+default fit lowered once and compiled three times each way
+(``benchmarks/results/options36/``): at 1,000 rows the basis values 0.56-0.67 -> 0.32-0.35 s,
+the held-out errors 0.43-0.53 -> 0.33-0.35 s, the tree's values 0.35-0.45 -> 0.23-0.28 s;
+at 20,000 rows the shape step 1.48-1.60 -> 1.08-1.29 s, its finish 0.84-0.98 -> 0.58-0.73
+s, its factor table 0.32-0.34 -> 0.19-0.22 s; each running as fast within the noise (the
+tree's values 1.4-1.7 -> 1.6-2.3 ms on 20,000 rows, twice a fit). The backfitting round
+(:data:`jaxtree._fit.select.joint_cached`) keeps :data:`LIGHT`: an L-BFGS loop."""
 
 MAX_TRAIL = 16
 """The most programs a trail file lists after its first one (:func:`_follow`)."""

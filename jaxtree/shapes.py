@@ -393,15 +393,19 @@ def spec_jit(fun, static_argnames=()):
     static :class:`ShapeSpec` enters the key by its ``repr``), so that a new process fitting
     a table of the same shapes neither traces nor compiles the shape stage (issue 27); a
     call inside a trace uses the jitted function. Inside :func:`jaxtree._executables.quick`
-    (a small table's shape stage) they are compiled for compile time."""
+    (a small table's shape stage) they are compiled for compile time; inside
+    :func:`jaxtree._executables.light` with :data:`jaxtree._executables.LIGHT_LLVM1` (they
+    hold no L-BFGS loop: the measurement is at that constant)."""
     sig = inspect.signature(fun)
     names = list(sig.parameters)
     positions = lambda args: tuple(names.index(a) for a in args)  # noqa: E731
+    light = _executables.LIGHT_LLVM1  # no L-BFGS loop in the shape stage's programs
     static = _executables.cached(jax.jit(fun, static_argnames=("spec",) + tuple(static_argnames)),
                                  static_argnums=positions(("spec",) + tuple(static_argnames)),
-                                 quick=True)
+                                 quick=True, light=light)
     traced = _executables.cached(jax.jit(fun, static_argnames=tuple(static_argnames)),
-                                 static_argnums=positions(static_argnames), quick=True)
+                                 static_argnums=positions(static_argnames), quick=True,
+                                 light=light)
 
     @functools.wraps(fun)
     def call(*args, **kw):
@@ -410,6 +414,7 @@ def spec_jit(fun, static_argnames=()):
         jitted = traced if isinstance(bound.arguments["spec"], SlotSpec) else static
         return jitted(*(bound.arguments[a] for a in names))
 
+    call.programs = (static, traced)  # the two executable-cache entries (tests read them)
     return call
 
 

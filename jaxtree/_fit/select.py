@@ -334,7 +334,8 @@ def mse_and_errors(program, data: scoring.Data, basis) -> tuple:
 held_out_errors = jax.jit(mse_and_errors, static_argnames=("basis",))
 """The held-out MSE and per-row squared errors of a selection run
 (:func:`with_held_out_rows`)."""
-held_out_errors_cached = _executables.cached(held_out_errors, static_argnums=(2,))
+held_out_errors_cached = _executables.cached(held_out_errors, static_argnums=(2,),
+                                             light=_executables.LIGHT_LLVM1)
 
 
 def _minus(a, b):
@@ -400,7 +401,8 @@ def _tree_values(program, x, basis):
 
 
 tree_values = _executables.cached(jax.jit(_tree_values, static_argnames=("basis",)),
-                                  static_argnums=(2,), quick=True)
+                                  static_argnums=(2,), quick=True,
+                                  light=_executables.LIGHT_LLVM1)
 """The tree's predictions (scaled space) on chunked covariates ``(n_chunks, m, p)``:
 ``tree_values(program, x, basis)``, positional arguments (through the executable cache,
 :mod:`jaxtree._executables`; compiled for compile time in a small table's shape stage,

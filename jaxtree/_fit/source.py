@@ -37,10 +37,12 @@ from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
 
 
-designs_cached = _executables.cached(scoring.designs, static_argnums=(1,))
+designs_cached = _executables.cached(scoring.designs, static_argnums=(1,),
+                                     light=_executables.LIGHT_LLVM1)
 """The kept basis values of a fit's chunked rows (``cache_basis``,
 :func:`jaxtree.scoring.designs`), stored and loaded like the search's programs, so that a
-second process compiles nothing for them."""
+second process compiles nothing for them (light at LLVM level 1: no L-BFGS loop,
+:data:`jaxtree._executables.LIGHT_LLVM1`)."""
 
 
 def scaled(rows, spec: spec_.FitSpec):
