@@ -4,7 +4,7 @@ call's arguments (the median of the calls). The table is ``bench_first_fit.py --
 From the repository root::
 
     JAXTREE_COMPILATION_CACHE=0 python benchmarks/results/options36/program_options.py N P \
-        [--sets light,light_o1,quick] [--rounds 2] [--calls 7] [--programs a,b]
+        [--sets light,light_o1,quick] [--rounds 2] [--calls 7] [--programs a,b] [--classifier]
 """
 import argparse
 import collections
@@ -28,6 +28,8 @@ ap.add_argument("--sets", default="light,light_o1")
 ap.add_argument("--rounds", type=int, default=2)
 ap.add_argument("--calls", type=int, default=7)
 ap.add_argument("--programs", default="")
+ap.add_argument("--classifier", action="store_true",
+                help="TreeClassifier() on y > its median instead of TreeRegressor(k=10)")
 args = ap.parse_args()
 
 cap = collections.OrderedDict()  # program name -> (cached object, first call's arguments)
@@ -63,7 +65,10 @@ X = rng.uniform(size=(n, p))
 X[:, 0] = rng.integers(0, 5, n)
 y = np.sin(3 * X[:, 1]) + X[:, 2] * X[:, p - 1] + 0.1 * X[:, 0] + 0.05 * rng.normal(size=n)
 t = time.perf_counter()
-jaxtree.TreeRegressor(k=10).fit(X, y)
+if args.classifier:
+    jaxtree.TreeClassifier().fit(X, (y > np.median(y)).astype(int))
+else:
+    jaxtree.TreeRegressor(k=10).fit(X, y)
 print(f"fit {time.perf_counter() - t:.2f} s; calls per program: {dict(calls)}", flush=True)
 E.cached.__call__ = orig
 wanted = [c for c in args.programs.split(",") if c]
