@@ -5,11 +5,13 @@ process, jaxtree's executable cache off; prints the lowering and compile seconds
 number of fusions (XLA's kernels: compile and load time follow it) and the size of the
 compiled program's text (a program's load time from the cache grows with it)::
 
-    python benchmarks/bench_step_parts.py [variant ...]
+    python benchmarks/bench_step_parts.py [variant ...] [--loss logistic] [--options JSON]
+
+``--loss logistic``: the classifier's step on the labels ``y > median``; ``--options``: XLA
+compile options (e.g. jaxtree's ``LIGHT``).
 """
 
 import os
-import sys
 import time
 
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
@@ -37,15 +39,17 @@ def demo(loss: str = "squared") -> tuple:
     return data, basis_.get_basis(None)
 
 
-def main(names) -> None:
-    data, basis = demo()
-    base = search.search_config("backfit", 10, 10 * basis.q)
+def main(names, loss: str = "squared", options=None) -> None:
+    data, basis = demo(loss)
+    if loss != "squared":  # the classifier's step reads labels +-1
+        data = data._replace(y=2 * data.y - 1)
+    base = search.search_config("backfit", 10, 10 * basis.q, loss=loss)
     variants = {
         "backfit": base,
         "no pairs": base._replace(pair_leaves=0, pair_max_leaves=0, pair_rows=0),
         "no replace": base._replace(replace_moves=0),
         "no refine": base._replace(refine=None),
-        "greedy": search.search_config("greedy", 10, 10 * basis.q),
+        "greedy": search.search_config("greedy", 10, 10 * basis.q, loss=loss),
     }
     start = prog.empty_program(base.max_k, np.float32)
     for name in names or variants:
@@ -54,7 +58,7 @@ def main(names) -> None:
         t = time.perf_counter()
         lowered = f.lower(start, data)
         t1 = time.perf_counter()
-        compiled = lowered.compile()
+        compiled = lowered.compile(compiler_options=options)
         t2 = time.perf_counter()
         text = compiled.as_text()
         print(f"{name:12s} lower {t1 - t:.2f} s  compile {t2 - t1:.2f} s  "
@@ -62,4 +66,15 @@ def main(names) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("variants", nargs="*", help="backfit, 'no pairs', 'no replace', "
+                    "'no refine', greedy (default: all)")
+    ap.add_argument("--loss", default="squared",
+                    help="squared (the regressor's step) or logistic (the classifier's)")
+    ap.add_argument("--options", default=None,
+                    help='XLA compile options as JSON, e.g. \'{"xla_cpu_use_fusion_emitters": false}\'')
+    a = ap.parse_args()
+    main(a.variants, a.loss, json.loads(a.options) if a.options else None)
