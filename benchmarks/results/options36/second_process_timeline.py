@@ -1,3 +1,11 @@
+"""The demo's fit in a second process, each executable-cache load and each program's first call
+timed from the process's start (thread, start-end). Run twice on one fresh cache, from the
+repository root (the first run fills it)::
+
+    export XDG_CACHE_HOME=$(mktemp -d)
+    PYTHONPATH=. python benchmarks/results/options36/second_process_timeline.py > /dev/null
+    PYTHONPATH=. python benchmarks/results/options36/second_process_timeline.py
+"""
 import time, sys, threading
 T0 = time.perf_counter()
 import jaxtree
