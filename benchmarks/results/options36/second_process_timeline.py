@@ -6,7 +6,7 @@ repository root (the first run fills it)::
     PYTHONPATH=. python benchmarks/results/options36/second_process_timeline.py > /dev/null
     PYTHONPATH=. python benchmarks/results/options36/second_process_timeline.py
 """
-import time, sys, threading
+import time, threading
 T0 = time.perf_counter()
 import jaxtree
 from jaxtree import _executables as E
