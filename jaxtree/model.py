@@ -17,7 +17,8 @@ exact. Loading is all or nothing: a file of another version, a truncated, corrup
 foreign file raises ``ValueError``; every field is type- and range-checked and the
 program must be a well-formed tree, so a damaged file never gives a silently wrong
 model. A file without a ``checksum`` (e.g. written by hand) is accepted when it passes
-those checks; one with a checksum must match it exactly.
+those checks; one with a checksum must match it exactly. The checks of the entries are
+:mod:`jaxtree._model_checks`; this module reads a file's top level with them.
 """
 
 from __future__ import annotations
@@ -25,15 +26,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _executables
+from jaxtree import _model_checks as checks
 from jaxtree import _target
 from jaxtree import _validation as V
 from jaxtree import basis as basis_
@@ -364,21 +365,8 @@ function's code): :func:`predict_checked` calls :data:`_predict_jit` for it."""
 
 # ------------------------------------------------------------------------------ files
 
-MAX_FAMILY_SIZE = 10_000
-"""Largest family size a file may ask for (a corrupted count must not exhaust memory)."""
-
-MAX_SLOTS = 2 * 100_000 + 1
-"""Largest program capacity a file may hold."""
-
-_TOP_KEYS = ("format", "version", "dtype", "basis", "feature_names", "scaling", "program")
-_OPTIONAL_KEYS = ("extra", "checksum", "target", "shapes", "task", "encoding", "missing",
-                  "y_bound", "clip_y")
-_SHAPE_KEYS = ("n1", "n2", "pairs", "main", "main_on", "pair", "pair_on", "intercept", "order",
-               "n_terms")
-_SCALING_KEYS = ("x_min", "x_scale", "y_center", "y_scale")
-_INT_ARRAYS = ("op", "left", "right", "feature", "basis")
-_PROGRAM_KEYS = _INT_ARRAYS + ("weight", "intercept", "n_slots")
-
+MAX_FAMILY_SIZE = checks.MAX_FAMILY_SIZE  # the bounds a file's values are checked against
+MAX_SLOTS = checks.MAX_SLOTS
 
 def _floats(a) -> list:
     return [float(v) for v in np.asarray(a, np.float64).ravel()]
@@ -464,193 +452,6 @@ def _shapes_to_dict(sh: shapes_.Shapes, spec: shapes_.ShapeSpec) -> dict:
     return d
 
 
-def _groups_from_dict(groups, p: int, n1: int, n2: int, pairs: list, main_on: list,
-                      path) -> tuple:
-    """The validated categorical groups of a file's ``shapes`` entry as
-    :class:`jaxtree.shapes.ShapeSpec`'s ``groups`` (tuples): each ``{"name": str,
-    "covariates": [j_1, ..., j_L]}`` with distinct covariates in range, ``2 <= L <= n1 - 1``,
-    the groups disjoint; and the terms consistent with them (what a fit writes, so that no
-    prediction is NaN): a group's other covariates are in no term of their own nor any pair,
-    and a pair's group axis fits the pair's hats (``L <= n2 - 1``)."""
-    if not isinstance(groups, list):
-        _fail(path, "shapes groups must be a list of {'name': str, 'covariates': [ints]}")
-    out, seen = [], set()
-    for pos, g in enumerate(groups):
-        g = _dict(g, f"shapes groups[{pos}]", path, ("name", "covariates"))
-        name, cov = g["name"], g["covariates"]
-        if not (isinstance(name, str) and name):
-            _fail(path, f"shapes groups[{pos}] name must be a non-empty string")
-        if not (isinstance(cov, list) and all(_is_int(j) and 0 <= j < p for j in cov)):
-            _fail(path, f"shapes groups[{pos}] ({name!r}) covariates must be a list of integers "
-                        f"in [0, {p})")
-        if len(set(cov)) != len(cov):
-            _fail(path, f"shapes groups[{pos}] ({name!r}) covariates must be distinct")
-        if not 2 <= len(cov) <= n1 - 1:
-            _fail(path, f"shapes groups[{pos}] ({name!r}) has {len(cov)} covariates; a group "
-                        f"holds 2 to n1 - 1 = {n1 - 1}")
-        if seen & set(cov):
-            _fail(path, f"shapes groups[{pos}] ({name!r}) shares covariate(s) "
-                        f"{sorted(seen & set(cov))} with another group; groups are disjoint")
-        seen |= set(cov)
-        if any(main_on[j] for j in cov[1:]):
-            _fail(path, f"shapes groups[{pos}] ({name!r}): only its first covariate "
-                        f"({cov[0]}) may hold a main shape; its others are no term of their own")
-        for pr in pairs:
-            if set(pr) & set(cov[1:]):
-                _fail(path, f"shapes pair {pr} uses a covariate of group {name!r} other than "
-                            f"its first ({cov[0]})")
-            if cov[0] in pr and len(cov) > n2 - 1:
-                _fail(path, f"shapes pair {pr} has group {name!r} ({len(cov)} levels) as an "
-                            f"axis; a pair's axis holds at most n2 - 1 = {n2 - 1} levels")
-        out.append((name, tuple(cov)))
-    return tuple(out)
-
-
-def _shapes_from_dict(s, p: int, dtype, path):
-    """Validated :class:`jaxtree.shapes.Shapes` and spec from a file's ``shapes`` entry."""
-    s = _dict(s, "shapes", path, _SHAPE_KEYS, ("groups",))
-    n1, n2 = s["n1"], s["n2"]
-    if not (_is_int(n1) and _is_int(n2) and 2 <= n1 <= MAX_FAMILY_SIZE and 2 <= n2 <= 1000):
-        _fail(path, "shapes n1 and n2 must be integers >= 2")
-    pairs = s["pairs"]
-    if not isinstance(pairs, list) or not all(
-            isinstance(pr, list) and len(pr) == 2 and all(_is_int(v) for v in pr)
-            and 0 <= pr[0] < pr[1] < p for pr in pairs):
-        _fail(path, f"shapes pairs must be a list of [i, l] with 0 <= i < l < {p}")
-    bools = lambda v, n: isinstance(v, list) and len(v) == n and all(isinstance(b, bool) for b in v)
-    if not (bools(s["main_on"], p) and bools(s["pair_on"], len(pairs))):
-        _fail(path, "shapes main_on / pair_on must be lists of booleans, one per covariate / pair")
-    if not (isinstance(s["main"], list) and len(s["main"]) == p):
-        _fail(path, f"shapes main must hold {p} rows")
-    main = [_number_list(r, "shapes main", path, n1) for r in s["main"]]
-    if not (isinstance(s["pair"], list) and len(s["pair"]) == len(pairs)):
-        _fail(path, f"shapes pair must hold {len(pairs)} rows")
-    pair = [_number_list(r, "shapes pair", path, n2 * n2) for r in s["pair"]]
-    order, n_terms = s["order"], s["n_terms"]
-    n_cand = p + len(pairs)
-    if not (isinstance(order, list) and order and all(_is_int(v) and -1 <= v < n_cand for v in order)
-            and _is_int(n_terms) and 0 <= n_terms <= len(order)):
-        _fail(path, "shapes order / n_terms are malformed")
-    on = list(s["main_on"]) + list(s["pair_on"])
-    if sorted(order[:n_terms]) != [t for t in range(n_cand) if on[t]]:
-        _fail(path, "shapes order does not list exactly the terms marked on")
-    if not _is_number(s["intercept"]):
-        _fail(path, "shapes intercept must be a finite number")
-    groups = (_groups_from_dict(s["groups"], p, n1, n2, pairs, s["main_on"], path)
-              if "groups" in s else ())
-    spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=len(order), pairs=tuple(map(tuple, pairs)),
-                             groups=groups)
-    arr = lambda v, shape: jnp.asarray(np.asarray(v, np.float64).reshape(shape), dtype)
-    sh = shapes_.Shapes(arr(main, (p, n1)), jnp.asarray(s["main_on"], bool),
-                        arr(pair, (len(pairs), n2 * n2)), jnp.asarray(s["pair_on"], bool),
-                        jnp.asarray(float(s["intercept"]), dtype), jnp.asarray(order, jnp.int32),
-                        jnp.asarray(n_terms, jnp.int32))
-    return sh, spec
-
-
-def _fail(path, why: str):
-    raise ValueError(f"{path}: not a valid jaxtree model file: {why}")
-
-
-def _is_int(v) -> bool:
-    return type(v) is int  # JSON ints only: no bools, no floats such as 1.0
-
-
-def _is_number(v) -> bool:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(v))
-    except OverflowError:
-        return False
-
-
-def _dict(v, what: str, path, keys: Sequence[str], optional: Sequence[str] = ()) -> dict:
-    if not isinstance(v, dict):
-        _fail(path, f"{what} must be a JSON object; got {type(v).__name__}")
-    missing = [k for k in keys if k not in v]
-    unknown = sorted(str(k) for k in v if k not in keys and k not in optional)
-    if missing or unknown:
-        _fail(path, f"{what} must have the keys {list(keys)}; missing {missing}, unexpected {unknown}")
-    return v
-
-
-def _number_list(v, what: str, path, length: Optional[int] = None) -> list:
-    if not isinstance(v, list) or not all(_is_number(e) for e in v):
-        _fail(path, f"{what} must be a list of finite numbers")
-    if length is not None and len(v) != length:
-        _fail(path, f"{what} has {len(v)} entries; expected {length}")
-    return v
-
-
-def _check_basis_config(cfg, path) -> None:
-    """Bounds the family sizes before any basis is built (memory safety)."""
-    fams = cfg.get("families") if isinstance(cfg, dict) else None
-    if not isinstance(fams, list) or not fams:
-        _fail(path, "basis must be {'families': [...]} with at least one family")
-    for pos, fam in enumerate(fams):
-        if not isinstance(fam, dict):
-            _fail(path, f"basis family {pos} must be a JSON object")
-        for key, val in fam.items():
-            if isinstance(val, (int, float)) and not isinstance(val, bool) and not (
-                    _is_int(val) and 0 < val <= MAX_FAMILY_SIZE):
-                _fail(path, f"basis family {pos} has {key}={val!r}; expected an integer in "
-                            f"[1, {MAX_FAMILY_SIZE}]")
-
-
-def _validate_program(d: Mapping, p: int, q: int, path) -> None:
-    """Checks a program's structure so a corrupted file cannot produce a silent wrong model.
-
-    The program must be exactly what a search writes: one odd capacity ``S``; slots
-    ``0 .. n_slots-1`` form one tree rooted at slot 0 whose children follow their
-    parent; leaves have ``left = right = -1``, a valid feature and basis index and a
-    finite weight in ``[-1, 1]``; op nodes have ``feature = basis = -1`` and weight 0;
-    slots past ``n_slots`` are empty (op 0, indices -1, weight 0).
-    """
-    _dict(d, "program", path, _PROGRAM_KEYS)
-    for key in _INT_ARRAYS:
-        if not isinstance(d[key], list) or not all(_is_int(e) for e in d[key]):
-            _fail(path, f"program {key} must be a list of integers")
-    s = len(d["op"])
-    if not (1 <= s <= MAX_SLOTS) or s % 2 == 0 or any(len(d[k]) != s for k in _INT_ARRAYS):
-        _fail(path, "program arrays must share one odd length 2*max_k+1")
-    _number_list(d["weight"], "program weight", path, s)
-    if not _is_number(d["intercept"]):
-        _fail(path, "program intercept must be a finite number")
-    n = d["n_slots"]
-    if not _is_int(n) or not (0 <= n <= s) or (n and n % 2 == 0):
-        _fail(path, f"bad n_slots {n!r}; expected 0 or an odd integer <= {s}")
-    op, left, right, feat, bas, w = (d[k] for k in _INT_ARRAYS + ("weight",))
-    seen = set()
-    stack = [0] if n else []
-    while stack:  # iterative: a deep (or cyclic) corrupted tree cannot overflow the stack
-        slot = stack.pop()
-        if not (0 <= slot < n) or slot in seen:
-            _fail(path, "program is not a tree (a child is out of range or shared)")
-        seen.add(slot)
-        if op[slot] == prog.LEAF:
-            if left[slot] != -1 or right[slot] != -1:
-                _fail(path, f"leaf {slot} has children")
-            if not (0 <= feat[slot] < p and 0 <= bas[slot] < q):
-                _fail(path, f"leaf {slot} indexes a feature/basis function that does not exist "
-                            f"(feature {feat[slot]} of {p}, basis {bas[slot]} of {q})")
-            if not abs(w[slot]) <= 1 + 1e-6:
-                _fail(path, f"leaf {slot} weight {w[slot]!r} is not in [-1, 1]")
-        elif op[slot] in (prog.ADD, prog.MUL):
-            if not (slot < left[slot] and slot < right[slot] and left[slot] != right[slot]):
-                _fail(path, "children must follow their parent")
-            if feat[slot] != -1 or bas[slot] != -1 or w[slot] != 0:
-                _fail(path, f"op node {slot} carries leaf data")
-            stack += [right[slot], left[slot]]
-        else:
-            _fail(path, f"slot {slot} has unknown op {op[slot]!r}")
-    if len(seen) != n:
-        _fail(path, "program has unreachable slots")
-    for i in range(n, s):
-        if (op[i], left[i], right[i], feat[i], bas[i], w[i]) != (prog.EMPTY, -1, -1, -1, -1, 0):
-            _fail(path, "slots past n_slots must be empty")
-
-
 def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>") -> TreeModel:
     """Rebuilds a :class:`TreeModel` from :func:`to_dict` output, validating everything.
 
@@ -659,22 +460,22 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
         (the message starts with ``path``). Never any other exception for bad content.
     """
     if not isinstance(d, dict) or d.get("format") != FORMAT:
-        _fail(path, f"missing format marker {FORMAT!r} (is this a jaxtree model?)")
-    if not _is_int(d.get("version")) or d.get("version") != VERSION:
+        checks.fail(path, f"missing format marker {FORMAT!r} (is this a jaxtree model?)")
+    if not checks.is_int(d.get("version")) or d.get("version") != VERSION:
         raise ValueError(
             f"{path}: model file version {d.get('version')!r} is not supported by this jaxtree "
             f"(which reads version {VERSION}). Re-fit or re-save the model with a matching version."
         )
-    _dict(d, "the file", path, _TOP_KEYS, _OPTIONAL_KEYS)
+    checks.entry(d, "the file", path, checks.TOP_KEYS, checks.OPTIONAL_KEYS)
     if d.get("dtype") not in ("float32", "float64"):
-        _fail(path, f"unsupported dtype {d.get('dtype')!r}; expected 'float32' or 'float64'")
+        checks.fail(path, f"unsupported dtype {d.get('dtype')!r}; expected 'float32' or 'float64'")
     dtype = np.dtype(d["dtype"])
     names = d["feature_names"]
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        _fail(path, "feature_names must be a non-empty list of strings")
+        checks.fail(path, "feature_names must be a non-empty list of strings")
     names = tuple(names)
     p = len(names)
-    _check_basis_config(d["basis"], path)
+    checks.basis_config(d["basis"], path)
     needed = custom_function_names(d)
     absent = [n for n in needed if n not in dict(custom_functions or {})]
     if absent:  # a valid file: the functions are saved by name only (loading never runs code)
@@ -687,50 +488,51 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
     try:
         basis = basis_.Basis.from_config(d["basis"], custom_functions=custom_functions)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
-        _fail(path, f"bad basis ({exc})")
+        checks.fail(path, f"bad basis ({exc})")
     for fam in basis.families:  # families on original units carry one range per covariate
         if fam.per_feature and (not fam.bound or len(fam.lo) != p):
-            _fail(path, f"basis family {fam.to_config()['kind']!r} must hold the training range "
-                        f"of each of the {p} covariates (lo and hi lists of length {p})")
-    sc = _dict(d["scaling"], "scaling", path, _SCALING_KEYS)
-    x_min = np.asarray(_number_list(sc["x_min"], "scaling x_min", path, p), np.float64)
-    x_scale = np.asarray(_number_list(sc["x_scale"], "scaling x_scale", path, p), np.float64)
-    if not all(_is_number(sc[k]) for k in ("y_center", "y_scale")):
-        _fail(path, "scaling y_center and y_scale must be finite numbers")
+            checks.fail(path, f"basis family {fam.to_config()['kind']!r} must hold the "
+                              f"training range of each of the {p} covariates (lo and hi "
+                              f"lists of length {p})")
+    sc = checks.entry(d["scaling"], "scaling", path, checks.SCALING_KEYS)
+    x_min = np.asarray(checks.number_list(sc["x_min"], "scaling x_min", path, p), np.float64)
+    x_scale = np.asarray(checks.number_list(sc["x_scale"], "scaling x_scale", path, p), np.float64)
+    if not all(checks.is_number(sc[k]) for k in ("y_center", "y_scale")):
+        checks.fail(path, "scaling y_center and y_scale must be finite numbers")
     y_center, y_scale = float(sc["y_center"]), float(sc["y_scale"])
     if not ((x_scale > 0).all() and y_scale > 0):
-        _fail(path, "scaling holds non-positive scales")
+        checks.fail(path, "scaling holds non-positive scales")
     pg = d["program"]
-    _validate_program(pg, p, basis.q, path)
+    checks.program(pg, p, basis.q, path)
     if "extra" in d and not isinstance(d["extra"], dict):
-        _fail(path, "extra must be a JSON object")
+        checks.fail(path, "extra must be a JSON object")
     transform, smear = "identity", None
     if "target" in d:
-        tg = _dict(d["target"], "target", path, ("transform", "smearing"))
+        tg = checks.entry(d["target"], "target", path, ("transform", "smearing"))
         if tg["transform"] not in _target.TRANSFORMS or tg["transform"] == "identity":
-            _fail(path, f"target transform {tg['transform']!r} is not one of "
-                        f"{[t for t in _target.TRANSFORMS if t != 'identity']}")
-        if not (_is_number(tg["smearing"]) and float(tg["smearing"]) > 0):
-            _fail(path, "target smearing must be a positive finite number")
+            checks.fail(path, f"target transform {tg['transform']!r} is not one of "
+                              f"{[t for t in _target.TRANSFORMS if t != 'identity']}")
+        if not (checks.is_number(tg["smearing"]) and float(tg["smearing"]) > 0):
+            checks.fail(path, "target smearing must be a positive finite number")
         transform, smear = tg["transform"], float(tg["smearing"])
     missing = d.get("missing", "fill")
     if missing not in MISSING_RULES:
-        _fail(path, f"missing must be one of {list(MISSING_RULES)}; got {missing!r}")
+        checks.fail(path, f"missing must be one of {list(MISSING_RULES)}; got {missing!r}")
     y_bound = d.get("y_bound", 1.0)
-    if not (_is_number(y_bound) and 0 < float(y_bound) <= 1):
-        _fail(path, f"y_bound must be a number in (0, 1]; got {y_bound!r}")
+    if not (checks.is_number(y_bound) and 0 < float(y_bound) <= 1):
+        checks.fail(path, f"y_bound must be a number in (0, 1]; got {y_bound!r}")
     clip_y = d.get("clip_y", False)
     if not isinstance(clip_y, bool):
-        _fail(path, f"clip_y must be true or false; got {clip_y!r}")
+        checks.fail(path, f"clip_y must be true or false; got {clip_y!r}")
     if "checksum" in d:
         try:
             ok = isinstance(d["checksum"], str) and d["checksum"] == checksum(d)
         except (TypeError, ValueError):
             ok = False
         if not ok:
-            _fail(path, "checksum mismatch: the file was corrupted or edited after saving. "
-                        "Re-save it from the model, or delete the 'checksum' entry to load a "
-                        "deliberately hand-edited file")
+            checks.fail(path, "checksum mismatch: the file was corrupted or edited after saving. "
+                              "Re-save it from the model, or delete the 'checksum' entry to load a "
+                              "deliberately hand-edited file")
     if not jax.config.jax_enable_x64:
         dtype = np.dtype(np.float32)
     with np.errstate(over="ignore"):
@@ -738,11 +540,12 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
                   np.asarray(pg["weight"], np.float64), np.float64(pg["intercept"])]
         if not all(np.isfinite(np.asarray(v, dtype)).all() for v in values) or not (
                 np.asarray(x_scale, dtype) > 0).all() or not np.asarray(y_scale, dtype) > 0:
-            _fail(path, f"values do not fit in {dtype.name}")
+            checks.fail(path, f"values do not fit in {dtype.name}")
     program = prog.from_arrays(pg["op"], pg["left"], pg["right"], pg["feature"], pg["basis"],
                                np.asarray(pg["weight"], dtype), float(pg["intercept"]),
                                pg["n_slots"], dtype=dtype)
-    sh, spec = _shapes_from_dict(d["shapes"], p, dtype, path) if "shapes" in d else (None, None)
+    sh, spec = (checks.shapes_from_dict(d["shapes"], p, dtype, path) if "shapes" in d
+                else (None, None))
     return TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
                      jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), basis, names,
                      transform, None if smear is None else jnp.asarray(smear, dtype), sh, spec,
@@ -760,12 +563,12 @@ def read_extra(d: Mapping, path="<dict>") -> tuple:
     """
     extra = d.get("extra", {}) if isinstance(d, dict) else {}
     if not isinstance(extra, dict):
-        _fail(path, "extra must be a JSON object")
+        checks.fail(path, "extra must be a JSON object")
     params = extra.get("params", {})
     if not isinstance(params, dict) or not all(
-            isinstance(v, (str, bool, type(None))) or _is_number(v) for v in params.values()):
-        _fail(path, "extra.params must map names to strings, numbers, booleans or null")
-    history = _number_list(extra.get("history", []), "extra.history", path)
+            isinstance(v, (str, bool, type(None))) or checks.is_number(v) for v in params.values()):
+        checks.fail(path, "extra.params must map names to strings, numbers, booleans or null")
+    history = checks.number_list(extra.get("history", []), "extra.history", path)
     return dict(params), list(history)
 
 
@@ -789,26 +592,26 @@ def read_task(d: Mapping, p: int, q: int, path="<dict>") -> Optional[dict]:
     """
     if not isinstance(d, dict) or "task" not in d:
         return None
-    t = _dict(d["task"], "task", path, ("kind", "loss", "classes", "programs"))
+    t = checks.entry(d["task"], "task", path, ("kind", "loss", "classes", "programs"))
     if t["kind"] not in TASK_KINDS:
-        _fail(path, f"task kind {t['kind']!r} is not one of {list(TASK_KINDS)}")
+        checks.fail(path, f"task kind {t['kind']!r} is not one of {list(TASK_KINDS)}")
     if t["loss"] not in TASK_LOSSES:
-        _fail(path, f"task loss {t['loss']!r} is not one of {list(TASK_LOSSES)}")
+        checks.fail(path, f"task loss {t['loss']!r} is not one of {list(TASK_LOSSES)}")
     classes = t["classes"]
     ok = isinstance(classes, list) and len(classes) >= 2 and all(
-        isinstance(c, (str, bool)) or _is_number(c) for c in classes)
+        isinstance(c, (str, bool)) or checks.is_number(c) for c in classes)
     if not ok or len({(type(c), c) for c in classes}) != len(classes):
-        _fail(path, "task classes must be a list of at least two distinct strings, numbers or "
-                    "booleans")
+        checks.fail(path, "task classes must be a list of at least two distinct strings, "
+                          "numbers or booleans")
     programs = t["programs"]
     want = len(classes) if len(classes) > 2 else 0
     if not isinstance(programs, list) or len(programs) != want:
-        _fail(path, f"task programs must be a list of {want} programs (one per class for more "
-                    "than two classes)")
+        checks.fail(path, f"task programs must be a list of {want} programs (one per class "
+                          "for more than two classes)")
     dtype = np.dtype(d.get("dtype", "float32")) if jax.config.jax_enable_x64 else np.dtype(np.float32)
     out = []
     for pg in programs:
-        _validate_program(pg, p, q, path)
+        checks.program(pg, p, q, path)
         out.append(prog.from_arrays(pg["op"], pg["left"], pg["right"], pg["feature"],
                                     pg["basis"], np.asarray(pg["weight"], dtype),
                                     float(pg["intercept"]), pg["n_slots"], dtype=dtype))
