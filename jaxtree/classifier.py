@@ -131,7 +131,7 @@ class TreeClassifier(Estimator):
         and each move kept by the *true* loss after refinement: a pair only where its gain
         per operation beats the single insertion's and its loss is no higher, a replacement
         only where the loss falls, so a backfit iteration never ends above the greedy
-        iteration's loss from the same tree (:func:`jaxtree.search._loss_backfit`).
+        iteration's loss from the same tree (:func:`jaxtree.search.loss_step`).
         ``"auto"`` is the regressor's rule (:func:`jaxtree._fit.spec.resolve_auto`):
         ``"backfit"`` on in-memory fits of fewer than 10,000 rows (engine ``"jax"``, one
         device, at most 4,096 basis columns ``p*q``), ``"greedy"`` otherwise (streamed data,
