@@ -4,9 +4,9 @@ and raises ValueError naming the file and what is wrong (:func:`fail`), so that 
 corrupted or foreign file never gives a silently wrong model. Nothing here builds a model;
 :func:`shapes_from_dict` builds the shape terms of a checked entry.
 
-Apart from :mod:`jaxtree.model` (thirty-sixth session, issue 26: that file held the model,
-its predictions and every file check in 849 lines): the model module reads as the pytree and
-its file's top level, this one as the rules a file's values obey.
+Why a module of its own (thirty-sixth session, issue 26): ``model.py`` held the model, its
+predictions and every file check in 849 lines. Now the model module reads as the pytree and
+its file's top level, and this one as the rules a file's values obey.
 """
 
 from __future__ import annotations
