@@ -147,7 +147,17 @@ the held-out errors 0.43-0.53 -> 0.33-0.35 s, the tree's values 0.35-0.45 -> 0.2
 at 20,000 rows the shape step 1.48-1.60 -> 1.08-1.29 s, its finish 0.84-0.98 -> 0.58-0.73
 s, its factor table 0.32-0.34 -> 0.19-0.22 s; each running as fast within the noise (the
 tree's values 1.4-1.7 -> 1.6-2.3 ms on 20,000 rows, twice a fit). The backfitting round
-(:data:`jaxtree._fit.select.joint_cached`) keeps :data:`LIGHT`: an L-BFGS loop."""
+(:data:`jaxtree._fit.select.joint_cached`) keeps :data:`LIGHT`: an L-BFGS loop.
+
+The shape stage's search programs (its step, Grams, factor table, start and finish) and the
+tree's values compile with these options on every CPU fit, light or not
+(``cached(light_anywhere=True)``): at 50,000 and 200,000 rows, where a fit is not light,
+they ran as fast or faster with them (the step 63-70 -> 61-62 ms and 195-229 -> 205-221 ms
+a call, the Grams 477-536 against 552-635 ms at 200,000 rows) and compiled in half the time
+(the step 2.1-2.7 -> 1.0-1.5 s, the finish 1.3-1.5 -> 0.7-0.8 s;
+``benchmarks/results/options36/n50000_shapes.log``, ``n200000_shapes.log``). Not the shape
+terms' held-out errors nor their evaluation on chunks: without the fusion emitters they ran
+2-4 times slower at 50,000 rows (0.8-0.9 -> 3.7-4.3 ms, 3.3-4.4 -> 7.4-12 ms)."""
 
 MAX_TRAIL = 16
 """The most programs a trail file lists after its first one (:func:`_follow`)."""
@@ -227,11 +237,20 @@ def _light_options(options: dict = LIGHT) -> dict:
     return {k: v for k, v in options.items() if f"--{k}=" not in flags}
 
 
-def _tier(options: dict | None) -> str:
-    """``"light"`` in a :func:`light` block for a program with light ``options`` (None: it
-    has none) that the process's ``XLA_FLAGS`` leave something to set, else ``""``."""
-    return ("light" if options and getattr(_local, "light", False) and _light_options(options)
-            else "")
+def _tier(options: dict | None, anywhere: bool = False) -> str:
+    """``"light"`` in a :func:`light` block (``anywhere``: on a CPU backend, in a block or
+    not) for a program with light ``options`` (None: it has none) that the process's
+    ``XLA_FLAGS`` leave something to set, else ``""``."""
+    on = getattr(_local, "light", False) or (anywhere and _cpu_backend())
+    return "light" if options and on and _light_options(options) else ""
+
+
+def _cpu_backend() -> bool:
+    """Whether JAX's default backend is the CPU (the light options are XLA's CPU ones)."""
+    try:
+        return jax.default_backend() == "cpu"
+    except Exception:  # noqa: BLE001 - no backend: nothing is compiled light
+        return False
 
 
 def _count_hits(event: str, **_) -> None:
@@ -580,20 +599,25 @@ class cached:  # noqa: N801 - used like a decorator-made function
     :func:`quick` block the program is compiled with the :data:`QUICK` options (whether the
     on-disk cache is on or not). ``light``: the options of a :func:`light` block (True:
     :data:`LIGHT`; a dict: those, e.g. :data:`LIGHT_LLVM1`); False keeps XLA's defaults
-    there (a program measured to run slower without the fusion emitters)."""
+    there (a program measured to run slower without the fusion emitters).
+    ``light_anywhere``: those options on every CPU fit, in a :func:`light` block or not,
+    for a program measured to run as fast with them at every size (:data:`LIGHT_LLVM1`)."""
 
-    def __init__(self, fn, static_argnums: tuple, quick: bool = False, light=True):
+    def __init__(self, fn, static_argnums: tuple, quick: bool = False, light=True,
+                 light_anywhere: bool = False):
         self.fn = fn
         self.static_argnums = tuple(static_argnums)
         self.name = f"{fn.__module__}.{fn.__qualname__}"
         self.quick = quick
         self.light = LIGHT if light is True else (dict(light) if light else None)
+        self.light_anywhere = bool(light_anywhere)
         self.__wrapped__ = fn
 
     def __call__(self, *args):
         _ensure_lapack()  # before any program is loaded or lowered: 0.03 s, once
         d = _directory
-        tier = "quick" if self.quick and getattr(_local, "quick", False) else _tier(self.light)
+        tier = ("quick" if self.quick and getattr(_local, "quick", False)
+                else _tier(self.light, self.light_anywhere))
         fast = bool(tier)  # kept apart from the default executables
         if (d is None and not fast) or jax.device_count() != 1:
             return self.fn(*args)

@@ -989,7 +989,7 @@ def shape_step(state: shapes_.State, data: scoring.Data, grams, spec: shapes_.Sh
     return new, StepInfo(loss, choice, status.astype(jnp.int32))
 
 
-shape_step_jit = shapes_.spec_jit(shape_step, ("sweeps",))
+shape_step_jit = shapes_.spec_jit(shape_step, ("sweeps",), anywhere=True)
 
 
 BEAM_WIDTH = 4

@@ -383,7 +383,7 @@ def _host_pairs(spec) -> tuple:
     return spec.pairs
 
 
-def spec_jit(fun, static_argnames=()):
+def spec_jit(fun, static_argnames=(), anywhere: bool = False):
     """``fun`` jitted with its ``spec`` argument static when a :class:`ShapeSpec` (one
     program per spec, as before) and traced when a :class:`SlotSpec` (one program per
     slot count: :class:`SlotSpec`'s decision); ``static_argnames``: the others.
@@ -395,17 +395,19 @@ def spec_jit(fun, static_argnames=()):
     call inside a trace uses the jitted function. Inside :func:`jaxtree._executables.quick`
     (a small table's shape stage) they are compiled for compile time; inside
     :func:`jaxtree._executables.light` with :data:`jaxtree._executables.LIGHT_LLVM1` (they
-    hold no L-BFGS loop: the measurement is at that constant)."""
+    hold no L-BFGS loop: the measurement is at that constant), and with ``anywhere`` on
+    every CPU fit, in a light block or not (``light_anywhere``: the programs measured to run
+    as fast with them from 1,000 to 200,000 rows, :data:`jaxtree._executables.LIGHT_LLVM1`)."""
     sig = inspect.signature(fun)
     names = list(sig.parameters)
     positions = lambda args: tuple(names.index(a) for a in args)  # noqa: E731
     light = _executables.LIGHT_LLVM1  # no L-BFGS loop in the shape stage's programs
     static = _executables.cached(jax.jit(fun, static_argnames=("spec",) + tuple(static_argnames)),
                                  static_argnums=positions(("spec",) + tuple(static_argnames)),
-                                 quick=True, light=light)
+                                 quick=True, light=light, light_anywhere=anywhere)
     traced = _executables.cached(jax.jit(fun, static_argnames=tuple(static_argnames)),
                                  static_argnums=positions(static_argnames), quick=True,
-                                 light=light)
+                                 light=light, light_anywhere=anywhere)
 
     @functools.wraps(fun)
     def call(*args, **kw):
@@ -1149,9 +1151,9 @@ def mse(data, fit):
     return jnp.sum(data.w * (data.y - fit) ** 2) / jnp.sum(data.w)
 
 
-grams_jit = spec_jit(grams)
+grams_jit = spec_jit(grams, anywhere=True)
 with_factors_jit = spec_jit(with_factors)
-with_table_jit = spec_jit(with_table)
+with_table_jit = spec_jit(with_table, anywhere=True)
 
 
 def start(data: scoring.Data, spec: ShapeSpec) -> State:
@@ -1163,7 +1165,7 @@ def start(data: scoring.Data, spec: ShapeSpec) -> State:
     return State(sh, jnp.full(data.y.shape, mean, data.x.dtype))
 
 
-start_jit = spec_jit(start)
+start_jit = spec_jit(start, anywhere=True)
 """:func:`start` as one program: called eagerly it compiled about a dozen small programs (the
 zeros of every field, the mean), 0.2-0.3 s of a first fit with a shape stage."""
 
@@ -1198,7 +1200,7 @@ def finish(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps: int = 
     return _sweep(state, data, gr, spec, sweeps)
 
 
-finish_jit = spec_jit(finish, ("sweeps",))
+finish_jit = spec_jit(finish, ("sweeps",), anywhere=True)
 
 
 def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3,

@@ -522,6 +522,44 @@ def test_light_programs_compile_with_the_light_options_unless_xla_flags_set_them
     assert ex._light_options(ex.LIGHT_LLVM1) == ex.LIGHT_LLVM1
 
 
+def test_light_anywhere_programs_compile_light_outside_a_light_block(compiles, monkeypatch):
+    """A program made with light_anywhere (the shape stage's, measured to run as fast light
+    at every size) compiles with its light options on a CPU fit whether or not a light block
+    is open; a plain light program only inside one; the process's XLA_FLAGS still win; the
+    results are the plain jitted call's."""
+    from jaxtree import search
+    from jaxtree import shapes as shapes_
+    from jaxtree._fit import select
+
+    anywhere = ex.cached(jax.jit(_other, static_argnums=2), (2,), light=ex.LIGHT_LLVM1,
+                         light_anywhere=True)
+    blocked = ex.cached(jax.jit(_affine, static_argnums=2), (2,), light=ex.LIGHT_LLVM1)
+    x = np.random.default_rng(2).normal(size=(6, 2))
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    ex._quick_memory.clear()  # another test's light program of the same key
+    got = anywhere(x, 0.5, 3.0)
+    blocked(x, 0.5, 3.0)  # no block: the plain jitted call
+    assert compiles == [{**ex._MARK, **ex.LIGHT_LLVM1}]
+    for a, b in zip(got, other(x, 0.5, 3.0)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+    del compiles[:]
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false "
+                       "--xla_backend_optimization_level=0")  # the suite's: nothing to set
+    anywhere(x, 0.25, 3.0)
+    assert compiles == []
+    # the shape stage's programs and the tree's values; not the held-out errors (slower
+    # without the fusion emitters at 50,000 rows) nor the L-BFGS programs
+    assert search.shape_step_jit.programs[0].light_anywhere
+    assert all(c.light_anywhere for f in (shapes_.grams_jit, shapes_.with_table_jit,
+                                          shapes_.start_jit, shapes_.finish_jit)
+               for c in f.programs)
+    assert select.tree_values.light_anywhere
+    assert not any(c.light_anywhere for c in select.shape_errors.programs)
+    assert not any(c.light_anywhere for c in shapes_.evaluate_chunks_jit.programs)
+    assert not (search.finish_cached.light_anywhere or select.joint_cached.light_anywhere
+                or search.insert_cached.light_anywhere)
+
+
 def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles, monkeypatch):
     """TreeRegressor on 300 rows (compiling dominates: FitSpec.light) with XLA_FLAGS that
     leave the fusion emitters on: the fit's programs compile with their light options (the

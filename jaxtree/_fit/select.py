@@ -402,7 +402,7 @@ def _tree_values(program, x, basis):
 
 tree_values = _executables.cached(jax.jit(_tree_values, static_argnames=("basis",)),
                                   static_argnums=(2,), quick=True,
-                                  light=_executables.LIGHT_LLVM1)
+                                  light=_executables.LIGHT_LLVM1, light_anywhere=True)
 """The tree's predictions (scaled space) on chunked covariates ``(n_chunks, m, p)``:
 ``tree_values(program, x, basis)``, positional arguments (through the executable cache,
 :mod:`jaxtree._executables`; compiled for compile time in a small table's shape stage,
