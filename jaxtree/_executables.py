@@ -154,7 +154,7 @@ tree's values compile with these options on every CPU fit, light or not
 (``cached(light_anywhere=True)``): at 50,000 and 200,000 rows, where a fit is not light,
 they ran as fast or faster with them (the step 63-70 -> 61-62 ms and 195-229 -> 205-221 ms
 a call, the Grams 477-536 against 552-635 ms at 200,000 rows) and compiled in half the time
-(the step 2.1-2.7 -> 1.0-1.5 s, the finish 1.3-1.5 -> 0.7-0.8 s;
+(the step 2.1-2.7 -> 1.0-1.5 s, the finish 1.3-1.5 -> 0.65-0.8 s;
 ``benchmarks/results/options36/n50000_shapes.log``, ``n200000_shapes.log``). Not the shape
 terms' held-out errors nor their evaluation on chunks: without the fusion emitters they ran
 2-4 times slower at 50,000 rows (0.8-0.9 -> 3.7-4.3 ms, 3.3-4.4 -> 7.4-12 ms)."""
