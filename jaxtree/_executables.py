@@ -332,8 +332,7 @@ def environment() -> str:
 def _is_custom(value) -> bool:
     from jaxtree import basis as basis_  # noqa: PLC0415 - basis imports jax-heavy modules
 
-    return (isinstance(value, basis_.Basis)
-            and any(isinstance(f, basis_.CustomFunction) for f in value.families))
+    return isinstance(value, basis_.Basis) and value.has_custom_functions
 
 
 def _key(name: str, static: tuple, dynamic: tuple) -> str | None:

@@ -1368,6 +1368,12 @@ class Basis:
     # ---- description -----------------------------------------------------------------------
 
     @property
+    def has_custom_functions(self) -> bool:
+        """Whether a family is a :class:`CustomFunction` (a user's Python function: no key
+        written from the basis can stand for its code, so its programs are not stored)."""
+        return any(isinstance(f, CustomFunction) for f in self.families)
+
+    @property
     def q(self) -> int:
         """Total number of basis functions."""
         return sum(f.size for f in self.families)

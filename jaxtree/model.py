@@ -297,8 +297,8 @@ def predict_checked(model: TreeModel, x, *, clip: bool = True, terms=None) -> ja
     the same settings, whichever pairs it chose."""
     dtype = model.x_min.dtype  # a host matrix is cast on the host: no eager cast compiled
     x = np.asarray(x, dtype) if isinstance(x, np.ndarray) else jnp.asarray(x, dtype)
-    custom = any(isinstance(f, basis_.CustomFunction) for f in model.basis.families)
-    return (_predict_jit if custom else _predict_cached)(model, x, clip, terms)
+    return (_predict_jit if model.basis.has_custom_functions else _predict_cached)(
+        model, x, clip, terms)
 
 
 def slotted(model: TreeModel) -> tuple:
