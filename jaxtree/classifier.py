@@ -67,7 +67,7 @@ def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.A
       X: ``(n, p)`` covariates in the original units.
       clip: clip covariates to the training range first (as :func:`jaxtree.predict`).
     """
-    if model.program.weight.ndim == 1:
+    if not classify.n_ovr(model):
         return model_.predict(model, X, clip=clip)
     if V.is_host_array(X):  # the missing-value rule of jaxtree.predict (shared scaling)
         X = V.check_X(X, n_features=model.x_min.shape[-1], allow_1d=True, allow_nan=True)
@@ -95,7 +95,7 @@ def predict_proba(model: model_.TreeModel, X, *, loss: str = "logistic",
       clip: clip covariates to the training range first.
     """
     return classify.proba(decision_function(model, X, clip=clip), loss,
-                  binary=model.program.weight.ndim == 1)
+                          binary=not classify.n_ovr(model))
 
 
 class TreeClassifier(Estimator):
@@ -316,7 +316,7 @@ class TreeClassifier(Estimator):
         by column names and encoded as in ``fit`` (missing values, categories)."""
         xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._encoding)
         # one tree: the regressor's prediction blocks (its shape pairs as data, model.slotted)
-        ovr = self.model_.program.weight.ndim > 1
+        ovr = classify.n_ovr(self.model_)
         return pipeline.predict_rows(self.model_, xa, self.clip, _block_values if ovr else None)
 
     def predict(self, X) -> np.ndarray:
@@ -369,12 +369,6 @@ class TreeClassifier(Estimator):
 
     # ------------------------------------------------------------------------- exports
 
-    def _members(self):
-        """The model of each tree: one for two classes, one per class for more."""
-        m = self.model_
-        return [m] if m.program.weight.ndim == 1 else [
-            classify.member(m, c) for c in range(m.program.weight.shape[0])]
-
     def _lhs(self, c: int, latex: bool = False) -> str:
         """The left-hand side of class ``c``'s formula: ``logit P(y = a)`` (logistic loss),
         ``margin(y = a)`` (margin loss), ``y`` the labels' name (``target_name_``)."""
@@ -401,7 +395,7 @@ class TreeClassifier(Estimator):
           scaled: print the raw tree in the scaled units.
         """
         self._check_fitted()
-        members = self._members()
+        members = classify.members(self.model_)
         out = [m.formula(digits, tol=tol, scaled=scaled, indicators=self._labels(),
                          lhs=self._lhs(c if len(members) > 1 else 1))
                for c, m in enumerate(members)]
@@ -412,7 +406,7 @@ class TreeClassifier(Estimator):
         (:func:`jaxtree.export.to_sympy`); ``probability=True`` wraps it in the logistic
         sigmoid ``1 / (1 + exp(-f))`` (logistic loss). A list for more than two classes."""
         self._check_fitted()
-        out = [export_.to_sympy(m, **kwargs) for m in self._members()]
+        out = [export_.to_sympy(m, **kwargs) for m in classify.members(self.model_)]
         if probability:
             import sympy as sp
 
@@ -424,7 +418,7 @@ class TreeClassifier(Estimator):
         (``\\operatorname{logit} P(y = \\text{b}) = ...``; a list for more than two classes)."""
         self._check_fitted()
         kwargs.setdefault("indicators", self._labels())
-        members = self._members()
+        members = classify.members(self.model_)
         out = [export_.to_latex(m, lhs=self._lhs(c if len(members) > 1 else 1, latex=True),
                                 **kwargs) for c, m in enumerate(members)]
         return out[0] if len(out) == 1 else out
@@ -437,7 +431,7 @@ class TreeClassifier(Estimator):
         :func:`jaxtree.load`. The size path ``path_`` is not saved, nor ``devices`` (where a
         fit ran, not part of the model: a model fitted on 4 devices loads on one)."""
         self._check_fitted()
-        members = self._members()
+        members = classify.members(self.model_)
         classes = [_plain(c) for c in self.classes_]
         task = {"kind": "classify", "loss": self.loss, "classes": classes,
                 "programs": ([model_.program_to_dict(m.program) for m in members]
@@ -464,7 +458,7 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     slots = np.atleast_1d(np.asarray(model.program.n_slots))
     est.k_ = int((slots.max() - 1) // 2) if slots.max() > 0 else 0
     est.k_per_class_ = ((np.maximum(slots - 1, 0) // 2).astype(np.int64)
-                        if model.program.weight.ndim == 2 else None)
+                        if classify.n_ovr(model) else None)
     path = result.path
     K = len(est.classes_)
     for c, rows in enumerate([] if path is None else [path] if K == 2 else path):

@@ -491,6 +491,7 @@ def _show(args) -> int:
     import jaxtree
     from jaxtree import model as model_
     from jaxtree import program as prog
+    from jaxtree._fit import classify
 
     if not os.path.exists(args.model):
         raise CLIError(f"{args.model}: no such model file.")
@@ -504,7 +505,7 @@ def _show(args) -> int:
     else:
         est = _load(args.model)
     m = est.model_
-    if m.program.weight.ndim == 2:  # a one-versus-rest classifier: describe class by class
+    if classify.n_ovr(m):  # a one-versus-rest classifier: describe class by class
         print(f"classifier ({est.loss} loss), one tree per class against the rest")
         for text in est.formula():  # labelled: logit P(y = class) = ...
             print(f"  {text}")

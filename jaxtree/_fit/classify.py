@@ -203,6 +203,18 @@ def batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
                                y_center=b(model.y_center), y_scale=b(model.y_scale))
 
 
+def n_ovr(model: model_.TreeModel) -> int:
+    """``K`` for a one-versus-rest model (one tree per class, a leading class axis on every
+    array), 0 for one tree (the one test of which a classifier's model is)."""
+    weight = model.program.weight
+    return int(weight.shape[0]) if weight.ndim == 2 else 0
+
+
+def members(model: model_.TreeModel) -> list:
+    """The model of each tree: ``[model]`` for one tree, one per class for one versus rest."""
+    return [member(model, c) for c in range(n_ovr(model))] or [model]
+
+
 def member(model: model_.TreeModel, c: int) -> model_.TreeModel:
     """Member ``c`` of a one-versus-rest model (every array has a leading class axis), or of
     any batched pytree (``jaxtree.batch`` uses it for its members)."""
@@ -212,7 +224,7 @@ def member(model: model_.TreeModel, c: int) -> model_.TreeModel:
 def decision_values(model: model_.TreeModel, x, clip: bool) -> jax.Array:
     """``(n,)`` for one tree, ``(n, K)`` for a one-versus-rest model, of validated numbers
     ``x`` (:func:`jaxtree.classifier.decision_function` on a table)."""
-    if model.program.weight.ndim == 1:
+    if not n_ovr(model):
         return model_.predict(model, x, clip=clip)
     out = jax.vmap(lambda m: model_.predict(m, x, clip=clip))(model)
     return jnp.moveaxis(out, 0, -1)
