@@ -50,7 +50,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import ROOT, child_json, environment  # noqa: E402
+from _common import ROOT, checkouts, child_json, environment  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -168,10 +168,10 @@ print(json.dumps(out))
 
 def tables(sizes, baseline, rounds, out) -> int:
     """The ``--tables`` run: the default estimator on several tables in turn, in one fresh
-    process with the compilation cache off, this checkout and ``baseline`` alternately."""
+    process with the compilation cache off, ``baseline`` and this checkout alternately."""
     env = {key: v for key, v in os.environ.items() if key != "JAX_COMPILATION_CACHE_DIR"}
     env["JAXTREE_COMPILATION_CACHE"] = "0"
-    codes = [("this", ROOT)] + ([("baseline", baseline)] if baseline else [])
+    codes = list(checkouts(baseline).items())  # the baseline first, then this checkout
     rows = {code: [] for code, _ in codes}
     for r in range(rounds):
         for code, root in codes:
@@ -267,7 +267,7 @@ def main(argv=None) -> int:
         return grid(n, p, a.out or os.path.join(HERE, "results", "first_fit_grid.json"))
     rounds = a.rounds or (1 if a.quick else 3)
     estimators = ("default", "paper") if a.estimator == "both" else (a.estimator,)
-    codes = [("this", ROOT)] + ([("baseline", a.baseline)] if a.baseline else [])
+    codes = list(checkouts(a.baseline).items())
     rows = {f"{code}/{e}": [] for code, _ in codes for e in estimators}
     for r in range(rounds):
         for e in estimators:
