@@ -317,14 +317,6 @@ def _unique(names) -> tuple:
     return tuple(out)
 
 
-def _is_missing(v) -> bool:
-    if v is None:
-        return True
-    if isinstance(v, (float, np.floating)):
-        return bool(np.isnan(v))
-    return type(v).__name__ in ("NAType", "NaTType")
-
-
 def _level_name(v) -> str:
     """``"UA"``; ``3`` and ``3.0`` -> ``"3"``; ``2.5`` -> ``"2.5"``; ``True`` -> ``"True"``."""
     if isinstance(v, str):
@@ -343,11 +335,6 @@ def _is_number(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
 
 
-def _is_real(v) -> bool:
-    """A number or a bool (a bool is a 0/1 number in a numeric column)."""
-    return isinstance(v, (numbers.Real, np.bool_))
-
-
 def _factorize(values: np.ndarray):
     """``(codes, uniques)`` of a 1-D object array; missing values get code -1."""
     try:
@@ -360,7 +347,7 @@ def _factorize(values: np.ndarray):
     index, uniques = {}, []
     codes = np.empty(len(values), np.int64)
     for i, v in enumerate(values):
-        if _is_missing(v):
+        if V.is_missing_value(v):
             codes[i] = -1
             continue
         key = (type(v), v)
@@ -389,7 +376,7 @@ def _frame_kind(s) -> str:
         return "numeric"
     if kind == "O":
         vals = s.to_numpy(dtype=object)
-        ok = all(_is_missing(v) or _is_real(v) for v in vals)
+        ok = all(V.is_missing_value(v) or V.is_real_value(v) for v in vals)
         return "numeric" if ok else "categorical"
     return "unsupported"
 
@@ -476,13 +463,13 @@ def _numeric_column(c, j, names) -> np.ndarray:
                 "a number of days) or drop it.")
     a = np.asarray(c)
     if a.dtype == object:
-        bad = [v for v in a if not (_is_missing(v) or _is_real(v))]
+        bad = [v for v in a if not (V.is_missing_value(v) or V.is_real_value(v))]
         if bad:
             raise TypeError(
                 f"X {where} must hold numbers; got the non-numeric value {bad[0]!r} "
                 f"({type(bad[0]).__name__}). Declare it categorical (categorical_features=...), "
                 "or convert or drop it.")
-        a = np.array([np.nan if _is_missing(v) else float(v) for v in a], np.float64)
+        a = np.array([np.nan if V.is_missing_value(v) else float(v) for v in a], np.float64)
     return V.as_float_array(a, f"X {where}")
 
 
@@ -817,7 +804,7 @@ def _has_missing(X) -> bool:
     if a.dtype.kind == "f":
         return bool(np.isnan(a).any())
     if a.dtype == object:
-        return any(_is_missing(v) for v in a.ravel())
+        return any(V.is_missing_value(v) for v in a.ravel())
     return False
 
 

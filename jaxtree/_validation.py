@@ -117,12 +117,36 @@ def is_pandas(a) -> bool:
             and not isinstance(a, np.ndarray))
 
 
+def is_missing_value(v) -> bool:
+    """A missing value of an object column: None, NaN, ``pd.NA`` or ``pd.NaT``."""
+    if v is None:
+        return True
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isnan(v))
+    return type(v).__name__ in ("NAType", "NaTType")
+
+
+def is_real_value(v) -> bool:
+    """A number or a bool (a bool is a 0/1 number in a numeric column)."""
+    return isinstance(v, (numbers.Real, np.bool_))
+
+
+def _numbers_as_objects(column) -> bool:
+    """An object column (pandas) whose every value is a number, a bool or missing: numbers
+    stored as objects (e.g. after ``pd.concat`` with ``None``), read as numbers."""
+    return getattr(column.dtype, "kind", "") == "O" and all(
+        is_missing_value(v) or is_real_value(v) for v in column.to_numpy(dtype=object))
+
+
 def _pandas_to_numpy(a, name: str, allow_nan: bool = False) -> np.ndarray:
     """Numeric pandas DataFrame/Series -> numpy, with clear errors for missing values (with
-    ``allow_nan``: missing values become NaN, float64)."""
+    ``allow_nan``: missing values become NaN, float64). Object columns of numbers count as
+    numeric (the table encoding reads them so too, :func:`jaxtree._encoding.fit`)."""
     dtypes = list(a.dtypes) if hasattr(a, "columns") else [a.dtype]
     columns = list(a.columns) if hasattr(a, "columns") else [getattr(a, "name", 0)]
-    bad = [str(c) for c, dt in zip(columns, dtypes) if getattr(dt, "kind", "O") not in "biuf"]
+    cols = ([a.iloc[:, j] for j in range(len(columns))] if hasattr(a, "columns") else [a])
+    bad = [str(c) for c, dt, col in zip(columns, dtypes, cols)
+           if getattr(dt, "kind", "O") not in "biuf" and not _numbers_as_objects(col)]
     if bad:
         raise TypeError(
             f"{name} must hold numbers; column(s) {bad} are not numeric. Convert them "
@@ -141,7 +165,7 @@ def _pandas_to_numpy(a, name: str, allow_nan: bool = False) -> np.ndarray:
             f"({name}.dropna()) first."
         )
     return a.to_numpy(dtype=np.float64) if any(
-        not isinstance(dt, np.dtype) for dt in dtypes) else a.to_numpy()
+        not isinstance(dt, np.dtype) or dt.kind == "O" for dt in dtypes) else a.to_numpy()
 
 
 def _is_low_float(dtype: np.dtype) -> bool:
@@ -272,6 +296,10 @@ def check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_name
         first = np.argwhere(bad)[0]
         where = ", ".join(_column(int(i), column_names) if axis == "column" else f"{axis} {int(i)}"
                           for axis, i in zip(axes, first))
+        if allow_nan:  # NaN is a missing value here: only the infinite ones are refused
+            raise ValueError(
+                f"{name} contains {count} infinite value(s), the first at {where}. Drop those "
+                "rows or replace the values (NaN is read as a missing value).")
         raise ValueError(
             f"{name} contains {count} NaN or infinite value(s), the first at {where}. "
             "Remove or impute them first."
