@@ -397,6 +397,8 @@ def _split_columns(X, categorical_features):
     if frame:
         names = V.frame_feature_names(X)
         cols = [X.iloc[:, j] for j in range(X.shape[1])]
+    elif V.is_pandas(X):  # a Series: no table (check_X says so, with the pandas fix)
+        return None
     else:
         names = None
         explicit = categorical_features is not None and not isinstance(categorical_features, str)

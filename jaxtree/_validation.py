@@ -325,6 +325,11 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
       TypeError: for non-numeric, object or complex data.
       ValueError: for a wrong shape, empty or too small input, NaN/inf or missing values.
     """
+    if not allow_1d and is_pandas(X) and not hasattr(X, "columns"):  # before its dtype
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features); got a pandas Series of {len(X)} "
+            "values. For one row of a DataFrame pass a one-row DataFrame (df.iloc[[i]], not "
+            "df.iloc[i]); for one feature, series.to_frame().")
     names = frame_feature_names(X) if feature_names is None else tuple(feature_names)
     arr = as_float_array(X, name, allow_nan)
     if allow_1d and arr.ndim == 1:

@@ -344,6 +344,20 @@ def fitted_frame():
     return est().fit(df, y), df, y
 
 
+def test_a_row_as_a_series_is_refused_with_the_one_row_frame_fix(fitted_frame):
+    """``df.iloc[i]`` is a Series (of objects where the table mixes types): refused for its
+    shape with the pandas fix, not for its dtype as a non-numeric 'column'."""
+    e, df, y = fitted_frame
+    mixed = df.assign(day=df["day"].astype(object).where(np.arange(len(df)) != 0, "x"))
+    for X in (df.iloc[0], mixed.iloc[0], df["day"]):
+        with pytest.raises(ValueError, match=r"must be 2-D.*pandas Series of \d+ values.*"
+                           r"df\.iloc\[\[i\]\].*to_frame"):
+            e.predict(X)
+    with pytest.raises(ValueError, match=r"pandas Series of 64 values"):
+        est().fit(df["day"], y)
+    assert e.predict(df.iloc[[0]]).shape == (1,)
+
+
 def test_reordered_columns_raise_instead_of_predicting_wrong(fitted_frame):
     e, df, y = fitted_frame
     swapped = df[["day", "month", "hour"]]
