@@ -625,6 +625,10 @@ def save(model: TreeModel, path, extra: Optional[Mapping[str, Any]] = None,
     the old one or the complete new one, never half written). ``task``: as for
     :func:`to_dict`."""
     text = json.dumps(to_dict(model, extra, task, encoding), indent=1, allow_nan=False)
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(folder):  # named here: the open below would name the temporary file
+        raise FileNotFoundError(f"Cannot save the model to {os.fspath(path)!r}: the folder "
+                                f"{folder!r} does not exist. Create it first (os.makedirs).")
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

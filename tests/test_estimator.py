@@ -133,6 +133,9 @@ def test_save_load_round_trip_is_exact(fitted, tmp_path):
     np.testing.assert_array_equal(back.predict(X), fitted.predict(X))
     assert back.formula() == fitted.formula()
     np.testing.assert_allclose(back.history_, fitted.history_)
+    with pytest.raises(FileNotFoundError, match=r"the folder '.*nope' does not exist"):
+        fitted.save(tmp_path / "nope" / "m.json")  # named: not the temporary file's path
+    assert not (tmp_path / "nope").exists()
 
 
 def test_reference_engine_matches_jax_coordinate():
