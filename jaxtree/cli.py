@@ -340,9 +340,10 @@ def _fit(args) -> int:
         raise CLIError(f"--out {args.out}: is a directory, expected a file name like model.json.")
     refine = None if args.refine == "none" else args.refine
     if task == "classify":
-        if args.shapes not in (0, "auto") or args.search not in ("greedy", "auto"):
-            raise CLIError("--shapes and --search are for regression; the classifier runs the "
-                           "greedy search (use --task regress, or leave them out).")
+        if args.shapes not in (0, "auto") or args.search == "beam":
+            raise CLIError("--search beam and --shapes S (S > 0) are for regression; a "
+                           "classification takes --search auto, greedy or backfit and --shapes "
+                           "auto or 0 (use --task regress, or leave them out).")
         return _fit_classifier(args, X, y, features, refine, categorical)
     # The estimator's own progress bar (MSE in the target's units, the chosen insertion).
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
@@ -399,7 +400,8 @@ def _fit_classifier(args, X, y, features, refine, categorical) -> int:
 
     est = jaxtree.TreeClassifier(k=args.k, basis=args.basis, refine=refine, loss=args.loss,
                                  chunk_size=args.chunk_size, verbose=0 if args.quiet else 1,
-                                 missing=args.missing, categorical_features=categorical)
+                                 missing=args.missing, categorical_features=categorical,
+                                 search=args.search, shapes=args.shapes)
     est.fit(X, y)
     _name_columns(est, features, args.target)
     formula = est.formula()  # labelled: logit P(target = class) = ...
@@ -605,13 +607,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--search", choices=("auto", "greedy", "backfit", "beam"), default="auto",
                    help="structure search (default auto: backfit with the size chosen on "
                    "held-out rows below 10,000 rows, greedy above; greedy is the paper's; "
-                   "regression only)")
+                   "beam: regression only)")
     f.add_argument("--shapes", type=_shapes_arg, default="auto", metavar="S",
                    help="'auto' (default): after the tree, as many one- and two-covariate shape "
-                        "terms as held-out rows support (at least 10,000 rows); an integer S: S "
-                        "before the tree, at most S below 10,000 rows where held-out rows choose "
-                        "the count (0: none, the paper's model); regression only; see "
-                        "docs/model.md, 'Shape terms'")
+                        "terms as held-out rows support (from 100 rows; a classification: two "
+                        "classes, logistic loss); 0: none, the paper's model; an integer S "
+                        "(regression): S before the tree, at most S below 10,000 rows where "
+                        "held-out rows choose the count; see docs/model.md, 'Shape terms'")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",

@@ -424,6 +424,10 @@ def test_cli_classify_raw_csv_with_missing_cells_text_and_missing_labels(tmp_pat
     assert "dropped 1 row(s) whose target 'label' is missing" in err
     assert "training accuracy: 1.0000" in out and f"n={N - 1}" in out
     assert "3 covariates after encoding" in out
+    assert jaxtree.load(model).search == "greedy"  # --search reaches the classifier
+    for bad in (["--search", "beam"], ["--shapes", "2"]):
+        assert cli.main(["fit", str(data), "--target", "label", "--task", "classify", *bad]) == 2
+        assert "are for regression; a classification takes" in capsys.readouterr().err
     assert cli.main(["predict", str(model), str(data)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "prediction,proba_no,proba_yes" and len(lines) == N + 1
