@@ -137,6 +137,105 @@ class Estimator(ParamsProtocol):
             return None
         return enc.to_dict()
 
+    # -------------------------------------------------- the trees' exports and plots
+    # One tree for a regressor and a two-class classifier, one per class for a one-versus-rest
+    # classifier: each method returns one result, or a list in the order of ``classes_``.
+
+    def _trees(self) -> list:
+        """The fitted model of each tree (the classifier's one-versus-rest members)."""
+        self._check_fitted()
+        return [self.model_]
+
+    def _tree_lhs(self, c: int) -> str:
+        """The left-hand side written above tree ``c`` (the target's name; the classifier:
+        its logit or margin of a class)."""
+        return self._target_name()
+
+    @staticmethod
+    def _each(out: list):
+        return out[0] if len(out) == 1 else out
+
+    def to_dot(self, **kwargs):
+        """The fitted tree as Graphviz DOT text (see :func:`jaxtree.export.to_dot`); a list,
+        one per class, for a one-versus-rest classifier."""
+        return self._each([export_.to_dot(m, **kwargs) for m in self._trees()])
+
+    def plot_tree(self, ax=None, **kwargs):
+        """Draws the fitted tree with matplotlib, its leaves in the formula's notation (see
+        :func:`jaxtree.export.plot_tree`); returns the Figure (a list, one per class, for a
+        one-versus-rest classifier).
+
+        Args:
+          ax: a matplotlib Axes to draw on; a new figure when None (one tree only).
+          kwargs: further options of :func:`jaxtree.export.plot_tree`.
+        """
+        trees = self._trees()
+        if ax is not None and len(trees) > 1:
+            raise ValueError(f"ax draws one tree; this classifier has {len(trees)} (one per "
+                             "class): leave ax=None for a figure per class.")
+        kwargs.setdefault("indicators", self._labels())
+        return self._each([export_.plot_tree(m, ax=ax, **{"lhs": self._tree_lhs(c), **kwargs})
+                           for c, m in enumerate(trees)])
+
+    def plot_history(self, ax=None):
+        """Plots the training loss after each iteration (``history_``; one line per class
+        for a one-versus-rest classifier); returns the Figure.
+
+        Args:
+          ax: a matplotlib Axes to draw on; a new figure when None.
+        """
+        self._check_fitted()
+        h = np.asarray(self.history_, np.float64)
+        classes = getattr(self, "classes_", None)
+        return export_.plot_history(h, ax=ax, ylabel=self._history_label,
+                                    labels=[str(c) for c in classes] if h.ndim == 2 else None)
+
+    _history_label = "training MSE"
+
+    def explain(self, X):
+        """The fitted model as the sum of the formula's terms, each evaluated at ``X``
+        (checked and encoded as in :meth:`predict`), with its share of the explained
+        variance and its mean absolute contribution, largest first, the constant last
+        (a classifier's terms add up to its decision function; one table per class for a
+        one-versus-rest classifier).
+
+        Returns:
+          A pandas DataFrame when pandas is importable (else a list of dicts), one row per
+          term: ``term`` (named exactly as :meth:`formula` writes it: ``3·[c = red]``,
+          ``-2.04·cos(π·t/9.97)``, ``f(x1)``), ``features`` (the covariates it reads: all
+          of a categorical column's level covariates for its shape ``f(color)``),
+          ``share``, ``mean_abs`` and ``values`` (its centred contribution per row of ``X``,
+          in ``y``'s units, a classifier's in the decision function's); see
+          :func:`jaxtree.export.term_values`.
+        """
+        xa = self._rows(X)
+        return self._each([as_table(export_.term_values(m, xa, indicators=self._labels()))
+                           for m in self._trees()])
+
+    def plot_terms(self, X, **kwargs):
+        """One panel per term of the formula, titled as :meth:`formula` writes it (see
+        :func:`jaxtree.export.plot_terms`; a figure per class for a one-versus-rest
+        classifier).
+
+        Args:
+          X: ``(n, p)`` covariates the panels are drawn over, checked as in :meth:`predict`.
+          kwargs: further options of :func:`jaxtree.export.plot_terms`.
+        """
+        xa = self._rows(X)
+        kwargs.setdefault("indicators", self._labels())
+        return self._each([export_.plot_terms(m, xa, **kwargs) for m in self._trees()])
+
+    def shape_terms(self) -> list:
+        """The shape terms in ``X``'s and ``y``'s units (a classifier's in its decision
+        function's): knots and values, a categorical column's term one value per level (see
+        :func:`jaxtree.export.shape_terms`)."""
+        return self._each([export_.shape_terms(m) for m in self._trees()])
+
+    def plot_shapes(self, **kwargs):
+        """Plots each shape term: a curve, bars by level for a categorical column's
+        ``f(color)``, or a heat map (see :func:`jaxtree.export.plot_shapes`)."""
+        return self._each([export_.plot_shapes(m, **kwargs) for m in self._trees()])
+
 
 def loaded_target_name(d, path) -> Optional[str]:
     """The target's name a model file keeps (``extra.target_name``), or None (older files).
@@ -430,73 +529,6 @@ class Regressor(Estimator):
         kwargs.setdefault("indicators", self._labels())
         kwargs.setdefault("lhs", export_.latex_var(self._target_name()))
         return export_.to_latex(self.model_, **kwargs)
-
-    def to_dot(self, **kwargs) -> str:
-        """The fitted tree as Graphviz DOT text (see :func:`jaxtree.export.to_dot`)."""
-        self._check_fitted()
-        return export_.to_dot(self.model_, **kwargs)
-
-    def plot_tree(self, ax=None, **kwargs):
-        """Draws the fitted tree with matplotlib, its leaves in the formula's notation (see
-        :func:`jaxtree.export.plot_tree`); returns the Figure.
-
-        Args:
-          ax: a matplotlib Axes to draw on; a new figure when None.
-          kwargs: further options of :func:`jaxtree.export.plot_tree`.
-        """
-        self._check_fitted()
-        kwargs.setdefault("indicators", self._labels())
-        kwargs.setdefault("lhs", self._target_name())
-        return export_.plot_tree(self.model_, ax=ax, **kwargs)
-
-    def plot_history(self, ax=None):
-        """Plots the training loss after each iteration (``history_``); returns the Figure.
-
-        Args:
-          ax: a matplotlib Axes to draw on; a new figure when None.
-        """
-        self._check_fitted()
-        return export_.plot_history(self.history_, ax=ax)
-
-    def explain(self, X):
-        """The fitted model as the sum of the formula's terms, each evaluated at ``X``
-        (checked and encoded as in :meth:`predict`), with its share of the explained
-        variance and its mean absolute contribution, largest first, the constant last.
-
-        Returns:
-          A pandas DataFrame when pandas is importable (else a list of dicts), one row per
-          term: ``term`` (named exactly as :meth:`formula` writes it: ``3·[c = red]``,
-          ``-2.04·cos(π·t/9.97)``, ``f(x1)``), ``features`` (the covariates it reads: all
-          of a categorical column's level covariates for its shape ``f(color)``),
-          ``share``, ``mean_abs`` and ``values`` (its centred contribution per row of ``X``,
-          in ``y``'s units); see :func:`jaxtree.export.term_values`.
-        """
-        xa = self._rows(X)
-        return as_table(export_.term_values(self.model_, xa, indicators=self._labels()))
-
-    def plot_terms(self, X, **kwargs):
-        """One panel per term of the formula, titled as :meth:`formula` writes it (see
-        :func:`jaxtree.export.plot_terms`).
-
-        Args:
-          X: ``(n, p)`` covariates the panels are drawn over, checked as in :meth:`predict`.
-          kwargs: further options of :func:`jaxtree.export.plot_terms`.
-        """
-        xa = self._rows(X)
-        kwargs.setdefault("indicators", self._labels())
-        return export_.plot_terms(self.model_, xa, **kwargs)
-
-    def shape_terms(self) -> list:
-        """The shape terms in ``X``'s and ``y``'s units: knots and values, a categorical
-        column's term one value per level (see :func:`jaxtree.export.shape_terms`)."""
-        self._check_fitted()
-        return export_.shape_terms(self.model_)
-
-    def plot_shapes(self, **kwargs):
-        """Plots each shape term: a curve, bars by level for a categorical column's
-        ``f(color)``, or a heat map (see :func:`jaxtree.export.plot_shapes`)."""
-        self._check_fitted()
-        return export_.plot_shapes(self.model_, **kwargs)
 
     def save(self, path) -> None:
         """Writes the fitted model to ``path`` as versioned JSON (see :func:`jaxtree.load`)."""

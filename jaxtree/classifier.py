@@ -369,9 +369,19 @@ class TreeClassifier(Estimator):
 
     # ------------------------------------------------------------------------- exports
 
-    def _lhs(self, c: int, latex: bool = False) -> str:
-        """The left-hand side of class ``c``'s formula: ``logit P(y = a)`` (logistic loss),
-        ``margin(y = a)`` (margin loss), ``y`` the labels' name (``target_name_``)."""
+    def _trees(self) -> list:
+        self._check_fitted()
+        return classify.members(self.model_)
+
+    @property
+    def _history_label(self) -> str:
+        return "training " + ("log-loss" if self.loss == "logistic" else "ramp loss")
+
+    def _tree_lhs(self, c: int, latex: bool = False) -> str:
+        """The left-hand side of tree ``c``'s formula: ``logit P(y = a)`` (logistic loss),
+        ``margin(y = a)`` (margin loss), ``y`` the labels' name (``target_name_``), ``a`` the
+        class ``c`` of one versus rest, ``classes_[1]`` of two classes."""
+        c = c if len(self.classes_) > 2 else 1
         cls, name, op = str(_plain(self.classes_[c])), self._target_name(), "{}"
         if latex:
             cls = "\\text{" + re.sub(r"([\\_#$%&{}])", r"\\\1", cls) + "}"
@@ -394,34 +404,26 @@ class TreeClassifier(Estimator):
           tol: the most any decision value may move by the rounding.
           scaled: print the raw tree in the scaled units.
         """
-        self._check_fitted()
-        members = classify.members(self.model_)
-        out = [m.formula(digits, tol=tol, scaled=scaled, indicators=self._labels(),
-                         lhs=self._lhs(c if len(members) > 1 else 1))
-               for c, m in enumerate(members)]
-        return out[0] if len(out) == 1 else out
+        return self._each([m.formula(digits, tol=tol, scaled=scaled, indicators=self._labels(),
+                                     lhs=self._tree_lhs(c)) for c, m in enumerate(self._trees())])
 
     def to_sympy(self, *, probability: bool = False, **kwargs):
         """The decision function as a sympy expression in ``X``'s units
         (:func:`jaxtree.export.to_sympy`); ``probability=True`` wraps it in the logistic
         sigmoid ``1 / (1 + exp(-f))`` (logistic loss). A list for more than two classes."""
-        self._check_fitted()
-        out = [export_.to_sympy(m, **kwargs) for m in classify.members(self.model_)]
+        out = [export_.to_sympy(m, **kwargs) for m in self._trees()]
         if probability:
             import sympy as sp
 
             out = [1 / (1 + sp.exp(-e)) for e in out]
-        return out[0] if len(out) == 1 else out
+        return self._each(out)
 
     def to_latex(self, **kwargs):
         """The decision function as LaTeX, labelled as :meth:`formula`
         (``\\operatorname{logit} P(y = \\text{b}) = ...``; a list for more than two classes)."""
-        self._check_fitted()
         kwargs.setdefault("indicators", self._labels())
-        members = classify.members(self.model_)
-        out = [export_.to_latex(m, lhs=self._lhs(c if len(members) > 1 else 1, latex=True),
-                                **kwargs) for c, m in enumerate(members)]
-        return out[0] if len(out) == 1 else out
+        return self._each([export_.to_latex(m, lhs=self._tree_lhs(c, latex=True), **kwargs)
+                           for c, m in enumerate(self._trees())])
 
     def save(self, path) -> None:
         """Writes the classifier to ``path``: the versioned JSON of
@@ -430,8 +432,7 @@ class TreeClassifier(Estimator):
         the ``encoding`` entry (as :meth:`jaxtree.TreeRegressor.save`); read it with
         :func:`jaxtree.load`. The size path ``path_`` is not saved, nor ``devices`` (where a
         fit ran, not part of the model: a model fitted on 4 devices loads on one)."""
-        self._check_fitted()
-        members = classify.members(self.model_)
+        members = self._trees()
         classes = [_plain(c) for c in self.classes_]
         task = {"kind": "classify", "loss": self.loss, "classes": classes,
                 "programs": ([model_.program_to_dict(m.program) for m in members]
@@ -464,7 +465,7 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     for c, rows in enumerate([] if path is None else [path] if K == 2 else path):
         for row in rows:  # the notation of formula(): labelled, indicators
             row["formula"] = row["model"].formula(indicators=est._labels(),
-                                                  lhs=est._lhs(c if K > 2 else 1))
+                                                  lhs=est._tree_lhs(c))
     est.path_ = path
     return est
 

@@ -527,29 +527,41 @@ def plot_tree(model, ax=None, *, digits: int = 2, indicators: Optional[Mapping[i
     return fig
 
 
-def plot_history(history, ax=None):
+def plot_history(history, ax=None, *, ylabel: str = "training MSE", labels=None):
     """Plots the training loss after the first leaf and each insertion.
 
     Args:
-      history: ``est.history_`` (float ``(k+1,)``), or a fitted estimator.
+      history: ``est.history_`` (float ``(k+1,)``; ``(K, k+1)`` for a one-versus-rest
+        classifier, one line per class), or a fitted estimator.
       ax: a matplotlib Axes to draw on; a new figure when None.
+      ylabel: the loss's name (a classifier's: ``"training log-loss"``).
+      labels: with a 2-D history, the legend's name of each row (e.g. the classes).
 
     Returns:
       The matplotlib ``Figure``.
 
     Raises:
       ImportError: if matplotlib is not installed (``pip install jaxtree[export]``).
-      ValueError: if ``history`` is not 1-D.
+      ValueError: if ``history`` is not 1-D or 2-D, or ``labels`` do not match its rows.
     """
     h = np.asarray(getattr(history, "history_", history), np.float64)
-    if h.ndim != 1:
-        raise ValueError(f"history must be 1-D (n_iterations,); got shape {h.shape}.")
+    if h.ndim not in (1, 2):
+        raise ValueError(f"history must be 1-D (n_iterations,) or 2-D (n_trees, n_iterations); "
+                         f"got shape {h.shape}.")
+    rows = h[None] if h.ndim == 1 else h
+    if labels is not None and len(labels) != rows.shape[0]:
+        raise ValueError(f"labels must name each of the {rows.shape[0]} rows of history; got "
+                         f"{len(labels)}.")
     fig, ax = _axes(ax, (5.0, 3.2))
-    ax.plot(np.arange(h.shape[0]), h, marker="o")
+    for i, row in enumerate(rows):
+        ax.plot(np.arange(row.shape[0]), row, marker="o",
+                label=None if labels is None else str(labels[i]))
+    if labels is not None:
+        ax.legend()
     if h.size and (h > 0).all():
         ax.set_yscale("log")
     ax.set_xlabel("operations k")
-    ax.set_ylabel("training MSE")
+    ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     return fig
 

@@ -96,8 +96,54 @@ def test_one_vs_rest_and_the_margin_loss_get_no_shapes(monkeypatch):
     # compiles without L-BFGS, ~9 s less)
     X, y = _data(300, 2)
     y3 = np.digitize(X[:, 0], [1 / 3, 2 / 3])
-    assert jaxtree.TreeClassifier(refine=None, **K).fit(X, y3).model_.shapes is None
+    ovr = jaxtree.TreeClassifier(refine=None, **K).fit(X, y3)
+    assert ovr.model_.shapes is None
     assert jaxtree.TreeClassifier(loss="margin", refine=None, **K).fit(X, y).model_.shapes is None
+    # the trees' views: one per class, in the order of classes_
+    tables = ovr.explain(X[:50])
+    f = ovr.decision_function(X[:50])
+    assert len(tables) == 3 and len(ovr.to_dot()) == 3 and ovr.shape_terms() == [[], [], []]
+    for c, table in enumerate(tables):  # each class's terms add up to its decision function
+        np.testing.assert_allclose(sum(t["values"] for t in table.to_dict("records")), f[:, c],
+                                   rtol=1e-5, atol=1e-5)
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figs = ovr.plot_tree()
+    assert len(figs) == 3 and "logit P(y = 2)" in figs[2].axes[0].get_title()
+    with pytest.raises(ValueError, match="ax draws one tree; this classifier has 3"):
+        ovr.plot_tree(ax=figs[0].axes[0])
+    ax = ovr.plot_history().axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0", "1", "2"]
+    assert ax.get_ylabel() == "training log-loss"
+    plt.close("all")
+
+
+def test_the_trees_views_read_the_classifiers_shapes(fits):
+    """explain, shape_terms and the plots of a two-class classifier with shape terms (the
+    regressor's views, in the decision function's units): the terms add up to the decision
+    function, one of them a shape term whose values shape_terms lists."""
+    X, _, est, _, _, _ = fits
+    terms = est.explain(X[:200]).to_dict("records")
+    np.testing.assert_allclose(sum(t["values"] for t in terms), est.decision_function(X[:200]),
+                               rtol=1e-5, atol=1e-5)
+    assert any(t["term"].startswith("f(") for t in terms)
+    shapes = est.shape_terms()
+    assert len(shapes) == int(est.model_.shapes.n_terms) >= 1
+    named = {t["term"] for t in terms}
+    assert all(f"f({', '.join(t['features'])})" in named for t in shapes), (shapes, named)
+    assert est.to_dot().startswith("digraph")
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    assert "logit P(y = True)" in est.plot_tree().axes[0].get_title()
+    assert est.plot_history().axes[0].get_ylabel() == "training log-loss"
+    assert len(est.plot_shapes().axes) >= len(shapes)
+    plt.close("all")
 
 
 def test_shapes_values_are_checked():
