@@ -144,9 +144,9 @@ def _pandas_to_numpy(a, name: str, allow_nan: bool = False) -> np.ndarray:
     numeric (the table encoding reads them so too, :func:`jaxtree._encoding.fit`)."""
     dtypes = list(a.dtypes) if hasattr(a, "columns") else [a.dtype]
     columns = list(a.columns) if hasattr(a, "columns") else [getattr(a, "name", 0)]
-    cols = ([a.iloc[:, j] for j in range(len(columns))] if hasattr(a, "columns") else [a])
-    bad = [str(c) for c, dt, col in zip(columns, dtypes, cols)
-           if getattr(dt, "kind", "O") not in "biuf" and not _numbers_as_objects(col)]
+    column = (lambda j: a.iloc[:, j]) if hasattr(a, "columns") else (lambda j: a)  # noqa: E731
+    bad = [str(c) for j, (c, dt) in enumerate(zip(columns, dtypes))
+           if getattr(dt, "kind", "O") not in "biuf" and not _numbers_as_objects(column(j))]
     if bad:
         raise TypeError(
             f"{name} must hold numbers; column(s) {bad} are not numeric. Convert them "
