@@ -186,9 +186,9 @@ class Estimator(ParamsProtocol):
         """
         self._check_fitted()
         h = np.asarray(self.history_, np.float64)
-        classes = getattr(self, "classes_", None)
-        return export_.plot_history(h, ax=ax, ylabel=self._history_label,
-                                    labels=[str(c) for c in classes] if h.ndim == 2 else None)
+        classes = getattr(self, "classes_", None)  # a row per class: one versus the rest
+        labels = [str(c) for c in classes] if h.ndim == 2 and classes is not None else None
+        return export_.plot_history(h, ax=ax, ylabel=self._history_label, labels=labels)
 
     _history_label = "training MSE"
 

@@ -156,10 +156,15 @@ def test_plots_return_figures(fitted):
 
 
 def test_unfitted_exports_raise():
+    for e in (jaxtree.TreeRegressor(), jaxtree.TreeClassifier()):
+        for method in ("to_sympy", "to_latex", "to_dot", "plot_tree", "plot_history",
+                       "shape_terms", "plot_shapes", "formula"):
+            with pytest.raises(jaxtree.NotFittedError, match="not fitted"):
+                getattr(e, method)()
+        for method in ("explain", "plot_terms"):
+            with pytest.raises(jaxtree.NotFittedError, match="not fitted"):
+                getattr(e, method)(np.zeros((2, 2)))
     e = jaxtree.TreeRegressor()
-    for method in ("to_sympy", "to_latex", "to_dot", "plot_tree", "plot_history"):
-        with pytest.raises(jaxtree.NotFittedError, match="not fitted"):
-            getattr(e, method)()
     with pytest.raises(TypeError, match="TreeModel"):
         export.to_dot(e)
 
