@@ -79,6 +79,12 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         checked.append((n, p))
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be an integer >= 1; got {k!r}.")
+    known = set(jaxtree.TreeRegressor().get_params())
+    unknown = sorted(set(params) - known)
+    if unknown:  # checked before any compiling (a TypeError from the first fit said less)
+        raise TypeError(f"warmup got unknown parameter(s) {unknown}: table sizes go in sizes="
+                        f"[(rows, covariates), ...]; other keywords are TreeRegressor's "
+                        f"parameters ({sorted(known)}).")
     if _compilation_cache.enable() is None:
         warnings.warn("jaxtree's compilation cache is off (JAXTREE_COMPILATION_CACHE=0, "
                       "disable_compilation_cache(), or a JAX cache you configured): the "

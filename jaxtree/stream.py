@@ -242,8 +242,10 @@ def check_source_arrays(x, y, sample_weight, chunk_size) -> None:
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)):
         raise TypeError(f"chunk_size must be an integer; got {chunk_size!r}.")
     if not 1 <= chunk_size <= n:
+        fix = ("Use a smaller chunk_size (or fit in memory)." if chunk_size > n else
+               "A chunk holds at least one row.")
         raise ValueError(f"chunk_size must be between 1 and the number of rows {n}; got "
-                         f"{chunk_size}. Use a smaller chunk_size (or fit in memory).")
+                         f"{chunk_size}. {fix}")
 
 
 STREAMED_TYPES = (np.memmap, ChunkReader)

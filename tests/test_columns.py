@@ -189,6 +189,9 @@ def test_warmup_checks_its_arguments():
         jaxtree.warmup([(1, 3)])
     with pytest.raises(ValueError, match="k must be"):
         jaxtree.warmup([(10, 2)], k=0)
+    with pytest.raises(TypeError, match=r"unknown parameter\(s\) \['n', 'p'\]: table sizes go "
+                       r"in sizes=\[\(rows, covariates\)"):
+        jaxtree.warmup(n=500, p=3)
 
 
 # In the slow suite (two classes ~13 s, three ~100 s; since the eighteenth session, when the

@@ -249,6 +249,6 @@ def test_with_chunk_reads_the_same_rows_in_other_chunks():
     assert [c[0].shape[0] for c in chunks] == [7, 7, 7, 4]
     for i, want in enumerate((x, y, w)):
         np.testing.assert_array_equal(np.concatenate([c[i] for c in chunks]), want)
-    for bad in (0, 26):
-        with pytest.raises(ValueError, match="chunk_size must be between 1"):
+    for bad, fix in ((0, "at least one row"), (26, "smaller chunk_size")):
+        with pytest.raises(ValueError, match=f"chunk_size must be between 1.*{fix}"):
             r.with_chunk(bad)
