@@ -184,12 +184,12 @@ def _shapes_arg(text: str):
 
 
 def _drop_missing_target(args, keep, X):
-    """``X`` without the rows whose target is missing (``keep`` False), said on stderr."""
+    """``X`` without the rows whose target is missing (``keep`` False), said on stderr (also
+    with ``--quiet``, which silences progress: rows left out of a fit are not progress)."""
     if keep.all():
         return X
-    if not args.quiet:
-        print(f"jaxtree: dropped {int((~keep).sum())} row(s) whose target {args.target!r} is "
-              "missing", file=sys.stderr)
+    print(f"jaxtree: dropped {int((~keep).sum())} row(s) whose target {args.target!r} is "
+          "missing", file=sys.stderr)
     return X[keep] if not hasattr(X, "iloc") else X.loc[keep].reset_index(drop=True)
 
 

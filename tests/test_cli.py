@@ -157,6 +157,13 @@ def test_fit_with_features_subset(fitted, tmp_path, capsys):
                      "--out", str(model), "--quiet", *FIT_ARGS]) == 0
     assert jaxtree.load(model).model_.feature_names == ("f0", "f2", "f3")
     assert capsys.readouterr().err == ""  # --quiet: no progress bar
+    # a row with an empty target is dropped, and said so even with --quiet (not progress)
+    holed = tmp_path / "holed.csv"
+    lines = data.read_text().splitlines()
+    holed.write_text("\n".join(lines + [lines[1].rsplit(",", 1)[0] + ","]) + "\n")
+    assert cli.main(["fit", str(holed), "--target", "target", "--features", "f0,f2,f3",
+                     "--quiet", *FIT_ARGS]) == 0
+    assert capsys.readouterr().err == "jaxtree: dropped 1 row(s) whose target 'target' is missing\n"
 
 
 def test_csv_reader_without_pandas_matches_pandas(tmp_path, monkeypatch):
