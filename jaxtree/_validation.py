@@ -637,6 +637,25 @@ def is_host_array(X) -> bool:
     return isinstance(X, (np.ndarray, list, tuple, np.generic)) or is_pandas(X)
 
 
+def true_labels(y, shape: tuple) -> np.ndarray:
+    """The true labels of a classifier's ``score``: ``(n,)`` (or ``(n, 1)``), one per row of
+    the predictions (``shape``), none missing (a missing label is no class to score against:
+    refused, as ``fit`` refuses it, instead of counted as a wrong prediction)."""
+    ya = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    ya = ya.reshape(-1) if ya.ndim == 2 and ya.shape[1] == 1 else ya
+    if ya.shape != tuple(shape):
+        raise ValueError(f"y must have shape {tuple(shape)} (one label per row of X); got "
+                         f"{ya.shape}.")
+    missing = (np.isnan(ya) if ya.dtype.kind == "f" else
+               np.array([is_missing_value(v) for v in ya], bool) if ya.dtype.kind == "O" else
+               np.zeros(ya.shape, bool))
+    if missing.any():
+        raise ValueError(f"y contains {int(missing.sum())} missing label(s) (None or NaN), the "
+                         f"first at row {int(np.argmax(missing))}; score needs the true class "
+                         "of every row. Drop those rows first.")
+    return ya
+
+
 def check_labels(y, n_samples: int):
     """Validates class labels; returns ``(classes, index)``.
 

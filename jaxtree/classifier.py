@@ -359,10 +359,7 @@ class TreeClassifier(Estimator):
           sample_weight: ``(n,)`` weights of the rows, or None.
         """
         pred = self.predict(X)
-        ya = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
-        ya = ya.reshape(-1) if ya.ndim == 2 and ya.shape[1] == 1 else ya
-        if ya.shape != pred.shape:
-            raise ValueError(f"y must have shape {pred.shape} (one label per row of X); got {ya.shape}.")
+        ya = V.true_labels(y, pred.shape)
         sw = V.check_sample_weight(sample_weight, pred.shape[0])
         w = np.ones(pred.shape[0]) if sw is None else sw
         return float(np.sum(w * (pred == ya)) / np.sum(w))

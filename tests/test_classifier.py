@@ -266,6 +266,14 @@ def test_string_and_bool_labels():
     cb = clf().fit(X, y.astype(bool))
     assert cb.predict(X).dtype == bool
     np.testing.assert_array_equal(cb.predict(X), c.predict(X) == "dog")
+    # score: the accuracy against true labels, none of them missing (as fit refuses them)
+    assert c.score(X, names) == pytest.approx(np.mean(pred == names))
+    holed = names.astype(object)
+    holed[3] = None
+    with pytest.raises(ValueError, match=r"1 missing label\(s\).*row 3"):
+        c.score(X, holed)
+    with pytest.raises(ValueError, match=r"1 missing label\(s\).*row 5"):
+        clf().fit(X, y.astype(float)).score(X, np.where(np.arange(len(y)) == 5, np.nan, y))
 
 
 def test_imbalanced_classes_are_calibrated_on_average(x64):
