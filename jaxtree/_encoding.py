@@ -375,9 +375,7 @@ def _frame_kind(s) -> str:
     if kind in "biuf":  # nullable Int64 / Float64 / boolean
         return "numeric"
     if kind == "O":
-        vals = s.to_numpy(dtype=object)
-        ok = all(V.is_missing_value(v) or V.is_real_value(v) for v in vals)
-        return "numeric" if ok else "categorical"
+        return "numeric" if V.numbers_as_objects(s) else "categorical"
     return "unsupported"
 
 

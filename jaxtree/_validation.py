@@ -131,9 +131,10 @@ def is_real_value(v) -> bool:
     return isinstance(v, (numbers.Real, np.bool_))
 
 
-def _numbers_as_objects(column) -> bool:
+def numbers_as_objects(column) -> bool:
     """An object column (pandas) whose every value is a number, a bool or missing: numbers
-    stored as objects (e.g. after ``pd.concat`` with ``None``), read as numbers."""
+    stored as objects (e.g. after ``pd.concat`` with ``None``), read as numbers (here and by
+    the table encoding's ``"from_dtype"`` rule, :func:`jaxtree._encoding.fit`)."""
     return getattr(column.dtype, "kind", "") == "O" and all(
         is_missing_value(v) or is_real_value(v) for v in column.to_numpy(dtype=object))
 
@@ -146,7 +147,7 @@ def _pandas_to_numpy(a, name: str, allow_nan: bool = False) -> np.ndarray:
     columns = list(a.columns) if hasattr(a, "columns") else [getattr(a, "name", 0)]
     column = (lambda j: a.iloc[:, j]) if hasattr(a, "columns") else (lambda j: a)  # noqa: E731
     bad = [str(c) for j, (c, dt) in enumerate(zip(columns, dtypes))
-           if getattr(dt, "kind", "O") not in "biuf" and not _numbers_as_objects(column(j))]
+           if getattr(dt, "kind", "O") not in "biuf" and not numbers_as_objects(column(j))]
     if bad:
         raise TypeError(
             f"{name} must hold numbers; column(s) {bad} are not numeric. Convert them "
