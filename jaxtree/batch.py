@@ -465,12 +465,23 @@ def _check_batch(X, y, sample_weight):
     return xa, ya, _check_batch_weight(sample_weight, B, n)
 
 
-def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None) -> scoring.Data:
+def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) -> scoring.Data:
     """:func:`jaxtree.scoring.chunk` for every data set: ``(B, n_chunks, m, ...)`` (``rows``:
-    chunked as that many rows)."""
+    chunked as that many rows); ``support``: None, or ``(basis, min_support)``: each
+    member's candidate columns that ``min_support`` allows on its own rows
+    (:func:`jaxtree.scoring.with_support`; ``allowed`` ``(B, p*q)``)."""
     w = np.ones(np.shape(ys)) if sw is None else sw
     chunk = jax.vmap(lambda x_, y_, w_: scoring.chunk(x_, y_, w_, chunk_size, rows=rows))
-    return chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
+    data = chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
+    if support is None or not support[1]:
+        return data
+    basis, min_support = support
+    least = np.asarray([scoring.support_rows(min_support, int(np.count_nonzero(np.asarray(wb) > 0)))
+                        for wb in np.reshape(w, (-1, np.shape(ys)[-1]))])
+    if least.max() <= 1:
+        return data
+    mask = jax.vmap(lambda d, r: scoring.supported(d, basis, r))
+    return data._replace(allowed=mask(data, jnp.asarray(least, jnp.int32)))
 
 
 def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
@@ -618,7 +629,11 @@ class _Members:
         """Every member's rows ``idx`` chunked (``rows``: as :func:`_chunk_batch`'s)."""
         sw = None if self.sw is None else self.sw[:, idx]
         return _chunk_batch(self.xs[:, idx], self.ys[:, idx], sw, self.spec.chunk,
-                            self.data.x.dtype, rows)
+                            self.data.x.dtype, rows, self._support)
+
+    @property
+    def _support(self):
+        return self.spec.basis, self.spec.min_support
 
     def shape_split(self, program=None):
         """``(training data, held-out data, held-out rows)``: the same split of every data
@@ -650,7 +665,8 @@ class _Members:
         """The tree's source: every member's rows with its shapes' partial residual as ``y``."""
         n = self.xs.shape[1]
         ys = self.ys - np.asarray(fit.state.fit, np.float64).reshape(len(self.ys), -1)[:, :n]
-        data = _chunk_batch(self.xs, ys, self.sw, self.spec.chunk, self.data.x.dtype)
+        data = _chunk_batch(self.xs, ys, self.sw, self.spec.chunk, self.data.x.dtype,
+                            support=self._support)
         return _Members(self.xs, ys, self.sw, data, self.spec, self.cfg, self.programs,
                         self.sc, self.bound)
 
@@ -709,7 +725,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               beam_width: int = 4, validation_fraction: Optional[float] = None,
               random_state=None, shapes: int = 0, shape_knots: tuple = spec_.SHAPE_KNOTS,
               prune_tol: Optional[float] = None, y_bound: float = spec_.DEFAULT_Y_BOUND,
-              tol: Optional[float] = None) -> BatchResult:
+              tol: Optional[float] = None, min_support=0) -> BatchResult:
     """Fits ``B`` data sets of the same shape with one batched compiled step per iteration.
 
     Args:
@@ -757,6 +773,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         ``k_``, ``status_`` (``Status.CONVERGED``), ``history_``, ``choices_`` and model.
         The batch's ``history`` is NaN after a member's end. Members stopped early still
         cost a step each until the last member stops (they run in one vmapped call).
+      min_support: 0 (default: every candidate scored, as the paper's search, and the member
+        estimators say ``min_support=0``) or :class:`jaxtree.TreeRegressor`'s
+        ``min_support`` (whose default is ``0.02``), counted on each member's own rows.
       random_state: seed of the held-out split and of the shape search's row subset (None
         as 0).
       shapes: an integer ``S >= 0``: ``S`` shape terms before each member's tree, as
@@ -804,7 +823,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     settings = dict(k=k, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision, search=search, beam_width=beam_width,
-                    shape_knots=shape_knots, y_bound=y_bound)
+                    shape_knots=shape_knots, y_bound=y_bound, min_support=min_support)
     params = spec_.check_params({**settings, "validation_fraction": validation_fraction,
                            "shapes": shapes, "prune_tol": prune_tol, "tol": tol})
     _check_batch_shapes(shapes)
@@ -820,7 +839,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B)
     sc = scaling_.bounded(scaling_.from_rows(xa, ya, sw), float(y_bound))
     xs, ys = scaling_.scale_rows(sc, xa, ya, sw)
-    data = _chunk_batch(xs, ys, sw, params.chunk, dtype)
+    data = _chunk_batch(xs, ys, sw, params.chunk, dtype, support=(params.basis, min_support))
     cfg = search_.search_config(search, params.k, p * params.basis.q, refine=refine,
                                 coordinate_sweeps=params.sweeps, refine_steps=params.steps,
                                 precision=scoring.PRECISIONS[precision])
@@ -998,7 +1017,8 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
                          refine: Optional[str] = "optax", sample_weight=None,
                          chunk_size="auto", coordinate_sweeps: int = 3,
                          refine_steps: int = 20, precision: str = "highest",
-                         feature_names: Optional[Sequence[str]] = None) -> BatchResult:
+                         feature_names: Optional[Sequence[str]] = None,
+                         min_support=0) -> BatchResult:
     """Fits ``B`` classification data sets of the same shape with one batched compiled step
     per iteration: the classification counterpart of :func:`fit_batch`.
 
@@ -1024,6 +1044,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         refused, as by :func:`fit_batch`).
       sample_weight: optional non-negative ``(B, n)``, or ``(n,)`` shared by all.
       feature_names: optional ``p`` names of the covariates (default ``x1..xp``).
+      min_support: as for :func:`fit_batch` (default 0; the estimator's is ``0.02``).
 
     Returns:
       A :class:`BatchResult` of ``B`` fitted :class:`jaxtree.TreeClassifier`: ``models`` is
@@ -1048,7 +1069,8 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     # (a clone refits the same search), not the estimator's "auto" defaults.
     settings = dict(k=k, loss=loss, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
-                    precision=precision, search="greedy", validation_fraction=None, shapes=0)
+                    precision=precision, search="greedy", validation_fraction=None, shapes=0,
+                    min_support=min_support)
     est0 = classifier_.TreeClassifier(**settings)
     params = spec_.check_classifier_params(est0.get_params())
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot
@@ -1073,7 +1095,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     ypm = np.stack([classify.one_vs_rest(idx, K) for _, idx in labels])  # (B, K', n)
     Kt = ypm.shape[1]  # trees per data set: 1 for two classes, else K
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B * Kt)
-    data = _chunk_batch(xs, zeros, w, params.chunk, dtype)
+    data = _chunk_batch(xs, zeros, w, params.chunk, dtype, support=(params.basis, min_support))
     ys = classify.chunk_labels(ypm, data.y.shape[1:], dtype)
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).

@@ -190,6 +190,8 @@ class TreeClassifier(Estimator):
         regressor's shape stage), then fitted
         on all rows by a few Newton steps with the tree as offset
         (:meth:`jaxtree._fit.classify.Labels.backfit`); ``0``: the tree alone.
+      min_support: as for :class:`jaxtree.TreeRegressor` (default ``0.02`` of the training
+        rows): a candidate leaf's basis function must be nonzero on that many rows.
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
@@ -245,7 +247,8 @@ class TreeClassifier(Estimator):
                  categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
-                 tol: Optional[float] = spec_.DEFAULT_TOL, shapes="auto"):
+                 tol: Optional[float] = spec_.DEFAULT_TOL, shapes="auto",
+                 min_support=spec_.DEFAULT_MIN_SUPPORT):
         self.k = k
         self.loss = loss
         self.basis = basis
@@ -268,6 +271,7 @@ class TreeClassifier(Estimator):
         self.min_frequency = min_frequency
         self.tol = tol
         self.shapes = shapes
+        self.min_support = min_support
 
     # -------------------------------------------------------------- scikit-learn protocol
 

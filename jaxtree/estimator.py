@@ -19,7 +19,7 @@ from jaxtree import model as model_
 from jaxtree._base import (ParamsProtocol, Regressor, from_file, loaded_result,
                             set_fitted)
 from jaxtree._fit import pipeline
-from jaxtree._fit.spec import DEFAULT_TOL
+from jaxtree._fit.spec import DEFAULT_MIN_SUPPORT, DEFAULT_TOL
 from jaxtree._fit.spec import (DEFAULT_Y_BOUND, ENGINES, PARAMETER_CONSTRAINTS,
                                TARGET_TRANSFORMS, Params, check_params)
 
@@ -176,6 +176,11 @@ class TreeRegressor(Regressor):
         units, :data:`jaxtree.search.FLOOR_EPS`); ``status_`` then has ``Status.CONVERGED`` and ``k_`` is below ``k``. None or
         0: grow the tree to ``k`` (``TreeRegressor.paper()`` does). See
         :func:`jaxtree.search.stop_rule`.
+      min_support: a candidate leaf ``w * phi_i(x_j)`` enters the tree only where its basis
+        function is nonzero on at least this many training rows: a float in ``[0, 1)`` a
+        share of them (default ``0.02``), an int a row count, 0 for no rule (as
+        scikit-learn's ``min_samples_leaf``). It keeps out a hat at the edge of a covariate
+        fitted to a row or two (:func:`jaxtree.scoring.with_support`); ``paper()`` sets 0.
 
     Safety rails (:mod:`jaxtree._fit.limits`): ``k`` is bounded by the rows, at most one
     operation per 5 rows (``k <= n // 5``; the paper's Experiment 1 fits ``k = 10`` on 50
@@ -254,7 +259,7 @@ class TreeRegressor(Regressor):
                  missing: str = "indicator", categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
-                 tol: Optional[float] = DEFAULT_TOL):
+                 tol: Optional[float] = DEFAULT_TOL, min_support=DEFAULT_MIN_SUPPORT):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -282,6 +287,7 @@ class TreeRegressor(Regressor):
         self.max_categories = max_categories
         self.min_frequency = min_frequency
         self.tol = tol
+        self.min_support = min_support
 
     @classmethod
     def for_laws(cls, k: int = 20, *, basis="default+physics", y_bound: float = 0.25,
@@ -316,13 +322,14 @@ class TreeRegressor(Regressor):
         """The paper's algorithm (Xu, Honorio and Wang): the greedy search grown to exactly
         ``k`` operations, no shape terms (``search="greedy"``, ``validation_fraction=None``,
         ``shapes=0``) on the paper's scaling ``Y = [-1, 1]`` (``y_bound=1``), with no early
-        stop (``tol=None``; ``k`` is still bounded by the rows); the weights
+        stop (``tol=None``; ``k`` is still bounded by the rows) and every candidate scored
+        (``min_support=0``); the weights
         are still refined jointly (``refine="optax"``; pass ``refine="coordinate"`` for the
         paper's coordinate descent). Every setting can be overridden. The reproduction
         scripts and the races against the numpy reference use it.
         """
         kwargs = {"search": "greedy", "validation_fraction": None, "shapes": 0,
-                  "y_bound": 1.0, "tol": None, **kwargs}
+                  "y_bound": 1.0, "tol": None, "min_support": 0, **kwargs}
         return cls(k, **kwargs)
 
     def __sklearn_tags__(self):

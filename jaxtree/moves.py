@@ -209,7 +209,8 @@ def score_replace(program: prog.Program, data: scoring.Data, basis, *, max_leave
 
     Args:
       program: the current tree (the empty tree has no candidates: all ``+inf``).
-      data: chunked training data (:func:`jaxtree.scoring.chunk`; a cached basis is used).
+      data: chunked training data (:func:`jaxtree.scoring.chunk`; a cached basis is used;
+        its ``allowed`` columns only, where it has them).
       basis: the :class:`jaxtree.basis.Basis` the program indexes.
       max_leaves: static number of leaf rows ``L`` (>= number of leaves).
       precision: matmul precision.
@@ -229,7 +230,8 @@ def score_replace(program: prog.Program, data: scoring.Data, basis, *, max_leave
 
     init = zero_replace_moments(max_leaves, cols, data.x.dtype)
     mo, _ = jax.lax.scan(body, init, (data.x, data.y, data.w, data.phi))
-    return finish_replace(program, slots, mo)
+    out = finish_replace(program, slots, mo)
+    return out._replace(sse=scoring.masked(out.sse, data.allowed))
 
 
 def replace_chunk_moments(program: prog.Program, slots, xb, yb, wb, phb, basis,
@@ -585,7 +587,8 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
 
     Args:
       program: the current tree (empty: row 0 holds ``y ~ a + w' phi_a phi_b``).
-      data: chunked training data (a cached basis is used).
+      data: chunked training data (a cached basis is used; pairs of its ``allowed``
+        columns only, where it has them).
       basis: the :class:`jaxtree.basis.Basis`.
       max_rows: static number of leaves ``R`` to score: the first ``R`` leaf ranks, or
         the length of ``slots``. Work is ``6 n (pq)^2`` flops per row (``2R`` rows).
@@ -615,6 +618,8 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
     is_leaf = (slots >= 0) & (program.op[jnp.maximum(slots, 0)] == prog.LEAF)
     row_ok = jnp.where(empty, jnp.arange(2 * max_rows) == 0, jnp.repeat(is_leaf, 2))
     upper = jnp.arange(pq)[:, None] <= jnp.arange(pq)[None, :]
+    if data.allowed is not None:  # both factors of a pair nonzero on enough rows
+        upper = upper & data.allowed[:, None] & data.allowed[None, :]
 
     def one_row(row):
         rank, mul = row // 2, row % 2 == 1

@@ -820,12 +820,29 @@ def start_intercept(loss: str, y: np.ndarray, sw: np.ndarray | None = None) -> f
     return float(np.log(prior / (1 - prior)))
 
 
-def _newton_step(tree, phi, y, sw, *, max_k, loss, refine, sweeps):
+def supported(phi: np.ndarray, sw: np.ndarray | None, rows: int) -> np.ndarray | None:
+    """bool ``(p, q)``: the basis columns ``phi[:, j, i]`` (``phi (n, p, q)``) nonzero on at
+    least ``rows`` rows of positive weight ``sw`` (None: all rows;
+    :func:`jaxtree.scoring.with_support`'s rule, the estimators' ``min_support``), or None
+    for ``rows <= 1`` (no rule)."""
+    if rows <= 1:
+        return None
+    keep = slice(None) if sw is None else np.asarray(sw) > 0
+    return np.count_nonzero(np.asarray(phi)[keep] != 0, axis=0) >= rows
+
+
+def _allowed_only(sse: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:
+    """Candidate scores ``(..., p, q)`` with the columns not ``allowed`` at ``+inf``."""
+    return sse if allowed is None else np.where(allowed, sse, np.inf)
+
+
+def _newton_step(tree, phi, y, sw, *, max_k, loss, refine, sweeps, allowed=None):
     """:func:`step` for a classification loss (see the module docstring)."""
     _, p, q = phi.shape
     if tree is None:
         tree = empty_tree(max_k)
     sse, w, a, rss = score_newton(tree, phi, y, sw, loss)
+    sse = _allowed_only(sse, allowed)
     if not np.sum(sw * newton_rows(loss, y, logit(tree, phi))[1]) > 0 or not np.isfinite(sse).any():
         # No row carries a Newton weight (every row outside the margin): keep the tree.
         record = (-1, 0, LEAF, -1, -1, 0.0, float(tree.intercept), float("nan"))
@@ -949,6 +966,7 @@ def step(
     refine: str | None = "coordinate",
     sweeps: int = 3,
     loss: str = "squared",
+    allowed: np.ndarray | None = None,
 ) -> tuple[ReferenceTree, StepRecord]:
     """One iteration of Algorithm 1 on validated float64 inputs.
 
@@ -971,6 +989,8 @@ def step(
         refine: ``"coordinate"`` or None.
         sweeps: coordinate-descent sweeps of the refinement.
         loss: ``"squared"``, ``"logistic"`` or ``"margin"``.
+        allowed: optional bool ``(p, q)``: the only basis columns a candidate may use
+            (:func:`supported`; the others score ``+inf``); None allows all.
 
     Returns:
         ``(tree, record)``: the new tree (capacity ``2 max_k + 1``) and a :class:`StepRecord`.
@@ -978,9 +998,10 @@ def step(
     sw = np.ones_like(y) if sw is None else sw
     if loss != "squared":
         return _newton_step(tree, phi, y, sw, max_k=max_k, loss=loss, refine=refine,
-                            sweeps=sweeps)
+                            sweeps=sweeps, allowed=allowed)
     _, p, q = phi.shape
     sse, w, a = score_candidates(tree, phi, y, sw)
+    sse = _allowed_only(sse, allowed)
     if tree is None:
         flat = select_candidate(sse, weighted_tss(y, sw))
         j, i = (int(v) for v in np.unravel_index(flat, (p, q)))

@@ -69,9 +69,7 @@ def coarse(data: scoring.Data, max_rows: int = REFINE_ROWS) -> scoring.Data:
     r = max([d for d in range(1, nc + 1) if nc % d == 0 and d * m <= max(max_rows, m)])
     if r == 1:
         return data
-    phi = None if data.phi is None else data.phi.reshape(nc // r, r * m, -1)
-    return scoring.Data(data.x.reshape(nc // r, r * m, -1), data.y.reshape(nc // r, r * m),
-                        data.w.reshape(nc // r, r * m), phi)
+    return scoring.map_rows(lambda a: a.reshape((nc // r, r * m) + a.shape[2:]), data)
 
 
 LEAF_CACHE_BYTES = 512 * 2**20

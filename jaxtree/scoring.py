@@ -60,6 +60,12 @@ from jaxtree import program as prog
 __all__ = [
     "safe_div",
     "apply",
+    "map_rows",
+    "masked",
+    "support_counts",
+    "support_rows",
+    "supported",
+    "with_support",
     "BUCKET_MIN_WORK",
     "LEAF_BUCKETS_MIN_WORK",
     "COARSE_COLUMNS_MIN_ROWS",
@@ -112,12 +118,24 @@ class Data(NamedTuple):
       w: float ``(n_chunks, m)`` non-negative sample weights; padding rows have 0.
       phi: optional float ``(n_chunks, m, q*p)`` cached basis values (see
         :func:`cache_basis`); ``None`` evaluates the basis chunk by chunk.
+      allowed: optional bool ``(p*q,)``, feature-major (column ``j*q + i``): the candidate
+        columns the scorers may choose (:func:`with_support`, the estimators'
+        ``min_support``); ``None`` scores every column. Not a row array: functions that cut
+        or regroup the rows (:func:`map_rows`) keep it as it is.
     """
 
     x: jax.Array
     y: jax.Array
     w: jax.Array
     phi: Optional[jax.Array] = None
+    allowed: Optional[jax.Array] = None
+
+
+def map_rows(fn, data: Data) -> Data:
+    """``data`` with ``fn`` applied to each of its row arrays (``x``, ``y``, ``w`` and a
+    kept ``phi``); ``allowed``, a property of the columns, is kept as it is."""
+    return data._replace(x=fn(data.x), y=fn(data.y), w=fn(data.w),
+                         phi=None if data.phi is None else fn(data.phi))
 
 
 def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] = None,
@@ -213,6 +231,71 @@ def _pad_chunks(xp, x, y, sample_weight, chunk_size: int, rows: Optional[int] = 
     w = xp.ones((n,), x.dtype) if sample_weight is None else xp.asarray(sample_weight, x.dtype)
     return (xp.pad(x, ((0, pad), (0, 0))).reshape(nc, m, p), xp.pad(y, (0, pad)).reshape(nc, m),
             xp.pad(w, (0, pad)).reshape(nc, m))
+
+
+def support_rows(min_support, n: int) -> int:
+    """The fewest training rows on which a candidate's basis column must be nonzero, for
+    ``n`` training rows (rows of positive weight): ``min_support`` as scikit-learn's
+    ``min_samples_leaf`` reads it, an int a row count (at most ``n``), a float in ``(0, 1)`` a
+    share of the rows rounded up; 0 for none."""
+    if isinstance(min_support, (float, np.floating)) and 0 < min_support < 1:
+        return int(np.ceil(float(min_support) * n))
+    return min(int(min_support), int(n))
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def support_counts(data: Data, basis) -> jax.Array:
+    """int32 ``(p*q,)``, feature-major (column ``j*q + i``): on how many rows of positive
+    weight each basis column ``phi_i(x_j)`` is nonzero, for the chunked rows ``data`` (the
+    kept ``phi`` where there is one) and the :class:`jaxtree.basis.Basis` ``basis``. One pass
+    over the rows; a NaN padding column counts every row (its scores are ``inf`` anyway)."""
+    p, q = data.x.shape[-1], basis.q
+
+    def body(acc, ch):
+        xb, wb, phb = ch
+        phi = to_feature_major(design(xb, basis) if phb is None else phb, q, p)
+        on = (phi != 0) & (wb > 0)[:, None]
+        return acc + jnp.sum(on, 0, dtype=jnp.int32), None
+
+    counts, _ = jax.lax.scan(body, jnp.zeros((p * q,), jnp.int32), (data.x, data.w, data.phi))
+    return counts
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def supported(data: Data, basis, rows) -> jax.Array:
+    """bool ``(p*q,)``: the columns of :func:`support_counts` ``(data, basis)`` nonzero on at
+    least ``rows`` (an int32 scalar) rows of positive weight (one program: no eager
+    comparison after it)."""
+    return support_counts(data, basis) >= rows
+
+
+def with_support(data: Data, basis, rows: int, mask=supported) -> Data:
+    """``data`` whose scorers choose only candidate columns nonzero on at least ``rows``
+    rows of positive weight (:attr:`Data.allowed`; :func:`support_rows` turns the
+    estimators' ``min_support`` into ``rows``); ``data`` as it is for ``rows <= 1`` (a
+    column zero on every row is never chosen anyway: it fits nothing).
+
+    Args:
+      data: the chunked rows a search scores (the kept ``phi`` is read where there is one).
+      basis: the :class:`jaxtree.basis.Basis`.
+      rows: the fewest rows a column must be nonzero on.
+      mask: the program computing the mask (:func:`supported`, or its cached executable).
+
+    Decision (thirty-eighth session, issue 29): a leaf ``w * phi_i(x_j)`` fitted to a few
+    rows is noise the held-out rows then have to undo. On a wide table (500 rows, 150
+    covariates) the default kept one leaf because its fourth leaf was a hat at the edge of a
+    normal covariate, nonzero on one training row; boosting's ``min_samples_leaf`` is the
+    same guard. The rule scores such a candidate ``+inf`` in every scorer (the insertions,
+    the replacements, the pair lookahead, the reference engine)."""
+    if rows <= 1:
+        return data
+    return data._replace(allowed=mask(data, basis, np.int32(rows)))
+
+
+def masked(sse, allowed):
+    """Candidate scores ``sse (..., p*q)`` with the columns not ``allowed`` (bool
+    ``(p*q,)`` or None: all allowed) at ``+inf``: never chosen."""
+    return sse if allowed is None else jnp.where(allowed, sse, jnp.inf)
 
 
 def cache_basis(data: Data, basis) -> Data:
@@ -588,7 +671,8 @@ def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
     Args:
       program: the current tree (may be empty: then row 0 holds the first-leaf
         candidates ``y ~ a + w phi_ij``).
-      data: chunked training data.
+      data: chunked training data; where it has ``allowed`` columns (:func:`with_support`)
+        the others score ``+inf``.
       basis: the :class:`jaxtree.basis.Basis`.
       max_leaves: static number of leaf rows ``L`` (>= number of leaves).
       precision: matmul precision (``HIGHEST`` keeps float32 on GPUs out of TF32).
@@ -626,7 +710,8 @@ def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
     else:
         idx = jnp.searchsorted(jnp.asarray(sizes), jnp.maximum(prog.n_leaves(program), 1))
         mo = jax.lax.switch(idx, [functools.partial(moments, b) for b in sizes])
-    return finish(program, prog.leaf_slots(program, max_leaves), mo)
+    out = finish(program, prog.leaf_slots(program, max_leaves), mo)
+    return out._replace(sse=masked(out.sse, data.allowed))
 
 
 PRECISIONS = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,

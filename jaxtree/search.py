@@ -364,7 +364,7 @@ def screen_rows(data, max_rows: int):
         flat = a.reshape((-1,) + a.shape[2:])[::stride]
         return flat[None]
 
-    return jax.tree_util.tree_map(take, data)
+    return scoring.map_rows(take, data)
 
 
 MOVE_INSERT, MOVE_PAIR, MOVE_SHAPE = 0, 1, 2

@@ -1349,7 +1349,7 @@ def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None, spec=None) -
         return pairs
     m = data.x.shape[1]
     rows = max(m, min(SCREEN_ROWS, SCREEN_UPDATES // len(pairs)))
-    head = jax.tree_util.tree_map(lambda a: a[:max(1, rows // m)], data)
+    head = scoring.map_rows(lambda a: a[:max(1, rows // m)], data)
     mains = ShapeSpec(n1=8, n2=3, max_terms=cols, pairs=(), groups=groups)
     on = np.arange(cols) < p
     for _, members in groups:  # a group's other covariates have no main shape

@@ -120,9 +120,11 @@ def shard_data(data: scoring.Data, devices=None) -> scoring.Data:
     mesh = data_mesh(devices)
     m2 = padded_chunk(data.x.shape[1], mesh.size)
     sh = row_sharding(mesh)
-    # Optional fields (e.g. a cached basis ``phi (nc, m, p*q)``) are sharded the same way.
-    return type(data)(*(None if a is None else jax.device_put(_pad_rows(a, m2), sh)
-                        for a in data))
+    # A kept basis ``phi (nc, m, p*q)`` is sharded as the rows; ``allowed`` (columns) is
+    # replicated.
+    out = scoring.map_rows(lambda a: jax.device_put(_pad_rows(a, m2), sh), data)
+    return out if data.allowed is None else out._replace(
+        allowed=jax.device_put(data.allowed, NamedSharding(mesh, P())))
 
 
 def block_putter(devices, m: int, dtype):

@@ -406,6 +406,16 @@ def score_block(acc, program, slots, xb, yb, wb, *, basis, precision, buckets=()
 
 
 @functools.partial(jax.jit, static_argnames=("basis",))
+def support_block(acc, xb, wb, *, basis):
+    """Adds the :func:`jaxtree.scoring.support_counts` of a block's chunks ``xb (B, m, p)``
+    of weights ``wb (B, m)`` in the basis ``basis`` (and its rows of positive weight) to
+    ``acc = (counts (p*q,), rows)``."""
+    counts, n = acc
+    data = scoring.Data(xb, wb, wb)
+    return counts + scoring.support_counts(data, basis), n + jnp.sum(wb > 0, dtype=jnp.int32)
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
 def coordinate_block(acc, program, d, xb, yb, wb, *, basis):
     """Merges leaf ``d``'s coordinate moments of a block into ``acc``.
 
@@ -499,16 +509,18 @@ _finish_delete = jax.jit(moves.finish_delete)
 
 
 @functools.partial(jax.jit, static_argnames=("q",))
-def _choose(program, slots, mo, *, q):
+def _choose(program, slots, mo, allowed, *, q):
     scores = scoring.finish(program, slots, mo)
+    scores = scores._replace(sse=scoring.masked(scores.sse, allowed))
     choice = scoring.select(scores, q)
     new = scoring.apply(program, choice)
     return new, choice, jnp.isfinite(choice.sse), scores.rss
 
 
 @functools.partial(jax.jit, static_argnames=("q",))
-def _choose_replace(program, slots, mo, *, q):
-    rc = moves.select_replace(moves.finish_replace(program, slots, mo), q)
+def _choose_replace(program, slots, mo, allowed, *, q):
+    rc = moves.finish_replace(program, slots, mo)
+    rc = moves.select_replace(rc._replace(sse=scoring.masked(rc.sse, allowed)), q)
     return moves.apply_replace(program, rc), rc.sse
 
 
@@ -542,8 +554,9 @@ def beam_score_block(acc, programs, slots, xb, yb, wb, *, basis, precision):
 
 
 @functools.partial(jax.jit, static_argnames=("q",))
-def _beam_children(programs, slots, mo, *, q):
+def _beam_children(programs, slots, mo, allowed, *, q):
     scores = jax.vmap(scoring.finish)(programs, slots, mo)
+    scores = scores._replace(sse=scoring.masked(scores.sse, allowed))
     return search.beam_children(programs, scores, q)
 
 
@@ -605,6 +618,19 @@ class _Passes:
     def screen(self, max_rows: int, dtype) -> scoring.Data:
         """The pair screen's rows in memory (:func:`screen_rows`)."""
         return screen_rows(self.source, max_rows, dtype)
+
+    def support(self, min_support, p: int):
+        """bool ``(p*q,)``: the candidate columns ``min_support`` allows
+        (:func:`jaxtree.scoring.with_support`'s rule), counted in one pass, or None (no
+        rule)."""
+        if not min_support:
+            return None
+        acc = (jnp.zeros((p * self.basis.q,), jnp.int32), jnp.zeros((), jnp.int32))
+        for xb, _, wb in self.blocks():
+            acc = support_block(acc, xb, wb, basis=self.basis)
+        counts, n = jax.device_get(acc)
+        rows = scoring.support_rows(min_support, int(n))
+        return jnp.asarray(counts >= rows) if rows > 1 else None
 
     def scores(self, program, slots, rows, cols, dtype, precision, buckets=()):
         acc = scoring.zero_moments(rows, cols, dtype)
@@ -725,11 +751,15 @@ class _Step:
     (:func:`jaxtree.search.pair_taken`, :func:`jaxtree.search.replacement_kept`).
     """
 
-    def __init__(self, passes: "_Passes", config: search.Config, p: int, dtype):
+    def __init__(self, passes: "_Passes", config: search.Config, p: int, dtype,
+                 allowed=None):
         self.passes, self.config, self.dtype = passes, config, dtype
         self.max_leaves = config.max_k + 1
         self.rows, self.cols = 2 * self.max_leaves, p * passes.basis.q
+        self.allowed = allowed  # the candidate columns min_support allows (None: all)
         self.screen = passes.screen(config.pair_rows, dtype) if config.pair_leaves else None
+        if self.screen is not None:
+            self.screen = self.screen._replace(allowed=allowed)
 
     def _refine(self, new, loss):
         """The configured refinement of ``new`` by streamed passes: ``(program, loss)``."""
@@ -761,7 +791,7 @@ class _Step:
         for _ in range(cfg.replace_moves):
             slots = _leaf_slots(new, self.max_leaves)
             mo = passes.replace(new, slots, self.cols, dtype, cfg.precision)
-            cand, sse = _choose_replace(new, slots, mo, q=passes.basis.q)
+            cand, sse = _choose_replace(new, slots, mo, self.allowed, q=passes.basis.q)
             cand, cand_loss = self._refine(cand, sse / n)  # passes the loss through if none
             if not bool(search.replacement_kept(cand_loss, loss, dtype)):
                 break
@@ -774,7 +804,7 @@ class _Step:
         mo = passes.scores(program, slots, self.rows, self.cols, dtype, cfg.precision, cfg.buckets)
         was_empty = int(program.n_slots) == 0
         room = was_empty or int(program.n_slots) + 2 <= program.capacity
-        new, choice, ok, rss = _choose(program, slots, mo, q=passes.basis.q)
+        new, choice, ok, rss = _choose(program, slots, mo, self.allowed, q=passes.basis.q)
         i32 = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
         record = search.Choice(*choice, i32(search.MOVE_INSERT), i32(-1), i32(-1), i32(0))
         ok = bool(ok) and room
@@ -822,7 +852,8 @@ class _BeamStep:
         for xb, yb, wb in passes.blocks():
             acc = beam_score_block(acc, programs, slots, xb, yb, wb, basis=passes.basis,
                                    precision=cfg.precision)
-        choices, parents, new, was_empty = _beam_children(programs, slots, acc, q=passes.basis.q)
+        choices, parents, new, was_empty = _beam_children(programs, slots, acc, st.allowed,
+                                                          q=passes.basis.q)
         loss = choices.sse / acc.n[0]
         if not bool(was_empty) and cfg.refine is not None:
             finite = np.isfinite(np.asarray(choices.sse))
@@ -862,7 +893,8 @@ def fit(source, basis, k: int, config: search.Config,
         callback: Optional[Callable[[int, float, dict], bool]] = None, *,
         chunks_per_block: int = 16, devices=None, dtype=None,
         loss_scale: float = 1.0, beam_width: Optional[int] = None,
-        held_out=None, shapes=None, stop: Optional[search.Stop] = None) -> search.SearchResult:
+        held_out=None, shapes=None, stop: Optional[search.Stop] = None,
+        min_support=0) -> search.SearchResult:
     """The search of :func:`jaxtree.search.fit` (or :func:`jaxtree.search.beam_fit`),
     streaming ``source`` every pass.
 
@@ -891,15 +923,19 @@ def fit(source, basis, k: int, config: search.Config,
         recomputed on the device for every block of every pass (and for the pair screen's
         rows and ``held_out``), never stored: ``shapes=S``'s tree on streamed data.
       stop: as for :func:`jaxtree.search.run` (the estimators' ``tol``); None: grow to ``k``.
+      min_support: the estimators' (:func:`jaxtree.scoring.support_rows`): only candidate
+        columns nonzero on that many rows of positive weight are scored, counted in one
+        pass before the search (:func:`jaxtree.scoring.with_support`'s rule); 0: all.
 
     Returns:
       :class:`jaxtree.search.SearchResult`, equal to the in-memory search on the same rows.
     """
     p, dtype, put = _streamed_setup(source, config, devices, dtype)
     passes = _Passes(source, basis, chunks_per_block, put)
+    allowed = passes.support(min_support, p)
     if shapes is not None:
         passes = _shape_residual(passes, *shapes)
-    step = _Step(passes, config, p, dtype)
+    step = _Step(passes, config, p, dtype, allowed)
     start = prog.empty_program(config.max_k, dtype)
     beam = None
     if beam_width is not None:
@@ -1267,9 +1303,11 @@ class _LossStep:
     :func:`jaxtree.refine.coordinate_newton`); the reported loss is one more pass.
     """
 
-    def __init__(self, passes: _LossPasses, config: search.Config, p: int, dtype):
+    def __init__(self, passes: _LossPasses, config: search.Config, p: int, dtype,
+                 allowed=None):
         self.passes, self.config, self.p, self.dtype = passes, config, p, dtype
         self.max_leaves = config.max_k + 1
+        self.allowed = allowed  # the candidate columns min_support allows (None: all)
 
     def _coordinate(self, program):
         cfg, passes, dtype = self.config, self.passes, self.dtype
@@ -1288,7 +1326,8 @@ class _LossStep:
     def __call__(self, program):
         cfg = self.config
         inner = _Step(_WorkingPasses(self.passes, program),
-                      cfg._replace(loss="squared", refine=None), self.p, self.dtype)
+                      cfg._replace(loss="squared", refine=None), self.p, self.dtype,
+                      self.allowed)
         new, info = inner(program)
         if int(info.status) == search.STATUS_OK:
             if cfg.refine == "coordinate":
@@ -1300,14 +1339,15 @@ class _LossStep:
 
 
 def loss_step(source, basis, config: search.Config, *, chunks_per_block: int = 16,
-              devices=None, dtype=None) -> Callable:
+              devices=None, dtype=None, min_support=0) -> Callable:
     """The streamed step of a classification search over ``source`` (labels ``y = +-1``).
 
     Args:
       source: as for :func:`fit` (scaled chunks, e.g. a scaled :class:`ChunkReader` whose
         ``y`` holds the labels +-1).
       basis: the basis; config: with ``loss`` ``"logistic"`` or ``"margin"`` (greedy only).
-      chunks_per_block, devices, dtype: as for :func:`fit`.
+      chunks_per_block, devices, dtype, min_support: as for :func:`fit` (the support is
+        counted in one pass when the step is made).
 
     Returns:
       ``step(program) -> (program, StepInfo)`` for :func:`jaxtree.search.run`, the same
@@ -1322,6 +1362,6 @@ def loss_step(source, basis, config: search.Config, *, chunks_per_block: int = 1
         raise ValueError(f"loss_step needs a classification loss {list(losses.CLASSIFICATION_LOSSES)}; "
                          f"got {config.loss!r} (the squared loss streams through fit).")
     p, dtype, put = _streamed_setup(source, config, devices, dtype)
-    return _LossStep(_LossPasses(source, basis, chunks_per_block, put, config.loss), config, p,
-                     dtype)
+    passes = _LossPasses(source, basis, chunks_per_block, put, config.loss)
+    return _LossStep(passes, config, p, dtype, passes.support(min_support, p))
 

@@ -18,7 +18,7 @@ from _shared import at_xla_fusion_emitters
 
 BASIS = B.make_basis(hats=4, sines=3, cosines=3, powers=2, truncated_cubics=0)
 KW = dict(k=3, basis=BASIS, refine="coordinate", coordinate_sweeps=2, chunk_size=64,
-          shape_knots=(8, 4), search="greedy")
+          shape_knots=(8, 4), search="greedy", min_support=0)
 
 
 def _distinct(n=300, seed=0):

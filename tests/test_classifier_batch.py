@@ -34,7 +34,7 @@ def _flat(choices):
 
 
 def _check_equal(res, X, y, sample_weight=None, **kw):
-    settings = {**KW, **kw}
+    settings = {**KW, "min_support": 0, **kw}  # the batch's default: every candidate scored
     for b, got in enumerate(res):
         sw = None if sample_weight is None else sample_weight[b]
         # fit_batch_classifier runs the greedy search grown to k, no shape terms (it has no

@@ -388,6 +388,7 @@ class Labels:
         # numpy in: padded on the host (nothing compiled), with the buckets' padding columns
         data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=s.dtype,
                              chunk_size=s.chunk, rows=rows, columns=cols)
+        data = source.with_support(data, s, n, w)  # min_support, counted on these rows
         ys = chunk_labels(ypm, data.y.shape, s.dtype)
         if s.devices is not None:
             return _shard(data, ys, s.devices)
@@ -471,6 +472,8 @@ class Labels:
         ypm = np.asarray(ypm, np.float64)
         w = np.asarray(w, np.float64)
         cfg, loss, dtype = self.cfg, self.spec.loss, self.spec.dtype
+        allowed = reference_.supported(phi, w, self.spec.support_rows(
+            int(np.count_nonzero(w > 0))))
 
         def one(arrays, y):
             tree = reference_.ReferenceTree(
@@ -479,7 +482,7 @@ class Labels:
                 np.asarray(arrays["weight"], np.float64), float(arrays["intercept"]),
                 int(arrays["n_slots"]))
             tree, r = reference_.step(tree, phi, y, w, max_k=cfg.max_k, refine=cfg.refine,
-                                      sweeps=cfg.coordinate_sweeps, loss=loss)
+                                      sweeps=cfg.coordinate_sweeps, loss=loss, allowed=allowed)
             new = prog.from_arrays(tree.op, tree.left, tree.right, tree.feature, tree.basis,
                                    tree.weight, tree.intercept, tree.n_slots, dtype=dtype)
             return new, r
@@ -817,7 +820,8 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     spec = spec.bound_to(sc)
     cfg = config(hyper, params, n, p, spec.basis.q, K)
     steps = [stream_.loss_step(r.scaled(sc, dtype), spec.basis, cfg, dtype=dtype,
-                               devices=spec.devices, chunks_per_block=spec.block)
+                               devices=spec.devices, chunks_per_block=spec.block,
+                               min_support=spec.min_support)
              for r in readers]
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     src = Labels(spec, cfg, sc, classes, ypm, w, encoding_.names_out(enc, p), steps=steps)

@@ -45,6 +45,20 @@ second process compiles nothing for them (light at LLVM level 1: no L-BFGS loop,
 :data:`jaxtree._executables.LIGHT_LLVM1`)."""
 
 
+supported_cached = _executables.cached(scoring.supported, static_argnums=(1,),
+                                       light=_executables.LIGHT_LLVM1)
+""":func:`jaxtree.scoring.supported` of a fit's chunked rows (``min_support``), stored and
+loaded as :data:`designs_cached`."""
+
+
+def with_support(data: scoring.Data, spec: spec_.FitSpec, n: int, sw) -> scoring.Data:
+    """The tree search's chunked rows (``n`` of them, of weights ``sw`` or None) with the
+    candidate columns ``spec.min_support`` allows (:func:`jaxtree.scoring.with_support`),
+    counted on the rows of positive weight."""
+    n = n if sw is None else int(np.count_nonzero(np.asarray(sw) > 0))
+    return scoring.with_support(data, spec.basis, spec.support_rows(n), supported_cached)
+
+
 def scaled(rows, spec: spec_.FitSpec):
     """The source of a regression's rows, scaled: ``rows`` is ``(x, y, sample_weight)``
     (held in memory, :class:`InMemory`, or read chunk by chunk where the row plan says so,
@@ -208,10 +222,12 @@ class InMemory(_Regression):
             # device, the same buckets): chunked and their basis values computed once for
             # both (thirty-second session).
             if self._one is None:
-                self._one = self._chunk(xs, ys, sw, rows, columns)
+                self._one = with_support(self._chunk(xs, ys, sw, rows, columns), s, len(xs), sw)
             data = self._one
         else:
             data = self._chunk(xs, ys, sw, rows, columns=columns, basis=basis)
+            if basis:  # rows the tree's search scores (not only the shape terms)
+                data = with_support(data, s, len(xs), sw)
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
         return data
@@ -329,10 +345,12 @@ class InMemory(_Regression):
         xdt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
         phi = np.asarray(s.basis.evaluate(jnp.asarray(self.xs, xdt)), np.float64)
         ys, sw = np.asarray(self.ys, np.float64), self.sw
+        n = len(ys) if sw is None else int(np.count_nonzero(np.asarray(sw) > 0))
+        allowed = reference_.supported(phi, sw, s.support_rows(n))
 
         def step(tree):
             tree, r = reference_.step(tree, phi, ys, sw, max_k=s.k, refine=s.refine,
-                                      sweeps=s.sweeps)
+                                      sweeps=s.sweeps, allowed=allowed)
             choice = search.Choice(r.flat_index, r.slot, r.op, r.feature, r.basis, r.weight,
                                    r.intercept, r.sse)
             return tree, search.StepInfo(r.loss, choice, search.STATUS_OK)
@@ -480,7 +498,8 @@ class Streamed(_Regression):
         s = self.spec
         return dict(callback=rep, devices=s.devices, chunks_per_block=s.block,
                     loss_scale=self.loss_scale, shapes=self.shapes,
-                    beam_width=s.beam_width if s.search == "beam" else None, stop=s.stop)
+                    beam_width=s.beam_width if s.search == "beam" else None, stop=s.stop,
+                    min_support=s.min_support)
 
     def read_rows(self, rows, program=None) -> scoring.Data:
         """The rows ``rows`` (sorted) read into memory, scaled and chunked as an in-memory fit

@@ -175,6 +175,33 @@ def _check_tol(value, name):
                          f"{value!r}.")
 
 
+DEFAULT_MIN_SUPPORT = 0.02
+"""The estimators' default ``min_support``: a candidate's basis column must be nonzero on 2%
+of the training rows (:func:`jaxtree.scoring.with_support`).
+
+Decision (thirty-eighth session, issue 29; BENCHMARKS.md, "A candidate's support"): of
+``bench_accuracy.py``'s 16 tables 2% changed four, better on ggplot2 mpg (-2.1% RMSE) and
+Boston (-2.8%), within the folds' noise on diamonds (+0.3%) and flights (+0.25%), and took a
+wide 500 x 150 table from test RMSE 1.19 to 0.48; 5% cost Pima 0.004 AUC, and a fixed 20 rows
+cost the smallest tables (mtcars +2.9%, airquality +3.5%), where 20 rows is a fifth of the
+data."""
+
+
+def check_min_support(value, name):
+    """``min_support``: a share of the training rows in ``[0, 1)`` (a float) or a row count
+    ``>= 0`` (an int), as scikit-learn's ``min_samples_leaf``."""
+    share = isinstance(value, (float, np.floating))
+    if isinstance(value, bool) or not (share or isinstance(value, (int, np.integer))):
+        raise TypeError(f"{name} must be a float share of the training rows in [0, 1) (e.g. "
+                        f"0.02) or an int row count (e.g. 10); got {value!r} of type "
+                        f"{type(value).__name__}.")
+    if (share and not (np.isfinite(value) and 0 <= value < 1)) or (not share and value < 0):
+        raise ValueError(f"{name} must be a float share of the training rows in [0, 1) (e.g. "
+                         f"0.02) or an int row count >= 0 (e.g. 10): a basis column enters "
+                         f"the tree only where it is nonzero on that many training rows; got "
+                         f"{value!r}.")
+
+
 PARAMETER_CONSTRAINTS = {
     "k": lambda v, n: V.check_int(v, n, 0),
     "refine": lambda v, n: V.check_choice(v, n, search.REFINE_MODES),
@@ -196,6 +223,7 @@ PARAMETER_CONSTRAINTS = {
     "y_bound": _check_y_bound,
     "prune_tol": _check_prune_tol,
     "tol": _check_tol,
+    "min_support": check_min_support,
     # Tables (issue 12): missing values and categories, encoded at the boundary.
     "missing": encoding_.check_missing,
     "categorical_features": encoding_.check_categorical_features,
@@ -409,7 +437,8 @@ class FitSpec:
     compile without XLA's fusion emitters, the insertion at LLVM level 1 too
     (:func:`jaxtree._executables.light`; the pipeline's regression fits).
     ``missing``: the estimator's ``missing`` (``"indicator"`` or ``"error"``); the fitted
-    model's predict-time rule follows it (:attr:`model_missing`).
+    model's predict-time rule follows it (:attr:`model_missing`). ``min_support``: the
+    estimator's (:meth:`support_rows`); every search engine and path applies it.
     """
 
     k: int
@@ -448,6 +477,12 @@ class FitSpec:
     light: bool = False
     both_orders: bool = False
     missing: str = "indicator"
+    min_support: float = 0
+
+    def support_rows(self, n: int) -> int:
+        """The fewest of ``n`` training rows (of positive weight) a candidate's basis column
+        must be nonzero on (``min_support``, :func:`jaxtree.scoring.support_rows`)."""
+        return scoring.support_rows(self.min_support, n)
 
     @property
     def model_missing(self) -> str:
@@ -596,6 +631,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         streamed=not in_memory,
         quick_shapes=quick, light=small and cpu,
         missing=hyper.get("missing", "indicator"),
+        min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
                      and fraction is not None and hyper.get("loss", "squared") == "squared"))
