@@ -209,7 +209,7 @@ def test_every_engine_and_path_applies_the_rule():
     assert min(_leaf_support(free[0].model_, X)) == 1
 
 
-def test_the_classifier_applies_the_rule_on_both_engines():
+def test_the_classifier_applies_the_rule_in_memory_streamed_and_in_numpy():
     X, _ = _gap_table()
     labels = (np.random.default_rng(1).uniform(size=len(X)) < 0.3).astype(int)
     kw = dict(search="greedy", validation_fraction=None, shapes=0, tol=None,
@@ -219,8 +219,11 @@ def test_the_classifier_applies_the_rule_on_both_engines():
     est = jaxtree.TreeClassifier(3, min_support=150, **kw).fit(X, labels)
     assert min(_leaf_support(est.model_, X)) >= 150
     ref = jaxtree.TreeClassifier(3, min_support=150, engine="reference", **kw).fit(X, labels)
-    assert ([(c["feature"], c["basis"]) for c in ref.choices_]
-            == [(c["feature"], c["basis"]) for c in est.choices_])
+    streamed = jaxtree.TreeClassifier(3, min_support=150, chunk_size=64, **kw).fit(
+        stream.ChunkReader(X, labels.astype(float), chunk_size=64), None)
+    keys = [(c["feature"], c["basis"]) for c in est.choices_]
+    for other in (ref, streamed):
+        assert [(c["feature"], c["basis"]) for c in other.choices_] == keys
 
 
 def test_the_default_and_the_papers_setting():
