@@ -65,6 +65,7 @@ __all__ = [
     "support_counts",
     "support_rows",
     "supported",
+    "designs_supported",
     "with_support",
     "BUCKET_MIN_WORK",
     "LEAF_BUCKETS_MIN_WORK",
@@ -314,6 +315,16 @@ def designs(x, basis):
     Jitted at module level: an eager ``lax.map`` would trace and compile anew on every
     call."""
     return jax.lax.map(lambda xb: design(xb, basis), x)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def designs_supported(data: Data, basis, rows) -> tuple:
+    """``(designs(data.x, basis), supported(data, basis, rows))`` in one program: the kept
+    basis values of the chunked rows ``data`` and the columns nonzero on at least ``rows``
+    rows of positive weight, counted from them (one program to compile and load instead of
+    two: a second process loads each from disk)."""
+    phi = designs(data.x, basis)
+    return phi, support_counts(data._replace(phi=phi), basis) >= rows
 
 
 def tie_rtol(dtype) -> float:

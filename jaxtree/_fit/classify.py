@@ -472,8 +472,7 @@ class Labels:
         ypm = np.asarray(ypm, np.float64)
         w = np.asarray(w, np.float64)
         cfg, loss, dtype = self.cfg, self.spec.loss, self.spec.dtype
-        allowed = reference_.supported(phi, w, self.spec.support_rows(
-            int(np.count_nonzero(w > 0))))
+        allowed = reference_.supported(phi, w, source.support_rows(self.spec, len(w), w))
 
         def one(arrays, y):
             tree = reference_.ReferenceTree(

@@ -50,13 +50,24 @@ supported_cached = _executables.cached(scoring.supported, static_argnums=(1,),
 """:func:`jaxtree.scoring.supported` of a fit's chunked rows (``min_support``), stored and
 loaded as :data:`designs_cached`."""
 
+designs_supported_cached = _executables.cached(scoring.designs_supported, static_argnums=(1,),
+                                               light=_executables.LIGHT_LLVM1)
+""":func:`jaxtree.scoring.designs_supported`: the kept basis values and the ``min_support``
+mask in one program (``cache_basis`` with a rule), stored and loaded as
+:data:`designs_cached`."""
+
+
+def support_rows(spec: spec_.FitSpec, n: int, sw) -> int:
+    """The fewest rows a candidate column must be nonzero on (``spec.min_support``), of the
+    ``n`` rows of weights ``sw`` (None: all positive)."""
+    return spec.support_rows(n if sw is None else int(np.count_nonzero(np.asarray(sw) > 0)))
+
 
 def with_support(data: scoring.Data, spec: spec_.FitSpec, n: int, sw) -> scoring.Data:
     """The tree search's chunked rows (``n`` of them, of weights ``sw`` or None) with the
     candidate columns ``spec.min_support`` allows (:func:`jaxtree.scoring.with_support`),
     counted on the rows of positive weight."""
-    n = n if sw is None else int(np.count_nonzero(np.asarray(sw) > 0))
-    return scoring.with_support(data, spec.basis, spec.support_rows(n), supported_cached)
+    return scoring.with_support(data, spec.basis, support_rows(spec, n, sw), supported_cached)
 
 
 def scaled(rows, spec: spec_.FitSpec):
@@ -222,24 +233,30 @@ class InMemory(_Regression):
             # device, the same buckets): chunked and their basis values computed once for
             # both (thirty-second session).
             if self._one is None:
-                self._one = with_support(self._chunk(xs, ys, sw, rows, columns), s, len(xs), sw)
+                self._one = self._chunk(xs, ys, sw, rows, columns)
             data = self._one
         else:
             data = self._chunk(xs, ys, sw, rows, columns=columns, basis=basis)
-            if basis:  # rows the tree's search scores (not only the shape terms)
-                data = with_support(data, s, len(xs), sw)
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
         return data
 
     def _chunk(self, xs, ys, sw, rows, columns=None, basis: bool = True):
+        """The rows chunked; with ``basis`` (rows the tree's search scores, not only the shape
+        terms) their kept basis values (``cache_basis``) and the ``min_support`` mask."""
+        s = self.spec
         # numpy in, so that the chunks are padded on the host (nothing compiled)
         data = scoring.chunk(np.asarray(xs), np.asarray(ys), None if sw is None else np.asarray(sw),
-                             chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
-                             columns=columns)
-        if self.spec.cache_basis and basis:  # through the executable cache, as the search's
-            data = data._replace(phi=designs_cached(data.x, self.spec.basis))
-        return data
+                             chunk_size=s.chunk, rows=rows, dtype=s.dtype, columns=columns)
+        if not basis:
+            return data
+        least = support_rows(s, len(xs), sw)
+        if s.cache_basis and least > 1:  # one program for both (through the executable cache)
+            phi, allowed = designs_supported_cached(data, s.basis, np.int32(least))
+            return data._replace(phi=phi, allowed=allowed)
+        if s.cache_basis:
+            data = data._replace(phi=designs_cached(data.x, s.basis))
+        return scoring.with_support(data, s.basis, least, supported_cached)
 
     def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
@@ -345,8 +362,7 @@ class InMemory(_Regression):
         xdt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
         phi = np.asarray(s.basis.evaluate(jnp.asarray(self.xs, xdt)), np.float64)
         ys, sw = np.asarray(self.ys, np.float64), self.sw
-        n = len(ys) if sw is None else int(np.count_nonzero(np.asarray(sw) > 0))
-        allowed = reference_.supported(phi, sw, s.support_rows(n))
+        allowed = reference_.supported(phi, sw, support_rows(s, len(ys), sw))
 
         def step(tree):
             tree, r = reference_.step(tree, phi, ys, sw, max_k=s.k, refine=s.refine,
