@@ -581,8 +581,7 @@ def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles
     light = jaxtree.TreeRegressor(**kw).fit(X, y)
     lit = {name: opts for name, opts in named_compiles
            if opts in ({**ex._MARK, **ex.LIGHT}, {**ex._MARK, **ex.LIGHT_LLVM1})}
-    # the kept basis values with the min_support mask (one program, scoring.designs_supported)
-    assert lit.get("jit(designs_supported)") == {**ex._MARK, **ex.LIGHT_LLVM1}, named_compiles
+    assert lit.get("jit(designs)") == {**ex._MARK, **ex.LIGHT_LLVM1}, named_compiles
     assert not any("step" in name for name in lit), lit  # search.step_cached: light=False
     # the backfit step's two programs (the default below 10,000 rows) compile light, the
     # L-BFGS loops (the step's finish, the backfitting round) without LLVM level 1
@@ -591,7 +590,7 @@ def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles
     assert not search.step_cached.light
     # the programs measured to run as fast at level 1 (BENCHMARKS.md, thirty-sixth session)
     assert source.designs_cached.light == ex.LIGHT_LLVM1
-    assert source.designs_supported_cached.light == source.supported_cached.light == ex.LIGHT_LLVM1
+    assert source.supported_cached.light == ex.LIGHT_LLVM1
     assert select.held_out_errors_cached.light == select.tree_values.light == ex.LIGHT_LLVM1
     assert all(c.light == ex.LIGHT_LLVM1 for c in search.shape_step_jit.programs)
     monkeypatch.setenv("XLA_FLAGS", suite_flags)

@@ -50,12 +50,6 @@ supported_cached = _executables.cached(scoring.supported, static_argnums=(1,),
 """:func:`jaxtree.scoring.supported` of a fit's chunked rows (``min_support``), stored and
 loaded as :data:`designs_cached`."""
 
-designs_supported_cached = _executables.cached(scoring.designs_supported, static_argnums=(1,),
-                                               light=_executables.LIGHT_LLVM1)
-""":func:`jaxtree.scoring.designs_supported`: the kept basis values and the ``min_support``
-mask in one program (``cache_basis`` with a rule), stored and loaded as
-:data:`designs_cached`."""
-
 
 def support_rows(spec: spec_.FitSpec, n: int, sw) -> int:
     """The fewest rows a candidate column must be nonzero on (``spec.min_support``), of the
@@ -251,12 +245,14 @@ class InMemory(_Regression):
         if not basis:
             return data
         least = support_rows(s, len(xs), sw)
-        if s.cache_basis and least > 1:  # one program for both (through the executable cache)
-            phi, allowed = designs_supported_cached(data, s.basis, np.int32(least))
-            return data._replace(phi=phi, allowed=allowed)
-        if s.cache_basis:
-            data = data._replace(phi=designs_cached(data.x, s.basis))
-        return scoring.with_support(data, s.basis, least, supported_cached)
+        if not s.cache_basis:
+            return scoring.with_support(data, s.basis, least, supported_cached)
+        data = data._replace(phi=designs_cached(data.x, s.basis))  # the executable cache's
+        if least <= 1:
+            return data
+        # counted on the host from the kept values (scoring.kept_support_counts: no program)
+        allowed = scoring.kept_support_counts(data, s.basis.q) >= least
+        return data._replace(allowed=jax.device_put(allowed))
 
     def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
