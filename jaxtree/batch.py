@@ -476,10 +476,16 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) ->
     if support is None or not support[1]:
         return data
     basis, min_support = support
-    least = np.asarray([scoring.support_rows(min_support, int(np.count_nonzero(np.asarray(wb) > 0)))
-                        for wb in np.reshape(w, (-1, np.shape(ys)[-1]))])
+    ws = np.broadcast_to(np.asarray(w), np.shape(ys))
+    least = np.asarray([scoring.support_rows(min_support, int(np.count_nonzero(wb > 0)))
+                        for wb in ws])
     if least.max() <= 1:
         return data
+    B, n, p = np.shape(xs)
+    if scoring.compiling_dominates(n, p, basis.q):  # on the host, as the estimators count
+        counts = np.stack([scoring.host_support_counts(xs[b], ws[b], basis)
+                           for b in range(B)])
+        return data._replace(allowed=jax.device_put(counts >= least[:, None]))
     mask = jax.vmap(lambda d, r: scoring.supported(d, basis, r))
     return data._replace(allowed=mask(data, jnp.asarray(least, jnp.int32)))
 

@@ -821,14 +821,16 @@ def start_intercept(loss: str, y: np.ndarray, sw: np.ndarray | None = None) -> f
 
 
 def supported(phi: np.ndarray, sw: np.ndarray | None, rows: int) -> np.ndarray | None:
-    """bool ``(p, q)``: the basis columns ``phi[:, j, i]`` (``phi (n, p, q)``) nonzero on at
-    least ``rows`` rows of positive weight ``sw`` (None: all rows;
-    :func:`jaxtree.scoring.with_support`'s rule, the estimators' ``min_support``), or None
-    for ``rows <= 1`` (no rule)."""
+    """bool ``(p, q)``: the basis columns ``phi[:, j, i]`` (``phi (n, p, q)``) nonzero
+    (``|phi| > jaxtree.scoring.SUPPORT_TOL``) on at least ``rows`` rows of positive weight
+    ``sw`` (None: all rows; :func:`jaxtree.scoring.with_support`'s rule, the estimators'
+    ``min_support``), or None for ``rows <= 1`` (no rule)."""
     if rows <= 1:
         return None
+    from jaxtree.scoring import SUPPORT_TOL  # noqa: PLC0415 (numpy module: no jax at import)
+
     keep = slice(None) if sw is None else np.asarray(sw) > 0
-    return np.count_nonzero(np.asarray(phi)[keep] != 0, axis=0) >= rows
+    return np.count_nonzero(np.abs(np.asarray(phi)[keep]) > SUPPORT_TOL, axis=0) >= rows
 
 
 def _allowed_only(sse: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:

@@ -64,7 +64,9 @@ __all__ = [
     "masked",
     "support_counts",
     "support_rows",
+    "SUPPORT_TOL",
     "supported",
+    "host_support_counts",
     "kept_support_counts",
     "with_support",
     "BUCKET_MIN_WORK",
@@ -234,6 +236,17 @@ def _pad_chunks(xp, x, y, sample_weight, chunk_size: int, rows: Optional[int] = 
             xp.pad(w, (0, pad)).reshape(nc, m))
 
 
+SUPPORT_TOL = 1e-6
+"""A basis value counts towards a column's support (:func:`support_counts`) where ``|phi| >
+SUPPORT_TOL``. Decision (thirty-eighth session): not ``phi != 0``, because an exact zero of a
+function is not always computed as one: the sines' and cosines' reduced polynomials
+(:mod:`jaxtree._trig`) and numpy's ``sin`` give up to ``3e-7`` in float32 where the value is 0
+(``sin(pi)`` at a covariate's maximum, every row of a 0/1 column), and the host count
+(:func:`host_support_counts`) and the device count must agree. The basis functions are of
+order 1 (``|phi| <= 1`` on the scaled rows), so a row where one is below a millionth adds
+nothing a leaf could fit."""
+
+
 def support_rows(min_support, n: int) -> int:
     """The fewest training rows on which a candidate's basis column must be nonzero, for
     ``n`` training rows (rows of positive weight): ``min_support`` as scikit-learn's
@@ -247,7 +260,8 @@ def support_rows(min_support, n: int) -> int:
 @functools.partial(jax.jit, static_argnums=1)
 def support_counts(data: Data, basis) -> jax.Array:
     """int32 ``(p*q,)``, feature-major (column ``j*q + i``): on how many rows of positive
-    weight each basis column ``phi_i(x_j)`` is nonzero, for the chunked rows ``data`` (the
+    weight each basis column ``phi_i(x_j)`` is nonzero (``|phi| > SUPPORT_TOL``,
+    :data:`SUPPORT_TOL`), for the chunked rows ``data`` (the
     kept ``phi`` where there is one) and the :class:`jaxtree.basis.Basis` ``basis``. One pass
     over the rows; a NaN padding column counts every row (its scores are ``inf`` anyway)."""
     p, q = data.x.shape[-1], basis.q
@@ -255,7 +269,7 @@ def support_counts(data: Data, basis) -> jax.Array:
     def body(acc, ch):
         xb, wb, phb = ch
         phi = to_feature_major(design(xb, basis) if phb is None else phb, q, p)
-        on = (phi != 0) & (wb > 0)[:, None]
+        on = ~(jnp.abs(phi) <= SUPPORT_TOL) & (wb > 0)[:, None]  # NaN (padding) counts
         return acc + jnp.sum(on, 0, dtype=jnp.int32), None
 
     counts, _ = jax.lax.scan(body, jnp.zeros((p * q,), jnp.int32), (data.x, data.w, data.phi))
@@ -317,6 +331,37 @@ def designs(x, basis):
     return jax.lax.map(lambda xb: design(xb, basis), x)
 
 
+def host_support_counts(x, w, basis) -> np.ndarray:
+    """:func:`support_counts` on the host in numpy (int64 ``(p*q,)``, feature-major): the
+    scaled rows ``x (n, p)`` (no padding) of weights ``w`` (None: all positive), each basis
+    function evaluated in float64 by its family's numpy code (``to_numeric``), one function
+    at a time (memory ``O(n p)``). Float64: numpy's float32 ``sin`` of a rounded argument
+    (``9 pi x``) is off by up to ``2e-6`` where the value is 0, above :data:`SUPPORT_TOL`;
+    in float64 the counts equal the device's float32 ones (checked on 0/1 columns, values
+    on the knots and on the zeros of every frequency).
+
+    Decision (thirty-eighth session): where compiling dominates a fit
+    (:func:`compiling_dominates`: at most :data:`BUCKET_MIN_WORK` values ``n*p*q``) the
+    estimators count here instead of compiling :func:`supported` (0.8 s to trace and compile
+    on a 1,000 x 10 table, about 7% of the classifier's first fit; numpy takes a few
+    milliseconds there). A value within rounding of :data:`SUPPORT_TOL` could be counted
+    differently by the two evaluations (a row, where it happens)."""
+    x = np.asarray(x, np.float64)
+    if w is not None:
+        x = x[np.asarray(w) > 0]
+    p = x.shape[1]
+    out = np.empty((p, basis.q), np.int64)
+    for i in range(basis.q):
+        fam, m = basis.locate(i)
+        if fam.per_feature:
+            vals = np.stack([np.asarray(fam.to_numeric(np, m, x[:, j], feature=j))
+                             for j in range(p)], 1) if len(x) else np.zeros((0, p))
+        else:
+            vals = np.asarray(fam.to_numeric(np, m, x))
+        out[:, i] = np.count_nonzero(np.abs(vals) > SUPPORT_TOL, axis=0)
+    return out.reshape(-1)
+
+
 def kept_support_counts(data: Data, q: int) -> np.ndarray:
     """:func:`support_counts` on the host (numpy, int64) from the kept basis values
     ``data.phi`` (:func:`cache_basis`) of ``q`` functions: no program to compile or load.
@@ -327,7 +372,7 @@ def kept_support_counts(data: Data, q: int) -> np.ndarray:
     (and its fit took 0.84 against 0.74 s). The values are read back once per chunking
     (``4 n p q`` bytes, at most 64 MB where they are kept)."""
     phi = np.asarray(data.phi)
-    on = (phi != 0) & (np.asarray(data.w) > 0)[..., None]
+    on = ~(np.abs(phi) <= SUPPORT_TOL) & (np.asarray(data.w) > 0)[..., None]  # NaN counts
     counts = on.sum((0, 1))  # function-major, column i*p + j
     p = phi.shape[-1] // q
     return counts.reshape(q, p).T.reshape(-1)

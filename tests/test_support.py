@@ -24,9 +24,11 @@ BASIS = basis_.get_basis(None)
 
 
 def _brute_counts(x, w, basis):
-    """``(p*q,)`` feature-major: rows of positive weight on which each column is nonzero."""
+    """``(p*q,)`` feature-major: rows of positive weight on which each column is nonzero
+    (``|phi| > SUPPORT_TOL``)."""
     phi = np.asarray(basis.evaluate(jnp.asarray(x)))  # (n, p, q)
-    return np.count_nonzero(phi[np.asarray(w) > 0] != 0, axis=0).reshape(-1)
+    return np.count_nonzero(np.abs(phi[np.asarray(w) > 0]) > scoring.SUPPORT_TOL,
+                            axis=0).reshape(-1)
 
 
 def _gap_table(seed=0, n=200):
@@ -81,6 +83,30 @@ def test_support_counts_match_a_brute_force_count(kept):
     assert scoring.with_support(data, BASIS, 1).allowed is None  # rows <= 1: no rule
     if kept:  # the host count from the kept values (the estimators' cache_basis)
         np.testing.assert_array_equal(scoring.kept_support_counts(data, BASIS.q), want)
+    else:  # the host count from the families' numpy code (where compiling dominates)
+        np.testing.assert_array_equal(
+            scoring.host_support_counts(x.astype(np.float32), w, BASIS), want)
+
+
+@pytest.mark.parametrize("spec", [None, {"hats": 7, "sines": 5, "cosines": 5, "powers": 3,
+                                          "truncated_cubics": 4}])
+def test_host_and_device_counts_agree_on_the_zeros_of_every_function(spec):
+    """Values where functions are exactly 0 (a 0/1 column, the knots of the hats, the zeros of
+    every frequency): the device's float32 values there are rounding (up to 3e-7), below
+    SUPPORT_TOL, and the host count (float64) must agree with the device's."""
+    basis = basis_.get_basis(spec)
+    rng = np.random.default_rng(5)
+    n = 400
+    x = rng.uniform(size=(n, 5))
+    x[:, 0] = rng.integers(0, 2, n)
+    x[:, 1] = rng.integers(0, 10, n) / 9.0  # knots of 10 hats
+    x[:, 2] = rng.integers(0, 5, n) / 4.0  # zeros of sin(4 pi x), cos(2 pi x), ...
+    x[:, 3] = np.round(rng.uniform(size=n) * 36) / 36
+    x = x.astype(np.float32)
+    device = np.asarray(scoring.support_counts(
+        scoring.chunk(x, np.zeros(n, np.float32), chunk_size=128), basis))
+    np.testing.assert_array_equal(scoring.host_support_counts(x, None, basis), device)
+    assert device.min() < n  # the zeros are there: some columns lose rows
 
 
 def test_support_rows_reads_a_share_or_a_count():

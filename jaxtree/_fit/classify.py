@@ -388,7 +388,7 @@ class Labels:
         # numpy in: padded on the host (nothing compiled), with the buckets' padding columns
         data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=s.dtype,
                              chunk_size=s.chunk, rows=rows, columns=cols)
-        data = source.with_support(data, s, n, w)  # min_support, counted on these rows
+        data = source.with_support(data, s, xs, w)  # min_support, counted on these rows
         ys = chunk_labels(ypm, data.y.shape, s.dtype)
         if s.devices is not None:
             return _shard(data, ys, s.devices)

@@ -57,11 +57,26 @@ def support_rows(spec: spec_.FitSpec, n: int, sw) -> int:
     return spec.support_rows(n if sw is None else int(np.count_nonzero(np.asarray(sw) > 0)))
 
 
-def with_support(data: scoring.Data, spec: spec_.FitSpec, n: int, sw) -> scoring.Data:
-    """The tree search's chunked rows (``n`` of them, of weights ``sw`` or None) with the
-    candidate columns ``spec.min_support`` allows (:func:`jaxtree.scoring.with_support`),
-    counted on the rows of positive weight."""
-    return scoring.with_support(data, spec.basis, support_rows(spec, n, sw), supported_cached)
+def with_support(data: scoring.Data, spec: spec_.FitSpec, xs, sw) -> scoring.Data:
+    """The tree search's chunked rows ``data`` of the scaled rows ``xs (n, p)`` (weights
+    ``sw`` or None) with the candidate columns ``spec.min_support`` allows
+    (:func:`jaxtree.scoring.with_support`), counted on the rows of positive weight: on the
+    host where compiling dominates (:func:`jaxtree.scoring.host_support_counts`), else by
+    one jitted pass (:data:`supported_cached`)."""
+    n, p = np.shape(xs)
+    least = support_rows(spec, n, sw)
+    if least <= 1 or not scoring.compiling_dominates(n, p, spec.basis.q):
+        return scoring.with_support(data, spec.basis, least, supported_cached)
+    counts = scoring.host_support_counts(xs, sw, spec.basis)
+    return with_counts(data, counts, least, spec.basis.q)
+
+
+def with_counts(data: scoring.Data, counts, least: int, q: int) -> scoring.Data:
+    """``data`` with ``allowed = counts >= least``, the table's ``(p*q,)`` counts padded with
+    allowed columns to ``data``'s width (its NaN padding columns score ``+inf`` anyway)."""
+    pad = data.x.shape[-1] * q - len(counts)
+    allowed = np.concatenate([np.asarray(counts) >= least, np.ones(pad, bool)])
+    return data._replace(allowed=jax.device_put(allowed))
 
 
 def scaled(rows, spec: spec_.FitSpec):
@@ -244,10 +259,10 @@ class InMemory(_Regression):
                              chunk_size=s.chunk, rows=rows, dtype=s.dtype, columns=columns)
         if not basis:
             return data
-        least = support_rows(s, len(xs), sw)
         if not s.cache_basis:
-            return scoring.with_support(data, s.basis, least, supported_cached)
+            return with_support(data, s, xs, sw)
         data = data._replace(phi=designs_cached(data.x, s.basis))  # the executable cache's
+        least = support_rows(s, len(xs), sw)
         if least <= 1:
             return data
         # counted on the host from the kept values (scoring.kept_support_counts: no program)
