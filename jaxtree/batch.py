@@ -482,7 +482,7 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) ->
     if least.max() <= 1:
         return data
     B, n, p = np.shape(xs)
-    if scoring.compiling_dominates(n, p, basis.q):  # on the host, as the estimators count
+    if n * p * basis.q <= scoring.HOST_SUPPORT_MAX_WORK:  # on the host, as the estimators
         counts = np.stack([scoring.host_support_counts(xs[b], ws[b], basis)
                            for b in range(B)])
         return data._replace(allowed=jax.device_put(counts >= least[:, None]))

@@ -66,6 +66,7 @@ __all__ = [
     "support_rows",
     "SUPPORT_TOL",
     "supported",
+    "HOST_SUPPORT_MAX_WORK",
     "host_support_counts",
     "kept_support_counts",
     "with_support",
@@ -331,6 +332,18 @@ def designs(x, basis):
     return jax.lax.map(lambda xb: design(xb, basis), x)
 
 
+HOST_SUPPORT_MAX_WORK = 2_000_000
+"""Up to this ``n*p*q`` the estimators count a fit's support on the host
+(:func:`host_support_counts`), above it by the jitted pass (:func:`supported`).
+
+Decision (thirty-eighth session): the host count costs about 22 ns a value on the 2-core CPU
+(9 ms at 1,000 x 10, 377 ms at 40,000 x 10 with q = 40), once per chunking of a fit's rows
+(up to three times a fit); the jitted pass costs 0.8 s to trace and compile once per shape (a
+second process loads it) and milliseconds to run. At 2·10⁶ values the host count is about
+45 ms a call: below that it saves a first fit most of the 0.8 s and costs a warm fit little;
+above it a warm fit would pay more than a first fit saves."""
+
+
 def host_support_counts(x, w, basis) -> np.ndarray:
     """:func:`support_counts` on the host in numpy (int64 ``(p*q,)``, feature-major): the
     scaled rows ``x (n, p)`` (no padding) of weights ``w`` (None: all positive), each basis
@@ -340,11 +353,10 @@ def host_support_counts(x, w, basis) -> np.ndarray:
     in float64 the counts equal the device's float32 ones (checked on 0/1 columns, values
     on the knots and on the zeros of every frequency).
 
-    Decision (thirty-eighth session): where compiling dominates a fit
-    (:func:`compiling_dominates`: at most :data:`BUCKET_MIN_WORK` values ``n*p*q``) the
-    estimators count here instead of compiling :func:`supported` (0.8 s to trace and compile
-    on a 1,000 x 10 table, about 7% of the classifier's first fit; numpy takes a few
-    milliseconds there). A value within rounding of :data:`SUPPORT_TOL` could be counted
+    Decision (thirty-eighth session): on small fits (at most :data:`HOST_SUPPORT_MAX_WORK`
+    values ``n*p*q``) the estimators count here instead of compiling :func:`supported`
+    (0.8 s to trace and compile on a 1,000 x 10 table, about 7% of the classifier's first
+    fit; numpy takes 9 ms there). A value within rounding of :data:`SUPPORT_TOL` could be counted
     differently by the two evaluations (a row, where it happens)."""
     x = np.asarray(x, np.float64)
     if w is not None:

@@ -218,7 +218,7 @@ def test_the_rule_keeps_a_one_row_hat_out_of_the_tree():
     assert one.formula() == free.formula()
 
 
-def test_every_engine_and_path_applies_the_rule():
+def test_every_engine_and_path_applies_the_rule(monkeypatch):
     X, y = _gap_table()
     kw = dict(search="greedy", validation_fraction=None, shapes=0, tol=None,
               refine="coordinate", min_support=0.02)
@@ -229,7 +229,9 @@ def test_every_engine_and_path_applies_the_rule():
         stream.ChunkReader(X, y, chunk_size=64), None)
     batch = fit_batch(np.stack([X, X]), np.stack([y, y]), k=3, refine="coordinate",
                       min_support=0.02)
-    for other in (ref, streamed, batch[0], batch[1]):
+    monkeypatch.setattr(scoring, "HOST_SUPPORT_MAX_WORK", 0)  # counted by the jitted pass
+    jitted = jaxtree.TreeRegressor(3, cache_basis=False, **kw).fit(X, y)  # no kept values
+    for other in (ref, streamed, batch[0], batch[1], jitted):
         assert [(c["feature"], c["basis"]) for c in other.choices_] == keys
     assert batch[0].get_params()["min_support"] == 0.02
     assert min(_leaf_support(base.model_, X)) >= 4

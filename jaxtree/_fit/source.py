@@ -61,11 +61,12 @@ def with_support(data: scoring.Data, spec: spec_.FitSpec, xs, sw) -> scoring.Dat
     """The tree search's chunked rows ``data`` of the scaled rows ``xs (n, p)`` (weights
     ``sw`` or None) with the candidate columns ``spec.min_support`` allows
     (:func:`jaxtree.scoring.with_support`), counted on the rows of positive weight: on the
-    host where compiling dominates (:func:`jaxtree.scoring.host_support_counts`), else by
-    one jitted pass (:data:`supported_cached`)."""
+    host on small fits (:data:`jaxtree.scoring.HOST_SUPPORT_MAX_WORK`,
+    :func:`jaxtree.scoring.host_support_counts`), else by one jitted pass
+    (:data:`supported_cached`)."""
     n, p = np.shape(xs)
     least = support_rows(spec, n, sw)
-    if least <= 1 or not scoring.compiling_dominates(n, p, spec.basis.q):
+    if least <= 1 or n * p * spec.basis.q > scoring.HOST_SUPPORT_MAX_WORK:
         return scoring.with_support(data, spec.basis, least, supported_cached)
     counts = scoring.host_support_counts(xs, sw, spec.basis)
     return with_counts(data, counts, least, spec.basis.q)
