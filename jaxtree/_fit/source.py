@@ -216,7 +216,7 @@ class InMemory(_Regression):
     # ------------------------------------------------------------------------ rows
 
     def data(self, ys=None, shard: bool = True, rows=None, xs=None, sw=None,
-             basis: bool = True) -> scoring.Data:
+             basis: bool = True, support: bool = False) -> scoring.Data:
         """The chunked rows (basis cached with ``cache_basis``): the tree search's, sharded
         over ``devices`` and padded to the spec's column bucket (``columns``,
         :func:`jaxtree.scoring.columns_for`), or with ``shard=False`` the shape stage's (one
@@ -224,8 +224,9 @@ class InMemory(_Regression):
         :func:`jaxtree._fit.stages.shapes_first`); ``ys``/``xs``/``sw``: other rows than the
         source's; ``rows``: chunked as that many rows (:func:`jaxtree.scoring.chunk`);
         ``basis``: False skips the basis values of ``cache_basis`` (rows that only the shape
-        terms read). The source's own rows in the shape stage's layout are chunked once, for
-        the tree's search and the shape stage alike."""
+        terms read); ``support``: with the ``min_support`` mask (:meth:`_supported`: the rows
+        a tree's search scores). The source's own rows in the shape stage's layout are
+        chunked once, for the tree's search and the shape stage alike."""
         s = self.spec
         xs = self.xs if xs is None else xs
         ys = self.ys if ys is None else ys
@@ -244,31 +245,37 @@ class InMemory(_Regression):
             # both (thirty-second session).
             if self._one is None:
                 self._one = self._chunk(xs, ys, sw, rows, columns)
+            if support and self._one.allowed is None:
+                self._one = self._supported(self._one, xs, sw)
             data = self._one
         else:
             data = self._chunk(xs, ys, sw, rows, columns=columns, basis=basis)
+            data = self._supported(data, xs, sw) if support and basis else data
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
         return data
 
     def _chunk(self, xs, ys, sw, rows, columns=None, basis: bool = True):
-        """The rows chunked; with ``basis`` (rows the tree's search scores, not only the shape
-        terms) their kept basis values (``cache_basis``) and the ``min_support`` mask."""
-        s = self.spec
         # numpy in, so that the chunks are padded on the host (nothing compiled)
         data = scoring.chunk(np.asarray(xs), np.asarray(ys), None if sw is None else np.asarray(sw),
-                             chunk_size=s.chunk, rows=rows, dtype=s.dtype, columns=columns)
-        if not basis:
-            return data
-        if not s.cache_basis:
-            return with_support(data, s, xs, sw)
-        data = data._replace(phi=designs_cached(data.x, s.basis))  # the executable cache's
+                             chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
+                             columns=columns)
+        if self.spec.cache_basis and basis:  # through the executable cache, as the search's
+            data = data._replace(phi=designs_cached(data.x, self.spec.basis))
+        return data
+
+    def _supported(self, data, xs, sw):
+        """``data`` (the chunked rows ``xs`` of weights ``sw``) with the ``min_support`` mask:
+        counted on the host from the kept basis values where there are some
+        (:func:`jaxtree.scoring.kept_support_counts`: no program), else :func:`with_support`."""
+        s = self.spec
         least = support_rows(s, len(xs), sw)
         if least <= 1:
             return data
-        # counted on the host from the kept values (scoring.kept_support_counts: no program)
-        allowed = scoring.kept_support_counts(data, s.basis.q) >= least
-        return data._replace(allowed=jax.device_put(allowed))
+        if data.phi is not None:
+            return with_counts(data, scoring.kept_support_counts(data, s.basis.q), least,
+                               s.basis.q)
+        return with_support(data, s, xs, sw)
 
     def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
@@ -293,7 +300,8 @@ class InMemory(_Regression):
             rows, held_rows = self._split_buckets(xs.shape[0], len(train), len(held), max_train)
             columns = s.columns
         # the shape split's parts feed shape terms only: no basis values (thirty-second session)
-        data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw), basis=shard)
+        data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw), basis=shard,
+                         support=shard)
         dt = s.dtype
         held_data = scoring.chunk(np.asarray(xs[held], dt), np.asarray(ys[held], dt),
                                   None if sw is None else np.asarray(sw[held], dt),
@@ -315,7 +323,7 @@ class InMemory(_Regression):
         if s.engine == "reference":
             return self._reference(rep)
         max_ops = (max(k, 1) if cfg.pair_leaves else s.k) if chosen else k
-        data = self.data()
+        data = self.data(support=True)
         if s.search == "beam":  # greedy insertions only: k + 1 iterations never pass k operations
             res = search.beam_fit(data, s.basis, k, cfg, s.beam_width, callback=rep,
                                   loss_scale=self.loss_scale, stop=s.stop)
