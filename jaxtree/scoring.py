@@ -241,8 +241,9 @@ SUPPORT_TOL = 1e-6
 """A basis value counts towards a column's support (:func:`support_counts`) where ``|phi| >
 SUPPORT_TOL``. Decision (thirty-eighth session): not ``phi != 0``, because an exact zero of a
 function is not always computed as one: the sines' and cosines' reduced polynomials
-(:mod:`jaxtree._trig`) and numpy's ``sin`` give up to ``3e-7`` in float32 where the value is 0
-(``sin(pi)`` at a covariate's maximum, every row of a 0/1 column), and the host count
+(:mod:`jaxtree._trig`) give up to ``3e-7`` in float32 where the value is 0 (``sin(pi)`` at a
+covariate's maximum, every row of a 0/1 column; numpy's float32 ``sin`` up to ``2e-6``, so
+the host count evaluates in float64), and the host count
 (:func:`host_support_counts`) and the device count must agree. The basis functions are of
 order 1 (``|phi| <= 1`` on the scaled rows), so a row where one is below a millionth adds
 nothing a leaf could fit."""

@@ -73,10 +73,11 @@ def with_support(data: scoring.Data, spec: spec_.FitSpec, xs, sw) -> scoring.Dat
 
 
 def with_counts(data: scoring.Data, counts, least: int, q: int) -> scoring.Data:
-    """``data`` with ``allowed = counts >= least``, the table's ``(p*q,)`` counts padded with
-    allowed columns to ``data``'s width (its NaN padding columns score ``+inf`` anyway)."""
+    """``data`` with ``allowed = counts >= least``, the table's ``(p*q,)`` counts padded to
+    ``data``'s width with columns not allowed (its NaN padding columns, which count no row on
+    the device either, :func:`jaxtree.scoring.support_counts`)."""
     pad = data.x.shape[-1] * q - len(counts)
-    allowed = np.concatenate([np.asarray(counts) >= least, np.ones(pad, bool)])
+    allowed = np.concatenate([np.asarray(counts) >= least, np.zeros(pad, bool)])
     return data._replace(allowed=jax.device_put(allowed))
 
 
