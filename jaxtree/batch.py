@@ -482,10 +482,12 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) ->
     if least.max() <= 1:
         return data
     B, n, p = np.shape(xs)
-    if n * p * basis.q <= scoring.HOST_SUPPORT_MAX_WORK:  # on the host, as the estimators
-        counts = np.stack([scoring.host_support_counts(xs[b], ws[b], basis)
-                           for b in range(B)])
-        return data._replace(allowed=jax.device_put(counts >= least[:, None]))
+    counts = None
+    if scoring.compiling_dominates(n, p, basis.q):  # on the host, as the estimators count
+        counts = [scoring.host_support_counts(xs[b], ws[b], basis,
+                                              scoring.HOST_SUPPORT_MAX_WORK) for b in range(B)]
+    if counts is not None and all(c is not None for c in counts):
+        return data._replace(allowed=jax.device_put(np.stack(counts) >= least[:, None]))
     mask = jax.vmap(lambda d, r: scoring.supported(d, basis, r))
     return data._replace(allowed=mask(data, jnp.asarray(least, jnp.int32)))
 

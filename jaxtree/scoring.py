@@ -334,44 +334,56 @@ def designs(x, basis):
 
 
 HOST_SUPPORT_MAX_WORK = 2_000_000
-"""Up to this ``n*p*q`` the estimators count a fit's support on the host
-(:func:`host_support_counts`), above it by the jitted pass (:func:`supported`).
+"""Up to this many distinct column values times ``q`` the estimators count a fit's support on
+the host (:func:`host_support_counts`, where compiling dominates), above it from the kept
+basis values or by the jitted pass (:func:`supported`).
 
-Decision (thirty-eighth session): the host count costs about 22 ns a value on the 2-core CPU
-(9 ms at 1,000 x 10, 377 ms at 40,000 x 10 with q = 40), once per chunking of a fit's rows
-(up to three times a fit); the jitted pass costs 0.8 s to trace and compile once per shape (a
-second process loads it) and milliseconds to run. At 2·10⁶ values the host count is about
-45 ms a call: below that it saves a first fit most of the 0.8 s and costs a warm fit little;
-above it a warm fit would pay more than a first fit saves."""
+Decision (thirty-eighth session): the host evaluation costs about 22 ns a value on the 2-core
+CPU (9 ms for 1,000 x 10 distinct values, 377 ms for 40,000 x 10, with q = 40), once a fit;
+the jitted pass costs 0.8 s to trace and compile once per shape (a second process loads it)
+and milliseconds to run. At 2·10⁶ values the host count is about 45 ms: below that it saves
+a first fit most of the 0.8 s and costs a warm fit little; above it a warm fit would pay
+more than a first fit saves."""
 
 
-def host_support_counts(x, w, basis) -> np.ndarray:
+def host_support_counts(x, w, basis, max_work: Optional[int] = None) -> Optional[np.ndarray]:
     """:func:`support_counts` on the host in numpy (int64 ``(p*q,)``, feature-major): the
     scaled rows ``x (n, p)`` (no padding) of weights ``w`` (None: all positive), each basis
-    function evaluated in float64 by its family's numpy code (``to_numeric``), one function
-    at a time (memory ``O(n p)``). Float64: numpy's float32 ``sin`` of a rounded argument
-    (``9 pi x``) is off by up to ``2e-6`` where the value is 0, above :data:`SUPPORT_TOL`;
-    in float64 the counts equal the device's float32 ones (checked on 0/1 columns, values
-    on the knots and on the zeros of every frequency).
+    function evaluated in float64 by its family's numpy code (``to_numeric``) on each
+    column's distinct values, counted with their multiplicities. None where ``max_work`` is
+    given and the distinct values times ``q`` exceed it (the caller counts otherwise).
+    Float64: numpy's float32 ``sin`` of a rounded argument (``9 pi x``) is off by up to
+    ``2e-6`` where the value is 0, above :data:`SUPPORT_TOL`; in float64 the counts equal the
+    device's float32 ones (checked on 0/1 columns, values on the knots and on the zeros of
+    every frequency).
 
-    Decision (thirty-eighth session): on small fits (at most :data:`HOST_SUPPORT_MAX_WORK`
-    values ``n*p*q``) the estimators count here instead of compiling :func:`supported`
-    (0.8 s to trace and compile on a 1,000 x 10 table, about 7% of the classifier's first
-    fit; numpy takes 9 ms there). A value within rounding of :data:`SUPPORT_TOL` could be counted
-    differently by the two evaluations (a row, where it happens)."""
+    Decision (thirty-eighth session): where compiling dominates a fit the estimators count
+    here (:data:`HOST_SUPPORT_MAX_WORK` distinct values times ``q``) instead of compiling
+    :func:`supported` (0.8 s to trace and compile on a 1,000 x 10 table, about 7% of the
+    classifier's first fit; numpy takes milliseconds) or reading the kept basis values back
+    (which waits for them: 0.085 s of a 10,000-row fit). Tables of categories, counts and
+    recorded decimals have few distinct values per column (diamonds: 20 of 26 columns 0/1).
+    A value within rounding of :data:`SUPPORT_TOL` could be counted differently by the two
+    evaluations (a row, where it happens)."""
     x = np.asarray(x, np.float64)
     if w is not None:
         x = x[np.asarray(w) > 0]
-    p = x.shape[1]
-    out = np.empty((p, basis.q), np.int64)
-    for i in range(basis.q):
+    p, q = x.shape[1], basis.q
+    cols = [np.unique(x[:, j], return_counts=True) for j in range(p)]
+    if max_work is not None and sum(len(v) for v, _ in cols) * q > max_work:
+        return None
+    values = np.concatenate([v for v, _ in cols]) if p else np.zeros(0)
+    mult = np.concatenate([c for _, c in cols]) if p else np.zeros(0, np.int64)
+    starts = np.cumsum([0] + [len(v) for v, _ in cols])
+    out = np.zeros((p, q), np.int64)
+    for i in range(q):
         fam, m = basis.locate(i)
-        if fam.per_feature:
-            vals = np.stack([np.asarray(fam.to_numeric(np, m, x[:, j], feature=j))
-                             for j in range(p)], 1) if len(x) else np.zeros((0, p))
-        else:
-            vals = np.asarray(fam.to_numeric(np, m, x))
-        out[:, i] = np.count_nonzero(np.abs(vals) > SUPPORT_TOL, axis=0)
+        for j in range(p) if fam.per_feature else ():
+            on = np.abs(np.asarray(fam.to_numeric(np, m, cols[j][0], feature=j))) > SUPPORT_TOL
+            out[j, i] = int(cols[j][1][on].sum())
+        if not fam.per_feature and len(values):
+            on = np.abs(np.asarray(fam.to_numeric(np, m, values))) > SUPPORT_TOL
+            out[:, i] = np.add.reduceat(mult * on, starts[:-1])
     return out.reshape(-1)
 
 

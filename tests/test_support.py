@@ -86,6 +86,7 @@ def test_support_counts_match_a_brute_force_count(kept):
     else:  # the host count from the families' numpy code (where compiling dominates)
         np.testing.assert_array_equal(
             scoring.host_support_counts(x.astype(np.float32), w, BASIS), want)
+        assert scoring.host_support_counts(x, w, BASIS, max_work=10) is None  # too many
 
 
 @pytest.mark.parametrize("spec", [None, {"hats": 7, "sines": 5, "cosines": 5, "powers": 3,
@@ -229,9 +230,10 @@ def test_every_engine_and_path_applies_the_rule(monkeypatch):
         stream.ChunkReader(X, y, chunk_size=64), None)
     batch = fit_batch(np.stack([X, X]), np.stack([y, y]), k=3, refine="coordinate",
                       min_support=0.02)
-    monkeypatch.setattr(scoring, "HOST_SUPPORT_MAX_WORK", 0)  # counted by the jitted pass
-    jitted = jaxtree.TreeRegressor(3, cache_basis=False, **kw).fit(X, y)  # no kept values
-    for other in (ref, streamed, batch[0], batch[1], jitted):
+    monkeypatch.setattr(scoring, "HOST_SUPPORT_MAX_WORK", 0)  # not from distinct values:
+    kept = jaxtree.TreeRegressor(3, **kw).fit(X, y)  # from the kept basis values
+    jitted = jaxtree.TreeRegressor(3, cache_basis=False, **kw).fit(X, y)  # by the jitted pass
+    for other in (ref, streamed, batch[0], batch[1], kept, jitted):
         assert [(c["feature"], c["basis"]) for c in other.choices_] == keys
     assert batch[0].get_params()["min_support"] == 0.02
     assert min(_leaf_support(base.model_, X)) >= 4

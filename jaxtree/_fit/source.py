@@ -60,16 +60,25 @@ def support_rows(spec: spec_.FitSpec, n: int, sw) -> int:
 def with_support(data: scoring.Data, spec: spec_.FitSpec, xs, sw) -> scoring.Data:
     """The tree search's chunked rows ``data`` of the scaled rows ``xs (n, p)`` (weights
     ``sw`` or None) with the candidate columns ``spec.min_support`` allows
-    (:func:`jaxtree.scoring.with_support`), counted on the rows of positive weight: on the
-    host on small fits (:data:`jaxtree.scoring.HOST_SUPPORT_MAX_WORK`,
-    :func:`jaxtree.scoring.host_support_counts`), else by one jitted pass
-    (:data:`supported_cached`)."""
+    (:func:`jaxtree.scoring.with_support`), counted on the rows of positive weight, the
+    cheapest way that applies: where compiling dominates, on the host from the columns'
+    distinct values (:func:`jaxtree.scoring.host_support_counts`, up to
+    :data:`jaxtree.scoring.HOST_SUPPORT_MAX_WORK`), else from the kept basis values
+    (:func:`jaxtree.scoring.kept_support_counts`), else by one jitted pass
+    (:data:`supported_cached`). No program is compiled on the first two."""
     n, p = np.shape(xs)
+    q = spec.basis.q
     least = support_rows(spec, n, sw)
-    if least <= 1 or n * p * spec.basis.q > scoring.HOST_SUPPORT_MAX_WORK:
+    if least <= 1:
+        return data
+    counts = None
+    if scoring.compiling_dominates(n, p, q):  # a sort per column is cheap there
+        counts = scoring.host_support_counts(xs, sw, spec.basis, scoring.HOST_SUPPORT_MAX_WORK)
+    if counts is None and data.phi is not None:
+        counts = scoring.kept_support_counts(data, q)
+    if counts is None:
         return scoring.with_support(data, spec.basis, least, supported_cached)
-    counts = scoring.host_support_counts(xs, sw, spec.basis)
-    return with_counts(data, counts, least, spec.basis.q)
+    return with_counts(data, counts, least, q)
 
 
 def with_counts(data: scoring.Data, counts, least: int, q: int) -> scoring.Data:
@@ -266,17 +275,9 @@ class InMemory(_Regression):
         return data
 
     def _supported(self, data, xs, sw):
-        """``data`` (the chunked rows ``xs`` of weights ``sw``) with the ``min_support`` mask:
-        counted on the host from the kept basis values where there are some
-        (:func:`jaxtree.scoring.kept_support_counts`: no program), else :func:`with_support`."""
-        s = self.spec
-        least = support_rows(s, len(xs), sw)
-        if least <= 1:
-            return data
-        if data.phi is not None:
-            return with_counts(data, scoring.kept_support_counts(data, s.basis.q), least,
-                               s.basis.q)
-        return with_support(data, s, xs, sw)
+        """``data`` (the chunked rows ``xs`` of weights ``sw``) with the ``min_support`` mask
+        (:func:`with_support`)."""
+        return with_support(data, self.spec, xs, sw)
 
     def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
