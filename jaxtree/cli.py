@@ -183,6 +183,15 @@ def _shapes_arg(text: str):
     return "auto" if text == "auto" else int(text)
 
 
+def _min_support_arg(text: str):
+    """``--min-support``: a share of the training rows (``0.02``) or a row count (``10``);
+    argparse reports a text that is neither, the estimator a value out of range."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
 def _drop_missing_target(args, keep, X):
     """``X`` without the rows whose target is missing (``keep`` False), said on stderr (also
     with ``--quiet``, which silences progress: rows left out of a fit are not progress)."""
@@ -349,7 +358,7 @@ def _fit(args) -> int:
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
                                 verbose=0 if args.quiet else 1, missing=args.missing,
                                 categorical_features=categorical, search=args.search,
-                                shapes=args.shapes)
+                                shapes=args.shapes, min_support=args.min_support)
     est.fit(X, y)
     _name_columns(est, features, args.target)
     print(est.formula())
@@ -401,7 +410,8 @@ def _fit_classifier(args, X, y, features, refine, categorical) -> int:
     est = jaxtree.TreeClassifier(k=args.k, basis=args.basis, refine=refine, loss=args.loss,
                                  chunk_size=args.chunk_size, verbose=0 if args.quiet else 1,
                                  missing=args.missing, categorical_features=categorical,
-                                 search=args.search, shapes=args.shapes)
+                                 search=args.search, shapes=args.shapes,
+                                 min_support=args.min_support)
     est.fit(X, y)
     _name_columns(est, features, args.target)
     formula = est.formula()  # labelled: logit P(target = class) = ...
@@ -614,6 +624,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "classes, logistic loss); 0: none, the paper's model; an integer S "
                         "(regression): S before the tree, at most S below 10,000 rows where "
                         "held-out rows choose the count; see docs/model.md, 'Shape terms'")
+    f.add_argument("--min-support", type=_min_support_arg, default=0.02, metavar="SHARE|ROWS",
+                   help="a basis function enters the tree only where it is nonzero on this "
+                        "share of the training rows (default 0.02) or this many rows (an "
+                        "integer); 0: every candidate, as the paper")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",

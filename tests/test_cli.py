@@ -331,6 +331,35 @@ def test_show_prints_indicators_in_original_units(tmp_path, capsys):
     assert first == est.formula() == jaxtree.load(model).formula()
 
 
+@pytest.mark.parametrize("task, given, want", [("regress", None, 0.02), ("regress", "10", 10),
+                                               ("classify", "0.05", 0.05)])
+def test_min_support_reaches_the_estimator(task, given, want, tmp_path, monkeypatch):
+    import jaxtree
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake(kind):
+        def make(**kw):
+            seen.update(kind=kind, **kw)
+            raise Stop
+        return make
+
+    monkeypatch.setattr(jaxtree, "TreeRegressor", fake("regressor"))
+    monkeypatch.setattr(jaxtree, "TreeClassifier", fake("classifier"))
+    data = tmp_path / "d.csv"
+    data.write_text("a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(30)))
+    argv = ["fit", str(data), "--target", "y", "--task", task, "--quiet"]
+    assert cli.main(argv + ([] if given is None else ["--min-support", given])) != 0  # Stop
+    assert seen["min_support"] == want and type(seen["min_support"]) is type(want)
+    assert seen["kind"] == ("classifier" if task == "classify" else "regressor")
+    assert cli._min_support_arg("3") == 3 and cli._min_support_arg("0.5") == 0.5
+    with pytest.raises(ValueError):
+        cli._min_support_arg("2%")
+
+
 def test_shapes_option_takes_auto_or_a_count():
     assert cli._shapes_arg("auto") == "auto" and cli._shapes_arg("3") == 3
     with pytest.raises(ValueError):
