@@ -45,13 +45,15 @@ def _gap_table(seed=0, n=200):
 
 
 def _leaf_support(model, X):
-    """The training rows on which each leaf's basis column of ``model`` is nonzero."""
+    """The training rows on which each leaf's basis column of ``model`` is nonzero
+    (``|phi| > SUPPORT_TOL``)."""
     xs = (np.asarray(X) - np.asarray(model.x_min)) * np.asarray(model.x_scale)
     phi = np.asarray(model.basis.evaluate(jnp.asarray(xs)))
     pr = model.program
     ns = int(pr.n_slots)
     op, f, b = (np.asarray(a)[:ns] for a in (pr.op, pr.feature, pr.basis))
-    return [int(np.count_nonzero(phi[:, f[s], b[s]])) for s in range(ns) if op[s] == prog.LEAF]
+    return [int(np.count_nonzero(np.abs(phi[:, f[s], b[s]]) > scoring.SUPPORT_TOL))
+            for s in range(ns) if op[s] == prog.LEAF]
 
 
 # ------------------------------------------------------------------------ the counts
@@ -141,14 +143,6 @@ def _scored_data(seed=3, n=256, p=3):
     data = scoring.chunk(x, y, chunk_size=64)
     allowed = jnp.asarray(rng.uniform(size=p * BASIS.q) < 0.6)
     return data, allowed
-
-
-def _two_leaves(dtype=jnp.float32):
-    program = prog.empty_program(4, dtype)
-    program = scoring.apply(program, scoring.Choice(
-        jnp.int32(3), jnp.int32(0), jnp.int32(prog.LEAF), jnp.int32(0), jnp.int32(3),
-        jnp.asarray(0.5, dtype), jnp.asarray(0.1, dtype), jnp.asarray(1.0, dtype)))
-    return program
 
 
 @pytest.mark.parametrize("which", ["insert", "replace"])
