@@ -39,10 +39,11 @@ flat index ``((leaf_rank*2 + op)*p + j)*q + i`` among candidates within
 ``tie_rtol(dtype) * RSS`` of the best.
 
 Why one file over 800 lines: the chunked rows (:class:`Data`, :func:`chunk`), the
-statistics scored over them and the buckets their chunks are padded to (:func:`layout`,
+statistics scored over them, the candidate columns they allow (:func:`with_support`, the
+counts of ``min_support``) and the buckets their chunks are padded to (:func:`layout`,
 :func:`rows_for`, :func:`column_bucket`) are one contract: a padded row or column must add
-nothing to any statistic, and the padding rule, the chunking and the scoring that relies
-on it are read and changed together.
+nothing to any statistic or count, and the padding rule, the chunking and the scoring that
+relies on it are read and changed together.
 """
 
 from __future__ import annotations
