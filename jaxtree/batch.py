@@ -481,12 +481,8 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) ->
                         for wb in ws])
     if least.max() <= 1:
         return data
-    B, n, p = np.shape(xs)
-    counts = None
-    if scoring.compiling_dominates(n, p, basis.q):  # on the host, as the estimators count
-        counts = [scoring.host_support_counts(xs[b], ws[b], basis,
-                                              scoring.HOST_SUPPORT_MAX_WORK) for b in range(B)]
-    if counts is not None and all(c is not None for c in counts):
+    counts = [scoring.cheap_support_counts(xb, wb, basis) for xb, wb in zip(xs, ws)]
+    if all(c is not None for c in counts):  # on the host, as the estimators count
         return data._replace(allowed=jax.device_put(np.stack(counts) >= least[:, None]))
     mask = jax.vmap(lambda d, r: scoring.supported(d, basis, r))
     return data._replace(allowed=mask(data, jnp.asarray(least, jnp.int32)))
@@ -602,7 +598,7 @@ class _Members:
         # Chunked as the estimator's selection run (one compiled step with the refit).
         rows = select.selection_rows(len(train), *self.xs.shape[1:], s.basis.q, s.chunk,
                                      cfg.pair_rows if cfg.pair_leaves else 0)
-        data, held_data = self._chunked(train, rows), self._chunked(held)
+        data, held_data = self._chunked(train, rows, support=True), self._chunked(held)
         best = self._best(data)
         step = select.with_held_out_rows(
             self._step(data, self.bound),
@@ -633,11 +629,12 @@ class _Members:
     def loss_scale(self):
         return self.scale
 
-    def _chunked(self, idx, rows=None):
-        """Every member's rows ``idx`` chunked (``rows``: as :func:`_chunk_batch`'s)."""
+    def _chunked(self, idx, rows=None, support: bool = False):
+        """Every member's rows ``idx`` chunked (``rows``: as :func:`_chunk_batch`'s); with
+        ``support`` the ``min_support`` mask (rows a tree's search scores)."""
         sw = None if self.sw is None else self.sw[:, idx]
         return _chunk_batch(self.xs[:, idx], self.ys[:, idx], sw, self.spec.chunk,
-                            self.data.x.dtype, rows, self._support)
+                            self.data.x.dtype, rows, self._support if support else None)
 
     @property
     def _support(self):

@@ -69,6 +69,7 @@ __all__ = [
     "supported",
     "HOST_SUPPORT_MAX_WORK",
     "host_support_counts",
+    "cheap_support_counts",
     "kept_support_counts",
     "with_support",
     "BUCKET_MIN_WORK",
@@ -386,6 +387,19 @@ def host_support_counts(x, w, basis, max_work: Optional[int] = None) -> Optional
             on = np.abs(np.asarray(fam.to_numeric(np, m, values))) > SUPPORT_TOL
             out[:, i] = np.add.reduceat(mult * on, starts[:-1])
     return out.reshape(-1)
+
+
+def cheap_support_counts(x, w, basis) -> Optional[np.ndarray]:
+    """:func:`host_support_counts` of the rows ``x (n, p)`` (weights ``w``) in the
+    :class:`jaxtree.basis.Basis` ``basis`` where that is the
+    cheap way to count: where compiling dominates the fit (:func:`compiling_dominates`: a
+    sort per column is cheap there) and the distinct values times ``q`` are at most
+    :data:`HOST_SUPPORT_MAX_WORK`; else None (count from the kept values or by
+    :func:`supported`). The one rule of the estimators and the batch."""
+    n, p = np.shape(x)
+    if not compiling_dominates(n, p, basis.q):
+        return None
+    return host_support_counts(x, w, basis, HOST_SUPPORT_MAX_WORK)
 
 
 def kept_support_counts(data: Data, q: int) -> np.ndarray:

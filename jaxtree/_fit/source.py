@@ -66,14 +66,11 @@ def with_support(data: scoring.Data, spec: spec_.FitSpec, xs, sw) -> scoring.Dat
     :data:`jaxtree.scoring.HOST_SUPPORT_MAX_WORK`), else from the kept basis values
     (:func:`jaxtree.scoring.kept_support_counts`), else by one jitted pass
     (:data:`supported_cached`). No program is compiled on the first two."""
-    n, p = np.shape(xs)
     q = spec.basis.q
-    least = support_rows(spec, n, sw)
+    least = support_rows(spec, len(xs), sw)
     if least <= 1:
         return data
-    counts = None
-    if scoring.compiling_dominates(n, p, q):  # a sort per column is cheap there
-        counts = scoring.host_support_counts(xs, sw, spec.basis, scoring.HOST_SUPPORT_MAX_WORK)
+    counts = scoring.cheap_support_counts(xs, sw, spec.basis)
     if counts is None and data.phi is not None:
         counts = scoring.kept_support_counts(data, q)
     if counts is None:
@@ -234,8 +231,8 @@ class InMemory(_Regression):
         :func:`jaxtree._fit.stages.shapes_first`); ``ys``/``xs``/``sw``: other rows than the
         source's; ``rows``: chunked as that many rows (:func:`jaxtree.scoring.chunk`);
         ``basis``: False skips the basis values of ``cache_basis`` (rows that only the shape
-        terms read); ``support``: with the ``min_support`` mask (:meth:`_supported`: the rows
-        a tree's search scores). The source's own rows in the shape stage's layout are
+        terms read); ``support``: with the ``min_support`` mask (:func:`with_support`: the
+        rows a tree's search scores). The source's own rows in the shape stage's layout are
         chunked once, for the tree's search and the shape stage alike."""
         s = self.spec
         xs = self.xs if xs is None else xs
@@ -256,11 +253,11 @@ class InMemory(_Regression):
             if self._one is None:
                 self._one = self._chunk(xs, ys, sw, rows, columns)
             if support and self._one.allowed is None:
-                self._one = self._supported(self._one, xs, sw)
+                self._one = with_support(self._one, s, xs, sw)
             data = self._one
         else:
             data = self._chunk(xs, ys, sw, rows, columns=columns, basis=basis)
-            data = self._supported(data, xs, sw) if support and basis else data
+            data = with_support(data, s, xs, sw) if support and basis else data
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
         return data
@@ -273,11 +270,6 @@ class InMemory(_Regression):
         if self.spec.cache_basis and basis:  # through the executable cache, as the search's
             data = data._replace(phi=designs_cached(data.x, self.spec.basis))
         return data
-
-    def _supported(self, data, xs, sw):
-        """``data`` (the chunked rows ``xs`` of weights ``sw``) with the ``min_support`` mask
-        (:func:`with_support`)."""
-        return with_support(data, self.spec, xs, sw)
 
     def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
