@@ -60,13 +60,11 @@ class TreeRegressor(Regressor):
       precision: matmul precision of the scorer: ``"highest"`` (default; keeps float32
         out of TF32 on GPUs), ``"high"`` or ``"default"``.
       clip: policy for covariates outside the training range at predict time. True
-        (default): clip each covariate to its training ``[min, max]``, so predictions
-        far outside the data stay bounded (the basis functions are only bounded on the
-        scaled ``[0, 1]``), and the prediction to the training targets' range widened by a
-        tenth of its half-range on each side (a row may combine in-range covariates as no
-        training row did: :func:`jaxtree.model.predict`). False: evaluate the formula as
-        is (cubics and Fourier terms can grow or oscillate). :func:`jaxtree.predict`
-        takes the same ``clip``.
+        (default): clip each covariate to its training ``[min, max]`` (the basis functions are
+        bounded only on the scaled ``[0, 1]``) and the prediction to the training targets'
+        range widened by a tenth of its half-range on each side
+        (:func:`jaxtree.model.predict`). False: evaluate the formula as is (cubics and
+        Fourier terms can grow or oscillate). :func:`jaxtree.predict` takes the same ``clip``.
       verbose: print each iteration's loss and insertion to stderr when > 0.
       callback: ``callback(iteration, loss, info) -> bool`` after each iteration;
         returning True stops the search early.
@@ -76,59 +74,44 @@ class TreeRegressor(Regressor):
         Shape terms are whole one-covariate functions ``f(x_j)`` and two-covariate functions
         ``f(x_i, x_l)`` (hats on knots, see :mod:`jaxtree.shapes`), chosen greedily by least
         squares and backfitted; the model is ``w0 + sum of shapes + T(x)``. ``"auto"``: on fits
-        of at least 100 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``, one device) the
-        tree is searched first, exactly as without shapes, then up to 16 shape terms
-        (``AUTO_SHAPES``) of its residual are added, as many as held-out rows support (a
-        ``validation_fraction`` of 0.2 or the one given; ``shape_path_``), at most 20 terms
-        with the tree's (``AUTO_TERMS``, like terms merged), and the tree's weights are
-        refitted given the shapes; fits of fewer than 100 rows get none after the tree
-        (knots: see ``shape_knots``). On in-memory fits of 20 to 1,999 rows
-        (``SHAPES_FIRST_MAX_ROWS``) the other order is fitted too, up to 16 shape terms of
-        ``y`` first (as many as held-out rows support), then the tree on their residual, and
-        kept where its held-out errors are lower by more than half a paired standard error
-        (``shape_order_``, ``shape_order_scores_``; the paper's data keep the tree first).
-        ``S``: ``S`` terms before the tree, which is searched on their residual, then one
-        backfitting round. On more than
-        ``shapes.SEARCH_ROWS`` (200,000) rows the terms are chosen on a deterministic subset
-        and backfitted on all rows; streamed and block-read fits take the same steps in
-        bounded memory (:mod:`jaxtree._fit.stages`).
+        of at least 100 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``) the tree is searched
+        first, then up to 16 shape terms of its residual (``AUTO_SHAPES``) are added, as many
+        as held-out rows support (``shape_path_``), at most 20 terms with the tree's
+        (``AUTO_TERMS``), and the tree's weights are refitted given them. On in-memory fits of
+        20 to 1,999 rows (``SHAPES_FIRST_MAX_ROWS``) the other order, shape terms of ``y``
+        first, is fitted too and kept where held-out rows prefer it (``shape_order_``).
+        ``S``: ``S`` terms before the tree, then one backfitting round. Above 200,000 rows
+        (``shapes.SEARCH_ROWS``) the terms are chosen on a subset and backfitted on all rows;
+        streamed fits take the same steps in bounded memory. Every rule is in the docs'
+        "Shape terms" (``docs/model.md``).
       shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
-        two-covariate shape, or ``"auto"`` (default): ``(3, 2)`` for ``shapes="auto"`` on fits
-        of fewer than 2,000 rows (``FINE_KNOTS_MIN_ROWS``: a main shape is a line with one
-        bend, a pair shape bilinear; finer shapes are refused by the held-out rows of small
-        tables), ``(32, 16)`` for ``shapes="auto"`` from 2,000 rows and ``(24, 12)`` for
-        ``shapes=S`` (:func:`jaxtree._fit.spec.knots_for` says why).
+        two-covariate shape, or ``"auto"`` (default): ``(3, 2)`` for ``shapes="auto"`` below
+        2,000 rows (``FINE_KNOTS_MIN_ROWS``: a main shape is a line with one bend), ``(32,
+        16)`` from 2,000 rows and ``(24, 12)`` for ``shapes=S``
+        (:func:`jaxtree._fit.spec.knots_for` says why).
       beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
         each iteration keeps the ``beam_width`` best distinct children by candidate SSE;
         1 is the greedy search exactly).
       search: ``"auto"`` (default), ``"greedy"`` (the paper's algorithm, one insertion at a
         time), ``"beam"`` (``beam_width`` greedy trees advanced together, the best kept) or
         ``"backfit"`` (adds pair lookahead while the tree is small and replacement moves
-        after every insertion; see :func:`jaxtree.search.search_config`). ``"auto"`` is
+        after every insertion; :func:`jaxtree.search.search_config`). ``"auto"`` is
         ``"backfit"`` on in-memory fits of fewer than 10,000 rows (``AUTO_SMALL_MAX_ROWS``;
-        engine ``"jax"``, one device, at most ``AUTO_PAIR_MAX_CANDIDATES`` = 4096 basis
-        columns ``p*q``, i.e. ``p <= 102`` with the default basis), where the search is cheap
-        and the data too few for one-leaf-at-a-time choices, and ``"greedy"`` otherwise (larger
-        tables get shape terms instead, see ``shapes``). The choice is ``search_``.
-        Streaming supports ``"greedy"``. ``TreeRegressor.paper()`` is the paper's algorithm.
+        engine ``"jax"``, one device, ``p*q`` at most ``AUTO_PAIR_MAX_CANDIDATES``), where the
+        search is cheap and the data few, else ``"greedy"``; the choice is ``search_``.
+        Streaming supports ``"greedy"``.
       validation_fraction: a float in ``(0, 1)`` chooses the size from the data: that
-        fraction of the rows is held out, the search runs to ``k`` on the rest recording the
-        held-out MSE after every iteration, the smallest size within half a paired standard
-        error of the best is chosen (``k_``; :func:`jaxtree._fit.select.choose_size`) and the
-        tree is refitted on all rows with ``k_`` operations; ``path_`` lists every size. None
-        grows the tree to ``k``. ``"auto"`` (default): 0.2 on in-memory fits of 20 to 9,999
-        rows (engine ``"jax"``, one device), None otherwise; the value used is
-        ``validation_fraction_``. With ``search="beam"`` each size is judged by the beam's
-        best member at that size, and the refit is the beam run to ``k_``.
+        fraction of the rows is held out, the search runs to ``k`` on the rest, the smallest
+        size within half a paired standard error of the best held-out MSE is chosen (``k_``;
+        :func:`jaxtree._fit.select.choose_size`) and the tree is refitted on all rows;
+        ``path_`` lists every size. None grows the tree to ``k``. ``"auto"`` (default): 0.2 on
+        in-memory fits of 20 to 9,999 rows (engine ``"jax"``, one device), else None; the
+        value used is ``validation_fraction_``. A beam's size is judged by its best member.
       cache_basis: ``"auto"`` (default), True or False: evaluate the basis once for all
-        rows and keep it (``n*p*q`` floats, ``4*n*p*q`` bytes in float32: 0.9 GB at
-        n=700,000, p=8, q=40) instead of re-evaluating it chunk by chunk in every
-        iteration. ``"auto"`` keeps it where compiling costs more than searching: in-memory
-        JAX fits with ``n*p*q`` below ``jaxtree.scoring.BUCKET_MIN_WORK``, at most about
-        64 MB in float32 for each chunked copy of the rows (a fit holds up to four: all
-        rows, the held-out split's, the shape stage's, a pruning pass's). The search's
-        programs then hold no basis code and compile about a quarter faster (the demo's
-        first fit 13-16% faster; BENCHMARKS.md, "The basis kept on small tables").
+        rows and keep it (``4*n*p*q`` bytes in float32) instead of in every pass. ``"auto"``
+        keeps it where compiling costs more than searching (in-memory JAX fits with
+        ``n*p*q`` below ``jaxtree.scoring.BUCKET_MIN_WORK``): the search's programs then hold
+        no basis code and compile about a quarter faster.
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
         shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With shape
         terms in memory (``shapes=S`` or ``"auto"``) the tree search is sharded and the shape
@@ -142,20 +125,16 @@ class TreeRegressor(Regressor):
         rows; ``log`` only when every ``y > 0``, ``square`` when every ``y >= 0``). The choice
         is ``target_transform_``.
       y_bound: the search maps ``y`` (or ``log y``) into ``[-y_bound, y_bound]``, a number in
-        ``(0, 1]``. With covariates scaled to ``[0, 1]``, a linear effect ``y = a*x + b``
-        needs the weight ``|w| = 2*y_bound`` whatever ``a`` and ``b`` are, and an additive
-        linear model needs ``|w_j| <= 2*y_bound``. The default 0.25 leaves the weight box
-        ``|w| <= 1`` room for them (``w = 0.5``), so ``y = 50*x1 + 3`` prints as itself;
-        the paper's ``Y = [-1, 1]`` (``y_bound=1``, :meth:`paper`) puts ``y = x1`` outside
-        the box (``w = 2``) and the search builds the slope from other functions. Any value
-        keeps the theory's assumption (``[-y_bound, y_bound]`` lies in ``[-1, 1]``). A
-        weight that ends on the box is reported: ``weights_at_bound_`` counts them and the
-        fit warns (:class:`jaxtree.WeightBoxWarning`) that a smaller ``y_bound`` gives room.
+        ``(0, 1]``. With covariates scaled to ``[0, 1]`` a linear effect ``y = a*x + b`` needs
+        the weight ``|w| = 2*y_bound``: the default 0.25 leaves the weight box ``|w| <= 1``
+        room for it, so ``y = 50*x1 + 3`` prints as itself, where the paper's ``y_bound=1``
+        (:meth:`paper`) builds the slope from other functions. A weight that ends on the box
+        is counted in ``weights_at_bound_`` and the fit warns
+        (:class:`jaxtree.WeightBoxWarning`) that a smaller ``y_bound`` gives room.
       prune_tol: None (default) keeps the searched tree. A number ``>= 0``: after the search,
         drop leaves while the cheapest removal lowers the training ``R²`` by at most
         ``prune_tol``, re-fitting the weights after each (:func:`jaxtree.simplify.prune`;
         on streamed and chunked fits :func:`jaxtree.stream.prune`, the same removals).
-
       missing: ``"indicator"`` (default): missing values (NaN, None, ``pd.NA``) in ``X`` are
         learned from: each numeric column with missing values in training gets a fill value
         (its training minimum) and a 0/1 covariate ``"<col> missing"``; a missing value at
@@ -190,14 +169,11 @@ class TreeRegressor(Regressor):
     before compiling, with the estimate and the largest ``k`` that fits.
 
     Data larger than memory: pass ``X`` as a ``numpy.memmap`` (float dtype) or a
-    :class:`jaxtree.stream.ChunkReader`; every pass then streams it chunk by chunk
-    (engine ``'jax'`` only; see :mod:`jaxtree.stream`). A large in-memory float array
-    (``n * p >= CHUNKED_FIT_MIN_VALUES``) under the default search options is read the
-    same way, after the table encoding, so ``fit`` makes no copy of the whole array
-    (same model as the in-memory path); ``predict`` evaluates blocks of at most
-    ``PREDICT_CHUNK_ROWS`` rows, padded to a power of two of at least 1,024 rows so that
-    predictions of other lengths reuse one compiled program
-    (:func:`jaxtree._fit.pipeline.predict_block_rows`).
+    :class:`jaxtree.stream.ChunkReader`; every pass then streams it chunk by chunk (engine
+    ``'jax'``; :mod:`jaxtree.stream`). A large in-memory float array (``n * p >=
+    CHUNKED_FIT_MIN_VALUES``) under the default search options is read the same way, with
+    no copy of the whole array (the same model); ``predict`` evaluates blocks of rows padded
+    to one compiled size (:func:`jaxtree._fit.pipeline.predict_block_rows`).
 
     Attributes:
       model_: (set by ``fit``, as every attribute below) the fitted :class:`jaxtree.model.TreeModel` pytree.
@@ -206,19 +182,16 @@ class TreeRegressor(Regressor):
         :data:`jaxtree.search.CHOICE_KEYS`, the same on both engines).
       status_: the search's :class:`jaxtree.search.Status` flags.
       k_: the number of operations of the fitted tree.
-      search_: the search this fit ran with (``"auto"`` resolved by the data's size, see
-        ``search``).
-      validation_fraction_: the held-out fraction this fit ran with (``"auto"`` resolved
-        by the data's size).
+      search_: the search this fit ran with (``"auto"`` resolved by the data's size).
+      validation_fraction_: the held-out fraction this fit ran with (``"auto"`` resolved).
       shape_path_: with ``shapes`` and ``validation_fraction``: one dict per number of shape
         terms of the selection run (``n_shapes``, ``train_mse``, ``val_mse``, ``terms``); else
         None.
       shape_order_: ``"tree first"`` or ``"shapes first"`` where the fit tried both
         orders (``shapes="auto"``, fewer than 2,000 rows, see ``shapes``); else None.
       shape_order_scores_: then the held-out MSE of each order (a dict; ``"shapes first"``
-        nan where held-out rows accepted no shape term first, or where the terms alone were
-        more than ``SHAPES_FIRST_GATE`` (3) times the tree first's, so that their tree was not
-        searched); else None.
+        nan where its tree was not searched: no shape term accepted first, or the terms alone
+        over ``SHAPES_FIRST_GATE`` times the tree first's); else None.
       path_: with ``validation_fraction``: one dict per iteration of the selection run
         (``n_ops``, ``train_mse``, ``val_mse``, ``formula`` and ``model``, a
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.
@@ -230,8 +203,7 @@ class TreeRegressor(Regressor):
       encoded_feature_names_: the names of the covariates the tree sees (the
         model's ``feature_names``: ``"carrier=UA"``, ``"year missing"``, ...), equal to the
         raw names when ``X`` is numeric without missing values.
-      target_transform_: ``"identity"``, ``"log"`` or ``"square"``: the transform the model
-        uses.
+      target_transform_: ``"identity"``, ``"log"`` or ``"square"``: the model's transform.
       target_transform_scores_: with ``target_transform="auto"``, the held-out MSE of each
         candidate transform (``inf`` for one that does not apply to ``y``); else None.
       pruned_: with ``prune_tol``, the removed leaves as ``(feature, basis, R² cost)``.
