@@ -184,14 +184,13 @@ class TreeClassifier(Estimator):
         and at least 100 rows (``AUTO_SHAPES_MIN_ROWS``, the regressor's rule, with its
         knots: ``(3, 2)`` below 2,000 rows, ``(32, 16)`` from 2,000), after the
         tree, up to 16 one- and two-covariate shape
-        terms (at most 20 with the tree's) of its working residual (one Newton step of the
-        log-loss from the tree's logit; fitted in units of ``SHAPE_UNIT`` = 4 logits, since a
-        term's knot values live in ``[-1, 1]``), as many as held-out rows support (the
-        regressor's shape stage), then fitted
-        on all rows by a few Newton steps with the tree as offset
-        (:meth:`jaxtree._fit.classify.Labels.backfit`); ``0``: the tree alone.
-      min_support: as for :class:`jaxtree.TreeRegressor` (default ``0.02`` of the training
-        rows): a candidate leaf's basis function must be nonzero on that many rows.
+        terms (at most ``max_terms`` with the tree's) of its working residual (one Newton
+        step of the log-loss from the tree's logit; in units of ``SHAPE_UNIT`` = 4 logits,
+        since a term's knot values live in ``[-1, 1]``), as many as held-out rows support (the
+        regressor's shape stage), then fitted on all rows by a few Newton steps with the tree
+        as offset (:meth:`jaxtree._fit.classify.Labels.backfit`); ``0``: the tree alone.
+      min_support, max_terms: as for :class:`jaxtree.TreeRegressor` (defaults ``0.02`` of
+        the training rows, 20 terms).
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
@@ -248,7 +247,7 @@ class TreeClassifier(Estimator):
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
                  tol: Optional[float] = spec_.DEFAULT_TOL, shapes="auto",
-                 min_support=spec_.DEFAULT_MIN_SUPPORT):
+                 min_support=spec_.DEFAULT_MIN_SUPPORT, max_terms: int = spec_.AUTO_TERMS):
         self.k = k
         self.loss = loss
         self.basis = basis
@@ -272,6 +271,7 @@ class TreeClassifier(Estimator):
         self.tol = tol
         self.shapes = shapes
         self.min_support = min_support
+        self.max_terms = max_terms
 
     # -------------------------------------------------------------- scikit-learn protocol
 

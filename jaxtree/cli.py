@@ -358,7 +358,8 @@ def _fit(args) -> int:
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
                                 verbose=0 if args.quiet else 1, missing=args.missing,
                                 categorical_features=categorical, search=args.search,
-                                shapes=args.shapes, min_support=args.min_support)
+                                shapes=args.shapes, min_support=args.min_support,
+                                max_terms=args.max_terms)
     est.fit(X, y)
     _name_columns(est, features, args.target)
     print(est.formula())
@@ -411,7 +412,7 @@ def _fit_classifier(args, X, y, features, refine, categorical) -> int:
                                  chunk_size=args.chunk_size, verbose=0 if args.quiet else 1,
                                  missing=args.missing, categorical_features=categorical,
                                  search=args.search, shapes=args.shapes,
-                                 min_support=args.min_support)
+                                 min_support=args.min_support, max_terms=args.max_terms)
     est.fit(X, y)
     _name_columns(est, features, args.target)
     formula = est.formula()  # labelled: logit P(target = class) = ...
@@ -628,6 +629,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a basis function enters the tree only where it is nonzero on this "
                         "share of the training rows (default 0.02) or this many rows (an "
                         "integer); 0: every candidate, as the paper")
+    f.add_argument("--max-terms", type=int, default=20, metavar="N",
+                   help="--shapes auto adds shape terms after the tree until the formula has N "
+                        "terms (default 20); a larger N trades readability for accuracy")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",

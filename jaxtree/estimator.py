@@ -19,7 +19,7 @@ from jaxtree import model as model_
 from jaxtree._base import (ParamsProtocol, Regressor, from_file, loaded_result,
                             set_fitted)
 from jaxtree._fit import pipeline
-from jaxtree._fit.spec import DEFAULT_MIN_SUPPORT, DEFAULT_TOL
+from jaxtree._fit.spec import AUTO_TERMS, DEFAULT_MIN_SUPPORT, DEFAULT_TOL
 from jaxtree._fit.spec import (DEFAULT_Y_BOUND, ENGINES, PARAMETER_CONSTRAINTS,
                                TARGET_TRANSFORMS, Params, check_params)
 
@@ -76,8 +76,8 @@ class TreeRegressor(Regressor):
         squares and backfitted; the model is ``w0 + sum of shapes + T(x)``. ``"auto"``: on fits
         of at least 100 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``) the tree is searched
         first, then up to 16 shape terms of its residual (``AUTO_SHAPES``) are added, as many
-        as held-out rows support (``shape_path_``), at most 20 terms with the tree's
-        (``AUTO_TERMS``), and the tree's weights are refitted given them. On in-memory fits of
+        as held-out rows support (``shape_path_``), at most ``max_terms`` with the tree's,
+        and the tree's weights are refitted given them. On in-memory fits of
         20 to 1,999 rows (``SHAPES_FIRST_MAX_ROWS``) the other order, shape terms of ``y``
         first, is fitted too and kept where held-out rows prefer it (``shape_order_``).
         ``S``: ``S`` terms before the tree, then one backfitting round. Above 200,000 rows
@@ -89,9 +89,8 @@ class TreeRegressor(Regressor):
         2,000 rows (``FINE_KNOTS_MIN_ROWS``: a main shape is a line with one bend), ``(32,
         16)`` from 2,000 rows and ``(24, 12)`` for ``shapes=S``
         (:func:`jaxtree._fit.spec.knots_for` says why).
-      beam_width: trees advanced together by ``search="beam"`` (:func:`jaxtree.search.beam_fit`:
-        each iteration keeps the ``beam_width`` best distinct children by candidate SSE;
-        1 is the greedy search exactly).
+      beam_width: trees advanced together by ``search="beam"``, the best distinct children
+        by candidate SSE (:func:`jaxtree.search.beam_fit`; 1 is the greedy search exactly).
       search: ``"auto"`` (default), ``"greedy"`` (the paper's algorithm, one insertion at a
         time), ``"beam"`` (``beam_width`` greedy trees advanced together, the best kept) or
         ``"backfit"`` (adds pair lookahead while the tree is small and replacement moves
@@ -113,17 +112,14 @@ class TreeRegressor(Regressor):
         ``n*p*q`` below ``jaxtree.scoring.BUCKET_MIN_WORK``): the search's programs then hold
         no basis code and compile about a quarter faster.
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
-        shard the rows over a ``'data'`` mesh (see :mod:`jaxtree.sharding`). With shape
-        terms in memory (``shapes=S`` or ``"auto"``) the tree search is sharded and the shape
-        stage runs on one device (:func:`jaxtree._fit.stages.shapes_first`).
+        shard the rows over a ``'data'`` mesh (:mod:`jaxtree.sharding`; shape terms are
+        searched on one device).
       target_transform: None (fit ``y``), ``"log"`` (fit ``log y``, for ``y > 0``: products
         and powers become sums; predictions are ``exp(f) * s`` with Duan's smearing factor
-        ``s``, see :mod:`jaxtree._target`), ``"square"`` (fit ``y²``, for ``y >= 0``:
-        ``sqrt(x1² + x2²)`` becomes a sum; predictions are ``sqrt(max(f, 0))``) or ``"auto"``
-        (fit each applicable transform on a deterministic 75/25 split of the rows, keep the one
-        with the lower held-out MSE in ``y``'s units, ties to the simpler one, refit on all
-        rows; ``log`` only when every ``y > 0``, ``square`` when every ``y >= 0``). The choice
-        is ``target_transform_``.
+        ``s``, :mod:`jaxtree._target`), ``"square"`` (fit ``y²``, for ``y >= 0``: ``sqrt(x1² +
+        x2²)`` becomes a sum; predictions are ``sqrt(max(f, 0))``) or ``"auto"`` (each
+        applicable transform fitted on a deterministic 75/25 split, the lower held-out MSE in
+        ``y``'s units kept, ties to the simpler, refitted on all rows): ``target_transform_``.
       y_bound: the search maps ``y`` (or ``log y``) into ``[-y_bound, y_bound]``, a number in
         ``(0, 1]``. With covariates scaled to ``[0, 1]`` a linear effect ``y = a*x + b`` needs
         the weight ``|w| = 2*y_bound``: the default 0.25 leaves the weight box ``|w| <= 1``
@@ -151,15 +147,18 @@ class TreeRegressor(Regressor):
       min_frequency: levels seen in fewer training rows are grouped into ``other`` (default 5).
       tol: the search stops early once no candidate lowers the training loss by this relative
         amount (default ``1e-6``; the move that did not is undone), or once the loss is at
-        the float precision's floor (an exact fit: ``16·eps·y_bound²`` in the scaled
-        units, :data:`jaxtree.search.FLOOR_EPS`); ``status_`` then has ``Status.CONVERGED`` and ``k_`` is below ``k``. None or
-        0: grow the tree to ``k`` (``TreeRegressor.paper()`` does). See
-        :func:`jaxtree.search.stop_rule`.
+        the float precision's floor (an exact fit, :data:`jaxtree.search.FLOOR_EPS`);
+        ``status_`` then has ``Status.CONVERGED`` and ``k_`` is below ``k``. None or 0: grow
+        the tree to ``k`` (``paper()`` does; :func:`jaxtree.search.stop_rule`).
       min_support: a candidate leaf ``w * phi_i(x_j)`` enters the tree only where its basis
         function is nonzero on at least this many training rows: a float in ``[0, 1)`` a
         share of them (default ``0.02``), an int a row count, 0 for no rule (as
         scikit-learn's ``min_samples_leaf``). It keeps out a hat at the edge of a covariate
         fitted to a row or two (:func:`jaxtree.scoring.with_support`); ``paper()`` sets 0.
+      max_terms: ``shapes="auto"`` adds shape terms after the tree until the formula has this
+        many terms (default 20; the tree's counted as in its sum of products): a larger
+        value trades readability for accuracy (BENCHMARKS.md: the weather table's RMSE 8%
+        lower at 40, with 32 terms).
 
     Safety rails (:mod:`jaxtree._fit.limits`): ``k`` is bounded by the rows, at most one
     operation per 5 rows (``k <= n // 5``; the paper's Experiment 1 fits ``k = 10`` on 50
@@ -231,7 +230,8 @@ class TreeRegressor(Regressor):
                  missing: str = "indicator", categorical_features="from_dtype",
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
-                 tol: Optional[float] = DEFAULT_TOL, min_support=DEFAULT_MIN_SUPPORT):
+                 tol: Optional[float] = DEFAULT_TOL, min_support=DEFAULT_MIN_SUPPORT,
+                 max_terms: int = AUTO_TERMS):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -260,6 +260,7 @@ class TreeRegressor(Regressor):
         self.min_frequency = min_frequency
         self.tol = tol
         self.min_support = min_support
+        self.max_terms = max_terms
 
     @classmethod
     def for_laws(cls, k: int = 20, *, basis="default+physics", y_bound: float = 0.25,

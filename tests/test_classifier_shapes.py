@@ -58,6 +58,22 @@ def test_shapes_are_fitted_and_the_history_is_the_models_log_loss(fits):
     assert len(est.history_) == n_tree + int(est.model_.shapes.n_terms)
 
 
+def test_max_terms_caps_the_classifiers_shapes(fits):
+    """The regressor's cap in the classifier's stage: with room for the one term the
+    default takes, the default's model; with none, the tree alone bit for bit (the same
+    programs as the fixture's fits: nothing new compiles)."""
+    from jaxtree import program as prog
+
+    X, y, est, _, _, tree = fits
+    n_tree = prog.n_terms(tree.model_.program)
+    assert int(est.model_.shapes.n_terms) == 1  # the held-out rows took one term
+    one = jaxtree.TreeClassifier(max_terms=n_tree + 1, **K).fit(X, y)
+    np.testing.assert_array_equal(one.predict_proba(X), est.predict_proba(X))
+    none = jaxtree.TreeClassifier(max_terms=n_tree, **K).fit(X, y)
+    assert none.model_.shapes is None
+    np.testing.assert_array_equal(none.predict_proba(X), tree.predict_proba(X))
+
+
 def test_shapes_lower_the_training_and_held_out_log_loss(fits):
     X, y, est, _, _, tree = fits
     assert est.history_[-1] < 0.9 * tree.history_[-1]

@@ -333,7 +333,7 @@ def test_show_prints_indicators_in_original_units(tmp_path, capsys):
 
 @pytest.mark.parametrize("task, given, want", [("regress", None, 0.02), ("regress", "10", 10),
                                                ("classify", "0.05", 0.05)])
-def test_min_support_reaches_the_estimator(task, given, want, tmp_path, monkeypatch):
+def test_min_support_and_max_terms_reach_the_estimator(task, given, want, tmp_path, monkeypatch):
     import jaxtree
 
     seen = {}
@@ -355,6 +355,8 @@ def test_min_support_reaches_the_estimator(task, given, want, tmp_path, monkeypa
     assert cli.main(argv + ([] if given is None else ["--min-support", given])) != 0  # Stop
     assert seen["min_support"] == want and type(seen["min_support"]) is type(want)
     assert seen["kind"] == ("classifier" if task == "classify" else "regressor")
+    assert seen["max_terms"] == 20  # --max-terms reaches it too
+    assert cli.main(argv + ["--max-terms", "35"]) != 0 and seen["max_terms"] == 35
     assert cli._min_support_arg("3") == 3 and cli._min_support_arg("0.5") == 0.5
     with pytest.raises(ValueError):
         cli._min_support_arg("2%")

@@ -120,6 +120,14 @@ def test_spec_is_resolved_once_and_frozen():
     large = spec_.resolve(hyper, params._replace(chunk=2048), 20_000, 3, np.float32, None, True)
     assert (large.search, large.validation_fraction, large.shapes_after) == ("greedy", None, True)
     assert large.progress_bound == 4 + spec_.AUTO_SHAPES
+    assert (small.max_terms, small.shape_capacity) == (spec_.AUTO_TERMS, spec_.AUTO_SHAPES)
+    # max_terms up to the default keeps the shape step's capacity (one compiled program);
+    # above it the capacity grows by the excess
+    for m, capacity in ((5, spec_.AUTO_SHAPES), (20, 16), (21, 17), (40, 36)):
+        wide = spec_.resolve(dict(hyper, max_terms=m), params._replace(chunk=2048), 20_000, 3,
+                             np.float32, None, True)
+        assert (wide.max_terms, wide.shape_capacity, wide.progress_bound) == (m, capacity,
+                                                                              4 + capacity)
     streamed = spec_.resolve(hyper, params._replace(chunk=2048), 500, 3, np.float32, None, False)
     assert (streamed.search, streamed.validation_fraction) == ("greedy", None)
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -399,6 +399,16 @@ def test_shape_parameter_errors(kwargs, match):
         jaxtree.TreeRegressor(k=1, **kwargs).fit(X, y)
 
 
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError),
+                                        (True, TypeError), (None, TypeError)])
+def test_a_bad_max_terms_is_refused_before_fitting(bad, error):
+    X, y = _table(n=100)
+    for est in (jaxtree.TreeRegressor(max_terms=bad), jaxtree.TreeClassifier(max_terms=bad)):
+        with pytest.raises(error, match="max_terms must be an integer >= 1"):
+            est.fit(X, y if isinstance(est, jaxtree.TreeRegressor) else y > np.median(y))
+    assert jaxtree.TreeRegressor().max_terms == jaxtree.TreeClassifier().max_terms == 20
+
+
 def test_exports_of_a_shapes_model_agree_with_predict():
     sympy = pytest.importorskip("sympy")
     X, y = _table(n=600)
@@ -571,23 +581,42 @@ def test_auto_shapes_follow_the_tree_only_where_held_out_rows_support_them(monke
         assert seen == list(range(5)) and int(cut.model_.shapes.n_terms) == 1
         assert cut.status_ & search.Status.STOPPED
 
-    # The joint cap (issue 29): the tree's terms and the shapes together at most AUTO_TERMS.
-    # Catches a cap not applied (n_shapes terms again) or counted from the wrong tree.
+    # The joint cap (issue 29): the tree's terms and the shapes together at most max_terms
+    # (default AUTO_TERMS). Catches a cap not applied (n_shapes terms again) or counted from
+    # the wrong tree, and a max_terms not passed to the stage.
     tree_terms = prog.n_terms(plain.model_.program)
-    monkeypatch.setattr(E, "AUTO_TERMS", tree_terms + 1)
-    one = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
+    assert n_shapes + tree_terms <= E.AUTO_TERMS
+    one = jaxtree.TreeRegressor(shapes="auto", max_terms=tree_terms + 1, **kw).fit(Xb, yb)
     assert one.choices_[:4] == plain.choices_ and len(one.shape_path_) == 2  # 0 and 1 terms
     assert int(one.model_.shapes.n_terms) == 1  # the first of the 8 terms still pays
-    monkeypatch.setattr(E, "AUTO_TERMS", tree_terms)  # no room: the tree's model, bit for bit
-    none = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
+    # no room: the tree's model, bit for bit
+    none = jaxtree.TreeRegressor(shapes="auto", max_terms=tree_terms, **kw).fit(Xb, yb)
     assert none.model_.shapes is None and none.shape_path_ is None
     np.testing.assert_array_equal(none.predict(Xb), plain.predict(Xb))
-    monkeypatch.setattr(E, "AUTO_TERMS", 20)
 
     monkeypatch.setattr(E, "AUTO_SHAPES_MIN_ROWS", 2000)  # fewer rows: no shapes at all
     small = jaxtree.TreeRegressor(shapes="auto", **kw).fit(Xb, yb)
     np.testing.assert_array_equal(small.predict(Xb), plain.predict(Xb))
     assert small.shape_path_ is None
+
+
+@pytest.mark.slow  # ~55 s (6,000 rows, 24 covariates, two shape capacities); the cap's
+# oracle in the default suite is test_auto_shapes_follow_the_tree_only_where_held_out_rows_
+# support_them (max_terms below the default) and tests/test_pipeline.py's capacity rule
+def test_max_terms_above_the_default_takes_more_shape_terms():
+    """An additive truth of 24 smooth effects: the default stops at 16 shape terms
+    (``AUTO_SHAPES``), ``max_terms=30`` takes more (the capacity grows by the excess), and
+    the formula's terms stay within the cap. Catches a capacity left at 16 and a cap not
+    applied above the default."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(6000, 24))
+    y = sum(np.sin(2 * np.pi * X[:, j] + j) for j in range(24)) + 0.05 * rng.normal(size=6000)
+    counts = {}
+    for m in (20, 30):
+        est = jaxtree.TreeRegressor(k=2, max_terms=m).fit(X, y)
+        counts[m] = int(est.model_.shapes.n_terms)
+        assert counts[m] + prog.n_terms(est.model_.program) <= m
+    assert counts[20] == 16 and counts[30] > 16, counts
 
 
 @pytest.mark.slow  # ~20 s of compiling for one covariate's shapes (a regression check of an

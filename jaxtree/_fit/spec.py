@@ -34,7 +34,8 @@ million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk (read th
 SHAPE_SWEEPS_ALL_ROWS = 2  # shapes=S: backfitting sweeps after a search on all rows ...
 SHAPE_SWEEPS_SUBSET = 1  # ... and after one on a subset (a close start; each sweep S passes)
 AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
-AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all
+AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all:
+# the estimators' default max_terms (a larger one adds its excess to AUTO_SHAPES)
 AUTO_SHAPES_MIN_ROWS = 100  # ... on fits of at least this many rows (20 held-out rows judge
 # the terms). Was 2,000 (twelfth session) and 10,000 before: at the fine knots below,
 # held-out rows refused every term on smaller tables; the coarse knots below 2,000 rows earn
@@ -224,6 +225,7 @@ PARAMETER_CONSTRAINTS = {
     "prune_tol": _check_prune_tol,
     "tol": _check_tol,
     "min_support": check_min_support,
+    "max_terms": lambda v, n: V.check_int(v, n, 1),
     # Tables (issue 12): missing values and categories, encoded at the boundary.
     "missing": encoding_.check_missing,
     "categorical_features": encoding_.check_categorical_features,
@@ -439,6 +441,8 @@ class FitSpec:
     ``missing``: the estimator's ``missing`` (``"indicator"`` or ``"error"``); the fitted
     model's predict-time rule follows it (:attr:`model_missing`). ``min_support``: the
     estimator's (:meth:`support_rows`); every search engine and path applies it.
+    ``max_terms``: the estimator's; ``shapes="auto"`` adds shape terms until the formula has
+    that many (:attr:`shape_capacity`, :func:`jaxtree._fit.stages.shapes_after`).
     """
 
     k: int
@@ -478,6 +482,14 @@ class FitSpec:
     both_orders: bool = False
     missing: str = "indicator"
     min_support: float = 0
+    max_terms: int = AUTO_TERMS
+
+    @property
+    def shape_capacity(self) -> int:
+        """The most shape terms ``shapes="auto"``'s selection run searches:
+        :data:`AUTO_SHAPES`, and what ``max_terms`` allows beyond :data:`AUTO_TERMS` (so
+        that the default's compiled shape step serves every ``max_terms`` up to it)."""
+        return AUTO_SHAPES + max(0, self.max_terms - AUTO_TERMS)
 
     def support_rows(self, n: int) -> int:
         """The fewest of ``n`` training rows (of positive weight) a candidate's basis column
@@ -517,7 +529,7 @@ class FitSpec:
     def progress_bound(self) -> int:
         """The iterations the progress bar counts: the tree's ``k`` and the shape terms'
         bound."""
-        return self.k + (AUTO_SHAPES if self.shapes_after else self.shapes)
+        return self.k + (self.shape_capacity if self.shapes_after else self.shapes)
 
     def config(self, n: int, p: int) -> search.Config:
         """The search's configuration on ``n`` rows of ``p`` covariates."""
@@ -632,6 +644,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         quick_shapes=quick, light=small and cpu,
         missing=hyper.get("missing", "indicator"),
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
+        max_terms=int(hyper.get("max_terms", AUTO_TERMS)),
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
                      and fraction is not None and hyper.get("loss", "squared") == "squared"))

@@ -173,9 +173,11 @@ def _joined(sres, found_tree, program, mse, scale) -> search.SearchResult:
 
 
 def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
-    """``shapes="auto"``: up to :data:`~jaxtree._fit.spec.AUTO_SHAPES` shape terms of the
-    tree's residual, as many as held-out rows support (the paired standard-error rule; often
-    none, and then the fit is the tree's exactly), then the backfitting round. Returns
+    """``shapes="auto"``: up to ``spec.shape_capacity`` shape terms of the tree's residual
+    (:data:`~jaxtree._fit.spec.AUTO_SHAPES` at the default ``max_terms``), with the tree's
+    terms at most ``spec.max_terms``, as many as held-out rows support (the paired
+    standard-error rule; often none, and then the fit is the tree's exactly), then the
+    backfitting round. Returns
     ``(search result, (terms, spec) or None, shape path, held)``.
 
     The tree comes first so that data whose truth has the tree's form keeps the tree's
@@ -191,14 +193,14 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     scale = src.loss_scale
     program = src.tree_program(found_tree.program)
     # The formula stays readable: the tree's terms and the shapes' together at most
-    # AUTO_TERMS (issue 29). The selection run keeps its capacity (AUTO_SHAPES, so one
+    # max_terms (issue 29; 20 by default). The selection run keeps its capacity (so one
     # compiled shape step serves every tree) and runs fewer iterations.
-    room = min(spec_.AUTO_SHAPES, spec_.AUTO_TERMS - prog.n_terms(program))
+    room = min(spec.shape_capacity, spec.max_terms - prog.n_terms(program))
     if room <= 0:
         return found_tree, None, None, None
     after = len(found_tree.history)
     n_shapes, _, sel, sspec, shape_path, (rows, w) = choose_shapes(
-        src.shape_split(program), spec, rep, scale, spec_.AUTO_SHAPES, states=True, n_iter=room,
+        src.shape_split(program), spec, rep, scale, spec.shape_capacity, states=True, n_iter=room,
         p=bucket(src))
     rep.phase(after + n_shapes, "shapes", done=after)  # the tree's iterations, then the terms
     held = (rows[n_shapes], w)
@@ -232,13 +234,13 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
     so that order is the tree alone, or where the terms alone were too far behind for its
     tree to be searched: :data:`~jaxtree._fit.spec.SHAPES_FIRST_GATE`).
 
-    The other order's held-out losses: up to :data:`~jaxtree._fit.spec.AUTO_SHAPES` shape
-    terms of ``y``, as many as held-out rows support, then the tree's size selection run on
-    the residual of those terms as the count's own selection run fitted them (on the
-    training rows only), so they are the losses of a model that never saw the held-out
-    rows. Only where that order is kept are its tree refitted on all rows and the
-    backfitting round run (so the paper's data, which keeps the tree first, compiles no
-    backfitting programs for it).
+    The other order's held-out losses: up to ``spec.shape_capacity`` shape terms of ``y``
+    (at most ``max_terms - 1``, leaving the tree a term), as many as held-out rows support,
+    then the tree's size selection run on the residual of those terms as the count's own
+    selection run fitted them (on the training rows only), so they are the losses of a
+    model that never saw the held-out rows. Only where that order is kept are its tree
+    refitted on all rows and the backfitting round run (so the paper's data, which keeps the
+    tree first, compiles no backfitting programs for it).
 
     Decision (nineteenth session): the other order is kept only where its per-row held-out
     losses are lower than the tree-first fit's by more than half a paired standard error
@@ -266,8 +268,11 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
     scale, own = src.loss_scale, bucket(src)
     scores = {"tree first": float(select.held_mean(rows_a, w)) * scale,
               "shapes first": float("nan")}
+    if spec.max_terms < 2:  # no room for a shape term and the tree's
+        return tree_first, ("tree first", scores)
     n_shapes, _, sel, sspec, shape_path, (rows_s, w_s) = choose_shapes(
-        src.shape_split(), spec, rep, scale, spec_.AUTO_SHAPES, states=True, p=own)
+        src.shape_split(), spec, rep, scale, spec.shape_capacity, states=True,
+        n_iter=min(spec.shape_capacity, spec.max_terms - 1), p=own)
     alone = float(select.held_mean(rows_s[n_shapes], w_s)) * scale  # the terms alone
     if n_shapes == 0 or alone > spec_.SHAPES_FIRST_GATE * scores["tree first"]:
         return tree_first, ("tree first", scores)
