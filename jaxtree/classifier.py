@@ -183,7 +183,7 @@ class TreeClassifier(Estimator):
       shapes: ``"auto"`` (default): on in-memory fits of two classes with the logistic loss
         and at least 100 rows (``AUTO_SHAPES_MIN_ROWS``, the regressor's rule, with its
         knots: ``(3, 2)`` below 2,000 rows, ``(32, 16)`` from 2,000), after the
-        tree, up to 16 one- and two-covariate shape
+        tree, up to ``max(16, max_terms - 4)`` one- and two-covariate shape
         terms (at most ``max_terms`` with the tree's) of its working residual (one Newton
         step of the log-loss from the tree's logit; in units of ``SHAPE_UNIT`` = 4 logits,
         since a term's knot values live in ``[-1, 1]``), as many as held-out rows support (the

@@ -75,10 +75,10 @@ class TreeRegressor(Regressor):
         ``f(x_i, x_l)`` (hats on knots, see :mod:`jaxtree.shapes`), chosen greedily by least
         squares and backfitted; the model is ``w0 + sum of shapes + T(x)``. ``"auto"``: on fits
         of at least 100 rows (``AUTO_SHAPES_MIN_ROWS``; engine ``"jax"``) the tree is searched
-        first, then up to 16 shape terms of its residual (``AUTO_SHAPES``) are added, as many
-        as held-out rows support (``shape_path_``), at most ``max_terms`` with the tree's,
-        and the tree's weights are refitted given them. On in-memory fits of
-        20 to 1,999 rows (``SHAPES_FIRST_MAX_ROWS``) the other order, shape terms of ``y``
+        first, then up to ``max(16, max_terms - 4)`` shape terms of its residual are added,
+        as many as held-out rows support (``shape_path_``), at most ``max_terms`` with the
+        tree's, and the tree's weights are refitted given them. On in-memory fits of 20 to
+        1,999 rows (``SHAPES_FIRST_MAX_ROWS``) the other order, shape terms of ``y``
         first, is fitted too and kept where held-out rows prefer it (``shape_order_``).
         ``S``: ``S`` terms before the tree, then one backfitting round. Above 200,000 rows
         (``shapes.SEARCH_ROWS``) the terms are chosen on a subset and backfitted on all rows;

@@ -177,8 +177,7 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     (:data:`~jaxtree._fit.spec.AUTO_SHAPES` at the default ``max_terms``), with the tree's
     terms at most ``spec.max_terms``, as many as held-out rows support (the paired
     standard-error rule; often none, and then the fit is the tree's exactly), then the
-    backfitting round. Returns
-    ``(search result, (terms, spec) or None, shape path, held)``.
+    backfitting round. Returns ``(search result, (terms, spec) or None, shape path, held)``.
 
     The tree comes first so that data whose truth has the tree's form keeps the tree's
     formula: shapes fitted first take such structure with piecewise-linear pieces the tree
