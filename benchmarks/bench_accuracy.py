@@ -264,8 +264,13 @@ def ebm(task: str):
     return cls(random_state=SEED, n_jobs=-1)  # all cores, as HistGradientBoosting uses
 
 
+JAXTREE_PARAMS: dict = {}  # --jaxtree-params: keywords for both estimators (default: none)
+
+
 def jaxtree_model(task: str):
-    return jaxtree.TreeRegressor() if task == "regression" else jaxtree.TreeClassifier()
+    """The default estimator of the task, with :data:`JAXTREE_PARAMS`."""
+    cls = jaxtree.TreeRegressor if task == "regression" else jaxtree.TreeClassifier
+    return cls(**JAXTREE_PARAMS)
 
 
 def n_terms(est) -> int:
@@ -435,8 +440,13 @@ def main(argv=None):
                         help="EBM only on tables of at most this many rows (default: all; "
                         "2,000 with --quick: EBM's 14 bagged fits take 20-60 s a fold on 2 "
                         "shared cores)")
+    parser.add_argument("--jaxtree-params", type=json.loads, default={}, metavar="JSON",
+                        help="keywords for jaxtree's estimators, e.g. '{\"max_terms\": 40}' "
+                        "(default: the defaults)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
+    JAXTREE_PARAMS.clear()
+    JAXTREE_PARAMS.update(args.jaxtree_params)
     names = args.tables.split(",") if args.tables else list(TABLES)
     unknown = [n for n in names if n not in TABLES]
     if unknown:
@@ -455,7 +465,8 @@ def main(argv=None):
         ROOT / "benchmarks" / "results" / ("quick" if args.quick else "")
     out.mkdir(parents=True, exist_ok=True)
     env = {**environment(), "quick": args.quick, "folds": folds, "max_rows": max_rows,
-           "ebm": with_ebm, "ebm_max_rows": ebm_max_rows, "command": " ".join(["python", "benchmarks/bench_accuracy.py"]
+           "ebm": with_ebm, "ebm_max_rows": ebm_max_rows,
+           "jaxtree_params": args.jaxtree_params, "command": " ".join(["python", "benchmarks/bench_accuracy.py"]
                                                  + list(argv if argv is not None
                                                         else sys.argv[1:]))}
     res = {}
