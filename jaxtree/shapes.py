@@ -222,10 +222,14 @@ def pair_slots(columns: int) -> int:
     return max(8, min(-(-(columns * (columns - 1) // 2) // 8) * 8, MAX_PAIRS))
 
 
-def slots(spec: ShapeSpec, p: int, n_slots: int, columns: int = 0) -> SlotSpec:
+def slots(spec: ShapeSpec, p: int, n_slots: int, columns: int = 0,
+          axes_without_pairs: bool = False) -> SlotSpec:
     """``spec`` as a :class:`SlotSpec` of ``n_slots`` pair slots (its pairs first, then
     ``(0, 0)`` padding) for a table of ``p`` covariates padded to ``columns`` (its groups'
-    arrays have that length; default ``p``); host arrays, nothing compiled."""
+    arrays have that length; default ``p``); host arrays, nothing compiled.
+    ``axes_without_pairs``: a spec without pairs reads its (padding) pairs from pair axes
+    too where a spec with a few pairs would (:func:`_axes`), so that a model without pairs
+    predicts with the program of one with them (:func:`jaxtree.model.slotted`)."""
     pairs = np.zeros((n_slots, 2), np.int32)
     if spec.pairs:
         if len(spec.pairs) > n_slots:
@@ -236,17 +240,18 @@ def slots(spec: ShapeSpec, p: int, n_slots: int, columns: int = 0) -> SlotSpec:
         level, home = _group_ranks(spec.groups, max(columns, p))
     return SlotSpec(spec.n1, spec.n2, spec.max_terms, spec.hierarchy, pairs,
                     np.asarray(n_mains(spec, p) + len(spec.pairs), np.int32), level, home,
-                    *_axes(pairs, len(spec.pairs), max(columns, p)))
+                    *_axes(pairs, len(spec.pairs), max(columns, p), axes_without_pairs))
 
 
 AXIS_SLOTS = (8, 16)
 """The numbers of pair axes a :class:`SlotSpec` may read its pairs' sums from (:func:`_axes`)."""
 
 
-def _axes(pairs: np.ndarray, n_real: int, width: int) -> tuple:
+def _axes(pairs: np.ndarray, n_real: int, width: int, without_pairs: bool = False) -> tuple:
     """``(axes, axis_pairs)`` of a :class:`SlotSpec` whose first ``n_real`` of the pair slots
     ``pairs (P, 2)`` are real, on data ``width`` columns wide; ``(None, None)`` for every
-    covariate in place.
+    covariate in place (also for no real pair, unless ``without_pairs``: then the smallest
+    axes, every slot reading covariate 0 with itself).
 
     Decision (thirty-second session, issue 29's cost): a :class:`SlotSpec`'s pairs are data,
     so :func:`_rhs` and :func:`grams` read every covariate of the padded width; on a table
@@ -262,9 +267,9 @@ def _axes(pairs: np.ndarray, n_real: int, width: int) -> tuple:
     n_slots = pairs.shape[0]
     used = np.unique(pairs[:n_real]) if n_real else np.zeros(0, np.int32)
     fits = [q for q in AXIS_SLOTS if len(used) <= q < width and q * q <= 10 * n_slots]
-    if not n_real or not fits:
+    if not (n_real or without_pairs) or not fits:
         return None, None
-    axes = np.full(fits[0], used[-1], np.int32)
+    axes = np.full(fits[0], used[-1] if n_real else 0, np.int32)
     axes[:len(used)] = used
     pos = np.zeros((n_slots, 2), np.int32)  # padding slots: axis 0 with itself, a real column
     pos[:n_real] = np.searchsorted(used, pairs[:n_real])

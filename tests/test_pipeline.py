@@ -5,6 +5,7 @@ tests/test_golden.py.)"""
 
 import ast
 import dataclasses
+import gc
 import pathlib
 
 import jax
@@ -92,6 +93,45 @@ def test_predictions_of_nearby_lengths_share_one_program_and_are_unpadded(monkey
     assert "jit(convert_element_type)" not in names and count.lowerings == 0, (names, count)
     np.testing.assert_array_equal(got[:300], first)
     np.testing.assert_allclose(got, est.predict(X), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore::jaxtree.WeightBoxWarning")  # k = 5 on this table
+def test_trees_of_every_size_in_a_bucket_share_one_prediction_with_the_unpadded_values(
+        monkeypatch):
+    """The estimators predict a tree padded to its capacity bucket (``model.slotted``,
+    issue 27): after a model of ``k = 1``, models of ``k = 3`` and ``5`` (both in the bucket
+    of 8 operations) compile no prediction, a binary classifier's decision values too, and
+    each prediction equals the unpadded model's (``jaxtree.predict``) bitwise. Above
+    ``BUCKET_TREE_MAX_ROWS`` a block evaluates the tree at its own size (and compiles)."""
+    X, y = _data(n=300)
+    ests = [jaxtree.TreeRegressor.paper(k=k, basis=SMALL).fit(X, y) for k in (1, 3, 5)]
+    assert [e.model_.program.capacity for e in ests] == [3, 7, 11]
+    labels = (y > np.median(y)).astype(int)
+    clfs = [jaxtree.TreeClassifier(k=k, basis=SMALL, search="greedy", shapes=0).fit(X, labels)
+            for k in (1, 4)]
+    assert [c.model_.program.capacity for c in clfs] == [3, 9]
+    first = [ests[0].predict(X), clfs[0].decision_function(X)]
+    with count_compilations() as count:
+        rest = [e.predict(X) for e in ests[1:]] + [clfs[1].decision_function(X)]
+    assert count.lowerings == 0, count
+    for fitted, got in zip(ests + clfs, first[:1] + rest[:2] + [first[1], rest[2]]):
+        np.testing.assert_array_equal(got, np.asarray(jaxtree.predict(fitted.model_, X),
+                                                      np.float64))
+    assert not np.allclose(first[0], rest[0])  # the trees are read: other trees, other values
+    padded, _ = jaxtree.model.slotted(ests[1].model_)
+    assert padded.program.capacity == 17 and jaxtree.program.n_ops(padded.program) == 3
+    # padded once per model (not at every call), and forgotten with the model
+    assert jaxtree.model.slotted(ests[1].model_)[0].program is padded.program
+    key = id(ests[0].model_)
+    assert key in jaxtree.model._BUCKETED
+    ests[0] = None
+    gc.collect()
+    assert key not in jaxtree.model._BUCKETED
+    monkeypatch.setattr(pipeline, "BUCKET_TREE_MAX_ROWS", 512)  # X's block: 1,024 rows
+    with count_compilations() as count:
+        got = ests[2].predict(X)
+    assert count.lowerings == 1, count
+    np.testing.assert_array_equal(got, rest[1])
 
 
 def test_pipeline_is_a_function_of_its_arguments():

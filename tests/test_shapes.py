@@ -355,13 +355,16 @@ def test_second_fit_with_shapes_compiles_nothing():
 
 def test_models_of_other_pairs_predict_with_one_program_and_the_static_values():
     """The estimators predict a model's shape terms with its chosen pairs as data
-    (``model.slotted``, issue 27): a model that chose other pairs (of the same settings)
-    compiles no new prediction, and each prediction equals the static form's
-    (``jaxtree.predict``, the pairs a static tuple) bitwise."""
+    (``model.slotted``, issue 27): a model that chose other pairs (of the same settings),
+    or none, compiles no new prediction, and each prediction equals the static form's
+    (``jaxtree.predict``, the pairs a static tuple) bitwise (to rounding for the model
+    without pairs). Ten columns: wide enough for the pairs' sums to come from pair axes
+    (``shapes._axes``)."""
     from jaxtree._fit import pipeline
 
-    X, y = _table(n=600)
-    m = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=3)).fit(X, y).model_
+    X = np.random.default_rng(2).random((600, 10))
+    y = np.sin(3 * X[:, :7]) @ np.arange(7, 0, -1.0)  # seven main effects: no pair chosen
+    m = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=7)).fit(X, y).model_
     sh, spec, p = m.shapes, m.shape_spec, m.n_features
     rng = np.random.default_rng(1)
 
@@ -375,14 +378,20 @@ def test_models_of_other_pairs_predict_with_one_program_and_the_static_values():
             pair_on=jnp.ones(len(pairs), bool), order=jnp.asarray(order),
             n_terms=jnp.asarray(n + len(pairs), sh.n_terms.dtype)))
 
-    assert p >= 3 and spec.max_terms >= 3 and not spec.pairs
-    models = [with_pairs(((0, 1),)), with_pairs(((1, 2),)), with_pairs(((0, 2), (1, 2)))]
+    assert p == 10 and spec.max_terms >= 3 and not spec.pairs
+    models = [with_pairs(((0, 1),)), with_pairs(((1, 2),)), with_pairs(((0, 2), (1, 2))),
+              with_pairs(())]
+    assert jaxtree.model.slotted(models[0])[1][1].axes is not None  # read from pair axes
     first = pipeline.predict_rows(models[0], X, True)
     with debug.count_compilations() as count:
         rest = [pipeline.predict_rows(mo, X, True) for mo in models[1:]]
     assert count.lowerings == 0, count
-    for mo, got in zip(models, [first] + rest):
+    for mo, got in zip(models[:3], [first] + rest[:2]):
         np.testing.assert_array_equal(got, np.asarray(jaxtree.predict(mo, X), np.float64))
+    # without pairs, the static form sums the mains alone and the slotted one the mains and
+    # the padding pairs' zeros, in another order: equal to rounding
+    np.testing.assert_allclose(rest[2], np.asarray(jaxtree.predict(models[3], X), np.float64),
+                               rtol=1e-13, atol=0)
     assert not np.allclose(first, rest[0])  # the pairs are read: other pairs, other values
 
 

@@ -41,6 +41,14 @@ and the intermediates stay ``O(block)`` (issue 12 item 7)."""
 PREDICT_MIN_ROWS = 1024
 """The smallest row bucket of ``predict`` (:func:`predict_block_rows`)."""
 
+BUCKET_TREE_MAX_ROWS = 1 << 16
+"""``predict`` evaluates a tree in its capacity bucket (:func:`jaxtree.model.slotted`: one
+compiled program for every ``k <= 8``, ...) in blocks of at most this many rows, and at its
+own size in larger blocks. Measured (the 2-core CPU, ``TreeRegressor.paper(k=1)``, p = 10):
+the padded tree costs 0.0-0.1 ms at 1,000 rows and about 10 ms a call at 10^5, 30-60 ms at
+10^6 rows (BENCHMARKS.md, "Trees of every size up to k = 8 share one prediction"), against
+0.2-1 s of compiling a new program; a block below 2^16 rows loses at most a few ms."""
+
 
 def predict_block_rows(n: int) -> int:
     """The rows ``predict`` evaluates ``n`` rows in, per call: the power of two at or above
@@ -359,13 +367,15 @@ def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
     ``values(model, block, clip)``: what is evaluated per block (rows first; a classifier's
     decision values, ``(rows,)`` or ``(rows, K)``); default
     :func:`jaxtree.model.predict_checked` of the model's :func:`jaxtree.model.slotted` form
-    (one program for the models of the same settings, whichever shape pairs they chose)."""
+    (one program for the models of the same settings, whichever shape pairs they chose,
+    and in blocks of at most :data:`BUCKET_TREE_MAX_ROWS` rows whichever tree size up to
+    its capacity bucket)."""
+    n, m = xa.shape[0], predict_block_rows(xa.shape[0])
     if values is None:  # a regressor's model: its shape terms' pairs as data (model_.slotted)
-        model, terms = model_.slotted(model)
+        model, terms = model_.slotted(model, bucket_tree=m <= BUCKET_TREE_MAX_ROWS)
 
         def values(model, x, clip):
             return model_.predict_checked(model, x, clip=clip, terms=terms)
-    n, m = xa.shape[0], predict_block_rows(xa.shape[0])
     lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
     parts = []
     for s in range(0, n, m):
