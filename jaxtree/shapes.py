@@ -1263,7 +1263,8 @@ def compact(shapes: Shapes, spec: ShapeSpec, gr=None):
 
 def _compact_slots(shapes: Shapes, spec: SlotSpec, gr=None):
     """:func:`compact` of a :class:`SlotSpec`: the chosen pairs in their candidate order in
-    ``max_terms`` slots."""
+    ``max_terms`` slots, read from pair axes where the table is wide enough, with or without
+    chosen pairs (:func:`_axes`)."""
     n_slots = max(spec.max_terms, 1)
     on, order = _chosen_pairs(shapes, spec)
     pairs = np.zeros((n_slots, 2), np.int32)
@@ -1283,7 +1284,10 @@ def _compact_slots(shapes: Shapes, spec: SlotSpec, gr=None):
     real = np.asarray(spec.pairs)
     p_own = int(np.asarray(spec.live)) - int(np.sum(real[:, 0] < real[:, 1]))
     width = shapes.main.shape[0]
-    axes, axis_pairs = _axes(pairs, len(on), width)
+    # without chosen pairs, the pair axes of a few chosen pairs: the backfitting round's
+    # programs are then the same whether a fit chose pairs or not (a cross-validation's
+    # folds differ in that)
+    axes, axis_pairs = _axes(pairs, len(on), width, without_pairs=True)
     return out, spec._replace(pairs=pairs, live=np.asarray(p_own + len(on), np.int32),
                               axes=axes, axis_pairs=axis_pairs), gr
 
