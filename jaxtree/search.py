@@ -95,6 +95,7 @@ __all__ = [
     "step_function",
     "splits",
     "refine_step",
+    "refines",
     "insert_step",
     "finish_step",
     "Inserted",
@@ -528,7 +529,8 @@ def replacement_kept(cand_loss, loss, dtype):
     return jnp.isfinite(cand_loss) & (cand_loss < loss * (1 - rtol))
 
 
-def refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, adjust):
+def refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, adjust,
+                       replacing=True):
     """Refines the inserted tree ``new``, then makes up to ``config.replace_moves`` best
     replacements, each refined and kept only if the loss fell (:func:`replacement_kept`:
     relative ``1e-7`` float32 / ``1e-12`` float64); the moves stop at the first one not kept.
@@ -549,6 +551,8 @@ def refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, ad
       config: the search's :class:`Config` (``replace_moves``, ``max_k``, ``precision``).
       adjust: the refinement, ``tree -> (refined tree, its MSE)``, or None (no refinement:
         a candidate keeps its scored loss).
+      replacing: a (traced) bool: False makes no replacement, only the refinement of
+        ``new`` (:func:`refine_step` through the compiled step).
     """
     n = jnp.sum(data.w)
     dt = sse_loss.dtype
@@ -570,7 +574,7 @@ def refine_and_replace(new, sse_loss, was_empty, data, basis, config: Config, ad
         take = first | better
         p = prog.where_tree(take, cand, p)
         cur = jnp.where(take, cand_loss, cur)
-        go = jnp.where(first, p.n_slots > 1, better)
+        go = jnp.where(first, (p.n_slots > 1) & replacing, better)
         return p, cur, kept + (better & ~first).astype(jnp.int32), go
 
     def body(i, carry):
@@ -614,7 +618,7 @@ def _insert_then_finish(insert, finish, program, data, basis, config: Config, ma
     (:func:`step_function`), so both paths assemble the same :class:`StepInfo`."""
     new, ins = insert(program, data, basis, config, max_ops)
     new, loss, kept = finish(new, program, ins.sse_loss, ins.before_loss, ins.was_empty,
-                             ins.ok, data, basis, config)
+                             ins.ok, data, basis, config, np.asarray(True))
     return new, StepInfo(loss, ins.record._replace(replaced=kept), ins.status)
 
 
@@ -689,7 +693,7 @@ class Inserted(NamedTuple):
 
 
 def finish_step(new: prog.Program, before: prog.Program, sse_loss, before_loss, was_empty,
-                ok, data: scoring.Data, basis, config: Config):
+                ok, data: scoring.Data, basis, config: Config, replacing):
     """The rest of :func:`step` after :func:`insert_step`: the configured refinement of the
     inserted tree ``new`` (none on the first leaf, ``was_empty``) and the replacement moves
     (``config.replace_moves``, :func:`refine_and_replace`), or the tree ``before`` the
@@ -710,11 +714,13 @@ def finish_step(new: prog.Program, before: prog.Program, sse_loss, before_loss, 
       data: chunked training data, as for :func:`insert_step`.
       basis: the :class:`jaxtree.basis.Basis` the program indexes.
       config: the search's :class:`Config`, as for :func:`insert_step`.
+      replacing: a bool array: False makes no replacement move (the refinement alone, for
+        :func:`refine_step`); the search passes True.
     """
     adjust = _adjust(data, basis, config)
     if config.replace_moves:
         new, loss, kept = refine_and_replace(new, sse_loss, was_empty, data, basis, config,
-                                              adjust)
+                                              adjust, replacing)
     else:
         refine_new = adjust if adjust is not None else (lambda p: (p, sse_loss))
         new, loss = jax.lax.cond(was_empty, lambda p: (p, sse_loss), refine_new, new)
@@ -879,14 +885,27 @@ finish_cached = _executables.cached(finish_jit, static_argnums=(7, 8))
 
 def splits(config: Config) -> bool:
     """Whether :func:`step_function` runs ``config``'s step as two programs
-    (:func:`insert_step`, :func:`finish_step`) and :func:`refine_step` can refine a tree
-    with its second: a squared-loss step refined by L-BFGS without replacement moves (the
-    greedy search; the backfitting round must make no move). A classification step stays
-    one program. The backfit search's step also runs in two parts (:func:`step_function`:
-    a second process loads them side by side), but its second part makes replacement moves,
-    so :func:`refine_step` cannot refine through it; compiling its two parts side by side
-    in two threads was measured no faster on two cores (BENCHMARKS.md, issue 27)."""
+    (:func:`insert_step`, :func:`finish_step`) where its ``split`` asks for it: a
+    squared-loss step refined by L-BFGS without replacement moves (the greedy search). A
+    classification step stays one program. The backfit search's step always runs in two
+    parts (:func:`step_function`: a second process loads them side by side); compiling its
+    two parts side by side in two threads was measured no faster on two cores
+    (BENCHMARKS.md, issue 27)."""
     return config.loss == "squared" and config.refine == "optax" and not config.replace_moves
+
+
+def refines(config: Config) -> bool:
+    """Whether :func:`refine_step` can refine a tree through the compiled second part of a
+    search of ``config`` (:func:`finish_step`, with its replacement moves off): the split
+    greedy step (:func:`splits`) and the squared-loss backfit step refined by L-BFGS.
+
+    Decision (fortieth session, issue 27): the backfitting round after the backfit search's
+    shape terms refined the tree with a program of its own (``jaxtree._fit.select.joint_cached``,
+    0.6-0.9 s of a small table's first fit); the backfit step's second part refines the
+    same way (:func:`refine_and_replace`'s first move, the same :func:`_adjust`) and, with
+    ``replacing`` False, makes no move, so a first fit compiles one L-BFGS program fewer."""
+    return splits(config) or (config.loss == "squared" and config.refine == "optax"
+                              and bool(config.replace_moves))
 
 
 def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
@@ -933,7 +952,7 @@ def refine_step(program: prog.Program, data: scoring.Data, basis, config: Config
     """``(program, loss)``: ``config``'s refinement of ``program``'s weights on ``data``
     through the compiled :func:`finish_step` of a fit with the same shapes (``program`` in
     ``config.max_k``'s capacity), so no refinement program is compiled for it. Only where
-    :func:`splits` holds.
+    :func:`refines` holds (replacement moves off: the refinement alone).
 
     Args:
       program: the tree, in ``config.max_k``'s capacity (:func:`jaxtree.program.pad`).
@@ -944,7 +963,7 @@ def refine_step(program: prog.Program, data: scoring.Data, basis, config: Config
     dt = program.weight.dtype
     zero = np.zeros((), dt)
     program, loss, _ = finish_cached(program, program, zero, zero, np.asarray(False),
-                                     np.asarray(True), data, basis, config)
+                                     np.asarray(True), data, basis, config, np.asarray(False))
     return program, loss
 
 

@@ -26,11 +26,17 @@ def _data(seed, n=200, p=3):
 
 
 def test_which_steps_run_as_two_programs():
+    backfit = CFG._replace(replace_moves=2, pair_leaves=2)
     assert search.splits(CFG)
-    assert not search.splits(CFG._replace(replace_moves=2, pair_leaves=2))  # backfit: one
+    assert not search.splits(backfit)  # split by step_function itself, always
     assert not search.splits(CFG._replace(refine="coordinate"))
     assert not search.splits(CFG._replace(refine=None))
     assert not search.splits(CFG._replace(loss="logistic"))
+    # refine_step refines through the greedy and the backfit step's second part
+    assert search.refines(CFG) and search.refines(backfit)
+    assert not search.refines(backfit._replace(refine="coordinate"))
+    assert not search.refines(CFG._replace(refine=None))
+    assert not search.refines(backfit._replace(loss="logistic"))
 
 
 # backfit in the slow suite (~12 s of compiling the L-BFGS backfit step twice): its two
@@ -57,18 +63,36 @@ def test_two_programs_make_the_one_program_steps(monkeypatch, search_):
     assert float(i2.loss) < 0.5 * float(jnp.average(data.y ** 2, weights=data.w))
 
 
-def test_refine_step_is_the_joint_refinement_of_a_trimmed_tree():
+@pytest.mark.parametrize("search_", ["greedy", "backfit"])
+def test_refine_step_is_the_joint_refinement_of_a_trimmed_tree(search_):
+    """Through the greedy step's second part, and the backfit step's with its replacement
+    moves off (the backfitting round after a backfit search's shape terms, issue 27)."""
+    config = CFG if search_ == "greedy" else CFG._replace(replace_moves=2, pair_leaves=2)
     data = _data(1)
     res = search.fit(data, SMALL, 3, CFG)
     tree = prog.trim(res.program, 3)
     # move the weights off their optimum, so that a refinement that does nothing fails
     tree = tree._replace(weight=tree.weight * 0.5, intercept=tree.intercept + 0.1)
+    if search_ == "backfit":
+        # a leaf on the wrong covariate, which a replacement move would change: the
+        # refinement alone must keep the structure
+        leaf = int(np.flatnonzero(np.asarray(tree.op) == prog.LEAF)[0])
+        tree = tree._replace(feature=tree.feature.at[leaf].set((tree.feature[leaf] + 1) % 3))
+        moved, _, kept = search.finish_jit(prog.pad(tree, CFG.max_k), prog.pad(tree, CFG.max_k),
+                                           np.float64(0), np.float64(0), np.asarray(False),
+                                           np.asarray(True), data, SMALL, config,
+                                           np.asarray(True))
+        assert int(kept) > 0  # with the moves on, a replacement is taken
     start = float(refine.mse(tree, data, SMALL))
     want, want_loss = jax.jit(refine.joint, static_argnames=("basis", "steps"))(
         tree, data, SMALL, steps=CFG.refine_steps)
-    got, got_loss = search.refine_step(prog.pad(tree, CFG.max_k), data, SMALL, CFG)
+    got, got_loss = search.refine_step(prog.pad(tree, CFG.max_k), data, SMALL, config)
     got = prog.trim(got, 3)
-    assert float(got_loss) < 0.5 * start
+    for field in ("op", "left", "right", "feature", "basis"):
+        np.testing.assert_array_equal(np.asarray(getattr(got, field)),
+                                      np.asarray(getattr(tree, field)))
+    # (the misplaced leaf keeps the backfit case's refined loss higher)
+    assert float(got_loss) < (0.5 if search_ == "greedy" else 0.8) * start
     np.testing.assert_allclose(float(got_loss), float(want_loss), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(got.weight), np.asarray(want.weight), atol=1e-5)
     np.testing.assert_allclose(float(got.intercept), float(want.intercept), atol=1e-5)

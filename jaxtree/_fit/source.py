@@ -471,7 +471,8 @@ class InMemory(_Regression):
     def _refine(self, program, resid) -> tuple:
         """``(program, mse)``: the tree's weights refined by L-BFGS on ``resid`` (rows as
         :meth:`data` chunks them). Through the tree search's own compiled refinement
-        (:func:`jaxtree.search.refine_step`, the tree padded back to the search's capacity)
+        (:func:`jaxtree.search.refine_step`: the greedy or backfit step's second part, the
+        tree padded back to the search's capacity)
         where the search compiled one for these shapes, else :func:`jaxtree.refine.joint`
         alone (:func:`jaxtree._fit.select.joint_cached`), in the search's capacity too: one
         L-BFGS program fewer in a first fit, and one per capacity bucket, not per size
@@ -479,7 +480,7 @@ class InMemory(_Regression):
         s = self.spec
         cfg = self.tree_config()
         padded = in_capacity(program, cfg)
-        if not search.splits(cfg) or s.devices is not None or padded is program:
+        if not search.refines(cfg) or s.devices is not None or padded is program:
             refined, mse = select.joint_cached(padded, resid, s.basis, s.steps)
         else:
             refined, mse = search.refine_step(padded, resid, s.basis, cfg)
