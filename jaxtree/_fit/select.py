@@ -355,9 +355,12 @@ joint_cached = _executables.cached(jax.jit(_joint, static_argnums=(2, 3)), stati
                                     quick=True)
 """``joint_cached(program, data, basis, steps)``: :func:`jaxtree.refine.joint` (squared loss)
 through the executable cache (a second process loads it); compiled for compile time in a
-small table's shape stage (:func:`jaxtree._executables.quick`: the backfitting round after
-the backfit search, 1.4 -> 0.6 s of compiling at 64 rows; at 1,500 rows a first fit 0.3-0.5 s
-shorter and a warm one about 0.05 s longer, the same model)."""
+small table's shape stage (:func:`jaxtree._executables.quick`; measured when the backfitting
+round after the backfit search used it: 1.4 -> 0.6 s of compiling at 64 rows; at 1,500 rows
+a first fit 0.3-0.5 s shorter and a warm one about 0.05 s longer, the same model). Since the
+fortieth session that round refines through the search's own second program
+(:func:`jaxtree.search.refines`); this one serves the backfitting round where the search
+compiled none it can use (:meth:`jaxtree._fit.source.InMemory._refine`)."""
 
 
 @functools.partial(jax.jit, static_argnames=("basis",))
