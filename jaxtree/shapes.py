@@ -1338,6 +1338,22 @@ def pair_columns(p: int, spec=None) -> list:
     return sorted(out)
 
 
+def _screen_gains(data: scoring.Data, fit, gr, spec: ShapeSpec):
+    """The screen's gains (:func:`screen_pairs`): every candidate block's ridge gain
+    (:func:`candidate_gains`) on the residual ``data.y - fit``, with the Grams ``gr``."""
+    b1, b2, esum = _rhs(data, fit, spec)
+    return candidate_gains(gr, b1, b2, esum, spec)
+
+
+_screen_gains_jit = spec_jit(_screen_gains, anywhere=True)
+"""Decision (fortieth session, issue 27): :func:`screen_pairs` computed its gains eagerly
+(the right-hand sides through a ``jax.jit`` made anew at each call, the gains' LU solves op
+by op) and started the mains' fit eagerly: on a table of more than 11 covariates (more pairs
+than :data:`MAX_PAIRS`) a first fit compiled about 55 small programs for it, about 3 s of a
+classifier's first fit on scikit-learn's breast cancer table, and every fit compiled the
+right-hand sides again. One program for the gains, :data:`start_jit` for the start."""
+
+
 def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None, spec=None) -> tuple:
     """The ``keep`` most promising pairs (EBM's FAST, simplified; static tuple).
 
@@ -1365,15 +1381,13 @@ def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None, spec=None) -
         on[list(members[1:])] = False
     order = np.full(cols, -1, np.int32)
     order[:int(on.sum())] = np.flatnonzero(on)
-    st = start(head, mains)
+    st = start_jit(head, mains)
     st = st._replace(shapes=st.shapes._replace(main_on=jnp.asarray(on),
                                                order=jnp.asarray(order),
                                                n_terms=jnp.asarray(int(on.sum()), jnp.int32)))
     st = finish_jit(st, head, grams_jit(head, mains), mains, 3)
     coarse = ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs, groups=groups)
-    gr = grams_jit(head, coarse)
-    b1, b2, esum = jax.jit(_rhs, static_argnames="spec")(head, st.fit, coarse)
-    gains = np.asarray(candidate_gains(gr, b1, b2, esum, coarse))[cols:]
+    gains = np.asarray(_screen_gains_jit(head, st.fit, grams_jit(head, coarse), coarse))[cols:]
     gains = np.where(np.isfinite(gains), gains, -np.inf)
     best = np.argsort(-gains, kind="stable")[:keep]
     return tuple(pairs[i] for i in sorted(best))
