@@ -1347,11 +1347,11 @@ def _screen_gains(data: scoring.Data, fit, gr, spec: ShapeSpec):
 
 _screen_gains_jit = spec_jit(_screen_gains, anywhere=True)
 """Decision (fortieth session, issue 27): :func:`screen_pairs` computed its gains eagerly
-(the right-hand sides through a ``jax.jit`` made anew at each call, the gains' LU solves op
-by op) and started the mains' fit eagerly: on a table of more than 11 covariates (more pairs
-than :data:`MAX_PAIRS`) a first fit compiled about 55 small programs for it, about 3 s of a
-classifier's first fit on scikit-learn's breast cancer table, and every fit compiled the
-right-hand sides again. One program for the gains, :data:`start_jit` for the start."""
+(the gains' LU solves op by op) and started the mains' fit eagerly: on a table of more than
+11 covariates (more pairs than :data:`MAX_PAIRS`) a first fit compiled about 55 small
+programs for it, 3.5-4.8 s of a first fit (BENCHMARKS.md, "Pair screening in two
+programs"); warm fits were level. One program for the gains, :data:`start_jit` for the
+start."""
 
 
 def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None, spec=None) -> tuple:
