@@ -985,7 +985,8 @@ def _classifier_step_batch(programs: prog.Program, data: scoring.Data, ys, basis
     B, K = ys.shape[:2]
     split = lambda a: a.reshape((B, K) + a.shape[1:])  # noqa: E731
     flat = lambda a: a.reshape((B * K,) + a.shape[2:])  # noqa: E731
-    out = jax.vmap(classify.ovr_step, in_axes=(0, 0, 0, None, None))(
+    step = functools.partial(classify.ovr_step, one_by_one=False)  # batched, as before
+    out = jax.vmap(step, in_axes=(0, 0, 0, None, None))(
         jax.tree_util.tree_map(split, programs), data, ys, basis, config)
     return jax.tree_util.tree_map(flat, out)
 
