@@ -45,7 +45,7 @@ BUCKET_TREE_MAX_ROWS = 1 << 16
 """``predict`` evaluates a tree in its capacity bucket (:func:`jaxtree.model.slotted`: one
 compiled program for every ``k <= 8``, ...) in blocks of at most this many rows, and at its
 own size in larger blocks. Measured (the 2-core CPU, ``TreeRegressor.paper(k=1)``, p = 10):
-the padded tree costs 0.0-0.1 ms at 1,000 rows and about 10 ms a call at 10^5, 30-60 ms at
+the padded tree costs 0.0-0.1 ms at 1,000 rows and about 10 ms a call at 10^5, 30-90 ms at
 10^6 rows (BENCHMARKS.md, "Trees of every size up to k = 8 share one prediction"), against
 0.2-1 s of compiling a new program; a block below 2^16 rows loses at most a few ms."""
 
