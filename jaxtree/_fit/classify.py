@@ -136,11 +136,12 @@ def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max
 
     Decision (fortieth session, issue 27): on a CPU the ``K`` trees step one after the other
     in one program (``lax.map``): the step is compiled once, with each tree's own
-    ``lax.cond`` s (no ``select`` of both branches, no second copy of the step for the pair
-    scoring), and ran faster as well. Three classes, the default ``TreeClassifier()``, a
-    fresh process (BENCHMARKS.md, "The one-versus-rest trees one after the other"):
-    scikit-learn's wine table first fit 18.1 -> 8.8 s, warm 0.35 -> 0.23 s; 20,000 x 8 rows
-    13.3 -> 10.3 s, warm 3.1 -> 2.1 s; 100,000 x 8 rows 22.6 -> 14.8 s, warm 10.6 -> 7.4 s.
+    conditionals (``lax.cond``; no ``select`` of both branches, no second copy of the step
+    for the pair scoring), and ran faster as well. Three classes, the default
+    ``TreeClassifier()``, a fresh process (BENCHMARKS.md, "The one-versus-rest trees one
+    after the other"): scikit-learn's wine table first fit 18.3 -> 12.0 s (an earlier pair
+    18.1 -> 8.8 s), warm 0.36 -> 0.27 s; 20,000 x 8 rows 12.6 -> 9.1 s, warm 2.9 -> 2.0 s;
+    100,000 x 8 rows 22.6 -> 14.8 s, warm 10.6 -> 7.4 s.
     On an accelerator the trees stay batched (``vmap``), where they run side by side (not
     measured: no device at hand that session). ``one_by_one``: True for ``lax.map``, False
     for ``vmap``, None for the platform's choice; :func:`jaxtree.fit_batch_classifier`'s
