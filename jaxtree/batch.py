@@ -465,6 +465,10 @@ def _check_batch(X, y, sample_weight):
     return xa, ya, _check_batch_weight(sample_weight, B, n)
 
 
+_designs_batch = jax.jit(jax.vmap(scoring.designs, in_axes=(0, None)), static_argnums=1)
+"""Every data set's kept basis values (:func:`jaxtree.scoring.designs` vmapped)."""
+
+
 def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) -> scoring.Data:
     """:func:`jaxtree.scoring.chunk` for every data set: ``(B, n_chunks, m, ...)`` (``rows``:
     chunked as that many rows); ``support``: None, or ``(basis, min_support)``: each
@@ -1102,6 +1106,8 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     Kt = ypm.shape[1]  # trees per data set: 1 for two classes, else K
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B * Kt)
     data = _chunk_batch(xs, zeros, w, params.chunk, dtype, support=(params.basis, min_support))
+    if scoring.compiling_dominates(n, p, params.basis.q):  # as TreeClassifier's search
+        data = data._replace(phi=_designs_batch(data.x, params.basis))
     ys = classify.chunk_labels(ypm, data.y.shape[1:], dtype)
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).

@@ -413,6 +413,10 @@ class Labels:
         data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=s.dtype,
                              chunk_size=s.chunk, rows=rows, columns=cols)
         data = source.with_support(data, s, xs, w)  # min_support, counted on these rows
+        if s.devices is None and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1],
+                                                             s.basis.q):  # the table's rows
+            # the search's kept basis values (classifier_spec's decision), one program
+            data = data._replace(phi=source.designs_cached(data.x, s.basis))
         ys = chunk_labels(ypm, data.y.shape, s.dtype)
         if s.devices is not None:
             return _shard(data, ys, s.devices)
@@ -753,12 +757,21 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     0.9116 AUC from 2,000 rows, BENCHMARKS.md, "Shape terms from 2,000 rows"; the coarse
     knots below it: Titanic 0.836 -> 0.838, Pima and breast cancer level, "Small tables").
 
-    No kept basis (``cache_basis`` False, where the regressor's ``"auto"`` keeps it on
-    small tables, :func:`jaxtree._fit.spec.resolve`): the classifier's searches chunk
-    their own rows (:meth:`Labels._data`) and evaluate the basis, so basis values kept with
-    the shape stage's rows would be computed and never read (measured, thirtieth session:
-    the default classifier on 3,000 rows, first fit 26.6 / 27.8 s without and 27.7 /
-    25.8 s with them, the same predictions)."""
+    No kept basis with the shape stage's rows (``cache_basis`` False, where the regressor's
+    ``"auto"`` keeps it on small tables, :func:`jaxtree._fit.spec.resolve`): the
+    classifier's searches chunk their own rows (:meth:`Labels._data`), so basis values kept
+    with the shape stage's rows would be computed and never read (measured, thirtieth
+    session: the default classifier on 3,000 rows, first fit 26.6 / 27.8 s without and
+    27.7 / 25.8 s with them, the same predictions). Decision (fortieth session, issue 27):
+    the searches keep their own rows' basis values where compiling dominates (the
+    regressor's rule, :func:`jaxtree.scoring.compiling_dominates` of the table; one
+    :data:`jaxtree._fit.source.designs_cached` program), so that the step gathers its
+    leaves' values instead of evaluating the sines and cosines at each of its call sites
+    (:func:`jaxtree.fit_batch_classifier` does the same, so that its members stay the
+    separate fits). On scikit-learn's breast cancer table the step compiled in 5.2 s
+    instead of 7.2 s (the values' program 0.6 s), the first fit 13.9 -> 11.6 s, warm
+    0.54 -> 0.44 s, the same probabilities (BENCHMARKS.md, "The classifier's search keeps
+    its basis values")."""
     shapes = hyper.get("shapes", 0)
     if not (in_memory and K == 2 and hyper.get("loss") == "logistic"):
         shapes = 0
