@@ -75,13 +75,23 @@ def test_the_default_keeps_the_basis_on_a_small_table_and_fits_as_without(x64, r
                                atol=1e-9 * np.abs(y).max())
 
 
-def test_the_classifier_keeps_no_basis(rng, kept):
-    # its searches chunk their own rows: kept values would never be read. Its spec says so
-    # (classify.classifier_spec), so no source of its fit keeps any; the tree alone
-    # (shapes=0) keeps the check cheap
+def test_the_classifier_keeps_its_searches_basis_only(rng, kept, monkeypatch):
+    # its searches keep their own rows' values where compiling dominates (classify.Labels._data,
+    # fortieth session); its spec keeps none for the other sources (classify.classifier_spec:
+    # the shape stage's working rows, which no search reads), so every kept value is a search's
+    from jaxtree._fit import classify
+
+    searches = []
+    real = classify.Labels._data
+
+    def counted(self, *a, **kw):
+        searches.append(1)
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(classify.Labels, "_data", counted)
     X = rng.uniform(size=(200, 3))
-    jaxtree.TreeClassifier(k=2, shapes=0).fit(X, (X[:, 0] > 0.5).astype(int))
-    assert not kept
+    jaxtree.TreeClassifier(k=2).fit(X, (X[:, 0] + X[:, 1] ** 2 > 0.8).astype(int))
+    assert len(kept) == len(searches) > 0
 
 
 def test_only_an_asked_basis_keeps_a_large_table_in_memory():
