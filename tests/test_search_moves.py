@@ -1,12 +1,14 @@
 """The search strategies of jaxtree.search (search="greedy" / "backfit") through the estimator."""
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxtree
 from jaxtree import basis as B
 from jaxtree import program as prog
-from jaxtree import search
+from jaxtree import scoring, search
 
 SMALL = B.make_basis(hats=3, sines=3, cosines=3, powers=2, truncated_cubics=0)
 
@@ -106,3 +108,42 @@ def test_validation_fraction_recovers_the_size_of_a_planted_noisy_tree():
     again = jaxtree.TreeRegressor(k=6, basis=basis, validation_fraction=0.3, random_state=0,
                                   search="greedy", shapes=0).fit(X, y)
     assert again.k_ == est.k_ and again.formula() == est.formula()
+
+
+@pytest.mark.parametrize("screened", [False, True])
+def test_pair_lookahead_fits_the_pair_on_every_row(x64, screened):
+    """Float64 oracle of :func:`jaxtree.search.pair_lookahead` on a one-leaf tree and a
+    planted pure interaction: the pair it returns has the weighted SSE it reports, computed
+    here from the tree's own predictions on every row, and the clipped least-squares fit of
+    its last factor's weight and the intercept (the exact fit: no other weight of that factor
+    lowers the SSE). Without a screen (every row scores the pairs) the step takes the pair
+    scores' own fit; with one (every 4th row) it refits the pair on all rows. Catches a
+    reported SSE of the screened rows or per row (an MSE), or a pair's weight or intercept
+    that is not its fit on all rows."""
+    X, y = _interaction(n=200, seed=3)
+    w = np.random.default_rng(4).uniform(0.5, 2.0, size=200)
+    data = scoring.chunk(X, y, w, chunk_size=64, dtype=np.float64)
+    rows = data.x.shape[0] * data.x.shape[1]
+    config = search.search_config("backfit", max_k=4)._replace(
+        pair_rows=rows // 4 if screened else rows)
+    assert (search.screen_rows(data, config.pair_rows) is data) == (not screened)
+    empty = prog.empty_program(4, jnp.float64)
+    first, _ = search.insert_step(empty, data, SMALL, config)  # the first leaf (x3's)
+    xs, ys, ws = data.x.reshape(-1, data.x.shape[-1]), data.y.reshape(-1), data.w.reshape(-1)
+    rss = jnp.sum(ws * (ys - prog.evaluate(first, xs, SMALL)) ** 2)
+    n = jnp.sum(ws)
+    cand, sse, pc, take = jax.jit(search.pair_lookahead, static_argnums=(2, 3))(
+        first, data, SMALL, config, rss, rss, n, jnp.asarray(9))
+    assert bool(take) and int(cand.n_slots) == int(first.n_slots) + 4
+
+    def sse_of(p):
+        return float(jnp.sum(ws * (ys - prog.evaluate(p, xs, SMALL)) ** 2))
+
+    assert float(sse) == pytest.approx(sse_of(cand), rel=1e-9)
+    assert float(sse) < 0.5 * float(rss)  # the planted interaction, found
+    slot = int(first.n_slots) + 2  # the pair's last factor: its weight and the intercept
+    for dw, da in [(1e-3, 0), (-1e-3, 0), (0, 1e-3), (0, -1e-3)]:
+        moved = cand._replace(weight=cand.weight.at[slot].add(dw),
+                              intercept=cand.intercept + da)
+        if abs(float(moved.weight[slot])) <= 1:  # the box the fit is clipped to
+            assert sse_of(moved) > float(sse)
