@@ -128,16 +128,17 @@ def test_pair_lookahead_fits_the_pair_on_every_row(x64, screened):
         pair_rows=rows // 4 if screened else rows)
     assert (search.screen_rows(data, config.pair_rows) is data) == (not screened)
     empty = prog.empty_program(4, jnp.float64)
-    first, _ = search.insert_step(empty, data, SMALL, config)  # the first leaf (x3's)
+    first = jax.jit(lambda d: scoring.apply(empty, scoring.select(  # the first leaf
+        scoring.score(empty, d, SMALL, max_leaves=5), SMALL.q)))(data)
     xs, ys, ws = data.x.reshape(-1, data.x.shape[-1]), data.y.reshape(-1), data.w.reshape(-1)
-    rss = jnp.sum(ws * (ys - prog.evaluate(first, xs, SMALL)) ** 2)
-    n = jnp.sum(ws)
+    sse_jit = jax.jit(lambda p: jnp.sum(ws * (ys - prog.evaluate(p, xs, SMALL)) ** 2))
+    rss = sse_jit(first)
     cand, sse, pc, take = jax.jit(search.pair_lookahead, static_argnums=(2, 3))(
-        first, data, SMALL, config, rss, rss, n, jnp.asarray(9))
+        first, data, SMALL, config, rss, rss, jnp.sum(ws), jnp.asarray(9))
     assert bool(take) and int(cand.n_slots) == int(first.n_slots) + 4
 
     def sse_of(p):
-        return float(jnp.sum(ws * (ys - prog.evaluate(p, xs, SMALL)) ** 2))
+        return float(sse_jit(p))
 
     assert float(sse) == pytest.approx(sse_of(cand), rel=1e-9)
     assert float(sse) < 0.5 * float(rss)  # the planted interaction, found
