@@ -1,4 +1,4 @@
-import os, sys, time
+import os, time
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 import numpy as np, jax, jaxtree
 from jaxtree import search, _executables, scoring
