@@ -32,6 +32,7 @@ Decisions kept here:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Callable, Optional
 
@@ -76,10 +77,12 @@ def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.A
     return classify.decision_values(model, jnp.asarray(X, model.x_min.dtype), clip)
 
 
+@functools.partial(jax.jit, static_argnums=2)
 def _block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
     """The ``(rows, K)`` decision values of a one-versus-rest model on a block of validated,
     encoded rows (the estimator's ``decision_function``, by
-    :func:`jaxtree._fit.pipeline.predict_rows`' row blocks)."""
+    :func:`jaxtree._fit.pipeline.predict_rows`' row blocks). One program with the cast and
+    the class axis moved last (eagerly they were two more programs to compile)."""
     return classify.decision_values(model, jnp.asarray(block, model.x_min.dtype), clip)
 
 

@@ -333,6 +333,18 @@ def test_multiclass_one_vs_rest_members_equal_binary_fits():
     np.testing.assert_allclose(proba.sum(1), 1, rtol=1e-6)
     np.testing.assert_array_equal(c.predict(X), c.classes_[np.argmax(f, 1)])
     assert c.score(X, labels) > 0.8
+    # each member is its class's slice of every array, one compiled program for all three
+    from jaxtree._fit import classify
+    from jaxtree.debug import count_compilations
+    classify.member(c.model_, 0)
+    with count_compilations() as compiled:
+        members = [classify.member(c.model_, col) for col in range(3)]
+    assert compiled.compiles == 0
+    for col, m in enumerate(members):
+        jax.tree_util.tree_map(lambda a, b: np.testing.assert_array_equal(  # noqa: B023
+            np.asarray(a), np.asarray(b)[col]), m, c.model_)
+        np.testing.assert_allclose(np.asarray(jaxtree.predict(m, X)), f[:, col], rtol=1e-6,
+                                   atol=1e-6)
 
 
 def test_save_load_round_trip(tmp_path):

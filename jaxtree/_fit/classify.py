@@ -241,8 +241,15 @@ def members(model: model_.TreeModel) -> list:
 
 def member(model: model_.TreeModel, c: int) -> model_.TreeModel:
     """Member ``c`` of a one-versus-rest model (every array has a leading class axis), or of
-    any batched pytree (``jaxtree.batch`` uses it for its members)."""
-    return jax.tree_util.tree_map(lambda a: a[c], model)
+    any batched pytree (``jaxtree.batch`` uses it for its members). One compiled program per
+    pytree structure (the index is traced): indexing leaf by leaf compiled a slice and a
+    squeeze per leaf shape, 10 programs and 0.35 s before a 3-class model's first formula."""
+    return _member_jit(model, c)
+
+
+@jax.jit
+def _member_jit(tree, c):
+    return jax.tree_util.tree_map(lambda a: a[c], tree)
 
 
 def decision_values(model: model_.TreeModel, x, clip: bool) -> jax.Array:
