@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping, Optional
 
+import jax
 import numpy as np
 
 from jaxtree import _drawing as drawing
@@ -759,6 +760,11 @@ def plot_path(path, ax=None):
 # ------------------------------------------------------------------------- per-term view
 
 
+_evaluate_jit = jax.jit(prog.evaluate, static_argnames=("basis",))
+"""The tree's ``w0 + T(u)`` as one program (eagerly, :func:`term_values`' first call compiled
+about 40 small programs: 1.9 s on diabetes' default model against 0.3 s)."""
+
+
 def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> list:
     """The model as a sum of top-level terms, each evaluated at ``X`` (EBM-style global view).
 
@@ -799,7 +805,7 @@ def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> 
     u = np.clip((x - h.x_min) * h.x_scale, 0.0, 1.0)
     z = h.x_min + u / h.x_scale  # x clipped to the training range, as predict clips it
     dt = np.asarray(model.x_min).dtype
-    uj = jnp.asarray(u, dt)
+    uj = np.asarray(u, dt)  # a host array: the programs below take it (no cast to compile)
     r = _formula.build(model, indicators=indicators)
     tree = _formula.tree_term_values(r, z)
     shape_vals = []
@@ -813,7 +819,7 @@ def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> 
             val = np.asarray(shapes_.evaluate_jit(one, uj, spec._replace(max_terms=1)), np.float64)
             shape_vals.append(h.y_scale * val)
     # the prediction before the target's back-transform: y_center + y_scale (w0 + T + shapes)
-    inner = np.asarray(prog.evaluate(model.program, uj, model.basis), np.float64)  # w0 + T
+    inner = np.asarray(_evaluate_jit(model.program, uj, model.basis), np.float64)  # w0 + T
     if model.shapes is not None:
         inner = inner + float(model.shapes.intercept)
     total = h.y_center + h.y_scale * inner + sum(shape_vals, np.zeros(len(x)))
