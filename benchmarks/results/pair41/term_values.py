@@ -1,7 +1,7 @@
 import sys, os, time
 sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "/work/main")
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
-import numpy as np, jax, jaxtree
+import jax, jaxtree
 from jaxtree import export
 from jaxtree.debug import count_compilations
 names = []
