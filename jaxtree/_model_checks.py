@@ -221,9 +221,9 @@ def shapes_from_dict(s, p: int, dtype, path):
               if "groups" in s else ())
     spec = shapes_.ShapeSpec(n1=n1, n2=n2, max_terms=len(order), pairs=tuple(map(tuple, pairs)),
                              groups=groups)
-    arr = lambda v, shape: jnp.asarray(np.asarray(v, np.float64).reshape(shape), dtype)
-    sh = shapes_.Shapes(arr(main, (p, n1)), jnp.asarray(s["main_on"], bool),
-                        arr(pair, (len(pairs), n2 * n2)), jnp.asarray(s["pair_on"], bool),
-                        jnp.asarray(float(s["intercept"]), dtype), jnp.asarray(order, jnp.int32),
-                        jnp.asarray(n_terms, jnp.int32))
+    arr = lambda v, shape: prog.as_device(np.asarray(v, np.float64).reshape(shape), dtype)
+    sh = shapes_.Shapes(arr(main, (p, n1)), prog.as_device(s["main_on"], bool),
+                        arr(pair, (len(pairs), n2 * n2)), prog.as_device(s["pair_on"], bool),
+                        prog.as_device(float(s["intercept"]), dtype),
+                        prog.as_device(order, jnp.int32), prog.as_device(n_terms, jnp.int32))
     return sh, spec

@@ -813,9 +813,9 @@ def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> 
         spec = model.shape_spec
         for feats, _ in shapes_.host_terms(model.shapes, spec):
             tid = feats[0] if len(feats) == 1 else h.x_min.shape[0] + spec.pairs.index(tuple(feats))
-            one = model.shapes._replace(order=jnp.asarray([tid], jnp.int32),
-                                        n_terms=jnp.asarray(1, jnp.int32),
-                                        intercept=jnp.zeros((), dt))
+            one = model.shapes._replace(order=prog.as_device([tid], jnp.int32),
+                                        n_terms=prog.as_device(1, jnp.int32),
+                                        intercept=prog.as_device(0.0, dt))
             val = np.asarray(shapes_.evaluate_jit(one, uj, spec._replace(max_terms=1)), np.float64)
             shape_vals.append(h.y_scale * val)
     # the prediction before the target's back-transform: y_center + y_scale (w0 + T + shapes)

@@ -24,6 +24,7 @@ those checks; one with a checksum must match it exactly. The checks of the entri
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -589,9 +590,9 @@ def from_dict(d: Any, custom_functions: Optional[Mapping] = None, path="<dict>")
                                pg["n_slots"], dtype=dtype)
     sh, spec = (checks.shapes_from_dict(d["shapes"], p, dtype, path) if "shapes" in d
                 else (None, None))
-    return TreeModel(program, jnp.asarray(x_min, dtype), jnp.asarray(x_scale, dtype),
-                     jnp.asarray(y_center, dtype), jnp.asarray(y_scale, dtype), basis, names,
-                     transform, None if smear is None else jnp.asarray(smear, dtype), sh, spec,
+    dev = functools.partial(prog.as_device, dtype=dtype)
+    return TreeModel(program, dev(x_min), dev(x_scale), dev(y_center), dev(y_scale), basis, names,
+                     transform, None if smear is None else dev(smear), sh, spec,
                      missing, float(y_bound), clip_y)
 
 

@@ -565,13 +565,24 @@ def from_arrays(op, left, right, feature, basis, weight, intercept, n_slots, dty
       n_slots: number of slots in use.
       dtype: float dtype of the weights (None: that of ``weight``).
     """
-    w = jnp.asarray(weight, dtype) if dtype is not None else jnp.asarray(weight)
+    w = as_device(weight, dtype) if dtype is not None else jnp.asarray(weight)
     return Program(
-        op=jnp.asarray(op, jnp.int32), left=jnp.asarray(left, jnp.int32),
-        right=jnp.asarray(right, jnp.int32), feature=jnp.asarray(feature, jnp.int32),
-        basis=jnp.asarray(basis, jnp.int32), weight=w,
-        intercept=jnp.asarray(intercept, w.dtype), n_slots=jnp.asarray(n_slots, jnp.int32),
+        op=as_device(op, jnp.int32), left=as_device(left, jnp.int32),
+        right=as_device(right, jnp.int32), feature=as_device(feature, jnp.int32),
+        basis=as_device(basis, jnp.int32), weight=w,
+        intercept=as_device(intercept, w.dtype), n_slots=as_device(n_slots, jnp.int32),
     )
+
+
+def as_device(value, dtype) -> jax.Array:
+    """``jnp.asarray(value, dtype)`` without compiling: a host value (a list, a number, a
+    numpy array) is cast on the host and transferred (``jax.device_put``). With jaxlib 0.10
+    ``jnp.asarray`` compiles a small program per shape and dtype for a host array (a
+    ``stage`` program, or a cast: a model file's load compiled about ten). A JAX array (or
+    tracer) is cast by JAX."""
+    if isinstance(value, jax.Array):
+        return jnp.asarray(value, dtype)
+    return jax.device_put(np.asarray(value, dtype))
 
 
 def _fmt(w: float, digits: int) -> str:
