@@ -3,13 +3,12 @@ sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "/work/main")
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 warnings.simplefilter("ignore")
 import matplotlib; matplotlib.use("Agg")
-import numpy as np, jax, jaxtree
+import jax, jaxtree
 from jaxtree.debug import count_compilations
 names = []
 jax.monitoring.register_event_duration_secs_listener(
     lambda ev, d, **kw: names.append(kw.get("fun_name")) if "backend_compile" in ev else None)
 from sklearn.datasets import load_diabetes, load_breast_cancer
-import pandas as pd
 def step(label, f):
     names.clear(); t = time.perf_counter()
     with count_compilations() as c:

@@ -1,4 +1,4 @@
-import sys, os, time, tempfile, warnings
+import sys, os, time, warnings
 sys.path.insert(0, sys.argv[1])
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 warnings.simplefilter("ignore")
