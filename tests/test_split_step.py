@@ -119,13 +119,14 @@ def test_pad_is_the_inverse_of_trim():
         prog.pad(padded, 3)
 
 
-@pytest.mark.slow  # ~17 s; test_refine_step_is_the_joint_refinement_of_a_trimmed_tree keeps the
-# refinement through the search's program in the default suite
-def test_backfitting_round_refines_through_the_search_and_gives_the_joint_result(monkeypatch):
+@pytest.mark.slow  # ~17 s a case; test_refine_step_is_the_joint_refinement_of_a_trimmed_tree
+# keeps the refinement through the search's program in the default suite
+@pytest.mark.parametrize("k", [3, 8])  # 8: the tree fills its capacity bucket (no padding)
+def test_backfitting_round_refines_through_the_search_and_gives_the_joint_result(monkeypatch, k):
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(300, 3))
     y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.standard_normal(300)
-    kw = dict(k=3, search="greedy", shapes=2, validation_fraction=None, shape_knots=(6, 3))
+    kw = dict(k=k, search="greedy", shapes=2, validation_fraction=None, shape_knots=(6, 3))
     calls = []
     joint = select.joint_cached
     monkeypatch.setattr(select, "joint_cached", lambda *a: calls.append(1) or joint(*a))

@@ -480,7 +480,8 @@ class InMemory(_Regression):
         s = self.spec
         cfg = self.tree_config()
         padded = in_capacity(program, cfg)
-        if not search.refines(cfg) or s.devices is not None or padded is program:
+        if (not search.refines(cfg) or s.devices is not None
+                or padded.capacity > 2 * cfg.max_k + 1):  # larger than the search's
             refined, mse = select.joint_cached(padded, resid, s.basis, s.steps)
         else:
             refined, mse = search.refine_step(padded, resid, s.basis, cfg)
