@@ -1,7 +1,7 @@
 import sys, os, time
 sys.path.insert(0, sys.argv[1])
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
-import numpy as np, jax, jaxtree
+import jax, jaxtree
 names = []
 jax.monitoring.register_event_duration_secs_listener(
     lambda ev, d, **kw: names.append(kw.get("fun_name")) if "backend_compile" in ev else None)
