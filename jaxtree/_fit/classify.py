@@ -243,7 +243,8 @@ def member(model: model_.TreeModel, c: int) -> model_.TreeModel:
     """Member ``c`` of a one-versus-rest model (every array has a leading class axis), or of
     any batched pytree (``jaxtree.batch`` uses it for its members). One compiled program per
     pytree structure (the index is traced): indexing leaf by leaf compiled a slice and a
-    squeeze per leaf shape, 10 programs and 0.35 s before a 3-class model's first formula."""
+    squeeze per leaf shape: a 3-class model's first formula compiled 10 programs, 0.4 s
+    against 0.2 s."""
     return _member_jit(model, c)
 
 
