@@ -86,8 +86,8 @@ def chunk_labels(ypm, shape, dtype) -> jax.Array:
     ``(..., n_chunks, m)``; the padded rows (weight 0) get the label +1."""
     pad = shape[0] * shape[1] - ypm.shape[-1]
     widths = [(0, 0)] * (ypm.ndim - 1) + [(0, pad)]
-    return jnp.asarray(np.pad(ypm, widths, constant_values=1.0),
-                       dtype).reshape(ypm.shape[:-1] + tuple(shape))
+    return prog.as_device(np.pad(ypm, widths, constant_values=1.0).reshape(
+        ypm.shape[:-1] + tuple(shape)), dtype)
 
 
 def _blend(a, b, t: float) -> np.ndarray:
@@ -452,10 +452,12 @@ class Labels:
         a0 = start_intercepts(self.spec.loss, ypm, w)
         empty = prog.empty_program(self.cfg.max_k, self.spec.dtype)
         if ypm.shape[0] == 1:
-            return empty._replace(intercept=jnp.asarray(a0[0], self.spec.dtype))
-        B = ypm.shape[0]
-        start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape), empty)
-        return start._replace(intercept=jnp.asarray(a0, self.spec.dtype))
+            return empty._replace(intercept=prog.as_device(a0[0], self.spec.dtype))
+        B = ypm.shape[0]  # broadcast on the host: eagerly, a program per field to compile
+        start = jax.tree_util.tree_map(
+            lambda a: prog.as_device(np.broadcast_to(np.asarray(a), (B,) + a.shape), a.dtype),
+            empty)
+        return start._replace(intercept=prog.as_device(a0, self.spec.dtype))
 
     def _run(self, step, start, k: int, rep, keep_states: bool = False,
              sizes=None) -> search.SearchResult:
