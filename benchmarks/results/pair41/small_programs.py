@@ -1,4 +1,4 @@
-import sys, os, time, traceback, collections, tempfile, warnings
+import sys, os, traceback, collections, tempfile, warnings
 sys.path.insert(0, "/work/main")
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 warnings.simplefilter("ignore")
