@@ -333,7 +333,7 @@ def test_multiclass_one_vs_rest_members_equal_binary_fits():
     np.testing.assert_allclose(proba.sum(1), 1, rtol=1e-6)
     np.testing.assert_array_equal(c.predict(X), c.classes_[np.argmax(f, 1)])
     assert c.score(X, labels) > 0.8
-    # each member is its class's slice of every array, one compiled program for all three
+    # each member is its class's slice of every array; after the first, the others compile nothing
     from jaxtree._fit import classify
     from jaxtree.debug import count_compilations
     classify.member(c.model_, 0)
