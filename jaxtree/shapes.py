@@ -1382,9 +1382,9 @@ def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None, spec=None) -
     order = np.full(cols, -1, np.int32)
     order[:int(on.sum())] = np.flatnonzero(on)
     st = start_jit(head, mains)
-    st = st._replace(shapes=st.shapes._replace(main_on=jnp.asarray(on),
-                                               order=jnp.asarray(order),
-                                               n_terms=jnp.asarray(int(on.sum()), jnp.int32)))
+    st = st._replace(shapes=st.shapes._replace(  # host values put as they are: nothing compiled
+        main_on=jax.device_put(on), order=jax.device_put(order),
+        n_terms=jax.device_put(np.int32(on.sum()))))
     st = finish_jit(st, head, grams_jit(head, mains), mains, 3)
     coarse = ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs, groups=groups)
     gains = np.asarray(_screen_gains_jit(head, st.fit, grams_jit(head, coarse), coarse))[cols:]
