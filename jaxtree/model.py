@@ -143,9 +143,8 @@ class TreeModel:
           feature_names: the covariates' names, one per feature.
           missing: the rule for a missing value at predict time (:data:`MISSING_RULES`).
         """
-        dt = jax.dtypes.canonicalize_dtype(dtype)
-        as_ = lambda a: jax.device_put(np.asarray(a, dt))  # cast on the host: nothing compiled
-        return cls(program, as_(sc.x_min), as_(sc.x_scale), as_(sc.y_center), as_(sc.y_scale),
+        dev = functools.partial(prog.as_device, dtype=jax.dtypes.canonicalize_dtype(dtype))
+        return cls(program, dev(sc.x_min), dev(sc.x_scale), dev(sc.y_center), dev(sc.y_scale),
                    basis, tuple(feature_names), missing=missing)
 
     def formula(self, digits: Optional[int] = None, *, tol: float = 1e-3, scaled: bool = False,
