@@ -9,12 +9,10 @@ How it is searched (:mod:`jaxtree.losses`): each insertion is scored by one Newt
 (the least-squares scorer on the working response with weights ``w*h``) and all weights are
 refined on the true loss; the margin loss's search uses the squared hinge.
 
-How it is fitted: the regressor's pipeline (:mod:`jaxtree._fit`): the same table encoder,
-row plan, ``"auto"`` rules, held-out split and tree stage, with the classification source
-:class:`jaxtree._fit.classify.Labels` (one-versus-rest trees for ``K > 2`` classes, the
-streamed and reference engines, sharding; its module docstring has the decisions). This
-module is the estimator: validation, ``fit`` -> :func:`jaxtree._fit.classify.fit` ->
-:func:`set_fitted`, predictions, exports, save and load.
+How it is fitted: the regressor's pipeline (:mod:`jaxtree._fit`) with the classification
+source :class:`jaxtree._fit.classify.Labels` (one-versus-rest trees for ``K > 2`` classes;
+its module docstring has the decisions). This module is the estimator: validation, ``fit``
+-> :func:`jaxtree._fit.classify.fit` -> :func:`set_fitted`, predictions, exports, save, load.
 
 Decisions kept here:
 
@@ -494,10 +492,9 @@ def load(path, custom_functions=None):
     m = model_.from_dict(d, custom_functions, path)
     task = model_.read_task(d, m.n_features, m.basis.q, path)
     est, hist = from_file(TreeClassifier, d, path, m, loss=task["loss"])
-    model = m
     if task["programs"]:
         K = len(task["programs"])
         programs = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *task["programs"])
-        model = dataclasses.replace(classify.batched(m, K), program=programs)
+        m = dataclasses.replace(classify.batched(m, K), program=programs)
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
-    return set_fitted(est, loaded_result(d, path, model, hist, np.asarray(task["classes"])))
+    return set_fitted(est, loaded_result(d, path, m, hist, np.asarray(task["classes"])))

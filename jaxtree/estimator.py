@@ -195,8 +195,7 @@ class TreeRegressor(Regressor):
         (``n_ops``, ``train_mse``, ``val_mse``, ``formula`` and ``model``, a
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.
       n_features_in_: number of covariates (the raw columns of ``X``, before encoding).
-      feature_names_in_: their names when X had string column names (the raw columns of
-        ``X``, before encoding).
+      feature_names_in_: their names when X had string column names.
       encoding_: the fitted :class:`jaxtree._encoding.EncodingSpec` (missing values and
         categories).
       encoded_feature_names_: the names of the covariates the tree sees (the
@@ -296,10 +295,9 @@ class TreeRegressor(Regressor):
         ``k`` operations, no shape terms (``search="greedy"``, ``validation_fraction=None``,
         ``shapes=0``) on the paper's scaling ``Y = [-1, 1]`` (``y_bound=1``), with no early
         stop (``tol=None``; ``k`` is still bounded by the rows) and every candidate scored
-        (``min_support=0``); the weights
-        are still refined jointly (``refine="optax"``; pass ``refine="coordinate"`` for the
-        paper's coordinate descent). Every setting can be overridden. The reproduction
-        scripts and the races against the numpy reference use it.
+        (``min_support=0``); the weights are still refined jointly (``refine="optax"``;
+        ``refine="coordinate"`` is the paper's coordinate descent). Every setting can be
+        overridden. The reproduction scripts and the races against the numpy reference use it.
         """
         kwargs = {"search": "greedy", "validation_fraction": None, "shapes": 0,
                   "y_bound": 1.0, "tol": None, "min_support": 0, **kwargs}
