@@ -21,6 +21,7 @@ import pytest
 import jaxtree
 from jaxtree import losses, scoring, search
 from jaxtree import program as prog
+from jaxtree._fit import classify
 from jaxtree._fit import spec as spec_
 from jaxtree.debug import count_compilations
 
@@ -100,16 +101,21 @@ def test_pair_rule_on_the_true_losses():
 
 def test_backfit_history_never_increases(x64):
     """A whole backfit fit (no held-out size, no early stop): the training log-loss never
-    increases from one iteration to the next, and the tree holds at most ``k`` operations
-    (a pair move inserts two; the step's ``max_ops`` bounds it in the rounded-up capacity)."""
+    increases from one iteration to the next, the tree holds ``k`` operations, and the
+    estimator's backfit search makes replacement moves and no pair move
+    (:func:`jaxtree._fit.classify.config`: the pair lookahead is the regressor's), on the
+    XOR data whose pair the functional step takes (the test above)."""
     X, y = _xor(300, seed=1)
     clf = jaxtree.TreeClassifier(k=6, basis=BASIS, search="backfit", shapes=0,
                                  validation_fraction=None, tol=None).fit(X, y)
     assert clf.search_ == "backfit" and clf.validation_fraction_ is None
     h = clf.history_
     assert np.all(np.diff(h) <= 1e-12 * h[:-1]), h
-    assert clf.k_ == 6 and len(h) <= 7
-    assert any(c["move"] == search.MOVE_PAIR for c in clf.choices_)  # the XOR's pair
+    assert clf.k_ == 6 and len(h) == 7
+    assert not any(c["move"] == search.MOVE_PAIR for c in clf.choices_)
+    assert sum(c["replaced"] for c in clf.choices_) > 0  # the backfit moves ran
+    cfg = classify.config(clf.get_params(), clf._check_params(), 300, 3, BASIS.q, 2, "backfit")
+    assert cfg.pair_leaves == 0 and cfg.replace_moves == search.REPLACE_MOVES
 
 
 def test_defaults_resolve_like_the_regressor():
