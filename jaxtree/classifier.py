@@ -131,7 +131,7 @@ class TreeClassifier(Estimator):
         *true* loss after refinement falls, so a backfit iteration never ends above the
         greedy iteration's loss from the same tree (:func:`jaxtree.search.loss_step`). The
         regressor's pair lookahead is left out: it changed no AUC it was measured on and
-        cost a third of a small table's first fit (:func:`jaxtree._fit.classify.config`).
+        cost a sixth of a small table's first fit (:func:`jaxtree._fit.classify.config`).
         ``"auto"`` is the regressor's rule (:func:`jaxtree._fit.spec.resolve_auto`):
         ``"backfit"`` on in-memory fits of fewer than 10,000 rows (engine ``"jax"``, one
         device, at most 4,096 basis columns ``p*q``), ``"greedy"`` otherwise (streamed data,

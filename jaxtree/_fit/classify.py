@@ -122,9 +122,10 @@ def config(hyper: dict, params, n: int, p: int, q: int, K: int,
     fold-by-fold AUCs): Pima, breast cancer and spam7 the same to every digit with and
     without it, Titanic 0.8421 with it against 0.8446 without; three planted interactions of
     two covariates (``sin(3 pi x1) cos(2 pi x2)``, ``(x1 - 1/2)(x2 - 1/2)``, ``x1 x2``
-    thresholded, 1,000 rows, 3 seeds) the same or within 0.0004. Its cost was about a third
-    of the step's compiling and of a small table's first fit (breast cancer 16.9 -> 12.5 s
-    on a slow day of the 2-core CPU) and up to 2.5x the warm fit. A pair is still found
+    thresholded, 1,000 rows, 3 seeds) the same or within 0.0004. Its cost was about 30% of
+    the step's compiling, a sixth of a small table's first fit (breast cancer 19.4 / 20.5 ->
+    16.2 / 16.7 s on a slow day of the 2-core CPU; wine's three classes 14.8 -> 10.9 s) and
+    about half of the warm fit (breast cancer 0.72-0.79 -> 0.42 s). A pair is still found
     through the functional API (:func:`jaxtree.search.search_config` with a classification
     ``loss``, :func:`jaxtree.search.loss_step`), on a small basis where it pays."""
     cfg = search.search_config(search_, params.k, p * q, refine=hyper["refine"],
