@@ -5,6 +5,10 @@ import numpy as np
 warnings.simplefilter("ignore")
 import jaxtree
 from jaxtree import search
+if mode.startswith("factor"):
+    c = float(mode[6:])
+    import jax.numpy as jnp
+    search.pair_taken = lambda rss, single_sse, pair_sse: jnp.isfinite(pair_sse) & ((rss - pair_sse) > c * (rss - single_sse))
 if mode == "nopair":
     orig = search.search_config
     def patched(s, max_k, n_candidates=0, **kw):

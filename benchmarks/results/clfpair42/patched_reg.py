@@ -8,6 +8,10 @@ import jaxtree
 from jaxtree import search
 import bench_accuracy as B
 from sklearn.model_selection import KFold
+if mode.startswith("factor"):
+    c = float(mode[6:])
+    import jax.numpy as jnp
+    search.pair_taken = lambda rss, single_sse, pair_sse: jnp.isfinite(pair_sse) & ((rss - pair_sse) > c * (rss - single_sse))
 if mode == "nopair":
     orig = search.search_config
     def patched(s, max_k, n_candidates=0, **kw):
