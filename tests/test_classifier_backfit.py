@@ -197,7 +197,8 @@ def test_a_second_fit_of_the_same_shapes_compiles_nothing():
 @pytest.mark.slow
 def test_one_vs_rest_batch_makes_the_binary_backfit_moves(x64):
     """Member ``c`` of a three-class backfit fit is the binary backfit fit of ``c`` against
-    the rest (the vmapped step with its unbatched pair cond and per-tree ``max_ops``)."""
+    the rest (the one-versus-rest step with per-tree ``max_ops``; no pair moves, as the
+    binary fit makes none)."""
     rng = np.random.default_rng(5)
     X = rng.uniform(size=(240, 3))
     f = np.cos(np.pi * X[:, 0]) * np.cos(np.pi * X[:, 1]) + 0.5 * X[:, 2]
