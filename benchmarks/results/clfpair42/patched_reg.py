@@ -12,6 +12,10 @@ if mode.startswith("factor"):
     c = float(mode[6:])
     import jax.numpy as jnp
     search.pair_taken = lambda rss, single_sse, pair_sse: jnp.isfinite(pair_sse) & ((rss - pair_sse) > c * (rss - single_sse))
+if mode.startswith("rel"):
+    fr = float(mode[3:]) / 100
+    import jax.numpy as jnp
+    search.pair_taken = lambda rss, single_sse, pair_sse: jnp.isfinite(pair_sse) & ((rss - pair_sse) > 2 * (rss - single_sse)) & ((rss - pair_sse) > fr * rss)
 if mode == "nopair":
     orig = search.search_config
     def patched(s, max_k, n_candidates=0, **kw):
