@@ -1,5 +1,5 @@
 """AUC of TreeClassifier() on the small classification tables of bench_accuracy (5 folds),
-with the backfit search as is, without its pair lookahead, or greedy. Usage: run.py CHECKOUT MODE"""
+with the backfit search as is, without its pair lookahead, or greedy. Usage: patched.py CHECKOUT backfit|nopair|greedy TABLES"""
 import sys, os, time, json, warnings
 sys.path.insert(0, sys.argv[1]); sys.path.insert(0, os.path.join(sys.argv[1], "benchmarks"))
 mode = sys.argv[2]
@@ -7,16 +7,11 @@ os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 import numpy as np
 warnings.simplefilter("ignore")
 import jaxtree
-from jaxtree import search
 import bench_accuracy as B
 from sklearn.model_selection import StratifiedKFold
-if mode == "nopair":
-    orig = search.search_config
-    def patched(s, max_k, n_candidates=0, **kw):
-        c = orig(s, max_k, n_candidates, **kw)
-        return c._replace(pair_leaves=0) if kw.get("loss", "squared") != "squared" else c
-    search.search_config = patched
-    import jaxtree._fit.classify as C  # noqa
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _patch
+_patch.apply(mode, classification_only=True)
 kw = {"search": "greedy"} if mode == "greedy" else {}
 out = {}
 for name in sys.argv[3].split(","):

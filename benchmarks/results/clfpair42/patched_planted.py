@@ -1,17 +1,13 @@
-import sys, os, time, warnings
+import sys, os, warnings
 sys.path.insert(0, sys.argv[1]); mode = sys.argv[2]
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 import numpy as np
 warnings.simplefilter("ignore")
 import jaxtree
-from jaxtree import search
 from sklearn.metrics import roc_auc_score
-if mode == "nopair":
-    orig = search.search_config
-    def patched(s, max_k, n_candidates=0, **kw):
-        c = orig(s, max_k, n_candidates, **kw)
-        return c._replace(pair_leaves=0) if kw.get("loss", "squared") != "squared" else c
-    search.search_config = patched
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _patch
+_patch.apply(mode, classification_only=True)
 for name, f in [("sincos", lambda X: np.sin(3*np.pi*X[:,0])*np.cos(2*np.pi*X[:,1])),
                 ("xor", lambda X: (X[:,0]-0.5)*(X[:,1]-0.5)),
                 ("prod", lambda X: X[:,0]*X[:,1] - 0.25)]:

@@ -1,4 +1,4 @@
-import sys, os, time, json, warnings
+import sys, os, time, warnings
 sys.path.insert(0, sys.argv[1]); sys.path.insert(0, os.path.join(sys.argv[1], "benchmarks"))
 mode = sys.argv[2]
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
@@ -8,19 +8,9 @@ import jaxtree
 from jaxtree import search
 import bench_accuracy as B
 from sklearn.model_selection import KFold
-if mode.startswith("factor"):
-    c = float(mode[6:])
-    import jax.numpy as jnp
-    search.pair_taken = lambda rss, single_sse, pair_sse: jnp.isfinite(pair_sse) & ((rss - pair_sse) > c * (rss - single_sse))
-if mode.startswith("rel"):
-    fr = float(mode[3:]) / 100
-    import jax.numpy as jnp
-    search.pair_taken = lambda rss, single_sse, pair_sse: jnp.isfinite(pair_sse) & ((rss - pair_sse) > 2 * (rss - single_sse)) & ((rss - pair_sse) > fr * rss)
-if mode == "nopair":
-    orig = search.search_config
-    def patched(s, max_k, n_candidates=0, **kw):
-        return orig(s, max_k, n_candidates, **kw)._replace(pair_leaves=0)
-    search.search_config = patched
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _patch
+_patch.apply(mode)
 for name in sys.argv[3].split(","):
     task, X, y, _ = B.load_table(name, None)
     r, times, pairs = [], [], 0
