@@ -31,6 +31,13 @@ def test_auto_is_backfit_with_a_held_out_size_on_small_data():
     assert est.get_params()["search"] == "auto" and est.get_params()["validation_fraction"] == "auto"
 
 
+# slow: restates tests/test_pipeline.py::test_spec_is_resolved_once_and_frozen and
+# tests/test_classifier_backfit.py::test_defaults_resolve_like_the_regressor (large in-memory
+# fits resolve to ("greedy", None), no fit needed) and the fits below that run their resolved
+# search (test_auto_keeps_the_greedy_search_where_pairs_would_cost_too_much,
+# test_streamed_data_gets_the_greedy_search_to_k) on two more greedy fits (k=3, the default
+# refinement) of a configuration no other default test compiles
+@pytest.mark.slow
 def test_auto_is_the_paper_search_grown_to_k_on_large_data(monkeypatch):
     monkeypatch.setattr(E, "AUTO_SMALL_MAX_ROWS", 100)  # 120 rows count as large
     X, y = _data()

@@ -130,7 +130,12 @@ def _assert_pruned_like(res, X, y, **kw):
 
 
 # beam and greedy in the slow suite (~15 s each): the backfit case's oracle on other steps
-@pytest.mark.parametrize("how, tol", [("backfit", 1e-3),
+# slow: [backfit] restates test_prune_tol_after_the_held_out_refit_equals_the_estimators
+# (each member's removals, costs, k_, model = the estimator's, through the same
+# _prune_members) and test_members_make_the_separate_fits_moves[backfit] (the batched
+# backfit's pair and replacement moves = the estimator's, on the same member-0 table) on
+# pruning steps of its own k=4 capacity (~10 s of compiling)
+@pytest.mark.parametrize("how, tol", [pytest.param("backfit", 1e-3, marks=pytest.mark.slow),
                                       pytest.param("beam", 1e-3, marks=pytest.mark.slow),
                                       pytest.param("greedy", 5e-4, marks=pytest.mark.slow)])
 def test_prune_tol_per_member_equals_the_estimators(how, tol):

@@ -364,6 +364,14 @@ def test_save_load_round_trip(tmp_path):
         jaxtree.load(path)
 
 
+# slow: restates test_estimator.py::test_functional_predict_under_jit_vmap_grad and
+# test_grad_matches_float64_finite_differences (jit, vmap and grad of jaxtree.predict, which is
+# jaxtree.classifier.decision_function for one tree), with
+# test_classifier_shapes.py::test_decision_function_reads_the_pairs_as_data_with_the_static_values
+# (the functional decision function is the estimator's) and
+# test_binary_fit_predict_proba_and_history_is_monotone (predict_proba = sigmoid(f), by
+# classify.proba, which the functional predict_proba shares) on four compilations of its own
+@pytest.mark.slow
 def test_functional_predict_under_jit_vmap_grad():
     X, y = make_data()
     c = clf().fit(X, y)

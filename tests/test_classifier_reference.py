@@ -237,8 +237,15 @@ def _assert_same(a, b):
     assert a.k_ == b.k_
 
 
-@pytest.mark.parametrize("loss,refine", [("logistic", "coordinate"), ("logistic", None),
-                                         ("margin", "coordinate")])
+# slow: [logistic-coordinate] restates test_engines_choose_the_same_three_class_one_versus_rest
+# [logistic] (JAX = reference engine with refine="coordinate" on the logistic loss: the same
+# binary coordinate-Newton refinement per one-versus-rest member), with
+# test_reference_engine_reports_through_the_driver (this fit's binary shapes and settings:
+# per-iteration losses at 1e-10 and choices) and [logistic-None] (the binary search itself),
+# on one more JAX-and-reference fit pair of its own
+@pytest.mark.parametrize("loss,refine", [
+    pytest.param("logistic", "coordinate", marks=pytest.mark.slow), ("logistic", None),
+    ("margin", "coordinate")])
 def test_engines_choose_the_same_binary(loss, refine):
     X, y = make_data(seed=1)
     a, b = _fit_both(X, y, loss=loss, refine=refine)

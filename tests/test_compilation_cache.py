@@ -77,7 +77,12 @@ def test_min_compile_time_is_set_only_when_the_user_left_jaxs_default(tmp_path):
     assert res["min_time"] == 3.0 and res["dir"]
 
 
-@pytest.mark.parametrize("how", ["config", "env"])
+@pytest.mark.parametrize("how", [
+    "config",
+    # slow: restates the [config] case (enable() returns None and leaves the user's
+    # directory; JAX reads JAX_COMPILATION_CACHE_DIR into jax_compilation_cache_dir at
+    # import, so enable() meets the same config branch) on a subprocess of its own
+    pytest.param("env", marks=pytest.mark.slow)])
 def test_a_cache_the_user_configured_is_left_alone(tmp_path, how):
     mine = str(tmp_path / "mine")
     code = f"jax.config.update('jax_compilation_cache_dir', {mine!r})\n" if how == "config" else ""

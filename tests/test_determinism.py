@@ -9,6 +9,11 @@ from jaxtree import model as model_
 from _shared import K, N, choice_key as key, smooth_data as data  # noqa: E402
 
 
+# slow: restates test_pipeline.py::test_the_order_held_out_rows_support_is_kept (both cases:
+# a second default fit (backfit, held-out size) of the same data predicts bitwise as the
+# first) and test_pipeline.py::test_pipeline_is_a_function_of_its_arguments (the same
+# arguments give the same model, history and predictions) on a fit compiled for its own shapes
+@pytest.mark.slow
 def test_run_to_run_bitwise_identical():
     X, y = data()
     a = jaxtree.TreeRegressor(k=K, refine=None).fit(X, y)

@@ -42,6 +42,12 @@ def test_encode_is_the_matrix_the_model_reads(table_fit):
                                rtol=1e-12, atol=1e-12)
 
 
+# slow: restates test_estimator.py::test_grad_matches_float64_finite_differences (jax.grad of
+# jaxtree.predict in x = central differences) and
+# test_estimator.py::test_functional_predict_under_jit_vmap_grad (jit and vmap of
+# jaxtree.predict), with test_encode_is_the_matrix_the_model_reads (encode is a float matrix
+# that jaxtree.predict reads as est.predict) on compilations of its own (vmap of grad of jit)
+@pytest.mark.slow
 def test_encoded_rows_go_through_jit_grad_and_vmap(table_fit):
     est, df = table_fit
     xe = jnp.asarray(est.encode(df.iloc[:8]))

@@ -203,6 +203,13 @@ CHILD = textwrap.dedent("""
 """)
 
 
+# slow: restates test_columns.py::test_warmup_fills_the_cache_for_another_table_in_its_buckets
+# (a fresh process on the same cache directory fits the greedy k=3, held-out 0.25 search
+# with no lowering or compilation, from the executables on disk) and, for loaded = jitted
+# bitwise, test_a_stored_executable_is_loaded_without_tracing_and_gives_the_jitted_result and
+# test_a_prediction_is_kept_unless_its_basis_has_a_custom_function, on two more subprocesses
+# (~18 s)
+@pytest.mark.slow
 def test_a_second_process_fits_without_tracing_the_search(tmp_path):
     from test_compilation_cache import run_child
 
@@ -242,6 +249,8 @@ SHAPES_CHILD = textwrap.dedent("""
 
 @pytest.mark.slow  # ~20 s, a second process; test_a_second_process_fits_without_tracing_the_search
 # keeps a second process's fit from the cache in the default suite
+# (now slow too: the default suite's second-process fit from the cache is
+# test_columns.py::test_warmup_fills_the_cache_for_another_table_in_its_buckets)
 def test_a_second_process_loads_the_shape_stage_and_its_lapack_solves(tmp_path):
     # The shape step solves ridge problems with LAPACK. A process that only loads the stored
     # executable lowers no LAPACK call, and before _executables._ensure_lapack its first

@@ -65,8 +65,11 @@ def _close(got, want, what, tol):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=what)
 
 
+# slow: "paper" restates the "target_auto" case (the same TreeRegressor.paper preset's
+# greedy search with optax, pinned to 1e-9; target_auto adds the transform's held-out
+# choice) on a k=5 fit of its own (~3 s measured)
 SLOW_CASES = {"shapes3", "beam", "for_laws", "default_large", "memmap", "memmap_shapes2",
-              "classifier_3class", "batch", "batch_classifier"}
+              "classifier_3class", "batch", "batch_classifier", "paper"}
 """Cases pinned in the slow suite (``-m slow``): each compiles a path of its own (13-50 s on
 CI's two cores) whose answers keep an oracle in the default suite: shapes (test_shapes.py),
 beam width 1 = greedy (test_beam.py), laws (test_laws.py), the large-data default

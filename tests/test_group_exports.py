@@ -334,6 +334,11 @@ def test_plots_draw_groups_by_level(fitted):
     plt.close(fig)
 
 
+# slow: restates test_notation.py::test_every_view_names_the_terms_of_formula[table] (show --data
+# prints formula() and explain()'s terms, from a CSV with a categorical column) with
+# test_terms_and_explain_read_the_groups_columns and test_latex_names_a_group_by_its_column
+# (the group is named f(c) by its column) on explain's compilations for rows of its own
+@pytest.mark.slow
 def test_cli_show_names_the_column(fitted, tmp_path, capsys):
     est, df, _ = fitted
     path = tmp_path / "g.json"

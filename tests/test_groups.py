@@ -94,6 +94,13 @@ def test_shape_groups_of_an_encoding():
     assert spec_.shape_groups(enc, (24, 12)) == (("c", (1, 2, 3, 4)), ("d", (5, 6, 7)))
 
 
+# slow: restates test_shape_groups_of_an_encoding (a two-level column is no group, a wider one
+# is), test_notation.py::test_shape_on_a_two_valued_column_prints_as_a_coefficient (an
+# indicator's main shape prints as its planted coefficient, _formula's linear_shapes) and
+# test_group_exports.py::test_terms_and_explain_read_the_groups_columns /
+# test_latex_names_a_group_by_its_column (a group's term is named f(column)) on a
+# 3,000-row fit of its own
+@pytest.mark.slow
 def test_a_two_level_category_prints_as_a_coefficient():
     """A two-level column's main shape is one number: printed as the coefficient of its
     indicator (``-0.8·[sex = female]``), not as a table ``f(sex)``; a three-level column

@@ -73,6 +73,10 @@ def test_insert_matches_reference_layout_and_under_jit(rng):
     assert root["n_slots"] == 1 and root["op"][0] == prog.LEAF and root["weight"][0] == -0.5
 
 
+# slow: restates tests/test_batch.py::test_batched_models_pytree_and_vmap_predict (jax.vmap
+# over a batch of programs through jaxtree.predict = each member's own prediction) on
+# random trees compiled once more in float64
+@pytest.mark.slow
 def test_vmap_over_programs_equals_loop(rng):
     x = jnp.asarray(rng.uniform(size=(16, 3)))
     trees = [_prog(_random_tree(rng, 3, 3)) for _ in range(4)]

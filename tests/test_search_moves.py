@@ -110,7 +110,12 @@ def test_validation_fraction_recovers_the_size_of_a_planted_noisy_tree():
     assert again.k_ == est.k_ and again.formula() == est.formula()
 
 
-@pytest.mark.parametrize("screened", [False, True])
+# slow: [False] restates [True] (pair_lookahead's pair scoring and apply, the SSE reported =
+# the returned tree's on every row) and tests/test_moves.py::
+# test_pair_scores_equal_brute_force_refits (score_pairs' SSE, weight and intercept = the
+# brute-force refit on all rows: the fit the unscreened branch takes as is) on one more
+# compiled configuration of the lookahead
+@pytest.mark.parametrize("screened", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_pair_lookahead_fits_the_pair_on_every_row(x64, screened):
     """Float64 oracle of :func:`jaxtree.search.pair_lookahead` on a one-leaf tree and a
     planted pure interaction: the pair it returns has the weighted SSE it reports, computed

@@ -63,7 +63,11 @@ def test_two_programs_make_the_one_program_steps(monkeypatch, search_):
     assert float(i2.loss) < 0.5 * float(jnp.average(data.y ** 2, weights=data.w))
 
 
-@pytest.mark.parametrize("search_", ["greedy", "backfit"])
+# slow: [greedy] restates [backfit] (refine_step = the joint refinement of the trimmed tree,
+# through finish_cached, structure kept) and test_two_programs_make_the_one_program_steps[greedy]
+# (the greedy config's finish program refines as the one-program step) on one more compiled
+# finish program
+@pytest.mark.parametrize("search_", [pytest.param("greedy", marks=pytest.mark.slow), "backfit"])
 def test_refine_step_is_the_joint_refinement_of_a_trimmed_tree(search_):
     """Through the greedy step's second part, and the backfit step's with its replacement
     moves off (the backfitting round after a backfit search's shape terms, issue 27)."""

@@ -38,7 +38,10 @@ def _both(x, y, dtype, refine, k=2, chunk=200, block=3, w=None, buckets=()):
     return rs, rm
 
 
-@pytest.mark.parametrize("refine", [None, "coordinate"])
+# slow: [coordinate] restates the [None] case (streamed = in-memory search, weighted, float64)
+# and test_stream_moves.py::test_streamed_backfit_makes_the_in_memory_moves (the streamed
+# coordinate refinement = in memory, float64, padded chunks) on a coordinate step of its own
+@pytest.mark.parametrize("refine", [None, pytest.param("coordinate", marks=pytest.mark.slow)])
 def test_stream_equals_in_memory_float64(refine):
     x, y = _data()
     w = np.random.default_rng(1).random(x.shape[0])
