@@ -247,10 +247,8 @@ SHAPES_CHILD = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow  # ~20 s, a second process; test_a_second_process_fits_without_tracing_the_search
-# keeps a second process's fit from the cache in the default suite
-# (now slow too: the default suite's second-process fit from the cache is
-# test_columns.py::test_warmup_fills_the_cache_for_another_table_in_its_buckets)
+@pytest.mark.slow  # ~20 s, a second process; the default suite's second-process fit from the
+# cache is test_columns.py::test_warmup_fills_the_cache_for_another_table_in_its_buckets
 def test_a_second_process_loads_the_shape_stage_and_its_lapack_solves(tmp_path):
     # The shape step solves ridge problems with LAPACK. A process that only loads the stored
     # executable lowers no LAPACK call, and before _executables._ensure_lapack its first
