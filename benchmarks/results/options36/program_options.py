@@ -4,7 +4,7 @@ call's arguments (the median of the calls). The table is ``bench_first_fit.py --
 From the repository root::
 
     JAXTREE_COMPILATION_CACHE=0 python benchmarks/results/options36/program_options.py N P \
-        [--sets light,light_o1,quick] [--rounds 2] [--calls 7] [--programs a,b] [--classifier]
+        [--sets light,light_o1,light_o0,quick] [--rounds 2] [--calls 7] [--programs a,b] [--classifier]
 """
 import argparse
 import collections
@@ -20,7 +20,8 @@ warnings.simplefilter("ignore")
 from jaxtree import _executables as E  # noqa: E402
 
 SETS = {"default": {}, "light": E.LIGHT, "light_o1": E.LIGHT_LLVM1, "quick": E.QUICK,
-        "o1": {"xla_backend_optimization_level": 1}}
+        "o1": {"xla_backend_optimization_level": 1},
+        "light_o0": {**E.LIGHT, "xla_backend_optimization_level": 0}}  # forty-third session
 ap = argparse.ArgumentParser()
 ap.add_argument("n", type=int)
 ap.add_argument("p", type=int)
