@@ -600,13 +600,15 @@ class cached:  # noqa: N801 - used like a decorator-made function
     :data:`LIGHT`; a dict: those, e.g. :data:`LIGHT_LLVM1`); False keeps XLA's defaults
     there (a program measured to run slower without the fusion emitters).
     ``light_anywhere``: those options on every CPU fit, in a :func:`light` block or not,
-    for a program measured to run as fast with them at every size (:data:`LIGHT_LLVM1`)."""
+    for a program measured to run as fast with them at every size (:data:`LIGHT_LLVM1`).
+    ``name``: the program's name in its keys (default: ``fn``'s module and name), for a
+    second ``cached`` of one ``fn`` with other options (the classifier's search step)."""
 
     def __init__(self, fn, static_argnums: tuple, quick: bool = False, light=True,
-                 light_anywhere: bool = False):
+                 light_anywhere: bool = False, name: str | None = None):
         self.fn = fn
         self.static_argnums = tuple(static_argnums)
-        self.name = f"{fn.__module__}.{fn.__qualname__}"
+        self.name = name or f"{fn.__module__}.{fn.__qualname__}"
         self.quick = quick
         self.light = LIGHT if light is True else (dict(light) if light else None)
         self.light_anywhere = bool(light_anywhere)

@@ -612,6 +612,41 @@ def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles
     np.testing.assert_allclose(light.predict(X), plain.predict(X), rtol=1e-6, atol=1e-9)
 
 
+def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
+        named_compiles, monkeypatch):
+    """TreeClassifier on 300 rows (FitSpec.light) with XLA_FLAGS that leave the fusion
+    emitters on: its search step (classify.binary_step_cached: the step's rows at most
+    LIGHT_STEP_MAX_ROWS) and kept basis values compile at LIGHT_LLVM1 in the fit's light
+    block; with the rule at 0 rows the step is the regressor's search.step_cached (XLA's
+    defaults); the probabilities agree to 1e-6 (other LLVM levels round otherwise)."""
+    import jaxtree
+    from jaxtree import search
+    from jaxtree._fit import classify
+
+    rng = np.random.default_rng(11)
+    X = rng.uniform(size=(300, 3))
+    y = (np.sin(4 * X[:, 0]) + X[:, 1] - 0.6 + 0.2 * rng.normal(size=300) > 0).astype(int)
+    kw = dict(k=2, validation_fraction=None, shapes=0)
+    suite_flags = os.environ.get("XLA_FLAGS", "")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    ex._quick_memory.clear()
+    light = jaxtree.TreeClassifier(**kw).fit(X, y)
+    lit = {name: opts for name, opts in named_compiles if opts == {**ex._MARK, **ex.LIGHT_LLVM1}}
+    assert "jit(step)" in lit and "jit(designs)" in lit, named_compiles
+    monkeypatch.setenv("XLA_FLAGS", suite_flags)
+    monkeypatch.setattr(classify, "LIGHT_STEP_MAX_ROWS", 0)
+    used = []
+    shared = search.step_cached
+    monkeypatch.setattr(search, "step_cached", lambda *a: used.append(1) or shared(*a))
+    del named_compiles[:]
+    plain = jaxtree.TreeClassifier(**kw).fit(X, y)
+    assert used  # above the rule: the regressor's cached step
+    assert not any(opts == {**ex._MARK, **ex.LIGHT_LLVM1} for _, opts in named_compiles)
+    assert light.formula() == plain.formula()
+    np.testing.assert_allclose(light.predict_proba(X), plain.predict_proba(X), rtol=1e-6,
+                               atol=1e-9)
+
+
 # ------------------------------------------------------------------ read-ahead
 # jaxtree._executables._follow: a process's first program's <key>.trail lists the programs
 # that followed it; a later process loads those on a background thread.

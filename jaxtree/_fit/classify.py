@@ -177,6 +177,33 @@ def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max
 ovr_step_jit = jax.jit(ovr_step, static_argnames=("basis", "config"))
 ovr_step_cached = _executables.cached(ovr_step_jit, static_argnums=(3, 4))
 
+binary_step_cached = _executables.cached(search.step_jit, static_argnums=(2, 3),
+                                         light=_executables.LIGHT_LLVM1,
+                                         name="jaxtree._fit.classify.binary_step")
+"""The binary classifier's search step (:func:`jaxtree.search.step` with its loss) on at
+most :data:`LIGHT_STEP_MAX_ROWS` rows: the regressor's one-program step, cached apart so
+that a small table's fit (a :func:`jaxtree._executables.light` block, ``FitSpec.light``)
+compiles it at :data:`jaxtree._executables.LIGHT_LLVM1`, while the regressor's greedy step
+keeps XLA's defaults (``search.step_cached``: the paper setting's warm speed)."""
+
+LIGHT_STEP_MAX_ROWS = 2_048
+"""The most rows (the chunked search's, padding included) on which the binary classifier's
+step compiles light (:data:`binary_step_cached`); on more it keeps XLA's defaults
+(``search.step_cached``).
+
+Decision (issue 27; forty-fourth session, BENCHMARKS.md "The classifier compiles light on
+small tables"): each option set on the step of ``TreeClassifier()`` at 500, 2,000 and
+8,000 x 8 rows, lowered once and compiled twice, two runs (``benchmarks/results/options36/
+program_options.py N 8 --classifier``): LLVM level 1 without the fusion emitters compiled
+fastest in every round (500 rows: 2.2-4.1 s against 3.0-5.0 s at XLA's defaults; 2,000
+rows: 2.4-2.9 against 3.1-3.7 s; 8,000 rows: 2.7-3.1 against 3.4-3.9 s) but its L-BFGS
+loop ran slower, as the regressor's refinement does at level 1: 1.9-3.9 against 2.6-2.9
+ms a call at 500 rows, 11.9-13.6 against 7.5-11.1 ms at 2,000, 25-47 against 14-27 ms at
+8,000 (11 calls a search, two or three searches a fit: 0.2-0.6 s on every warm fit), so
+above 2,048 rows it keeps XLA's defaults. :data:`jaxtree._executables.LIGHT` alone compiled
+no faster. Whole first fits: breast cancer 6.7-7.0 -> 5.6-5.9 s, 2,000 x 8 rows 6.9-7.8 ->
+5.6-5.9 s, warm fits level to 10% (``benchmarks/results/clflight44/``)."""
+
 
 def _shard(data: scoring.Data, ys, devices):
     """``(data, ys)`` with the rows within each chunk sharded over ``devices``: the data by
@@ -486,7 +513,9 @@ class Labels:
         if ypm.shape[0] == 1:
             one = data._replace(y=ys[0])
             limit = np.int32(k)
-            res = search.run(lambda pr: search.step_cached(pr, one, basis, cfg, limit), start,
+            step = (binary_step_cached if one.y.size <= LIGHT_STEP_MAX_ROWS
+                    else search.step_cached)
+            res = search.run(lambda pr: step(pr, one, basis, cfg, limit), start,
                              k + 1, rep, keep_states=keep_states, stop=self.stop)
         else:
             limit = np.full(ypm.shape[0], k, np.int32) if sizes is None else np.asarray(
@@ -877,7 +906,8 @@ def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitR
     :class:`jaxtree._fit.pipeline.FitResult`."""
     feature_names = src.names
     loss_name = "log-loss" if spec.loss == "logistic" else "ramp"
-    with progress.reporting(spec, feature_names, loss_name) as rep:
+    with progress.reporting(spec, feature_names, loss_name) as rep, \
+            _executables.light_if(spec.light):
         found = stages.search_model(src, spec, rep)
     res = found.result
     model = model_.TreeModel.from_scaling(res.program, sc, spec.dtype, spec.basis, feature_names,
