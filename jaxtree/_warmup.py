@@ -15,11 +15,13 @@ table in those buckets fast::
 or :func:`warmup` from Python. What it covers: the default estimator's tree search, held-out
 size selection and refit (``TreeRegressor(k=...)``) for each size's bucket, and its shape
 stage with the backfitting round (each size fits two tables: one of the tree's form, one
-that takes shape terms), in float32 and the default basis. Not covered (they compile at the
-first fit as before): shape terms of a table's own covariates at 10,000 rows and more (their
-candidate pairs are the table's), a custom basis, another dtype or search, the classifier,
-and sizes above the buckets' range (where a fit's search costs more than its compilation
-anyway).
+that takes shape terms), in float32 and the default basis; with ``classifier=True``
+(``jaxtree warmup --classifier``) the same for ``TreeClassifier(k=...)`` on two classes.
+Not covered (they compile at the first fit as before): shape terms of a table's own
+covariates at 10,000 rows and more (their candidate pairs are the table's), a custom basis,
+another dtype or search, a classifier of three classes or more (its one-versus-rest step
+is compiled for its number of classes), and sizes above the buckets' range (where a fit's
+search costs more than its compilation anyway).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ fine ones from 2,000)."""
 
 
 def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool = True,
-           **params) -> list:
+           classifier: bool = False, **params) -> list:
     """Compiles the default estimator's programs for tables of the given sizes into jaxtree's
     compilation cache (a new process then loads them instead of compiling).
 
@@ -47,15 +49,18 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         (1000, 10), (5000, 8), (5000, 10))``); each stands for its bucket of nearby sizes.
       k: the estimator's ``k`` (its capacity bucket, :func:`jaxtree.program.capacity_for`).
       progress: print one line per size.
-      **params: other :class:`jaxtree.TreeRegressor` parameters, for a setting other than
-        the default (e.g. ``search="greedy"`` or a basis); the same ones must be used by the
-        fits it is meant to speed up.
+      classifier: the programs of :class:`jaxtree.TreeClassifier` on two classes instead of
+        :class:`jaxtree.TreeRegressor`'s (call it once each for both).
+      **params: other parameters of that estimator, for a setting other than the default
+        (e.g. ``search="greedy"`` or a basis); the same ones must be used by the fits it is
+        meant to speed up.
 
     Returns:
       A list of ``{"rows", "covariates", "seconds"}``, one per size.
 
     Raises:
       ValueError: for a size that is not two positive integers, or ``k < 1``.
+      TypeError: for a parameter the estimator does not have.
 
     Warns:
       UserWarning: when jaxtree's compilation cache is off (``JAXTREE_COMPILATION_CACHE=0``,
@@ -79,12 +84,15 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         checked.append((n, p))
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be an integer >= 1; got {k!r}.")
-    known = set(jaxtree.TreeRegressor().get_params())
+    if not isinstance(classifier, (bool, np.bool_)):
+        raise TypeError(f"classifier must be True or False; got {classifier!r}.")
+    estimator = jaxtree.TreeClassifier if classifier else jaxtree.TreeRegressor
+    known = set(estimator().get_params())
     unknown = sorted(set(params) - known)
     if unknown:  # checked before any compiling (a TypeError from the first fit said less)
         raise TypeError(f"warmup got unknown parameter(s) {unknown}: table sizes go in sizes="
-                        f"[(rows, covariates), ...]; other keywords are TreeRegressor's "
-                        f"parameters ({sorted(known)}).")
+                        f"[(rows, covariates), ...]; other keywords are "
+                        f"{estimator.__name__}'s parameters ({sorted(known)}).")
     if _compilation_cache.enable() is None:
         warnings.warn("jaxtree's compilation cache is off (JAXTREE_COMPILATION_CACHE=0, "
                       "disable_compilation_cache(), or a JAX cache you configured): the "
@@ -100,11 +108,14 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         # shape term) and one of bends in every covariate, whose fit takes shape terms and
         # so compiles the backfitting round's programs (a table with shape terms compiled
         # them at its first fit after a warmup of the first table alone: 2.8 s at 1,000 x 10)
+        # (the classifier's: the two tables' targets above their medians)
         for y in (np.sin(3 * X[:, 0]) + X[:, -1] * X[:, 0] + noise,
                   np.abs(X - 0.5) @ (1.0 + np.arange(p) % 3) + noise):
-            jaxtree.TreeRegressor(k=int(k), **params).fit(X, y)
+            y = (y > np.median(y)).astype(np.int64) if classifier else y
+            estimator(k=int(k), **params).fit(X, y)
         dt = time.perf_counter() - t0
         out.append({"rows": n, "covariates": p, "seconds": dt})
         if progress:
-            print(f"jaxtree warmup: {n} rows x {p} covariates, k={k}: {dt:.1f} s", flush=True)
+            print(f"jaxtree warmup: {estimator.__name__}, {n} rows x {p} covariates, k={k}: "
+                  f"{dt:.1f} s", flush=True)
     return out

@@ -311,7 +311,7 @@ def _warmup(args) -> int:
     from jaxtree._warmup import warmup  # noqa: PLC0415
 
     t0 = time.perf_counter()
-    warmup(args.sizes, k=args.k)
+    warmup(args.sizes, k=args.k, classifier=args.classifier)
     print(f"jaxtree warmup: done in {time.perf_counter() - t0:.1f} s")
     return 0
 
@@ -595,6 +595,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="table sizes, e.g. 1000x8,5000x12 (default: 500x4,1000x6,1000x8,1000x10,"
                    "5000x8,5000x10)")
     w.add_argument("--k", type=int, default=10, help="operations (default 10)")
+    w.add_argument("--classifier", action="store_true",
+                   help="TreeClassifier's programs (two classes) instead of TreeRegressor's")
     w.set_defaults(func=_warmup)
 
     f = sub.add_parser("fit", help="fit a tree to a CSV/Parquet table and save it as JSON",

@@ -152,8 +152,12 @@ WARM_CHILD = """
     from jaxtree.debug import count_compilations
     kw = dict(k=3, search="greedy", validation_fraction=0.25,
               basis={"hats": 0, "sines": 2, "cosines": 0, "powers": 2, "truncated_cubics": 0})
+    # the classifier's default: grown to k (its held-out size predicts the held-out rows
+    # through the model, a program of the table's own width)
+    ckw = dict(kw, validation_fraction="auto")
     if os.environ["CHILD_MODE"] == "warmup":
         jaxtree.warmup([(160, 3)], progress=False, **kw)
+        jaxtree.warmup([(160, 3)], progress=False, classifier=True, **ckw)
         report(done=True)
     else:   # other tables in the same buckets: 200 rows (chunk 256), 4 covariates (4)
         rng = np.random.default_rng(1)
@@ -164,8 +168,15 @@ WARM_CHILD = """
         y = np.abs(X - 0.3) @ np.array([3.0, 1.0, 2.0, 1.0]) + 0.05 * rng.normal(size=200)
         with count_compilations() as shaped:
             est = jaxtree.TreeRegressor(**kw).fit(X, y)
+        counts, took = [], []
+        for t in (np.cos(2 * X[:, 2]) + X[:, 0], y):  # the classifier's two tables
+            with count_compilations() as c:
+                clf = jaxtree.TreeClassifier(**ckw).fit(X, (t > np.median(t)).astype(int))
+            counts += [c.lowerings, c.compiles]
+            took.append(clf.model_.shapes is not None)
         report(lowerings=count.lowerings, compiles=count.compiles,
-               shaped=[shaped.lowerings, shaped.compiles], shapes=est.model_.shapes is not None)
+               shaped=[shaped.lowerings, shaped.compiles], shapes=est.model_.shapes is not None,
+               classifier=counts, classifier_shapes=took[1])
 """
 
 
@@ -173,13 +184,16 @@ def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
     """After ``warmup`` of one size, a new process fits two other tables of its buckets
     without compiling, one of them with shape terms (the backfitting round's programs are in
     the cache: warmup fits, per size, a table that takes shape terms; in this small basis
-    its first table takes one too)."""
+    its first table takes one too); the same for the binary classifier after
+    ``warmup(classifier=True)`` (the labels: each table's target above its median; the
+    second table takes shape terms after the tree)."""
     from test_compilation_cache import run_child
 
     assert run_child(WARM_CHILD, tmp_path, CHILD_MODE="warmup")[0]["done"] is True
     res = run_child(WARM_CHILD, tmp_path, CHILD_MODE="fit")[0]
     assert (res["lowerings"], res["compiles"]) == (0, 0), res
     assert res["shapes"] and res["shaped"] == [0, 0], res
+    assert res["classifier"] == [0, 0, 0, 0] and res["classifier_shapes"], res
 
 
 def test_warmup_checks_its_arguments():
@@ -192,6 +206,13 @@ def test_warmup_checks_its_arguments():
     with pytest.raises(TypeError, match=r"unknown parameter\(s\) \['n', 'p'\]: table sizes go "
                        r"in sizes=\[\(rows, covariates\)"):
         jaxtree.warmup(n=500, p=3)
+    # the classifier's own parameters (no y_bound; a loss)
+    with pytest.raises(TypeError, match=r"\['y_bound'\].*TreeClassifier's parameters"):
+        jaxtree.warmup(classifier=True, y_bound=2.0)
+    with pytest.raises(TypeError, match=r"\['loss'\].*TreeRegressor's parameters"):
+        jaxtree.warmup(loss="logistic")
+    with pytest.raises(TypeError, match="classifier must be True or False"):
+        jaxtree.warmup(classifier="yes")
 
 
 # In the slow suite (two classes ~13 s, three ~100 s; since the eighteenth session, when the

@@ -207,13 +207,15 @@ no faster. Whole first fits: breast cancer 6.7-7.0 -> 5.6-5.9 s, 2,000 x 8 rows 
 
 def _shard(data: scoring.Data, ys, devices):
     """``(data, ys)`` with the rows within each chunk sharded over ``devices``: the data by
-    :func:`jaxtree.sharding.shard_data`, the labels ``ys (B, n_chunks, m)`` the same way
-    (``P(None, None, "data")``), both padded to a multiple of the device count (weight 0,
-    label +1). The unchanged one-versus-rest step then runs SPMD, as the regressor's."""
+    :func:`jaxtree.sharding.shard_data`, the labels ``ys (B, n_chunks, m)`` (one tree's
+    ``(n_chunks, m)``) the same way (``P(None, None, "data")``), both padded to a multiple
+    of the device count (weight 0, label +1). The unchanged one-versus-rest step then runs
+    SPMD, as the regressor's."""
     mesh = sharding_.data_mesh(devices)
     m2 = sharding_.padded_chunk(ys.shape[-1], mesh.size)
-    ys = jnp.pad(ys, ((0, 0), (0, 0), (0, m2 - ys.shape[-1])), constant_values=1.0)
-    spec = NamedSharding(mesh, PartitionSpec(None, None, sharding_.AXIS))
+    lead = [(0, 0)] * (ys.ndim - 1)
+    ys = jnp.pad(ys, lead + [(0, m2 - ys.shape[-1])], constant_values=1.0)
+    spec = NamedSharding(mesh, PartitionSpec(*([None] * (ys.ndim - 1)), sharding_.AXIS))
     return sharding_.shard_data(data, devices), jax.device_put(ys, spec)
 
 
@@ -415,7 +417,7 @@ class Labels:
         s, ypm = self.spec, self.ypm
         B = ypm.shape[0]
         hist = np.asarray(sel.history, np.float64).reshape(B, -1)
-        xh = jnp.asarray(self.xa[held], s.dtype)
+        xh = prog.as_device(self.xa[held], s.dtype)  # cast on the host: nothing compiled
         # The held-out losses on the search's programs (their capacity: one compiled
         # prediction for nearby k); the path's models cut back to 2k+1 slots.
         f = np.stack([np.asarray(decision_values(self._model(pr), xh, s.clip),
@@ -441,9 +443,11 @@ class Labels:
     # --------------------------------------------------------------- the searches
 
     def _data(self, xs, ypm, w, rows=None):
-        """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels; with
-        ``devices`` the rows within each chunk are sharded (:func:`_shard`); ``rows``:
-        chunked as that many rows (:func:`jaxtree.scoring.chunk`)."""
+        """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels (one
+        tree's, ``B = 1``: ``(n_chunks, m)``, taken on the host so that a new process
+        compiles no slice of them); with ``devices`` the rows within each chunk are sharded
+        (:func:`_shard`); ``rows``: chunked as that many rows
+        (:func:`jaxtree.scoring.chunk`)."""
         s = self.spec
         n = xs.shape[0]
         rows, cols = self._buckets(n if rows is None else rows, xs.shape[1])
@@ -455,7 +459,7 @@ class Labels:
                                                              s.basis.q):  # the table's rows
             # the search's kept basis values (classifier_spec's decision), one program
             data = data._replace(phi=source.designs_cached(data.x, s.basis))
-        ys = chunk_labels(ypm, data.y.shape, s.dtype)
+        ys = chunk_labels(ypm[0] if len(ypm) == 1 else ypm, data.y.shape, s.dtype)
         if s.devices is not None:
             return _shard(data, ys, s.devices)
         return data, ys
@@ -511,7 +515,7 @@ class Labels:
         data, ys = self._data(xs, ypm, w, rows)
         basis, cfg = self.spec.basis, self.cfg
         if ypm.shape[0] == 1:
-            one = data._replace(y=ys[0])
+            one = data._replace(y=ys)
             limit = np.int32(k)
             step = (binary_step_cached if one.y.size <= LIGHT_STEP_MAX_ROWS
                     else search.step_cached)
@@ -678,7 +682,9 @@ class Labels:
         return float(np.average(row_losses(self.spec.loss, self.ypm[0], f), weights=self.w))
 
     def _model(self, program) -> model_.TreeModel:
-        program = jax.tree_util.tree_map(jnp.asarray, program)
+        # a kept state's host arrays transferred (jnp.asarray compiled a program per shape)
+        program = jax.tree_util.tree_map(
+            lambda a: a if isinstance(a, jax.Array) else jax.device_put(np.asarray(a)), program)
         s = self.spec
         m = model_.TreeModel.from_scaling(program, self.sc, s.dtype, s.basis, self.names)
         return batched(m, len(self.classes)) if program.weight.ndim == 2 else m
