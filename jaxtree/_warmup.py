@@ -16,11 +16,12 @@ or :func:`warmup` from Python. What it covers: the default estimator's tree sear
 size selection and refit (``TreeRegressor(k=...)``) for each size's bucket, and its shape
 stage with the backfitting round (each size fits two tables: one of the tree's form, one
 that takes shape terms), in float32 and the default basis; with ``classifier=True``
-(``jaxtree warmup --classifier``) the same for ``TreeClassifier(k=...)`` on two classes.
-Not covered (they compile at the first fit as before): shape terms of a table's own
+(``jaxtree warmup --classifier``) the same for ``TreeClassifier(k=...)`` on two classes, or
+on ``classes=K`` (``--classes K``: its one-versus-rest step is compiled for its number of
+trees). Not covered (they compile at the first fit as before): shape terms of a table's own
 covariates at 10,000 rows and more (their candidate pairs are the table's), a custom basis,
-another dtype or search, a classifier of three classes or more (its one-versus-rest step
-is compiled for its number of classes), and sizes above the buckets' range (where a fit's
+another dtype or search, a classifier's explicit ``validation_fraction`` (its held-out rows
+are predicted at the table's own width), and sizes above the buckets' range (where a fit's
 search costs more than its compilation anyway).
 """
 
@@ -40,7 +41,7 @@ fine ones from 2,000)."""
 
 
 def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool = True,
-           classifier: bool = False, **params) -> list:
+           classifier: bool = False, classes: int = 2, **params) -> list:
     """Compiles the default estimator's programs for tables of the given sizes into jaxtree's
     compilation cache (a new process then loads them instead of compiling).
 
@@ -49,8 +50,10 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         (1000, 10), (5000, 8), (5000, 10))``); each stands for its bucket of nearby sizes.
       k: the estimator's ``k`` (its capacity bucket, :func:`jaxtree.program.capacity_for`).
       progress: print one line per size.
-      classifier: the programs of :class:`jaxtree.TreeClassifier` on two classes instead of
+      classifier: the programs of :class:`jaxtree.TreeClassifier` instead of
         :class:`jaxtree.TreeRegressor`'s (call it once each for both).
+      classes: the classifier's number of classes (2: one tree; more: one-versus-rest trees,
+        whose programs are compiled per number of classes).
       **params: other parameters of that estimator, for a setting other than the default
         (e.g. ``search="greedy"`` or a basis); the same ones must be used by the fits it is
         meant to speed up.
@@ -59,7 +62,8 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
       A list of ``{"rows", "covariates", "seconds"}``, one per size.
 
     Raises:
-      ValueError: for a size that is not two positive integers, or ``k < 1``.
+      ValueError: for a size that is not two positive integers, ``k < 1``, ``classes < 2``,
+        or ``classes`` without ``classifier``.
       TypeError: for a parameter the estimator does not have.
 
     Warns:
@@ -86,6 +90,11 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         raise ValueError(f"k must be an integer >= 1; got {k!r}.")
     if not isinstance(classifier, (bool, np.bool_)):
         raise TypeError(f"classifier must be True or False; got {classifier!r}.")
+    if isinstance(classes, bool) or not isinstance(classes, (int, np.integer)) or classes < 2:
+        raise ValueError(f"classes must be an integer >= 2; got {classes!r}.")
+    if classes != 2 and not classifier:
+        raise ValueError(f"classes={classes} is the classifier's number of classes; add "
+                         f"classifier=True.")
     estimator = jaxtree.TreeClassifier if classifier else jaxtree.TreeRegressor
     known = set(estimator().get_params())
     unknown = sorted(set(params) - known)
@@ -108,14 +117,17 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         # shape term) and one of bends in every covariate, whose fit takes shape terms and
         # so compiles the backfitting round's programs (a table with shape terms compiled
         # them at its first fit after a warmup of the first table alone: 2.8 s at 1,000 x 10)
-        # (the classifier's: the two tables' targets above their medians)
+        # (the classifier's: the two tables' targets cut at their quantiles, e.g. above and
+        # below the median for two classes)
         for y in (np.sin(3 * X[:, 0]) + X[:, -1] * X[:, 0] + noise,
                   np.abs(X - 0.5) @ (1.0 + np.arange(p) % 3) + noise):
-            y = (y > np.median(y)).astype(np.int64) if classifier else y
+            if classifier:
+                y = np.digitize(y, np.quantile(y, np.arange(1, classes) / classes), right=True)
             estimator(k=int(k), **params).fit(X, y)
         dt = time.perf_counter() - t0
         out.append({"rows": n, "covariates": p, "seconds": dt})
         if progress:
-            print(f"jaxtree warmup: {estimator.__name__}, {n} rows x {p} covariates, k={k}: "
-                  f"{dt:.1f} s", flush=True)
+            what = f"TreeClassifier ({classes} classes)" if classifier else "TreeRegressor"
+            print(f"jaxtree warmup: {what}, {n} rows x {p} covariates, k={k}: {dt:.1f} s",
+                  flush=True)
     return out

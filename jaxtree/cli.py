@@ -311,7 +311,9 @@ def _warmup(args) -> int:
     from jaxtree._warmup import warmup  # noqa: PLC0415
 
     t0 = time.perf_counter()
-    warmup(args.sizes, k=args.k, classifier=args.classifier)
+    if args.classes is not None and not args.classifier:
+        raise CLIError("--classes is the classifier's number of classes; add --classifier.")
+    warmup(args.sizes, k=args.k, classifier=args.classifier, classes=args.classes or 2)
     print(f"jaxtree warmup: done in {time.perf_counter() - t0:.1f} s")
     return 0
 
@@ -596,7 +598,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "5000x8,5000x10)")
     w.add_argument("--k", type=int, default=10, help="operations (default 10)")
     w.add_argument("--classifier", action="store_true",
-                   help="TreeClassifier's programs (two classes) instead of TreeRegressor's")
+                   help="TreeClassifier's programs instead of TreeRegressor's")
+    w.add_argument("--classes", type=int, default=None, metavar="K",
+                   help="the classifier's number of classes (default 2)")
     w.set_defaults(func=_warmup)
 
     f = sub.add_parser("fit", help="fit a tree to a CSV/Parquet table and save it as JSON",

@@ -244,13 +244,17 @@ def test_warmup_passes_its_sizes_and_refuses_bad_ones(monkeypatch, capsys):
     from jaxtree import _warmup
 
     seen = {}
-    monkeypatch.setattr(_warmup, "warmup", lambda sizes, k, classifier: seen.update(
-        sizes=sizes, k=k, classifier=classifier))
+    monkeypatch.setattr(_warmup, "warmup", lambda sizes, k, classifier, classes: seen.update(
+        sizes=sizes, k=k, classifier=classifier, classes=classes))
     assert cli.main(["warmup", "--sizes", "1000x8,5000X12", "--k", "6"]) == 0
-    assert seen == {"sizes": [(1000, 8), (5000, 12)], "k": 6, "classifier": False}
+    assert seen == {"sizes": [(1000, 8), (5000, 12)], "k": 6, "classifier": False,
+                    "classes": 2}
     assert "done" in capsys.readouterr().out
-    assert cli.main(["warmup", "--classifier"]) == 0
-    assert seen == {"sizes": None, "k": 10, "classifier": True}
+    assert cli.main(["warmup", "--classifier", "--classes", "3"]) == 0
+    assert seen == {"sizes": None, "k": 10, "classifier": True, "classes": 3}
+    seen.clear()
+    assert cli.main(["warmup", "--classes", "3"]) == 2 and not seen
+    assert "add --classifier" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         cli.main(["warmup", "--sizes", "1000by8"])
     assert e.value.code == 2 and "ROWSxCOVARIATES" in capsys.readouterr().err

@@ -213,6 +213,25 @@ def test_warmup_checks_its_arguments():
         jaxtree.warmup(loss="logistic")
     with pytest.raises(TypeError, match="classifier must be True or False"):
         jaxtree.warmup(classifier="yes")
+    with pytest.raises(ValueError, match="classes must be an integer >= 2"):
+        jaxtree.warmup(classifier=True, classes=1)
+    with pytest.raises(ValueError, match="add classifier=True"):
+        jaxtree.warmup(classes=3)
+
+
+def test_warmup_fits_the_classifier_on_its_number_of_classes(monkeypatch):
+    """warmup(classifier=True, classes=K) fits TreeClassifier on K labels of about equal
+    counts (its one-versus-rest step is compiled per number of trees); two by default."""
+    seen = []
+    monkeypatch.setattr(jaxtree.TreeClassifier, "fit",
+                        lambda self, X, y: seen.append((self.k, np.bincount(y))))
+    monkeypatch.setattr(jaxtree.TreeRegressor, "fit", lambda self, X, y: 1 / 0)
+    with pytest.warns(UserWarning, match="compilation cache is off"):  # the suite's setting
+        jaxtree.warmup([(300, 3)], k=4, progress=False, classifier=True, classes=3)
+        jaxtree.warmup([(300, 3)], k=4, progress=False, classifier=True)
+    assert [k for k, _ in seen] == [4] * 4
+    assert [len(c) for _, c in seen] == [3, 3, 2, 2]
+    assert all(c.min() >= 99 for _, c in seen[:2]) and all(c.min() >= 149 for _, c in seen[2:])
 
 
 # In the slow suite (two classes ~13 s, three ~100 s; since the eighteenth session, when the

@@ -254,8 +254,11 @@ def stack_steps(steps):
 # ---------------------------------------------------------------------------- models
 
 def batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
-    """A model whose every array has a leading class axis (scaling shared)."""
-    b = lambda a: jnp.broadcast_to(a, (K,) + a.shape)  # noqa: E731
+    """A model whose every array has a leading class axis (scaling shared). Broadcast on the
+    host (a device broadcast compiled two programs in every new process)."""
+    def b(a):
+        a = np.asarray(a)
+        return jax.device_put(np.ascontiguousarray(np.broadcast_to(a, (K,) + a.shape)))
     return dataclasses.replace(model, x_min=b(model.x_min), x_scale=b(model.x_scale),
                                y_center=b(model.y_center), y_scale=b(model.y_scale))
 
