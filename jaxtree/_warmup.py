@@ -20,9 +20,8 @@ that takes shape terms), in float32 and the default basis; with ``classifier=Tru
 on ``classes=K`` (``--classes K``: its one-versus-rest step is compiled for its number of
 trees). Not covered (they compile at the first fit as before): shape terms of a table's own
 covariates at 10,000 rows and more (their candidate pairs are the table's), a custom basis,
-another dtype or search, a classifier's explicit ``validation_fraction`` (its held-out rows
-are predicted at the table's own width), and sizes above the buckets' range (where a fit's
-search costs more than its compilation anyway).
+another dtype or search, and sizes above the buckets' range (where a fit's search costs
+more than its compilation anyway).
 """
 
 from __future__ import annotations

@@ -420,12 +420,17 @@ class Labels:
         s, ypm = self.spec, self.ypm
         B = ypm.shape[0]
         hist = np.asarray(sel.history, np.float64).reshape(B, -1)
-        xh = prog.as_device(self.xa[held], s.dtype)  # cast on the host: nothing compiled
         # The held-out losses on the search's programs (their capacity: one compiled
-        # prediction for nearby k); the path's models cut back to 2k+1 slots.
-        f = np.stack([np.asarray(decision_values(self._model(pr), xh, s.clip),
-                                 np.float64).reshape(len(held), -1).T
-                      for pr in sel.programs], 1)  # (B, sizes, n_held)
+        # evaluation for nearby k), on the held-out rows as the search sees rows: scaled,
+        # chunked in the table's row and column buckets (select.tree_values: one program
+        # for the tables of a bucket, which jaxtree.warmup can compile ahead; the model's
+        # prediction was a program of the table's own width and column names). The path's
+        # models are cut back to 2k+1 slots.
+        rows, cols = self._buckets(len(held), self.xs.shape[1])
+        xh = scoring.chunk(np.asarray(self.xs[held]), np.zeros(len(held)), np.ones(len(held)),
+                           dtype=s.dtype, chunk_size=s.chunk, rows=rows, columns=cols).x
+        f = np.stack([self._held_values(pr, xh, len(held)) for pr in sel.programs],
+                     1)  # (B, sizes, n_held)
         models = [self._model(prog.trim(pr, s.k)) for pr in sel.programs]
         losses = row_losses(s.loss, ypm[:, held][:, None, :], f)
         path, sizes = [], []
@@ -442,6 +447,18 @@ class Labels:
         if B == 1:
             return sizes[0], path[0]
         return np.asarray(sizes, np.int64), path
+
+    def _held_values(self, program, xh, n: int) -> np.ndarray:
+        """The decision values ``(B, n)`` of one tree's program (``B = 1``) or of ``B``
+        stacked one-versus-rest programs on chunked rows ``xh`` (their first ``n``), each
+        tree through :data:`jaxtree._fit.select.tree_values` (members taken on the host:
+        nothing compiled per member)."""
+        basis = self.spec.basis
+        trees = ([program] if np.ndim(program.weight) == 1 else
+                 [jax.tree_util.tree_map(lambda a, b=b: np.asarray(a)[b], program)
+                  for b in range(np.shape(program.weight)[0])])
+        return np.stack([np.asarray(select.tree_values(t, xh, basis), np.float64).reshape(-1)[:n]
+                         for t in trees])
 
     # --------------------------------------------------------------- the searches
 
