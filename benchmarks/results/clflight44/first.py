@@ -7,8 +7,10 @@ held-back rows.
 breast: scikit-learn's breast cancer, first 455 rows fitted (binary); wine: scikit-learn's
 wine, 140 rows (three classes); synthN (e.g. synth8000): N x 8 uniform rows fitted, y =
 [sin(3 x1) + x2 x3 - 0.9 + noise > 0] (binary), 2,000 more held back. ``JAXTREE_CLF_STEP_LIGHT`` = light | llvm1 (measurement only) sets the
-classifier's own cached step's light options."""
+classifier's own cached step's light options; ``JAXTREE_CLF_KW`` (JSON) TreeClassifier's
+keywords, e.g. '{"validation_fraction": 0.2}'."""
 import collections
+import json
 import os
 import sys
 import time
@@ -61,7 +63,8 @@ else:
 times = []
 for i in range(4):
     t = time.perf_counter()
-    est = jaxtree.TreeClassifier().fit(X[tr], y[tr])
+    est = jaxtree.TreeClassifier(**json.loads(os.environ.get("JAXTREE_CLF_KW", "{}"))).fit(
+        X[tr], y[tr])
     times.append(time.perf_counter() - t)
     if i == 0:
         first_xla = sum(xla.values())
