@@ -493,7 +493,8 @@ def load(path, custom_functions=None):
     est, hist = from_file(TreeClassifier, d, path, m, loss=task["loss"])
     if task["programs"]:
         K = len(task["programs"])
-        programs = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *task["programs"])
+        programs = jax.tree_util.tree_map(  # on the host: jnp.stack compiled per leaf shape
+            lambda *a: jax.device_put(np.stack([np.asarray(x) for x in a])), *task["programs"])
         m = dataclasses.replace(classify.batched(m, K), program=programs)
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
     return set_fitted(est, loaded_result(d, path, m, hist, np.asarray(task["classes"])))

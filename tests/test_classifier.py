@@ -347,13 +347,46 @@ def test_multiclass_one_vs_rest_members_equal_binary_fits():
                                    atol=1e-6)
 
 
+def test_one_versus_rest_helpers_run_on_the_host_without_compiling():
+    """classify._restore (members put back after a one-versus-rest tree ends) and
+    classify.batched (a model's class axis) work on host arrays and transfer them: nothing
+    compiled (jnp.asarray / jnp.broadcast_to compiled a program per shape in every new
+    process); the values are numpy's."""
+    from jaxtree._fit import classify
+    from jaxtree.debug import count_compilations
+
+    rng = np.random.default_rng(4)
+    state = {"w": jax.device_put(rng.normal(size=(3, 7))),
+             "i": jax.device_put(rng.integers(0, 9, size=(3, 11)).astype(np.int32))}
+    before = {"w": jax.device_put(rng.normal(size=(3, 7))),
+              "i": jax.device_put(rng.integers(0, 9, size=(3, 11)).astype(np.int32))}
+    mask = np.array([True, False, True])
+    model = clf().fit(*make_data()).model_
+    with count_compilations() as compiled:
+        out = classify._restore(state, before, mask)
+        five = classify.batched(model, 5)
+    assert compiled.compiles == 0
+    for key in state:
+        want = np.where(mask[:, None], np.asarray(before[key]), np.asarray(state[key]))
+        np.testing.assert_array_equal(np.asarray(out[key]), want)
+        assert out[key].dtype == state[key].dtype
+    for name in ("x_min", "x_scale", "y_center", "y_scale"):
+        got, one = np.asarray(getattr(five, name)), np.asarray(getattr(model, name))
+        assert got.shape == (5,) + one.shape and got.dtype == one.dtype
+        np.testing.assert_array_equal(got, np.broadcast_to(one, got.shape))
+
+
 def test_save_load_round_trip(tmp_path):
+    from jaxtree.debug import count_compilations
+
     X, y = make_data()
     for labels in (np.array(["no", "yes"])[y], np.digitize(X[:, 0], [0.3, 0.7])):
         c = clf().fit(X, labels)
         path = tmp_path / "m.json"
         c.save(path)
-        d = jaxtree.load(path)
+        with count_compilations() as compiled:  # arrays cast and stacked on the host
+            d = jaxtree.load(path)
+        assert compiled.compiles == 0
         assert isinstance(d, jaxtree.TreeClassifier)
         assert d.classes_.tolist() == c.classes_.tolist()
         np.testing.assert_array_equal(d.predict(X), c.predict(X))

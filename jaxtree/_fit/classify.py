@@ -220,11 +220,12 @@ def _shard(data: scoring.Data, ys, devices):
 
 
 def _restore(state, before, mask):
-    """``state`` with the members ``mask (B,)`` put back to ``before`` (on the host: nothing
-    is compiled)."""
+    """``state`` with the members ``mask (B,)`` put back to ``before`` (on the host and
+    transferred: nothing is compiled; ``jnp.asarray`` of the host result compiled a program
+    per shape)."""
     def one(a, b):
         a, b = np.asarray(a), np.asarray(b)
-        return jnp.asarray(np.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), b, a))
+        return jax.device_put(np.where(mask.reshape((-1,) + (1,) * (a.ndim - 1)), b, a))
 
     return jax.tree_util.tree_map(one, state, before)
 
@@ -437,9 +438,11 @@ class Labels:
         for b in range(B):
             pick, val, _ = choose_size(losses[b], self.w[held])
             # Members split on the host, placed back without compiling (an eager slice of a
-            # device array would compile once per trimmed size, i.e. per k).
+            # device array would compile once per trimmed size, i.e. per k; member's jitted
+            # slice once a process).
             members = [m if B == 1 else jax.tree_util.tree_map(
-                jax.device_put, member(jax.device_get(m), b)) for m in models]
+                lambda a, b=b: jax.device_put(np.asarray(a)[b]), jax.device_get(m))
+                for m in models]
             path.append([dict(n_ops=prog.n_ops(m.program), train_loss=float(hist[b, i]),
                               val_loss=float(val[i]), model=m)
                          for i, m in enumerate(members)])
