@@ -63,7 +63,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxtree import _compilation_cache
+from jaxtree import _compilation_cache, _executables
 from jaxtree import _encoding as encoding_
 from jaxtree import _scaling as scaling_
 from jaxtree import _validation as V
@@ -170,6 +170,11 @@ _held_out_errors = jax.jit(jax.vmap(select.mse_and_errors, in_axes=(0, 0, None))
 
 step_batch_jit = jax.jit(_step_batch, static_argnames=("basis", "config"))
 """The batched step, compiled once per (shapes, dtype, basis, config)."""
+
+step_batch_cached = _executables.cached(step_batch_jit, static_argnums=(2, 3), light=False)
+"""``step_batch_jit`` through jaxtree's executable cache (:mod:`jaxtree._executables`: a new
+process loads it instead of tracing, lowering and compiling it; positional arguments), at
+XLA's defaults everywhere (the batch races the paper's search warm)."""
 
 
 # ------------------------------------------------------------------ shape terms (shapes=S)
@@ -556,7 +561,7 @@ class _Members:
         basis, cfg = self.spec.basis, self.cfg
         if self.beam:
             return lambda prg: beam_step_batch_jit(prg, data, basis, cfg)
-        return lambda prg: step_batch_jit(prg, data, basis, cfg, bound)
+        return lambda prg: step_batch_cached(prg, data, basis, cfg, bound)
 
     def grow(self, k, cfg: search_.Config, rep, chosen: bool = False) -> search_.SearchResult:
         """Every member grown to ``k`` operations on all rows, or with ``chosen`` to its own
@@ -996,6 +1001,10 @@ def _classifier_step_batch(programs: prog.Program, data: scoring.Data, ys, basis
 
 
 _classifier_step_batch_jit = jax.jit(_classifier_step_batch, static_argnames=("basis", "config"))
+classifier_step_batch_cached = _executables.cached(_classifier_step_batch_jit,
+                                                   static_argnums=(3, 4), light=False)
+"""The classifier's batched step through jaxtree's executable cache (as
+:data:`step_batch_cached`)."""
 
 
 def _check_batch_labels(y, B: int, n: int):
@@ -1122,7 +1131,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     empty = prog.empty_program(cfg.max_k, dtype)
     start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B * Kt,) + a.shape), empty)
     start = start._replace(intercept=jnp.asarray(a0, dtype))
-    res = search.run(lambda prg: _classifier_step_batch_jit(prg, data, ys, params.basis, cfg),
+    res = search.run(lambda prg: classifier_step_batch_cached(prg, data, ys, params.basis, cfg),
                      start, params.k + 1)
     res = res._replace(program=prog.trim(res.program, params.k))
 
