@@ -313,7 +313,8 @@ def _warmup(args) -> int:
     t0 = time.perf_counter()
     if args.classes is not None and not args.classifier:
         raise CLIError("--classes is the classifier's number of classes; add --classifier.")
-    warmup(args.sizes, k=args.k, classifier=args.classifier, classes=args.classes or 2)
+    warmup(args.sizes, k=args.k, classifier=args.classifier,
+           classes=2 if args.classes is None else args.classes)
     print(f"jaxtree warmup: done in {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -255,6 +255,9 @@ def test_warmup_passes_its_sizes_and_refuses_bad_ones(monkeypatch, capsys):
     seen.clear()
     assert cli.main(["warmup", "--classes", "3"]) == 2 and not seen
     assert "add --classifier" in capsys.readouterr().err
+    monkeypatch.undo()  # jaxtree.warmup's own check, before anything is compiled
+    assert cli.main(["warmup", "--classifier", "--classes", "1"]) == 2
+    assert "classes must be an integer >= 2" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         cli.main(["warmup", "--sizes", "1000by8"])
     assert e.value.code == 2 and "ROWSxCOVARIATES" in capsys.readouterr().err
