@@ -650,9 +650,9 @@ def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
 def test_fit_batch_steps_are_stored_and_loaded_by_a_new_process(exe_dir, monkeypatch):
     """fit_batch's and fit_batch_classifier's batched search steps go through the executable
     cache (before, a new process took them from JAX's cache after tracing and lowering
-    them: fit_batch of 8 x 500 x 5 in a second process 2.6 -> 0.9 s): after the fits, a new
-    process's fits load them from the files, tracing nothing (Forbidden), and give the same
-    trees."""
+    them: fit_batch of 8 x 500 x 5 in a second process 2.3-2.5 -> 1.0-1.1 s): after the
+    fits, a new process's fits load them from the files, tracing nothing (Forbidden), and
+    give the same trees."""
     import jaxtree
     from jaxtree import batch
 
@@ -674,8 +674,10 @@ def test_fit_batch_steps_are_stored_and_loaded_by_a_new_process(exe_dir, monkeyp
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
     assert not [f for f in traced if f and "step_batch" in f], traced
-    values = lambda m, x: (m.decision_function(x) if isinstance(m, jaxtree.TreeClassifier)  # noqa: E731
-                           else m.predict(x))
+
+    def values(m, x):
+        return m.decision_function(x) if isinstance(m, jaxtree.TreeClassifier) else m.predict(x)
+
     for before, after in zip(fits, again):
         for b, (m, m2) in enumerate(zip(before, after)):
             assert m.formula() == m2.formula()
