@@ -472,6 +472,7 @@ def _check_batch(X, y, sample_weight):
 
 _designs_batch = jax.jit(jax.vmap(scoring.designs, in_axes=(0, None)), static_argnums=1)
 """Every data set's kept basis values (:func:`jaxtree.scoring.designs` vmapped)."""
+_designs_batch_cached = _executables.cached(_designs_batch, static_argnums=(1,), light=False)
 
 
 def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) -> scoring.Data:
@@ -480,8 +481,11 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) ->
     member's candidate columns that ``min_support`` allows on its own rows
     (:func:`jaxtree.scoring.with_support`; ``allowed`` ``(B, p*q)``)."""
     w = np.ones(np.shape(ys)) if sw is None else sw
-    chunk = jax.vmap(lambda x_, y_, w_: scoring.chunk(x_, y_, w_, chunk_size, rows=rows))
-    data = chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
+    if not any(isinstance(a, jax.Array) for a in (xs, ys, w)):  # on the host: nothing compiled
+        data = scoring.chunk_members(xs, ys, w, chunk_size, rows=rows, dtype=dtype)
+    else:
+        chunk = jax.vmap(lambda x_, y_, w_: scoring.chunk(x_, y_, w_, chunk_size, rows=rows))
+        data = chunk(jnp.asarray(xs, dtype), jnp.asarray(ys, dtype), jnp.asarray(w, dtype))
     if support is None or not support[1]:
         return data
     basis, min_support = support
@@ -875,13 +879,15 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     rep = progress.Reporter(0, 0, None, names)  # silent: the stages' progress
     one = prog.empty_program(cfg.max_k, dtype)
     lead = (B,) if search != "beam" else (B, int(beam_width))
-    programs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, lead + a.shape), one)
+    programs = jax.tree_util.tree_map(  # on the host: a device broadcast compiled per shape
+        lambda a: jax.device_put(np.ascontiguousarray(np.broadcast_to(np.asarray(a),
+                                                                      lead + a.shape))), one)
     # In a rounded-up capacity every member is bound by k operations (the step's traced
     # max_ops: a pair move could otherwise grow a tree past k). The beam's step has no
     # bound and needs none: its k + 1 greedy insertions never pass k operations.
     k_bound = None
     if bucketed and search != "beam":
-        k_bound = jnp.asarray(np.full(B, params.k), jnp.int32)
+        k_bound = jax.device_put(np.full(B, params.k, np.int32))
     members = _Members(xs, ys, sw, data, fit_spec, cfg, programs, sc, k_bound)
     shape_paths = terms = spec = None
     if shapes:  # the estimators' stages: shape terms, the tree on their residual, the round
@@ -910,8 +916,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     models = dataclasses.replace(models, y_bound=fit_spec.y_bound, clip_y=True)
     if shapes:
         models = dataclasses.replace(models, shapes=terms, shape_spec=spec)
+    host = jax.device_get(models)  # members sliced on the host: nothing compiled
     for b, est in enumerate(estimators):
-        member = _member(models, b)
+        member = jax.tree_util.tree_map(lambda a, b=b: jax.device_put(np.asarray(a)[b]), host)
         if shapes:  # the member's own terms: its chosen pairs only (the estimator's compact)
             member = dataclasses.replace(member, **_own_shapes(member.shapes, spec))
         path = None if paths is None else paths[b]
@@ -1116,7 +1123,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B * Kt)
     data = _chunk_batch(xs, zeros, w, params.chunk, dtype, support=(params.basis, min_support))
     if scoring.compiling_dominates(n, p, params.basis.q):  # as TreeClassifier's search
-        data = data._replace(phi=_designs_batch(data.x, params.basis))
+        data = data._replace(phi=_designs_batch_cached(data.x, params.basis))
     ys = classify.chunk_labels(ypm, data.y.shape[1:], dtype)
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).
@@ -1129,8 +1136,11 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     spec = classify.classifier_spec(est0.get_params(), params, n, p, dtype, plan, in_memory=True)
     a0 = classify.start_intercepts(loss, ypm.reshape(B * Kt, n), np.repeat(w, Kt, 0))
     empty = prog.empty_program(cfg.max_k, dtype)
-    start = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B * Kt,) + a.shape), empty)
-    start = start._replace(intercept=jnp.asarray(a0, dtype))
+    start = jax.tree_util.tree_map(  # on the host: nothing compiled
+        lambda a: jax.device_put(np.ascontiguousarray(np.broadcast_to(np.asarray(a),
+                                                                      (B * Kt,) + a.shape))),
+        empty)
+    start = start._replace(intercept=prog.as_device(a0, dtype))
     res = search.run(lambda prg: classifier_step_batch_cached(prg, data, ys, params.basis, cfg),
                      start, params.k + 1)
     res = res._replace(program=prog.trim(res.program, params.k))
@@ -1143,9 +1153,12 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         warnings.warn(f"For data set(s) {bad}: {why}.", RuntimeWarning, stacklevel=2)
     history = np.asarray(res.history, np.float64).reshape((B, Kt, -1) if K > 2 else (B, -1))
     estimators, members = [], []
+    trees = jax.device_get(res.program)  # members sliced on the host: nothing compiled
     for b in range(B):
         rows = slice(b * Kt, (b + 1) * Kt)
-        program = jax.tree_util.tree_map(lambda a: a[rows] if K > 2 else a[b], res.program)
+        program = jax.tree_util.tree_map(
+            lambda a, b=b, rows=rows: jax.device_put(np.asarray(a)[rows] if K > 2 else
+                                                     np.asarray(a)[b]), trees)
         sc_b = scaling_.Scaling(*(np.asarray(a)[b] for a in sc))
         model = model_.TreeModel.from_scaling(program, sc_b, dtype, params.basis, names)
         if K > 2:
@@ -1160,5 +1173,6 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
             spec=spec, classes=classes), warn=False)  # warned above, per data set
         estimators.append(est)
         members.append(model)
-    models = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)
+    models = jax.tree_util.tree_map(
+        lambda *a: jax.device_put(np.stack([np.asarray(x) for x in a])), *members)
     return BatchResult(estimators, models, history, status, plan)

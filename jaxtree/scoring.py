@@ -199,6 +199,27 @@ def chunk_shape(n: int, chunk_size: int) -> tuple:
     return -(-n // m), m
 
 
+def chunk_members(x, y, sample_weight, chunk_size: int, rows: Optional[int] = None,
+                  dtype=None) -> Data:
+    """:func:`chunk` of ``B`` data sets at once, on the host: numpy ``x (B, n, p)``, ``y (B,
+    n)`` and ``sample_weight (B, n)`` (or ``(n,)``, or None: ones) padded and cut into
+    chunks member by member, then stacked and transferred once per array. The values of
+    ``jax.vmap(chunk)`` over the same arrays cast to ``dtype``, without its eager programs
+    (a cast, pads and reshapes compiled in every new process: ``jaxtree.fit_batch``).
+
+    Args:
+      x, y, sample_weight: the members' numpy arrays.
+      chunk_size, rows: as for :func:`chunk` (the same for every member).
+      dtype: the chunks' float dtype (None: ``x``'s, as ``jnp.asarray`` would make it).
+    """
+    x = np.asarray(x)
+    dt = jax.dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)
+    w = np.ones(np.shape(y)) if sample_weight is None else sample_weight
+    w = np.broadcast_to(np.asarray(w), np.shape(y))
+    parts = [_host_chunks(xb, yb, wb, chunk_size, rows, dt) for xb, yb, wb in zip(x, y, w)]
+    return Data(*jax.device_put(tuple(np.stack(a) for a in zip(*parts))))
+
+
 def _host_chunks(x, y, sample_weight, chunk_size: int, rows: Optional[int], dtype,
                  columns: Optional[int] = None):
     """:func:`_pad_chunks` for numpy inputs in one pass: zero buffers of the padded size in

@@ -67,3 +67,27 @@ def test_host_chunks_equal_cast_then_pad(rng, n, chunk, rows):
         for a, b in zip(fused[:3], plain):
             assert a.dtype == np.float32 and a.shape == b.shape
             np.testing.assert_array_equal(np.asarray(a), b)
+
+
+@pytest.mark.parametrize("dtype, rows", [(np.float32, None), (np.float64, 900)])
+def test_chunk_members_equals_vmapped_chunk_and_compiles_nothing(rng, dtype, rows):
+    """scoring.chunk_members (fit_batch's chunks, made on the host) gives jax.vmap(chunk)'s
+    arrays over the members cast to ``dtype``, bit for bit, weights shared or per member or
+    none, and compiles nothing (the vmapped chunk compiled a cast, pads and reshapes)."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxtree.debug import count_compilations
+
+    B, n = 3, 700
+    x, y = rng.normal(size=(B, n, 4)), rng.normal(size=(B, n))
+    for w in (None, rng.uniform(size=n), rng.uniform(size=(B, n))):
+        with count_compilations() as count:
+            got = scoring.chunk_members(x, y, w, 256, rows=rows, dtype=dtype)
+        assert count.compiles == 0
+        wb = np.broadcast_to(np.ones(n) if w is None else w, (B, n))
+        want = jax.vmap(lambda a, b, c: scoring.chunk(a, b, c, 256, rows=rows))(
+            jnp.asarray(x, dtype), jnp.asarray(y, dtype), jnp.asarray(wb, dtype))
+        for a, b in zip(got[:3], want[:3]):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
