@@ -473,6 +473,7 @@ def _check_batch(X, y, sample_weight):
 _designs_batch = jax.jit(jax.vmap(scoring.designs, in_axes=(0, None)), static_argnums=1)
 """Every data set's kept basis values (:func:`jaxtree.scoring.designs` vmapped)."""
 _designs_batch_cached = _executables.cached(_designs_batch, static_argnums=(1,), light=False)
+"""``_designs_batch`` through jaxtree's executable cache (a new process loads it)."""
 
 
 def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) -> scoring.Data:
