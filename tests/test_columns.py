@@ -152,9 +152,18 @@ WARM_CHILD = """
     from jaxtree.debug import count_compilations
     kw = dict(k=3, search="greedy", validation_fraction=0.25,
               basis={"hats": 0, "sines": 2, "cosines": 0, "powers": 2, "truncated_cubics": 0})
+    def batches():  # fit_batch and fit_batch_classifier of two 120 x 3 data sets
+        rng = np.random.default_rng(2)
+        Xb = rng.uniform(size=(2, 120, 3))
+        yb = np.sin(3 * Xb[..., 0]) + Xb[..., 1] + 0.05 * rng.normal(size=(2, 120))
+        jaxtree.fit_batch(Xb, yb, k=2, refine=None)
+        jaxtree.fit_batch_classifier(Xb, (yb > np.median(yb, axis=1, keepdims=True)).astype(int),
+                                     k=2, refine=None)
+
     if os.environ["CHILD_MODE"] == "warmup":
         jaxtree.warmup([(160, 3)], progress=False, **kw)
         jaxtree.warmup([(160, 3)], progress=False, classifier=True, **kw)
+        batches()
         report(done=True)
     else:   # other tables in the same buckets: 200 rows (chunk 256), 4 covariates (4)
         rng = np.random.default_rng(1)
@@ -171,9 +180,12 @@ WARM_CHILD = """
                 clf = jaxtree.TreeClassifier(**kw).fit(X, (t > np.median(t)).astype(int))
             counts += [c.lowerings, c.compiles]
             took.append(clf.model_.shapes is not None)
+        with count_compilations() as batched:  # the same batches again: all from the cache
+            batches()
         report(lowerings=count.lowerings, compiles=count.compiles,
                shaped=[shaped.lowerings, shaped.compiles], shapes=est.model_.shapes is not None,
-               classifier=counts, classifier_shapes=took[1])
+               classifier=counts, classifier_shapes=took[1],
+               batches=[batched.lowerings, batched.compiles])
 """
 
 
@@ -184,7 +196,9 @@ def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
     its first table takes one too); the same for the binary classifier after
     ``warmup(classifier=True)`` (the labels: each table's target above its median; the
     second table takes shape terms after the tree; the held-out size's evaluation runs in
-    the tables' buckets, not at their own widths)."""
+    the tables' buckets, not at their own widths); and fit_batch / fit_batch_classifier of
+    the shapes the first process fitted compile nothing (their steps are stored, their
+    chunks, starts and members made on the host)."""
     from test_compilation_cache import run_child
 
     assert run_child(WARM_CHILD, tmp_path, CHILD_MODE="warmup")[0]["done"] is True
@@ -192,6 +206,7 @@ def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
     assert (res["lowerings"], res["compiles"]) == (0, 0), res
     assert res["shapes"] and res["shaped"] == [0, 0], res
     assert res["classifier"] == [0, 0, 0, 0] and res["classifier_shapes"], res
+    assert res["batches"] == [0, 0], res
 
 
 def test_warmup_checks_its_arguments():

@@ -647,49 +647,6 @@ def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
                                atol=1e-9)
 
 
-def test_fit_batch_steps_are_stored_and_loaded_by_a_new_process(exe_dir, monkeypatch):
-    """fit_batch's and fit_batch_classifier's batched search steps go through the executable
-    cache (before, a new process took them from JAX's cache after tracing and lowering
-    them: fit_batch of 8 x 500 x 5 in a second process 2.3-2.5 -> 1.0-1.1 s): after the
-    fits, a new process's fits load them from the files, tracing nothing (Forbidden) and
-    compiling no eager program, and give the same trees."""
-    import jaxtree
-    from jaxtree import batch
-    from jaxtree.debug import count_compilations
-
-    rng = np.random.default_rng(2)
-    X = rng.uniform(size=(2, 120, 3))
-    y = np.sin(3 * X[..., 0]) + X[..., 1] + 0.05 * rng.normal(size=(2, 120))
-    labels = (y > np.median(y, axis=1, keepdims=True)).astype(int)
-    kw = dict(k=2, refine=None)
-    fits = [jaxtree.fit_batch(X, y, **kw), jaxtree.fit_batch_classifier(X, labels, **kw)]
-    _new_process(exe_dir)
-    jax.clear_caches()  # a new process's jitted functions and eager programs hold nothing
-    for cached in (batch.step_batch_cached, batch.classifier_step_batch_cached):
-        monkeypatch.setattr(cached, "fn", Forbidden())
-    traced = []
-    listen = lambda event, _, **kw: traced.append(kw.get("fun_name"))  # noqa: E731
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        with count_compilations() as count:
-            again = [jaxtree.fit_batch(X, y, **kw),
-                     jaxtree.fit_batch_classifier(X, labels, **kw)]
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
-    assert not [f for f in traced if f and "step_batch" in f], traced
-    # nothing else either: the batches' chunks, starts and members are made on the host
-    assert (count.lowerings, count.compiles) == (0, 0), traced
-
-    def values(m, x):
-        return m.decision_function(x) if isinstance(m, jaxtree.TreeClassifier) else m.predict(x)
-
-    for before, after in zip(fits, again):
-        for b, (m, m2) in enumerate(zip(before, after)):
-            assert m.formula() == m2.formula()
-            np.testing.assert_array_equal(m.history_, m2.history_)
-            np.testing.assert_array_equal(values(m, X[b]), values(m2, X[b]))
-
-
 # ------------------------------------------------------------------ read-ahead
 # jaxtree._executables._follow: a process's first program's <key>.trail lists the programs
 # that followed it; a later process loads those on a background thread.
