@@ -880,9 +880,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     rep = progress.Reporter(0, 0, None, names)  # silent: the stages' progress
     one = prog.empty_program(cfg.max_k, dtype)
     lead = (B,) if search != "beam" else (B, int(beam_width))
-    programs = jax.tree_util.tree_map(  # on the host: a device broadcast compiled per shape
-        lambda a: jax.device_put(np.ascontiguousarray(np.broadcast_to(np.asarray(a),
-                                                                      lead + a.shape))), one)
+    programs = prog.broadcast_on_host(one, lead)
     # In a rounded-up capacity every member is bound by k operations (the step's traced
     # max_ops: a pair move could otherwise grow a tree past k). The beam's step has no
     # bound and needs none: its k + 1 greedy insertions never pass k operations.
@@ -919,7 +917,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         models = dataclasses.replace(models, shapes=terms, shape_spec=spec)
     host = jax.device_get(models)  # members sliced on the host: nothing compiled
     for b, est in enumerate(estimators):
-        member = jax.tree_util.tree_map(lambda a, b=b: jax.device_put(np.asarray(a)[b]), host)
+        member = prog.member_on_host(host, b)
         if shapes:  # the member's own terms: its chosen pairs only (the estimator's compact)
             member = dataclasses.replace(member, **_own_shapes(member.shapes, spec))
         path = None if paths is None else paths[b]
@@ -1137,10 +1135,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     spec = classify.classifier_spec(est0.get_params(), params, n, p, dtype, plan, in_memory=True)
     a0 = classify.start_intercepts(loss, ypm.reshape(B * Kt, n), np.repeat(w, Kt, 0))
     empty = prog.empty_program(cfg.max_k, dtype)
-    start = jax.tree_util.tree_map(  # on the host: nothing compiled
-        lambda a: jax.device_put(np.ascontiguousarray(np.broadcast_to(np.asarray(a),
-                                                                      (B * Kt,) + a.shape))),
-        empty)
+    start = prog.broadcast_on_host(empty, (B * Kt,))
     start = start._replace(intercept=prog.as_device(a0, dtype))
     res = search.run(lambda prg: classifier_step_batch_cached(prg, data, ys, params.basis, cfg),
                      start, params.k + 1)
@@ -1157,9 +1152,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     trees = jax.device_get(res.program)  # members sliced on the host: nothing compiled
     for b in range(B):
         rows = slice(b * Kt, (b + 1) * Kt)
-        program = jax.tree_util.tree_map(
-            lambda a, b=b, rows=rows: jax.device_put(np.asarray(a)[rows] if K > 2 else
-                                                     np.asarray(a)[b]), trees)
+        program = prog.member_on_host(trees, rows if K > 2 else b)
         sc_b = scaling_.Scaling(*(np.asarray(a)[b] for a in sc))
         model = model_.TreeModel.from_scaling(program, sc_b, dtype, params.basis, names)
         if K > 2:
@@ -1174,6 +1167,5 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
             spec=spec, classes=classes), warn=False)  # warned above, per data set
         estimators.append(est)
         members.append(model)
-    models = jax.tree_util.tree_map(
-        lambda *a: jax.device_put(np.stack([np.asarray(x) for x in a])), *members)
+    models = prog.stack_on_host(members)
     return BatchResult(estimators, models, history, status, plan)

@@ -43,6 +43,7 @@ from jaxtree import _encoding as encoding_
 from jaxtree import _validation as V
 from jaxtree import export as export_
 from jaxtree import model as model_
+from jaxtree import program as prog_
 from jaxtree._base import Estimator, from_file, loaded_result, set_result
 from jaxtree._fit import classify, pipeline
 from jaxtree._fit import spec as spec_
@@ -493,8 +494,7 @@ def load(path, custom_functions=None):
     est, hist = from_file(TreeClassifier, d, path, m, loss=task["loss"])
     if task["programs"]:
         K = len(task["programs"])
-        programs = jax.tree_util.tree_map(  # on the host: jnp.stack compiled per leaf shape
-            lambda *a: jax.device_put(np.stack([np.asarray(x) for x in a])), *task["programs"])
+        programs = prog_.stack_on_host(task["programs"])
         m = dataclasses.replace(classify.batched(m, K), program=programs)
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
     return set_fitted(est, loaded_result(d, path, m, hist, np.asarray(task["classes"])))

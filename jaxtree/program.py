@@ -585,6 +585,28 @@ def as_device(value, dtype) -> jax.Array:
     return jax.device_put(np.asarray(value, dtype))
 
 
+def broadcast_on_host(tree, lead: tuple):
+    """Every array of ``tree`` with the leading axes ``lead``, broadcast on the host and
+    transferred (:func:`as_device`'s reason: an eager ``jnp.broadcast_to`` compiled a program
+    per shape in every new process)."""
+    return jax.tree_util.tree_map(lambda a: jax.device_put(np.ascontiguousarray(
+        np.broadcast_to(np.asarray(a), tuple(lead) + np.shape(a)))), tree)
+
+
+def member_on_host(tree, index):
+    """``a[index]`` of every array of a batched ``tree`` (an int or a slice), taken on the host
+    and transferred: nothing compiled (an eager slice compiled per shape, a jitted one once
+    per pytree structure and process)."""
+    return jax.tree_util.tree_map(lambda a: jax.device_put(np.asarray(a)[index]), tree)
+
+
+def stack_on_host(trees):
+    """The arrays of ``trees`` (one structure) stacked on a new leading axis on the host and
+    transferred: nothing compiled (``jnp.stack`` compiled a program per leaf shape)."""
+    return jax.tree_util.tree_map(
+        lambda *a: jax.device_put(np.stack([np.asarray(x) for x in a])), *trees)
+
+
 def _fmt(w: float, digits: int) -> str:
     return f"{w:.{digits}g}"
 

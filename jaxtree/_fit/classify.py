@@ -257,9 +257,7 @@ def stack_steps(steps):
 def batched(model: model_.TreeModel, K: int) -> model_.TreeModel:
     """A model whose every array has a leading class axis (scaling shared). Broadcast on the
     host (a device broadcast compiled two programs in every new process)."""
-    def b(a):
-        a = np.asarray(a)
-        return jax.device_put(np.ascontiguousarray(np.broadcast_to(a, (K,) + a.shape)))
+    b = lambda a: prog.broadcast_on_host(a, (K,))  # noqa: E731
     return dataclasses.replace(model, x_min=b(model.x_min), x_scale=b(model.x_scale),
                                y_center=b(model.y_center), y_scale=b(model.y_scale))
 
@@ -440,9 +438,7 @@ class Labels:
             # Members split on the host, placed back without compiling (an eager slice of a
             # device array would compile once per trimmed size, i.e. per k; member's jitted
             # slice once a process).
-            members = [m if B == 1 else jax.tree_util.tree_map(
-                lambda a, b=b: jax.device_put(np.asarray(a)[b]), jax.device_get(m))
-                for m in models]
+            members = [m if B == 1 else prog.member_on_host(m, b) for m in models]
             path.append([dict(n_ops=prog.n_ops(m.program), train_loss=float(hist[b, i]),
                               val_loss=float(val[i]), model=m)
                          for i, m in enumerate(members)])
@@ -458,8 +454,7 @@ class Labels:
         nothing compiled per member)."""
         basis = self.spec.basis
         trees = ([program] if np.ndim(program.weight) == 1 else
-                 [jax.tree_util.tree_map(lambda a, b=b: np.asarray(a)[b], program)
-                  for b in range(np.shape(program.weight)[0])])
+                 [prog.member_on_host(program, b) for b in range(np.shape(program.weight)[0])])
         return np.stack([np.asarray(select.tree_values(t, xh, basis), np.float64).reshape(-1)[:n]
                          for t in trees])
 
