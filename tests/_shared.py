@@ -73,28 +73,33 @@ def lambdify(expr, names):
     return sp.lambdify(safe, expr, "numpy")
 
 
-FUSION_EMITTERS = "--xla_cpu_use_fusion_emitters=true"
+XLA_DEFAULTS = ("--xla_backend_optimization_level=3", "--xla_cpu_use_fusion_emitters=true")
+"""XLA's own defaults for the two flags of ``golden_cases.SUITE_XLA_FLAGS`` (LLVM's level 3,
+the MLIR fusion emitters): what users' and benchmarks' programs compile under."""
 
 
-def at_xla_fusion_emitters(request) -> bool:
+def at_xla_defaults(request) -> bool:
     """Whether a test's body runs in this process. For a ``slow`` test that compares two
     differently shaped compilations of one fit at a tolerance below the suite's rounding
     (a vmapped batch against separate fits, a padded capacity against the exact one): the
-    suite compiles with XLA's older elemental emitters (``golden_cases.SUITE_XLA_FLAGS``),
-    under which such programs round differently (measured: 4e-8 relative in float64 after
-    L-BFGS, and 1.7e-5 where 20 L-BFGS steps stop short of convergence), so the test runs in
-    a subprocess compiled with XLA's fusion emitters, as users' programs are, and asserts it
-    passed there (False: nothing more to do here). A test that is not ``slow`` runs here."""
+    suite compiles at LLVM's level 0 with XLA's older elemental emitters
+    (``golden_cases.SUITE_XLA_FLAGS``), under which such programs round differently
+    (measured: 4e-8 relative in float64 after L-BFGS; and a batched backfit member 1.7e-5
+    from its separate fit where 20 L-BFGS steps stop short of convergence, under level 0
+    with either emitter, 1e-11 at the defaults), so the test runs in a subprocess compiled
+    at XLA's defaults (:data:`XLA_DEFAULTS`), as users' programs are, and asserts it passed
+    there (False: nothing more to do here). A test that is not ``slow`` runs here."""
     import os
     import pathlib
     import subprocess
     import sys
 
-    flags = os.environ.get("XLA_FLAGS", "")
-    if request.node.get_closest_marker("slow") is None or FUSION_EMITTERS in flags:
+    flags = os.environ.get("XLA_FLAGS", "").split()
+    if request.node.get_closest_marker("slow") is None or all(f in flags for f in XLA_DEFAULTS):
         return True
-    kept = [f for f in flags.split() if not f.startswith("--xla_cpu_use_fusion_emitters")]
-    env = dict(os.environ, XLA_FLAGS=" ".join(kept + [FUSION_EMITTERS]))
+    named = tuple(f.split("=")[0] for f in XLA_DEFAULTS)
+    kept = [f for f in flags if not f.startswith(named)]
+    env = dict(os.environ, XLA_FLAGS=" ".join(kept + list(XLA_DEFAULTS)))
     root = pathlib.Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
                           "-m", "slow", request.node.nodeid], cwd=root, env=env,

@@ -27,8 +27,8 @@ import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 # default flags: scikit-learn's sample-weight check on the classifier sees a 3e-7 relative
 # difference under them, so tests/test_classifier.py::test_sklearn_check_estimator runs in a
 # process without them, and two slow checks that compare differently shaped compilations
-# (a padded capacity, a vmapped batch) below that rounding run under the fusion emitters
-# (_shared.at_xla_fusion_emitters). Benchmarks and users keep XLA's defaults. The flags must be set
+# (a padded capacity, a vmapped batch) below that rounding run at XLA's defaults
+# (_shared.at_xla_defaults). Benchmarks and users keep XLA's defaults. The flags must be set
 # before the backend starts (they are read then, not at import); a user's own XLA_FLAGS
 # are kept and win.
 #

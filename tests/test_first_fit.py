@@ -13,7 +13,7 @@ from jaxtree import program as prog
 from jaxtree import scoring
 from jaxtree.debug import count_compilations
 
-from _shared import GREEDY, at_xla_fusion_emitters, choice_key, smooth_data
+from _shared import GREEDY, at_xla_defaults, choice_key, smooth_data
 
 
 def test_capacity_ladder():
@@ -63,9 +63,9 @@ def _fit(monkeypatch, bucketed, **kw):
 def test_buckets_change_no_result(monkeypatch, request, kw):
     """The bucketed fit makes the same choices and predictions, and its model has the
     shapes of an exact-capacity fit (a search that used the capacity instead of ``k`` as its
-    bound, or a tree not cut back, fails here). The slow case compares at XLA's fusion
-    emitters (:func:`_shared.at_xla_fusion_emitters`)."""
-    if not at_xla_fusion_emitters(request):
+    bound, or a tree not cut back, fails here). The slow case compares at XLA's default
+    flags (:func:`_shared.at_xla_defaults`)."""
+    if not at_xla_defaults(request):
         return
     exact, pe = _fit(monkeypatch, False, **kw)
     est, pb = _fit(monkeypatch, True, **kw)
