@@ -73,7 +73,6 @@ __all__ = [
     "kept_support_counts",
     "with_support",
     "BUCKET_MIN_WORK",
-    "LEAF_BUCKETS_MIN_WORK",
     "COARSE_COLUMNS_MIN_ROWS",
     "buckets_for",
     "cache_basis",
@@ -857,12 +856,9 @@ the second table compiles nothing (1.09 s) and the first fit is shorter (37.6 �
 price is warm time on tables of 10⁷-1.6·10⁷ that no longer get their own programs: +50% on
 that table (0.74 → 1.03-1.22 s; its indicator columns, among other things, are scored as
 any column there), +9% and +2% on issue 29's diamonds cases at 40,000 × 9 (regressor
-1.86 → 2.02 s, classifier 3.10 → 3.16 s). The scorer's leaf buckets, which halve its work,
-keep the old threshold (:data:`LEAF_BUCKETS_MIN_WORK`). BENCHMARKS.md has the runs."""
-
-LEAF_BUCKETS_MIN_WORK = 10_000_000
-"""From this ``n*p*q`` (or wherever compiling does not dominate) the scorer uses leaf
-buckets (:func:`buckets_for`)."""
+1.86 → 2.02 s, classifier 3.10 → 3.16 s). BENCHMARKS.md has the runs. Since the
+forty-fifth session the scorer's leaf buckets follow the same threshold (:func:`buckets_for`).
+"""
 
 
 def compiling_dominates(n: int, p: int, q: int) -> bool:
@@ -1003,9 +999,19 @@ def screen_stride(total: int, max_rows: int) -> int:
 def buckets_for(n: int, p: int, q: int, k: int) -> tuple:
     """Row buckets for the scorer when a fit is large enough to repay their compilation.
 
-    Decision: below ``n*p*q = 1e7`` (:data:`LEAF_BUCKETS_MIN_WORK`) compilation dominates a
-    fit, so the scorer uses one row count; above it, or wherever compiling does not dominate
-    (:func:`compiling_dominates`), power-of-two buckets roughly halve the scoring work.
+    Decision: where compiling dominates a fit (:func:`compiling_dominates`, ``n*p*q`` below
+    :data:`BUCKET_MIN_WORK`) the scorer uses one row count; elsewhere power-of-two buckets
+    roughly halve the scoring work. Each bucket is one more copy of the scoring pass in the
+    search step's program (four at ``k = 10``).
+
+    Decision (forty-fifth session): one threshold with the tables' buckets, where the leaf
+    buckets had started at ``n*p*q = 10⁷``. On issue 27's 20,000 × 10 table with a
+    five-level category (14 encoded columns, 1.1·10⁷) the insertion step compiled in 1.87 s
+    with its four buckets against 0.46 s without; the first fit went 8.2-8.3 → 6.6 s and the
+    warm fit 0.85-0.87 → 0.97 s (+13%); at 28,000 rows (1.6·10⁷, the top of the range)
+    8.4-8.6 → 6.8-6.9 s and 1.03-1.06 → 1.19-1.21 s (+15%), the same predictions. A process
+    fitting such a table fewer than about ten times gains (BENCHMARKS.md, "The scorer's
+    leaf buckets follow the tables' threshold").
 
     Args:
       n: number of training rows.
@@ -1013,8 +1019,7 @@ def buckets_for(n: int, p: int, q: int, k: int) -> tuple:
       q: number of basis functions per feature.
       k: the fit's maximum number of operations (the buckets stop at ``k + 1`` leaves).
     """
-    small = n * p * q < LEAF_BUCKETS_MIN_WORK and compiling_dominates(n, p, q)
-    return () if small else default_buckets(k + 1)
+    return () if compiling_dominates(n, p, q) else default_buckets(k + 1)
 
 
 def default_buckets(max_leaves: int) -> tuple:

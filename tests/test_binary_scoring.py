@@ -121,18 +121,17 @@ def test_the_rule_applies_only_where_searching_outweighs_compiling():
     assert bound.per_feature and search.with_binary(cfg, big, None, bound) is cfg
 
 
-def test_tables_share_programs_below_the_threshold_and_the_scorer_buckets_leaves_earlier():
+def test_tables_share_programs_below_the_threshold_and_the_scorer_buckets_leaves_above_it():
     # Issue 27's two tables with a five-level category (14 and 15 encoded columns, 20,000 and
     # 22,000 rows: their chunked rows) are in the buckets, so the second compiles nothing; the
-    # scorer's leaf buckets (half the scoring work) start at the lower threshold.
+    # scorer's leaf buckets (half the scoring work, four copies of the scoring pass to
+    # compile) start at the same threshold (they started at 10^7 before the forty-fifth
+    # session: the first table compiled them).
     q, k = 40, 10
-    assert scoring.LEAF_BUCKETS_MIN_WORK < scoring.BUCKET_MIN_WORK
     assert scoring.compiling_dominates(20_480, 14, q) and scoring.compiling_dominates(22_528, 15, q)
-    mid = (scoring.LEAF_BUCKETS_MIN_WORK + scoring.BUCKET_MIN_WORK) // 2 // (14 * q)
-    assert scoring.compiling_dominates(mid, 14, q)
-    assert scoring.buckets_for(mid, 14, q, k) == scoring.default_buckets(k + 1)
-    below = scoring.LEAF_BUCKETS_MIN_WORK // (14 * q) - 1
-    assert scoring.buckets_for(below, 14, q, k) == ()
+    assert scoring.buckets_for(20_480, 14, q, k) == scoring.buckets_for(22_528, 15, q, k) == ()
+    below = scoring.BUCKET_MIN_WORK // (14 * q) - 1
+    assert scoring.compiling_dominates(below, 14, q) and scoring.buckets_for(below, 14, q, k) == ()
     above = scoring.BUCKET_MIN_WORK // (14 * q) + 1
     assert not scoring.compiling_dominates(above, 14, q)
     assert scoring.buckets_for(above, 14, q, k) == scoring.default_buckets(k + 1)
