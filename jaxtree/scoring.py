@@ -1007,11 +1007,11 @@ def buckets_for(n: int, p: int, q: int, k: int) -> tuple:
     Decision (forty-fifth session): one threshold with the tables' buckets, where the leaf
     buckets had started at ``n*p*q = 10⁷``. On issue 27's 20,000 × 10 table with a
     five-level category (14 encoded columns, 1.1·10⁷) the insertion step compiled in 1.87 s
-    with its four buckets against 0.46 s without; the first fit went 8.2-8.3 → 6.6 s and the
-    warm fit 0.85-0.87 → 0.97 s (+13%); at 28,000 rows (1.6·10⁷, the top of the range)
-    8.4-8.6 → 6.8-6.9 s and 1.03-1.06 → 1.19-1.21 s (+15%), the same predictions. A process
-    fitting such a table fewer than about ten times gains (BENCHMARKS.md, "The scorer's
-    leaf buckets follow the tables' threshold").
+    with its four buckets against 0.46 s without; the first fit went 8.1-8.3 → 6.5-6.6 s
+    and the warm fit 0.84-0.86 → 0.96-0.98 s (+14%); at 28,000 rows (1.6·10⁷, the top of
+    the range) 8.4-8.5 → 6.7-6.9 s and 1.05-1.07 → 1.20-1.21 s (+14%), the same
+    predictions. A process fitting such a table fewer than about twelve times gains
+    (BENCHMARKS.md, "The scorer's leaf buckets follow the tables' threshold").
 
     Args:
       n: number of training rows.

@@ -26,9 +26,8 @@ import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 # the second flag came (tests/data/golden_predictions.npz). One slow check is exact to the
 # default flags: scikit-learn's sample-weight check on the classifier sees a 3e-7 relative
 # difference under them, so tests/test_classifier.py::test_sklearn_check_estimator runs in a
-# process without them, and two slow checks that compare differently shaped compilations
-# (a padded capacity, a vmapped batch) below that rounding run at XLA's defaults
-# (_shared.at_xla_defaults). Benchmarks and users keep XLA's defaults. The flags must be set
+# process without them, and a slow check that compares differently shaped compilations
+# (a padded capacity) below that rounding runs at XLA's defaults (_shared.at_xla_defaults). Benchmarks and users keep XLA's defaults. The flags must be set
 # before the backend starts (they are read then, not at import); a user's own XLA_FLAGS
 # are kept and win.
 #
