@@ -133,10 +133,11 @@ LIGHT_LLVM1 = {**LIGHT, "xla_backend_optimization_level": 1}
 """:data:`LIGHT` and LLVM's optimisation level 1 (XLA's default is 3: a dump of XLA's debug
 options lists level 2 as a change from the default and not 3; this said 2 until the
 forty-fifth session), for a program measured to run as fast at level 1: the search's
-insertion (:data:`jaxtree.search.insert_cached`), at 1,000 rows 2.18-2.39 -> 1.50-1.94 s of compiling against :data:`LIGHT` alone, running
-1.46-1.55 against 1.44-1.75 ms; at 8,000 rows 1.95-2.46 -> 1.38-1.40 s, 8.9-11.2 against
-9.2-11.0 ms. Not for the refinement: its L-BFGS loop ran 30-100% slower at level 1
-(BENCHMARKS.md, "Small tables compile without the fusion emitters").
+insertion (:data:`jaxtree.search.insert_cached`), at 1,000 rows 2.18-2.39 -> 1.50-1.94 s
+of compiling against :data:`LIGHT` alone, running 1.46-1.55 against 1.44-1.75 ms; at 8,000
+rows 1.95-2.46 -> 1.38-1.40 s, 8.9-11.2 against 9.2-11.0 ms. Not for the refinement: its
+L-BFGS loop ran 30-100% slower at level 1 (BENCHMARKS.md, "Small tables compile without the
+fusion emitters").
 
 Since the thirty-sixth session also every other light program without an L-BFGS loop:
 the kept basis values (:data:`jaxtree._fit.source.designs_cached`), the held-out errors
