@@ -22,15 +22,16 @@ def gam(X):
     if cat:
         parts.append(("cat", make_pipeline(SimpleImputer(strategy="most_frequent"), OneHotEncoder(handle_unknown="ignore")), cat))
     return make_pipeline(ColumnTransformer(parts), RidgeCV(alphas=np.logspace(-3, 3, 13)))
-for name in sys.argv[2].split(","):
-    task, X, y, _ = B.load_table(name, None)
-    res = {k: [] for k in ("default", "ridge", "gam", "gam+tree", "ridge+tree")}
-    for tr, te in KFold(5, shuffle=True, random_state=B.SEED).split(X):
-        Xtr, Xte, ytr, yte = X.iloc[tr], X.iloc[te], y.iloc[tr].to_numpy(), y.iloc[te].to_numpy()
-        rm = lambda p: float(np.sqrt(np.mean((p - yte) ** 2)))
-        lin = B.linear(task, X).fit(Xtr, ytr); g = gam(X).fit(Xtr, ytr)
-        res["default"].append(rm(jaxtree.TreeRegressor().fit(Xtr, ytr).predict(Xte)))
-        res["ridge"].append(rm(lin.predict(Xte))); res["gam"].append(rm(g.predict(Xte)))
-        res["gam+tree"].append(rm(g.predict(Xte) + jaxtree.TreeRegressor().fit(Xtr, ytr - g.predict(Xtr)).predict(Xte)))
-        res["ridge+tree"].append(rm(lin.predict(Xte) + jaxtree.TreeRegressor().fit(Xtr, ytr - lin.predict(Xtr)).predict(Xte)))
-    print(name, "K", K, {k: round(float(np.mean(v)), 4) for k, v in res.items()}, flush=True)
+if __name__ == "__main__":
+    for name in sys.argv[2].split(","):
+        task, X, y, _ = B.load_table(name, None)
+        res = {k: [] for k in ("default", "ridge", "gam", "gam+tree", "ridge+tree")}
+        for tr, te in KFold(5, shuffle=True, random_state=B.SEED).split(X):
+            Xtr, Xte, ytr, yte = X.iloc[tr], X.iloc[te], y.iloc[tr].to_numpy(), y.iloc[te].to_numpy()
+            rm = lambda p: float(np.sqrt(np.mean((p - yte) ** 2)))
+            lin = B.linear(task, X).fit(Xtr, ytr); g = gam(X).fit(Xtr, ytr)
+            res["default"].append(rm(jaxtree.TreeRegressor().fit(Xtr, ytr).predict(Xte)))
+            res["ridge"].append(rm(lin.predict(Xte))); res["gam"].append(rm(g.predict(Xte)))
+            res["gam+tree"].append(rm(g.predict(Xte) + jaxtree.TreeRegressor().fit(Xtr, ytr - g.predict(Xtr)).predict(Xte)))
+            res["ridge+tree"].append(rm(lin.predict(Xte) + jaxtree.TreeRegressor().fit(Xtr, ytr - lin.predict(Xtr)).predict(Xte)))
+        print(name, "K", K, {k: round(float(np.mean(v)), 4) for k, v in res.items()}, flush=True)
