@@ -19,6 +19,7 @@ from jaxtree import moves, scoring, stream
 from jaxtree import program as prog
 from jaxtree import reference
 from jaxtree.batch import fit_batch
+from jaxtree._fit import source
 
 BASIS = basis_.get_basis(None)
 
@@ -235,7 +236,11 @@ def test_every_engine_and_path_applies_the_rule(monkeypatch):
     assert min(_leaf_support(free[0].model_, X)) == 1
 
 
-def test_the_classifier_applies_the_rule_in_memory_streamed_and_in_numpy():
+def _no_program(*args, **kw):
+    raise AssertionError("the jitted support count ran where the kept basis values count")
+
+
+def test_the_classifier_applies_the_rule_in_memory_streamed_and_in_numpy(monkeypatch):
     X, _ = _gap_table()
     labels = (np.random.default_rng(1).uniform(size=len(X)) < 0.3).astype(int)
     kw = dict(search="greedy", validation_fraction=None, shapes=0, tol=None,
@@ -247,8 +252,14 @@ def test_the_classifier_applies_the_rule_in_memory_streamed_and_in_numpy():
     ref = jaxtree.TreeClassifier(3, min_support=150, engine="reference", **kw).fit(X, labels)
     streamed = jaxtree.TreeClassifier(3, min_support=150, chunk_size=64, **kw).fit(
         stream.ChunkReader(X, labels.astype(float), chunk_size=64), None)
+    # not from distinct values: from the kept basis values, as the regressor counts, and no
+    # counting program (the classifier counted before keeping them until the forty-fifth
+    # session, and compiled the jitted pass: 0.3 s of a first fit)
+    monkeypatch.setattr(scoring, "HOST_SUPPORT_MAX_WORK", 0)
+    monkeypatch.setattr(source, "supported_cached", _no_program)
+    kept = jaxtree.TreeClassifier(3, min_support=150, **kw).fit(X, labels)
     keys = [(c["feature"], c["basis"]) for c in est.choices_]
-    for other in (ref, streamed):
+    for other in (ref, streamed, kept):
         assert [(c["feature"], c["basis"]) for c in other.choices_] == keys
 
 

@@ -472,11 +472,13 @@ class Labels:
         # numpy in: padded on the host (nothing compiled), with the buckets' padding columns
         data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=s.dtype,
                              chunk_size=s.chunk, rows=rows, columns=cols)
-        data = source.with_support(data, s, xs, w)  # min_support, counted on these rows
         if s.devices is None and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1],
                                                              s.basis.q):  # the table's rows
             # the search's kept basis values (classifier_spec's decision), one program
             data = data._replace(phi=source.designs_cached(data.x, s.basis))
+        # min_support, counted on these rows: from the kept values where there are any (the
+        # regressor's order), so that no counting program is compiled beside them
+        data = source.with_support(data, s, xs, w)
         ys = chunk_labels(ypm[0] if len(ypm) == 1 else ypm, data.y.shape, s.dtype)
         if s.devices is not None:
             return _shard(data, ys, s.devices)
