@@ -84,9 +84,9 @@ def at_xla_defaults(request) -> bool:
     (a vmapped batch against separate fits, a padded capacity against the exact one): the
     suite compiles at LLVM's level 0 with XLA's older elemental emitters
     (``golden_cases.SUITE_XLA_FLAGS``), under which such programs round differently
-    (measured: 4e-8 relative in float64 after L-BFGS), so the test runs in a subprocess compiled
-    at XLA's defaults (:data:`XLA_DEFAULTS`), as users' programs are, and asserts it passed
-    there (False: nothing more to do here). A test that is not ``slow`` runs here.
+    (measured: 4e-8 relative in float64 after L-BFGS), so the test runs in a subprocess
+    compiled at XLA's defaults (:data:`XLA_DEFAULTS`), as users' programs are, and asserts it
+    passed there (False: nothing more to do here). A test that is not ``slow`` runs here.
 
     Where the optimiser stops short of its optimum no flags make two such compilations
     agree: a batched backfit member was 1.7e-5 from its separate fit under the suite's flags

@@ -27,9 +27,9 @@ import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 # default flags: scikit-learn's sample-weight check on the classifier sees a 3e-7 relative
 # difference under them, so tests/test_classifier.py::test_sklearn_check_estimator runs in a
 # process without them, and a slow check that compares differently shaped compilations
-# (a padded capacity) below that rounding runs at XLA's defaults (_shared.at_xla_defaults). Benchmarks and users keep XLA's defaults. The flags must be set
-# before the backend starts (they are read then, not at import); a user's own XLA_FLAGS
-# are kept and win.
+# (a padded capacity) below that rounding runs at XLA's defaults (_shared.at_xla_defaults).
+# Benchmarks and users keep XLA's defaults. The flags must be set before the backend starts
+# (they are read then, not at import); a user's own XLA_FLAGS are kept and win.
 #
 # The suite never reads or writes the user's persistent compilation cache: a shared cache
 # would couple test runs to each other (and to entries other processes left behind). The
