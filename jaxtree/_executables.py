@@ -185,6 +185,11 @@ _trail: list = []  # this process's programs, [key, quick], in order of first us
 _trail_read: list = []  # what the first program's trail file listed when it was read
 _pending: dict = {}  # key -> Future of a read-ahead load
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
+_compiling: dict = {}  # key -> Future of an ahead compilation (cached.ahead)
+_compile_pool: concurrent.futures.ThreadPoolExecutor | None = None
+COMPILE_THREADS = 2
+"""Threads that compile programs started by :meth:`cached.ahead` (XLA's compilation runs
+outside the GIL, so it proceeds while the calling thread traces the next program)."""
 _HEX = re.compile(r"[0-9a-f]{64}")
 read_ahead_used = 0  # programs this process took from read-ahead loads (for tests, benchmarks)
 
@@ -616,19 +621,74 @@ class cached:  # noqa: N801 - used like a decorator-made function
         self.light_anywhere = bool(light_anywhere)
         self.__wrapped__ = fn
 
-    def __call__(self, *args):
-        _ensure_lapack()  # before any program is loaded or lowered: 0.03 s, once
+    def _resolved(self, args: tuple):
+        """``(directory, tier, dynamic arguments, key)`` of a call with ``args``, or None
+        where it goes to the jitted function itself (no cache and no light or quick
+        options, several devices, or no key)."""
         d = _directory
         tier = ("quick" if self.quick and getattr(_local, "quick", False)
                 else _tier(self.light, self.light_anywhere))
-        fast = bool(tier)  # kept apart from the default executables
-        if (d is None and not fast) or jax.device_count() != 1:
-            return self.fn(*args)
+        if (d is None and not tier) or jax.device_count() != 1:
+            return None
         static = tuple(args[i] for i in self.static_argnums)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
         key = _key(self.name + (f" {tier}" if tier else ""), static, dynamic)
-        if key is None:
+        return None if key is None else (d, tier, dynamic, key)
+
+    def ahead(self, *args):
+        r"""Starts compiling the program of a later call with arguments like ``args`` (the
+        array arguments may be :class:`jax.ShapeDtypeStruct`\ s) on a background thread,
+        and returns the program's outputs as :class:`jax.ShapeDtypeStruct`\ s; None (and
+        nothing started) where that call would not compile here: the executable is in
+        memory, on disk, being loaded or compiled already, or the call goes to the jitted
+        function itself. The program is traced and lowered in the calling thread; the
+        call that follows takes the executable (waiting for it if need be), so it is
+        compiled once, with the options and under the key that call would use.
+
+        Why (forty-sixth session, issue 27): XLA's compilation runs outside the GIL, so a
+        fit that names its next program before it waits for the current one's compilation
+        traces and lowers the next one meanwhile, and the two compilations share the
+        cores (:func:`jaxtree.search.step_function`'s two programs: the demo's first fit
+        about 0.5 s shorter, BENCHMARKS.md)."""
+        _ensure_lapack()
+        r = self._resolved(args)
+        if r is None:
+            return None
+        d, tier, _, key = r
+        fast = bool(tier)
+        with _lock:
+            if key in (_quick_memory if fast else _memory) or key in _pending or key in _compiling:
+                return None
+        if d is not None and os.path.exists(os.path.join(d, key + ".exe")):
+            return None
+        try:
+            traced = self.fn.trace(*args)
+            lowered = traced.lower()
+        except Exception:  # noqa: BLE001 - the call itself will raise its own error
+            return None
+        global _compile_pool
+        with _lock:
+            if key in _compiling:
+                return None
+            if _compile_pool is None:
+                _compile_pool = concurrent.futures.ThreadPoolExecutor(
+                    COMPILE_THREADS, thread_name_prefix="jaxtree-compile")
+            _compiling[key] = _compile_pool.submit(_compile, lowered, self._options(tier),
+                                                   d is not None)
+        return traced.out_info
+
+    def _options(self, tier: str) -> dict:
+        """The compile options of a program of this tier."""
+        return {**_MARK, **(QUICK if tier == "quick" else
+                            _light_options(self.light) if tier == "light" else {})}
+
+    def __call__(self, *args):
+        _ensure_lapack()  # before any program is loaded or lowered: 0.03 s, once
+        r = self._resolved(args)
+        if r is None:
             return self.fn(*args)
+        d, tier, dynamic, key = r
+        fast = bool(tier)  # kept apart from the default executables
         with _lock:
             memory = _quick_memory if fast else _memory
             exe = memory.get(key)
@@ -669,26 +729,18 @@ class cached:  # noqa: N801 - used like a decorator-made function
             loaded = path
         else:
             loaded = None
-            options = {**_MARK, **(QUICK if tier == "quick" else
-                                   _light_options(self.light) if tier == "light" else {})}
-            hits = getattr(_local, "hits", 0)
+            with _lock:
+                ahead = _compiling.pop(key, None)
             try:
-                with _unshared() if d is not None else contextlib.nullcontext():
-                    exe = self.fn.lower(*args).compile(compiler_options=options)
-                    # An executable JAX loaded from its persistent cache is not stored:
-                    # XLA's CPU client cannot serialise a loaded executable again
-                    # (measured with jaxlib 0.10.2: the copy loads, then fails at run time
-                    # with "Function ... not found"). Only fresh compilations are written.
-                    # _MARK keeps the plain jitted programs' entries in JAX's cache (other
-                    # code paths) from being such hits here; an older jaxtree's entry of
-                    # the same program is compiled afresh under _RETRY (_unshared).
-                    if getattr(_local, "hits", 0) != hits and d is not None:
-                        hits = getattr(_local, "hits", 0)
-                        exe = self.fn.lower(*args).compile(
-                            compiler_options={**options, **_RETRY})
-            except Exception:  # noqa: BLE001 - let the plain call raise its own error
-                return None, None
-            if getattr(_local, "hits", 0) != hits:
+                exe, hit = ahead.result() if ahead is not None else (None, False)
+            except Exception:  # noqa: BLE001 - compiled here instead
+                exe, hit = None, False
+            if exe is None:
+                try:
+                    exe, hit = _compile(self.fn.lower(*args), self._options(tier), d is not None)
+                except Exception:  # noqa: BLE001 - let the plain call raise its own error
+                    return None, None
+            if hit:
                 _broken.add(key)
             if d is not None and key not in _broken:
                 try:
@@ -701,6 +753,26 @@ class cached:  # noqa: N801 - used like a decorator-made function
             while len(memory) > (MAX_QUICK_IN_MEMORY if fast else MAX_IN_MEMORY):
                 memory.popitem(last=False)
         return exe, loaded
+
+
+def _compile(lowered, options: dict, stored: bool):
+    """``(executable, hit)``: ``lowered`` compiled with ``options`` (``stored``: for the
+    on-disk cache); ``hit``: JAX's persistent cache served it even so (not to be stored).
+
+    An executable JAX loaded from its persistent cache is not stored: XLA's CPU client
+    cannot serialise a loaded executable again (measured with jaxlib 0.10.2: the copy
+    loads, then fails at run time with "Function ... not found"). Only fresh compilations
+    are written. :data:`_MARK` keeps the plain jitted programs' entries in JAX's cache
+    (other code paths) from being such hits here; an older jaxtree's entry of the same
+    program is compiled afresh under :data:`_RETRY` (:func:`_unshared`). The hits are
+    counted on the compiling thread (:func:`_count_hits`)."""
+    hits = getattr(_local, "hits", 0)
+    with _unshared() if stored else contextlib.nullcontext():
+        exe = lowered.compile(compiler_options=options)
+        if getattr(_local, "hits", 0) != hits and stored:
+            hits = getattr(_local, "hits", 0)
+            exe = lowered.compile(compiler_options={**options, **_RETRY})
+    return exe, getattr(_local, "hits", 0) != hits
 
 
 def _discard(path: str) -> None:

@@ -953,11 +953,37 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
     if not two:
         return lambda p: step_cached(p, data, basis, config, max_ops)
 
+    started = []
+
     def two_programs(p):
+        if not started:  # the first iteration: both programs compile side by side
+            started.append(True)
+            compile_ahead(p, data, basis, config, max_ops)
         return _insert_then_finish(insert_cached, finish_cached, p, data, basis, config,
                                    max_ops)
 
     return two_programs
+
+
+def compile_ahead(program: prog.Program, data: scoring.Data, basis, config: Config,
+                  max_ops=None) -> None:
+    """Starts compiling the two programs of :func:`step_function`'s squared-loss step
+    (:func:`insert_step`, then :func:`finish_step` on its outputs' shapes) on background
+    threads, where they are neither in memory nor on disk
+    (:meth:`jaxtree._executables.cached.ahead`); the step's calls then take them. Nothing
+    changes in what runs: the same programs, compiled once each, with the same options.
+
+    Why (forty-sixth session, issue 27): compiled one after the other at their first calls,
+    the demo's two programs took 3.1 s (trace, lower, compile); with the refinement's
+    program traced and lowered while the insertion's compiles, and the two compilations
+    sharing the two cores, 2.5-2.7 s (BENCHMARKS.md, "The search's two programs compile
+    side by side")."""
+    out = insert_cached.ahead(program, data, basis, config, max_ops)
+    if out is None:
+        return
+    new, ins = out
+    finish_cached.ahead(new, program, ins.sse_loss, ins.before_loss, ins.was_empty, ins.ok,
+                        data, basis, config, np.asarray(True))
 
 
 def refine_step(program: prog.Program, data: scoring.Data, basis, config: Config) -> tuple:

@@ -360,6 +360,8 @@ class InMemory(_Regression):
                 search.step_function(data, s.basis, cfg, np.int32(s.k), split=self._split_step()),
                 lambda p: select.held_out_errors_cached(p, held_data, s.basis))
             start = empty
+            # compiled while the search step's programs are (search.compile_ahead)
+            select.held_out_errors_cached.ahead(empty, held_data, s.basis)
         start = (start, np.zeros(held_data.y.shape, held_data.y.dtype))
         sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True,
                          stop=s.stop)
