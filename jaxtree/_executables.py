@@ -61,6 +61,10 @@ Decisions (and why):
   which load side by side). A program is taken from there only as a loaded file is (its
   first call checked); a trail that names other programs costs only their loads. The same
   executables, so the same results.
+* **Compiling ahead** (:meth:`cached.ahead`): a fit that knows its next program traces and
+  lowers it while the current one compiles, and compiles it on one of
+  :data:`COMPILE_THREADS` background threads (XLA's compilation runs outside the GIL); the
+  call takes the executable, so it is compiled once, with its own options and key.
 * **Failures are never errors**: an unreadable, corrupt or incompatible file is deleted and
   the program compiled as without the cache; a program that cannot be serialised is
   compiled and used in memory. Results are those of the jitted function: the same program,
@@ -648,8 +652,11 @@ class cached:  # noqa: N801 - used like a decorator-made function
         Why (forty-sixth session, issue 27): XLA's compilation runs outside the GIL, so a
         fit that names its next program before it waits for the current one's compilation
         traces and lowers the next one meanwhile, and the two compilations share the
-        cores (:func:`jaxtree.search.step_function`'s two programs: the demo's first fit
-        about 0.5 s shorter, BENCHMARKS.md)."""
+        cores (:func:`jaxtree.search.step_function`'s two programs and the held-out
+        errors: the demo's first fit about 1 s shorter, BENCHMARKS.md, "Compiling a fit's
+        next programs ahead"). Worth it for large programs only: chains of small ones (the
+        shape stage's) left whole fits level, their tracing competing with the
+        compilations for the cores."""
         _ensure_lapack()
         r = self._resolved(args)
         if r is None:

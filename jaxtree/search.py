@@ -976,8 +976,8 @@ def compile_ahead(program: prog.Program, data: scoring.Data, basis, config: Conf
     Why (forty-sixth session, issue 27): compiled one after the other at their first calls,
     the demo's two programs took 3.1 s (trace, lower, compile); with the refinement's
     program traced and lowered while the insertion's compiles, and the two compilations
-    sharing the two cores, 2.5-2.7 s (BENCHMARKS.md, "The search's two programs compile
-    side by side")."""
+    sharing the two cores, 2.5-2.7 s (BENCHMARKS.md, "Compiling a fit's next programs
+    ahead")."""
     out = insert_cached.ahead(program, data, basis, config, max_ops)
     if out is None:
         return
