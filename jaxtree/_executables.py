@@ -732,12 +732,12 @@ class cached:  # noqa: N801 - used like a decorator-made function
                 exe = _load(path, jax.tree_util.tree_structure((dynamic, {})))
             except Exception:  # noqa: BLE001 - a bad file is a miss, never an error
                 _discard(path)
+        with _lock:
+            ahead = _compiling.pop(key, None)  # a loaded file leaves it unused
         if exe is not None:
             loaded = path
         else:
             loaded = None
-            with _lock:
-                ahead = _compiling.pop(key, None)
             try:
                 exe, hit = ahead.result() if ahead is not None else (None, False)
             except Exception:  # noqa: BLE001 - compiled here instead
