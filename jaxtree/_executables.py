@@ -198,6 +198,22 @@ _HEX = re.compile(r"[0-9a-f]{64}")
 read_ahead_used = 0  # programs this process took from read-ahead loads (for tests, benchmarks)
 
 
+def _forget_threads() -> None:
+    """In a forked child: the parent's read-ahead loads and ahead compilations ran on threads
+    the child does not have (waiting for one would never end), and the lock may have been
+    held by one of them. The child starts without them; its programs load or compile at
+    their calls."""
+    global _lock, _pool, _compile_pool
+    _lock = threading.Lock()
+    _pending.clear()
+    _compiling.clear()
+    _pool = _compile_pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_threads)
+
+
 @contextlib.contextmanager
 def quick():
     """In this block (this thread), the programs of :class:`cached` functions made with

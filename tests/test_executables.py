@@ -896,3 +896,31 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
                                        for _, t in compile_threads)
     assert ahead.formula() == at_calls.formula()
     np.testing.assert_array_equal(ahead.predict(X), at_calls.predict(X))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_forgets_the_parents_loads_and_compilations():
+    """A child forked while a read-ahead load or an ahead compilation was in flight has no
+    thread to finish it: it starts without them (waiting would never end) and with a free
+    lock."""
+    import concurrent.futures
+    import warnings
+
+    never = concurrent.futures.Future()  # stands in for one a parent's thread would finish
+    with ex._lock:
+        ex._compiling["c" * 64] = never
+        ex._pending["p" * 64] = never
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # JAX warns that a fork and threads do not mix
+            pid = os.fork()
+        if pid == 0:  # the child: no pytest here, only its exit status
+            ok = (not ex._compiling and not ex._pending and ex._compile_pool is None
+                  and ex._pool is None and ex._lock.acquire(timeout=5))
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert ex._compiling and ex._pending  # the parent's own are untouched
+    finally:
+        ex._compiling.pop("c" * 64, None)
+        ex._pending.pop("p" * 64, None)
