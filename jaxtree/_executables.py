@@ -670,9 +670,9 @@ class cached:  # noqa: N801 - used like a decorator-made function
         traces and lowers the next one meanwhile, and the two compilations share the
         cores (:func:`jaxtree.search.step_function`'s two programs and the held-out
         errors: the demo's first fit about 1 s shorter, BENCHMARKS.md, "Compiling a fit's
-        next programs ahead"). Worth it for large programs only: chains of small ones (the
-        shape stage's) left whole fits level, their tracing competing with the
-        compilations for the cores."""
+        next programs ahead"). Worth it for programs that take a while to compile: chains
+        of small ones (a small table's shape stage, the pair screen's) left whole fits
+        level, their tracing competing with the compilations for the cores."""
         _ensure_lapack()
         r = self._resolved(args)
         if r is None:

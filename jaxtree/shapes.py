@@ -414,13 +414,23 @@ def spec_jit(fun, static_argnames=(), anywhere: bool = False):
                                  static_argnums=positions(static_argnames), quick=True,
                                  light=light, light_anywhere=anywhere)
 
+    def bound(args, kw):
+        b = sig.bind(*args, **kw)
+        b.apply_defaults()
+        jitted = traced if isinstance(b.arguments["spec"], SlotSpec) else static
+        return jitted, tuple(b.arguments[a] for a in names)
+
     @functools.wraps(fun)
     def call(*args, **kw):
-        bound = sig.bind(*args, **kw)
-        bound.apply_defaults()
-        jitted = traced if isinstance(bound.arguments["spec"], SlotSpec) else static
-        return jitted(*(bound.arguments[a] for a in names))
+        jitted, positional = bound(args, kw)
+        return jitted(*positional)
 
+    def ahead(*args, **kw):
+        """:meth:`jaxtree._executables.cached.ahead` of the program ``call`` would run."""
+        jitted, positional = bound(args, kw)
+        return jitted.ahead(*positional)
+
+    call.ahead = ahead
     call.programs = (static, traced)  # the two executable-cache entries (tests read them)
     return call
 
