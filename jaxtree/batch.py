@@ -331,6 +331,11 @@ class _BatchShapes:
         return _allowed_start(_shape_start_batch(data, sspec), allowed)
 
     @staticmethod
+    def compile_ahead(data, held_data, sspec) -> None:
+        """Nothing: the batch's programs are plain jitted functions (JAX's own cache), each
+        compiled at its first call."""
+
+    @staticmethod
     def run_terms(step, start, n_shapes, rep, scale):
         """:func:`_shape_run`; ``n_shapes`` each member's count, or one for all."""
         B = len(jax.tree_util.tree_leaves(start)[0])

@@ -484,8 +484,7 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     data, held_data, held = split
     pairs, allowed = kernels.screen_terms(data, spec, p)
     sspec = _spec(data, spec, max_terms, pairs, p)
-    if kernels is OneFit:  # a batch's kernels compile as they come
-        OneFit.compile_ahead(data, held_data, sspec)
+    kernels.compile_ahead(data, held_data, sspec)
     fgr = kernels.factored(kernels.term_grams(data, sspec), sspec)
     step = select.with_held_out_rows(lambda s: kernels.add_term(s, data, fgr, sspec),
                                      lambda s: kernels.held_errors(s.shapes, held_data, sspec))
