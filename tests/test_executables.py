@@ -378,15 +378,26 @@ def test_a_static_shape_spec_is_part_of_the_key_and_its_program_is_stored(exe_di
 @pytest.fixture
 def compiles(monkeypatch):
     """The compiler options of every AOT compilation (jax.stages.Lowered.compile)."""
+    return _recorded_compiles(monkeypatch, lambda lowered, options: options)
+
+
+def _recorded_compiles(monkeypatch, entry):
+    """A list that gets ``entry(lowered, compiler options)`` of every AOT compilation
+    (jax.stages.Lowered.compile, patched for the test)."""
     seen = []
     real = jax.stages.Lowered.compile
 
     def record(self, compiler_options=None, **kw):
-        seen.append(dict(compiler_options or {}))
+        seen.append(entry(self, dict(compiler_options or {})))
         return real(self, compiler_options=compiler_options, **kw)
 
     monkeypatch.setattr(jax.stages.Lowered, "compile", record)
     return seen
+
+
+def _program_name(lowered) -> str:
+    """A lowered program's name (``"jit(designs)"``)."""
+    return getattr(getattr(lowered, "_lowering", None), "_name", "?")
 
 
 @pytest.mark.parametrize("cache_on", [False, True])
@@ -476,16 +487,8 @@ def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compil
 def named_compiles(monkeypatch):
     """``(program, compiler options)`` of every AOT compilation, the program by its name
     (``"jit(designs)"``)."""
-    seen = []
-    real = jax.stages.Lowered.compile
-
-    def record(self, compiler_options=None, **kw):
-        name = getattr(getattr(self, "_lowering", None), "_name", "?")
-        seen.append((name, dict(compiler_options or {})))
-        return real(self, compiler_options=compiler_options, **kw)
-
-    monkeypatch.setattr(jax.stages.Lowered, "compile", record)
-    return seen
+    return _recorded_compiles(monkeypatch,
+                              lambda lowered, options: (_program_name(lowered), options))
 
 
 # ------------------------------------------------------------------ light compilation
@@ -787,16 +790,8 @@ def compile_threads(monkeypatch):
     """``(program name, thread name)`` of every AOT compilation."""
     import threading
 
-    seen = []
-    real = jax.stages.Lowered.compile
-
-    def record(self, compiler_options=None, **kw):
-        name = getattr(getattr(self, "_lowering", None), "_name", "?")
-        seen.append((name, threading.current_thread().name))
-        return real(self, compiler_options=compiler_options, **kw)
-
-    monkeypatch.setattr(jax.stages.Lowered, "compile", record)
-    yield seen
+    yield _recorded_compiles(monkeypatch, lambda lowered, options: (
+        _program_name(lowered), threading.current_thread().name))
     for fut in list(ex._compiling.values()):  # a failed test leaves no compilation behind
         fut.exception()
     ex._compiling.clear()
