@@ -74,7 +74,6 @@ Decisions (and why):
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import contextlib
 import hashlib
 import importlib.metadata
@@ -90,6 +89,8 @@ import zlib
 
 import jax
 import numpy as np
+
+from jaxtree import _threads
 
 MAX_FILES = 256
 """The most executables kept on disk (least recently used deleted first). A fit with shape
@@ -188,9 +189,7 @@ _local = threading.local()  # this thread's count of JAX persistent-cache hits
 _trail: list = []  # this process's programs, [key, quick], in order of first use (_follow)
 _trail_read: list = []  # what the first program's trail file listed when it was read
 _pending: dict = {}  # key -> Future of a read-ahead load
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
 _compiling: dict = {}  # key -> Future of an ahead compilation (cached.ahead)
-_compile_pool: concurrent.futures.ThreadPoolExecutor | None = None
 COMPILE_THREADS = 2
 """Threads that compile programs started by :meth:`cached.ahead` (XLA's compilation runs
 outside the GIL, so it proceeds while the calling thread traces the next program)."""
@@ -202,12 +201,11 @@ def _forget_threads() -> None:
     """In a forked child: the parent's read-ahead loads and ahead compilations ran on threads
     the child does not have (waiting for one would never end), and the lock may have been
     held by one of them. The child starts without them; its programs load or compile at
-    their calls."""
-    global _lock, _pool, _compile_pool
+    their calls (its pools are new: :func:`jaxtree._threads.pool`)."""
+    global _lock
     _lock = threading.Lock()
     _pending.clear()
     _compiling.clear()
-    _pool = _compile_pool = None
 
 
 if hasattr(os, "register_at_fork"):
@@ -582,17 +580,14 @@ def _follow(d: str, key: str, fast: bool) -> None:
 def _read_ahead(d: str, key: str, fast: bool) -> None:
     """Starts loading stored program ``key`` on the read-ahead threads, unless it is in
     memory, pending or not on disk."""
-    global _pool
     path = os.path.join(d, key + ".exe")
     with _lock:
         if key in (_quick_memory if fast else _memory) or key in _pending:
             return
         if not os.path.exists(path):
             return
-        if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(
-                READ_AHEAD_THREADS, thread_name_prefix="jaxtree-read-ahead")
-        _pending[key] = _pool.submit(_load_quietly, path)
+        _pending[key] = _threads.pool("read-ahead", READ_AHEAD_THREADS).submit(
+            _load_quietly, path)
 
 
 def _load_quietly(path: str):
@@ -689,15 +684,11 @@ class cached:  # noqa: N801 - used like a decorator-made function
             lowered = traced.lower()
         except Exception:  # noqa: BLE001 - the call itself will raise its own error
             return None
-        global _compile_pool
         with _lock:
             if key in _compiling:
                 return None
-            if _compile_pool is None:
-                _compile_pool = concurrent.futures.ThreadPoolExecutor(
-                    COMPILE_THREADS, thread_name_prefix="jaxtree-compile")
-            _compiling[key] = _compile_pool.submit(_compile, lowered, self._options(tier),
-                                                   d is not None)
+            _compiling[key] = _threads.pool("compile", COMPILE_THREADS).submit(
+                _compile, lowered, self._options(tier), d is not None)
         return traced.out_info
 
     def _options(self, tier: str) -> dict:

@@ -36,14 +36,16 @@ def workers() -> int:
     return min(8, os.cpu_count() or 1)
 
 
-def pool(name: str) -> concurrent.futures.ThreadPoolExecutor:
-    """The process's pool ``name`` of :func:`workers` threads named ``jaxtree-<name>``
-    (``"rows"``: :func:`map_rows`; ``"read"``: a streamed pass's read-ahead,
-    :func:`jaxtree.stream._blocks`), made on first use."""
+def pool(name: str, threads: int | None = None) -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool ``name`` of ``threads`` threads (None: :func:`workers`) named
+    ``jaxtree-<name>``, made on first use (its first caller's ``threads`` counts):
+    ``"rows"``, :func:`map_rows`; ``"read"``, a streamed pass's read-ahead
+    (:func:`jaxtree.stream._blocks`); ``"read-ahead"`` and ``"compile"``, the executable
+    cache's loads and ahead compilations (:mod:`jaxtree._executables`)."""
     with _LOCK:
         if name not in _POOLS:
             _POOLS[name] = concurrent.futures.ThreadPoolExecutor(
-                max_workers=workers(), thread_name_prefix=f"jaxtree-{name}")
+                max_workers=threads or workers(), thread_name_prefix=f"jaxtree-{name}")
         return _POOLS[name]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from jaxtree import _executables as ex
+from jaxtree import _threads
 from jaxtree import basis as basis_
 from test_compilation_cache import run_child
 
@@ -457,8 +458,8 @@ def test_quick_is_per_thread_and_restored(compiles):
 
 def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compiles,
                                                                            monkeypatch):
-    """TreeRegressor(shapes="auto") on 600 rows (below QUICK_SHAPES_MAX_ROWS): the shape stage's programs compile with the QUICK options, the
-    tree's do not; the fit equals the one with the rule off (float64: the same terms,
+    """TreeRegressor(shapes="auto") on 600 rows (below QUICK_SHAPES_MAX_ROWS): the shape
+    stage's programs compile with the QUICK options, the tree's do not; the fit equals the one with the rule off (float64: the same terms,
     predictions to 1e-10). shapes=S compiles as always (fit_batch's members)."""
     import jaxtree
     from jaxtree._fit import spec as spec_
@@ -902,6 +903,7 @@ def test_a_forked_child_forgets_the_parents_loads_and_compilations():
     import warnings
 
     never = concurrent.futures.Future()  # stands in for one a parent's thread would finish
+    _threads.pool("compile", ex.COMPILE_THREADS)  # the parent's pool, whose threads the child lacks
     with ex._lock:
         ex._compiling["c" * 64] = never
         ex._pending["p" * 64] = never
@@ -910,12 +912,12 @@ def test_a_forked_child_forgets_the_parents_loads_and_compilations():
             warnings.simplefilter("ignore")  # JAX warns that a fork and threads do not mix
             pid = os.fork()
         if pid == 0:  # the child: no pytest here, only its exit status
-            ok = (not ex._compiling and not ex._pending and ex._compile_pool is None
-                  and ex._pool is None and ex._lock.acquire(timeout=5))
+            ok = (not ex._compiling and not ex._pending and not _threads._POOLS
+                  and ex._lock.acquire(timeout=5))
             os._exit(0 if ok else 1)
         _, status = os.waitpid(pid, 0)
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-        assert ex._compiling and ex._pending  # the parent's own are untouched
+        assert ex._compiling and ex._pending and "compile" in _threads._POOLS  # the parent's
     finally:
         ex._compiling.pop("c" * 64, None)
         ex._pending.pop("p" * 64, None)
