@@ -687,9 +687,11 @@ def _design_sums(stacks, phi, precision) -> tuple:
     Why (forty-seventh session): XLA's CPU product of a short stack (the insertions' ``2L``
     rows, 22-26 for ``k = 10``) with a chunk's design costs about what a stack of twice the
     rows costs, and reading the design once instead of twice cut the scorer's three products
-    on 8 chunks of 2,048 rows x 1,120 columns (ggplot2's diamonds) from 56.6 to 47.4 ms,
-    bitwise the same sums; level at 400 columns (BENCHMARKS.md, "The scorer's products
-    stacked")."""
+    on 8 chunks of 2,048 rows x 1,120 columns (ggplot2's diamonds) from 56.6 to 47.4 ms;
+    level at 400 columns (BENCHMARKS.md, "The scorer's products stacked"). The sums were
+    bitwise those of three products there and in the warm fits measured, but not in every
+    compiled program: XLA may lay the stacked product out differently in two programs
+    (tests/test_support.py saw 1 ulp on one score of 76)."""
     wu, wuu, wur = stacks
     rows = wu.shape[0]
     both = jnp.matmul(jnp.concatenate([wu, wur]), phi, precision=precision)

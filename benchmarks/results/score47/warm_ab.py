@@ -12,6 +12,10 @@ if case == "demo":
 elif case == "paper1e5":
     from jaxtree.datasets import paper_synthetic
     X, y = paper_synthetic(100000, p=10, seed=0); make = lambda: jaxtree.TreeRegressor.paper(k=10)
+elif case.startswith("table:"):
+    import bench_accuracy as acc
+    task, X, y, _ = acc.load_table(case[6:], None)
+    y = np.asarray(y); make = lambda: acc.jaxtree_model(task)
 else:
     import bench_cost, bench_accuracy as acc
     task, X, y = bench_cost.load(case)
