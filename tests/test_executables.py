@@ -459,8 +459,9 @@ def test_quick_is_per_thread_and_restored(compiles):
 def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compiles,
                                                                            monkeypatch):
     """TreeRegressor(shapes="auto") on 600 rows (below QUICK_SHAPES_MAX_ROWS): the shape
-    stage's programs compile with the QUICK options, the tree's do not; the fit equals the one with the rule off (float64: the same terms,
-    predictions to 1e-10). shapes=S compiles as always (fit_batch's members)."""
+    stage's programs compile with the QUICK options, the tree's do not; the fit equals the
+    one with the rule off (float64: the same terms, predictions to 1e-10). shapes=S
+    compiles as always (fit_batch's members)."""
     import jaxtree
     from jaxtree._fit import spec as spec_
 
