@@ -14,7 +14,8 @@ candidate at leaf d   target ``r``               regressor ``s = u * phi_ij(x)``
 Stacking the ``2L`` rows of ``u`` into ``U`` and of ``r`` into ``R`` and laying out
 ``Phi (m, p*q)`` (column ``j*q + i`` is ``phi_i(x_j)``), every statistic for every
 candidate comes from three matrix products per chunk of rows:
-``(w U) @ Phi``, ``(w U^2) @ Phi^2`` and ``(w U R) @ Phi``.
+``(w U) @ Phi``, ``(w U^2) @ Phi^2`` and ``(w U R) @ Phi`` (the first and the last as one
+product of the two stacks, :func:`_design_sums`).
 
 Layout (measured): :func:`design` builds ``Phi`` function-major, column ``i*p + j``, so
 that each basis function writes its ``p`` values contiguously; on CPU that makes the
