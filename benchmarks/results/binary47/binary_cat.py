@@ -7,7 +7,8 @@ sys.path.insert(0, sys.argv[1])
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 import warnings; warnings.simplefilter("ignore")
 import numpy as np, pandas as pd, jaxtree
-from jaxtree import search, scoring
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _patch import force_indicators  # noqa: E402
 mode = sys.argv[2]
 n, p = 20000, 10
 rng = np.random.default_rng(0)
@@ -18,14 +19,7 @@ X["x0"] = pd.Categorical(np.array(list("abcde"))[codes])
 kw = {}
 if mode == "binary":
     kw["cache_basis"] = False
-    orig = search.table_config
-    def patched(config, x, w, basis, k, cache_basis=False):
-        c = orig(config, x, w, basis, k, cache_basis)
-        if not cache_basis and not basis.per_feature:
-            w2 = None if w is None else np.reshape(w, -1)
-            c = c._replace(binary=scoring.binary_columns(np.reshape(x, (-1, x.shape[-1])), w2))
-        return c
-    search.table_config = patched
+    force_indicators()
 t0 = time.perf_counter(); e = jaxtree.TreeRegressor(**kw).fit(X, y); first = time.perf_counter() - t0
 ts = []
 for _ in range(3):

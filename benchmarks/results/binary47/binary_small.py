@@ -6,7 +6,8 @@ os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 import warnings; warnings.simplefilter("ignore")
 import numpy as np, jaxtree
 import bench_cost, bench_accuracy as acc
-from jaxtree import search, scoring
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _patch import force_indicators  # noqa: E402
 mode = sys.argv[1]
 task, X, y = bench_cost.load(sys.argv[2] if len(sys.argv) > 2 else "diamonds_1e4")
 n = len(y); perm = np.random.default_rng(acc.SEED).permutation(n); tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n):]
@@ -15,14 +16,7 @@ kw = dict(acc.JAXTREE_PARAMS)
 if mode != "asis":
     kw["cache_basis"] = False
 if mode == "binary":
-    orig = search.table_config
-    def patched(config, x, w, basis, k, cache_basis=False):
-        c = orig(config, x, w, basis, k, cache_basis)
-        if not cache_basis and not basis.per_feature:
-            w2 = None if w is None else np.reshape(w, -1)
-            c = c._replace(binary=scoring.binary_columns(np.reshape(x, (-1, x.shape[-1])), w2))
-        return c
-    search.table_config = patched
+    force_indicators()
 make = lambda: jaxtree.TreeRegressor(**kw)
 t0 = time.perf_counter(); e = make().fit(Xtr, ytr); first = time.perf_counter() - t0
 ts = []
