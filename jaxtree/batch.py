@@ -869,8 +869,10 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
                                 precision=scoring.PRECISIONS[precision])
     # No row buckets here: under vmap, lax.switch on a batched index becomes a select that
     # runs every branch, which would cost more than scoring all rows.
-    # the estimators' rule: nearby k share the compiled step (docstring), or indicators
-    cfg = search_.table_config(cfg, xs, sw, params.basis, params.k)
+    # the estimators' rules: nearby k share the compiled step (docstring); the indicator
+    # columns (those 0/1 in every member) summed from two columns each
+    cfg = search_.table_config(cfg, xs, params.basis, params.k)
+    data = scoring.with_indicators(data, scoring.indicator_columns(xs, sw, params.basis))
     bucketed = scoring.compiling_dominates(n, p, params.basis.q)
 
     # The settings each member ran: a clone refits the same search.
@@ -1126,15 +1128,17 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     Kt = ypm.shape[1]  # trees per data set: 1 for two classes, else K
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B * Kt)
     data = _chunk_batch(xs, zeros, w, params.chunk, dtype, support=(params.basis, min_support))
-    if scoring.compiling_dominates(n, p, params.basis.q):  # as TreeClassifier's search
+    found = scoring.indicator_columns(xs, sw, params.basis)  # as TreeClassifier's search
+    if not found and scoring.compiling_dominates(n, p, params.basis.q):
         data = data._replace(phi=_designs_batch_cached(data.x, params.basis))
+    data = scoring.with_indicators(data, found)
     ys = classify.chunk_labels(ypm, data.y.shape[1:], dtype)
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).
     cfg = classify.config(est0.get_params(), params, n, p, params.basis.q, K)._replace(buckets=())
     # TreeClassifier's capacity bucket (each greedy iteration inserts one operation, so
-    # k + 1 iterations stop at k operations; the trees are cut back below), or indicators
-    cfg = search_.table_config(cfg, xs, sw, params.basis, params.k)
+    # k + 1 iterations stop at k operations; the trees are cut back below)
+    cfg = search_.table_config(cfg, xs, params.basis, params.k)
 
     # what the batch ran (greedy, grown to k, no held-out rows) with its row plan
     spec = classify.classifier_spec(est0.get_params(), params, n, p, dtype, plan, in_memory=True)

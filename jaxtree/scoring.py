@@ -103,6 +103,10 @@ __all__ = [
     "row_moments",
     "binary_columns",
     "binary_moments",
+    "column_step",
+    "INDICATOR_MIN_SHARE",
+    "indicator_columns",
+    "with_indicators",
     "score",
     "screen_stride",
     "Scores",
@@ -128,6 +132,13 @@ class Data(NamedTuple):
         columns the scorers may choose (:func:`with_support`, the estimators'
         ``min_support``); ``None`` scores every column. Not a row array: functions that cut
         or regroup the rows (:func:`map_rows`) keep it as it is.
+      binary: optional int32 ``(b,)``, distinct positions of covariates that hold only 0
+        and 1 on the rows of positive weight (:func:`with_indicators`): the insertion
+        scorer sums their candidates from two columns each (:func:`binary_moments`), the
+        same scores to float rounding. Data, not a static argument: tables of one bucket
+        with as many indicators share the compiled scorer wherever their indicators lie.
+        ``None`` (and without ``phi`` only) scores every column through the design. Not a
+        row array, as ``allowed``.
     """
 
     x: jax.Array
@@ -135,11 +146,13 @@ class Data(NamedTuple):
     w: jax.Array
     phi: Optional[jax.Array] = None
     allowed: Optional[jax.Array] = None
+    binary: Optional[jax.Array] = None
 
 
 def map_rows(fn, data: Data) -> Data:
     """``data`` with ``fn`` applied to each of its row arrays (``x``, ``y``, ``w`` and a
-    kept ``phi``); ``allowed``, a property of the columns, is kept as it is."""
+    kept ``phi``); ``allowed`` and ``binary``, properties of the columns, are kept as they
+    are."""
     return data._replace(x=fn(data.x), y=fn(data.y), w=fn(data.w),
                          phi=None if data.phi is None else fn(data.phi))
 
@@ -634,7 +647,7 @@ def zero_moments(rows: int, cols: int, dtype) -> Moments:
 
 
 def chunk_moments(program: prog.Program, slots, xb, yb, wb, basis,
-                  precision=jax.lax.Precision.HIGHEST, phi=None, binary: tuple = ()) -> Moments:
+                  precision=jax.lax.Precision.HIGHEST, phi=None, binary=None) -> Moments:
     """Centred moments of every candidate on one chunk of rows.
 
     Args:
@@ -643,16 +656,16 @@ def chunk_moments(program: prog.Program, slots, xb, yb, wb, basis,
       xb: float ``(m, p)``; yb, wb: float ``(m,)`` targets and weights.
       basis: the basis; precision: matmul precision.
       phi: optional cached ``(m, q*p)`` basis values of the chunk (:func:`design`).
-      binary: static indices of columns whose weighted rows hold only 0 and 1
-        (:func:`binary_columns`); their moments come from :func:`binary_moments` (without
-        ``phi``, and for a basis that is not bound per covariate).
+      binary: optional int32 ``(b,)`` positions of columns whose weighted rows hold only 0
+        and 1 (:attr:`Data.binary`); their moments come from :func:`binary_moments`
+        (without ``phi``, and for a basis that is not bound per covariate).
 
     Returns:
       :class:`Moments` with ``rbar, mrr`` of shape ``(2L, 1)`` and the others
       ``(2L, p*q)``; merge chunks with :func:`merge`.
     """
     u, r = _rows(program, slots, xb, yb, basis, phi)
-    if binary and phi is None:
+    if binary is not None and phi is None:
         return binary_moments(u, r, wb, xb, basis, binary, precision)
     phi = design(xb, basis) if phi is None else phi
     return row_moments(u, r, wb, phi, basis.q, precision)
@@ -719,11 +732,10 @@ def _centred(n, rbar, rc, wb, s1, s2, mrs) -> Moments:
                    jnp.maximum(s2 - s1 * sbar, 0), mrs)
 
 
-def binary_moments(u, r, wb, xb, basis, binary: tuple,
-                   precision=jax.lax.Precision.HIGHEST) -> Moments:
-    """:func:`row_moments` of the insertions' rows where the columns ``binary`` (static
-    indices) hold only 0 and 1 on the rows of nonzero weight: the same moments, with the
-    products over those columns' basis values done in two columns each.
+def binary_moments(u, r, wb, xb, basis, binary, precision=jax.lax.Precision.HIGHEST) -> Moments:
+    """:func:`row_moments` of the insertions' rows where the columns at ``binary`` hold only
+    0 and 1 on the rows of nonzero weight: the same moments, with the products over those
+    columns' basis values done in two columns each.
 
     On ``z in {0, 1}`` every basis function is affine in ``z``: ``phi_i(z) = a_i + d_i z``
     with ``a_i = phi_i(0)``, ``d_i = phi_i(1) - phi_i(0)``, and ``phi_i(z)^2 = a_i^2 +
@@ -737,45 +749,48 @@ def binary_moments(u, r, wb, xb, basis, binary: tuple,
     function on every column is still scored); only the arithmetic of the sums differs, so
     scores agree with :func:`row_moments`' to float rounding (tests/test_binary_scoring.py
     checks both in float64). The basis must not be bound per covariate (``a_i``, ``d_i``
-    are read once for all columns).
+    are read once for all columns). Decision (forty-eighth session): the positions are
+    traced (only their count is static), the other columns gathered and both parts put
+    back in the table's order by one gather, so that two tables whose indicators lie at
+    different positions share the compiled scorer.
 
     Args:
       u: float ``(R, m)`` regressor multipliers; r: float ``(R, m)`` targets.
       wb: float ``(m,)`` sample weights; xb: float ``(m, p)`` the chunk's features.
       basis: the :class:`jaxtree.basis.Basis` (not bound per covariate).
-      binary: static indices of the columns of ``xb`` that hold only 0 and 1 where
-        ``wb > 0``.
+      binary: int32 ``(b,)`` distinct positions of the columns of ``xb`` that hold only 0
+        and 1 where ``wb > 0`` (traced; ``b`` static).
       precision: matmul precision.
 
     Returns:
       :class:`Moments` as :func:`row_moments`' (feature-major columns ``j*q + i``).
     """
     m, p = xb.shape
-    q = basis.q
-    numeric = tuple(j for j in range(p) if j not in binary)
+    q, b, rows = basis.q, binary.shape[0], u.shape[0]
+    numeric = jnp.nonzero(~jnp.zeros(p, bool).at[binary].set(True), size=p - b)[0]
     n, rbar, rc, stacks = _row_stacks(u, r, wb)  # the row stacks of s1, s2, mrs
-    rows = u.shape[0]
-    out = [jnp.zeros((rows, p, q), u.dtype) for _ in stacks]
-    if numeric:
-        phi = design(xb[:, numeric], basis)  # (m, q * numeric)
-        order = functools.partial(to_feature_major, q=q, p=len(numeric))
+    parts = [[] for _ in stacks]  # each sum's (rows, columns, q) blocks: numeric, binary
+    if p > b:
+        phi = design(jnp.take(xb, numeric, axis=1), basis)  # (m, q * (p - b))
+        order = functools.partial(to_feature_major, q=q, p=p - b)
         for k, sums in enumerate(_design_sums(stacks, phi, precision)):
-            out[k] = out[k].at[:, numeric, :].set(order(sums).reshape(rows, len(numeric), q))
+            parts[k].append(order(sums).reshape(rows, p - b, q))
     ends = design(jnp.asarray([[0.0], [1.0]], xb.dtype), basis)  # (2, q): phi at 0 and 1
     a0, a1 = ends[0], ends[1]
-    z = jnp.concatenate([jnp.ones((m, 1), xb.dtype), xb[:, binary]], 1)  # (m, 1 + b)
+    z = jnp.concatenate([jnp.ones((m, 1), xb.dtype), jnp.take(xb, binary, axis=1)], 1)
     for k, (a, lo, hi) in enumerate(zip(stacks, (a0, a0 * a0, a0), (a1, a1 * a1, a1))):
         t = jnp.matmul(a, z, precision=precision)  # (rows, 1 + b): sums, and with each z_j
-        val = t[:, :1, None] * lo + t[:, 1:, None] * (hi - lo)  # (rows, b, q)
-        out[k] = out[k].at[:, binary, :].set(val)
-    s1, s2, mrs = (o.reshape(rows, p * q) for o in out)
+        parts[k].append(t[:, :1, None] * lo + t[:, 1:, None] * (hi - lo))  # (rows, b, q)
+    back = jnp.argsort(jnp.concatenate([numeric, binary]))  # the table's order again
+    s1, s2, mrs = (jnp.take(jnp.concatenate(pk, 1), back, axis=1).reshape(rows, p * q)
+                   for pk in parts)
     return _centred(n, rbar, rc, wb, s1, s2, mrs)
 
 
 def binary_columns(x, w=None) -> tuple:
     """The indices of the columns of host ``x (n, p)`` whose values are all 0 or 1 (on the
-    rows of nonzero weight ``w``, all rows without): the static ``binary`` of
-    :func:`score`."""
+    rows of nonzero weight ``w``, all rows without): the candidates of
+    :func:`indicator_columns`."""
     x = np.asarray(x)
     keep = None if w is None else np.asarray(w) != 0
     if not x.size or (keep is not None and not keep.any()):
@@ -786,6 +801,70 @@ def binary_columns(x, w=None) -> tuple:
         return bool(np.all((col == 0) | (col == 1)))
 
     return tuple(j for j in range(x.shape[1]) if binary(x[:, j]))
+
+
+INDICATOR_MIN_SHARE = 0.5
+"""Where compiling dominates a fit (:func:`compiling_dominates`), :func:`indicator_columns`
+scores indicators from two columns each only on tables at least this share of whose
+covariates are indicators (their search then does not keep the basis values)."""
+
+
+def indicator_columns(x, w, basis) -> tuple:
+    """The covariates of the host rows ``x (n, p)`` (weights ``w`` or None) whose candidates
+    an in-memory search scores from two columns each (:attr:`Data.binary`,
+    :func:`binary_moments`): the one rule of the estimators and the batch functions. A
+    batch's ``x (B, n, p)`` (and ``w (B, n)``): the rule on one member's ``n``, the columns
+    0/1 in every member (so that a member scores as its separate fit does).
+
+    * None with a basis bound per covariate (``basis.per_feature``).
+    * Where searching outweighs compiling (not :func:`compiling_dominates`): every column
+      that holds only 0 and 1 on the rows of positive weight (:func:`binary_columns`).
+    * Where compiling dominates: only where the indicators are at least
+      :data:`INDICATOR_MIN_SHARE` of the table's covariates, and then the first of them, as
+      many as their count rounded down to a multiple of the column bucket's step
+      (:func:`column_step`); the rest are scored through the design, which is exact too.
+
+    Decision (forty-eighth session, issue 29): the indicators' sums from two columns each
+    cost the scorer a quarter of the kept basis values' products on ggplot2's diamonds at
+    10,000 rows (20 of 26 covariates indicators: the moments pass 57.9 -> 16.2 ms), but
+    only without the kept basis (gathering the other columns' values from it cost most of
+    the gain), which the search's compiling gained 25% from (:func:`jaxtree._fit.spec.
+    resolve`). So a search of a small table scores its indicators only where they are most
+    of the columns, and its count is rounded so that tables of one bucket share the
+    compiled scorer (the positions are data). The caller keeps no basis values then
+    (``cache_basis``: an explicit True turns the rule off).
+
+    Args:
+      x: the scaled covariates on the host, ``(n, p)`` or ``(B, n, p)``.
+      w: their sample weights (``(n,)`` or ``(B, n)``), or None.
+      basis: the search's :class:`jaxtree.basis.Basis`.
+
+    Returns:
+      Increasing column positions, ``()`` for none.
+    """
+    n, p = x.shape[-2:]
+    if basis.per_feature:
+        return ()
+    found = binary_columns(np.reshape(x, (-1, p)), None if w is None else np.reshape(w, -1))
+    if not compiling_dominates(n, p, basis.q):
+        return found
+    if len(found) < INDICATOR_MIN_SHARE * p:
+        return ()
+    step = column_step(p, n >= COARSE_COLUMNS_MIN_ROWS)
+    return found[:len(found) // step * step]
+
+
+def with_indicators(data: Data, positions) -> Data:
+    """``data`` whose insertion scorer sums the candidates of the covariates at
+    ``positions`` (:func:`indicator_columns`) from two columns each (:attr:`Data.binary`);
+    ``data`` as it is for none. ``data`` of a batch (``x (B, ...)``) gets the positions
+    for every member."""
+    if not len(positions):
+        return data
+    pos = np.asarray(positions, np.int32)
+    if data.x.ndim == 4:  # a batch: one row of positions per member, as its rows are mapped
+        pos = np.broadcast_to(pos, (data.x.shape[0], len(pos)))
+    return data._replace(binary=jax.device_put(pos))
 
 
 def finish(program: prog.Program, slots, mo: Moments) -> Scores:
@@ -809,14 +888,15 @@ def finish(program: prog.Program, slots, mo: Moments) -> Scores:
 
 
 def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
-          precision=jax.lax.Precision.HIGHEST, buckets: tuple = (), binary: tuple = ()) -> Scores:
+          precision=jax.lax.Precision.HIGHEST, buckets: tuple = ()) -> Scores:
     """Scores all ``2*D*p*q`` candidate insertions of ``program`` in one pass.
 
     Args:
       program: the current tree (may be empty: then row 0 holds the first-leaf
         candidates ``y ~ a + w phi_ij``).
       data: chunked training data; where it has ``allowed`` columns (:func:`with_support`)
-        the others score ``+inf``.
+        the others score ``+inf``; its ``binary`` columns (:func:`with_indicators`) are
+        summed from two columns each (:func:`binary_moments`; scores equal to rounding).
       basis: the :class:`jaxtree.basis.Basis`.
       max_leaves: static number of leaf rows ``L`` (>= number of leaves).
       precision: matmul precision (``HIGHEST`` keeps float32 on GPUs out of TF32).
@@ -825,8 +905,6 @@ def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
         (``lax.switch``: one compiled program with a branch per bucket) instead of
         always on ``2*max_leaves`` rows: about half the work over a whole search, for
         a longer compilation. Results are identical.
-      binary: static indices of 0/1 columns (:func:`binary_columns`): their candidates'
-        moments from two columns each (:func:`binary_moments`); scores equal to rounding.
 
     Returns:
       :class:`Scores`. Memory is ``O(m*p*q + L*p*q)``, independent of ``n``.
@@ -839,7 +917,7 @@ def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
 
         def body(acc, ch):
             mo = chunk_moments(program, slots, ch[0], ch[1], ch[2], basis, precision, ch[3],
-                               binary)
+                               data.binary)
             return merge(acc, mo), None
 
         init = zero_moments(2 * n_rows_leaves, cols, dt)
@@ -917,9 +995,15 @@ def columns_for(p: int, coarse: bool = False) -> int:
       p: the table's covariates.
       coarse: the coarser buckets of large tables.
     """
+    step = column_step(p, coarse)
+    return -(-max(int(p), 1) // step) * step
+
+
+def column_step(p: int, coarse: bool = False) -> int:
+    """The step of :func:`columns_for`'s buckets at ``p`` covariates: 2 up to 16 columns (4
+    with ``coarse``), 4 up to 32, 8 up to 64, else 16."""
     p = int(p)
-    step = (2 if p <= 16 and not coarse else 4 if p <= 32 else 8 if p <= 64 else 16)
-    return -(-max(p, 1) // step) * step
+    return 2 if p <= 16 and not coarse else 4 if p <= 32 else 8 if p <= 64 else 16
 
 
 def rows_for(n: int, chunk_size: int) -> int:

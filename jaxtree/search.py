@@ -80,7 +80,6 @@ __all__ = [
     "check_beam",
     "search_config",
     "table_config",
-    "with_binary",
     "shape_step",
     "SEARCHES",
     "SearchResult",
@@ -230,10 +229,6 @@ class Config(NamedTuple):
         loss's surrogate); the reported loss is :func:`jaxtree.losses.reported`. Pair and
         replacement moves are scored on the working data too and kept by the true loss
         (:func:`_loss_backfit`).
-      binary: indices of the covariates that hold only 0 and 1 (indicators), scored from
-        two columns each (:func:`jaxtree.scoring.binary_moments`; set where searching
-        outweighs compiling, :func:`with_binary`); ``()`` scores every column through the
-        design.
     """
 
     max_k: int
@@ -247,7 +242,6 @@ class Config(NamedTuple):
     pair_rows: int = 0
     replace_moves: int = 0
     loss: str = "squared"
-    binary: tuple = ()
 
 
 SEARCHES = ("greedy", "backfit", "beam")
@@ -256,47 +250,27 @@ exactly; ``"backfit"`` adds pair lookahead and replacement moves (:func:`search_
 ``"beam"`` advances several greedy trees together (:func:`beam_fit`)."""
 
 
-def with_binary(config: Config, x, w, basis, cache_basis: bool = False) -> Config:
-    """``config`` scoring the indicator columns of the host rows ``x (n, p)`` (weights ``w``
-    or None) from two columns each (:attr:`Config.binary`,
-    :func:`jaxtree.scoring.binary_moments`), where that applies: searching outweighs
-    compiling (not :func:`jaxtree.scoring.compiling_dominates`: there the tables of one
-    bucket share their compiled programs, which a table's own set of columns would split),
-    a basis not bound per covariate, and the basis evaluated in every pass (not
-    ``cache_basis``). Elsewhere ``config`` unchanged. A batch's ``x (B, n, p)`` (and ``w
-    (B, n)``): the rule on one member's ``n``, the columns that are 0/1 in every member (so
-    members sharing their covariates score as their separate fits do)."""
-    n, p = x.shape[-2:]
-    if scoring.compiling_dominates(n, p, basis.q) or basis.per_feature or cache_basis:
-        return config
-    w = None if w is None else np.reshape(w, -1)
-    return config._replace(binary=scoring.binary_columns(np.reshape(x, (-1, p)), w))
-
-
-def table_config(config: Config, x, w, basis, k: int, cache_basis: bool = False) -> Config:
+def table_config(config: Config, x, basis, k: int) -> Config:
     """``config`` for a search of at most ``k`` operations on the host rows ``x (n, p)`` (a
-    batch's ``(B, n, p)``) of weights ``w`` or None, the one rule of every in-memory path
-    (the estimators and the batch functions):
-
-    * where compiling costs more than searching (:func:`jaxtree.scoring.compiling_dominates`)
-      a rounded-up capacity, :func:`jaxtree.program.capacity_for` ``(k)``, so that nearby
-      ``k`` (and the refit after a held-out size) share the compiled step; the step's
-      ``max_ops`` still stops every tree at ``k`` operations (a pair move inserts two) and
-      the trees are cut back to ``2k+1`` slots;
-    * elsewhere its indicator columns scored from two columns each (:func:`with_binary`).
+    batch's ``(B, n, p)``), the one rule of every in-memory path (the estimators and the
+    batch functions): where compiling costs more than searching
+    (:func:`jaxtree.scoring.compiling_dominates`) a rounded-up capacity,
+    :func:`jaxtree.program.capacity_for` ``(k)``, so that nearby ``k`` (and the refit after
+    a held-out size) share the compiled step; the step's ``max_ops`` still stops every tree
+    at ``k`` operations (a pair move inserts two) and the trees are cut back to ``2k+1``
+    slots. Elsewhere ``config`` unchanged. (The indicator columns are the data's:
+    :func:`jaxtree.scoring.indicator_columns`.)
 
     Args:
       config: the search's :class:`Config`.
       x: the scaled covariates on the host, ``(n, p)`` or ``(B, n, p)``.
-      w: their sample weights (``(n,)`` or ``(B, n)``), or None.
       basis: the :class:`jaxtree.basis.Basis`.
       k: the most operations a tree may take.
-      cache_basis: the basis values are cached (no indicator rule then).
     """
     n, p = x.shape[-2:]
     if scoring.compiling_dominates(n, p, basis.q):
         return config._replace(max_k=prog.capacity_for(k))
-    return with_binary(config, x, w, basis, cache_basis)
+    return config
 
 
 def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Config:
@@ -653,8 +627,7 @@ def insert_step(program: prog.Program, data: scoring.Data, basis, config: Config
     max_leaves = config.max_k + 1
     dt = data.x.dtype
     scores = scoring.score(program, data, basis, max_leaves=max_leaves,
-                           precision=config.precision, buckets=config.buckets,
-                           binary=config.binary)
+                           precision=config.precision, buckets=config.buckets)
     choice = scoring.select(scores, basis.q)
     was_empty = program.n_slots == 0
     max_slots = program.capacity if max_ops is None else 2 * max_ops + 1
@@ -1076,8 +1049,7 @@ def beam_step(programs: prog.Program, data: scoring.Data, basis, config: Config)
     """
     max_leaves = config.max_k + 1
     scores = jax.vmap(lambda p: scoring.score(p, data, basis, max_leaves=max_leaves,
-                                              precision=config.precision, buckets=(),
-                                              binary=config.binary))(programs)
+                                              precision=config.precision, buckets=()))(programs)
     choices, parents, new, was_empty = beam_children(programs, scores, basis.q)
     n = jnp.sum(data.w)
     adjust = _adjust(data, basis, config)

@@ -120,11 +120,12 @@ def shard_data(data: scoring.Data, devices=None) -> scoring.Data:
     mesh = data_mesh(devices)
     m2 = padded_chunk(data.x.shape[1], mesh.size)
     sh = row_sharding(mesh)
-    # A kept basis ``phi (nc, m, p*q)`` is sharded as the rows; ``allowed`` (columns) is
-    # replicated.
+    # A kept basis ``phi (nc, m, p*q)`` is sharded as the rows; ``allowed`` and ``binary``
+    # (columns) are replicated.
     out = scoring.map_rows(lambda a: jax.device_put(_pad_rows(a, m2), sh), data)
-    return out if data.allowed is None else out._replace(
-        allowed=jax.device_put(data.allowed, NamedSharding(mesh, P())))
+    every = NamedSharding(mesh, P())
+    return out._replace(**{k: jax.device_put(getattr(data, k), every)
+                           for k in ("allowed", "binary") if getattr(data, k) is not None})
 
 
 def block_putter(devices, m: int, dtype):

@@ -1,7 +1,9 @@
 """The scorer's indicator columns (:func:`jaxtree.scoring.binary_moments`): the moments of
-0/1 columns from two columns each equal the design's (float64), the search's scores and a
-fit's choices and predictions do not change, and the rule applies only where it should
-(:func:`jaxtree.search.with_binary`)."""
+0/1 columns from two columns each equal the design's (float64), at traced positions in any
+order, so that two tables with their indicators elsewhere share the compiled scorer; the
+search's scores and a fit's choices and predictions do not change; the rule applies only
+where it should (:func:`jaxtree.scoring.indicator_columns`) and then keeps no basis values
+(:meth:`jaxtree._fit.spec.FitSpec.with_indicators`)."""
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +13,9 @@ import pytest
 import jaxtree
 from jaxtree import basis as basis_
 from jaxtree import program as prog
-from jaxtree import scoring, search
+from jaxtree import scoring
+from jaxtree._fit import spec as spec_
+from jaxtree.debug import count_compilations
 
 from _shared import choice_key
 
@@ -23,7 +27,13 @@ def _table(rng, m=97, p=6, binary=(1, 3, 4)):
     return x
 
 
-@pytest.mark.parametrize("binary", [(1, 3, 4), (0, 1, 2, 3, 4, 5)], ids=["some", "all"])
+_binary_moments = jax.jit(scoring.binary_moments, static_argnums=4)
+
+
+# (4, 1, 3): positions in any order (the numeric columns and the indicators are put back in
+# the table's order by one gather: a wrong gather swaps columns' moments)
+@pytest.mark.parametrize("binary", [(1, 3, 4), (4, 1, 3), (0, 1, 2, 3, 4, 5)],
+                         ids=["some", "unordered", "all"])
 def test_binary_moments_equal_the_designs(x64, binary):
     rng = np.random.default_rng(7)
     basis = basis_.default_basis()
@@ -34,11 +44,45 @@ def test_binary_moments_equal_the_designs(x64, binary):
     u = rng.normal(size=(8, x.shape[0]))
     r = rng.normal(size=(8, x.shape[0]))
     want = scoring.row_moments(u, r, w, scoring.design(jnp.asarray(x), basis), basis.q)
-    got = jax.jit(scoring.binary_moments, static_argnums=(4, 5))(u, r, w, jnp.asarray(x), basis,
-                                                                  binary)
+    got = _binary_moments(u, r, w, jnp.asarray(x), basis, jnp.asarray(binary, jnp.int32))
     for a, b, name in zip(got, want, want._fields):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-10,
                                    err_msg=name)
+
+
+def test_binary_moments_under_vmap_read_each_members_positions(x64):
+    # fit_batch maps the scorer over its members, each with its row of positions
+    rng = np.random.default_rng(8)
+    basis = basis_.default_basis()
+    pos = [(0, 2), (5, 1)]
+    xs = np.stack([_table(rng, m=64, binary=b) for b in pos])
+    u, r = rng.normal(size=(2, 2, 6, 64))
+    w = rng.uniform(0.5, 2.0, (2, 64))
+    got = jax.vmap(scoring.binary_moments, in_axes=(0, 0, 0, 0, None, 0))(
+        u, r, w, jnp.asarray(xs), basis, jnp.asarray(pos, jnp.int32))
+    for b in range(2):
+        want = scoring.row_moments(u[b], r[b], w[b], scoring.design(jnp.asarray(xs[b]), basis),
+                                   basis.q)
+        for a, c, name in zip(got, want, want._fields):
+            np.testing.assert_allclose(np.asarray(a[b]), np.asarray(c), rtol=1e-10,
+                                       atol=1e-10, err_msg=name)
+
+
+def test_tables_with_indicators_elsewhere_share_the_scorer(x64):
+    # the positions are data: one compiled scorer for two tables of one shape whose
+    # indicators lie at other columns, and each scores as the design does
+    rng = np.random.default_rng(4)
+    basis = basis_.Basis((basis_.Powers(degree=2), basis_.Sines(n=2)))
+    score = jax.jit(scoring.score, static_argnames=("basis", "max_leaves"))
+    tree = prog.empty_program(3, jnp.float64)
+    for pos in [(0, 1), (3, 5)]:
+        x = _table(rng, m=100, binary=pos)
+        y = x[:, pos[0]] + np.sin(3 * x[:, 2]) + 0.05 * rng.normal(size=100)
+        data = scoring.chunk(x, y, None, 64)
+        want = score(tree, data, basis=basis, max_leaves=4)
+        got = score(tree, scoring.with_indicators(data, pos), basis=basis, max_leaves=4)
+        np.testing.assert_allclose(np.asarray(got.sse), np.asarray(want.sse), rtol=1e-9)
+    assert score._cache_size() == 2  # the design's, and one with indicators for both tables
 
 
 def test_binary_columns_read_the_weighted_rows():
@@ -56,37 +100,53 @@ def test_search_scores_are_unchanged(x64):
     x = _table(rng, m=300)
     y = 0.5 * x[:, 1] * np.sin(3 * x[:, 0]) + 0.2 * x[:, 3] + 0.05 * rng.normal(size=300)
     data = scoring.chunk(x, y, None, 64)
-    score = jax.jit(scoring.score, static_argnames=("basis", "max_leaves", "buckets", "binary"))
+    score = jax.jit(scoring.score, static_argnames=("basis", "max_leaves", "buckets"))
     tree = prog.empty_program(3, jnp.float64)
     kw = dict(max_leaves=4, buckets=(1, 2))
     for _ in range(3):  # the empty tree, then trees of one and two leaves
         want = score(tree, data, basis=basis, **kw)
-        got = score(tree, data, basis=basis, binary=(1, 3, 4), **kw)
+        got = score(tree, scoring.with_indicators(data, (1, 3, 4)), basis=basis, **kw)
         np.testing.assert_allclose(np.asarray(got.sse), np.asarray(want.sse), rtol=1e-9)
         tree = scoring.apply(tree, scoring.select(want, basis.q))
+
+
+def _spy(monkeypatch):
+    """The positions every fit's rule returned (:func:`jaxtree.scoring.indicator_columns`)."""
+    seen = []
+    real = scoring.indicator_columns
+
+    def spy(*a, **k):
+        out = real(*a, **k)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(scoring, "indicator_columns", spy)
+    return seen
+
+
+def _rule_off(monkeypatch):
+    monkeypatch.setattr(scoring, "indicator_columns", lambda *a, **k: ())
 
 
 # the classifier in the slow suite (~15 s of compiling): the regressor's case checks the
 # same scorer through the same search step
 @pytest.mark.parametrize("estimator", ["regressor", pytest.param("classifier", marks=pytest.mark.slow)])
 def test_a_fit_with_indicators_makes_the_same_choices(x64, monkeypatch, estimator):
-    """The greedy search on a table of two categorical columns and a number, with the
-    rule's threshold lowered so that the table takes it (the real threshold needs
-    n*p*q >= 10**7): the same choices and predictions as with the rule off."""
+    """The greedy search on a table of two categorical columns and a number (5 of 6
+    encoded covariates indicators, so the rule takes 4 where compiling dominates): the same
+    choices and predictions as with the rule off, and no basis values kept with it."""
     pd = pytest.importorskip("pandas")
+    from jaxtree._fit import source
+
     rng = np.random.default_rng(0)
     n = 400
     X = pd.DataFrame({"a": rng.choice(["u", "v", "w"], n), "b": rng.choice(["s", "t"], n),
                       "x": rng.uniform(0, 4, n)})
     y = (X.a == "v") * 1.5 + np.sin(X.x) * (X.b == "t") + 0.1 * rng.normal(size=n)
-    monkeypatch.setattr(scoring, "BUCKET_MIN_WORK", 1)
-    seen = []
-    real = search.with_binary
-
-    def spy(config, *a, **k):
-        out = real(config, *a, **k)
-        seen.append(out.binary)
-        return out
+    seen = _spy(monkeypatch)
+    kept = []
+    real_kept = source.designs_cached
+    monkeypatch.setattr(source, "designs_cached", lambda *a: kept.append(1) or real_kept(*a))
 
     def fit():
         # no refinement: the inserted leaves' weights are the scorer's own (from the moments),
@@ -98,27 +158,70 @@ def test_a_fit_with_indicators_makes_the_same_choices(x64, monkeypatch, estimato
         est = jaxtree.TreeClassifier(**kw).fit(X, y > np.median(y))
         return est, est.predict_proba(X)
 
-    monkeypatch.setattr(search, "with_binary", spy)
     e1, p1 = fit()
-    assert seen and all(b == (0, 1, 2, 3, 4) for b in seen), seen  # the 3 + 2 levels
-    monkeypatch.setattr(search, "with_binary", lambda config, *a, **k: config)
+    assert seen == [(0, 1, 2, 3)], seen  # the 3 + 2 levels' first 4 (the bucket's step 2)
+    assert not kept  # the rule's search evaluates its numeric columns' basis itself
+    _rule_off(monkeypatch)
     e0, p0 = fit()
+    assert kept  # a small table keeps its basis values without the rule
     assert choice_key(e1.choices_) == choice_key(e0.choices_)
     # the inserted leaves' weights come from the moments (equal to rounding; with L-BFGS
     # after them its stopping carried that rounding to ~5e-9)
     np.testing.assert_allclose(p1, p0, rtol=1e-6, atol=1e-7)
 
 
-def test_the_rule_applies_only_where_searching_outweighs_compiling():
+def test_the_rule():
     basis = basis_.default_basis()
-    cfg = search.search_config("greedy", 10)
-    x = np.c_[np.zeros(100), np.ones(100), np.linspace(0, 1, 100)]
-    assert search.with_binary(cfg, x, None, basis) is cfg  # 100 x 3 x 40: compiling dominates
-    big = np.tile(x, (scoring.BUCKET_MIN_WORK // (100 * 3 * 40) + 1, 1))  # n*p*q above it
-    assert search.with_binary(cfg, big, None, basis).binary == (0, 1)
-    assert search.with_binary(cfg, big, None, basis, cache_basis=True) is cfg
+    q = basis.q
+    # 100 x 7 with 5 indicators: compiling dominates, so as many as the column bucket's step
+    # (2) allows; fewer than half the columns: none
+    x = np.c_[np.zeros((100, 3)), np.ones((100, 2)), np.linspace(0, 1, 100), np.full(100, .5)]
+    assert scoring.compiling_dominates(100, 7, q)
+    assert scoring.indicator_columns(x, None, basis) == (0, 1, 2, 3)
+    assert scoring.indicator_columns(x[:, 2:], None, basis) == (0, 1)  # 3 of 5 -> 2
+    assert scoring.indicator_columns(x[:, 3:], None, basis) == (0, 1)  # 2 of 4: half
+    assert scoring.indicator_columns(x[:, 4:], None, basis) == ()  # 1 of 3: below half
+    # a row of zero weight may hold anything
+    z = np.zeros(100)
+    z[0] = 0.37
+    w = np.ones(100)
+    w[0] = 0
+    assert scoring.indicator_columns(np.c_[z, x[:, 4:6]], w, basis) == (0, 1)
+    assert scoring.indicator_columns(np.c_[z, x[:, 4:6]], None, basis) == ()
+    # where searching outweighs compiling: every indicator
+    big = np.tile(x, (scoring.BUCKET_MIN_WORK // (100 * 7 * q) + 1, 1))
+    assert not scoring.compiling_dominates(big.shape[0], 7, q)
+    assert scoring.indicator_columns(big, None, basis) == (0, 1, 2, 3, 4)
+    few = big.copy()
+    few[:, :4] = 0.5
+    assert scoring.indicator_columns(few, None, basis) == (4,)  # 1 of 7
     bound = basis_.get_basis("physics").bind(big.min(0), big.max(0) + 1)
-    assert bound.per_feature and search.with_binary(cfg, big, None, bound) is cfg
+    assert bound.per_feature and scoring.indicator_columns(big, None, bound) == ()
+    # a batch: the columns 0/1 in every member
+    two = np.stack([x, x])
+    two[1, :, 0] = 0.5
+    assert scoring.indicator_columns(two, None, basis) == (1, 2, 3, 4)
+
+
+def _spec(x, **hyper):
+    n, p = x.shape
+    dtype = np.dtype(np.float32)
+    params, plan = spec_.planned(spec_.check_params(hyper), n, p, dtype)
+    spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
+    return spec.with_indicators(x, None)
+
+
+def test_the_spec_takes_the_indicators_instead_of_the_kept_basis():
+    mostly = np.c_[np.zeros((300, 3)), np.ones((300, 1)), np.linspace(0, 1, 300)]
+    few = mostly[:, 3:]
+    auto = _spec(mostly)
+    assert auto.indicators == (0, 1, 2, 3) and not auto.cache_basis
+    assert _spec(few).indicators == () and _spec(few).cache_basis  # the kept basis as before
+    asked = _spec(mostly, cache_basis=True)  # an asked basis turns the rule off
+    assert asked.indicators == () and asked.cache_basis
+    assert _spec(mostly, cache_basis=False).indicators == (0, 1, 2, 3)
+    ref = _spec(mostly, engine="reference", search="greedy", refine="coordinate")
+    assert ref.indicators == ()
 
 
 def test_tables_share_programs_below_the_threshold_and_the_scorer_buckets_leaves_above_it():
@@ -126,15 +229,32 @@ def test_tables_share_programs_below_the_threshold_and_the_scorer_buckets_leaves
     # 22,000 rows: their chunked rows) are in the buckets, so the second compiles nothing; the
     # scorer's leaf buckets (half the scoring work, four copies of the scoring pass to
     # compile) start at the same threshold (they started at 10^7 before the forty-fifth
-    # session: the first table compiled them).
+    # session: the first table compiled them). Their 5 indicators of 14 are below the
+    # indicator rule's share: both keep their basis values, as before.
     q, k = 40, 10
     assert scoring.compiling_dominates(20_480, 14, q) and scoring.compiling_dominates(22_528, 15, q)
     assert scoring.buckets_for(20_480, 14, q, k) == scoring.buckets_for(22_528, 15, q, k) == ()
+    assert 5 < scoring.INDICATOR_MIN_SHARE * 14
     below = scoring.BUCKET_MIN_WORK // (14 * q) - 1
     assert scoring.compiling_dominates(below, 14, q) and scoring.buckets_for(below, 14, q, k) == ()
     above = scoring.BUCKET_MIN_WORK // (14 * q) + 1
     assert not scoring.compiling_dominates(above, 14, q)
     assert scoring.buckets_for(above, 14, q, k) == scoring.default_buckets(k + 1)
+
+
+@pytest.mark.slow  # ~20 s: two first fits' programs; the scorer's sharing is checked in the
+# default suite (test_tables_with_indicators_elsewhere_share_the_scorer)
+def test_a_second_table_with_its_indicators_elsewhere_compiles_nothing():
+    rng = np.random.default_rng(5)
+    basis = {"hats": 0, "sines": 2, "cosines": 0, "powers": 2, "truncated_cubics": 0}
+    kw = dict(k=3, search="greedy", validation_fraction=None, shapes=0, basis=basis)
+    for i, pos in enumerate([(0, 1, 2, 3), (2, 3, 4, 5)]):
+        x = _table(rng, m=300, binary=pos)
+        y = x[:, pos[0]] * np.sin(3 * x[:, 4 - 4 * i]) + x[:, pos[1]] + 0.05 * rng.normal(size=300)
+        with count_compilations() as count:
+            est = jaxtree.TreeRegressor(**kw).fit(x, y)
+        assert est.score(x, y) > 0.5
+    assert count.compiles == 0, count
 
 
 @pytest.mark.slow  # ~15 s of compiling the batch's step; the estimators' case above is the
@@ -147,16 +267,7 @@ def test_a_batch_member_scores_its_indicators_as_its_separate_fit(x64, monkeypat
     x = _table(rng, m=n, p=4, binary=(0, 2))
     ys = np.stack([x[:, 0] * np.sin(3 * x[:, 1]) + 0.1 * rng.normal(size=n),
                    0.5 * x[:, 2] + x[:, 3] ** 2 + 0.1 * rng.normal(size=n)])
-    monkeypatch.setattr(scoring, "BUCKET_MIN_WORK", 1)
-    seen = []
-    real = search.with_binary
-
-    def spy(*a, **k):
-        out = real(*a, **k)
-        seen.append(out.binary)
-        return out
-
-    monkeypatch.setattr(search, "with_binary", spy)
+    seen = _spy(monkeypatch)
     kw = dict(k=3, search="greedy")
     batch = jaxtree.fit_batch(np.stack([x, x]), ys, **kw)
     assert seen == [(0, 2)], seen

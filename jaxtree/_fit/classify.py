@@ -472,10 +472,12 @@ class Labels:
         # numpy in: padded on the host (nothing compiled), with the buckets' padding columns
         data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=s.dtype,
                              chunk_size=s.chunk, rows=rows, columns=cols)
-        if s.devices is None and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1],
-                                                             s.basis.q):  # the table's rows
-            # the search's kept basis values (classifier_spec's decision), one program
+        if (s.devices is None and not s.indicators
+                and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1], s.basis.q)):
+            # the search's kept basis values (classifier_spec's decision), one program; not
+            # with indicators summed from two columns each (the regressor's rule)
             data = data._replace(phi=source.designs_cached(data.x, s.basis))
+        data = scoring.with_indicators(data, s.indicators)
         # min_support, counted on these rows: from the kept values where there are any (the
         # regressor's order), so that no counting program is compiled beside them
         data = source.with_support(data, s, xs, w)
@@ -834,7 +836,8 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     separate fits). On scikit-learn's breast cancer table the step compiled in 5.2 s
     instead of 7.2 s (the values' program 0.6 s), the first fit 13.9 -> 11.6 s, warm
     0.54 -> 0.44 s, the same probabilities (BENCHMARKS.md, "The classifier's search keeps
-    its basis values")."""
+    its basis values"). Not where the search sums indicator columns from two columns each
+    (:meth:`jaxtree._fit.spec.FitSpec.with_indicators`, the regressor's rule)."""
     shapes = hyper.get("shapes", 0)
     if not (in_memory and K == 2 and hyper.get("loss") == "logistic"):
         shapes = 0
@@ -867,10 +870,11 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     spec = spec.bound_to(sc).replace(
         shape_groups=spec_.shape_groups(enc, spec.shape_knots))
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
+    spec = spec.with_indicators(xs, sw)  # the regressor's rule
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
-    if spec.engine == "jax":  # the regressor's capacity bucket, or indicator columns
-        cfg = search.table_config(cfg, xs, sw, spec.basis, spec.k, spec.cache_basis)
+    if spec.engine == "jax":  # the regressor's capacity bucket
+        cfg = search.table_config(cfg, xs, spec.basis, spec.k)
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)

@@ -103,7 +103,9 @@ def scaled(rows, spec: spec_.FitSpec):
     spec = spec.bound_to(sc)
     if streamed:
         return Streamed(rows, spec, sc)
-    return InMemory(*scaled_rows, rows[2], spec, sc)
+    # the tree search's indicator columns, read on the scaled rows (scaling_.scale_rows
+    # clips zero-weight rows into range; the rule reads the rows of positive weight)
+    return InMemory(*scaled_rows, rows[2], spec.with_indicators(scaled_rows[0], rows[2]), sc)
 
 
 def _reader(rows, spec: spec_.FitSpec):
@@ -269,6 +271,8 @@ class InMemory(_Regression):
                              columns=columns)
         if self.spec.cache_basis and basis:  # through the executable cache, as the search's
             data = data._replace(phi=designs_cached(data.x, self.spec.basis))
+        if basis:  # the search's indicator columns, summed from two columns each
+            data = scoring.with_indicators(data, self.spec.indicators)
         return data
 
     def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
@@ -305,9 +309,8 @@ class InMemory(_Regression):
     # ------------------------------------------------------------------------ tree
 
     def tree_config(self) -> search.Config:
-        s = self.spec  # the capacity bucket, or the indicator columns (search.table_config)
-        return search.table_config(s.config(self.n, self.p), self.xs, self.sw, s.basis, s.k,
-                                   s.cache_basis)
+        s = self.spec  # the capacity bucket (search.table_config)
+        return search.table_config(s.config(self.n, self.p), self.xs, s.basis, s.k)
 
     def grow(self, k: int, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
         """The tree of ``k`` operations on all rows; ``chosen``: ``k`` was chosen on held-out
