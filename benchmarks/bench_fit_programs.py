@@ -9,6 +9,7 @@ programs' shares are what this is for. The last warm fit's table is printed::
 
     python benchmarks/bench_fit_programs.py --case diamonds_1e4
     python benchmarks/bench_fit_programs.py --case airline_1e5 --repeats 3
+    python benchmarks/bench_fit_programs.py --case table:wage
 
 Writes ``benchmarks/results/fit_programs_<case>.json`` (``--out``): per program its calls,
 seconds and milliseconds a call, and the fit's wall time, for each warm fit. Run it on a
@@ -40,10 +41,14 @@ from jaxtree import _executables  # noqa: E402
 
 def timed_fits(case: str, repeats: int) -> list:
     """Each warm fit's ``{"wall_s", "programs": {name: {"calls", "s"}}}``."""
-    task, X, y = bench_cost.load(case)
-    n = len(y)
-    train = np.random.default_rng(bench_cost.acc.SEED).permutation(n)[: int(0.8 * n)]
-    Xtr, ytr = bench_cost.rows_of(X, train), y[train]
+    if case.startswith("table:"):  # one of bench_accuracy's tables, all its rows
+        task, Xtr, ytr, _ = bench_cost.acc.load_table(case[6:], None)
+        ytr = np.asarray(ytr)
+    else:
+        task, X, y = bench_cost.load(case)
+        n = len(y)
+        train = np.random.default_rng(bench_cost.acc.SEED).permutation(n)[: int(0.8 * n)]
+        Xtr, ytr = bench_cost.rows_of(X, train), y[train]
     make = lambda: bench_cost.acc.jaxtree_model(task)  # noqa: E731
     make().fit(Xtr, ytr)  # compiles (or loads) every program
 
@@ -75,11 +80,15 @@ def timed_fits(case: str, repeats: int) -> list:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", default="diamonds_1e4", choices=list(bench_cost.CASES))
+    parser.add_argument("--case", default="diamonds_1e4",
+                        help="one of bench_cost's cases " + ",".join(bench_cost.CASES)
+                        + ", or table:NAME for all rows of a bench_accuracy table")
     parser.add_argument("--repeats", type=int, default=2, help="warm fits")
     parser.add_argument("--out", default=None,
                         help="default: benchmarks/results/fit_programs_<case>.json")
     args = parser.parse_args(argv)
+    if args.case not in bench_cost.CASES and args.case[6:] not in bench_cost.acc.TABLES:
+        parser.error(f"unknown case {args.case!r}")
     warnings.simplefilter("ignore")
     runs = timed_fits(args.case, args.repeats)
     last = runs[-1]
@@ -90,7 +99,7 @@ def main(argv=None):
         per_call = v["s"] / v["calls"] * 1e3
         print(f"{v['s']:8.3f} s  {v['calls']:4d} calls  {per_call:8.1f} ms  {name}")
     out = pathlib.Path(args.out or ROOT / "benchmarks" / "results"
-                       / f"fit_programs_{args.case}.json")
+                       / f"fit_programs_{args.case.replace(':', '_')}.json")
     env = {**environment(), "command": " ".join(
         ["python", "benchmarks/bench_fit_programs.py"]
         + list(sys.argv[1:] if argv is None else argv))}

@@ -1128,10 +1128,9 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     Kt = ypm.shape[1]  # trees per data set: 1 for two classes, else K
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B * Kt)
     data = _chunk_batch(xs, zeros, w, params.chunk, dtype, support=(params.basis, min_support))
-    found = scoring.indicator_columns(xs, sw, params.basis)  # as TreeClassifier's search
-    if not found and scoring.compiling_dominates(n, p, params.basis.q):
+    if scoring.compiling_dominates(n, p, params.basis.q):  # as TreeClassifier's search
         data = data._replace(phi=_designs_batch_cached(data.x, params.basis))
-    data = scoring.with_indicators(data, found)
+    data = scoring.with_indicators(data, scoring.indicator_columns(xs, sw, params.basis))
     ys = classify.chunk_labels(ypm, data.y.shape[1:], dtype)
     # The classifier's own Config, without row buckets (as fit_batch: under vmap,
     # lax.switch on a batched index becomes a select that runs every branch).

@@ -110,10 +110,7 @@ class TreeRegressor(Regressor):
         rows and keep it (``4*n*p*q`` bytes in float32) instead of in every pass. ``"auto"``
         keeps it where compiling costs more than searching (in-memory JAX fits with
         ``n*p*q`` below ``jaxtree.scoring.BUCKET_MIN_WORK``): the search's programs then hold
-        no basis code and compile about a quarter faster. Not on such a table whose
-        covariates are mostly 0/1 indicators: its search sums their candidates from two
-        columns each instead (:func:`jaxtree.scoring.indicator_columns`), which an asked
-        True turns off.
+        no basis code and compile about a quarter faster.
       devices: None (one device), an int ``n`` (the first ``n`` devices) or ``'all'``:
         shard the rows over a ``'data'`` mesh (:mod:`jaxtree.sharding`; shape terms are
         searched on one device).

@@ -105,6 +105,7 @@ __all__ = [
     "binary_moments",
     "column_step",
     "INDICATOR_MIN_SHARE",
+    "INDICATOR_MIN_WORK",
     "indicator_columns",
     "with_indicators",
     "score",
@@ -137,8 +138,7 @@ class Data(NamedTuple):
         scorer sums their candidates from two columns each (:func:`binary_moments`), the
         same scores to float rounding. Data, not a static argument: tables of one bucket
         with as many indicators share the compiled scorer wherever their indicators lie.
-        ``None`` (and without ``phi`` only) scores every column through the design. Not a
-        row array, as ``allowed``.
+        ``None`` scores every column through the design. Not a row array, as ``allowed``.
     """
 
     x: jax.Array
@@ -657,15 +657,17 @@ def chunk_moments(program: prog.Program, slots, xb, yb, wb, basis,
       basis: the basis; precision: matmul precision.
       phi: optional cached ``(m, q*p)`` basis values of the chunk (:func:`design`).
       binary: optional int32 ``(b,)`` positions of columns whose weighted rows hold only 0
-        and 1 (:attr:`Data.binary`); their moments come from :func:`binary_moments`
-        (without ``phi``, and for a basis that is not bound per covariate).
+        and 1 (:attr:`Data.binary`; for a basis not bound per covariate): the candidates'
+        moments come from :func:`binary_moments`, which evaluates the other columns' basis
+        values itself (a kept ``phi`` then gives the leaves' values only: gathering the
+        other columns from it cost more than evaluating them, forty-seventh session).
 
     Returns:
       :class:`Moments` with ``rbar, mrr`` of shape ``(2L, 1)`` and the others
       ``(2L, p*q)``; merge chunks with :func:`merge`.
     """
     u, r = _rows(program, slots, xb, yb, basis, phi)
-    if binary is not None and phi is None:
+    if binary is not None:  # the kept phi, if any, serves the leaves' values (_rows) only
         return binary_moments(u, r, wb, xb, basis, binary, precision)
     phi = design(xb, basis) if phi is None else phi
     return row_moments(u, r, wb, phi, basis.q, precision)
@@ -805,8 +807,12 @@ def binary_columns(x, w=None) -> tuple:
 
 INDICATOR_MIN_SHARE = 0.5
 """Where compiling dominates a fit (:func:`compiling_dominates`), :func:`indicator_columns`
-scores indicators from two columns each only on tables at least this share of whose
-covariates are indicators (their search then does not keep the basis values)."""
+takes a table's indicators only where they are at least this share of its covariates."""
+
+INDICATOR_MIN_WORK = 4_000_000
+"""Where compiling dominates a fit, :func:`indicator_columns` takes a table's indicators
+only from this ``n*p*q`` on (a quarter of :data:`BUCKET_MIN_WORK`): below it the scorer's
+work is small and its basis code lengthens the first fit (the function's decision)."""
 
 
 def indicator_columns(x, w, basis) -> tuple:
@@ -819,20 +825,24 @@ def indicator_columns(x, w, basis) -> tuple:
     * None with a basis bound per covariate (``basis.per_feature``).
     * Where searching outweighs compiling (not :func:`compiling_dominates`): every column
       that holds only 0 and 1 on the rows of positive weight (:func:`binary_columns`).
-    * Where compiling dominates: only where the indicators are at least
-      :data:`INDICATOR_MIN_SHARE` of the table's covariates, and then the first of them, as
-      many as their count rounded down to a multiple of the column bucket's step
-      (:func:`column_step`); the rest are scored through the design, which is exact too.
+    * Where compiling dominates: only from :data:`INDICATOR_MIN_WORK` values ``n*p*q``
+      and where the indicators are at least :data:`INDICATOR_MIN_SHARE` of the table's
+      covariates, and then the first of them, as many as their count rounded down to a
+      multiple of the column bucket's step (:func:`column_step`), so that tables of one
+      bucket share the compiled scorer (the positions are data); the rest are scored
+      through the design, which is exact too.
 
-    Decision (forty-eighth session, issue 29): the indicators' sums from two columns each
-    cost the scorer a quarter of the kept basis values' products on ggplot2's diamonds at
-    10,000 rows (20 of 26 covariates indicators: the moments pass 57.9 -> 16.2 ms), but
-    only without the kept basis (gathering the other columns' values from it cost most of
-    the gain), which the search's compiling gained 25% from (:func:`jaxtree._fit.spec.
-    resolve`). So a search of a small table scores its indicators only where they are most
-    of the columns, and its count is rounded so that tables of one bucket share the
-    compiled scorer (the positions are data). The caller keeps no basis values then
-    (``cache_basis``: an explicit True turns the rule off).
+    Decision (forty-eighth session, issue 29): on ggplot2's diamonds at 10,000 rows (20 of
+    26 covariates indicators, ``n*p*q`` 1.0e7) the scorer's moments pass took 57.9 ms
+    from the kept basis values and 16.2 ms with the indicators from two columns and the
+    other columns' basis evaluated (a kept ``phi`` still gives the leaves' values and the
+    other moves' products); the warm fit 1.56 -> 1.21 s, the first fit level. On smaller
+    tables the scorer's work is small and its basis code (a search that reads kept values
+    has none) lengthens the first fit's compiling: the Titanic classifier (6 of 7, 3.7e5)
+    6.0-6.1 -> 7.0 s, ggplot2's mpg (37 of 39) 8.1-8.3 -> 8.9-10.2 s, both level warm; ISLR
+    Wage (20 of 22, 2.6e6) warm -6%, first +4%. A table with fewer indicators than the
+    share (issue 27's five-level category: 5 of 14) keeps its programs as they were: its
+    first fit is its target. BENCHMARKS.md, "Indicator columns as data".
 
     Args:
       x: the scaled covariates on the host, ``(n, p)`` or ``(B, n, p)``.
@@ -845,8 +855,11 @@ def indicator_columns(x, w, basis) -> tuple:
     n, p = x.shape[-2:]
     if basis.per_feature:
         return ()
+    dominates = compiling_dominates(n, p, basis.q)
+    if dominates and n * p * basis.q < INDICATOR_MIN_WORK:
+        return ()
     found = binary_columns(np.reshape(x, (-1, p)), None if w is None else np.reshape(w, -1))
-    if not compiling_dominates(n, p, basis.q):
+    if not dominates:
         return found
     if len(found) < INDICATOR_MIN_SHARE * p:
         return ()

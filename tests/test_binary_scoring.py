@@ -2,8 +2,8 @@
 0/1 columns from two columns each equal the design's (float64), at traced positions in any
 order, so that two tables with their indicators elsewhere share the compiled scorer; the
 search's scores and a fit's choices and predictions do not change; the rule applies only
-where it should (:func:`jaxtree.scoring.indicator_columns`) and then keeps no basis values
-(:meth:`jaxtree._fit.spec.FitSpec.with_indicators`)."""
+where it should (:func:`jaxtree.scoring.indicator_columns`, taken by every fit's spec:
+:meth:`jaxtree._fit.spec.FitSpec.with_indicators`)."""
 
 import jax
 import jax.numpy as jnp
@@ -128,25 +128,27 @@ def _rule_off(monkeypatch):
     monkeypatch.setattr(scoring, "indicator_columns", lambda *a, **k: ())
 
 
+def _small_tables_too(monkeypatch):
+    """The rule on the tests' small tables (its least n*p*q lowered)."""
+    monkeypatch.setattr(scoring, "INDICATOR_MIN_WORK", 0)
+
+
 # the classifier in the slow suite (~15 s of compiling): the regressor's case checks the
 # same scorer through the same search step
 @pytest.mark.parametrize("estimator", ["regressor", pytest.param("classifier", marks=pytest.mark.slow)])
 def test_a_fit_with_indicators_makes_the_same_choices(x64, monkeypatch, estimator):
     """The greedy search on a table of two categorical columns and a number (5 of 6
-    encoded covariates indicators, so the rule takes 4 where compiling dominates): the same
-    choices and predictions as with the rule off, and no basis values kept with it."""
+    encoded covariates indicators, so the rule takes 4 where compiling dominates), its basis
+    values kept (which give the leaves' values; the scorer evaluates the numeric columns'):
+    the same choices and predictions as with the rule off."""
     pd = pytest.importorskip("pandas")
-    from jaxtree._fit import source
-
     rng = np.random.default_rng(0)
     n = 400
     X = pd.DataFrame({"a": rng.choice(["u", "v", "w"], n), "b": rng.choice(["s", "t"], n),
                       "x": rng.uniform(0, 4, n)})
     y = (X.a == "v") * 1.5 + np.sin(X.x) * (X.b == "t") + 0.1 * rng.normal(size=n)
+    _small_tables_too(monkeypatch)
     seen = _spy(monkeypatch)
-    kept = []
-    real_kept = source.designs_cached
-    monkeypatch.setattr(source, "designs_cached", lambda *a: kept.append(1) or real_kept(*a))
 
     def fit():
         # no refinement: the inserted leaves' weights are the scorer's own (from the moments),
@@ -160,10 +162,8 @@ def test_a_fit_with_indicators_makes_the_same_choices(x64, monkeypatch, estimato
 
     e1, p1 = fit()
     assert seen == [(0, 1, 2, 3)], seen  # the 3 + 2 levels' first 4 (the bucket's step 2)
-    assert not kept  # the rule's search evaluates its numeric columns' basis itself
     _rule_off(monkeypatch)
     e0, p0 = fit()
-    assert kept  # a small table keeps its basis values without the rule
     assert choice_key(e1.choices_) == choice_key(e0.choices_)
     # the inserted leaves' weights come from the moments (equal to rounding; with L-BFGS
     # after them its stopping carried that rounding to ~5e-9)
@@ -173,23 +173,29 @@ def test_a_fit_with_indicators_makes_the_same_choices(x64, monkeypatch, estimato
 def test_the_rule():
     basis = basis_.default_basis()
     q = basis.q
-    # 100 x 7 with 5 indicators: compiling dominates, so as many as the column bucket's step
-    # (2) allows; fewer than half the columns: none
-    x = np.c_[np.zeros((100, 3)), np.ones((100, 2)), np.linspace(0, 1, 100), np.full(100, .5)]
-    assert scoring.compiling_dominates(100, 7, q)
+    # 20,000 x 7 with 5 indicators (n*p*q 5.6e6): compiling dominates, so as many as the
+    # column bucket's step (4: coarse from 10,000 rows) allows; fewer than half: none
+    n = 20_000
+    x = np.c_[np.zeros((n, 3)), np.ones((n, 2)), np.linspace(0, 1, n), np.full(n, .5)]
+    assert scoring.compiling_dominates(n, 7, q) and n * 7 * q >= scoring.INDICATOR_MIN_WORK
     assert scoring.indicator_columns(x, None, basis) == (0, 1, 2, 3)
-    assert scoring.indicator_columns(x[:, 2:], None, basis) == (0, 1)  # 3 of 5 -> 2
-    assert scoring.indicator_columns(x[:, 3:], None, basis) == (0, 1)  # 2 of 4: half
-    assert scoring.indicator_columns(x[:, 4:], None, basis) == ()  # 1 of 3: below half
+    assert scoring.indicator_columns(x[:, 1:], None, basis) == (0, 1, 2, 3)  # 4 of 6
+    assert scoring.indicator_columns(x[:, 2:], None, basis) == ()  # 3 of 5: 0 by the step
+    half = np.c_[x[:, :4], x[:, 5:], x[:, 5:]]  # 4 of 8: half
+    assert scoring.indicator_columns(half, None, basis) == (0, 1, 2, 3)
+    assert scoring.indicator_columns(np.c_[x[:, :3], x[:, 5:], x[:, 5:]], None, basis) == ()
     # a row of zero weight may hold anything
-    z = np.zeros(100)
-    z[0] = 0.37
-    w = np.ones(100)
+    z = x[:, :4].copy()
+    z[0, 0] = 0.37
+    w = np.ones(n)
     w[0] = 0
-    assert scoring.indicator_columns(np.c_[z, x[:, 4:6]], w, basis) == (0, 1)
-    assert scoring.indicator_columns(np.c_[z, x[:, 4:6]], None, basis) == ()
+    assert scoring.indicator_columns(np.c_[z, x[:, 5:]], w, basis) == (0, 1, 2, 3)
+    assert scoring.indicator_columns(np.c_[z, x[:, 5:]], None, basis) == ()  # 3 of 6
+    # below INDICATOR_MIN_WORK values none
+    small = x[: scoring.INDICATOR_MIN_WORK // (7 * q) - 1]
+    assert scoring.indicator_columns(small, None, basis) == ()
     # where searching outweighs compiling: every indicator
-    big = np.tile(x, (scoring.BUCKET_MIN_WORK // (100 * 7 * q) + 1, 1))
+    big = np.tile(x, (scoring.BUCKET_MIN_WORK // (n * 7 * q) + 1, 1))
     assert not scoring.compiling_dominates(big.shape[0], 7, q)
     assert scoring.indicator_columns(big, None, basis) == (0, 1, 2, 3, 4)
     few = big.copy()
@@ -198,7 +204,7 @@ def test_the_rule():
     bound = basis_.get_basis("physics").bind(big.min(0), big.max(0) + 1)
     assert bound.per_feature and scoring.indicator_columns(big, None, bound) == ()
     # a batch: the columns 0/1 in every member
-    two = np.stack([x, x])
+    two = np.stack([big, big])
     two[1, :, 0] = 0.5
     assert scoring.indicator_columns(two, None, basis) == (1, 2, 3, 4)
 
@@ -211,14 +217,12 @@ def _spec(x, **hyper):
     return spec.with_indicators(x, None)
 
 
-def test_the_spec_takes_the_indicators_instead_of_the_kept_basis():
+def test_every_in_memory_jax_spec_takes_the_rule(monkeypatch):
+    _small_tables_too(monkeypatch)
     mostly = np.c_[np.zeros((300, 3)), np.ones((300, 1)), np.linspace(0, 1, 300)]
-    few = mostly[:, 3:]
     auto = _spec(mostly)
-    assert auto.indicators == (0, 1, 2, 3) and not auto.cache_basis
-    assert _spec(few).indicators == () and _spec(few).cache_basis  # the kept basis as before
-    asked = _spec(mostly, cache_basis=True)  # an asked basis turns the rule off
-    assert asked.indicators == () and asked.cache_basis
+    assert auto.indicators == (0, 1, 2, 3) and auto.cache_basis  # beside the kept basis
+    assert _spec(mostly[:, 3:]).indicators == ()  # 1 of 2 taken, 0 by the step
     assert _spec(mostly, cache_basis=False).indicators == (0, 1, 2, 3)
     ref = _spec(mostly, engine="reference", search="greedy", refine="coordinate")
     assert ref.indicators == ()
@@ -244,7 +248,8 @@ def test_tables_share_programs_below_the_threshold_and_the_scorer_buckets_leaves
 
 @pytest.mark.slow  # ~20 s: two first fits' programs; the scorer's sharing is checked in the
 # default suite (test_tables_with_indicators_elsewhere_share_the_scorer)
-def test_a_second_table_with_its_indicators_elsewhere_compiles_nothing():
+def test_a_second_table_with_its_indicators_elsewhere_compiles_nothing(monkeypatch):
+    _small_tables_too(monkeypatch)
     rng = np.random.default_rng(5)
     basis = {"hats": 0, "sines": 2, "cosines": 0, "powers": 2, "truncated_cubics": 0}
     kw = dict(k=3, search="greedy", validation_fraction=None, shapes=0, basis=basis)
@@ -267,6 +272,7 @@ def test_a_batch_member_scores_its_indicators_as_its_separate_fit(x64, monkeypat
     x = _table(rng, m=n, p=4, binary=(0, 2))
     ys = np.stack([x[:, 0] * np.sin(3 * x[:, 1]) + 0.1 * rng.normal(size=n),
                    0.5 * x[:, 2] + x[:, 3] ** 2 + 0.1 * rng.normal(size=n)])
+    _small_tables_too(monkeypatch)
     seen = _spy(monkeypatch)
     kw = dict(k=3, search="greedy")
     batch = jaxtree.fit_batch(np.stack([x, x]), ys, **kw)

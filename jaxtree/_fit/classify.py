@@ -472,12 +472,11 @@ class Labels:
         # numpy in: padded on the host (nothing compiled), with the buckets' padding columns
         data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=s.dtype,
                              chunk_size=s.chunk, rows=rows, columns=cols)
-        if (s.devices is None and not s.indicators
-                and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1], s.basis.q)):
-            # the search's kept basis values (classifier_spec's decision), one program; not
-            # with indicators summed from two columns each (the regressor's rule)
+        if s.devices is None and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1],
+                                                             s.basis.q):  # the table's rows
+            # the search's kept basis values (classifier_spec's decision), one program
             data = data._replace(phi=source.designs_cached(data.x, s.basis))
-        data = scoring.with_indicators(data, s.indicators)
+        data = scoring.with_indicators(data, s.indicators)  # the regressor's rule
         # min_support, counted on these rows: from the kept values where there are any (the
         # regressor's order), so that no counting program is compiled beside them
         data = source.with_support(data, s, xs, w)
@@ -836,8 +835,7 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     separate fits). On scikit-learn's breast cancer table the step compiled in 5.2 s
     instead of 7.2 s (the values' program 0.6 s), the first fit 13.9 -> 11.6 s, warm
     0.54 -> 0.44 s, the same probabilities (BENCHMARKS.md, "The classifier's search keeps
-    its basis values"). Not where the search sums indicator columns from two columns each
-    (:meth:`jaxtree._fit.spec.FitSpec.with_indicators`, the regressor's rule)."""
+    its basis values")."""
     shapes = hyper.get("shapes", 0)
     if not (in_memory and K == 2 and hyper.get("loss") == "logistic"):
         shapes = 0

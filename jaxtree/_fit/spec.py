@@ -446,7 +446,7 @@ class FitSpec:
     ``indicators``: the covariates whose candidates the in-memory tree search sums from two
     columns each (:func:`jaxtree.scoring.indicator_columns`, set by :meth:`with_indicators`
     once the rows are scaled; ``()`` for none); ``indicator_rule``: whether that rule
-    applies (an in-memory JAX fit that was not asked to keep the basis values).
+    applies (an in-memory JAX fit).
     """
 
     k: int
@@ -528,14 +528,11 @@ class FitSpec:
     def with_indicators(self, xs, sw) -> "FitSpec":
         """This spec with the indicator columns of the scaled rows ``xs (n, p)`` (weights
         ``sw`` or None) that its tree search scores from two columns each
-        (:func:`jaxtree.scoring.indicator_columns`, where :attr:`indicator_rule`), and then
-        no kept basis values (``cache_basis="auto"``'s, which the rule excludes: the search
-        evaluates its numeric columns' basis itself). After :meth:`bound_to` (a basis bound
-        per covariate takes no indicators)."""
+        (:func:`jaxtree.scoring.indicator_columns`, where :attr:`indicator_rule`). After
+        :meth:`bound_to` (a basis bound per covariate takes no indicators)."""
         if not self.indicator_rule:
             return self
-        found = scoring.indicator_columns(xs, sw, self.basis)
-        return self.replace(indicators=found, cache_basis=self.cache_basis and not found)
+        return self.replace(indicators=scoring.indicator_columns(xs, sw, self.basis))
 
     @property
     def held_out_fraction(self) -> float:
@@ -606,9 +603,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
     ``cache_basis="auto"`` keeps the basis values of all rows (``spec.cache_basis``) where
     compiling dominates an in-memory JAX fit (its layout's ``compiling_dominates``,
     :func:`jaxtree.scoring.compiling_dominates`: at most ``BUCKET_MIN_WORK`` values, 64 MB in
-    float32, before the buckets' padding), except on a table whose indicator columns the
-    search sums from two columns each (:meth:`FitSpec.with_indicators`); True and False are
-    kept as asked.
+    float32, before the buckets' padding); True and False are kept as asked.
 
     Decision (thirtieth session), the kept basis: the search's programs then gather the
     leaves' and the candidates' basis values instead of evaluating the basis at each of
@@ -665,7 +660,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         missing=hyper.get("missing", "indicator"),
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
         max_terms=int(hyper.get("max_terms", AUTO_TERMS)),
-        indicator_rule=in_memory and engine == "jax" and asked is not True,
+        indicator_rule=in_memory and engine == "jax",
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
                      and fraction is not None and hyper.get("loss", "squared") == "squared"))
