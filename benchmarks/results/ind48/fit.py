@@ -12,7 +12,6 @@ os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 warnings.simplefilter("ignore")
 import numpy as np  # noqa: E402
 
-import jaxtree  # noqa: E402
 import bench_accuracy as acc  # noqa: E402
 import bench_cost  # noqa: E402
 
