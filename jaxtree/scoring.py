@@ -107,6 +107,7 @@ __all__ = [
     "INDICATOR_MIN_SHARE",
     "INDICATOR_MIN_WORK",
     "indicator_columns",
+    "indicator_rule",
     "with_indicators",
     "score",
     "screen_stride",
@@ -853,18 +854,25 @@ def indicator_columns(x, w, basis) -> tuple:
       Increasing column positions, ``()`` for none.
     """
     n, p = x.shape[-2:]
+    if compiling_dominates(n, p, basis.q) and n * p * basis.q < INDICATOR_MIN_WORK:
+        return ()  # the rule's answer whatever the columns hold: no need to look
+    w = None if w is None else np.reshape(w, -1)
+    return indicator_rule(n, p, basis, binary_columns(np.reshape(x, (-1, p)), w))
+
+
+def indicator_rule(n: int, p: int, basis, found: tuple) -> tuple:
+    """:func:`indicator_columns`' rule on a table of ``n`` rows and ``p`` covariates whose
+    columns at ``found`` (increasing) hold only 0 and 1 on the rows of positive weight: the
+    positions its search sums from two columns each. A streamed fit finds its 0/1 columns
+    in its scaling pass (:func:`jaxtree.stream.scaling_and_indicators`)."""
     if basis.per_feature:
         return ()
-    dominates = compiling_dominates(n, p, basis.q)
-    if dominates and n * p * basis.q < INDICATOR_MIN_WORK:
-        return ()
-    found = binary_columns(np.reshape(x, (-1, p)), None if w is None else np.reshape(w, -1))
-    if not dominates:
-        return found
-    if len(found) < INDICATOR_MIN_SHARE * p:
+    if not compiling_dominates(n, p, basis.q):
+        return tuple(found)
+    if n * p * basis.q < INDICATOR_MIN_WORK or len(found) < INDICATOR_MIN_SHARE * p:
         return ()
     step = column_step(p, n >= COARSE_COLUMNS_MIN_ROWS)
-    return found[:len(found) // step * step]
+    return tuple(found[:len(found) // step * step])
 
 
 def with_indicators(data: Data, positions) -> Data:

@@ -71,6 +71,7 @@ __all__ = [
     "refit_shapes",
     "replace_block",
     "scaling",
+    "scaling_and_indicators",
     "screen_rows",
     "score_block",
     "value_and_grad_block",
@@ -262,7 +263,8 @@ def is_streamable(X) -> bool:
 
 
 def scaling(reader: ChunkReader) -> scaling_.Scaling:
-    """One streamed pass: per-column min/max of ``X``, the range of ``y``, finiteness.
+    """One streamed pass: per-column min/max of ``X``, the range of ``y``, finiteness
+    (:func:`scaling_and_indicators`' scaling).
 
     Returns the same scaling as the in-memory estimator (:mod:`jaxtree._scaling`):
     ``x -> (x - x_min) * x_scale`` into ``[0, 1]`` and ``y -> (y - y_center) / y_scale``
@@ -277,9 +279,30 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
         ``missing='indicator'``: :func:`jaxtree._encoding.fit_streamed`), negative or
         all-zero weights.
     """
+    return scaling_and_indicators(reader)[0]
+
+
+def scaling_and_indicators(reader: ChunkReader) -> tuple:
+    """``(scaling, indicators)``: :func:`scaling`'s pass, which also finds the columns whose
+    scaled values are only 0 and 1 on the rows of positive weight (what
+    :func:`jaxtree.scoring.binary_columns` finds on the scaled rows of an in-memory fit; the
+    streamed search sums their candidates from two columns each,
+    :func:`jaxtree.scoring.indicator_rule`). Each column's values are kept while it has at
+    most two, and scaled as :func:`jaxtree._scaling.scale_rows` scales them after the pass.
+
+    Args:
+      reader: the :class:`ChunkReader` of the raw data.
+
+    Returns:
+      The :class:`jaxtree._scaling.Scaling` and the increasing positions of those columns.
+
+    Raises:
+      ValueError: as :func:`scaling`.
+    """
     lo = np.full(reader.p, np.inf)
     hi = np.full(reader.p, -np.inf)
     ylo, yhi, wsum, start = np.inf, -np.inf, 0.0, 0
+    values: list = [set() for _ in range(reader.p)]  # None once a column has three values
     for x, y, w in reader.raw_chunks():
         for name, a in (("X", x), ("y", y), ("sample_weight", w)):
             if a is not None and not np.isfinite(a).all():
@@ -305,10 +328,32 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
         part = scaling_.extremes(x, y, w)
         lo, hi = np.minimum(lo, part[0]), np.maximum(hi, part[1])
         ylo, yhi = min(ylo, part[2]), max(yhi, part[3])
+        _two_values(values, x if w is None else x[np.asarray(w) > 0], part[0], part[1])
         start += x.shape[0]
     if reader.sample_weight is not None and not wsum > 0:
         raise ValueError("sample_weight must have a positive sum.")
-    return scaling_.from_extremes(lo, hi, ylo, yhi)
+    sc = scaling_.from_extremes(lo, hi, ylo, yhi)
+
+    def scaled_binary(j: int, v) -> bool:  # the column's values scaled as scale_rows does
+        s = (np.asarray(sorted(v), np.float64) - sc.x_min[j]) * sc.x_scale[j]
+        return bool(np.all((s == 0) | (s == 1)))
+
+    return sc, tuple(j for j, v in enumerate(values) if v is not None and scaled_binary(j, v))
+
+
+def _two_values(values: list, xk: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Adds the rows ``xk (m, p)`` (of positive weight; their column extremes ``lo``,
+    ``hi``) to each column's set of values in ``values``, which becomes None once the column
+    has shown three values."""
+    if not xk.shape[0]:
+        return
+    two = np.all((xk == lo.astype(xk.dtype)) | (xk == hi.astype(xk.dtype)), axis=0)
+    for j in range(len(values)):
+        if values[j] is None:
+            continue
+        values[j] = values[j] | {float(lo[j]), float(hi[j])} if two[j] else None
+        if values[j] is not None and len(values[j]) > 2:
+            values[j] = None
 
 
 READ_AHEAD = 8  # blocks of a ChunkReader read (and put on the device) ahead of the one in use
@@ -368,7 +413,7 @@ def _scan(f, acc, xb, yb, wb):
 
 
 @functools.partial(jax.jit, static_argnames=("basis", "precision", "buckets"))
-def score_block(acc, program, slots, xb, yb, wb, *, basis, precision, buckets=()):
+def score_block(acc, program, slots, xb, yb, wb, binary=None, *, basis, precision, buckets=()):
     """Merges the candidate moments of a block of chunks ``(B, m, p)`` into ``acc``.
 
     ``buckets``: the scorer's row buckets (:func:`jaxtree.scoring.score`): the products
@@ -383,6 +428,8 @@ def score_block(acc, program, slots, xb, yb, wb, *, basis, precision, buckets=()
       xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
       yb: float ``(B, m)`` their targets.
       wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      binary: None, or int32 ``(b,)`` the positions of 0/1 columns, summed from two columns
+        each (:attr:`jaxtree.scoring.Data.binary`).
       basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
       precision: matmul precision (static).
     """
@@ -392,7 +439,8 @@ def score_block(acc, program, slots, xb, yb, wb, *, basis, precision, buckets=()
         def run(a):
             sub = jax.tree_util.tree_map(lambda t: t[:2 * b] if t.ndim else t, a)
             sub = _scan(lambda m, x, y, w: scoring.merge(
-                m, scoring.chunk_moments(program, slots[:b], x, y, w, basis, precision)),
+                m, scoring.chunk_moments(program, slots[:b], x, y, w, basis, precision,
+                                         binary=binary)),
                 sub, xb, yb, wb)
             put = lambda t, full: full.at[:2 * b].set(t) if full.ndim else t
             return jax.tree_util.tree_map(put, sub, a)
@@ -533,7 +581,7 @@ def _pair_candidate(program, screen, *, basis, rows, precision):
 
 
 @functools.partial(jax.jit, static_argnames=("basis", "precision"))
-def beam_score_block(acc, programs, slots, xb, yb, wb, *, basis, precision):
+def beam_score_block(acc, programs, slots, xb, yb, wb, binary=None, *, basis, precision):
     """:func:`score_block` for every member of a beam (leading axis of ``programs``,
     ``slots`` and ``acc``): one read of the block scores all members.
 
@@ -544,12 +592,14 @@ def beam_score_block(acc, programs, slots, xb, yb, wb, *, basis, precision):
       xb: float ``(B, m, p)`` the block's ``B`` chunks of features.
       yb: float ``(B, m)`` their targets.
       wb: float ``(B, m)`` their sample weights (0 on padding rows).
+      binary: as for :func:`score_block`.
       basis: the :class:`jaxtree.basis.Basis` the program indexes (static).
       precision: matmul precision (static).
     """
     def member(a, program, sl):
         return _scan(lambda m, x, y, w: scoring.merge(
-            m, scoring.chunk_moments(program, sl, x, y, w, basis, precision)), a, xb, yb, wb)
+            m, scoring.chunk_moments(program, sl, x, y, w, basis, precision, binary=binary)),
+            a, xb, yb, wb)
     return jax.vmap(member)(acc, programs, slots)
 
 
@@ -605,12 +655,15 @@ _leaf_slots = jax.jit(prog.leaf_slots, static_argnums=1)
 
 class _Passes:
     """The streamed passes of one fit (holds the source, block size and device put); the
-    refinement's loss is ``loss`` (squared here, :class:`_LossPasses` sets its own)."""
+    refinement's loss is ``loss`` (squared here, :class:`_LossPasses` sets its own);
+    ``binary``: the positions of the covariates the scoring pass sums from two columns each
+    (an int32 array, or None: :attr:`jaxtree.scoring.Data.binary`)."""
 
     loss = "squared"
 
-    def __init__(self, source, basis, chunks_per_block, put):
+    def __init__(self, source, basis, chunks_per_block, put, binary=None):
         self.source, self.basis, self.B, self.put = source, basis, chunks_per_block, put
+        self.binary = binary
 
     def blocks(self):
         return _blocks(self.source, self.B, self.put)
@@ -635,7 +688,7 @@ class _Passes:
     def scores(self, program, slots, rows, cols, dtype, precision, buckets=()):
         acc = scoring.zero_moments(rows, cols, dtype)
         for xb, yb, wb in self.blocks():
-            acc = score_block(acc, program, slots, xb, yb, wb, basis=self.basis,
+            acc = score_block(acc, program, slots, xb, yb, wb, self.binary, basis=self.basis,
                               precision=precision, buckets=buckets)
         return acc
 
@@ -850,8 +903,8 @@ class _BeamStep:
         zero = scoring.zero_moments(st.rows, st.cols, dtype)
         acc = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (self.width,) + a.shape), zero)
         for xb, yb, wb in passes.blocks():
-            acc = beam_score_block(acc, programs, slots, xb, yb, wb, basis=passes.basis,
-                                   precision=cfg.precision)
+            acc = beam_score_block(acc, programs, slots, xb, yb, wb, passes.binary,
+                                   basis=passes.basis, precision=cfg.precision)
         choices, parents, new, was_empty = _beam_children(programs, slots, acc, st.allowed,
                                                           q=passes.basis.q)
         loss = choices.sse / acc.n[0]
@@ -894,7 +947,7 @@ def fit(source, basis, k: int, config: search.Config,
         chunks_per_block: int = 16, devices=None, dtype=None,
         loss_scale: float = 1.0, beam_width: Optional[int] = None,
         held_out=None, shapes=None, stop: Optional[search.Stop] = None,
-        min_support=0) -> search.SearchResult:
+        min_support=0, binary: tuple = ()) -> search.SearchResult:
     """The search of :func:`jaxtree.search.fit` (or :func:`jaxtree.search.beam_fit`),
     streaming ``source`` every pass.
 
@@ -926,12 +979,16 @@ def fit(source, basis, k: int, config: search.Config,
       min_support: the estimators' (:func:`jaxtree.scoring.support_rows`): only candidate
         columns nonzero on that many rows of positive weight are scored, counted in one
         pass before the search (:func:`jaxtree.scoring.with_support`'s rule); 0: all.
+      binary: the positions of covariates that hold only 0 and 1 on the rows of positive
+        weight (:func:`scaling_and_indicators`), whose candidates the scoring pass sums from
+        two columns each (:func:`jaxtree.scoring.binary_moments`: the same scores to
+        rounding); ``()``: none.
 
     Returns:
       :class:`jaxtree.search.SearchResult`, equal to the in-memory search on the same rows.
     """
     p, dtype, put = _streamed_setup(source, config, devices, dtype)
-    passes = _Passes(source, basis, chunks_per_block, put)
+    passes = _Passes(source, basis, chunks_per_block, put, _positions(binary))
     allowed = passes.support(min_support, p)
     if shapes is not None:
         passes = _shape_residual(passes, *shapes)
@@ -958,6 +1015,12 @@ def fit(source, basis, k: int, config: search.Config,
             for i in range(beam_width)]
     best = int(np.argmin(np.where(np.isfinite(loss), loss, np.inf)))
     return res._replace(program=jax.tree_util.tree_map(lambda a: a[best], res.program))
+
+
+def _positions(binary: tuple):
+    """The scoring pass's :attr:`_Passes.binary` of host positions ``binary`` (None for
+    none)."""
+    return jnp.asarray(binary, jnp.int32) if len(binary) else None
 
 
 def _mse(passes: "_Passes", program, dtype) -> float:
@@ -1063,7 +1126,7 @@ class _OffsetPasses(_Passes):
     jitted function of the block): the same kernels then fit a partial residual."""
 
     def __init__(self, passes: _Passes, offset: Callable):
-        super().__init__(passes.source, passes.basis, passes.B, passes.put)
+        super().__init__(passes.source, passes.basis, passes.B, passes.put, passes.binary)
         self.inner, self.offset = passes, offset
 
     def blocks(self):
@@ -1263,8 +1326,8 @@ class _LossPasses(_Passes):
     """The passes of a classification fit: labels ``y = +-1`` in the blocks; the L-BFGS
     loss and gradient (read by :func:`_joint`) are those of ``loss``."""
 
-    def __init__(self, source, basis, chunks_per_block, put, loss: str):
-        super().__init__(source, basis, chunks_per_block, put)
+    def __init__(self, source, basis, chunks_per_block, put, loss: str, binary=None):
+        super().__init__(source, basis, chunks_per_block, put, binary)
         self.loss = loss
 
     def mean_loss(self, program, dtype, report: bool = False):
@@ -1282,7 +1345,7 @@ class _WorkingPasses(_Passes):
     (scoring, coordinate moments) run unchanged on it."""
 
     def __init__(self, passes: _LossPasses, program):
-        super().__init__(passes.source, passes.basis, passes.B, passes.put)
+        super().__init__(passes.source, passes.basis, passes.B, passes.put, passes.binary)
         self.inner, self.program = passes, program
 
     def blocks(self):
@@ -1339,15 +1402,15 @@ class _LossStep:
 
 
 def loss_step(source, basis, config: search.Config, *, chunks_per_block: int = 16,
-              devices=None, dtype=None, min_support=0) -> Callable:
+              devices=None, dtype=None, min_support=0, binary: tuple = ()) -> Callable:
     """The streamed step of a classification search over ``source`` (labels ``y = +-1``).
 
     Args:
       source: as for :func:`fit` (scaled chunks, e.g. a scaled :class:`ChunkReader` whose
         ``y`` holds the labels +-1).
       basis: the basis; config: with ``loss`` ``"logistic"`` or ``"margin"`` (greedy only).
-      chunks_per_block, devices, dtype, min_support: as for :func:`fit` (the support is
-        counted in one pass when the step is made).
+      chunks_per_block, devices, dtype, min_support, binary: as for :func:`fit` (the
+        support is counted in one pass when the step is made).
 
     Returns:
       ``step(program) -> (program, StepInfo)`` for :func:`jaxtree.search.run`, the same
@@ -1362,6 +1425,6 @@ def loss_step(source, basis, config: search.Config, *, chunks_per_block: int = 1
         raise ValueError(f"loss_step needs a classification loss {list(losses.CLASSIFICATION_LOSSES)}; "
                          f"got {config.loss!r} (the squared loss streams through fit).")
     p, dtype, put = _streamed_setup(source, config, devices, dtype)
-    passes = _LossPasses(source, basis, chunks_per_block, put, config.loss)
+    passes = _LossPasses(source, basis, chunks_per_block, put, config.loss, _positions(binary))
     return _LossStep(passes, config, p, dtype, passes.support(min_support, p))
 

@@ -111,21 +111,21 @@ def test_search_scores_are_unchanged(x64):
 
 
 def _spy(monkeypatch):
-    """The positions every fit's rule returned (:func:`jaxtree.scoring.indicator_columns`)."""
+    """The positions every fit's rule returned (:func:`jaxtree.scoring.indicator_rule`)."""
     seen = []
-    real = scoring.indicator_columns
+    real = scoring.indicator_rule
 
     def spy(*a, **k):
         out = real(*a, **k)
         seen.append(out)
         return out
 
-    monkeypatch.setattr(scoring, "indicator_columns", spy)
+    monkeypatch.setattr(scoring, "indicator_rule", spy)
     return seen
 
 
 def _rule_off(monkeypatch):
-    monkeypatch.setattr(scoring, "indicator_columns", lambda *a, **k: ())
+    monkeypatch.setattr(scoring, "indicator_rule", lambda *a, **k: ())
 
 
 def _small_tables_too(monkeypatch):
@@ -209,21 +209,22 @@ def test_the_rule():
     assert scoring.indicator_columns(two, None, basis) == (1, 2, 3, 4)
 
 
-def _spec(x, **hyper):
+def _spec(x, in_memory=True, **hyper):
     n, p = x.shape
     dtype = np.dtype(np.float32)
     params, plan = spec_.planned(spec_.check_params(hyper), n, p, dtype)
-    spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=True)
-    return spec.with_indicators(x, None)
+    spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=in_memory)
+    return spec.with_indicators(n, p, scoring.binary_columns(x))
 
 
-def test_every_in_memory_jax_spec_takes_the_rule(monkeypatch):
+def test_every_jax_spec_takes_the_rule(monkeypatch):
     _small_tables_too(monkeypatch)
     mostly = np.c_[np.zeros((300, 3)), np.ones((300, 1)), np.linspace(0, 1, 300)]
     auto = _spec(mostly)
     assert auto.indicators == (0, 1, 2, 3) and auto.cache_basis  # beside the kept basis
     assert _spec(mostly[:, 3:]).indicators == ()  # 1 of 2 taken, 0 by the step
     assert _spec(mostly, cache_basis=False).indicators == (0, 1, 2, 3)
+    assert _spec(mostly, in_memory=False).indicators == (0, 1, 2, 3)  # streamed
     ref = _spec(mostly, engine="reference", search="greedy", refine="coordinate")
     assert ref.indicators == ()
 
@@ -283,3 +284,67 @@ def test_a_batch_member_scores_its_indicators_as_its_separate_fit(x64, monkeypat
         member = batch.estimators[b]
         assert choice_key(member.choices_) == choice_key(one.choices_)
         np.testing.assert_allclose(member.predict(x), one.predict(x), rtol=1e-9, atol=1e-9)
+
+
+def test_the_streamed_scaling_pass_finds_what_the_scaled_rows_hold():
+    # the 0/1 columns of the scaled rows (jaxtree.scoring.binary_columns, the in-memory
+    # rule's input), found while scaling a ChunkReader chunk by chunk: 0/1; two other
+    # values (scaled to 0 and 1); a constant; 0/1 but 0.5 on a row of zero weight only;
+    # 0 in the first chunks, 1 and then 0.5 in the last (three values across chunks);
+    # a number
+    from jaxtree import _scaling, stream
+
+    rng = np.random.default_rng(6)
+    n = 1000
+    half = np.where(np.arange(n) < 900, (np.arange(n) >= 500).astype(float), 0.5)
+    x = np.c_[rng.integers(0, 2, n), 3.0 + 2.0 * rng.integers(0, 2, n), np.full(n, 7.0),
+              rng.integers(0, 2, n), half, rng.uniform(size=n)].astype(np.float32)
+    w = rng.uniform(0.5, 2.0, n)
+    w[17] = 0.0
+    x[17, 3] = 0.5
+    y = rng.normal(size=n)
+    for weights in (w, None):
+        reader = stream.ChunkReader(x, y, weights, chunk_size=128)
+        sc, found = stream.scaling_and_indicators(reader)
+        want = _scaling.from_rows(x, y, weights)
+        np.testing.assert_array_equal(sc.x_min, want.x_min)
+        np.testing.assert_array_equal(sc.x_scale, want.x_scale)
+        xs, _ = _scaling.scale_rows(want, x, y, weights)
+        assert found == scoring.binary_columns(xs, weights)
+        assert found == ((0, 1, 2, 3) if weights is not None else (0, 1, 2))
+
+
+def test_a_streamed_fit_sums_its_indicators_as_the_in_memory_fit(tmp_path, monkeypatch):
+    """A memmap's fit (read chunk by chunk, its 0/1 columns found in the scaling pass) takes
+    the indicators the in-memory fit takes and makes its choices; and its choices with the
+    rule off."""
+    _small_tables_too(monkeypatch)
+    rng = np.random.default_rng(9)
+    n = 1200
+    x = _table(rng, m=n, p=6, binary=(0, 2, 3, 5)).astype(np.float32)
+    y = x[:, 0] * np.sin(3 * x[:, 1]) + 0.5 * x[:, 3] + 0.05 * rng.normal(size=n)
+    mx = np.memmap(tmp_path / "x", dtype=np.float32, mode="w+", shape=x.shape)
+    mx[:] = x
+    mx.flush()
+    seen = _spy(monkeypatch)
+    basis = {"hats": 4, "sines": 3, "cosines": 3, "powers": 2, "truncated_cubics": 0}
+    # no refinement: the leaves' weights are the scorer's (float32 L-BFGS runs streamed and
+    # in memory stop 1e-4 apart)
+    kw = dict(k=3, chunk_size=256, basis=basis, search="greedy", validation_fraction=None,
+              shapes=0, refine=None)
+    from jaxtree import stream
+
+    passed = []  # what each streamed scoring pass was given
+    real_block = stream.score_block
+    monkeypatch.setattr(stream, "score_block", lambda *a, **k: passed.append(a[6]) or
+                        real_block(*a, **k))
+    memory = jaxtree.TreeRegressor(**kw).fit(x, y)
+    streamed = jaxtree.TreeRegressor(**kw).fit(mx, y)
+    assert seen == [(0, 2, 3, 5)] * 2, seen
+    assert passed and all(np.asarray(b).tolist() == [0, 2, 3, 5] for b in passed)
+    assert choice_key(streamed.choices_) == choice_key(memory.choices_)
+    np.testing.assert_allclose(streamed.predict(x), memory.predict(x), rtol=1e-5, atol=1e-5)
+    _rule_off(monkeypatch)
+    plain = jaxtree.TreeRegressor(**kw).fit(mx, y)
+    assert choice_key(plain.choices_) == choice_key(streamed.choices_)
+    np.testing.assert_allclose(plain.predict(x), streamed.predict(x), rtol=1e-5, atol=1e-5)

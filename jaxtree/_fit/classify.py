@@ -868,7 +868,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     spec = spec.bound_to(sc).replace(
         shape_groups=spec_.shape_groups(enc, spec.shape_knots))
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
-    spec = spec.with_indicators(xs, sw)  # the regressor's rule
+    spec = spec.with_indicators(n, p, scoring.binary_columns(xs, sw))  # the regressor's rule
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
     if spec.engine == "jax":  # the regressor's capacity bucket
@@ -915,14 +915,15 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     K = len(classes)
     ypm = one_vs_rest(idx, K)
     readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
-    sc = stream_.scaling(readers[0])  # the covariates' range; the logit is not scaled
+    # the covariates' range (the logit is not scaled) and their 0/1 columns
+    sc, found = stream_.scaling_and_indicators(readers[0])
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
-    spec = spec.bound_to(sc)
+    spec = spec.bound_to(sc).with_indicators(n, p, found)
     cfg = config(hyper, params, n, p, spec.basis.q, K)
     steps = [stream_.loss_step(r.scaled(sc, dtype), spec.basis, cfg, dtype=dtype,
                                devices=spec.devices, chunks_per_block=spec.block,
-                               min_support=spec.min_support)
+                               min_support=spec.min_support, binary=spec.indicators)
              for r in readers]
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     src = Labels(spec, cfg, sc, classes, ypm, w, encoding_.names_out(enc, p), steps=steps)

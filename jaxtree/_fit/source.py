@@ -96,16 +96,16 @@ def scaled(rows, spec: spec_.FitSpec):
     ``spec.y_bound``, and the source's spec has its basis bound to the covariates' ranges
     (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
     rows = _reader(rows, spec)
-    streamed = isinstance(rows, stream_.ChunkReader)
-    raw = stream_.scaling(rows) if streamed else scaling_.from_rows(*rows)
-    sc = scaling_.bounded(raw, spec.y_bound)
-    scaled_rows = None if streamed else scaling_.scale_rows(sc, *rows)  # (xs, ys)
-    spec = spec.bound_to(sc)
-    if streamed:
-        return Streamed(rows, spec, sc)
+    if isinstance(rows, stream_.ChunkReader):  # the 0/1 columns found in the scaling pass
+        raw, found = stream_.scaling_and_indicators(rows)
+        sc = scaling_.bounded(raw, spec.y_bound)
+        return Streamed(rows, spec.bound_to(sc).with_indicators(rows.n, rows.p, found), sc)
+    sc = scaling_.bounded(scaling_.from_rows(*rows), spec.y_bound)
+    xs, ys = scaling_.scale_rows(sc, *rows)
     # the tree search's indicator columns, read on the scaled rows (scaling_.scale_rows
     # clips zero-weight rows into range; the rule reads the rows of positive weight)
-    return InMemory(*scaled_rows, rows[2], spec.with_indicators(scaled_rows[0], rows[2]), sc)
+    found = scoring.binary_columns(xs, rows[2])
+    return InMemory(xs, ys, rows[2], spec.bound_to(sc).with_indicators(*xs.shape, found), sc)
 
 
 def _reader(rows, spec: spec_.FitSpec):
@@ -536,7 +536,7 @@ class Streamed(_Regression):
         return dict(callback=rep, devices=s.devices, chunks_per_block=s.block,
                     loss_scale=self.loss_scale, shapes=self.shapes,
                     beam_width=s.beam_width if s.search == "beam" else None, stop=s.stop,
-                    min_support=s.min_support)
+                    min_support=s.min_support, binary=s.indicators)
 
     def read_rows(self, rows, program=None) -> scoring.Data:
         """The rows ``rows`` (sorted) read into memory, scaled and chunked as an in-memory fit

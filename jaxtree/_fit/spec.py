@@ -443,10 +443,10 @@ class FitSpec:
     estimator's (:meth:`support_rows`); every search engine and path applies it.
     ``max_terms``: the estimator's; ``shapes="auto"`` adds shape terms until the formula has
     that many (:attr:`shape_capacity`, :func:`jaxtree._fit.stages.shapes_after`).
-    ``indicators``: the covariates whose candidates the in-memory tree search sums from two
+    ``indicators``: the covariates whose candidates the tree search sums from two
     columns each (:func:`jaxtree.scoring.indicator_columns`, set by :meth:`with_indicators`
     once the rows are scaled; ``()`` for none); ``indicator_rule``: whether that rule
-    applies (an in-memory JAX fit).
+    applies (a JAX fit, in memory or streamed).
     """
 
     k: int
@@ -525,14 +525,17 @@ class FitSpec:
         x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
         return self.replace(basis=self.basis.bind(sc.x_min, x_max))
 
-    def with_indicators(self, xs, sw) -> "FitSpec":
-        """This spec with the indicator columns of the scaled rows ``xs (n, p)`` (weights
-        ``sw`` or None) that its tree search scores from two columns each
-        (:func:`jaxtree.scoring.indicator_columns`, where :attr:`indicator_rule`). After
-        :meth:`bound_to` (a basis bound per covariate takes no indicators)."""
+    def with_indicators(self, n: int, p: int, found: tuple) -> "FitSpec":
+        """This spec with the indicator columns its tree search scores from two columns each
+        (:func:`jaxtree.scoring.indicator_rule`, where :attr:`indicator_rule`), of a table of
+        ``n`` rows and ``p`` covariates whose columns at ``found`` hold only 0 and 1 on the
+        rows of positive weight (:func:`jaxtree.scoring.binary_columns` of the scaled rows
+        in memory; a streamed fit's scaling pass finds them,
+        :func:`jaxtree.stream.scaling_and_indicators`). After :meth:`bound_to` (a basis
+        bound per covariate takes no indicators)."""
         if not self.indicator_rule:
             return self
-        return self.replace(indicators=scoring.indicator_columns(xs, sw, self.basis))
+        return self.replace(indicators=scoring.indicator_rule(n, p, self.basis, found))
 
     @property
     def held_out_fraction(self) -> float:
@@ -660,7 +663,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         missing=hyper.get("missing", "indicator"),
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
         max_terms=int(hyper.get("max_terms", AUTO_TERMS)),
-        indicator_rule=in_memory and engine == "jax",
+        indicator_rule=engine == "jax",
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
                      and fraction is not None and hyper.get("loss", "squared") == "squared"))
