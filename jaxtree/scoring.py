@@ -863,8 +863,9 @@ def indicator_columns(x, w, basis) -> tuple:
 def indicator_rule(n: int, p: int, basis, found: tuple) -> tuple:
     """:func:`indicator_columns`' rule on a table of ``n`` rows and ``p`` covariates whose
     columns at ``found`` (increasing) hold only 0 and 1 on the rows of positive weight: the
-    positions its search sums from two columns each. A streamed fit finds its 0/1 columns
-    in its scaling pass (:func:`jaxtree.stream.scaling_and_indicators`)."""
+    positions its search sums from two columns each, in the ``basis`` of the search (none
+    where it is bound per covariate). A streamed fit finds its 0/1 columns in its scaling
+    pass (:func:`jaxtree.stream.scaling_and_indicators`)."""
     if basis.per_feature:
         return ()
     if not compiling_dominates(n, p, basis.q):
