@@ -65,3 +65,13 @@ k = state.shapes.n_terms
 timed("one-term sweep (_sweep)", jit(lambda s, d, g, sp: shapes._sweep(
     s, d, g, sp, jnp.int32(1), jnp.maximum(k - 1, 0).astype(jnp.int32))), state, data, gr, spec)
 timed("mse", jit(lambda s, d, g, sp: shapes.mse(d, s.fit)), state, data, gr, spec)
+cols, ia, ib, cross = shapes._pair_axes(spec, data.x.shape[-1])
+x = np.asarray(data.x).reshape(-1, data.x.shape[-1])
+w = np.asarray(data.w).reshape(-1)
+ind = set(np.flatnonzero([np.all(np.isin(x[w > 0, j], (0.0, 1.0))) for j in range(x.shape[1])]))
+cols = np.asarray(cols)
+print(f"  pair axes: {len(cols)} covariates (cross product {bool(cross)}), "
+      f"{sum(int(c) in ind for c in cols)} of them 0/1; pair slots "
+      f"{len(np.asarray(ia))}, both axes 0/1 in "
+      f"{sum(int(cols[a]) in ind and int(cols[b]) in ind for a, b in zip(np.asarray(ia), np.asarray(ib)))}, "
+      f"one in {sum((int(cols[a]) in ind) != (int(cols[b]) in ind) for a, b in zip(np.asarray(ia), np.asarray(ib)))}")
