@@ -52,6 +52,34 @@ def extremes(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None):
             np.where(keep, y, np.inf).min(-1), np.where(keep, y, -np.inf).max(-1))
 
 
+def add_two_values(values: list, x: np.ndarray, sw, x_min: np.ndarray,
+                   x_max: np.ndarray) -> None:
+    """Adds the rows of ``x (m, p)`` with positive weight (all rows when ``sw`` is None; their
+    column extremes ``x_min``, ``x_max`` of :func:`extremes`) to each column's set of values
+    in ``values`` (one set per column, started empty), which becomes None once the column
+    has shown three values: a pass over the rows block by block, whose columns of at most
+    two values :func:`binary_after` reads (a streamed fit's scaling pass)."""
+    xk = x if sw is None else x[np.asarray(sw) > 0]
+    if not xk.shape[0]:
+        return
+    two = np.all((xk == x_min.astype(xk.dtype)) | (xk == x_max.astype(xk.dtype)), axis=0)
+    for j, v in enumerate(values):
+        if v is not None:
+            v = v | {float(x_min[j]), float(x_max[j])} if two[j] else None
+            values[j] = v if v is not None and len(v) <= 2 else None
+
+
+def binary_after(s: Scaling, values: list) -> tuple:
+    """The columns whose values (:func:`add_two_values`' sets, None for more than two) the
+    scaling ``s`` maps to only 0 and 1, computed as :func:`scale_rows` computes them: what
+    ``jaxtree.scoring.binary_columns`` finds on the scaled rows of the same pass."""
+    def binary(j: int, v) -> bool:
+        z = (np.asarray(sorted(v), np.float64) - s.x_min[j]) * s.x_scale[j]
+        return bool(np.all((z == 0) | (z == 1)))
+
+    return tuple(j for j, v in enumerate(values) if v is not None and binary(j, v))
+
+
 def from_rows(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None) -> Scaling:
     """Scaling from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0`` ignored."""
     return from_extremes(*extremes(x, y, sw))

@@ -854,26 +854,28 @@ def indicator_columns(x, w, basis) -> tuple:
       Increasing column positions, ``()`` for none.
     """
     n, p = x.shape[-2:]
-    if compiling_dominates(n, p, basis.q) and n * p * basis.q < INDICATOR_MIN_WORK:
-        return ()  # the rule's answer whatever the columns hold: no need to look
     w = None if w is None else np.reshape(w, -1)
-    return indicator_rule(n, p, basis, binary_columns(np.reshape(x, (-1, p)), w))
+    return indicator_rule(n, p, basis, lambda: binary_columns(np.reshape(x, (-1, p)), w))
 
 
-def indicator_rule(n: int, p: int, basis, found: tuple) -> tuple:
-    """:func:`indicator_columns`' rule on a table of ``n`` rows and ``p`` covariates whose
-    columns at ``found`` (increasing) hold only 0 and 1 on the rows of positive weight: the
+def indicator_rule(n: int, p: int, basis, find) -> tuple:
+    """:func:`indicator_columns`' rule on a table of ``n`` rows and ``p`` covariates: the
     positions its search sums from two columns each, in the ``basis`` of the search (none
-    where it is bound per covariate). A streamed fit finds its 0/1 columns in its scaling
-    pass (:func:`jaxtree.stream.scaling_and_indicators`)."""
-    if basis.per_feature:
+    where it is bound per covariate). ``find()``: the increasing positions of the columns
+    that hold only 0 and 1 on the rows of positive weight (:func:`binary_columns` of the
+    scaled rows in memory; a streamed fit's scaling pass finds them,
+    :func:`jaxtree.stream.scaling_and_indicators`), called only where the rule can take
+    some (a small table's rows are not read)."""
+    dominates = compiling_dominates(n, p, basis.q)
+    if basis.per_feature or (dominates and n * p * basis.q < INDICATOR_MIN_WORK):
         return ()
-    if not compiling_dominates(n, p, basis.q):
-        return tuple(found)
-    if n * p * basis.q < INDICATOR_MIN_WORK or len(found) < INDICATOR_MIN_SHARE * p:
+    found = tuple(find())
+    if not dominates:
+        return found
+    if len(found) < INDICATOR_MIN_SHARE * p:
         return ()
     step = column_step(p, n >= COARSE_COLUMNS_MIN_ROWS)
-    return tuple(found[:len(found) // step * step])
+    return found[:len(found) // step * step]
 
 
 def with_indicators(data: Data, positions) -> Data:

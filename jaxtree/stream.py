@@ -288,7 +288,8 @@ def scaling_and_indicators(reader: ChunkReader) -> tuple:
     :func:`jaxtree.scoring.binary_columns` finds on the scaled rows of an in-memory fit; the
     streamed search sums their candidates from two columns each,
     :func:`jaxtree.scoring.indicator_rule`). Each column's values are kept while it has at
-    most two, and scaled as :func:`jaxtree._scaling.scale_rows` scales them after the pass.
+    most two (:func:`jaxtree._scaling.add_two_values`), and scaled as the in-memory rows are
+    after the pass (:func:`jaxtree._scaling.binary_after`).
 
     Args:
       reader: the :class:`ChunkReader` of the raw data.
@@ -328,32 +329,12 @@ def scaling_and_indicators(reader: ChunkReader) -> tuple:
         part = scaling_.extremes(x, y, w)
         lo, hi = np.minimum(lo, part[0]), np.maximum(hi, part[1])
         ylo, yhi = min(ylo, part[2]), max(yhi, part[3])
-        _two_values(values, x if w is None else x[np.asarray(w) > 0], part[0], part[1])
+        scaling_.add_two_values(values, x, w, part[0], part[1])
         start += x.shape[0]
     if reader.sample_weight is not None and not wsum > 0:
         raise ValueError("sample_weight must have a positive sum.")
     sc = scaling_.from_extremes(lo, hi, ylo, yhi)
-
-    def scaled_binary(j: int, v) -> bool:  # the column's values scaled as scale_rows does
-        s = (np.asarray(sorted(v), np.float64) - sc.x_min[j]) * sc.x_scale[j]
-        return bool(np.all((s == 0) | (s == 1)))
-
-    return sc, tuple(j for j, v in enumerate(values) if v is not None and scaled_binary(j, v))
-
-
-def _two_values(values: list, xk: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
-    """Adds the rows ``xk (m, p)`` (of positive weight; their column extremes ``lo``,
-    ``hi``) to each column's set of values in ``values``, which becomes None once the column
-    has shown three values."""
-    if not xk.shape[0]:
-        return
-    two = np.all((xk == lo.astype(xk.dtype)) | (xk == hi.astype(xk.dtype)), axis=0)
-    for j in range(len(values)):
-        if values[j] is None:
-            continue
-        values[j] = values[j] | {float(lo[j]), float(hi[j])} if two[j] else None
-        if values[j] is not None and len(values[j]) > 2:
-            values[j] = None
+    return sc, scaling_.binary_after(sc, values)
 
 
 READ_AHEAD = 8  # blocks of a ChunkReader read (and put on the device) ahead of the one in use

@@ -214,7 +214,7 @@ def _spec(x, in_memory=True, **hyper):
     dtype = np.dtype(np.float32)
     params, plan = spec_.planned(spec_.check_params(hyper), n, p, dtype)
     spec = spec_.resolve(hyper, params, n, p, dtype, plan, in_memory=in_memory)
-    return spec.with_indicators(n, p, scoring.binary_columns(x))
+    return spec.with_indicators(n, p, lambda: scoring.binary_columns(x))
 
 
 def test_every_jax_spec_takes_the_rule(monkeypatch):

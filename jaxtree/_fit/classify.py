@@ -868,7 +868,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     spec = spec.bound_to(sc).replace(
         shape_groups=spec_.shape_groups(enc, spec.shape_knots))
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
-    spec = spec.with_indicators(n, p, scoring.binary_columns(xs, sw))  # the regressor's rule
+    # the regressor's indicator rule, on the scaled rows
+    spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
     if spec.engine == "jax":  # the regressor's capacity bucket
@@ -919,7 +920,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     sc, found = stream_.scaling_and_indicators(readers[0])
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
-    spec = spec.bound_to(sc).with_indicators(n, p, found)
+    spec = spec.bound_to(sc).with_indicators(n, p, lambda: found)
     cfg = config(hyper, params, n, p, spec.basis.q, K)
     steps = [stream_.loss_step(r.scaled(sc, dtype), spec.basis, cfg, dtype=dtype,
                                devices=spec.devices, chunks_per_block=spec.block,

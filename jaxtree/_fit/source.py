@@ -99,13 +99,15 @@ def scaled(rows, spec: spec_.FitSpec):
     if isinstance(rows, stream_.ChunkReader):  # the 0/1 columns found in the scaling pass
         raw, found = stream_.scaling_and_indicators(rows)
         sc = scaling_.bounded(raw, spec.y_bound)
-        return Streamed(rows, spec.bound_to(sc).with_indicators(rows.n, rows.p, found), sc)
+        return Streamed(rows, spec.bound_to(sc).with_indicators(rows.n, rows.p, lambda: found),
+                        sc)
     sc = scaling_.bounded(scaling_.from_rows(*rows), spec.y_bound)
     xs, ys = scaling_.scale_rows(sc, *rows)
     # the tree search's indicator columns, read on the scaled rows (scaling_.scale_rows
     # clips zero-weight rows into range; the rule reads the rows of positive weight)
-    found = scoring.binary_columns(xs, rows[2])
-    return InMemory(xs, ys, rows[2], spec.bound_to(sc).with_indicators(*xs.shape, found), sc)
+    spec = spec.bound_to(sc).with_indicators(
+        *xs.shape, lambda: scoring.binary_columns(xs, rows[2]))
+    return InMemory(xs, ys, rows[2], spec, sc)
 
 
 def _reader(rows, spec: spec_.FitSpec):

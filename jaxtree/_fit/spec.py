@@ -525,17 +525,15 @@ class FitSpec:
         x_max = np.asarray(sc.x_min) + 1.0 / np.asarray(sc.x_scale)
         return self.replace(basis=self.basis.bind(sc.x_min, x_max))
 
-    def with_indicators(self, n: int, p: int, found: tuple) -> "FitSpec":
+    def with_indicators(self, n: int, p: int, find) -> "FitSpec":
         """This spec with the indicator columns its tree search scores from two columns each
         (:func:`jaxtree.scoring.indicator_rule`, where :attr:`indicator_rule`), of a table of
-        ``n`` rows and ``p`` covariates whose columns at ``found`` hold only 0 and 1 on the
-        rows of positive weight (:func:`jaxtree.scoring.binary_columns` of the scaled rows
-        in memory; a streamed fit's scaling pass finds them,
-        :func:`jaxtree.stream.scaling_and_indicators`). After :meth:`bound_to` (a basis
-        bound per covariate takes no indicators)."""
+        ``n`` rows and ``p`` covariates; ``find()`` gives the columns that hold only 0 and 1
+        on the rows of positive weight, called only where the rule can take some. After
+        :meth:`bound_to` (a basis bound per covariate takes no indicators)."""
         if not self.indicator_rule:
             return self
-        return self.replace(indicators=scoring.indicator_rule(n, p, self.basis, found))
+        return self.replace(indicators=scoring.indicator_rule(n, p, self.basis, find))
 
     @property
     def held_out_fraction(self) -> float:
