@@ -6,30 +6,15 @@ import os
 import statistics
 import sys
 import time
-import warnings
 
-sys.path.insert(0, sys.argv[1]); sys.path.insert(0, os.path.join(sys.argv[1], "benchmarks"))
-os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
-warnings.simplefilter("ignore")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _capture import fifth_shape_step  # noqa: E402  (sets up the checkout argv[1])
 import jax  # noqa: E402
-import numpy as np  # noqa: E402
 
-import bench_accuracy as acc  # noqa: E402
-import bench_cost  # noqa: E402
 from jaxtree import _executables, search, shapes  # noqa: E402
-from jaxtree._fit import stages  # noqa: E402
 
 case = sys.argv[2] if len(sys.argv) > 2 else "diamonds_4e4"
-task, X, y = bench_cost.load(case)
-tr = np.random.default_rng(acc.SEED).permutation(len(y))[: int(0.8 * len(y))]
-Xtr, ytr = bench_cost.rows_of(X, tr), y[tr]
-acc.jaxtree_model(task).fit(Xtr, ytr)
-calls = []
-real = stages.OneFit.add_term
-stages.OneFit.add_term = staticmethod(lambda *a: calls.append(a) or real(*a))
-acc.jaxtree_model(task).fit(Xtr, ytr)
-stages.OneFit.add_term = staticmethod(real)
-state, data, gr, spec = calls[min(4, len(calls) - 1)]
+_, (state, data, gr, spec) = fifth_shape_step(case)
 traced = isinstance(spec, shapes.SlotSpec)
 f = jax.jit(search.shape_step, static_argnums=() if traced else (3,))
 low = f.lower(state, data, gr, spec)

@@ -6,39 +6,18 @@ import os
 import statistics
 import sys
 import time
-import warnings
 
-sys.path.insert(0, sys.argv[1]); sys.path.insert(0, os.path.join(sys.argv[1], "benchmarks"))
-os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
-warnings.simplefilter("ignore")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _capture import fifth_shape_step  # noqa: E402  (sets up the checkout argv[1])
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-import bench_accuracy as acc  # noqa: E402
-import bench_cost  # noqa: E402
 from jaxtree import search, shapes  # noqa: E402
-from jaxtree._fit import stages  # noqa: E402
 
 case = sys.argv[2] if len(sys.argv) > 2 else "diamonds_1e4"
-task, X, y = bench_cost.load(case)
-tr = np.random.default_rng(acc.SEED).permutation(len(y))[: int(0.8 * len(y))]
-Xtr, ytr = bench_cost.rows_of(X, tr), y[tr]
-acc.jaxtree_model(task).fit(Xtr, ytr)
-calls = []
-real = stages.OneFit.add_term
-
-
-def spy(state, data, gr, spec):
-    calls.append((state, data, gr, spec))
-    return real(state, data, gr, spec)
-
-
-stages.OneFit.add_term = staticmethod(spy)
-acc.jaxtree_model(task).fit(Xtr, ytr)
-stages.OneFit.add_term = staticmethod(real)
-state, data, gr, spec = calls[min(4, len(calls) - 1)]
-print(f"{case}: {len(calls)} shape steps; data x {tuple(data.x.shape)}, spec "
+n_calls, (state, data, gr, spec) = fifth_shape_step(case)
+print(f"{case}: {n_calls} shape steps; data x {tuple(data.x.shape)}, spec "
       f"{type(spec).__name__} n1={spec.n1} n2={spec.n2} pairs "
       f"{np.shape(spec.pairs) if isinstance(spec, shapes.SlotSpec) else len(spec.pairs)}")
 
