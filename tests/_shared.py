@@ -73,9 +73,11 @@ def lambdify(expr, names):
     return sp.lambdify(safe, expr, "numpy")
 
 
-XLA_DEFAULTS = ("--xla_backend_optimization_level=3", "--xla_cpu_use_fusion_emitters=true")
-"""XLA's own defaults for the two flags of ``golden_cases.SUITE_XLA_FLAGS`` (LLVM's level 3,
-the MLIR fusion emitters): what users' and benchmarks' programs compile under."""
+XLA_DEFAULTS = ("--xla_backend_optimization_level=3", "--xla_cpu_use_fusion_emitters=true",
+                "--xla_cpu_parallel_codegen_split_count=32")
+"""XLA's own defaults for the three flags of ``golden_cases.SUITE_XLA_FLAGS`` (LLVM's level 3,
+the MLIR fusion emitters, codegen in 32 parts): what users' and benchmarks' programs compile
+under."""
 
 
 def at_xla_defaults(request) -> bool:

@@ -13,12 +13,18 @@ import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 # two XLA flags that make compiling cheaper.
 #
 # Most of the suite's time is XLA compiling small programs once each (hundreds of them, on
-# CI's two cores). Two flags cut it; they change rounding, not what a fit chooses:
+# CI's two cores). Three flags cut it; they change rounding, not what a fit chooses:
 # * --xla_backend_optimization_level=0 (LLVM's optimisation level 0): about a fifth faster
 #   (measured on tests/test_stream_moves.py: 48 -> 39 s);
 # * --xla_cpu_use_fusion_emitters=false (XLA's older elemental emitters for fusions instead
 #   of its MLIR fusion emitters): tests/test_stream_moves.py and tests/test_columns.py
-#   together 68.8 -> 37.4 s, XLA's compile time in them 46.0 -> 18.5 s (152 programs).
+#   together 68.8 -> 37.4 s, XLA's compile time in them 46.0 -> 18.5 s (152 programs);
+# * --xla_cpu_parallel_codegen_split_count=1 (one LLVM module per program instead of parts
+#   compiled on a thread pool): the suite's two workers already keep both cores busy, so the
+#   split's parallelism buys nothing there and its overhead stays. Two test processes side by
+#   side on two cores, with and without it, four pairs on two sets of files: 6-11% less CPU
+#   time each (forty-ninth session, BENCHMARKS.md "The suite's XLA flags: one codegen part").
+#   A user's fit keeps the split: a lone first fit compiles 0.1-0.6 s slower without it.
 # Every comparison in the suite is between paths compiled under the same flags or against
 # float64 references with tolerances, so the flags change no assertion of the default suite.
 # They change the last bits of some float64 results (rounding order in the generated code):

@@ -44,7 +44,8 @@ import numpy as np
 import jaxtree
 
 
-SUITE_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+SUITE_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false",
+                   "--xla_cpu_parallel_codegen_split_count=1")
 """The XLA flags the test suite compiles under (``tests/conftest.py`` explains why); a flag
 the user's own ``XLA_FLAGS`` already names keeps the user's value."""
 
