@@ -10,7 +10,7 @@ import pytest
 import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 
 # The suite's settings (golden_cases.configure): x64 on, jaxtree's compilation cache off, and
-# two XLA flags that make compiling cheaper.
+# three XLA flags that make compiling cheaper.
 #
 # Most of the suite's time is XLA compiling small programs once each (hundreds of them, on
 # CI's two cores). Three flags cut it; they change rounding, not what a fit chooses:
@@ -23,13 +23,16 @@ import golden_cases  # tests/ is on the path (pytest's rootdir conftest)
 #   compiled on a thread pool): the suite's two workers already keep both cores busy, so the
 #   split's parallelism buys nothing there and its overhead stays. Two test processes side by
 #   side on two cores, with and without it, four pairs on two sets of files: 6-11% less CPU
-#   time each (forty-ninth session, BENCHMARKS.md "The suite's XLA flags: one codegen part").
+#   time each, and the whole suite twice side by side 1,701 -> 1,488 s of CPU time (forty-ninth
+#   session, BENCHMARKS.md "The suite's XLA flags: one codegen part").
 #   A user's fit keeps the split: a lone first fit compiles 0.1-0.6 s slower without it.
 # Every comparison in the suite is between paths compiled under the same flags or against
 # float64 references with tolerances, so the flags change no assertion of the default suite.
 # They change the last bits of some float64 results (rounding order in the generated code):
 # the golden file pins the suite's arithmetic, so it was remade at an unchanged commit when
-# the second flag came (tests/data/golden_predictions.npz). One slow check is exact to the
+# the second flag came and again with the third (tests/data/golden_predictions.npz), and the
+# one test that compared two programs bitwise compares to 1e-14 since the third
+# (tests/test_laws.py). One slow check is exact to the
 # default flags: scikit-learn's sample-weight check on the classifier sees a 3e-7 relative
 # difference under them, so tests/test_classifier.py::test_sklearn_check_estimator runs in a
 # process without them, and a slow check that compares differently shaped compilations
