@@ -1,6 +1,8 @@
 """The insertion scorer against the screened scorer on every insertion step of a bench_cost
 case's warm default fit (arguments captured as insert_parts.py does): each step's choice by
-both, and the time of each (median of 9) on the last step.
+both, and the time of each (median of 9) on the last step; then, on the last step, the full
+scorer's parts (the design of all rows alone, the screen, the exact pass, the tree's rows
+and the leaves' basis values). Needs ``screened_score.diff`` applied to CHECKOUT.
     python screen_parts.py CHECKOUT CASE [SCREEN_ROWS] [COLUMNS]"""
 import os
 import sys
