@@ -397,13 +397,19 @@ def _predict_impl(model: TreeModel, x, clip, terms=None):
 # an outer jit/vmap/grad it is simply inlined.
 _predict_jit = jax.jit(_predict_impl, static_argnums=2)
 
-_predict_cached = _executables.cached(_predict_jit, static_argnums=(2,), light=False)
+_predict_cached = _executables.cached(_predict_jit, static_argnums=(2,),
+                                      light=_executables.LIGHT_LLVM1)
 """:data:`_predict_jit` through jaxtree's executable cache (:mod:`jaxtree._executables`, on
 with the compilation cache): a later process predicting the same model structure and rows
 neither traces nor lowers it (issue 27; the demo's second process: 0.20-0.27 -> 0.002 s of
 prediction, BENCHMARKS.md). Inside a trace (a user's jit, vmap, grad) it is the jitted
 function. A basis with a custom Python function is not kept there (the key cannot see the
-function's code): :func:`predict_checked` calls :data:`_predict_jit` for it."""
+function's code): :func:`predict_checked` calls :data:`_predict_jit` for it.
+
+Its light options (:data:`jaxtree._executables.LIGHT_LLVM1`) apply in a
+:func:`jaxtree._executables.light` block only: the estimators' ``predict`` opens one for
+blocks of :data:`jaxtree._fit.pipeline.PREDICT_LIGHT_ROWS` rows or fewer (its reason
+there); larger blocks compile with XLA's defaults, which ran faster there."""
 
 
 # ------------------------------------------------------------------------------ files

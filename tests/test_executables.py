@@ -617,6 +617,36 @@ def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles
     np.testing.assert_allclose(light.predict(X), plain.predict(X), rtol=1e-6, atol=1e-9)
 
 
+def test_small_predictions_compile_light_and_equal_a_larger_block(named_compiles,
+                                                                   monkeypatch):
+    """predict's blocks of at most PREDICT_LIGHT_ROWS rows (every call of up to 1,024 rows:
+    the first predict after a small fit) compile the prediction at LIGHT_LLVM1, with
+    XLA_FLAGS that leave the options to jaxtree; a larger block compiles as always (the
+    light program ran 45% slower at 200,000 rows). A row's prediction is the larger block's
+    (to 1e-12: other LLVM levels may round otherwise; measured bitwise at XLA's defaults)."""
+    import jaxtree
+    from jaxtree._fit import pipeline
+
+    rng = np.random.default_rng(8)
+    X = rng.uniform(size=(300, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2]
+    est = jaxtree.TreeRegressor(k=2, search="greedy", validation_fraction=None,
+                                shapes=0).fit(X, y)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    ex._quick_memory.clear()
+    del named_compiles[:]
+    small = est.predict(X[:200])  # a block of 1,024 rows
+    est.predict(X[:30])  # the same block: kept
+    assert named_compiles == [("jit(_predict_impl)", {**ex._MARK, **ex.LIGHT_LLVM1})], (
+        named_compiles)
+    del named_compiles[:]
+    big = est.predict(np.concatenate([X] * 4))  # 1,200 rows: a block of 2,048
+    assert all(opts != {**ex._MARK, **ex.LIGHT_LLVM1} for _, opts in named_compiles), (
+        named_compiles)
+    np.testing.assert_allclose(small, big[:200], rtol=1e-12, atol=1e-12)
+    assert pipeline.PREDICT_LIGHT_ROWS == pipeline.PREDICT_MIN_ROWS == 1024
+
+
 def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
         named_compiles, monkeypatch):
     """TreeClassifier on 300 rows (FitSpec.light) with XLA_FLAGS that leave the fusion

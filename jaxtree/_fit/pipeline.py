@@ -41,6 +41,20 @@ and the intermediates stay ``O(block)`` (issue 12 item 7)."""
 PREDICT_MIN_ROWS = 1024
 """The smallest row bucket of ``predict`` (:func:`predict_block_rows`)."""
 
+PREDICT_LIGHT_ROWS = PREDICT_MIN_ROWS
+"""``predict``'s blocks of at most this many rows (its smallest bucket: every call of up to
+1,024 rows) compile with :data:`jaxtree._executables.LIGHT_LLVM1` (LLVM's level 1, XLA's
+elemental fusion emitters), larger ones with XLA's defaults.
+
+Decision (fiftieth session, issue 27): a user's first ``predict`` after a fit compiles the
+model's prediction, and on a small table that is a visible part of the first fit-and-score
+(the demo prints its test error). The program lowered once from the demo model's call and
+compiled each way, fresh processes (BENCHMARKS.md, "The first prediction's program
+compiled light"): 1,000 rows 0.44-0.52 s of compiling at XLA's defaults against 0.24-0.35 s,
+running as fast (0.20-0.36 against 0.22-0.35 ms a call); at 200,000 rows the light program
+ran 45% slower (7.9-8.5 against 11.7-12.4 ms), so only the smallest bucket takes it. The
+predictions are the same programs' up to the options' rounding (float64 to ~1e-15)."""
+
 BUCKET_TREE_MAX_ROWS = 1 << 16
 """``predict`` evaluates a tree in its capacity bucket (:func:`jaxtree.model.slotted`: one
 compiled program for every ``k <= 8``, ...) in blocks of at most this many rows, and at its
@@ -378,12 +392,13 @@ def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
             return model_.predict_checked(model, x, clip=clip, terms=terms)
     lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
     parts = []
-    for s in range(0, n, m):
-        block = _finite_block(xa[s:s + m], s) if lazy else xa[s:s + m]
-        rows = block.shape[0]
-        if rows < m:  # pad: the same compiled shape
-            block = np.concatenate([block, np.repeat(block[-1:], m - rows, 0)])
-        parts.append(np.asarray(values(model, block, clip), np.float64)[:rows])
+    with _executables.light_if(m <= PREDICT_LIGHT_ROWS):  # compiling dominates: see there
+        for s in range(0, n, m):
+            block = _finite_block(xa[s:s + m], s) if lazy else xa[s:s + m]
+            rows = block.shape[0]
+            if rows < m:  # pad: the same compiled shape
+                block = np.concatenate([block, np.repeat(block[-1:], m - rows, 0)])
+            parts.append(np.asarray(values(model, block, clip), np.float64)[:rows])
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
