@@ -622,7 +622,7 @@ def test_small_predictions_compile_light_and_equal_a_larger_block(named_compiles
     """predict's blocks of at most PREDICT_LIGHT_ROWS rows (every call of up to 1,024 rows:
     the first predict after a small fit) compile the prediction at LIGHT_LLVM1, with
     XLA_FLAGS that leave the options to jaxtree; a larger block compiles as always (the
-    light program ran 45% slower at 200,000 rows). A row's prediction is the larger block's
+    light program ran 30-75% slower at 200,000 rows). A row's prediction is the larger block's
     (to 1e-12: other LLVM levels may round otherwise; measured bitwise at XLA's defaults)."""
     import jaxtree
     from jaxtree._fit import pipeline

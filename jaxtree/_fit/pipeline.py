@@ -50,10 +50,11 @@ Decision (fiftieth session, issue 27): a user's first ``predict`` after a fit co
 model's prediction, and on a small table that is a visible part of the first fit-and-score
 (the demo prints its test error). The program lowered once from the demo model's call and
 compiled each way, fresh processes (BENCHMARKS.md, "The first prediction's program
-compiled light"): 1,000 rows 0.44-0.52 s of compiling at XLA's defaults against 0.24-0.35 s,
+compiled light"): 1,000 rows 0.40-0.52 s of compiling at XLA's defaults against 0.24-0.35 s,
 running as fast (0.20-0.36 against 0.22-0.35 ms a call); at 200,000 rows the light program
-ran 45% slower (7.9-8.5 against 11.7-12.4 ms), so only the smallest bucket takes it. The
-predictions are the same programs' up to the options' rounding (float64 to ~1e-15)."""
+ran 30-75% slower (7.3-8.5 against 9.9-13.4 ms), so only the smallest bucket takes it. The
+predictions were bitwise those of a larger block's program (float64 and float32, with and
+without shape terms); other options could round otherwise."""
 
 BUCKET_TREE_MAX_ROWS = 1 << 16
 """``predict`` evaluates a tree in its capacity bucket (:func:`jaxtree.model.slotted`: one
