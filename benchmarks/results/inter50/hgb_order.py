@@ -17,7 +17,6 @@ import sys
 import warnings
 
 import numpy as np
-import pandas as pd
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))

@@ -1,4 +1,4 @@
-import time, sys, jaxtree
+import time, jaxtree
 from jaxtree.datasets import paper_synthetic
 X, y = paper_synthetic(n=1000, p=10, seed=0)
 Xt, yt = paper_synthetic(n=1000, p=10, seed=1)

@@ -1,4 +1,4 @@
-import sys, time, numpy as np, jax, jaxtree
+import sys, time, numpy as np, jaxtree
 from jaxtree import model as model_, _executables as ex
 from jaxtree.datasets import paper_synthetic
 X, y = paper_synthetic(n=int(sys.argv[3]) if len(sys.argv) > 3 else 1000, p=10, seed=0)
