@@ -182,10 +182,16 @@ WARM_CHILD = """
             took.append(clf.model_.shapes is not None)
         with count_compilations() as batched:  # the same batches again: all from the cache
             batches()
+        # a table of warmup's own covariate count: its prediction is in the cache too
+        X3 = X[:, :3]
+        own = jaxtree.TreeRegressor(**kw).fit(X3, np.cos(2 * X3[:, 2]) + X3[:, 0])
+        with count_compilations() as predicted:
+            own.predict(X3[:50])
         report(lowerings=count.lowerings, compiles=count.compiles,
                shaped=[shaped.lowerings, shaped.compiles], shapes=est.model_.shapes is not None,
                classifier=counts, classifier_shapes=took[1],
-               batches=[batched.lowerings, batched.compiles])
+               batches=[batched.lowerings, batched.compiles],
+               predicted=[predicted.lowerings, predicted.compiles])
 """
 
 
@@ -198,7 +204,8 @@ def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
     second table takes shape terms after the tree; the held-out size's evaluation runs in
     the tables' buckets, not at their own widths); and fit_batch / fit_batch_classifier of
     the shapes the first process fitted compile nothing (their steps are stored, their
-    chunks, starts and members made on the host)."""
+    chunks, starts and members made on the host); a table of warmup's own covariate count
+    predicts without compiling (warmup predicted a row of each fit)."""
     from test_compilation_cache import run_child
 
     assert run_child(WARM_CHILD, tmp_path, CHILD_MODE="warmup")[0]["done"] is True
@@ -207,6 +214,7 @@ def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
     assert res["shapes"] and res["shaped"] == [0, 0], res
     assert res["classifier"] == [0, 0, 0, 0] and res["classifier_shapes"], res
     assert res["batches"] == [0, 0], res
+    assert res["predicted"] == [0, 0], res
 
 
 def test_warmup_checks_its_arguments():
