@@ -126,12 +126,11 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
             est = estimator(k=int(k), **params).fit(X, y)
             # and its prediction of up to 1,024 rows (a user's first predict after a fit: one
             # program per model settings and covariate count, the table's own p, not its
-            # bucket; 0.3-0.5 s to compile on the 2-core CPU). Not a one-versus-rest model's:
-            # its trees' values are computed under vmap, outside jaxtree's executable cache.
-            if not classifier:
-                est.predict(X[:1])
-            elif classes == 2:
+            # bucket; 0.3-0.5 s to compile on the 2-core CPU)
+            if classifier:
                 est.predict_proba(X[:1])
+            else:
+                est.predict(X[:1])
         dt = time.perf_counter() - t0
         out.append({"rows": n, "covariates": p, "seconds": dt})
         if progress:

@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _compilation_cache
+from jaxtree import _executables
 from jaxtree import _encoding as encoding_
 from jaxtree import _validation as V
 from jaxtree import export as export_
@@ -83,6 +84,21 @@ def _block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
     :func:`jaxtree._fit.pipeline.predict_rows`' row blocks). One program with the cast and
     the class axis moved last (eagerly they were two more programs to compile)."""
     return classify.decision_values(model, jnp.asarray(block, model.x_min.dtype), clip)
+
+
+_block_values_cached = _executables.cached(_block_values, static_argnums=(2,),
+                                           light=_executables.LIGHT_LLVM1)
+""":func:`_block_values` through jaxtree's executable cache, as the regressor's and the binary
+classifier's prediction (:data:`jaxtree.model._predict_cached`): a later process (or one after
+``jaxtree warmup``) loads it, and ``predict``'s blocks of up to 1,024 rows compile it with the
+light options (:data:`jaxtree._fit.pipeline.PREDICT_LIGHT_ROWS`)."""
+
+
+def _ovr_block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
+    """:func:`_block_values`, through the executable cache unless the basis has a custom Python
+    function (the cache's key cannot see its code)."""
+    fn = _block_values if model.basis.has_custom_functions else _block_values_cached
+    return fn(model, block, clip)
 
 
 def predict_proba(model: model_.TreeModel, X, *, loss: str = "logistic",
@@ -322,7 +338,8 @@ class TreeClassifier(Estimator):
         xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._encoding)
         # one tree: the regressor's prediction blocks (its shape pairs as data, model.slotted)
         ovr = classify.n_ovr(self.model_)
-        return pipeline.predict_rows(self.model_, xa, self.clip, _block_values if ovr else None)
+        return pipeline.predict_rows(self.model_, xa, self.clip,
+                                     _ovr_block_values if ovr else None)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels ``(n,)`` (``classes_[1]`` where ``f > 0`` for two classes;

@@ -647,6 +647,33 @@ def test_small_predictions_compile_light_and_equal_a_larger_block(named_compiles
     assert pipeline.PREDICT_LIGHT_ROWS == pipeline.PREDICT_MIN_ROWS == 1024
 
 
+def test_a_one_versus_rest_prediction_is_cached_and_compiles_light(named_compiles,
+                                                                     monkeypatch):
+    """A 3-class classifier's decision values (one program for the K trees,
+    classifier._block_values) go through the executable cache as the regressor's prediction
+    does: at LIGHT_LLVM1 in blocks of up to 1,024 rows, as always in larger ones, the rows'
+    values the same."""
+    import jaxtree
+
+    rng = np.random.default_rng(9)
+    X = rng.uniform(size=(300, 3))
+    y = np.digitize(np.sin(3 * X[:, 0]) + X[:, 1], [0.6, 1.2])
+    clf = jaxtree.TreeClassifier(k=1, search="greedy", validation_fraction=None,
+                                 shapes=0).fit(X, y)
+    assert clf.decision_function(X[:5]).shape == (5, 3)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    ex._quick_memory.clear()
+    del named_compiles[:]
+    small = clf.decision_function(X[:200])
+    assert named_compiles == [("jit(_block_values)", {**ex._MARK, **ex.LIGHT_LLVM1})], (
+        named_compiles)
+    del named_compiles[:]
+    big = clf.decision_function(np.concatenate([X] * 4))
+    assert all(opts != {**ex._MARK, **ex.LIGHT_LLVM1} for _, opts in named_compiles), (
+        named_compiles)
+    np.testing.assert_allclose(small, big[:200], rtol=1e-12, atol=1e-12)
+
+
 def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
         named_compiles, monkeypatch):
     """TreeClassifier on 300 rows (FitSpec.light) with XLA_FLAGS that leave the fusion
