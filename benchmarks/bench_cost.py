@@ -67,12 +67,20 @@ def rows_of(X, idx):
     return X[idx] if isinstance(X, np.ndarray) else X.iloc[idx]
 
 
-def run_case(case: str, repeats: int) -> dict:
+def split(case: str) -> tuple:
+    """``(task, X_train, y_train, X_test, y_test)``: a case's rows (:func:`load`) in the
+    seeded 80/20 split this benchmark times and scores on (``bench_fit_programs.py`` times
+    the same training rows)."""
     task, X, y = load(case)
     n = len(y)
     perm = np.random.default_rng(acc.SEED).permutation(n)
     tr, te = perm[: int(0.8 * n)], perm[int(0.8 * n):]
-    Xtr, ytr, Xte, yte = rows_of(X, tr), y[tr], rows_of(X, te), y[te]
+    return task, rows_of(X, tr), y[tr], rows_of(X, te), y[te]
+
+
+def run_case(case: str, repeats: int) -> dict:
+    task, Xtr, ytr, Xte, yte = split(case)
+    n = len(ytr) + len(yte)
     models = {"jaxtree": lambda: acc.jaxtree_model(task), "HGB(100)": lambda: acc.hgb(task, 100)}
     first, times, scores = {}, {m: [] for m in models}, {}
     for m, make in models.items():  # the first fit: jaxtree compiles here
@@ -83,8 +91,8 @@ def run_case(case: str, repeats: int) -> dict:
             _, t = acc.timed(lambda: make().fit(Xtr, ytr))
             times[m].append(t)
     warm = {m: statistics.median(v) for m, v in times.items()}
-    rec = {"case": case, "task": task, "rows": n, "train_rows": len(tr),
-           "p": int(X.shape[1]), "first_s": first, "warm_s": times, "warm_median_s": warm,
+    rec = {"case": case, "task": task, "rows": n, "train_rows": len(ytr),
+           "p": int(Xtr.shape[1]), "first_s": first, "warm_s": times, "warm_median_s": warm,
            "ratio": warm["jaxtree"] / warm["HGB(100)"], "score": scores,
            "metric": "RMSE" if task == "regression" else "AUC"}
     print(f"{case:20s} {n:>9,d} rows  jaxtree {warm['jaxtree']:7.2f} s  HGB(100) "

@@ -45,10 +45,7 @@ def timed_fits(case: str, repeats: int) -> list:
         task, Xtr, ytr, _ = bench_cost.acc.load_table(case[6:], None)
         ytr = np.asarray(ytr)
     else:
-        task, X, y = bench_cost.load(case)
-        n = len(y)
-        train = np.random.default_rng(bench_cost.acc.SEED).permutation(n)[: int(0.8 * n)]
-        Xtr, ytr = bench_cost.rows_of(X, train), y[train]
+        task, Xtr, ytr = bench_cost.split(case)[:3]
     make = lambda: bench_cost.acc.jaxtree_model(task)  # noqa: E731
     make().fit(Xtr, ytr)  # compiles (or loads) every program
 
