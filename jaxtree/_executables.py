@@ -360,9 +360,19 @@ def _is_custom(value) -> bool:
     return isinstance(value, basis_.Basis) and value.has_custom_functions
 
 
+def _holds_custom(tree) -> bool:
+    """Whether a pytree structure's static data holds a basis with a custom function (a
+    :class:`jaxtree.model.TreeModel` passed as an array argument carries its basis there)."""
+    data = tree.node_data()
+    if data is not None and isinstance(data[1], tuple) and any(map(_is_custom, data[1])):
+        return True
+    return any(map(_holds_custom, tree.children()))
+
+
 def _key(name: str, static: tuple, dynamic: tuple) -> str | None:
     """The file name (without suffix) of program ``name`` at these arguments, or None when
-    it is not cached (a custom basis function, an array on several devices, a tracer)."""
+    it is not cached (a custom basis function, static or in a model's static data; an array
+    on several devices; a tracer). The callers need not check for a custom basis."""
     if any(_is_custom(s) for s in static):
         return None
     leaves, tree = jax.tree_util.tree_flatten(dynamic)
@@ -385,6 +395,14 @@ def _key(name: str, static: tuple, dynamic: tuple) -> str | None:
         key = _keys.get(memo)
     except TypeError:  # an unhashable value: the key is computed every time
         memo = key = None
+    if key is _CUSTOM:
+        return None
+    if key is None and _holds_custom(tree):  # once per structure: remembered as _CUSTOM
+        key = _CUSTOM
+        if memo is not None:
+            with _lock:
+                _keys[memo] = key
+        return None
     if key is None:
         avals = [(shape, str(dtype), weak) for shape, dtype, weak in avals]
         text = repr((name, repr(static), str(tree), avals, environment()))
@@ -398,6 +416,8 @@ def _key(name: str, static: tuple, dynamic: tuple) -> str | None:
 
 
 _keys: dict = {}
+_CUSTOM = object()
+"""Remembered in :data:`_keys` for a structure that holds a custom basis function (no key)."""
 MAX_KEYS = 1024
 """The most remembered keys (:func:`_key`); all are forgotten at once beyond it."""
 

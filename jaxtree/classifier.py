@@ -30,7 +30,6 @@ Decisions kept here:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from typing import Callable, Optional
 
@@ -39,7 +38,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _compilation_cache
-from jaxtree import _executables
 from jaxtree import _encoding as encoding_
 from jaxtree import _validation as V
 from jaxtree import export as export_
@@ -75,30 +73,6 @@ def decision_function(model: model_.TreeModel, X, *, clip: bool = True) -> jax.A
         X = V.fill_missing(X, np.asarray(model.x_min).reshape(-1, model.n_features)[0],
                            refuse=model.missing == "error", names=model.feature_names)
     return classify.decision_values(model, jnp.asarray(X, model.x_min.dtype), clip)
-
-
-@functools.partial(jax.jit, static_argnums=2)
-def _block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
-    """The ``(rows, K)`` decision values of a one-versus-rest model on a block of validated,
-    encoded rows (the estimator's ``decision_function``, by
-    :func:`jaxtree._fit.pipeline.predict_rows`' row blocks). One program with the cast and
-    the class axis moved last (eagerly they were two more programs to compile)."""
-    return classify.decision_values(model, jnp.asarray(block, model.x_min.dtype), clip)
-
-
-_block_values_cached = _executables.cached(_block_values, static_argnums=(2,),
-                                           light=_executables.LIGHT_LLVM1)
-""":func:`_block_values` through jaxtree's executable cache, as the regressor's and the binary
-classifier's prediction (:data:`jaxtree.model._predict_cached`): a later process (or one after
-``jaxtree warmup``) loads it, and ``predict``'s blocks of up to 1,024 rows compile it with the
-light options (:data:`jaxtree._fit.pipeline.PREDICT_LIGHT_ROWS`)."""
-
-
-def _ovr_block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
-    """:func:`_block_values`, through the executable cache unless the basis has a custom Python
-    function (the cache's key cannot see its code)."""
-    fn = _block_values if model.basis.has_custom_functions else _block_values_cached
-    return fn(model, block, clip)
 
 
 def predict_proba(model: model_.TreeModel, X, *, loss: str = "logistic",
@@ -339,7 +313,7 @@ class TreeClassifier(Estimator):
         # one tree: the regressor's prediction blocks (its shape pairs as data, model.slotted)
         ovr = classify.n_ovr(self.model_)
         return pipeline.predict_rows(self.model_, xa, self.clip,
-                                     _ovr_block_values if ovr else None)
+                                     classify.block_values if ovr else None)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels ``(n,)`` (``classes_[1]`` where ``f > 0`` for two classes;

@@ -298,8 +298,7 @@ def predict_checked(model: TreeModel, x, *, clip: bool = True, terms=None) -> ja
     the same settings, whichever pairs and tree size it chose."""
     dtype = model.x_min.dtype  # a host matrix is cast on the host: no eager cast compiled
     x = np.asarray(x, dtype) if isinstance(x, np.ndarray) else jnp.asarray(x, dtype)
-    return (_predict_jit if model.basis.has_custom_functions else _predict_cached)(
-        model, x, clip, terms)
+    return _predict_cached(model, x, clip, terms)
 
 
 def slotted(model: TreeModel, bucket_tree: bool = True) -> tuple:
@@ -404,7 +403,7 @@ with the compilation cache): a later process predicting the same model structure
 neither traces nor lowers it (issue 27; the demo's second process: 0.20-0.27 -> 0.002 s of
 prediction, BENCHMARKS.md). Inside a trace (a user's jit, vmap, grad) it is the jitted
 function. A basis with a custom Python function is not kept there (the key cannot see the
-function's code): :func:`predict_checked` calls :data:`_predict_jit` for it.
+function's code): :func:`jaxtree._executables.cached` calls :data:`_predict_jit` for it.
 
 Its light options (:data:`jaxtree._executables.LIGHT_LLVM1`) apply in a
 :func:`jaxtree._executables.light` block only: the estimators' ``predict`` opens one for

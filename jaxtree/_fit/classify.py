@@ -49,6 +49,7 @@ Decisions:
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -295,6 +296,24 @@ def decision_values(model: model_.TreeModel, x, clip: bool) -> jax.Array:
         return model_.predict(model, x, clip=clip)
     out = jax.vmap(lambda m: model_.predict(m, x, clip=clip))(model)
     return jnp.moveaxis(out, 0, -1)
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
+    """The ``(rows, K)`` decision values of a one-versus-rest model on a block of validated,
+    encoded rows (the classifier's ``decision_function``, by
+    :func:`jaxtree._fit.pipeline.predict_rows`' row blocks). One program with the cast and
+    the class axis moved last (eagerly they were two more programs to compile)."""
+    return decision_values(model, jnp.asarray(block, model.x_min.dtype), clip)
+
+
+block_values = _executables.cached(_block_values, static_argnums=(2,),
+                                   light=_executables.LIGHT_LLVM1)
+""":func:`_block_values` through jaxtree's executable cache, as the regressor's and the binary
+classifier's prediction (:data:`jaxtree.model._predict_cached`; a custom basis function goes to
+the jitted function): a later process (or one after ``jaxtree warmup``) loads it, and
+``predict``'s blocks of up to 1,024 rows compile it with the light options
+(:data:`jaxtree._fit.pipeline.PREDICT_LIGHT_ROWS`)."""
 
 
 def proba(f, loss: str, binary: bool, xp=jnp):
