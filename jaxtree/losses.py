@@ -170,5 +170,5 @@ def mean_loss(program: prog.Program, data: scoring.Data, basis, loss: str, *,
         return (acc[0] + jnp.sum(wb * fn(loss, yb, f)), acc[1] + jnp.sum(wb)), None
 
     z = jnp.zeros((), data.x.dtype)
-    (tot, n), _ = jax.lax.scan(body, (z, z), (data.x, data.y, data.w))
+    (tot, n), _ = scoring.scan_live(body, (z, z), (data.x, data.y, data.w), data.w)
     return scoring.safe_div(tot, n)

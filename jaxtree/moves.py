@@ -229,7 +229,7 @@ def score_replace(program: prog.Program, data: scoring.Data, basis, *, max_leave
         return merge_replace(acc, replace_chunk_moments(program, slots, *ch, basis, precision)), None
 
     init = zero_replace_moments(max_leaves, cols, data.x.dtype)
-    mo, _ = jax.lax.scan(body, init, (data.x, data.y, data.w, data.phi))
+    mo, _ = scoring.scan_live(body, init, (data.x, data.y, data.w, data.phi), data.w)
     out = finish_replace(program, slots, mo)
     return out._replace(sse=scoring.masked(out.sse, data.allowed))
 
@@ -381,7 +381,7 @@ def score_delete(program: prog.Program, data: scoring.Data, basis, *,
         return merge_delete(acc, delete_chunk_moments(program, slots, under_mul, *ch, basis)), None
 
     init = zero_delete_moments(max_leaves, data.x.dtype)
-    mo, _ = jax.lax.scan(body, init, (data.x, data.y, data.w))
+    mo, _ = scoring.scan_live(body, init, (data.x, data.y, data.w), data.w)
     return finish_delete(program, slots, mo)
 
 
@@ -639,7 +639,8 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
         z = jnp.zeros((pq, pq), dt)
         z0 = jnp.zeros((), dt)
         init = (scoring.Moments(z0, z0, z, z0, z, z), _zero_scalar_moments((), dt))
-        (mo, mo_e), _ = jax.lax.scan(body, init, (data.x, data.y, data.w, data.phi))
+        (mo, mo_e), _ = scoring.scan_live(body, init, (data.x, data.y, data.w, data.phi),
+                                          data.w)
         rss = _rss(program, mo_e)
         fit = scoring.closed_form(mo)
         sse = jnp.where(upper & row_ok[row] & jnp.isfinite(fit.sse), fit.sse, jnp.inf)

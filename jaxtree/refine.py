@@ -110,7 +110,7 @@ def mse(program: prog.Program, data: scoring.Data, basis) -> jax.Array:
         return (acc[0] + jnp.sum(wb * res * res), acc[1] + jnp.sum(wb)), None
 
     z = jnp.zeros((), data.x.dtype)
-    (sse, n), _ = jax.lax.scan(body, (z, z), (data.x, data.y, data.w, data.phi))
+    (sse, n), _ = scoring.scan_live(body, (z, z), (data.x, data.y, data.w, data.phi), data.w)
     return sse / n
 
 
@@ -182,8 +182,8 @@ def coordinate(program: prog.Program, data: scoring.Data, basis, *, sweeps: int,
             return scoring.merge(acc, coordinate_moments(p, d, *ch[:3], basis, ch[3])), None
 
         z = jnp.zeros((), data.x.dtype)
-        mo, _ = jax.lax.scan(body, scoring.Moments(z, z, z, z, z, z),
-                             (data.x, data.y, data.w, cache))
+        mo, _ = scoring.scan_live(body, scoring.Moments(z, z, z, z, z, z),
+                                  (data.x, data.y, data.w, cache), data.w)
         return coordinate_update(p, d, mo)
 
     def step(i, carry):
@@ -290,7 +290,7 @@ def _chunked_loss(basis, kind: str = "squared"):
 
         z = jnp.zeros((), data.x.dtype)
         init = (z, jax.tree_util.tree_map(jnp.zeros_like, params))
-        (val, g), _ = jax.lax.scan(body, init, (data.x, data.y, data.w, cache))
+        (val, g), _ = scoring.scan_live(body, init, (data.x, data.y, data.w, cache), data.w)
         n = jnp.sum(data.w)
         return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
 

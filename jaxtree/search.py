@@ -407,8 +407,8 @@ def _exact_leaf_fit(program, slot, data, basis):
                                                              zb)), None
 
     z = jnp.zeros((), data.x.dtype)
-    mo, _ = jax.lax.scan(body, scoring.Moments(z, z, z, z, z, z),
-                         (coarse.x, coarse.y, coarse.w, coarse.phi))
+    mo, _ = scoring.scan_live(body, scoring.Moments(z, z, z, z, z, z),
+                              (coarse.x, coarse.y, coarse.w, coarse.phi), coarse.w)
     return refine_.coordinate_update(program, slot, mo)
 
 

@@ -616,7 +616,7 @@ def grams(data: scoring.Data, spec: ShapeSpec):
              jnp.zeros((q * 2 * n2,) * 2 if cross else (n_pairs * m2 * m2,), dt),
              jnp.zeros((0 if cross else n_pairs * m2,), dt),  # cross: the Grams' row sums
              jnp.zeros((), dt))
-    (g1, s1, g2, s2, n), _ = jax.lax.scan(body, init_, (data.x, data.w))
+    (g1, s1, g2, s2, n), _ = scoring.scan_live(body, init_, (data.x, data.w), data.w)
     if cross:  # pair c's: the rows of its first covariate's band, the columns of its second's
         g2 = _pair_gram(g2.reshape(q, 2 * n2, q, 2 * n2)[ca, :, cb, :], n2)
         s2 = jnp.sum(g2, -1)
@@ -813,7 +813,7 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
     init_ = (jnp.zeros((p, n1), dt),
              jnp.zeros((q * n2, q * n2) if cross else (n_pairs, n2 * n2), dt),
              jnp.zeros((), dt))
-    (b1, b2, esum), _ = jax.lax.scan(body, init_, (data.x, data.y, data.w, fit))
+    (b1, b2, esum), _ = scoring.scan_live(body, init_, (data.x, data.y, data.w, fit), data.w)
     if cross:  # pair c's block: the rows of its first covariate, the columns of its second
         b2 = b2.reshape(q, n2, q, n2)[ia, :, ib, :].reshape(n_pairs, n2 * n2)
     return b1, b2, esum
@@ -1068,9 +1068,9 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
             e = wb * (yb - fb + _apply_hats(hats, old, spec))
             return (acc[0] + _accumulate_hats(hats, e, spec, mm), acc[1] + jnp.sum(e)), fb
 
-        (b, esum), fit = jax.lax.scan(
+        (b, esum), fit = scoring.scan_live(
             body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
-            (data.x, data.y, data.w, fit))
+            (data.x, data.y, data.w, fit), data.w, skipped=lambda ch: ch[3])
         new, shift = _term_update(table, tid, p, n, b, esum, spec)
         return coef.at[tid].set(new), fit, icpt + shift, tid, new - old, shift
 

@@ -20,19 +20,20 @@ from _shared import GREEDY
 
 def _row_scans(jaxpr, rows: int, p: int) -> list:
     """The ``length`` of every ``scan`` over row chunks in a closed jaxpr (nested ones
-    included): the scans that consume all ``rows`` covariates as ``(length, m, p)`` chunks
+    included), or the chunk count of a ``while`` loop over them (:func:`jaxtree.scoring.
+    scan_live`: at most as many steps): the loops that consume all ``rows`` covariates as
+    ``(length, m, p)`` chunks
     (the refinement regroups the scorer's chunks: its ``m`` may be larger). Other scans
     (over the tree's slots, the optimiser's steps) are not passes over the rows."""
     out = []
 
     def walk(j):
         for eqn in j.eqns:
-            if eqn.primitive.name == "scan":
-                n = int(eqn.params["length"])
+            if eqn.primitive.name in ("scan", "while"):  # while: scoring.scan_live's loop
                 shapes = [getattr(v.aval, "shape", ()) for v in eqn.invars]
-                if any(len(s) == 3 and s[0] == n and s[0] * s[1] == rows and s[2] == p
-                       for s in shapes):
-                    out.append(n)
+                n = [s[0] for s in shapes if len(s) == 3 and s[0] * s[1] == rows and s[2] == p
+                     and (eqn.primitive.name == "while" or s[0] == eqn.params["length"])]
+                out.extend(n[:1])
             for v in eqn.params.values():
                 for sub in (v if isinstance(v, (list, tuple)) else [v]):
                     if hasattr(sub, "eqns"):  # a Jaxpr
@@ -191,3 +192,49 @@ def test_explicit_chunk_wins_and_is_recorded():
     est = jaxtree.TreeRegressor(**GREEDY, k=1, chunk_size=64).fit(X, X[:, 0])
     assert est.row_plan_.rule == "explicit" and est.row_plan_.n_chunks == 5
     assert estimator_.check_params({"chunk_size": "auto"}).chunk is None
+
+
+def _weighted_pass(carry, ch):
+    """A pass's body: weighted sums and a per-row output."""
+    x, y, w = ch
+    r = w * (y - x @ jnp.arange(1.0, x.shape[-1] + 1, dtype=x.dtype))
+    return (carry[0] + jnp.sum(r * r), carry[1] + x.T @ r), r + 1.0
+
+
+@pytest.mark.parametrize("live", [[1, 1, 1, 0, 0], [1, 0, 1, 1, 0], [0, 0, 0, 0, 0],
+                                  [1, 1, 1, 1, 1], [1]])
+def test_a_pass_skips_the_padding_chunks_and_equals_the_full_scan(live, x64):
+    """``scoring.scan_live`` (every pass over the rows' chunks, issue 29's cost) runs up to
+    the last chunk with a nonzero weight: its sums equal a float64 scan over all chunks (a
+    zero-weight chunk adds zero), a zero-weight chunk between live ones is still read, and
+    the chunks after the last live one output ``skipped``'s values; the same under ``jit``
+    and ``vmap`` (a batch of weight patterns)."""
+    rng = np.random.default_rng(len(live) + sum(live))
+    nc, m, p = len(live), 16, 3
+    x = rng.normal(size=(nc, m, p))
+    y = rng.normal(size=(nc, m))
+    w = rng.uniform(0.5, 2.0, size=(nc, m)) * np.asarray(live, float)[:, None]
+    w[0, :3] = 0.0  # a partly padded chunk stays live
+    init = (np.zeros(()), np.zeros(p))
+    skipped = lambda ch: -jnp.ones_like(ch[1])  # noqa: E731
+    data = tuple(map(jnp.asarray, (x, y, w)))
+    (want_s, want_g), want_r = jax.lax.scan(_weighted_pass, init, data)
+    run = jax.jit(lambda d: scoring.scan_live(_weighted_pass, init, d, d[2], skipped))
+    (s, g), r = run(data)
+    last = max([i + 1 for i, v in enumerate(live) if v], default=0) if nc > 1 else nc
+    np.testing.assert_allclose(s, want_s, rtol=1e-12)
+    np.testing.assert_allclose(g, want_g, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r[:last], want_r[:last], rtol=1e-12)
+    np.testing.assert_array_equal(r[last:], -1.0)
+    batch = tuple(jnp.stack([a, a]) for a in data[:2]) + (jnp.stack([data[2], 0 * data[2]]),)
+    (bs, bg), br = jax.vmap(lambda d: scoring.scan_live(_weighted_pass, init, d, d[2],
+                                                        skipped))(batch)
+    np.testing.assert_allclose(bs, [want_s, 0.0], rtol=1e-12)
+    np.testing.assert_allclose(br[0, :last], want_r[:last], rtol=1e-12)
+    np.testing.assert_array_equal(br[1], -1.0 if nc > 1 else br[1])
+
+
+def test_a_pass_with_outputs_needs_their_skipped_values():
+    data = (jnp.ones((2, 4, 3)), jnp.ones((2, 4)), jnp.ones((2, 4)))
+    with pytest.raises(ValueError, match="skipped="):
+        scoring.scan_live(_weighted_pass, (jnp.zeros(()), jnp.zeros(3)), data, data[2])

@@ -327,7 +327,8 @@ def mse_and_errors(program, data: scoring.Data, basis) -> tuple:
         return (acc[0] + jnp.sum(wb * err), acc[1] + jnp.sum(wb)), err
 
     z = jnp.zeros((), data.x.dtype)
-    (sse, n), err = jax.lax.scan(body, (z, z), (data.x, data.y, data.w, data.phi))
+    (sse, n), err = scoring.scan_live(body, (z, z), (data.x, data.y, data.w, data.phi), data.w,
+                                      skipped=lambda ch: jnp.zeros_like(ch[1]))
     return sse / n, err.reshape(nc, m)
 
 
