@@ -23,12 +23,12 @@ SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2)
 MAX_K = 3
 
 
-def _data(seed=1, n=64, p=2):
+def _data(seed=1, n=64, p=2, chunk_size=32):
     rng = np.random.default_rng(seed)
     x = rng.uniform(size=(n, p))
     y = (0.5 * np.sin(3 * np.pi * x[:, 0]) * np.cos(2 * np.pi * x[:, 1]) + 0.3 * x[:, 1] ** 2
          + 0.2 * x[:, 0] + 0.02 * rng.standard_normal(n))
-    return scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.ones(n), chunk_size=32)
+    return scoring.chunk(jnp.asarray(x), jnp.asarray(y), jnp.ones(n), chunk_size=chunk_size)
 
 
 def _config(**kw):
@@ -50,7 +50,10 @@ def _count(jaxpr, name):
 
 
 def _whiles(config, program):
-    jaxpr = jax.make_jaxpr(lambda p, d: search.step(p, d, SMALL, config))(program, _data())
+    """The step's while loops on one chunk of rows (its passes are then scans; over several
+    chunks each pass is a while loop of its own, :func:`jaxtree.scoring.scan_live`)."""
+    jaxpr = jax.make_jaxpr(lambda p, d: search.step(p, d, SMALL, config))(
+        program, _data(chunk_size=64))
     return _count(jaxpr.jaxpr, "while")
 
 
