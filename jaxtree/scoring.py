@@ -213,8 +213,9 @@ def scan_live(body, init, xs, w, skipped=None):
     compiles a scan (both are a while loop), where a conditional per chunk had compiled
     about 7% longer. One chunk is a plain scan (nothing to skip: the demo's programs are
     unchanged). Skipping adds nothing: a zero-weight chunk's sums are zero. Not reverse
-    differentiable (the trip count is data): the passes it serves compute their own
-    gradients."""
+    differentiable (the trip count is data): the search's passes use it (their gradients
+    are their own, :func:`jaxtree.refine.joint`'s custom VJP), the public losses
+    (:func:`jaxtree.refine.mse`, :func:`jaxtree.losses.mean_loss`) keep a plain scan."""
     if w.shape[0] < 2:
         return jax.lax.scan(body, init, xs)
     live = jnp.any(w != 0, axis=tuple(range(1, w.ndim)))

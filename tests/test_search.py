@@ -223,6 +223,31 @@ def test_chunk_gradient_equals_reverse_mode(rng):
     np.testing.assert_allclose(ga, want_ga, rtol=1e-10)
 
 
+def test_public_losses_stay_reverse_differentiable_over_chunks(rng):
+    """``refine.mse`` and ``losses.mean_loss`` over several chunks of padded rows (more than
+    ``refine.REFINE_ROWS``, so the refinement's regrouping leaves two) take ``jax.grad``: the
+    search's own passes stop at the last live chunk (``scoring.scan_live``, a loop reverse
+    mode cannot run), these public losses keep a scan. The gradient equals the float64
+    gradient of the same loss on the unchunked rows."""
+    from jaxtree import losses
+
+    program = _as_program(_random_program(rng, 3, SMALL.q, 4))
+    n = refine.REFINE_ROWS + 100
+    x, y = rng.uniform(size=(n, 3)), rng.normal(size=n)
+    data = scoring.chunk(jnp.asarray(x), jnp.asarray(y), chunk_size=4096,
+                         rows=2 * refine.REFINE_ROWS)  # two regrouped chunks, the second padded
+
+    def plain(w):
+        res = jnp.asarray(y) - prog.evaluate(program._replace(weight=w), jnp.asarray(x), SMALL)
+        return jnp.mean(res * res)
+
+    want = jax.jit(jax.grad(plain))(program.weight)
+    for f in (lambda w: refine.mse(program._replace(weight=w), data, SMALL),
+              lambda w: losses.mean_loss(program._replace(weight=w), data, SMALL, "squared")):
+        np.testing.assert_allclose(jax.jit(jax.grad(f))(program.weight), want, rtol=1e-9,
+                                   atol=1e-12)
+
+
 def test_row_buckets_give_identical_scores_and_fit(rng):
     # test_cached_basis_gives_the_same_fit's shapes and plain fit (one compilation shared)
     x = rng.uniform(size=(300, 3))
