@@ -11,6 +11,10 @@ computes *without tracing*: the function, its static arguments, the shapes and d
 array arguments and everything else the compiled program could depend on. A second process
 that finds the key loads the executable and calls it: no tracing, no lowering, no compiling.
 
+Why one file over 800 lines: the key, the loads, the read-ahead, the compilations ahead and
+the stores share one lock and the module's tables of keys, executables in memory and
+executables in flight; split, each part would reach into the others' private state.
+
 Decisions (and why):
 
 * **Where**: ``<cache root>/executables``, beside JAX's cache directory (``.../jaxtree/jax``),
@@ -30,8 +34,8 @@ Decisions (and why):
   :func:`cached` wraps them at their call sites. Every other program (``fit_batch``, most
   of the streamed fits' passes, ``predict``) goes through JAX's own cache as before.
 * **The key** (SHA-256 of): the function's module and name; ``repr`` of the static arguments
-  (a basis holding a custom Python function is not cached at all: its identity cannot be
-  written down); the tree structure, shapes, dtypes and weak types of the other arguments;
+  (a basis holding a custom Python function is not cached at all, whether it is a static
+  argument or inside a model's static data: its identity cannot be written down); the tree structure, shapes, dtypes and weak types of the other arguments;
   the versions of Python, jax, jaxlib, optax and numpy; a hash of jaxtree's own source
   files; all of JAX's configuration values; ``XLA_FLAGS``; the device's platform, kind and
   platform version; and the host CPU's model and feature flags (machine code compiled for
