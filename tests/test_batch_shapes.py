@@ -186,8 +186,12 @@ def test_optax_and_other_searches_equal_separate_fits(how, request):
     # 200 L-BFGS steps, so that both fits reach the optimum: at the default 20 a member and
     # its separate fit, compiled in other shapes, round apart and stop on different iterates
     # (measured: 1.7e-5 under the suite's flags, 6e-7 at XLA's defaults; < 1e-9 at 200).
-    # At XLA's default flags (_shared.at_xla_defaults): under the suite's one codegen part
-    # (its third flag) the backfit member stopped 2.6e-8 from its separate fit even at 200.
+    # At XLA's default flags (_shared.at_xla_defaults). The backfit's third member stops
+    # 2.6e-8 from its separate fit in its predictions at 200 steps and at 400 alike (measured
+    # in the fifty-first session, also at the commit before it): both L-BFGS runs have
+    # stopped, at training losses 6e-9 apart (relative), in a flat valley. So predictions
+    # and shapes are compared at 1e-7 here; the choices and formulas stay exact, and a wrong
+    # term or weight moves them by far more.
     if not at_xla_defaults(request):
         return
     X, y = _distinct()
@@ -195,7 +199,7 @@ def test_optax_and_other_searches_equal_separate_fits(how, request):
     res = batch.fit_batch(X, y, shapes=2, **kw)
     for b in range(3):
         est = jaxtree.TreeRegressor(shapes=2, validation_fraction=None, **kw).fit(X[b], y[b])
-        _assert_same(res[b], est, X[b])
+        _assert_same(res[b], est, X[b], rtol=1e-7)
 
 
 @pytest.mark.parametrize("kw, match", [
