@@ -41,6 +41,7 @@ from _common import environment  # noqa: E402
 CASES = {  # name: (loader, training rows); the table has rows / 0.8 (its 20% tests)
     "diamonds_1e4": ("diamonds", 10_000),
     "diamonds_4e4": ("diamonds", 40_000),
+    "diamonds_class_1e4": ("diamonds_class", 10_000),
     "diamonds_class_4e4": ("diamonds_class", 40_000),
     "weather_2e4": ("weather", 20_000),
     "flights_1e5": ("flights", 100_000),
