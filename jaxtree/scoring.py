@@ -212,11 +212,15 @@ def scan_live(body, init, xs, w, skipped=None):
     the last live chunk keeps the shared programs and skips that work; XLA compiles it as it
     compiles a scan (both are a while loop), where a conditional per chunk had compiled
     about 7% longer. One chunk is a plain scan (nothing to skip: the demo's programs are
-    unchanged). Skipping adds nothing: a zero-weight chunk's sums are zero. Not reverse
-    differentiable (the trip count is data): the search's passes use it (their gradients
-    are their own, :func:`jaxtree.refine.joint`'s custom VJP), the public losses
-    (:func:`jaxtree.refine.mse`, :func:`jaxtree.losses.mean_loss`) keep a plain scan."""
-    if w.shape[0] < 2:
+    unchanged), and so is every pass off a CPU: XLA's GPU runtime can skip reading a loop's
+    flag back to the host each iteration only when it knows the trip count, and the loop was
+    not measured on a GPU, so accelerator programs stay as they were (their row plan cuts a
+    pass into a few large chunks). Skipping adds nothing: a zero-weight chunk's sums are
+    zero. Not reverse differentiable (the trip count is data): the search's passes use it
+    (their gradients are their own, :func:`jaxtree.refine.joint`'s custom VJP), the public
+    losses (:func:`jaxtree.refine.mse`, :func:`jaxtree.losses.mean_loss`) keep a plain
+    scan."""
+    if w.shape[0] < 2 or jax.default_backend() != "cpu":
         return jax.lax.scan(body, init, xs)
     live = jnp.any(w != 0, axis=tuple(range(1, w.ndim)))
     n_live = jnp.max(jnp.where(live, jnp.arange(1, w.shape[0] + 1), 0))
