@@ -35,10 +35,11 @@ Decisions (and why):
   of the streamed fits' passes, ``predict``) goes through JAX's own cache as before.
 * **The key** (SHA-256 of): the function's module and name; ``repr`` of the static arguments
   (a basis holding a custom Python function is not cached at all, whether it is a static
-  argument or inside a model's static data: its identity cannot be written down); the tree structure, shapes, dtypes and weak types of the other arguments;
-  the versions of Python, jax, jaxlib, optax and numpy; a hash of jaxtree's own source
-  files; all of JAX's configuration values; ``XLA_FLAGS``; the device's platform, kind and
-  platform version; and the host CPU's model and feature flags (machine code compiled for
+  argument or inside a model's static data: its identity cannot be written down); the tree
+  structure, shapes, dtypes and weak types of the other arguments; the versions of Python,
+  jax, jaxlib, optax and numpy; a hash of jaxtree's own source files; all of JAX's
+  configuration values; ``XLA_FLAGS``; the device's platform, kind and platform version;
+  and the host CPU's model and feature flags (machine code compiled for
   one CPU can crash another that shares a home directory). Anything not in the key that
   could change the program would make a stale hit, so the key errs on the side of misses.
   JAX's compiled call checks the arguments' shapes and dtypes again on every call.
@@ -399,24 +400,19 @@ def _key(name: str, static: tuple, dynamic: tuple) -> str | None:
         key = _keys.get(memo)
     except TypeError:  # an unhashable value: the key is computed every time
         memo = key = None
-    if key is _CUSTOM:
-        return None
-    if key is None and _holds_custom(tree):  # once per structure: remembered as _CUSTOM
-        key = _CUSTOM
-        if memo is not None:
-            with _lock:
-                _keys[memo] = key
-        return None
     if key is None:
-        avals = [(shape, str(dtype), weak) for shape, dtype, weak in avals]
-        text = repr((name, repr(static), str(tree), avals, environment()))
-        key = hashlib.sha256(text.encode()).hexdigest()
+        if _holds_custom(tree):  # a model's custom basis function: remembered as no key
+            key = _CUSTOM
+        else:
+            avals = [(shape, str(dtype), weak) for shape, dtype, weak in avals]
+            text = repr((name, repr(static), str(tree), avals, environment()))
+            key = hashlib.sha256(text.encode()).hexdigest()
         if memo is not None:
             with _lock:
                 if len(_keys) >= MAX_KEYS:
                     _keys.clear()
                 _keys[memo] = key
-    return key
+    return None if key is _CUSTOM else key
 
 
 _keys: dict = {}
