@@ -138,6 +138,11 @@ def test_save_load_round_trip_is_exact(fitted, tmp_path):
     assert not (tmp_path / "nope").exists()
 
 
+# slow (~1.6 s): restates tests/test_driver.py::test_both_engines_report_the_same_choice_records
+# (the estimator on both engines, the greedy search, coordinate refinement: the same choices,
+# per-choice weights and history to 1e-7) and, for the predictions,
+# tests/test_search.py::test_matches_reference_iteration_by_iteration
+@pytest.mark.slow
 def test_reference_engine_matches_jax_coordinate():
     X, y = paper_synthetic(200, p=4, seed=2)
     a = jaxtree.TreeRegressor(k=3, basis=SMALL_BASIS, refine="coordinate", engine="reference").fit(X, y)

@@ -60,8 +60,8 @@ def _check(pb):
 
 
 # slow: the engines agree on fixed problems in the default run (test_search.py::
-# test_matches_reference_iteration_by_iteration, test_estimator.py::
-# test_reference_engine_matches_jax_coordinate); drawn problems are the long check
+# test_matches_reference_iteration_by_iteration, test_driver.py::
+# test_both_engines_report_the_same_choice_records); drawn problems are the long check
 @pytest.mark.slow
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems)
