@@ -79,6 +79,7 @@ Decisions (and why):
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import hashlib
 import importlib.metadata
@@ -253,6 +254,66 @@ def _thread_flag(name: str):
         yield
     finally:
         setattr(_local, name, old)
+
+
+@contextlib.contextmanager
+def while_waiting(task):
+    """In this block, ``task()`` runs once on this thread the first time the thread would
+    wait for a program compiling ahead (:meth:`cached.ahead`) while a core is free
+    (:func:`_core_free`); the programs the task names ahead compile after the compilations
+    then in flight (:func:`_compile_after`). At the block's end the task is dropped if it
+    never ran. For a fit's next stage, whose programs the task traces and lowers while the
+    thread would otherwise sit idle (:func:`jaxtree._fit.stages.search_model`). A task's
+    failure is no error of the fit: its programs then compile at their calls.
+
+    Why both conditions (fifty-second session, issue 27). The forty-seventh session ran
+    such a task at the thread's first wait, on the 2-core CPU: the shape stage's tracing
+    then ran beside the search step's two compilations, and their own compilations beside
+    those, and the demo's first fit stayed level. Here the task waits until one of the
+    step's two programs is compiled (the thread then waits for the other, which leaves a
+    core idle), and its compilations queue behind the step's: the demo's first fit 5.25 ->
+    4.84 s (means of ten fresh processes, ABBA), the 20,000 x 10 table with a category
+    7.92 -> 7.47 s (four each), the same predictions (BENCHMARKS.md, "The shape stage
+    traced while the step's last program compiles")."""
+    tasks = _local.__dict__.setdefault("waiting", [])
+    tasks.append(task)
+    try:
+        yield
+    finally:
+        if task in tasks:
+            tasks.remove(task)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _core_free() -> bool:
+    """Whether fewer programs compile ahead than the process has cores, counting the one
+    this thread is about to wait for: then this thread's tracing takes a core no
+    compilation uses."""
+    with _lock:
+        busy = 1 + sum(not f.done() for f in _compiling.values())
+    return busy < _cores()
+
+
+def _run_waiting(awaited) -> None:
+    """Runs (and forgets) this thread's :func:`while_waiting` tasks, while the thread waits
+    for the ahead compilation ``awaited`` (a future): what they compile ahead queues behind
+    it (:meth:`cached.ahead`)."""
+    tasks = getattr(_local, "waiting", None)
+    while tasks:
+        task = tasks.pop(0)
+        _local.deferred = awaited
+        try:
+            task()
+        except Exception:  # noqa: BLE001 - only compiling ahead: the calls compile instead
+            pass
+        finally:
+            _local.deferred = None
 
 
 def light_if(flag: bool):
@@ -707,8 +768,15 @@ class cached:  # noqa: N801 - used like a decorator-made function
         with _lock:
             if key in _compiling:
                 return None
-            _compiling[key] = _threads.pool("compile", COMPILE_THREADS).submit(
-                _compile, lowered, self._options(tier), d is not None)
+            awaited = getattr(_local, "deferred", None)
+            # in a while_waiting task: after the compilations then in flight, not beside them
+            before = [] if awaited is None else [
+                f for f in (*_compiling.values(), awaited)
+                if not f.done() and not getattr(f, "deferred", False)]
+            fut = _threads.pool("compile", COMPILE_THREADS).submit(
+                _compile_after, before, lowered, self._options(tier), d is not None)
+            fut.deferred = awaited is not None
+            _compiling[key] = fut
         return traced.out_info
 
     def _options(self, tier: str) -> dict:
@@ -765,6 +833,9 @@ class cached:  # noqa: N801 - used like a decorator-made function
             loaded = path
         else:
             loaded = None
+            if (ahead is not None and getattr(_local, "waiting", None) and not ahead.done()
+                    and _core_free()):
+                _run_waiting(ahead)  # this thread's next programs, traced while this one compiles
             try:
                 exe, hit = ahead.result() if ahead is not None else (None, False)
             except Exception:  # noqa: BLE001 - compiled here instead
@@ -787,6 +858,15 @@ class cached:  # noqa: N801 - used like a decorator-made function
             while len(memory) > (MAX_QUICK_IN_MEMORY if fast else MAX_IN_MEMORY):
                 memory.popitem(last=False)
         return exe, loaded
+
+
+def _compile_after(before: list, lowered, options: dict, stored: bool):
+    """:func:`_compile` once the futures ``before`` (compilations submitted earlier) are done.
+    No deadlock: the pool runs its jobs in the order submitted, so each of ``before`` runs
+    or has run when this one starts."""
+    if before:
+        concurrent.futures.wait(before)
+    return _compile(lowered, options, stored)
 
 
 def _compile(lowered, options: dict, stored: bool):

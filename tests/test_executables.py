@@ -8,6 +8,7 @@ processes on one cache directory (``test_compilation_cache.run_child``).
 
 import os
 import textwrap
+import time
 
 import jax
 import jax.numpy as jnp
@@ -897,6 +898,94 @@ def test_ahead_does_nothing_where_the_call_would_not_use_the_cache(compile_threa
     assert not compile_threads and not ex._compiling
 
 
+def _waiting_setup(monkeypatch, cores):
+    """Two programs through the cache: ``first`` (``_halves``), whose ahead compilation is
+    held until the test's event is set, and ``second`` (``_joined``), which a
+    :func:`jaxtree._executables.while_waiting` task names ahead. Returns ``(first, second,
+    release, log)``; ``log`` gets ``("start"|"end", program name)`` of each compilation."""
+    import threading
+
+    monkeypatch.setattr(ex, "_cores", lambda: cores)
+    release, log, real = threading.Event(), [], ex._compile
+
+    def held(lowered, options, stored):
+        name = _program_name(lowered)
+        log.append(("start", name))
+        if name == "jit(_halves)":
+            assert release.wait(30)
+        try:
+            return real(lowered, options, stored)
+        finally:
+            log.append(("end", name))
+
+    monkeypatch.setattr(ex, "_compile", held)
+    return ex.cached(jax.jit(_halves), ()), ex.cached(jax.jit(_joined), ()), release, log
+
+
+def test_a_waiting_task_runs_while_a_core_is_free_and_its_programs_compile_after(
+        exe_dir, monkeypatch, compile_threads):
+    """The task runs once, on the waiting thread, while the awaited program compiles; the
+    program it names ahead compiles after that one, not beside it, and the call takes it;
+    a task that never ran is dropped at its block's end."""
+    import threading
+
+    first, second, release, log = _waiting_setup(monkeypatch, cores=2)
+    x, n = np.linspace(-1, 1, 9), np.float64(0.5)
+    ran = []
+
+    def task():
+        ran.append(threading.current_thread().name)
+        b = jax.ShapeDtypeStruct((), np.float64, weak_type=True)  # as first's output
+        assert second.ahead(jax.ShapeDtypeStruct((9,), np.float64), b) is not None
+        time.sleep(0.3)  # time enough for a compilation beside the held one to start
+        release.set()
+
+    assert first.ahead(jax.ShapeDtypeStruct(x.shape, x.dtype), n) is not None
+    with ex.while_waiting(task):
+        a, b = first(x, n)
+        got = second(a, b)
+    assert ran == [threading.current_thread().name]
+    assert log.index(("end", "jit(_halves)")) < log.index(("start", "jit(_joined)")), log
+    assert float(got) == pytest.approx(np.sum(x * 0.5 + 0.5))
+    assert sorted(name for name, _ in compile_threads) == ["jit(_halves)", "jit(_joined)"]
+    assert not ex._compiling and not getattr(ex._local, "waiting", None)
+
+
+def test_a_waiting_task_waits_for_a_free_core_and_a_failing_one_is_no_error(
+        exe_dir, monkeypatch, compile_threads):
+    """On one core the thread waits without running the task (its tracing would compete
+    with the compilation) and drops it at the block's end; a task that raises leaves the
+    call's result and the thread's state as they were."""
+    first, _, release, _ = _waiting_setup(monkeypatch, cores=1)
+    x, n = np.linspace(-1, 1, 9), np.float64(0.5)
+    ran = []
+    assert first.ahead(jax.ShapeDtypeStruct(x.shape, x.dtype), n) is not None
+    release.set()
+    with ex.while_waiting(lambda: ran.append(1)):
+        first(x, n)
+    assert not ran and not getattr(ex._local, "waiting", None)
+
+    monkeypatch.setattr(ex, "_cores", lambda: 2)
+    ex._memory.clear()
+    ex._quick_memory.clear()
+    for f in os.listdir(exe_dir):
+        os.unlink(exe_dir / f)
+
+    def fails():
+        ran.append(2)
+        raise RuntimeError("planted")
+
+    release.clear()
+    threading_timer = __import__("threading").Timer(0.2, release.set)
+    threading_timer.start()
+    assert first.ahead(jax.ShapeDtypeStruct(x.shape, x.dtype), n) is not None
+    with ex.while_waiting(fails):
+        a, _ = first(x, n)
+    threading_timer.join()
+    assert ran == [2] and getattr(ex._local, "deferred", None) is None
+    np.testing.assert_allclose(np.asarray(a), x * 0.5 + 0.5, rtol=0, atol=1e-15)
+
+
 def test_a_failed_ahead_compilation_is_compiled_by_the_call(exe_dir, monkeypatch,
                                                              compile_threads):
     fn = ex.cached(jax.jit(_joined), ())
@@ -921,8 +1010,20 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     """The default regressor on a small table (the backfit search's two programs, the
     held-out errors, the shape stage) through the executable cache: every program compiled
     once, those named ahead on the compile threads; the fit equals, bit for bit, one whose
-    programs compile at their calls."""
+    programs compile at their calls. The shape stage's programs are named ahead by the
+    task that runs while the search waits for its step (``_cores`` raised so that it runs
+    at the first wait, whatever the machine and its timing)."""
     import jaxtree
+
+    monkeypatch.setattr(ex, "_cores", lambda: 64)
+    tasks_run = []
+    real_run = ex._run_waiting
+
+    def run_waiting(awaited):
+        tasks_run.append(len(getattr(ex._local, "waiting", None) or ()))
+        real_run(awaited)
+
+    monkeypatch.setattr(ex, "_run_waiting", run_waiting)
 
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(400, 3))
@@ -939,6 +1040,7 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
             ex._broken.clear()
 
     ahead = fit("ahead")
+    assert sum(tasks_run) == 1, tasks_run  # the shape stage's task, once
     names = [name for name, _ in compile_threads]
     assert len(names) == len(set(names)), names  # nothing compiled twice
     off_thread = {name for name, t in compile_threads if t.startswith("jaxtree-compile")}

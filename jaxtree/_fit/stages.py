@@ -57,7 +57,9 @@ def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
     if spec.shapes:
         res, shape_fit, path, shape_path = shapes_first(src, spec, rep)
     else:
-        res, path, held = tree(src, spec, rep)
+        ahead = _shapes_ahead(src, spec, quick) if spec.shapes_after else None
+        with _executables.while_waiting(ahead) if ahead else contextlib.nullcontext():
+            res, path, held = tree(src, spec, rep)
         held = _chosen(held) if spec.both_orders else None
         with quick():
             if spec.shapes_after:
@@ -73,6 +75,39 @@ def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
             print(f"[jaxtree] pruned {len(pruned)} leaf(s) at prune_tol={spec.prune_tol}",
                   file=sys.stderr)
     return Searched(res, shape_fit, path, shape_path, pruned, order)
+
+
+def _shapes_ahead(src, spec: spec_.FitSpec, quick):
+    """A task that starts compiling the shape count's programs (:meth:`OneFit.compile_ahead`)
+    before the tree is found, for :func:`jaxtree._executables.while_waiting`: the tree's
+    search waits for its own programs' compilation, and meanwhile this thread traces and
+    lowers the shape stage's. None where the stage's programs do not follow from the table
+    alone (not bucketed: a :class:`jaxtree.shapes.ShapeSpec` names the screened pairs).
+
+    The programs depend on the shapes of their arguments only (a bucketed stage's pairs are
+    data, :class:`jaxtree.shapes.SlotSpec`), so the split of ``y`` itself, with no pair,
+    stands in for the split of the tree's residual (:func:`shapes_after`); its calls then
+    take the executables, compiled once under their own keys (``quick``: the stage's
+    block, :attr:`jaxtree._fit.spec.FitSpec.quick_shapes`).
+
+    Why (issue 27): the demo's first fit waited about 2 s for the search step's two
+    programs on a thread with nothing to do, then traced and compiled the shape stage's
+    programs one after the other, about 1.3 s. The forty-seventh session ran this task at
+    the first wait and measured no gain (its tracing and compilations competed with the
+    step's for the two cores); since the fifty-second it runs once a core is free and its
+    compilations queue behind the step's (:func:`jaxtree._executables.while_waiting`).
+    The classifier's tree-first fits (two classes) run it too: their step is one
+    program, so a core is free at its first wait."""
+    own = bucket(src)
+    if own is None:
+        return None
+
+    def task():
+        data, held_data, _ = src.shape_split()
+        with quick():
+            OneFit.compile_ahead(data, held_data, _spec(data, spec, spec.shape_capacity, (), own))
+
+    return task
 
 
 # -------------------------------------------------------------------------- the tree
