@@ -1228,6 +1228,23 @@ def refit(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3,
     return finish_jit(State(shapes, fit), data, gr, spec, sweeps)
 
 
+def refit_ahead(shapes: Shapes, data: scoring.Data, spec: ShapeSpec, sweeps: int = 3) -> None:
+    """Starts compiling the programs of :func:`refit` of ``shapes`` on rows shaped as
+    ``data`` (the Grams, the terms' values, the sweep), each traced and lowered here while
+    the ones before it compile (:meth:`jaxtree._executables.cached.ahead`); nothing where
+    they are in memory or on disk. The call to :func:`refit` that follows, on data of the
+    same shapes, takes them.
+
+    Why (fifty-second session, issue 27): the backfitting round after the shape stage
+    compiled these programs one after the other at their calls, with the second core idle:
+    1.4 s at the end of the first fit of a 20,000 x 10 table with a category
+    (BENCHMARKS.md, "The backfitting round's programs compiled side by side")."""
+    gr = grams_jit.ahead(data, spec)
+    values = evaluate_chunks_jit.ahead(shapes, data.x, spec)
+    if gr is not None and values is not None:
+        finish_jit.ahead(State(shapes, values), data, gr, spec, sweeps)
+
+
 def _chosen_pairs(shapes: Shapes, spec, p=None) -> tuple:
     """``(on, order)`` on the host: the candidate indices of the chosen pairs, and the terms'
     order with each chosen pair's id renumbered ``p + `` its rank among them (its candidate

@@ -1061,6 +1061,45 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     np.testing.assert_array_equal(ahead.predict(X), at_calls.predict(X))
 
 
+def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_without(
+        tmp_path, compile_threads, monkeypatch):
+    """The binary classifier on a small table that keeps shape terms: the shape stage's
+    programs and its Newton round's (named at the round's start) compile on the compile
+    threads, the fit compiles the same programs as one whose programs compile at their
+    calls, and its probabilities equal that one's bit for bit. (The classifier's search
+    step is not named ahead, so the shape stage's waiting task never runs in its fits.)"""
+    import jaxtree
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(400, 3))
+    y = (np.abs(X - 0.3) @ np.array([6.0, 2.0, 4.0]) - 3.0 + 0.3 * rng.normal(size=400)
+         > 0).astype(int)
+
+    def fit(home):
+        d = tmp_path / home
+        d.mkdir(mode=0o700)
+        ex.enable(str(d))
+        try:
+            return jaxtree.TreeClassifier(k=3).fit(X, y)
+        finally:
+            ex.enable(None)
+            ex._broken.clear()
+
+    ahead = fit("ahead")
+    assert ahead.model_.shapes is not None  # the round ran
+    names = sorted(name for name, _ in compile_threads)
+    off_thread = {name for name, t in compile_threads if t.startswith("jaxtree-compile")}
+    assert {"jit(grams)", "jit(with_table)", "jit(start)", "jit(shape_step)",
+            "jit(shape_mse_and_errors)", "jit(evaluate_chunks)", "jit(finish)"} <= off_thread, \
+        compile_threads
+    monkeypatch.setattr(ex.cached, "ahead", lambda self, *args: None)
+    del compile_threads[:]
+    at_calls = fit("at_calls")
+    assert sorted(name for name, _ in compile_threads) == names
+    assert ahead.formula() == at_calls.formula()
+    np.testing.assert_array_equal(ahead.predict_proba(X), at_calls.predict_proba(X))
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_forgets_the_parents_loads_and_compilations():
     """A child forked while a read-ahead load or an ahead compilation was in flight has no

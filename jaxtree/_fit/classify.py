@@ -673,6 +673,8 @@ class Labels:
             # approximate on a subset), the later ones from the current terms.
             base = np.zeros_like(g) if r == 0 else g
             data = self._working(f_tree + base, offset=base).data(shard=False)
+            if r == 0:  # compiled side by side, not one after the other at their calls
+                shapes_.refit_ahead(terms, data, sspec, 1)
             state = shapes_.refit(terms, data, sspec, 1, gr=shapes_.grams_jit(data, sspec))
             new = state.shapes  # its values on the rows come with it (the sweep keeps them)
             g_new = SHAPE_UNIT * np.asarray(state.fit, np.float64).reshape(-1)[: len(g)]

@@ -51,23 +51,6 @@ supported_cached = _executables.cached(scoring.supported, static_argnums=(1,),
 loaded as :data:`designs_cached`."""
 
 
-def _refit_ahead(terms, data: scoring.Data, sspec) -> None:
-    """Starts compiling the programs of :func:`jaxtree.shapes.refit` of ``terms`` on rows
-    shaped as ``data`` (its Grams, the terms' values, the sweep), each traced and lowered
-    here while the ones before it compile (:meth:`jaxtree._executables.cached.ahead`);
-    nothing where they are in memory or on disk. The residual the round fits has the
-    shapes of ``data``.
-
-    Why (fifty-second session, issue 27): the backfitting round after the shape stage
-    compiled its four programs one after the other at their calls, with the second core
-    idle: 1.4 s at the end of the first fit of a 20,000 x 10 table with a category
-    (BENCHMARKS.md, "The backfitting round's programs compiled side by side")."""
-    gr = shapes_.grams_jit.ahead(data, sspec)
-    values = shapes_.evaluate_chunks_jit.ahead(terms, data.x, sspec)
-    if gr is not None and values is not None:
-        shapes_.finish_jit.ahead(shapes_.State(terms, values), data, gr, sspec, 1)
-
-
 def support_rows(spec: spec_.FitSpec, n: int, sw) -> int:
     """The fewest rows a candidate column must be nonzero on (``spec.min_support``), of the
     ``n`` rows of weights ``sw`` (None: all positive)."""
@@ -480,7 +463,7 @@ class InMemory(_Regression):
         s = self.spec
         data = self.data(shard=False)
         if fit is None:
-            _refit_ahead(terms, data, sspec)
+            shapes_.refit_ahead(terms, data, sspec, 1)
         rdata = data._replace(y=select.minus(data.y, self._tree_fit(program)))
         if fit is not None:
             state = shapes_.finish_jit(fit.state, rdata, fit.grams, sspec, 1)
