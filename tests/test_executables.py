@@ -1005,6 +1005,22 @@ def test_a_failed_ahead_compilation_is_compiled_by_the_call(exe_dir, monkeypatch
     assert len(calls) == 2 and not ex._compiling
 
 
+def _count_waiting_tasks(monkeypatch) -> list:
+    """A list that gets, each time a fit's thread runs its waiting tasks, how many programs
+    they started compiling ahead (``_cores`` raised so that the shape stage's task runs at
+    the first wait, whatever the machine and its timing)."""
+    monkeypatch.setattr(ex, "_cores", lambda: 64)
+    started, real_run = [], ex._run_waiting
+
+    def run_waiting(awaited):
+        before = set(ex._compiling)
+        real_run(awaited)
+        started.append(len(set(ex._compiling) - before))
+
+    monkeypatch.setattr(ex, "_run_waiting", run_waiting)
+    return started
+
+
 def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
         tmp_path, compile_threads, monkeypatch):
     """The default regressor on a small table that keeps shape terms (the backfit search's
@@ -1012,19 +1028,10 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     executable cache: the programs named ahead compile on the compile threads, and the fit
     compiles the same programs, each once, as one whose programs compile at their calls, and
     equals it bit for bit. The shape stage's programs are named ahead by the task that runs
-    while the search waits for its step (``_cores`` raised so that it runs at the first
-    wait, whatever the machine and its timing), the backfitting round's at its start."""
+    while the search waits for its step, the backfitting round's at its start."""
     import jaxtree
 
-    monkeypatch.setattr(ex, "_cores", lambda: 64)
-    tasks_run = []
-    real_run = ex._run_waiting
-
-    def run_waiting(awaited):
-        tasks_run.append(len(getattr(ex._local, "waiting", None) or ()))
-        real_run(awaited)
-
-    monkeypatch.setattr(ex, "_run_waiting", run_waiting)
+    tasks_run = _count_waiting_tasks(monkeypatch)
 
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(400, 3))
@@ -1042,7 +1049,7 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
 
     ahead = fit("ahead")
     assert ahead.model_.shapes is not None  # the backfitting round ran
-    assert sum(tasks_run) == 1, tasks_run  # the shape stage's task, once
+    assert tasks_run == [5], tasks_run  # the shape stage's task, once: its five programs
     names = sorted(name for name, _ in compile_threads)
     off_thread = {name for name, t in compile_threads if t.startswith("jaxtree-compile")}
     assert off_thread == {"jit(insert_step)", "jit(finish_step)", "jit(mse_and_errors)",
@@ -1063,13 +1070,14 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
 
 def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_without(
         tmp_path, compile_threads, monkeypatch):
-    """The binary classifier on a small table that keeps shape terms: the shape stage's
-    programs and its Newton round's (named at the round's start) compile on the compile
-    threads, the fit compiles the same programs as one whose programs compile at their
-    calls, and its probabilities equal that one's bit for bit. (The classifier's search
-    step is not named ahead, so the shape stage's waiting task never runs in its fits.)"""
+    """The binary classifier on a small table that keeps shape terms: its search step,
+    the shape stage's programs (the waiting task, run once while the step compiles) and
+    its Newton round's (named at the round's start) compile on the compile threads, the
+    fit compiles the same programs as one whose programs compile at their calls, and its
+    probabilities equal that one's bit for bit."""
     import jaxtree
 
+    tasks_run = _count_waiting_tasks(monkeypatch)
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(400, 3))
     y = (np.abs(X - 0.3) @ np.array([6.0, 2.0, 4.0]) - 3.0 + 0.3 * rng.normal(size=400)
@@ -1087,6 +1095,7 @@ def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_w
 
     ahead = fit("ahead")
     assert ahead.model_.shapes is not None  # the round ran
+    assert tasks_run == [5], tasks_run  # the shape stage's task, while the step compiled
     names = sorted(name for name, _ in compile_threads)
     off_thread = {name for name, t in compile_threads if t.startswith("jaxtree-compile")}
     assert {"jit(grams)", "jit(with_table)", "jit(start)", "jit(shape_step)",

@@ -559,6 +559,9 @@ class Labels:
             limit = np.int32(k)
             step = (binary_step_cached if one.y.size <= LIGHT_STEP_MAX_ROWS
                     else search.step_cached)
+            # compiled on a background thread: the fit's thread meanwhile runs the shape
+            # stage's task (jaxtree._executables.while_waiting), as the regressor's does
+            step.ahead(start, one, basis, cfg, limit)
             res = search.run(lambda pr: step(pr, one, basis, cfg, limit), start,
                              k + 1, rep, keep_states=keep_states, stop=self.stop)
         else:
@@ -646,8 +649,11 @@ class Labels:
 
     def shape_split(self, program=None):
         """The regressor's shape-count split (:meth:`jaxtree._fit.source.InMemory.shape_split`)
-        of the working data of one Newton step from the tree (:meth:`_working`)."""
-        return self._working(self._values(program)).shape_split()
+        of the working data of one Newton step from the tree (:meth:`_working`); without a
+        tree, from the zero decision function (the same shapes: what the shape stage's
+        waiting task compiles its programs on, :func:`jaxtree._fit.stages.search_model`)."""
+        f = np.zeros(self.xs.shape[0]) if program is None else self._values(program)
+        return self._working(f).shape_split()
 
     def shape_losses(self, program, sel, n_shapes: int, sspec) -> list:
         """The training loss (log-loss) of the tree plus the first ``i + 1`` terms of the
