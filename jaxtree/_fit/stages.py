@@ -96,9 +96,9 @@ def _shapes_ahead(src, spec: spec_.FitSpec, quick):
     the first wait and measured no gain (its tracing and compilations competed with the
     step's for the two cores); since the fifty-second it runs once a core is free and its
     compilations queue behind the step's (:func:`jaxtree._executables.while_waiting`).
-    The classifier's fits register it too, but its search step is not named ahead, so
-    its thread never waits for an ahead compilation in the tree's search and the task is
-    dropped unrun (its shape stage names its programs ahead as always)."""
+    The binary classifier names its search step ahead too (``Labels._search``), so its
+    fits run the task while that step compiles (its ``shape_split`` without a tree gives
+    the working data of the zero decision function, of the same shapes)."""
     own = bucket(src)
     if own is None:
         return None
