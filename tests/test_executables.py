@@ -702,7 +702,13 @@ def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
     monkeypatch.setattr(classify, "LIGHT_STEP_MAX_ROWS", 0)
     used = []
     shared = search.step_cached
-    monkeypatch.setattr(search, "step_cached", lambda *a: used.append(1) or shared(*a))
+
+    def counted(*a):
+        used.append(1)
+        return shared(*a)
+
+    counted.ahead = lambda *a: used.append(1) or shared.ahead(*a)  # named ahead first
+    monkeypatch.setattr(search, "step_cached", counted)
     del named_compiles[:]
     plain = jaxtree.TreeClassifier(**kw).fit(X, y)
     assert used  # above the rule: the regressor's cached step
