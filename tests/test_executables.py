@@ -931,8 +931,7 @@ def _waiting_setup(monkeypatch, cores):
 def test_a_waiting_task_runs_while_a_core_is_free_and_its_programs_compile_after(
         exe_dir, monkeypatch, compile_threads):
     """The task runs once, on the waiting thread, while the awaited program compiles; the
-    program it names ahead compiles after that one, not beside it, and the call takes it;
-    a task that never ran is dropped at its block's end."""
+    program it names ahead compiles after that one, not beside it, and the call takes it."""
     import threading
 
     first, second, release, log = _waiting_setup(monkeypatch, cores=2)
@@ -962,6 +961,8 @@ def test_a_waiting_task_waits_for_a_free_core_and_a_failing_one_is_no_error(
     """On one core the thread waits without running the task (its tracing would compete
     with the compilation) and drops it at the block's end; a task that raises leaves the
     call's result and the thread's state as they were."""
+    import threading
+
     first, _, release, _ = _waiting_setup(monkeypatch, cores=1)
     x, n = np.linspace(-1, 1, 9), np.float64(0.5)
     ran = []
@@ -982,12 +983,12 @@ def test_a_waiting_task_waits_for_a_free_core_and_a_failing_one_is_no_error(
         raise RuntimeError("planted")
 
     release.clear()
-    threading_timer = __import__("threading").Timer(0.2, release.set)
-    threading_timer.start()
+    timer = threading.Timer(0.2, release.set)  # the held compilation ends after the task
+    timer.start()
     assert first.ahead(jax.ShapeDtypeStruct(x.shape, x.dtype), n) is not None
     with ex.while_waiting(fails):
         a, _ = first(x, n)
-    threading_timer.join()
+    timer.join()
     assert ran == [2] and getattr(ex._local, "deferred", None) is None
     np.testing.assert_allclose(np.asarray(a), x * 0.5 + 0.5, rtol=0, atol=1e-15)
 
@@ -1104,7 +1105,7 @@ def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_w
     assert tasks_run == [5], tasks_run  # the shape stage's task, while the step compiled
     names = sorted(name for name, _ in compile_threads)
     off_thread = {name for name, t in compile_threads if t.startswith("jaxtree-compile")}
-    assert {"jit(grams)", "jit(with_table)", "jit(start)", "jit(shape_step)",
+    assert {"jit(step)", "jit(grams)", "jit(with_table)", "jit(start)", "jit(shape_step)",
             "jit(shape_mse_and_errors)", "jit(evaluate_chunks)", "jit(finish)"} <= off_thread, \
         compile_threads
     monkeypatch.setattr(ex.cached, "ahead", lambda self, *args: None)
