@@ -1012,6 +1012,18 @@ def test_a_failed_ahead_compilation_is_compiled_by_the_call(exe_dir, monkeypatch
     assert len(calls) == 2 and not ex._compiling
 
 
+def _fit_in_cache(d, fit):
+    """``fit()`` with the executable cache on in the new private directory ``d``; the
+    cache is off again afterwards."""
+    d.mkdir(mode=0o700)
+    ex.enable(str(d))
+    try:
+        return fit()
+    finally:
+        ex.enable(None)
+        ex._broken.clear()
+
+
 def _count_waiting_tasks(monkeypatch) -> list:
     """A list that gets, each time a fit's thread runs its waiting tasks, how many programs
     they started compiling ahead (``_cores`` raised so that the shape stage's task runs at
@@ -1045,14 +1057,7 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     y = np.abs(X - 0.3) @ np.array([3.0, 1.0, 2.0]) + 0.05 * rng.normal(size=400)
 
     def fit(home):
-        d = tmp_path / home
-        d.mkdir(mode=0o700)
-        ex.enable(str(d))
-        try:
-            return jaxtree.TreeRegressor(k=3).fit(X, y)
-        finally:
-            ex.enable(None)
-            ex._broken.clear()
+        return _fit_in_cache(tmp_path / home, lambda: jaxtree.TreeRegressor(k=3).fit(X, y))
 
     ahead = fit("ahead")
     assert ahead.model_.shapes is not None  # the backfitting round ran
@@ -1091,14 +1096,7 @@ def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_w
          > 0).astype(int)
 
     def fit(home):
-        d = tmp_path / home
-        d.mkdir(mode=0o700)
-        ex.enable(str(d))
-        try:
-            return jaxtree.TreeClassifier(k=3).fit(X, y)
-        finally:
-            ex.enable(None)
-            ex._broken.clear()
+        return _fit_in_cache(tmp_path / home, lambda: jaxtree.TreeClassifier(k=3).fit(X, y))
 
     ahead = fit("ahead")
     assert ahead.model_.shapes is not None  # the round ran
