@@ -37,7 +37,7 @@ Decisions (and why):
   (a basis holding a custom Python function is not cached at all, whether it is a static
   argument or inside a model's static data: its identity cannot be written down); the tree
   structure, shapes, dtypes and weak types of the other arguments; the versions of Python,
-  jax, jaxlib, optax and numpy; a hash of jaxtree's own source files; all of JAX's
+  jax, jaxlib, optax and numpy; a hash of jaxtree's own source files (subpackages included); all of JAX's
   configuration values; ``XLA_FLAGS``; the device's platform, kind and platform version;
   and the host CPU's model and feature flags (machine code compiled for
   one CPU can crash another that shares a home directory). Anything not in the key that
@@ -373,13 +373,21 @@ def directory() -> str | None:
     return _directory
 
 
-def _source_hash() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
+def _source_hash(here: str | None = None) -> str:
+    """A hash of every ``.py`` file of the package (or of the folder ``here``), its
+    subpackages' too (``_fit``, ``_inputs``: :mod:`jaxtree._fit.select`'s programs are cached
+    ones), each with its relative path. Until the fifty-third session only the top folder's
+    files were hashed, so a change in a subpackage left stored executables of the older code
+    in use."""
+    here = here or os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha256()
-    for name in sorted(os.listdir(here)):
-        if name.endswith(".py"):
-            with open(os.path.join(here, name), "rb") as f:
-                h.update(name.encode() + b"\0" + f.read() + b"\0")
+    for root, dirs, files in os.walk(here):  # top-down: dirs pruned and ordered in place
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                rel = os.path.relpath(os.path.join(root, name), here)
+                with open(os.path.join(root, name), "rb") as f:
+                    h.update(rel.encode() + b"\0" + f.read() + b"\0")
     return h.hexdigest()
 
 

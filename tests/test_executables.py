@@ -92,6 +92,25 @@ def test_every_part_of_the_signature_changes_the_key(exe_dir):
     assert len(files(exe_dir)) == len(calls) + 1
 
 
+
+def test_the_source_hash_reads_subpackages(tmp_path):
+    """A change in any ``.py`` file of the package, a subpackage's included (``_fit``'s
+    programs are cached ones), gives stored executables another key; caches and other files
+    do not. Planted bug caught: hashing the top folder only (the code until the
+    fifty-third session)."""
+    (tmp_path / "_fit").mkdir()
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "top.py").write_text("a = 1\n")
+    (tmp_path / "_fit" / "select.py").write_text("b = 1\n")
+    before = ex._source_hash(str(tmp_path))
+    assert ex._source_hash(str(tmp_path)) == before  # deterministic
+    (tmp_path / "__pycache__" / "top.cpython.pyc").write_bytes(b"\0")
+    (tmp_path / "_fit" / "notes.txt").write_text("not code")
+    assert ex._source_hash(str(tmp_path)) == before
+    (tmp_path / "_fit" / "select.py").write_text("b = 2\n")
+    assert ex._source_hash(str(tmp_path)) != before
+    assert len(ex._source_hash()) == 64  # the package's own
+
 def test_a_key_is_remembered_for_equal_arguments(monkeypatch):
     # A fit calls its programs every iteration: the second key of equal arguments is the
     # first one, not written and hashed again; a static value of another type is another key.
