@@ -19,7 +19,7 @@ import argparse, json, pathlib, sys, warnings
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks")); sys.path.insert(0, str(ROOT))
 import numpy as np, bench_accuracy as B, bench_small_tables as T, jaxtree as J
-from jaxtree import _encoding as E
+from jaxtree._inputs import encoding as E
 from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 warnings.simplefilter("ignore")
 

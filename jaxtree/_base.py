@@ -13,10 +13,10 @@ from typing import Optional
 
 import numpy as np
 
-from jaxtree import _encoding as encoding_
+from jaxtree._inputs import encoding as encoding_
 from jaxtree import _formula
 from jaxtree import _target
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import export as export_
 from jaxtree import model as model_
 from jaxtree import program as prog_
@@ -270,7 +270,7 @@ def _default_names(names) -> bool:
 def loaded_names(d, feature_names, path) -> tuple:
     """``(names, encoding)`` of a loaded model file: the raw column names (None for the
     default ``x1, x2, ...``) and its optional ``encoding`` entry (missing values /
-    categories, :mod:`jaxtree._encoding`) checked against the model's covariates."""
+    categories, :mod:`jaxtree._inputs.encoding`) checked against the model's covariates."""
     names = None if _default_names(feature_names) else feature_names
     enc = None
     if isinstance(d, dict) and "encoding" in d:
@@ -448,7 +448,7 @@ class Regressor(Estimator):
         ``X`` must have the columns of ``fit``, in the same order. A DataFrame is checked by
         its column names when the model was fitted on one (``feature_names_in_``): other
         names or another order raise ValueError; names on one side only warn
-        (scikit-learn's rule, see :func:`jaxtree._validation.check_feature_names`).
+        (scikit-learn's rule, see :func:`jaxtree._inputs.validation.check_feature_names`).
         """
         xa = self._rows(X)  # checks that the estimator is fitted first
         return pipeline.predict_rows(self.model_, xa, self.clip)

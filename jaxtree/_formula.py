@@ -15,7 +15,7 @@ exactly, then rounds it:
    ``K``, zero beyond ``K ± h``), a sine ``sin(kπ·(x - m)/R)`` with ``R`` the training range
    (``sin(kπx)`` when ``m = 0, R = 1``), a family on the original values (``log(r)``, ``r⁻²``)
    as ``A g(x) + B``; any other family as its name at ``(x - m)/R``.
-2. **Indicators.** A 0/1 covariate of the table encoding (:mod:`jaxtree._encoding`) takes two
+2. **Indicators.** A 0/1 covariate of the table encoding (:mod:`jaxtree._inputs.encoding`) takes two
    values only, so any leaf on it is ``phi(0) + (phi(1) - phi(0)) x``: it prints as
    ``[carrier = EV]`` (or ``[dep_time missing]``) times its coefficient, the rest merged into
    the constant.
@@ -79,7 +79,7 @@ def indicator_labels(encoding) -> dict:
     """``{covariate index: label}`` for the 0/1 covariates of a table encoding.
 
     Args:
-      encoding: a :class:`jaxtree._encoding.EncodingSpec` (``est.encoding_``) or None.
+      encoding: a :class:`jaxtree._inputs.encoding.EncodingSpec` (``est.encoding_``) or None.
 
     Returns:
       ``{j: "carrier = EV"}`` for a level, ``"carrier = other"`` for the grouped levels and

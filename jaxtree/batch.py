@@ -64,9 +64,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _compilation_cache, _executables
-from jaxtree import _encoding as encoding_
+from jaxtree._inputs import encoding as encoding_
 from jaxtree import _scaling as scaling_
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import classifier as classifier_
 from jaxtree import model as model_
 from jaxtree import plan as plan_
@@ -1022,7 +1022,7 @@ classifier_step_batch_cached = _executables.cached(_classifier_step_batch_jit,
 
 def _check_batch_labels(y, B: int, n: int):
     """``(classes, index)`` of every data set's labels ``y (B, n)``
-    (:func:`jaxtree._validation.check_labels` on each); all data sets must have the same
+    (:func:`jaxtree._inputs.validation.check_labels` on each); all data sets must have the same
     number of classes."""
     arr = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
     if arr.ndim == 3 and arr.shape[2] == 1:

@@ -38,8 +38,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _compilation_cache
-from jaxtree import _encoding as encoding_
-from jaxtree import _validation as V
+from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import validation as V
 from jaxtree import export as export_
 from jaxtree import model as model_
 from jaxtree import program as prog_
@@ -162,7 +162,7 @@ class TreeClassifier(Estimator):
         fit's choices (in memory, streamed, with ``validation_fraction``: its held-out rows
         are evaluated on one device). Engine ``"jax"`` only. Not saved with the model.
       missing, categorical_features, max_categories, min_frequency: table encoding, exactly as
-        for :class:`jaxtree.TreeRegressor` (:mod:`jaxtree._encoding`), applied in ``fit``,
+        for :class:`jaxtree.TreeRegressor` (:mod:`jaxtree._inputs.encoding`), applied in ``fit``,
         every prediction and ``score``, and saved with the model.
       tol: as for :class:`jaxtree.TreeRegressor`: a tree's search stops once no candidate
         lowers the training loss by this relative amount (default ``1e-6``) or the loss
@@ -195,7 +195,7 @@ class TreeClassifier(Estimator):
       n_features_in_: as for :class:`jaxtree.TreeRegressor` (the raw columns of ``X``,
         before encoding).
       feature_names_in_: as for :class:`jaxtree.TreeRegressor`.
-      encoding_: the fitted :class:`jaxtree._encoding.EncodingSpec`.
+      encoding_: the fitted :class:`jaxtree._inputs.encoding.EncodingSpec`.
       encoded_feature_names_: the covariates the trees see (``"carrier=UA"``,
         ``"year missing"``, ...).
       model_: the fitted :class:`jaxtree.model.TreeModel` whose prediction is the decision
@@ -285,7 +285,7 @@ class TreeClassifier(Estimator):
         Args:
           X: ``(n_samples, n_features)`` table (numpy, pandas, ...); n >= 2. Missing values
             and categorical columns are encoded as for :class:`jaxtree.TreeRegressor`
-            (``missing``, ``categorical_features``; :mod:`jaxtree._encoding`).
+            (``missing``, ``categorical_features``; :mod:`jaxtree._inputs.encoding`).
           y: ``(n_samples,)`` class labels of any sortable type (at least two classes).
           sample_weight: optional ``(n_samples,)`` non-negative weights (a weight of ``m``
             is the same as ``m`` copies of the row).
@@ -309,7 +309,7 @@ class TreeClassifier(Estimator):
         favours ``classes_[1]``; the logit for the logistic loss), ``(n, K)`` for more (one
         column per class against the rest). ``X`` is a table like the training one: checked
         by column names and encoded as in ``fit`` (missing values, categories)."""
-        xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._encoding)
+        xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._inputs.encoding)
         # one tree: the regressor's prediction blocks (its shape pairs as data, model.slotted)
         ovr = classify.n_ovr(self.model_)
         return pipeline.predict_rows(self.model_, xa, self.clip,

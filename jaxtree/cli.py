@@ -14,7 +14,7 @@
   with custom basis functions (saved by name only) shows its raw scaled tree with them named.
 
 Feature columns are taken as they are: empty cells and text columns are encoded by the
-estimator (:mod:`jaxtree._encoding`: a fill value plus a ``"<column> missing"`` covariate;
+estimator (:mod:`jaxtree._inputs.encoding`: a fill value plus a ``"<column> missing"`` covariate;
 one 0/1 covariate ``"<column>=<level>"`` per level), as in the Python API; ``--missing error``
 refuses empty cells and ``--categorical`` picks the category columns. Rows with an empty target
 are dropped (said on stderr).
@@ -149,7 +149,7 @@ def _columns(path, names, cols, wanted, role="feature"):
 def _table(path, names, cols, wanted):
     """The ``wanted`` columns as they are (numbers with NaN for empty cells, text): a pandas
     DataFrame when pandas is installed, else a float (or, with text, object) numpy array.
-    The estimator's encoder (:mod:`jaxtree._encoding`) turns them into covariates."""
+    The estimator's encoder (:mod:`jaxtree._inputs.encoding`) turns them into covariates."""
     index = {n: i for i, n in enumerate(names)}
     missing = [w for w in wanted if w not in index]
     if missing:
@@ -264,7 +264,8 @@ def _name_columns(est, features, target=None) -> None:
     """Names the fitted estimator's raw columns ``features`` (a table passed as an array) and
     its target (``--target``: ``target_name_``, clear of every covariate's name,
     :func:`jaxtree._target.display_name`)."""
-    from jaxtree import _encoding, _target
+    from jaxtree import _target
+    from jaxtree._inputs import encoding as _encoding
 
     enc = _encoding.rename(est.encoding_, features)
     est.encoding_ = enc
@@ -442,7 +443,7 @@ def _predict(args) -> int:
     est = _load(args.model)
     names, cols = _read_table(args.data)
     # The raw columns seen in fit, by name; the estimator encodes them as in fit (missing
-    # values, categories; see jaxtree._encoding).
+    # values, categories; see jaxtree._inputs.encoding).
     named = hasattr(est, "feature_names_in_")
     raw = list(est.feature_names_in_) if named else list(est.model_.feature_names)
     names, cols = _unused_columns_filled(args.data, est, raw, names, cols)

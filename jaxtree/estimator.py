@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from jaxtree import _compilation_cache
-from jaxtree import _encoding as encoding_
+from jaxtree._inputs import encoding as encoding_
 from jaxtree import model as model_
 from jaxtree._base import (ParamsProtocol, Regressor, from_file, loaded_result,
                             set_fitted)
@@ -135,7 +135,7 @@ class TreeRegressor(Regressor):
         learned from: each numeric column with missing values in training gets a fill value
         (its training minimum) and a 0/1 covariate ``"<col> missing"``; a missing value at
         predict time in a column without one takes the fill. ``"error"``: refuse them
-        (``ValueError``). See :mod:`jaxtree._encoding` for every rule.
+        (``ValueError``). See :mod:`jaxtree._inputs.encoding` for every rule.
       categorical_features: which columns are categories, each level becoming a 0/1
         covariate ``"<col>=<level>"`` (e.g. ``carrier=UA``): ``"from_dtype"`` (default: a
         DataFrame's ``category``, string and object columns), None (none: a string column is
@@ -196,7 +196,7 @@ class TreeRegressor(Regressor):
         :class:`jaxtree.model.TreeModel` to predict with at that size); else None.
       n_features_in_: number of covariates (the raw columns of ``X``, before encoding).
       feature_names_in_: their names when X had string column names.
-      encoding_: the fitted :class:`jaxtree._encoding.EncodingSpec` (missing values and
+      encoding_: the fitted :class:`jaxtree._inputs.encoding.EncodingSpec` (missing values and
         categories).
       encoded_feature_names_: the names of the covariates the tree sees (the
         model's ``feature_names``: ``"carrier=UA"``, ``"year missing"``, ...), equal to the

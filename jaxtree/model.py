@@ -38,7 +38,7 @@ import numpy as np
 from jaxtree import _executables
 from jaxtree import _model_checks as checks
 from jaxtree import _target
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import basis as basis_
 from jaxtree import program as prog
 from jaxtree import shapes as shapes_
@@ -257,7 +257,7 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
     Missing values (NaN; the rule of the estimators' ``predict`` for a column that had none
     in training, docs/quickstart.md, "Raw tables: categories and missing values"): each takes its covariate's training minimum
     ``model.x_min`` (where a filled training value sits), with one
-    :class:`jaxtree._validation.MissingValueWarning` naming the columns for host inputs; JAX
+    :class:`jaxtree._inputs.validation.MissingValueWarning` naming the columns for host inputs; JAX
     arrays are filled the same way, silently. A model fitted with ``missing="error"``
     (``model.missing``) refuses them on host inputs with a ``ValueError``. A table with
     ``"<col> missing"`` indicator covariates is encoded by the estimator's ``predict`` (which
@@ -448,7 +448,7 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
 
     ``task``: optional JSON entry of a classifier (see :func:`read_task`), written as the
     file's ``task``; regression files have none (they stay byte-identical). ``encoding``:
-    optional JSON entry of the estimator's table encoder (:mod:`jaxtree._encoding`: missing
+    optional JSON entry of the estimator's table encoder (:mod:`jaxtree._inputs.encoding`: missing
     values and categories), written as the file's ``encoding`` and read back by
     :func:`jaxtree.load`; files of numeric tables without missing values have none.
     """
@@ -474,7 +474,7 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
         d["shapes"] = _shapes_to_dict(model.shapes, model.shape_spec)
     if task is not None:
         d["task"] = dict(task)
-    if encoding is not None:  # the estimator's table encoder (jaxtree._encoding); only when
+    if encoding is not None:  # the estimator's table encoder (jaxtree._inputs.encoding); only when
         d["encoding"] = dict(encoding)  # it is not the identity: older files stay byte-identical
     if model.missing != "fill":  # written only when used: older files stay byte-identical
         d["missing"] = model.missing

@@ -276,7 +276,7 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
     Raises:
       ValueError: for NaN/inf values (naming the first row and, in ``X``, the column; a
         TreeRegressor encodes the NaN of a streamed ``X`` before this pass with
-        ``missing='indicator'``: :func:`jaxtree._encoding.fit_streamed`), negative or
+        ``missing='indicator'``: :func:`jaxtree._inputs.encoding.fit_streamed`), negative or
         all-zero weights.
     """
     return scaling_and_indicators(reader)[0]

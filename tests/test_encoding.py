@@ -1,5 +1,5 @@
 """Raw tables (issue 12, items 2 and 3): missing values and categorical covariates, encoded at
-the boundary by jaxtree._encoding, through fit, predict, save/load, exports and the CLI."""
+the boundary by jaxtree._inputs.encoding, through fit, predict, save/load, exports and the CLI."""
 
 import json
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree import _encoding as E
+from jaxtree._inputs import encoding as E
 from jaxtree import cli
 from jaxtree import program as prog
 

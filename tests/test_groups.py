@@ -82,7 +82,7 @@ def test_shape_groups_of_an_encoding():
     X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0] * 5,
                       "c": pd.Categorical(list("pqrs") * 5),
                       "d": pd.Categorical(["u", "v"] * 10)})
-    from jaxtree import _encoding as enc_
+    from jaxtree._inputs import encoding as enc_
     _, enc = enc_.fit_transform(X, {})
     # d's two levels are no group: its indicators' main shapes print as a coefficient
     assert spec_.shape_groups(enc, (24, 12)) == (("c", (1, 2, 3, 4)),)

@@ -6,7 +6,7 @@ values of the plain numpy expression it replaces."""
 import numpy as np
 import pytest
 
-from jaxtree import _encoding as encoding_
+from jaxtree._inputs import encoding as encoding_
 from jaxtree import _scaling as scaling_
 from jaxtree import _threads
 from jaxtree import scoring

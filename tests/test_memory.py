@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree._fit import pipeline, source
 from jaxtree._fit import spec as E
 from jaxtree import basis as B

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree import _drawing, _encoding, _formula, _target, cli, export
+from jaxtree import _drawing, _formula, _target, cli, export
+from jaxtree._inputs import encoding as _encoding
 
 pd = pytest.importorskip("pandas")
 

@@ -1,7 +1,7 @@
 """Missing values at predict time (issue 28 item 5): one rule for ``est.predict`` and
 ``jaxtree.predict`` (a NaN in a column that had none in training takes the training minimum,
 one warning per call), and a ``missing="error"`` model refuses them on both paths, also
-after save and load (jaxtree._encoding, jaxtree._validation.fill_missing, jaxtree.model)."""
+after save and load (jaxtree._inputs.encoding, jaxtree._inputs.validation.fill_missing, jaxtree.model)."""
 
 import json
 import warnings
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import basis as B
 
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=0)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import basis as B
 from jaxtree import search
 from jaxtree._fit import limits

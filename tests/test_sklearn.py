@@ -29,7 +29,7 @@ N, P, K = 64, 3, 2  # one shape for the jax-engine tests: compilations are share
 
 EXPECTED_FAILED_CHECKS = {}
 """No check fails with the reference engine: complex input raises a ValueError (that is also
-a TypeError, see jaxtree._validation.ComplexDataError) and object arrays of numbers are
+a TypeError, see jaxtree._inputs.validation.ComplexDataError) and object arrays of numbers are
 converted, as scikit-learn expects."""
 
 FLOAT32_FAILED_CHECKS = {"check_sample_weight_equivalence_on_dense_data": (

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree import _encoding
+from jaxtree._inputs import encoding as _encoding
 from jaxtree import basis as B
 from jaxtree import stream
 

@@ -1,4 +1,4 @@
-"""Input validation at every public boundary (jaxtree._validation)."""
+"""Input validation at every public boundary (jaxtree._inputs.validation)."""
 
 import copy
 import warnings
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import search
 
 from _shared import GREEDY

@@ -56,11 +56,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from jaxtree import _encoding as encoding_
+from jaxtree._inputs import encoding as encoding_
 from jaxtree import _executables
 from jaxtree import _scaling as scaling_
 from jaxtree import _target
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
@@ -73,7 +73,7 @@ from jaxtree._fit import spec as spec_
 
 
 # ---------------------------------------------------------------------------- labels
-# (validated by jaxtree._validation.check_labels)
+# (validated by jaxtree._inputs.validation.check_labels)
 
 def one_vs_rest(idx, K: int) -> np.ndarray:
     """Labels +-1 ``(B, n)``: one row for two classes (``classes_[1]`` positive), else one

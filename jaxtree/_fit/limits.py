@@ -11,7 +11,7 @@ as soon as it knows its rows, covariates and dtype).
   search mostly interpolates noise while its cost grows with ``k`` (each iteration scores
   ``2(k+1)`` leaf rows and refines ``k + 1`` weights; ``k = 1000`` on 300 rows ran for
   minutes, ``k = 100000`` for 30 CPU-minutes at 4.5 GB). A larger ``k`` is lowered to the
-  bound with a :class:`jaxtree._validation.DataSizeWarning` that says the bound and why.
+  bound with a :class:`jaxtree._inputs.validation.DataSizeWarning` that says the bound and why.
   ``p * q`` is no bound: a product tree may use one candidate twice (``x²``, ``sin·sin``).
 * **Few rows warn.** Below :data:`MIN_ROWS` (10) rows even a single leaf chosen among the
   ``p * q`` candidates, with an intercept, passes through (nearly) every point: the model
@@ -33,7 +33,7 @@ from typing import Optional
 
 import numpy as np
 
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import plan as plan_
 from jaxtree import program as prog
 from jaxtree import scoring

@@ -22,10 +22,10 @@ from typing import Any, Optional
 import jax
 import numpy as np
 
-from jaxtree import _encoding as encoding_
+from jaxtree._inputs import encoding as encoding_
 from jaxtree import _executables
 from jaxtree import _target as target_
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 from jaxtree import model as model_
 from jaxtree import plan as plan_
 from jaxtree import search
@@ -90,7 +90,7 @@ class FitResult:
       model: the fitted :class:`jaxtree.model.TreeModel`.
       history, choices, status: the driver's (every stage's iterations, in order).
       names: the table's column names, or None (numbers, or a streamed fit).
-      encoding: the table encoding (:mod:`jaxtree._encoding`), or None for numeric columns as
+      encoding: the table encoding (:mod:`jaxtree._inputs.encoding`), or None for numeric columns as
         they are.
       spec: the resolved settings the fit ran with (its row plan in ``spec.plan``).
       path, shape_path: the held-out size and shape-count paths, or None.
@@ -129,7 +129,7 @@ class Table:
         streamed: a memmap, or its rows encoded on demand).
       sample_weight: ``(n,)`` checked weights, or None (streamed: as given, checked by the
         reader).
-      encoding: the table encoding (:mod:`jaxtree._encoding`; the identity spec for numbers;
+      encoding: the table encoding (:mod:`jaxtree._inputs.encoding`; the identity spec for numbers;
         None for a streamed table without missing values, whose identity spec the scaling
         sets).
       names: the table's own column names (a DataFrame's), or None.
@@ -164,7 +164,7 @@ class Table:
 
 def read_table(X, sample_weight, hyper: dict) -> Table:
     """Validates and encodes an in-memory training table (both estimators): missing values
-    and categories become covariates (:func:`jaxtree._encoding.fit_transform`, with the
+    and categories become covariates (:func:`jaxtree._inputs.encoding.fit_transform`, with the
     settings of ``hyper``), the weights are checked and the covariates must be representable
     in the compute dtype."""
     xa, enc = encoding_.fit_transform(X, hyper)
@@ -229,9 +229,9 @@ def read_stream(X, y, sample_weight, hyper: dict) -> Table:
     """The table of a memmap or a :class:`jaxtree.stream.ChunkReader`, read block by block.
 
     Missing values (issue 12): with ``missing="indicator"`` one streamed pass over ``X``
-    first (:func:`jaxtree._encoding.streamed_rows`) finds the columns with NaN and their
+    first (:func:`jaxtree._inputs.encoding.streamed_rows`) finds the columns with NaN and their
     minima and builds the spec the in-memory fit builds for the same array; when there are
-    some, the search reads ``X`` encoded on demand (:class:`jaxtree._encoding.EncodedRows`:
+    some, the search reads ``X`` encoded on demand (:class:`jaxtree._inputs.encoding.EncodedRows`:
     fill values and ``"<col> missing"`` indicators made block by block, never for the whole
     array), so the model, its ``encoding_`` and formulas are the in-memory fit's. The price
     is that one extra read of ``X``; ``missing="error"`` skips it for data known to hold no
@@ -242,7 +242,7 @@ def read_stream(X, y, sample_weight, hyper: dict) -> Table:
     :func:`fit_table` plans the fit with the chunk size asked and the encoded covariates
     (the encoding pass reads blocks of at least ``2**22`` values whatever the chunk, so
     the plan's chunk is not needed before it). The compute dtype is the covariates' as read
-    (the encoding keeps it: :class:`jaxtree._encoding.EncodedRows` are float32 for floats
+    (the encoding keeps it: :class:`jaxtree._inputs.encoding.EncodedRows` are float32 for floats
     of at most 4 bytes, else float64)."""
     if hyper.get("engine", "jax") != "jax":
         raise ValueError("Streaming a memmap or ChunkReader needs engine='jax'.")
@@ -375,7 +375,7 @@ def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
 def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
     """Float64 predictions ``(n,)`` of the validated matrix ``xa (n, p)``, by row blocks of
     :func:`predict_block_rows` rows (``xa`` may be a memmap's
-    :class:`jaxtree._encoding.EncodedRows`: each block is encoded when read, and checked for
+    :class:`jaxtree._inputs.encoding.EncodedRows`: each block is encoded when read, and checked for
     infinite values there). Every block, the last included, is padded to that many rows (the
     last row repeated), so that all have one compiled shape, shared by nearby ``n``.
 

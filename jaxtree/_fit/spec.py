@@ -13,8 +13,8 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
-from jaxtree import _encoding as encoding_
-from jaxtree import _validation as V
+from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import validation as V
 from jaxtree import basis as basis_
 from jaxtree import losses as losses_
 from jaxtree import plan as plan_

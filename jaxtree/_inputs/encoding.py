@@ -81,7 +81,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from jaxtree import _threads
-from jaxtree import _validation as V
+from jaxtree._inputs import validation as V
 
 __all__ = [
     "CATEGORICAL_MODES",
@@ -388,7 +388,7 @@ def _split_columns(X, categorical_features):
     table (the usual checks then raise their message).
 
     A non-DataFrame ``X`` without explicit categorical columns goes through
-    :func:`jaxtree._validation.as_float_array` (its messages for strings, complex numbers,
+    :func:`jaxtree._inputs.validation.as_float_array` (its messages for strings, complex numbers,
     ``None``, sparse matrices and ragged lists).
     """
     frame = _is_frame(X)
@@ -564,7 +564,7 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
 def fit_transform(X, hyper: dict):
     """``(xa, spec)``: the training table ``X`` encoded (:func:`fit`, then :func:`transform`:
     missing values and categories become numeric covariates) and validated by the usual
-    checks (:func:`jaxtree._validation.check_X`), with the settings of ``hyper`` (an
+    checks (:func:`jaxtree._inputs.validation.check_X`), with the settings of ``hyper`` (an
     estimator's ``get_params()``: ``categorical_features``, ``missing``, ``max_categories``,
     ``min_frequency``). Both estimators."""
     missing = hyper.get("missing", "indicator")
@@ -680,7 +680,7 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
         out.extend(block.T)
         if cs.indicator:
             out.append(miss.astype(np.float64))
-    if unlearned:  # one warning per call (jaxtree._validation.fill_missing's words)
+    if unlearned:  # one warning per call (jaxtree._inputs.validation.fill_missing's words)
         V.warn_missing_filled([name for name, _ in unlearned], sum(c for _, c in unlearned))
     dtype = (np.float32 if dtypes and all(d.kind == "f" and d.itemsize <= 4 for d in dtypes)
              else np.float64)

@@ -58,7 +58,7 @@ class DataSizeWarning(UserWarning):
 
 class MissingValueWarning(UserWarning):
     """Missing values at predict time in columns that had none in training took the
-    documented fill (:mod:`jaxtree._encoding`, "Missing values at predict time")."""
+    documented fill (:mod:`jaxtree._inputs.encoding`, "Missing values at predict time")."""
 
 
 def warn_user(message: str, category=UserWarning) -> None:
@@ -66,7 +66,7 @@ def warn_user(message: str, category=UserWarning) -> None:
     ``fit`` or ``predict`` line), however deep the library's own call stack is."""
     import os
 
-    pkg = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # jaxtree/
     frame, level = sys._getframe(1), 2
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
         frame, level = frame.f_back, level + 1
@@ -134,7 +134,7 @@ def is_real_value(v) -> bool:
 def numbers_as_objects(column) -> bool:
     """An object column (pandas) whose every value is a number, a bool or missing: numbers
     stored as objects (e.g. after ``pd.concat`` with ``None``), read as numbers (here and by
-    the table encoding's ``"from_dtype"`` rule, :func:`jaxtree._encoding.fit`)."""
+    the table encoding's ``"from_dtype"`` rule, :func:`jaxtree._inputs.encoding.fit`)."""
     return getattr(column.dtype, "kind", "") == "O" and all(
         is_missing_value(v) or is_real_value(v) for v in column.to_numpy(dtype=object))
 
@@ -142,7 +142,7 @@ def numbers_as_objects(column) -> bool:
 def _pandas_to_numpy(a, name: str, allow_nan: bool = False) -> np.ndarray:
     """Numeric pandas DataFrame/Series -> numpy, with clear errors for missing values (with
     ``allow_nan``: missing values become NaN, float64). Object columns of numbers count as
-    numeric (the table encoding reads them so too, :func:`jaxtree._encoding.fit`)."""
+    numeric (the table encoding reads them so too, :func:`jaxtree._inputs.encoding.fit`)."""
     dtypes = list(a.dtypes) if hasattr(a, "columns") else [a.dtype]
     columns = list(a.columns) if hasattr(a, "columns") else [getattr(a, "name", 0)]
     column = (lambda j: a.iloc[:, j]) if hasattr(a, "columns") else (lambda j: a)  # noqa: E731
@@ -378,7 +378,7 @@ MISSING_AT_PREDICT = (
 
 def warn_missing_filled(columns, count: int) -> None:
     """The one warning of a predict call whose missing values took the training minimum of
-    columns that had none in training (:func:`fill_missing`, :func:`jaxtree._encoding.transform`)."""
+    columns that had none in training (:func:`fill_missing`, :func:`jaxtree._inputs.encoding.transform`)."""
     warn_user(f"X has {count} missing value(s) (NaN) in column(s) {list(columns)} that had "
               f"none in training: {MISSING_AT_PREDICT}. Impute them before predicting to "
               "silence this, or fit on data with missing values so that the model learns from "
@@ -389,7 +389,7 @@ def warn_missing_filled(columns, count: int) -> None:
 def fill_missing(arr: np.ndarray, fills, *, refuse: bool = False, names=None,
                  name: str = "X") -> np.ndarray:
     """The missing-value rule at predict time of a model's covariates (``jaxtree.predict``;
-    the estimators apply the same rule to their raw columns in :mod:`jaxtree._encoding`).
+    the estimators apply the same rule to their raw columns in :mod:`jaxtree._inputs.encoding`).
 
     A NaN in covariate ``j`` takes ``fills[j]``, the training minimum, with one
     :class:`MissingValueWarning` naming the columns and the count; with ``refuse`` (a model
