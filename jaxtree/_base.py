@@ -13,16 +13,16 @@ from typing import Optional
 
 import numpy as np
 
-from jaxtree._inputs import encoding as encoding_
 from jaxtree import _formula
 from jaxtree import _target
-from jaxtree._inputs import validation as V
 from jaxtree import export as export_
 from jaxtree import model as model_
 from jaxtree import program as prog_
 from jaxtree import search
 from jaxtree import simplify as simplify_
 from jaxtree._fit import pipeline
+from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import validation as V
 
 
 class ParamsProtocol:
@@ -527,7 +527,7 @@ class Regressor(Estimator):
         :func:`jaxtree.export.to_latex`)."""
         self._check_fitted()
         kwargs.setdefault("indicators", self._labels())
-        kwargs.setdefault("lhs", export_.latex_var(self._target_name()))
+        kwargs.setdefault("lhs", _formula.latex_var(self._target_name()))
         return export_.to_latex(self.model_, **kwargs)
 
     def save(self, path) -> None:

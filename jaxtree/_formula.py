@@ -52,6 +52,7 @@ The structure is built once in float64 on the host; :func:`text`, :func:`latex` 
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping, NamedTuple, Optional
 
 import numpy as np
@@ -740,10 +741,16 @@ def leaf_texts(model, indicators: Optional[Mapping[int, str]] = None, digits: in
 # ------------------------------------------------------------------------------- LaTeX
 
 
-def _tex_name(name: str) -> str:
-    from jaxtree import export  # the same covariate names as the scaled LaTeX (x_{1}, \mathrm{age})
-
-    return export.latex_var(name)
+def latex_var(name: str) -> str:
+    """A covariate name as a LaTeX variable: ``x12`` -> ``x_{12}``, one letter as it is,
+    anything else upright (``\\mathrm{}``, LaTeX's special characters escaped)."""
+    m = re.fullmatch(r"([A-Za-z])_?(\d+)", name)
+    if m:
+        return f"{m.group(1)}_{{{m.group(2)}}}"
+    if re.fullmatch(r"[A-Za-z]", name):
+        return name
+    escaped = re.sub(r"([_#$%&{}])", r"\\\1", name)
+    return f"\\mathrm{{{escaped}}}"
 
 
 def _tex_escape(s: str) -> str:
@@ -771,7 +778,7 @@ def _tex_shift(name: str, m: float) -> str:
 def _atom_latex(r: Readable, atom) -> str:
     b = r.b
     _, kind, j, i, pr = atom
-    name = _tex_name(b.names[j])
+    name = latex_var(b.names[j])
     if kind == "ind":
         return f"[\\text{{{_tex_escape(b.ind[j]).replace(chr(92) + ' ', ' ')}}}]"
     if kind == "x":
@@ -819,7 +826,7 @@ def _sum_latex(r: Readable, c: float, terms: dict, extra=(), const_last: bool = 
 
 def latex(r: Readable, lhs: str = "y") -> str:
     """LaTeX of the same rounded structure as :func:`text` (``lhs`` already LaTeX)."""
-    shapes = [f"f({', '.join(_tex_name(n.strip()) for n in r.shape_names[i][2:-1].split(','))})"
+    shapes = [f"f({', '.join(latex_var(n.strip()) for n in r.shape_names[i][2:-1].split(','))})"
               for i in r.shown]
     inner = _sum_latex(r, r.expr.c, r.expr.t, shapes)
     if r.transform == "square":

@@ -64,9 +64,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _compilation_cache, _executables
-from jaxtree._inputs import encoding as encoding_
 from jaxtree import _scaling as scaling_
-from jaxtree._inputs import validation as V
 from jaxtree import classifier as classifier_
 from jaxtree import model as model_
 from jaxtree import plan as plan_
@@ -78,6 +76,8 @@ from jaxtree import shapes as shapes_
 from jaxtree._base import WeightBoxWarning, box_message, set_fitted
 from jaxtree._fit import classify, pipeline, progress, select, source, stages
 from jaxtree._fit import spec as spec_
+from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import validation as V
 from jaxtree.estimator import TreeRegressor
 
 __all__ = [

@@ -38,8 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _compilation_cache
-from jaxtree._inputs import encoding as encoding_
-from jaxtree._inputs import validation as V
+from jaxtree import _formula
 from jaxtree import export as export_
 from jaxtree import model as model_
 from jaxtree import program as prog_
@@ -47,6 +46,8 @@ from jaxtree._base import Estimator, from_file, loaded_result, set_result
 from jaxtree._fit import classify, pipeline
 from jaxtree._fit import spec as spec_
 from jaxtree._fit.spec import CLASSIFIER_CONSTRAINTS, check_classifier_params
+from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import validation as V
 
 __all__ = [
     "CLASSIFIER_CONSTRAINTS",
@@ -378,7 +379,7 @@ class TreeClassifier(Estimator):
         cls, name, op = str(_plain(self.classes_[c])), self._target_name(), "{}"
         if latex:
             cls = "\\text{" + re.sub(r"([\\_#$%&{}])", r"\\\1", cls) + "}"
-            name, op = export_.latex_var(name), "\\operatorname{{{}}}"
+            name, op = _formula.latex_var(name), "\\operatorname{{{}}}"
         fn = op.format("logit" if self.loss == "logistic" else "margin")
         return f"{fn} P({name} = {cls})" if self.loss == "logistic" else f"{fn}({name} = {cls})"
 

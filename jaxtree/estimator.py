@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from jaxtree import _compilation_cache
-from jaxtree._inputs import encoding as encoding_
 from jaxtree import model as model_
 from jaxtree._base import (ParamsProtocol, Regressor, from_file, loaded_result,
                             set_fitted)
+from jaxtree._inputs import encoding as encoding_
 from jaxtree._fit import pipeline
 from jaxtree._fit.spec import AUTO_TERMS, DEFAULT_MIN_SUPPORT, DEFAULT_TOL
 from jaxtree._fit.spec import (DEFAULT_Y_BOUND, ENGINES, PARAMETER_CONSTRAINTS,

@@ -32,13 +32,13 @@ needed. Every function reads the model once to the host; none is meant for a hot
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Mapping, Optional
 
 import jax
 import numpy as np
 
 from jaxtree import _drawing as drawing
+from jaxtree import _formula
 from jaxtree import _target
 from jaxtree import basis as basis_
 from jaxtree import program as prog
@@ -154,8 +154,6 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
     _check_model(model)
     sp = require("sympy", "to_sympy")
     if tol is not None or digits is not None:
-        from jaxtree import _formula
-
         r = _formula.build(model, tol=_formula.DEFAULT_TOL if tol is None else tol,
                            digits=digits, indicators=indicators)
         return _formula.sympy_expr(r, sp, custom_functions)
@@ -231,25 +229,13 @@ def _shapes_latex(model, h) -> str:
     if getattr(model, "shapes", None) is None or not int(model.shapes.n_terms):
         return ""
     spec = model.shape_spec
-    names = [", ".join(latex_var(shapes_.axis_name(spec, j, h.names)) for j in feats)
+    names = [", ".join(_formula.latex_var(shapes_.axis_name(spec, j, h.names)) for j in feats)
              for feats, _ in shapes_.host_terms(model.shapes, spec)]
     k = latex_number(float(model.shapes.intercept), 3)
     return f"{k} + " + " + ".join(f"f({n})" for n in names)
 
 
 # ------------------------------------------------------------------------------- LaTeX
-
-
-def latex_var(name: str) -> str:
-    """A covariate name as a LaTeX variable: ``x12`` -> ``x_{12}``, one letter as it is,
-    anything else upright (``\\mathrm{}``, LaTeX's special characters escaped)."""
-    m = re.fullmatch(r"([A-Za-z])_?(\d+)", name)
-    if m:
-        return f"{m.group(1)}_{{{m.group(2)}}}"
-    if re.fullmatch(r"[A-Za-z]", name):
-        return name
-    escaped = re.sub(r"([_#$%&{}])", r"\\\1", name)
-    return f"\\mathrm{{{escaped}}}"
 
 
 def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: bool = False,
@@ -279,8 +265,6 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
     """
     _check_model(model)
     if not scaled:
-        from jaxtree import _formula
-
         return _formula.latex(_formula.build(model, tol=tol, digits=digits,
                                              indicators=indicators), lhs)
     digits = 3 if digits is None else digits
@@ -288,7 +272,7 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
 
     def leaf(slot):
         fam, m = h.functions[int(h.basis_index[slot])]
-        var = latex_var(h.names[int(h.feature[slot])])
+        var = _formula.latex_var(h.names[int(h.feature[slot])])
         return ("leaf", f"{latex_number(h.weight[slot], digits)}\\,"
                         f"{fam.to_latex(m, var)}")
 
@@ -488,8 +472,6 @@ def plot_tree(model, ax=None, *, digits: int = 2, indicators: Optional[Mapping[i
       ImportError: if matplotlib is not installed (``pip install jaxtree[export]``).
     """
     _check_model(model)
-    from jaxtree import _formula
-
     h = _Host(model)
     pos = _layout(h)
     labels = _formula.leaf_texts(model, indicators, digits) if h.n_slots else {}
@@ -796,8 +778,6 @@ def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> 
     """
     _check_model(model)
     import jax.numpy as jnp
-    from jaxtree import _formula
-
     h = _Host(model)
     x = np.asarray(X, np.float64)
     if x.ndim != 2 or x.shape[1] != h.x_min.shape[0]:

@@ -38,10 +38,10 @@ import numpy as np
 from jaxtree import _executables
 from jaxtree import _model_checks as checks
 from jaxtree import _target
-from jaxtree._inputs import validation as V
 from jaxtree import basis as basis_
 from jaxtree import program as prog
 from jaxtree import shapes as shapes_
+from jaxtree._inputs import validation as V
 
 __all__ = [
     "checksum",

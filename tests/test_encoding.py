@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree._inputs import encoding as E
 from jaxtree import cli
 from jaxtree import program as prog
+from jaxtree._inputs import encoding as E
 
 from _shared import GREEDY
 

@@ -6,10 +6,10 @@ values of the plain numpy expression it replaces."""
 import numpy as np
 import pytest
 
-from jaxtree._inputs import encoding as encoding_
 from jaxtree import _scaling as scaling_
 from jaxtree import _threads
 from jaxtree import scoring
+from jaxtree._inputs import encoding as encoding_
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (7, 3), (4097, 8), (1000, 1), (333, 5000)])

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree._inputs import validation as V
+from jaxtree import basis as B
 from jaxtree._fit import pipeline, source
 from jaxtree._fit import spec as E
-from jaxtree import basis as B
+from jaxtree._inputs import validation as V
 
 from _shared import GREEDY
 from conftest import paper_g

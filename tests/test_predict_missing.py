@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree._inputs import validation as V
 from jaxtree import basis as B
+from jaxtree._inputs import validation as V
 
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=0)
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree._inputs import validation as V
 from jaxtree import basis as B
 from jaxtree import search
 from jaxtree._fit import limits
 from jaxtree._fit.progress import ProgressBar
+from jaxtree._inputs import validation as V
 from jaxtree.debug import count_compilations
 
 SMALL = B.make_basis(hats=3, sines=2, cosines=2, powers=2, truncated_cubics=0)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree._inputs import encoding as _encoding
 from jaxtree import basis as B
 from jaxtree import stream
+from jaxtree._inputs import encoding as _encoding
 
 from _shared import GREEDY
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree._inputs import validation as V
 from jaxtree import search
+from jaxtree._inputs import validation as V
 
 from _shared import GREEDY
 

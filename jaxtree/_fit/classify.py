@@ -56,11 +56,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from jaxtree._inputs import encoding as encoding_
 from jaxtree import _executables
 from jaxtree import _scaling as scaling_
 from jaxtree import _target
-from jaxtree._inputs import validation as V
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
@@ -70,6 +68,8 @@ from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
 from jaxtree._fit import pipeline, progress, select, source, stages
 from jaxtree._fit import spec as spec_
+from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import validation as V
 
 
 # ---------------------------------------------------------------------------- labels

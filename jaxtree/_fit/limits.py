@@ -33,10 +33,10 @@ from typing import Optional
 
 import numpy as np
 
-from jaxtree._inputs import validation as V
 from jaxtree import plan as plan_
 from jaxtree import program as prog
 from jaxtree import scoring
+from jaxtree._inputs import validation as V
 
 ROWS_PER_OPERATION = 5
 """``k`` is at most ``n // ROWS_PER_OPERATION`` (the paper's Experiment 1: ``k = 10`` on 50 rows)."""

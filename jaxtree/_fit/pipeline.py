@@ -22,16 +22,16 @@ from typing import Any, Optional
 import jax
 import numpy as np
 
-from jaxtree._inputs import encoding as encoding_
 from jaxtree import _executables
 from jaxtree import _target as target_
-from jaxtree._inputs import validation as V
 from jaxtree import model as model_
 from jaxtree import plan as plan_
 from jaxtree import search
 from jaxtree import stream as stream_
 from jaxtree._fit import progress, select, source, stages
 from jaxtree._fit import spec as spec_
+from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import validation as V
 
 PREDICT_CHUNK_ROWS = 1 << 18
 """``predict`` evaluates at most this many rows per call (more rows: blocks of this size,

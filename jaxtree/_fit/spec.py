@@ -13,14 +13,14 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
-from jaxtree._inputs import encoding as encoding_
-from jaxtree._inputs import validation as V
 from jaxtree import basis as basis_
 from jaxtree import losses as losses_
 from jaxtree import plan as plan_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree._fit import limits
+from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import validation as V
 
 ENGINES = ("jax", "reference")
 TARGET_TRANSFORMS = (None, "identity", "log", "square", "auto")
