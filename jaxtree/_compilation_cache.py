@@ -115,7 +115,8 @@ def default_cache_dir() -> str:
     return os.path.join(base, "jaxtree", "jax")
 
 
-def _env_off() -> bool:
+def env_off() -> bool:
+    """Whether ``JAXTREE_COMPILATION_CACHE`` turns the cache off in this environment."""
     return os.environ.get(ENV_VAR, "").strip().lower() in _OFF_VALUES
 
 
@@ -177,7 +178,7 @@ def enable() -> str | None:
         if _decided or _disabled:
             return _ours.get("jax_compilation_cache_dir", (None, None))[1]
         _decided = True
-        if _env_off():
+        if env_off():
             return None
         import jax  # noqa: PLC0415 - jaxtree imports jax anyway; keeps this module light
 
@@ -252,3 +253,64 @@ def disable() -> None:
                 jax.config.update(option, previous)
         _ours.clear()
         compilation_cache.reset_cache()
+
+
+# ------------------------------------------------------------------ inspecting and clearing
+
+PARTS = ("jax", "executables")
+"""jaxtree's cache directory's parts: JAX's persistent cache and the executables
+(:mod:`jaxtree._executables`)."""
+
+
+def usage() -> dict:
+    """``{part: (files, bytes)}`` for each of :data:`PARTS` under jaxtree's cache directory
+    (the parent of :func:`default_cache_dir`), ``(0, 0)`` for a part that does not exist.
+    Nothing is created.
+
+    Why (fifty-third session): entries are never removed by jaxtree, and every new version
+    of jaxtree, JAX or the table's size bucket adds some (the executables' keys hold the
+    source and the versions), so the directory only grows; ``jaxtree cache`` shows it and
+    ``jaxtree cache --clear`` empties it."""
+    root = os.path.dirname(default_cache_dir())
+    out = {}
+    for part in PARTS:
+        files = size = 0
+        for here, _, names in os.walk(os.path.join(root, part)):
+            for name in names:
+                try:
+                    size += os.lstat(os.path.join(here, name)).st_size
+                    files += 1
+                except OSError:  # removed meanwhile by another process
+                    pass
+        out[part] = (files, size)
+    return out
+
+
+def clear() -> dict:
+    """Deletes the files of :data:`PARTS` under jaxtree's cache directory and returns what
+    they held, as :func:`usage` counts it. The directories stay (private, as they were);
+    a part that is a symbolic link or not a directory is left alone, with a ``ValueError``
+    naming it, so nothing outside jaxtree's own directory is removed. A cache the user
+    configured for JAX (``jax_compilation_cache_dir``, ``JAX_COMPILATION_CACHE_DIR``) is not
+    jaxtree's and is never touched. A process fitting meanwhile loses nothing but speed: an
+    entry removed under it is a miss, compiled again."""
+    root = os.path.dirname(default_cache_dir())
+    for part in PARTS:
+        path = os.path.join(root, part)
+        if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+            raise ValueError(f"{path} is not a directory jaxtree made (a symbolic link or a "
+                             "file); not clearing it. Remove it yourself if it is yours.")
+    before = usage()
+    for part in PARTS:
+        for here, dirs, names in os.walk(os.path.join(root, part), topdown=False):
+            for name in names:
+                try:
+                    os.unlink(os.path.join(here, name))
+                except FileNotFoundError:
+                    pass
+            for name in dirs:
+                try:
+                    os.rmdir(os.path.join(here, name))
+                except OSError:  # not empty: another process wrote into it meanwhile
+                    pass
+    return before

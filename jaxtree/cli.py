@@ -320,6 +320,23 @@ def _warmup(args) -> int:
     return 0
 
 
+def _cache(args) -> int:
+    from jaxtree import _compilation_cache as cc  # noqa: PLC0415
+
+    root = os.path.dirname(cc.default_cache_dir())
+    parts = cc.clear() if args.clear else cc.usage()
+    for part, (files, size) in parts.items():
+        print(f"{os.path.join(root, part)}: {files} file(s), {size / 2**20:.1f} MiB"
+              + (" deleted" if args.clear and files else ""))
+    if cc.env_off():
+        print(f"(the cache is off in this environment: {cc.ENV_VAR}="
+              f"{os.environ[cc.ENV_VAR]})")
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
+        print("(JAX_COMPILATION_CACHE_DIR is set: JAX's cache is yours there, not listed "
+              "or cleared here)")
+    return 0
+
+
 def _fit(args) -> int:
     import jaxtree
 
@@ -604,6 +621,14 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--classes", type=int, default=None, metavar="K",
                    help="the classifier's number of classes (default 2)")
     w.set_defaults(func=_warmup)
+
+    c = sub.add_parser("cache", help="show the size of jaxtree's compilation cache, or clear it",
+                       description="Show where jaxtree keeps compiled programs (JAX's persistent "
+                       "cache and jaxtree's executables) and how much they hold; entries are "
+                       "never removed by jaxtree, so the directory grows with each new version "
+                       "and table size. --clear deletes them; later fits compile again.")
+    c.add_argument("--clear", action="store_true", help="delete the cached programs")
+    c.set_defaults(func=_cache)
 
     f = sub.add_parser("fit", help="fit a tree to a CSV/Parquet table and save it as JSON",
                        description="Fit a tree to a CSV or Parquet table; print the formula and "

@@ -76,7 +76,7 @@ def test_main_leaves_the_environment_alone(monkeypatch):
     assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in os.environ
 
 
-@pytest.mark.parametrize("cmd", ["fit", "predict", "show", "demo", "warmup"])
+@pytest.mark.parametrize("cmd", ["fit", "predict", "show", "demo", "warmup", "cache"])
 def test_help_of_each_command(cmd, capsys):
     with pytest.raises(SystemExit) as e:
         cli.main([cmd, "--help"])
@@ -261,6 +261,38 @@ def test_warmup_passes_its_sizes_and_refuses_bad_ones(monkeypatch, capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["warmup", "--sizes", "1000by8"])
     assert e.value.code == 2 and "ROWSxCOVARIATES" in capsys.readouterr().err
+
+
+def test_cache_shows_and_clears_only_jaxtrees_own_files(tmp_path, monkeypatch, capsys):
+    """``jaxtree cache`` counts the files of the two parts of jaxtree's cache directory;
+    ``--clear`` deletes them (subfolders too) and keeps the directories, and nothing beside
+    them; a part that is a symbolic link is refused with a one-line error and its target
+    kept. Planted bugs caught: a clear that deletes nothing, one that empties the whole
+    ``jaxtree`` folder or follows a link out of it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    root = tmp_path / "jaxtree"
+    (root / "jax" / "sub").mkdir(parents=True)
+    (root / "executables").mkdir()
+    (root / "jax" / "a").write_bytes(b"x" * 1000)
+    (root / "jax" / "sub" / "b").write_bytes(b"x" * 24)
+    (root / "executables" / "k.exe").write_bytes(b"x" * 2**20)
+    (root / "notes.txt").write_text("not a cache part")
+    assert cli.main(["cache"]) == 0
+    out = capsys.readouterr().out
+    assert f"{root / 'jax'}: 2 file(s), 0.0 MiB" in out
+    assert f"{root / 'executables'}: 1 file(s), 1.0 MiB" in out and "deleted" not in out
+    assert cli.main(["cache", "--clear"]) == 0
+    assert "1 file(s), 1.0 MiB deleted" in capsys.readouterr().out
+    assert sorted(p.name for p in root.rglob("*")) == ["executables", "jax", "notes.txt"]
+    assert cli.main(["cache"]) == 0 and "0 file(s)" in capsys.readouterr().out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep").write_text("mine")
+    (root / "executables").rmdir()
+    (root / "executables").symlink_to(elsewhere)
+    assert cli.main(["cache", "--clear"]) == 2
+    assert "not a directory jaxtree made" in capsys.readouterr().err
+    assert (elsewhere / "keep").read_text() == "mine"
 
 
 def test_version(capsys):

@@ -99,7 +99,7 @@ def test_env_var_turns_it_off(tmp_path, monkeypatch):
     for value, off in [("0", True), ("off", True), (" False ", True), ("no", True), ("1", False),
                        ("", False), ("on", False)]:
         monkeypatch.setenv(cc.ENV_VAR, value)
-        assert cc._env_off() is off, value
+        assert cc.env_off() is off, value
 
 
 def test_disable_before_and_after_the_first_fit(tmp_path):
