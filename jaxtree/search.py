@@ -921,7 +921,9 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
       split: False runs the one-program step even where :func:`splits` holds (not the
         backfit step's: always two programs, so that every path of a fit shares them).
     """
-    if not _two_programs(config, split):
+    backfit = config.loss == "squared" and bool(config.replace_moves)
+    two = (split and splits(config)) or backfit
+    if not two:
         return lambda p: step_cached(p, data, basis, config, max_ops)
 
     started = []
@@ -934,26 +936,6 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
                                    max_ops)
 
     return two_programs
-
-
-def _two_programs(config: Config, split: bool) -> bool:
-    """Whether :func:`step_function` runs the step as :func:`insert_step` then
-    :func:`finish_step`."""
-    backfit = config.loss == "squared" and bool(config.replace_moves)
-    return (split and splits(config)) or backfit
-
-
-def step_ahead(program: prog.Program, data: scoring.Data, basis, config: Config, max_ops=None,
-               split: bool = True) -> None:
-    """Starts compiling the programs of ``step_function(data, basis, config, max_ops,
-    split)`` for a tree shaped as ``program``, on background threads, where they are neither
-    in memory nor on disk (:meth:`jaxtree._executables.cached.ahead`): its two parts
-    (:func:`compile_ahead`) or its one program. ``data``'s arrays may be
-    :class:`jax.ShapeDtypeStruct`\ s (values still being computed)."""
-    if _two_programs(config, split):
-        compile_ahead(program, data, basis, config, max_ops)
-    else:
-        step_cached.ahead(program, data, basis, config, max_ops)
 
 
 def compile_ahead(program: prog.Program, data: scoring.Data, basis, config: Config,

@@ -1065,10 +1065,8 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     two programs, the held-out errors, the shape stage, the backfitting round) through the
     executable cache: the programs named ahead compile on the compile threads, and the fit
     compiles the same programs, each once, as one whose programs compile at their calls, and
-    equals it bit for bit. The kept basis values' program compiles ahead too, with the step
-    and the held-out errors named on its output's shape while it compiles; the shape stage's
-    programs are named ahead by the task that runs while the search waits for its step, the
-    backfitting round's at its start."""
+    equals it bit for bit. The shape stage's programs are named ahead by the task that runs
+    while the search waits for its step, the backfitting round's at its start."""
     import jaxtree
 
     tasks_run = _count_waiting_tasks(monkeypatch)
@@ -1085,8 +1083,7 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     assert tasks_run == [5], tasks_run  # the shape stage's task, once: its five programs
     names = sorted(name for name, _ in compile_threads)
     off_thread = {name for name, t in compile_threads if t.startswith("jaxtree-compile")}
-    assert off_thread == {"jit(designs)", "jit(insert_step)", "jit(finish_step)",
-                          "jit(mse_and_errors)",
+    assert off_thread == {"jit(insert_step)", "jit(finish_step)", "jit(mse_and_errors)",
                           "jit(grams)", "jit(with_table)", "jit(start)", "jit(shape_step)",
                           "jit(shape_mse_and_errors)", "jit(evaluate_chunks)",
                           "jit(finish)"}, compile_threads
@@ -1104,8 +1101,7 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
 
 def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_without(
         tmp_path, compile_threads, monkeypatch):
-    """The binary classifier on a small table that keeps shape terms: its kept basis
-    values (the step named ahead on their shape while they compile), its search step,
+    """The binary classifier on a small table that keeps shape terms: its search step,
     the shape stage's programs (the waiting task, run once while the step compiles) and
     its Newton round's (named at the round's start) compile on the compile threads, the
     fit compiles the same programs as one whose programs compile at their calls, and its
@@ -1126,9 +1122,9 @@ def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_w
     assert tasks_run == [5], tasks_run  # the shape stage's task, while the step compiled
     names = sorted(name for name, _ in compile_threads)
     off_thread = {name for name, t in compile_threads if t.startswith("jaxtree-compile")}
-    assert {"jit(designs)", "jit(step)", "jit(grams)", "jit(with_table)", "jit(start)",
-            "jit(shape_step)", "jit(shape_mse_and_errors)", "jit(evaluate_chunks)",
-            "jit(finish)"} <= off_thread, compile_threads
+    assert {"jit(step)", "jit(grams)", "jit(with_table)", "jit(start)", "jit(shape_step)",
+            "jit(shape_mse_and_errors)", "jit(evaluate_chunks)", "jit(finish)"} <= off_thread, \
+        compile_threads
     monkeypatch.setattr(ex.cached, "ahead", lambda self, *args: None)
     del compile_threads[:]
     at_calls = fit("at_calls")

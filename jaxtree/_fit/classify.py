@@ -479,37 +479,27 @@ class Labels:
 
     # --------------------------------------------------------------- the searches
 
-    def _data(self, xs, ypm, w, rows=None, meanwhile=None):
+    def _data(self, xs, ypm, w, rows=None):
         """Chunked covariates and weights, and the ``(B, n_chunks, m)`` +-1 labels (one
         tree's, ``B = 1``: ``(n_chunks, m)``, taken on the host so that a new process
         compiles no slice of them); with ``devices`` the rows within each chunk are sharded
         (:func:`_shard`); ``rows``: chunked as that many rows
-        (:func:`jaxtree.scoring.chunk`). ``meanwhile(data, ys)``: where the kept basis
-        values' program is to be compiled, it compiles on a background thread and
-        ``meanwhile`` first runs with the values' shape in ``data`` (the regressor's
-        :meth:`jaxtree._fit.source.InMemory.kept_basis`), to name the search step ahead."""
+        (:func:`jaxtree.scoring.chunk`)."""
         s = self.spec
         n = xs.shape[0]
         rows, cols = self._buckets(n if rows is None else rows, xs.shape[1])
         # numpy in: padded on the host (nothing compiled), with the buckets' padding columns
         data = scoring.chunk(np.asarray(xs), np.zeros(n), np.asarray(w), dtype=s.dtype,
                              chunk_size=s.chunk, rows=rows, columns=cols)
-        keep = s.devices is None and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1],
-                                                                 s.basis.q)  # the table's rows
-
-        def kept(d):  # the search's kept basis values (classifier_spec's decision), one program
-            return d._replace(phi=source.designs_cached(d.x, s.basis))
-
+        if s.devices is None and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1],
+                                                             s.basis.q):  # the table's rows
+            # the search's kept basis values (classifier_spec's decision), one program
+            data = data._replace(phi=source.designs_cached(data.x, s.basis))
         data = scoring.with_indicators(data, s.indicators)  # the regressor's rule
-        # min_support, counted on these rows: from the kept values where the host does not
-        # count them (the regressor's order), so that no counting program is compiled beside
-        data = source.with_support(data, s, xs, w, kept if keep else None)
+        # min_support, counted on these rows: from the kept values where there are any (the
+        # regressor's order), so that no counting program is compiled beside them
+        data = source.with_support(data, s, xs, w)
         ys = chunk_labels(ypm[0] if len(ypm) == 1 else ypm, data.y.shape, s.dtype)
-        if keep and data.phi is None:
-            phi = None if meanwhile is None else source.designs_cached.ahead(data.x, s.basis)
-            if phi is not None:
-                meanwhile(data._replace(phi=phi), ys)
-            data = kept(data)
         if s.devices is not None:
             return _shard(data, ys, s.devices)
         return data, ys
@@ -562,20 +552,13 @@ class Labels:
         start = self._start(ypm, w)
         if self.spec.engine == "reference":
             return self._run(self._reference_step(xs, ypm, w), start, k, rep, keep_states, sizes)
+        data, ys = self._data(xs, ypm, w, rows)
         basis, cfg = self.spec.basis, self.cfg
-        limit = np.int32(k)
-
-        def binary_step(ys):
-            return binary_step_cached if ys.size <= LIGHT_STEP_MAX_ROWS else search.step_cached
-
-        # one tree: its step named ahead while the kept basis values compile (the regressor's
-        # order, jaxtree._fit.source.InMemory.selection_run)
-        ahead = (lambda d, ys: binary_step(ys).ahead(start, d._replace(y=ys), basis, cfg, limit)
-                 ) if ypm.shape[0] == 1 else None
-        data, ys = self._data(xs, ypm, w, rows, meanwhile=ahead)
         if ypm.shape[0] == 1:
             one = data._replace(y=ys)
-            step = binary_step(one.y)
+            limit = np.int32(k)
+            step = (binary_step_cached if one.y.size <= LIGHT_STEP_MAX_ROWS
+                    else search.step_cached)
             # compiled on a background thread: the fit's thread meanwhile runs the shape
             # stage's task (jaxtree._executables.while_waiting), as the regressor's does
             step.ahead(start, one, basis, cfg, limit)

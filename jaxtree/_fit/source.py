@@ -57,7 +57,7 @@ def support_rows(spec: spec_.FitSpec, n: int, sw) -> int:
     return spec.support_rows(n if sw is None else int(np.count_nonzero(np.asarray(sw) > 0)))
 
 
-def with_support(data: scoring.Data, spec: spec_.FitSpec, xs, sw, kept=None) -> scoring.Data:
+def with_support(data: scoring.Data, spec: spec_.FitSpec, xs, sw) -> scoring.Data:
     """The tree search's chunked rows ``data`` of the scaled rows ``xs (n, p)`` (weights
     ``sw`` or None) with the candidate columns ``spec.min_support`` allows
     (:func:`jaxtree.scoring.with_support`), counted on the rows of positive weight, the
@@ -65,16 +65,12 @@ def with_support(data: scoring.Data, spec: spec_.FitSpec, xs, sw, kept=None) -> 
     distinct values (:func:`jaxtree.scoring.host_support_counts`, up to
     :data:`jaxtree.scoring.HOST_SUPPORT_MAX_WORK`), else from the kept basis values
     (:func:`jaxtree.scoring.kept_support_counts`), else by one jitted pass
-    (:data:`supported_cached`). No program is compiled on the first two. ``kept``: where
-    ``data`` holds no kept basis values yet, the function that adds them
-    (:meth:`InMemory.kept_basis`), called only where the counts read them."""
+    (:data:`supported_cached`). No program is compiled on the first two."""
     q = spec.basis.q
     least = support_rows(spec, len(xs), sw)
     if least <= 1:
         return data
     counts = scoring.cheap_support_counts(xs, sw, spec.basis)
-    if counts is None and data.phi is None and kept is not None:
-        data = kept(data)
     if counts is None and data.phi is not None:
         counts = scoring.kept_support_counts(data, q)
     if counts is None:
@@ -231,7 +227,7 @@ class InMemory(_Regression):
     # ------------------------------------------------------------------------ rows
 
     def data(self, ys=None, shard: bool = True, rows=None, xs=None, sw=None,
-             basis: bool = True, support: bool = False, kept: bool = True) -> scoring.Data:
+             basis: bool = True, support: bool = False) -> scoring.Data:
         """The chunked rows (basis cached with ``cache_basis``): the tree search's, sharded
         over ``devices`` and padded to the spec's column bucket (``columns``,
         :func:`jaxtree.scoring.columns_for`), or with ``shard=False`` the shape stage's (one
@@ -240,10 +236,8 @@ class InMemory(_Regression):
         source's; ``rows``: chunked as that many rows (:func:`jaxtree.scoring.chunk`);
         ``basis``: False skips the basis values of ``cache_basis`` (rows that only the shape
         terms read); ``support``: with the ``min_support`` mask (:func:`with_support`: the
-        rows a tree's search scores); ``kept``: False leaves the kept basis values to the
-        caller (:meth:`kept_basis`), for rows not the source's own. The source's own rows in
-        the shape stage's layout are chunked once, for the tree's search and the shape stage
-        alike."""
+        rows a tree's search scores). The source's own rows in the shape stage's layout are
+        chunked once, for the tree's search and the shape stage alike."""
         s = self.spec
         xs = self.xs if xs is None else xs
         ys = self.ys if ys is None else ys
@@ -266,48 +260,29 @@ class InMemory(_Regression):
                 self._one = with_support(self._one, s, xs, sw)
             data = self._one
         else:
-            kept = kept or own
-            data = self._chunk(xs, ys, sw, rows, columns=columns, basis=basis, kept=kept)
-            if support and basis:
-                data = with_support(data, s, xs, sw, None if kept else self.kept_basis)
+            data = self._chunk(xs, ys, sw, rows, columns=columns, basis=basis)
+            data = with_support(data, s, xs, sw) if support and basis else data
         if s.devices is not None and shard:
             data = sharding_.shard_data(data, s.devices)
         return data
 
-    def _chunk(self, xs, ys, sw, rows, columns=None, basis: bool = True, kept: bool = True):
+    def _chunk(self, xs, ys, sw, rows, columns=None, basis: bool = True):
         # numpy in, so that the chunks are padded on the host (nothing compiled)
         data = scoring.chunk(np.asarray(xs), np.asarray(ys), None if sw is None else np.asarray(sw),
                              chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
                              columns=columns)
-        if basis and kept:
-            data = self.kept_basis(data)
+        if self.spec.cache_basis and basis:  # through the executable cache, as the search's
+            data = data._replace(phi=designs_cached(data.x, self.spec.basis))
         if basis:  # the search's indicator columns, summed from two columns each
             data = scoring.with_indicators(data, self.spec.indicators)
         return data
 
-    def kept_basis(self, data: scoring.Data, meanwhile=None) -> scoring.Data:
-        """``data`` with its basis values kept (``cache_basis``; else as it is), through the
-        executable cache (:data:`designs_cached`), as the search's programs are.
-        ``meanwhile(stand_in)``: where the values' program is to be compiled, it is
-        compiled on a background thread and ``meanwhile`` first runs with ``data`` holding
-        the values' shape and dtype (a :class:`jax.ShapeDtypeStruct`), to name the programs
-        that read them ahead (:meth:`selection_run`)."""
-        if not self.spec.cache_basis or data.phi is not None:  # none, or kept already
-            return data
-        if meanwhile is not None:
-            phi = designs_cached.ahead(data.x, self.spec.basis)
-            if phi is not None:
-                meanwhile(data._replace(phi=phi))
-        return data._replace(phi=designs_cached(data.x, self.spec.basis))
-
-    def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0,
-                 kept: bool = True):
+    def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
         (:func:`jaxtree._fit.select.split`), both chunked as the fit chunks; at most
         ``max_train`` training rows (a deterministic subset) when given; the training rows
         sharded as :meth:`data` shards them (``shard``); ``pair_rows``: the search's pair
-        screen (:func:`jaxtree._fit.select.selection_rows`); ``kept``: False leaves the
-        training part's kept basis values to the caller (:meth:`kept_basis`)."""
+        screen (:func:`jaxtree._fit.select.selection_rows`)."""
         s, xs = self.spec, self.xs
         ys, sw = (self.ys if ys is None else ys), self.sw
         train, held = select.split(xs.shape[0], s.held_out_fraction, s.random_state)
@@ -326,7 +301,7 @@ class InMemory(_Regression):
             columns = s.columns
         # the shape split's parts feed shape terms only: no basis values (thirty-second session)
         data = self.data(ys[train], shard=shard, rows=rows, xs=xs[train], sw=part(sw), basis=shard,
-                         support=shard, kept=kept)
+                         support=shard)
         dt = s.dtype
         held_data = scoring.chunk(np.asarray(xs[held], dt), np.asarray(ys[held], dt),
                                   None if sw is None else np.asarray(sw[held], dt),
@@ -375,17 +350,9 @@ class InMemory(_Regression):
         member the beam would return at that size (the lowest training loss;
         :func:`jaxtree.search.beam_fit`'s rule)."""
         s = self.spec
-        beam = s.search == "beam"
-        data, held_data, held = self.held_out(pair_rows=cfg.pair_rows if cfg.pair_leaves else 0,
-                                              kept=beam)
+        data, held_data, held = self.held_out(pair_rows=cfg.pair_rows if cfg.pair_leaves else 0)
         empty = prog.empty_program(cfg.max_k, s.dtype)
-        if not beam:
-            # Compiled on background threads while the kept basis values' program compiles:
-            # the held-out errors and the search step (named on the values' shape)
-            select.held_out_errors_cached.ahead(empty, held_data, s.basis)
-            data = self.kept_basis(data, lambda d: search.step_ahead(
-                empty, d, s.basis, cfg, np.int32(s.k), split=self._split_step()))
-        if beam:
+        if s.search == "beam":
             best = lambda ps: select.best_member(ps, data, s.basis)  # noqa: E731
             step = select.with_held_out_rows(
                 lambda ps: search.beam_step_jit(ps, data, s.basis, cfg),
@@ -398,6 +365,8 @@ class InMemory(_Regression):
                 search.step_function(data, s.basis, cfg, np.int32(s.k), split=self._split_step()),
                 lambda p: select.held_out_errors_cached(p, held_data, s.basis))
             start = empty
+            # compiled while the search step's programs are (search.compile_ahead)
+            select.held_out_errors_cached.ahead(empty, held_data, s.basis)
         start = (start, np.zeros(held_data.y.shape, held_data.y.dtype))
         sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True,
                          stop=s.stop)
