@@ -37,10 +37,10 @@ Decisions (and why):
   (a basis holding a custom Python function is not cached at all, whether it is a static
   argument or inside a model's static data: its identity cannot be written down); the tree
   structure, shapes, dtypes and weak types of the other arguments; the versions of Python,
-  jax, jaxlib, optax and numpy; a hash of jaxtree's own source files (subpackages included); all of JAX's
-  configuration values; ``XLA_FLAGS``; the device's platform, kind and platform version;
-  and the host CPU's model and feature flags (machine code compiled for
-  one CPU can crash another that shares a home directory). Anything not in the key that
+  jax, jaxlib, optax and numpy; a hash of jaxtree's own source files (subpackages
+  included); all of JAX's configuration values; ``XLA_FLAGS``; the device's platform, kind
+  and platform version; and the host CPU's model and feature flags (machine code compiled
+  for one CPU can crash another that shares a home directory). Anything not in the key that
   could change the program would make a stale hit, so the key errs on the side of misses.
   JAX's compiled call checks the arguments' shapes and dtypes again on every call.
 * **Only one device**: the cache is used when the process sees a single device (one CPU,

@@ -378,7 +378,8 @@ MISSING_AT_PREDICT = (
 
 def warn_missing_filled(columns, count: int) -> None:
     """The one warning of a predict call whose missing values took the training minimum of
-    columns that had none in training (:func:`fill_missing`, :func:`jaxtree._inputs.encoding.transform`)."""
+    columns that had none in training (:func:`fill_missing`,
+    :func:`jaxtree._inputs.encoding.transform`)."""
     warn_user(f"X has {count} missing value(s) (NaN) in column(s) {list(columns)} that had "
               f"none in training: {MISSING_AT_PREDICT}. Impute them before predicting to "
               "silence this, or fit on data with missing values so that the model learns from "
