@@ -27,9 +27,14 @@ more than its compilation anyway).
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Iterable, Optional
 
 import numpy as np
+
+from jaxtree import _compilation_cache
+from jaxtree.classifier import TreeClassifier
+from jaxtree.estimator import TreeRegressor
 
 __all__ = ["DEFAULT_SIZES", "warmup"]  # jaxtree exports warmup
 
@@ -71,11 +76,6 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
         :func:`jaxtree.disable_compilation_cache`, or a cache the user configured): the
         programs then last only for this process.
     """
-    import warnings  # noqa: PLC0415
-
-    import jaxtree  # noqa: PLC0415
-    from jaxtree import _compilation_cache  # noqa: PLC0415
-
     sizes = DEFAULT_SIZES if sizes is None else tuple(sizes)
     checked = []
     for s in sizes:
@@ -95,7 +95,7 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
     if classes != 2 and not classifier:
         raise ValueError(f"classes={classes} is the classifier's number of classes; add "
                          f"classifier=True.")
-    estimator = jaxtree.TreeClassifier if classifier else jaxtree.TreeRegressor
+    estimator = TreeClassifier if classifier else TreeRegressor
     known = set(estimator().get_params())
     unknown = sorted(set(params) - known)
     if unknown:  # checked before any compiling (a TypeError from the first fit said less)
