@@ -288,7 +288,7 @@ def usage() -> dict:
 
 def clear() -> dict:
     """Deletes the files of :data:`PARTS` under jaxtree's cache directory and returns what
-    they held, as :func:`usage` counts it. The directories stay (private, as they were);
+    it deleted, counted as :func:`usage` counts. The directories stay (private, as they were);
     a part that is a symbolic link or not a directory is left alone, with a ``ValueError``
     naming it, so nothing outside jaxtree's own directory is removed. A cache the user
     configured for JAX (``jax_compilation_cache_dir``, ``JAX_COMPILATION_CACHE_DIR``) is not
@@ -300,17 +300,22 @@ def clear() -> dict:
         if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
             raise ValueError(f"{path} is not a directory jaxtree made (a symbolic link or a "
                              "file); not clearing it. Remove it yourself if it is yours.")
-    before = usage()
+    out = {}
     for part in PARTS:
+        files = size = 0
         for here, dirs, names in os.walk(os.path.join(root, part), topdown=False):
             for name in names:
+                path = os.path.join(here, name)
                 try:
-                    os.unlink(os.path.join(here, name))
-                except FileNotFoundError:
-                    pass
+                    bytes_ = os.lstat(path).st_size
+                    os.unlink(path)
+                except FileNotFoundError:  # removed meanwhile by another process
+                    continue
+                files, size = files + 1, size + bytes_
             for name in dirs:
                 try:
                     os.rmdir(os.path.join(here, name))
                 except OSError:  # not empty: another process wrote into it meanwhile
                     pass
-    return before
+        out[part] = (files, size)
+    return out
