@@ -861,7 +861,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B)
-    sc = scaling_.bounded(scaling_.from_rows(xa, ya, sw), float(y_bound))
+    sc = scaling_.bounded(scaling_.from_rows(xa, ya, sw, round_x=scaling_.rounds(params.basis)),
+                          float(y_bound))
     xs, ys = scaling_.scale_rows(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype, support=(params.basis, min_support))
     cfg = search_.search_config(search, params.k, p * params.basis.q, refine=refine,
@@ -1120,7 +1121,8 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     zeros = np.zeros((B, n))
     for b in range(B):
         V.check_representable(xa[b], zeros[b], dtype, feature_names=names)
-    sc = scaling_.from_rows(xa, zeros, sw)  # y_center 0, y_scale 1: the decision function is not scaled
+    # y_center 0, y_scale 1: the decision function is not scaled
+    sc = scaling_.from_rows(xa, zeros, sw, round_x=scaling_.rounds(params.basis))
     xs, _ = scaling_.scale_rows(sc, xa, zeros, sw)
     w = np.ones((B, n)) if sw is None else np.asarray(sw, np.float64)
     K = len(labels[0][0])

@@ -1,8 +1,9 @@
 """The fitted model as a pytree, its pure predict function, and versioned JSON files.
 
 A :class:`TreeModel` holds the program and the scaling that maps user units to the
-space the search works in: each covariate ``x_j`` is mapped to ``[0, 1]`` with the
-training minimum and range, and ``y`` to ``[-1, 1]`` with the training midpoint and
+space the search works in: each covariate ``x_j`` is mapped to ``[0, 1]`` with its range
+(the training minimum and maximum, widened to round bounds by at most 1% of the span where
+the basis acts on the scaled covariate: :func:`jaxtree._scaling.round_bounds`), and ``y`` to ``[-1, 1]`` with the training midpoint and
 half-range (the paper assumes ``Y = [-1, 1]`` and ``|phi| <= 1`` on ``[0, 1]``).
 Predictions are mapped back: ``yhat = y_center + y_scale * (w0 + T(x_scaled))``.
 
@@ -82,8 +83,11 @@ class TreeModel:
 
     Attributes:
       program: the :class:`jaxtree.program.Program` in the scaled space.
-      x_min: float ``(p,)`` training minimum of each covariate.
-      x_scale: float ``(p,)`` ``1 / (max - min)`` of each covariate (1 for constants).
+      x_min: float ``(p,)`` the low end of each covariate's range: its training minimum,
+        or the round number below it (:func:`jaxtree._scaling.round_bounds`).
+      x_scale: float ``(p,)`` ``1 / (high - low)`` of each covariate's range (1 for
+        constants); the range is the training range, widened to round bounds by at most 1%
+        of its span where the basis acts on the scaled covariate.
       y_center: float ``()`` midpoint of the training targets.
       y_scale: float ``()`` half-range of the training targets (1 if constant).
       basis: the :class:`jaxtree.basis.Basis` (static).
@@ -96,7 +100,7 @@ class TreeModel:
       shapes: the shape-function terms (:class:`jaxtree.shapes.Shapes`) added to the tree,
         or None. ``shape_spec``: their static :class:`jaxtree.shapes.ShapeSpec`.
       missing: the rule for a missing value (NaN) at predict time (static): ``"fill"``
-        (default) gives it the covariate's training minimum ``x_min`` (with a warning on
+        (default) gives it the low end of the covariate's range ``x_min`` (with a warning on
         host inputs; silently under ``jit``); ``"error"`` (a model fitted with
         ``missing="error"``) refuses it on host inputs (under ``jit`` it propagates as NaN).
         See :func:`predict`.
@@ -230,7 +234,9 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
     Args:
       model: a :class:`TreeModel` (e.g. ``TreeRegressor().fit(X, y).model_``).
       X: float ``(n, p)`` covariates in user units (or ``(p,)`` for one row).
-      clip: clip covariates to the training range first (default; the basis functions
+      clip: clip covariates to their range first (``x_min`` to ``x_min + 1 / x_scale``:
+        the training range, rounded out as :func:`jaxtree._scaling.round_bounds` does;
+        default; the basis functions
         are only bounded on ``[0, 1]``, extrapolating a cubic or a Fourier term is rarely
         wise), and for a regressor's model (``model.clip_y``) the prediction to the
         training targets' range widened by :data:`jaxtree._target.Y_CLIP_MARGIN` (a tenth)
@@ -255,8 +261,9 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
     ``clip=False`` evaluates it.
 
     Missing values (NaN; the rule of the estimators' ``predict`` for a column that had none
-    in training, docs/quickstart.md, "Raw tables: categories and missing values"): each takes its covariate's training minimum
-    ``model.x_min`` (where a filled training value sits), with one
+    in training, docs/quickstart.md, "Raw tables: categories and missing values"): each takes the
+    low end of its covariate's range ``model.x_min`` (the training minimum, or the round number
+    below it), with one
     :class:`jaxtree._inputs.validation.MissingValueWarning` naming the columns for host inputs; JAX
     arrays are filled the same way, silently. A model fitted with ``missing="error"``
     (``model.missing``) refuses them on host inputs with a ``ValueError``. A table with
@@ -375,7 +382,7 @@ def _predict_impl(model: TreeModel, x, clip, terms=None):
     shapes, spec = (model.shapes, model.shape_spec) if terms is None else terms
     single = x.ndim == 1
     x2 = x[None, :] if single else x
-    if model.missing != "error":  # the missing-value rule (see predict): the training minimum
+    if model.missing != "error":  # the missing-value rule (see predict): the range's low end
         x2 = jnp.where(jnp.isnan(x2), model.x_min, x2)
     xs = scale_x(model, x2, clip)
     inner = prog.evaluate(model.program, xs, model.basis)

@@ -262,7 +262,7 @@ def is_streamable(X) -> bool:
     return isinstance(X, STREAMED_TYPES)
 
 
-def scaling(reader: ChunkReader) -> scaling_.Scaling:
+def scaling(reader: ChunkReader, *, round_x: bool = False) -> scaling_.Scaling:
     """One streamed pass: per-column min/max of ``X``, the range of ``y``, finiteness
     (:func:`scaling_and_indicators`' scaling).
 
@@ -272,6 +272,9 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
 
     Args:
       reader: the :class:`ChunkReader` of the raw data.
+      round_x: widen the covariates' ranges to round bounds, as the estimators do for
+        a basis on the scaled covariates (:func:`jaxtree._scaling.round_bounds`; a column
+        of two values keeps them).
 
     Raises:
       ValueError: for NaN/inf values (naming the first row and, in ``X``, the column; a
@@ -279,10 +282,10 @@ def scaling(reader: ChunkReader) -> scaling_.Scaling:
         ``missing='indicator'``: :func:`jaxtree._inputs.encoding.fit_streamed`), negative or
         all-zero weights.
     """
-    return scaling_and_indicators(reader)[0]
+    return scaling_and_indicators(reader, round_x=round_x)[0]
 
 
-def scaling_and_indicators(reader: ChunkReader) -> tuple:
+def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tuple:
     """``(scaling, indicators)``: :func:`scaling`'s pass, which also finds the columns whose
     scaled values are only 0 and 1 on the rows of positive weight (what
     :func:`jaxtree.scoring.binary_columns` finds on the scaled rows of an in-memory fit; the
@@ -293,6 +296,7 @@ def scaling_and_indicators(reader: ChunkReader) -> tuple:
 
     Args:
       reader: the :class:`ChunkReader` of the raw data.
+      round_x: as :func:`scaling`'s.
 
     Returns:
       The :class:`jaxtree._scaling.Scaling` and the increasing positions of those columns.
@@ -333,7 +337,8 @@ def scaling_and_indicators(reader: ChunkReader) -> tuple:
         start += x.shape[0]
     if reader.sample_weight is not None and not wsum > 0:
         raise ValueError("sample_weight must have a positive sum.")
-    sc = scaling_.from_extremes(lo, hi, ylo, yhi)
+    two = np.array([v is not None and len(v) == 2 for v in values], bool)
+    sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x, two_valued=two)
     return sc, scaling_.binary_after(sc, values)
 
 

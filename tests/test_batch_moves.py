@@ -157,7 +157,7 @@ def test_prune_tol_after_the_held_out_refit_equals_the_estimators():
               y_bound=1.0)
     res = batch.fit_batch(X, y, **kw)
     assert _assert_pruned_like(res, X, y, shapes=0, **kw) == [2, 0, 0]
-    assert [m.k_ for m in res] == [4, 2, 3]  # the chosen sizes 6, 2, 3, less the removals
+    assert [m.k_ for m in res] == [3, 2, 3]  # the chosen sizes 5, 2, 3, less the removals
 
 
 @pytest.mark.slow

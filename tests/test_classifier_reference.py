@@ -304,7 +304,8 @@ def test_reference_fit_function_matches_the_estimator():
     X, y01 = make_data(seed=1)
     est = jaxtree.TreeClassifier(k=2, basis=BASIS, refine="coordinate",
                                  engine="reference").fit(X, y01)
-    xs = (X - X.min(0)) / (X.max(0) - X.min(0))
+    # the estimator's covariate range (round bounds around the training extremes)
+    xs = (X - np.asarray(est.model_.x_min)) * np.asarray(est.model_.x_scale)
     phi = np.asarray(BASIS.evaluate(jnp.asarray(xs)), np.float64)
     res = R.fit(phi, np.where(y01 == 1, 1.0, -1.0), 2, loss="logistic")
     assert res.choices == [(c["flat_index"], c["op"], c["slot"], c["feature"], c["basis"])

@@ -1,7 +1,7 @@
 """Missing values at predict time (issue 28 item 5): one rule for ``est.predict`` and
-``jaxtree.predict`` (a NaN in a column that had none in training takes the training minimum,
-one warning per call), and a ``missing="error"`` model refuses them on both paths, also
-after save and load (jaxtree._inputs.encoding, jaxtree._inputs.validation.fill_missing, jaxtree.model)."""
+``jaxtree.predict`` (a NaN in a column that had none in training takes the low end of its
+range, the training minimum rounded down; one warning per call), and a ``missing="error"``
+model refuses them on both paths, also after save and load (jaxtree._inputs.encoding, jaxtree._inputs.validation.fill_missing, jaxtree.model)."""
 
 import json
 import warnings
@@ -40,12 +40,15 @@ def _with_nan(X):
     return Xn
 
 
-def test_both_paths_give_nan_the_training_minimum_with_one_warning(fitted):
+def test_both_paths_give_nan_the_low_end_of_the_range_with_one_warning(fitted):
     # Catches: the two paths disagreeing (jaxtree.predict used to raise), a silent fill, more
-    # than one warning per call, and a fill other than the training minimum.
+    # than one warning per call, and a fill other than the low end of the model's range
+    # (the training minimum rounded down, jaxtree._scaling.round_bounds).
     est, X = fitted
     Xn = _with_nan(X)
-    want = est.predict(np.where(np.isnan(Xn), X.min(0), Xn))  # the documented value
+    low = np.asarray(est.model_.x_min, np.float64)
+    assert (low <= X.min(0)).all() and (low < X.min(0)).any()  # rounded: the rule is seen
+    want = est.predict(np.where(np.isnan(Xn), low, Xn))  # the documented value
     for predict in (est.predict, lambda A: np.asarray(jaxtree.predict(est.model_, A))):
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")

@@ -282,10 +282,15 @@ def test_extreme_y_scales_are_safe(scale):
     np.testing.assert_allclose(e.predict(X) / scale, base.predict(X), rtol=1e-9, atol=1e-12)
 
 
-def test_predict_clips_to_the_training_range(fitted):
+def test_predict_clips_to_the_covariates_range(fitted):
+    # the model's range: the training range, rounded out (jaxtree._scaling.round_bounds)
     e, X, _ = fitted
+    lo = np.asarray(e.model_.x_min, np.float64)
+    hi = lo + 1.0 / np.asarray(e.model_.x_scale, np.float64)
+    assert (lo <= X.min(0)).all() and (hi >= X.max(0)).all()
+    assert ((X.min(0) - lo) + (hi - X.max(0)) <= 0.0101 * (X.max(0) - X.min(0))).all()
     far = np.array([[1e6, -1e6, 50.0], [-1e3, 1e3, -50.0]])
-    clipped = np.clip(far, X.min(0), X.max(0))
+    clipped = np.clip(far, lo, hi)
     np.testing.assert_allclose(e.predict(far), e.predict(clipped), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(jaxtree.predict(e.model_, far)), e.predict(clipped), rtol=1e-12)
     raw = np.asarray(jaxtree.predict(e.model_, far, clip=False))

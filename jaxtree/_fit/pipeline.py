@@ -291,8 +291,9 @@ def _result(model, found: stages.Searched, spec, enc, names) -> FitResult:
     res = found.result
     return FitResult(model=model, history=np.asarray(res.history, np.float64),
                      choices=list(res.choices), status=search.Status(int(res.status)),
-                     names=names, encoding=enc, spec=spec, path=found.path,
-                     shape_path=found.shape_path, pruned=found.pruned, order=found.order)
+                     names=names, encoding=encoding_.with_range_fills(enc, model.x_min),
+                     spec=spec, path=found.path, shape_path=found.shape_path,
+                     pruned=found.pruned, order=found.order)
 
 
 # ---------------------------------------------------------------------------- encode

@@ -127,7 +127,9 @@ class ColumnSpec:
       name: the raw column's name (``"x3"`` when the table had no string names).
       kind: ``"numeric"`` or ``"categorical"``.
       fill: numeric columns with an indicator: the value that replaces a missing one (the
-        training minimum); numeric columns without one: the same, used at predict time.
+        training minimum); numeric columns without one: the value a missing one takes at
+        predict time (after the fit, the low bound of the model's range,
+        :func:`with_range_fills`).
       indicator: whether a ``"<name> missing"`` covariate follows the column's covariates.
       levels: categorical columns: the kept level names, in covariate order.
       other: categorical columns: whether a ``"<name>=other"`` covariate groups rare levels.
@@ -223,6 +225,25 @@ def identity(n_features: int, names=None, fills=None) -> EncodingSpec:
     names = tuple(names) if named else default_names(n_features)
     fills = [0.0] * n_features if fills is None else [float(v) for v in fills]
     return EncodingSpec(tuple(ColumnSpec(str(n), fill=f) for n, f in zip(names, fills)), named)
+
+
+def with_range_fills(spec: Optional[EncodingSpec], x_min) -> Optional[EncodingSpec]:
+    """``spec`` with each numeric column that had no missing value in training filled, at
+    predict time, with its covariate's low bound ``x_min`` (the fitted model's, ``(m,)`` over
+    the encoded covariates): the value :func:`jaxtree.predict` gives a NaN, so both paths
+    agree. The model's range starts at the training minimum or, on round bounds, a little
+    below it (:func:`jaxtree._scaling.round_bounds`). A column with an indicator keeps its
+    fill, the training minimum its filled rows were fitted with. None stays None."""
+    if spec is None:
+        return None
+    x_min = np.asarray(x_min, np.float64).reshape(-1)
+    cols, j = [], 0
+    for c in spec.columns:
+        if c.kind == "numeric" and not c.indicator and float(c.fill) != float(x_min[j]):
+            c = dataclasses.replace(c, fill=float(x_min[j]))
+        cols.append(c)
+        j += len(c.out_names())
+    return dataclasses.replace(spec, columns=tuple(cols))
 
 
 def from_dict(d, path="<dict>") -> EncodingSpec:

@@ -371,14 +371,15 @@ def check_X(X, *, n_features: int | None = None, name: str = "X", min_samples: i
 
 
 MISSING_AT_PREDICT = (
-    "each took its covariate's training minimum (jaxtree's rule for a missing value at "
+    "each took the low end of its covariate's range (the training minimum, or the round "
+    "number below it where the model's range starts; jaxtree's rule for a missing value at "
     "predict time in a column that had none in training, the same in est.predict and "
     "jaxtree.predict; docs/quickstart.md, 'Raw tables: categories and missing values')")
 
 
 def warn_missing_filled(columns, count: int) -> None:
-    """The one warning of a predict call whose missing values took the training minimum of
-    columns that had none in training (:func:`fill_missing`,
+    """The one warning of a predict call whose missing values took the low end of the range
+    of columns that had none in training (:func:`fill_missing`,
     :func:`jaxtree._inputs.encoding.transform`)."""
     warn_user(f"X has {count} missing value(s) (NaN) in column(s) {list(columns)} that had "
               f"none in training: {MISSING_AT_PREDICT}. Impute them before predicting to "
@@ -392,7 +393,8 @@ def fill_missing(arr: np.ndarray, fills, *, refuse: bool = False, names=None,
     """The missing-value rule at predict time of a model's covariates (``jaxtree.predict``;
     the estimators apply the same rule to their raw columns in :mod:`jaxtree._inputs.encoding`).
 
-    A NaN in covariate ``j`` takes ``fills[j]``, the training minimum, with one
+    A NaN in covariate ``j`` takes ``fills[j]``, the low end of its range (the model's
+    ``x_min``), with one
     :class:`MissingValueWarning` naming the columns and the count; with ``refuse`` (a model
     fitted with ``missing="error"``) it is a ``ValueError`` naming the count, the first row
     and the column.
