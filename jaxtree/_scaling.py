@@ -68,17 +68,24 @@ def round_bounds(lo, hi, keep=None, slack: float = ROUND_SLACK) -> tuple:
     out_lo, out_hi, done = lo0.copy(), hi0.copy(), ~good
     for de in (1, 0, -1, -2):
         for m in (5.0, 2.0, 1.0):
-            step = m * 10.0 ** (e0 + de)
+            e = e0 + de
+            step = m * 10.0 ** e
             ql, qh = lo0 / step, hi0 / step
             # a quotient within rounding of an integer is that integer (0.3 / 0.1)
             ql = np.where(np.abs(ql - np.round(ql)) < 1e-9, np.round(ql), ql)
             qh = np.where(np.abs(qh - np.round(qh)) < 1e-9, np.round(qh), qh)
-            a = np.minimum(np.floor(ql) * step, lo0)
-            b = np.maximum(np.ceil(qh) * step, hi0)
+            a = np.minimum(_decimal(np.floor(ql) * m, e), lo0)
+            b = np.maximum(_decimal(np.ceil(qh) * m, e), hi0)
             ok = ~done & ((b - a) - span <= slack * span)
             out_lo, out_hi = np.where(ok, a, out_lo), np.where(ok, b, out_hi)
             done = done | ok
     return out_lo, out_hi
+
+
+def _decimal(c, e):
+    """The float nearest ``c * 10**e`` (``c`` a whole number): a division by ``10**-e`` for
+    ``e < 0``, so that ``3 * 10**-5`` is ``3e-05``, not ``2.9999999999999997e-05``."""
+    return np.where(e >= 0, c * 10.0 ** np.maximum(e, 0), c / 10.0 ** np.maximum(-e, 0))
 
 
 def from_extremes(x_min, x_max, y_min, y_max, *, round_x: bool = False,
@@ -143,13 +150,26 @@ def binary_after(s: Scaling, values: list) -> tuple:
 
 
 def from_rows(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None, *,
-              round_x: bool = False) -> Scaling:
+              round_x: bool = False, exact: tuple = ()) -> Scaling:
     """Scaling from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0`` ignored;
-    with ``round_x`` the covariates' ranges on round bounds (:func:`round_bounds`; a column
-    holding only two values keeps them as its bounds)."""
+    with ``round_x`` the covariates' ranges on round bounds (:func:`round_bounds`), except
+    for a column holding only two values and the columns ``exact`` (indices), which keep
+    their observed range."""
     lo, hi, y_min, y_max = extremes(x, y, sw)
-    two = _two_valued(x, sw, lo, hi) if round_x else None
+    two = kept(_two_valued(x, sw, lo, hi), exact, np.shape(lo)) if round_x else None
     return from_extremes(lo, hi, y_min, y_max, round_x=round_x, two_valued=two)
+
+
+def kept(two, exact: tuple, shape) -> Optional[np.ndarray]:
+    """The columns :func:`round_bounds` keeps, bool of ``shape`` (``(..., p)``): those where
+    ``two`` (None: none) and the indices ``exact``, e.g. a column whose missing values were
+    filled with its training minimum (the fill must scale to exactly 0, where the basis
+    vanishes, as its indicator was fitted beside it)."""
+    if not len(exact):
+        return two
+    out = np.zeros(shape, bool) if two is None else np.array(two, bool)
+    out[..., list(exact)] = True
+    return out
 
 
 def _two_valued(x, sw, lo, hi):

@@ -508,8 +508,8 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) ->
 
 
 def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
-    """A member's table: the identity encoding of a numeric array (``fills``: its columns'
-    training minima) whose covariates carry ``names`` (None: ``x1..``) in formulas. The
+    """A member's table: the identity encoding of a numeric array (``fills``: the low ends of
+    its model's ranges, ``x_min``, what a NaN takes at predict time) whose covariates carry ``names`` (None: ``x1..``) in formulas. The
     table itself had no column names, so, as for an estimator fitted on an array, the member
     has no ``feature_names_in_`` and a later ``predict`` on an array does not warn."""
     enc = encoding_.identity(len(fills), names, fills)
@@ -1170,7 +1170,9 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         choices = res.choices[rows] if K > 2 else res.choices[b]
         classes = labels[b][0]
         est = classifier_.TreeClassifier(**settings)
-        enc = _unnamed_table(names if feature_names is not None else None, np.min(xa[b], 0))
+        # a NaN at predict time takes the low end of the range, as the estimator's
+        enc = _unnamed_table(names if feature_names is not None else None,
+                             np.asarray(model.x_min, np.float64).reshape(-1, p)[0])
         classifier_.set_fitted(est, pipeline.FitResult(
             model=model, history=history[b], choices=choices, status=int(status[b]),
             names=None, encoding=enc,  # names in formulas only, as fit_batch's

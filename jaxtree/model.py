@@ -3,8 +3,9 @@
 A :class:`TreeModel` holds the program and the scaling that maps user units to the
 space the search works in: each covariate ``x_j`` is mapped to ``[0, 1]`` with its range
 (the training minimum and maximum, widened to round bounds by at most 1% of the span where
-the basis acts on the scaled covariate: :func:`jaxtree._scaling.round_bounds`), and ``y`` to ``[-1, 1]`` with the training midpoint and
-half-range (the paper assumes ``Y = [-1, 1]`` and ``|phi| <= 1`` on ``[0, 1]``).
+the basis acts on the scaled covariate: :func:`jaxtree._scaling.round_bounds`), and ``y``
+to ``[-1, 1]`` with the training midpoint and half-range (the paper assumes
+``Y = [-1, 1]`` and ``|phi| <= 1`` on ``[0, 1]``).
 Predictions are mapped back: ``yhat = y_center + y_scale * (w0 + T(x_scaled))``.
 
 Arrays are pytree leaves; the basis and feature names are static metadata, so a model

@@ -262,7 +262,7 @@ def is_streamable(X) -> bool:
     return isinstance(X, STREAMED_TYPES)
 
 
-def scaling(reader: ChunkReader, *, round_x: bool = False) -> scaling_.Scaling:
+def scaling(reader: ChunkReader, *, round_x: bool = False, exact: tuple = ()) -> scaling_.Scaling:
     """One streamed pass: per-column min/max of ``X``, the range of ``y``, finiteness
     (:func:`scaling_and_indicators`' scaling).
 
@@ -275,6 +275,8 @@ def scaling(reader: ChunkReader, *, round_x: bool = False) -> scaling_.Scaling:
       round_x: widen the covariates' ranges to round bounds, as the estimators do for
         a basis on the scaled covariates (:func:`jaxtree._scaling.round_bounds`; a column
         of two values keeps them).
+      exact: indices of columns that keep their observed range all the same (the
+        estimators': the columns filled for missing values).
 
     Raises:
       ValueError: for NaN/inf values (naming the first row and, in ``X``, the column; a
@@ -282,10 +284,11 @@ def scaling(reader: ChunkReader, *, round_x: bool = False) -> scaling_.Scaling:
         ``missing='indicator'``: :func:`jaxtree._inputs.encoding.fit_streamed`), negative or
         all-zero weights.
     """
-    return scaling_and_indicators(reader, round_x=round_x)[0]
+    return scaling_and_indicators(reader, round_x=round_x, exact=exact)[0]
 
 
-def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tuple:
+def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False,
+                           exact: tuple = ()) -> tuple:
     """``(scaling, indicators)``: :func:`scaling`'s pass, which also finds the columns whose
     scaled values are only 0 and 1 on the rows of positive weight (what
     :func:`jaxtree.scoring.binary_columns` finds on the scaled rows of an in-memory fit; the
@@ -296,7 +299,7 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
 
     Args:
       reader: the :class:`ChunkReader` of the raw data.
-      round_x: as :func:`scaling`'s.
+      round_x, exact: as :func:`scaling`'s.
 
     Returns:
       The :class:`jaxtree._scaling.Scaling` and the increasing positions of those columns.
@@ -338,7 +341,8 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
     if reader.sample_weight is not None and not wsum > 0:
         raise ValueError("sample_weight must have a positive sum.")
     two = np.array([v is not None and len(v) == 2 for v in values], bool)
-    sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x, two_valued=two)
+    sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x,
+                                two_valued=scaling_.kept(two, exact, two.shape))
     return sc, scaling_.binary_after(sc, values)
 
 

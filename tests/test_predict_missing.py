@@ -1,7 +1,8 @@
 """Missing values at predict time (issue 28 item 5): one rule for ``est.predict`` and
 ``jaxtree.predict`` (a NaN in a column that had none in training takes the low end of its
 range, the training minimum rounded down; one warning per call), and a ``missing="error"``
-model refuses them on both paths, also after save and load (jaxtree._inputs.encoding, jaxtree._inputs.validation.fill_missing, jaxtree.model)."""
+model refuses them on both paths, also after save and load (jaxtree._inputs.encoding,
+jaxtree._inputs.validation.fill_missing, jaxtree.model)."""
 
 import json
 import warnings

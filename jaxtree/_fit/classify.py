@@ -892,9 +892,10 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
                                  batch=K if K > 2 else 1)  # K trees
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
     # y_center 0, y_scale 1: f is not scaled
-    sc = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis))
+    sc = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis),
+                            exact=spec_.exact_range(enc))
     spec = spec.bound_to(sc).replace(
-        shape_groups=spec_.shape_groups(enc, spec.shape_knots))
+        shape_groups=spec_.shape_groups(enc, spec.shape_knots), exact_range=spec_.exact_range(enc))
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     # the regressor's indicator rule, on the scaled rows
     spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))
@@ -946,8 +947,8 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
     # the covariates' range (the logit is not scaled) and their 0/1 columns
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
-    sc, found = stream_.scaling_and_indicators(readers[0],
-                                               round_x=scaling_.rounds(spec.basis))
+    sc, found = stream_.scaling_and_indicators(readers[0], round_x=scaling_.rounds(spec.basis),
+                                               exact=spec_.exact_range(enc))
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
     spec = spec.bound_to(sc).with_indicators(n, p, lambda: found)
     cfg = config(hyper, params, n, p, spec.basis.q, K)
@@ -978,6 +979,6 @@ def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitR
         model = batched(model, K)
     return pipeline.FitResult(model=model, history=np.asarray(res.history, np.float64),
                               choices=list(res.choices), status=res.status, names=names,
-                              encoding=encoding_.with_range_fills(enc, sc.x_min), spec=spec,
+                              encoding=encoding_.with_range_fills(enc, model.x_min), spec=spec,
                               path=found.path, classes=src.classes)
 

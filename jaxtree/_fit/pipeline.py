@@ -216,7 +216,8 @@ def fit_table(table: Table, hyper: dict, params: spec_.Params, transform: str) -
     xa, sw, enc, streamed = table.x, table.sample_weight, table.encoding, table.reader
     spec = spec_.fit_spec(hyper, params, xa, table.dtype, transform,
                           chunk_size=table.chunk_size, streamed=streamed is not None)
-    spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots))
+    spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
+                        exact_range=spec_.exact_range(enc))
     yt = None if streamed is not None else target_.forward(table.y, transform, sw)  # y <= 0
     rows = streamed if streamed is not None else (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)

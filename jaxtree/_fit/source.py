@@ -97,12 +97,13 @@ def scaled(rows, spec: spec_.FitSpec):
     (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
     rows = _reader(rows, spec)
     if isinstance(rows, stream_.ChunkReader):  # the 0/1 columns found in the scaling pass
-        raw, found = stream_.scaling_and_indicators(rows, round_x=scaling_.rounds(spec.basis))
+        raw, found = stream_.scaling_and_indicators(rows, round_x=scaling_.rounds(spec.basis),
+                                                    exact=spec.exact_range)
         sc = scaling_.bounded(raw, spec.y_bound)
         return Streamed(rows, spec.bound_to(sc).with_indicators(rows.n, rows.p, lambda: found),
                         sc)
-    sc = scaling_.bounded(scaling_.from_rows(*rows, round_x=scaling_.rounds(spec.basis)),
-                          spec.y_bound)
+    sc = scaling_.bounded(scaling_.from_rows(*rows, round_x=scaling_.rounds(spec.basis),
+                                             exact=spec.exact_range), spec.y_bound)
     xs, ys = scaling_.scale_rows(sc, *rows)
     # the tree search's indicator columns, read on the scaled rows (scaling_.scale_rows
     # clips zero-weight rows into range; the rule reads the rows of positive weight)

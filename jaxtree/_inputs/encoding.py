@@ -182,6 +182,16 @@ class EncodingSpec:
         """For each encoded covariate, the index of the raw column it comes from."""
         return tuple(j for j, c in enumerate(self.columns) for _ in c.out_names())
 
+    def filled_covariates(self) -> tuple:
+        """The encoded covariates that hold a fill value where the training table had a
+        missing one (the numeric columns with an indicator), in the matrix's order."""
+        out, j = [], 0
+        for c in self.columns:
+            if c.kind == "numeric" and c.indicator:
+                out.append(j)
+            j += len(c.out_names())
+        return tuple(out)
+
     def categorical_covariates(self) -> dict:
         """``{column name: (j_1, ..., j_L)}``: each categorical column's encoded covariates
         (its levels, ``other``, its missing indicator) in the matrix's column order."""
