@@ -172,24 +172,42 @@ def kept(two, exact: tuple, shape) -> Optional[np.ndarray]:
     return out
 
 
+TWO_VALUED_BLOCK = 1 << 16
+"""Rows read at a time by :func:`_two_valued` (a column's third value usually shows in
+the first block, and the read stops there)."""
+
+
 def _two_valued(x, sw, lo, hi):
     """Where the column of ``x (..., n, p)`` holds only its two extremes ``lo``, ``hi`` on the
     rows of positive weight, among the columns :func:`round_bounds` would widen (the
-    others: False); None where it widens none. One pass over those columns only."""
+    others: False); None where it widens none. Each such column is read a block of rows at
+    a time until a third value shows, so a continuous column costs one block and no copy
+    of ``x`` is made (10⁷ rows stay within the in-memory fit's memory bound)."""
     rlo, rhi = round_bounds(lo, hi)
     moved = (rlo != lo) | (rhi != hi)
     if not moved.any():
         return None
-    cols = np.flatnonzero(moved.reshape(-1, moved.shape[-1]).any(0))
-    sub = np.asarray(x)[..., cols]
-    lo_c = np.asarray(lo)[..., None, cols].astype(sub.dtype)
-    hi_c = np.asarray(hi)[..., None, cols].astype(sub.dtype)
-    hit = (sub == lo_c) | (sub == hi_c)
-    if sw is not None:
-        hit |= ~(np.asarray(sw) > 0)[..., None]
+    x = np.asarray(x)
+    keep = None if sw is None else np.asarray(sw) > 0
     two = np.zeros(moved.shape, bool)
-    two[..., cols] = hit.all(-2)
+    for idx in map(tuple, np.argwhere(moved)):  # (..., j): a data set's column j
+        col = x[idx[:-1]][:, idx[-1]]
+        two[idx] = _only(col, lo[idx], hi[idx], None if keep is None else keep[idx[:-1]])
     return two
+
+
+def _only(col: np.ndarray, a, b, keep) -> bool:
+    """Whether ``col (n,)`` holds only ``a`` and ``b`` where ``keep`` (None: everywhere),
+    read :data:`TWO_VALUED_BLOCK` rows at a time up to the first other value."""
+    a, b = col.dtype.type(a), col.dtype.type(b)
+    for s in range(0, col.shape[0], TWO_VALUED_BLOCK):
+        c = col[s:s + TWO_VALUED_BLOCK]
+        hit = (c == a) | (c == b)
+        if keep is not None:
+            hit |= ~keep[s:s + TWO_VALUED_BLOCK]
+        if not hit.all():
+            return False
+    return True
 
 
 def bounded(s: Scaling, y_bound: float) -> Scaling:

@@ -509,9 +509,10 @@ def _chunk_batch(xs, ys, sw, chunk_size: int, dtype, rows=None, support=None) ->
 
 def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
     """A member's table: the identity encoding of a numeric array (``fills``: the low ends of
-    its model's ranges, ``x_min``, what a NaN takes at predict time) whose covariates carry ``names`` (None: ``x1..``) in formulas. The
-    table itself had no column names, so, as for an estimator fitted on an array, the member
-    has no ``feature_names_in_`` and a later ``predict`` on an array does not warn."""
+    its model's ranges, ``x_min``, what a NaN takes at predict time) whose covariates carry
+    ``names`` (None: ``x1..``) in formulas. The table itself had no column names, so, as for
+    an estimator fitted on an array, the member has no ``feature_names_in_`` and a later
+    ``predict`` on an array does not warn."""
     enc = encoding_.identity(len(fills), names, fills)
     return dataclasses.replace(enc, named=False)
 

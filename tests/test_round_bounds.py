@@ -92,6 +92,23 @@ def test_from_rows_keeps_two_valued_columns_exactly_at_zero_and_one():
     np.testing.assert_array_equal(plain.x_min, x.min(0))
 
 
+@pytest.mark.parametrize("block", [8, scaling_.TWO_VALUED_BLOCK])
+def test_two_valued_columns_are_read_to_the_last_row(monkeypatch, block):
+    # Catches: a read that stops after the first block, and one that counts a third value
+    # on a row of zero weight. Batched (2, n, 3), as fit_batch reads it.
+    monkeypatch.setattr(scaling_, "TWO_VALUED_BLOCK", block)
+    rng = np.random.default_rng(5)
+    x = rng.choice([3.01, 6.99], size=(2, 50, 3))
+    x[0, 49, 0] = 5.0  # a third value in the last row of data set 0, column 0
+    x[1, 49, 1] = 5.0  # ... of data set 1, column 1, on a row of zero weight
+    x[:, :, 2] = rng.uniform(3.01, 6.99, size=(2, 50))
+    x[:, :2, 2] = [3.01, 6.99]
+    w = np.ones((2, 50))
+    w[1, 49] = 0.0
+    sc = scaling_.from_rows(x, np.zeros((2, 50)), w, round_x=True)
+    np.testing.assert_allclose(sc.x_min, [[3.0, 3.01, 3.0], [3.01, 3.01, 3.0]], atol=1e-15)
+
+
 def test_streamed_scaling_rounds_as_the_in_memory_one_with_weights():
     # Catches: the streamed pass ignoring round_x, or reading two-valued columns on all rows
     # (a zero-weight row's third value must not make column 1 three-valued).

@@ -894,8 +894,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     # y_center 0, y_scale 1: f is not scaled
     sc = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis),
                             exact=spec_.exact_range(enc))
-    spec = spec.bound_to(sc).replace(
-        shape_groups=spec_.shape_groups(enc, spec.shape_knots), exact_range=spec_.exact_range(enc))
+    spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
+                                     exact_range=spec_.exact_range(enc))
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     # the regressor's indicator rule, on the scaled rows
     spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))

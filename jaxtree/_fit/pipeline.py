@@ -341,8 +341,9 @@ def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
     not tried; identity's NaN when no other transform applies).
 
     The candidates are fitted on the encoded covariates as plain numeric columns (no
-    categorical groups for the shape terms), as they were when each candidate re-encoded the
-    encoded matrix; the choice, not the candidates, reaches the user.
+    categorical groups for the shape terms, and a filled column's range rounded out like the
+    others', :func:`jaxtree._fit.spec.exact_range`), as they were when each candidate
+    re-encoded the encoded matrix; the choice, not the candidates, reaches the user.
     """
     n, sw, ya = table.n, table.sample_weight, table.y
     keep = np.ones(n, bool) if sw is None else sw > 0

@@ -394,10 +394,9 @@ def fill_missing(arr: np.ndarray, fills, *, refuse: bool = False, names=None,
     the estimators apply the same rule to their raw columns in :mod:`jaxtree._inputs.encoding`).
 
     A NaN in covariate ``j`` takes ``fills[j]``, the low end of its range (the model's
-    ``x_min``), with one
-    :class:`MissingValueWarning` naming the columns and the count; with ``refuse`` (a model
-    fitted with ``missing="error"``) it is a ``ValueError`` naming the count, the first row
-    and the column.
+    ``x_min``), with one :class:`MissingValueWarning` naming the columns and the count;
+    with ``refuse`` (a model fitted with ``missing="error"``) it is a ``ValueError`` naming
+    the count, the first row and the column.
 
     Args:
       arr: float ``(n, p)`` or ``(p,)`` (checked by :func:`check_X` with ``allow_nan``).
