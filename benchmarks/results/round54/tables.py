@@ -11,13 +11,14 @@ import sys
 import time
 import warnings
 
+import jaxtree  # first: the checkout on PYTHONPATH (bench_accuracy puts its own repo first)
+
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # benchmarks/, for bench_accuracy
 import numpy as np  # noqa: E402
 from sklearn.model_selection import KFold, StratifiedKFold  # noqa: E402
 
 import bench_accuracy as ba  # noqa: E402
-import jaxtree  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--tables", required=True)
@@ -26,6 +27,7 @@ ap.add_argument("--cv-seeds", default="0")
 ap.add_argument("--out", required=True)
 a = ap.parse_args()
 out = {"jaxtree": jaxtree.__file__, "tables": {}}
+print(f"jaxtree from {jaxtree.__file__}", flush=True)
 for name in a.tables.split(","):
     task, X, y, _ = ba.load_table(name, None)
     yv = y.to_numpy()
