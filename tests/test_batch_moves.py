@@ -168,7 +168,7 @@ def test_prune_tol_with_shapes_equals_the_estimators():
     kw = dict(k=4, basis=BASIS, search="greedy", refine="coordinate", coordinate_sweeps=2,
               chunk_size=64, shapes=2, validation_fraction=None, prune_tol=1e-2, y_bound=1.0)
     res = batch.fit_batch(X, y, **kw)
-    assert _assert_pruned_like(res, X, y, **kw) == [0, 1, 0]
+    assert _assert_pruned_like(res, X, y, **kw) == [0, 0, 1]  # on round bounds (was [0, 1, 0])
     assert all(len(m.shape_terms()) == 2 for m in res)
 
 
