@@ -286,7 +286,10 @@ def test_classifier_padded_fit_is_the_unpadded_fit(monkeypatch, classes):
     # once, 1.5e-8 on one of three classes' eleven losses at de05fe4 (the forty-third
     # session's end); a padding row that counted would move them by far more
     np.testing.assert_allclose([c["sse"] for c in a], [c["sse"] for c in b], rtol=1e-7)
-    np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), rtol=1e-8,
+    # the probabilities: the L-BFGS stops at its tolerance, so rounding moves its end point;
+    # 3e-9 on three classes on the observed ranges, 2e-6 on round bounds (fifty-fourth
+    # session, under the suite's XLA flags; 1e-14 with two classes both times)
+    np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), rtol=1e-5,
                                atol=1e-10)
 
 
