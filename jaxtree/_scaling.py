@@ -150,26 +150,13 @@ def binary_after(s: Scaling, values: list) -> tuple:
 
 
 def from_rows(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None, *,
-              round_x: bool = False, exact: tuple = ()) -> Scaling:
+              round_x: bool = False) -> Scaling:
     """Scaling from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0`` ignored;
     with ``round_x`` the covariates' ranges on round bounds (:func:`round_bounds`), except
-    for a column holding only two values and the columns ``exact`` (indices), which keep
-    their observed range."""
+    for a column holding only two values, which keeps them as its bounds."""
     lo, hi, y_min, y_max = extremes(x, y, sw)
-    two = kept(_two_valued(x, sw, lo, hi), exact, np.shape(lo)) if round_x else None
+    two = _two_valued(x, sw, lo, hi) if round_x else None
     return from_extremes(lo, hi, y_min, y_max, round_x=round_x, two_valued=two)
-
-
-def kept(two, exact: tuple, shape) -> Optional[np.ndarray]:
-    """The columns :func:`round_bounds` keeps, bool of ``shape`` (``(..., p)``): those where
-    ``two`` (None: none) and the indices ``exact``, e.g. a column whose missing values were
-    filled with its training minimum (the fill must scale to exactly 0, where the basis
-    vanishes, as its indicator was fitted beside it)."""
-    if not len(exact):
-        return two
-    out = np.zeros(shape, bool) if two is None else np.array(two, bool)
-    out[..., list(exact)] = True
-    return out
 
 
 TWO_VALUED_BLOCK = 1 << 16

@@ -154,6 +154,17 @@ class ChunkReader:
         return self._with(x=_Rows(self.x, rows), y=_Rows(self.y, rows), sample_weight=sw,
                           n=len(rows))
 
+    def with_x(self, x) -> "ChunkReader":
+        """This reader reading ``x`` instead, an array of the same shape and dtype (a fit's
+        encoded rows with their fill values moved to the range's low end,
+        :func:`jaxtree._inputs.encoding.refill`); the same object when ``x`` is its own."""
+        if x is self.x:
+            return self
+        if tuple(x.shape) != tuple(self.x.shape) or np.dtype(x.dtype) != np.dtype(self.x.dtype):
+            raise ValueError(f"with_x needs rows of shape {tuple(self.x.shape)} and dtype "
+                             f"{np.dtype(self.x.dtype)}; got {tuple(x.shape)}, {x.dtype}.")
+        return self._with(x=x)
+
     def _with(self, **changes) -> "ChunkReader":
         """A copy of this reader with ``changes`` to its attributes (no checks: the callers'
         values are derived from this reader's checked ones)."""
@@ -262,7 +273,7 @@ def is_streamable(X) -> bool:
     return isinstance(X, STREAMED_TYPES)
 
 
-def scaling(reader: ChunkReader, *, round_x: bool = False, exact: tuple = ()) -> scaling_.Scaling:
+def scaling(reader: ChunkReader, *, round_x: bool = False) -> scaling_.Scaling:
     """One streamed pass: per-column min/max of ``X``, the range of ``y``, finiteness
     (:func:`scaling_and_indicators`' scaling).
 
@@ -275,8 +286,6 @@ def scaling(reader: ChunkReader, *, round_x: bool = False, exact: tuple = ()) ->
       round_x: widen the covariates' ranges to round bounds, as the estimators do for
         a basis on the scaled covariates (:func:`jaxtree._scaling.round_bounds`; a column
         of two values keeps them).
-      exact: indices of columns that keep their observed range all the same (the
-        estimators': the columns filled for missing values).
 
     Raises:
       ValueError: for NaN/inf values (naming the first row and, in ``X``, the column; a
@@ -284,11 +293,10 @@ def scaling(reader: ChunkReader, *, round_x: bool = False, exact: tuple = ()) ->
         ``missing='indicator'``: :func:`jaxtree._inputs.encoding.fit_streamed`), negative or
         all-zero weights.
     """
-    return scaling_and_indicators(reader, round_x=round_x, exact=exact)[0]
+    return scaling_and_indicators(reader, round_x=round_x)[0]
 
 
-def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False,
-                           exact: tuple = ()) -> tuple:
+def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tuple:
     """``(scaling, indicators)``: :func:`scaling`'s pass, which also finds the columns whose
     scaled values are only 0 and 1 on the rows of positive weight (what
     :func:`jaxtree.scoring.binary_columns` finds on the scaled rows of an in-memory fit; the
@@ -299,7 +307,7 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False,
 
     Args:
       reader: the :class:`ChunkReader` of the raw data.
-      round_x, exact: as :func:`scaling`'s.
+      round_x: as :func:`scaling`'s.
 
     Returns:
       The :class:`jaxtree._scaling.Scaling` and the increasing positions of those columns.
@@ -341,8 +349,7 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False,
     if reader.sample_weight is not None and not wsum > 0:
         raise ValueError("sample_weight must have a positive sum.")
     two = np.array([v is not None and len(v) == 2 for v in values], bool)
-    sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x,
-                                two_valued=scaling_.kept(two, exact, two.shape))
+    sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x, two_valued=two)
     return sc, scaling_.binary_after(sc, values)
 
 

@@ -145,10 +145,11 @@ def test_the_estimators_model_uses_round_bounds_except_for_laws():
                                rtol=1e-6)
 
 
-def test_a_column_filled_for_missing_values_keeps_its_observed_range():
-    # Catches: a filled column rounded out (its fill, the training minimum, would no longer
-    # scale to 0 beside its indicator), and the predict-time fill of a column without missing
-    # values left at the training minimum while jaxtree.predict uses the model's x_min.
+def test_a_filled_column_rounds_out_and_its_filled_rows_move_to_the_low_end():
+    # Catches: filled rows left at the training minimum (they would no longer scale to 0
+    # beside their indicator), a fill at predict time other than where training put them,
+    # and the predict-time fill of a column without missing values left at the training
+    # minimum while jaxtree.predict uses the model's x_min.
     rng = np.random.default_rng(4)
     X = rng.uniform(0.0038, 0.9998, size=(120, 2))
     X[:2] = [[0.0038, 0.0038], [0.9998, 0.9998]]
@@ -157,6 +158,28 @@ def test_a_column_filled_for_missing_values_keeps_its_observed_range():
     est = jaxtree.TreeRegressor(k=2, **GREEDY).fit(X, y)
     assert list(est.encoded_feature_names_) == ["x1", "x1 missing", "x2"]
     x_min = np.asarray(est.model_.x_min, np.float64)
-    np.testing.assert_allclose(x_min, [0.0038, 0.0, 0.0], atol=1e-7)  # x1 observed; x2 round
-    fills = [c.fill for c in est.encoding_.columns]
-    np.testing.assert_allclose(fills, [np.nanmin(X[:, 0]), x_min[2]], rtol=0, atol=0)
+    np.testing.assert_array_equal(x_min, [0.0, 0.0, 0.0])  # x1 rounded out like x2
+    assert [c.fill for c in est.encoding_.columns] == [0.0, 0.0]
+    # a missing x1 predicts as x1 = 0 with the indicator set: the training rows' encoding
+    row = np.array([[np.nan, 0.5]])
+    want = np.asarray(jaxtree.predict(est.model_, np.array([[0.0, 1.0, 0.5]])))
+    np.testing.assert_allclose(est.predict(row), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_refill_moves_the_filled_rows_in_memory_and_when_read(streamed):
+    from jaxtree._inputs import encoding as E
+    x = np.array([[0.5, 0.0, 1.0], [np.nan, 0.0, 2.0], [0.9, 0.0, 3.0], [np.nan, 0.0, 4.0]])
+    spec = E.fit(x)
+    enc = E.transform(spec, x)  # x1 filled with 0.5, its indicator after it
+    np.testing.assert_array_equal(enc[:, 0], [0.5, 0.5, 0.9, 0.5])
+    assert spec.filled_covariates() == (0,)
+    x_min = np.array([0.4, 0.0, 1.0, 0.0])
+    if streamed:
+        got = E.refill(E.EncodedRows(x, spec), (0,), x_min)
+        got = got[0:4]
+    else:
+        got = E.refill(enc, (0,), x_min)
+        assert got is enc  # in place
+    np.testing.assert_array_equal(got[:, 0], [0.5, 0.4, 0.9, 0.4])
+    np.testing.assert_array_equal(got[:, 1], [0.0, 1.0, 0.0, 1.0])

@@ -892,10 +892,10 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
                                  batch=K if K > 2 else 1)  # K trees
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
     # y_center 0, y_scale 1: f is not scaled
-    sc = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis),
-                            exact=spec_.exact_range(enc))
+    sc = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis))
+    encoding_.refill(xa, spec_.filled(enc), sc.x_min)  # our encoded matrix, in place
     spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
-                                     exact_range=spec_.exact_range(enc))
+                                     filled=spec_.filled(enc))
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     # the regressor's indicator rule, on the scaled rows
     spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))
@@ -947,8 +947,9 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
     # the covariates' range (the logit is not scaled) and their 0/1 columns
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
-    sc, found = stream_.scaling_and_indicators(readers[0], round_x=scaling_.rounds(spec.basis),
-                                               exact=spec_.exact_range(enc))
+    sc, found = stream_.scaling_and_indicators(readers[0], round_x=scaling_.rounds(spec.basis))
+    x = encoding_.refill(x, spec_.filled(enc), sc.x_min)
+    readers = [r.with_x(x) for r in readers]
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
     spec = spec.bound_to(sc).with_indicators(n, p, lambda: found)
     cfg = config(hyper, params, n, p, spec.basis.q, K)

@@ -217,7 +217,7 @@ def fit_table(table: Table, hyper: dict, params: spec_.Params, transform: str) -
     spec = spec_.fit_spec(hyper, params, xa, table.dtype, transform,
                           chunk_size=table.chunk_size, streamed=streamed is not None)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
-                        exact_range=spec_.exact_range(enc))
+                        filled=spec_.filled(enc))
     yt = None if streamed is not None else target_.forward(table.y, transform, sw)  # y <= 0
     rows = streamed if streamed is not None else (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)
@@ -341,9 +341,10 @@ def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
     not tried; identity's NaN when no other transform applies).
 
     The candidates are fitted on the encoded covariates as plain numeric columns (no
-    categorical groups for the shape terms, and a filled column's range rounded out like the
-    others', :func:`jaxtree._fit.spec.exact_range`), as they were when each candidate
-    re-encoded the encoded matrix; the choice, not the candidates, reaches the user.
+    categorical groups for the shape terms, and a filled column's filled rows left at its
+    training minimum, :func:`jaxtree._inputs.encoding.refill`), as they were when each
+    candidate re-encoded the encoded matrix; the choice, not the candidates, reaches the
+    user.
     """
     n, sw, ya = table.n, table.sample_weight, table.y
     keep = np.ones(n, bool) if sw is None else sw > 0

@@ -35,6 +35,7 @@ from jaxtree import simplify as simplify_
 from jaxtree import stream as stream_
 from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
+from jaxtree._inputs import encoding as encoding_
 
 
 designs_cached = _executables.cached(scoring.designs, static_argnums=(1,),
@@ -97,13 +98,14 @@ def scaled(rows, spec: spec_.FitSpec):
     (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
     rows = _reader(rows, spec)
     if isinstance(rows, stream_.ChunkReader):  # the 0/1 columns found in the scaling pass
-        raw, found = stream_.scaling_and_indicators(rows, round_x=scaling_.rounds(spec.basis),
-                                                    exact=spec.exact_range)
+        raw, found = stream_.scaling_and_indicators(rows, round_x=scaling_.rounds(spec.basis))
         sc = scaling_.bounded(raw, spec.y_bound)
+        rows = rows.with_x(encoding_.refill(rows.x, spec.filled, sc.x_min))
         return Streamed(rows, spec.bound_to(sc).with_indicators(rows.n, rows.p, lambda: found),
                         sc)
-    sc = scaling_.bounded(scaling_.from_rows(*rows, round_x=scaling_.rounds(spec.basis),
-                                             exact=spec.exact_range), spec.y_bound)
+    sc = scaling_.bounded(scaling_.from_rows(*rows, round_x=scaling_.rounds(spec.basis)),
+                          spec.y_bound)
+    encoding_.refill(rows[0], spec.filled, sc.x_min)  # our encoded matrix, in place
     xs, ys = scaling_.scale_rows(sc, *rows)
     # the tree search's indicator columns, read on the scaled rows (scaling_.scale_rows
     # clips zero-weight rows into range; the rule reads the rows of positive weight)

@@ -389,14 +389,11 @@ def knots_for(value, shapes, n: int) -> tuple:
     return SMALL_SHAPE_KNOTS if n < FINE_KNOTS_MIN_ROWS else AUTO_SHAPE_KNOTS
 
 
-def exact_range(enc) -> tuple:
-    """The covariates whose range stays the observed one where the others are rounded out
-    (:func:`jaxtree._scaling.round_bounds`): the columns filled for missing values
-    (``enc.filled_covariates()``; none without an encoding). Their fill, the training
-    minimum, then scales to exactly 0, where the default basis vanishes, as it did when
-    the indicator beside it was fitted; rounded out, it scaled to about 0.002 and the
-    Titanic table's ``age`` lost 0.0035 AUC in 5 of 5 folds (BENCHMARKS.md, "Round
-    covariate bounds")."""
+def filled(enc) -> tuple:
+    """The covariates whose missing values were filled, each followed by its indicator
+    (``enc.filled_covariates()``; none without an encoding): the scaling stage moves their
+    filled rows to the low end of the covariate's range once it is known
+    (:func:`jaxtree._inputs.encoding.refill`)."""
     return () if enc is None else enc.filled_covariates()
 
 
@@ -488,7 +485,7 @@ class FitSpec:
     columns: int = 0
     rows: int = 0
     shape_groups: tuple = ()
-    exact_range: tuple = ()
+    filled: tuple = ()
     tol: Optional[float] = None
     loss: str = "squared"
     clip: bool = True

@@ -238,22 +238,56 @@ def identity(n_features: int, names=None, fills=None) -> EncodingSpec:
 
 
 def with_range_fills(spec: Optional[EncodingSpec], x_min) -> Optional[EncodingSpec]:
-    """``spec`` with each numeric column that had no missing value in training filled, at
-    predict time, with its covariate's low bound ``x_min`` (the fitted model's, ``(m,)`` over
-    the encoded covariates): the value :func:`jaxtree.predict` gives a NaN, so both paths
-    agree. The model's range starts at the training minimum or, on round bounds, a little
-    below it (:func:`jaxtree._scaling.round_bounds`). A column with an indicator keeps its
-    fill, the training minimum its filled rows were fitted with. None stays None."""
+    """``spec`` with each numeric column's fill the low end of its covariate's range
+    ``x_min`` (the fitted model's, ``(m,)`` over the encoded covariates; any leading batch
+    shape, the first member's read): a column with an indicator was fitted with its filled
+    rows there (:func:`refill`), and a NaN in a column without one takes the value
+    :func:`jaxtree.predict` gives it, so both paths agree. The range starts at the
+    training minimum or, on round bounds, a little below it
+    (:func:`jaxtree._scaling.round_bounds`). None stays None."""
     if spec is None:
         return None
     x_min = np.asarray(x_min, np.float64).reshape(-1)
     cols, j = [], 0
     for c in spec.columns:
-        if c.kind == "numeric" and not c.indicator and float(c.fill) != float(x_min[j]):
+        if c.kind == "numeric" and float(c.fill) != float(x_min[j]):
             c = dataclasses.replace(c, fill=float(x_min[j]))
         cols.append(c)
         j += len(c.out_names())
     return dataclasses.replace(spec, columns=tuple(cols))
+
+
+def refill(x, filled: tuple, x_min):
+    """The encoded rows ``x`` with each filled covariate's missing rows at the low end of its
+    range ``x_min[j]`` (the scaling's, over the encoded covariates), where they scale to 0.
+
+    Decision (fifty-fourth session): the encoder fills a missing value with the column's
+    training minimum, the low end of the range before round bounds
+    (:func:`jaxtree._scaling.round_bounds`). Once the range is rounded out, the filled rows
+    move with it, so they still scale to 0, where the default basis's powers, sines and
+    truncated cubics vanish and the indicator alone says what missing means; left at the
+    training minimum they scaled to about 0.002 (Titanic's ``age`` lost 0.0035 AUC in 5 of
+    5 folds, BENCHMARKS.md, "Round covariate bounds"), and keeping such a column's observed
+    range instead printed ``cos(π·(age - 0.17)/79.83)`` for ``cos(π·age/80)``. The encoder's
+    fill becomes the same low end after the fit (:func:`with_range_fills`).
+
+    Args:
+      x: the encoded matrix (changed in place: the encoder made it, so it is no user's
+        array) or :class:`EncodedRows` (a new one, encoding with the moved fills).
+      filled: the filled covariates' positions, each followed by its indicator
+        (:meth:`EncodingSpec.filled_covariates`).
+      x_min: float ``(m,)`` the low ends of the covariates' ranges.
+
+    Returns:
+      ``x`` (in memory) or the new :class:`EncodedRows`.
+    """
+    if not filled:
+        return x
+    if isinstance(x, EncodedRows):
+        return EncodedRows(x.x, with_range_fills(x.spec, x_min))
+    for j in filled:
+        x[x[:, j + 1] == 1, j] = x_min[j]
+    return x
 
 
 def from_dict(d, path="<dict>") -> EncodingSpec:
