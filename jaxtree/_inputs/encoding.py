@@ -14,8 +14,9 @@ Rules (decisions, and why):
 * **Numeric columns** pass through unchanged. A numeric column that holds missing values
   (NaN, None, ``pd.NA``) in the training table gets
 
-  - a *fill value*, the column's **training minimum** (so the basis sees an in-range value;
-    after min-max scaling a filled row sits at 0, where the powers, sines and truncated
+  - a *fill value*, the column's **training minimum**, moved with the range's low end
+    when the scaling rounds the range out (:func:`refill`) (so the basis sees an in-range
+    value; after scaling a filled row sits at 0, where the powers, sines and truncated
     cubics of the default basis vanish, so the column's leaves say nothing about the row),
   - plus a *missing indicator* covariate named ``"<col> missing"`` (1 where the value was
     missing, else 0), placed right after the column. The search can put a leaf on it like on
@@ -24,8 +25,8 @@ Rules (decisions, and why):
   **Missing values at predict time, one rule** (the estimators' ``predict`` and
   :func:`jaxtree.predict` apply it alike; the HistGradientBoosting convention of sending
   them where the model has a documented place for them): a missing value in a column
-  that had none in training takes the same fill, the column's training minimum (a
-  model's ``x_min``), with one warning per call (``MissingValueWarning``, naming the
+  that had none in training takes the same kind of fill, the low end of the column's range
+  (a model's ``x_min``: its training minimum, or the round number below it), with one warning per call (``MissingValueWarning``, naming the
   columns and the count) since the model never learned what missing means there; a column
   that had missing values in training takes the fill and sets its indicator, silently
   (that is what the model learned). With ``missing="error"`` any missing value is refused
@@ -126,10 +127,9 @@ class ColumnSpec:
     Attributes:
       name: the raw column's name (``"x3"`` when the table had no string names).
       kind: ``"numeric"`` or ``"categorical"``.
-      fill: numeric columns with an indicator: the value that replaces a missing one (the
-        training minimum); numeric columns without one: the value a missing one takes at
-        predict time (after the fit, the low bound of the model's range,
-        :func:`with_range_fills`).
+      fill: the value that replaces a missing one: the training minimum when the encoder
+        is fitted, the low end of the model's range after the fit (:func:`with_range_fills`;
+        the filled training rows are moved there, :func:`refill`).
       indicator: whether a ``"<name> missing"`` covariate follows the column's covariates.
       levels: categorical columns: the kept level names, in covariate order.
       other: categorical columns: whether a ``"<name>=other"`` covariate groups rare levels.
