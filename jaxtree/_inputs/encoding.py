@@ -26,10 +26,11 @@ Rules (decisions, and why):
   :func:`jaxtree.predict` apply it alike; the HistGradientBoosting convention of sending
   them where the model has a documented place for them): a missing value in a column
   that had none in training takes the same kind of fill, the low end of the column's range
-  (a model's ``x_min``: its training minimum, or the round number below it), with one warning per call (``MissingValueWarning``, naming the
-  columns and the count) since the model never learned what missing means there; a column
-  that had missing values in training takes the fill and sets its indicator, silently
-  (that is what the model learned). With ``missing="error"`` any missing value is refused
+  (a model's ``x_min``: its training minimum, or the round number below it), with one
+  warning per call (``MissingValueWarning``, naming the columns and the count) since the
+  model never learned what missing means there; a column that had missing values in
+  training takes the fill and sets its indicator, silently (that is what the model
+  learned). With ``missing="error"`` any missing value is refused
   at fit and at predict with a ``ValueError`` naming the count, the first row and the
   column (and so is ``jaxtree.predict`` of such a model: its ``missing`` rule is
   ``"error"``). ``inf`` is not "missing": it is refused by the usual finiteness check in
