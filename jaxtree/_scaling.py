@@ -30,6 +30,10 @@ ROUND_SLACK = 0.01
 """The most a covariate's range is widened, as a share of its span, to reach round bounds
 (:func:`round_bounds`)."""
 
+ROUND_TINY = 1e-250
+"""Spans below it, and bounds beyond its inverse, are not rounded (:func:`round_bounds`'s
+steps, ``10**(e ± 2)``, stay finite and normal inside)."""
+
 
 def rounds(basis) -> bool:
     """Whether a fit with ``basis`` scales its covariates on round bounds (:func:`round_bounds`):
@@ -45,9 +49,9 @@ def round_bounds(lo, hi, keep=None, slack: float = ROUND_SLACK) -> tuple:
     The bounds become multiples of the coarsest step ``m * 10**e`` (``m`` in 5, 2, 1, tried in
     that order; ``e`` from one above the decade of the span ``hi - lo`` down to two below it)
     that widens the range by at most ``slack`` of its span; where no step does, the range
-    is kept. A range of zero span, a non-finite one, and a column where ``keep`` is True (a
-    column of two values: it must scale to exactly 0 and 1, the search's indicator rule) are
-    returned as they are.
+    is kept. A range of zero span, a non-finite one, one beyond ``1e±250`` (where the
+    steps would overflow), and a column where ``keep`` is True (a column of two values: it
+    must scale to exactly 0 and 1, the search's indicator rule) are returned as they are.
 
     Decision (fifty-fourth session): the basis acts on the covariate scaled to ``[0, 1]``.
     With the observed minimum and maximum as the range, the paper's data (uniform on
@@ -60,8 +64,15 @@ def round_bounds(lo, hi, keep=None, slack: float = ROUND_SLACK) -> tuple:
     A user's round numbers (a percentage, an hour of the day, a year) are the range
     the data were drawn on more often than the extremes a sample happened to hit."""
     lo0, hi0 = np.broadcast_arrays(np.asarray(lo, np.float64), np.asarray(hi, np.float64))
+    with np.errstate(all="ignore"):  # the ranges not rounded may overflow: discarded below
+        return _rounded(lo0, hi0, keep, slack)
+
+
+def _rounded(lo0, hi0, keep, slack):
+    """:func:`round_bounds` of float64 arrays of one shape."""
     span = hi0 - lo0
-    good = np.isfinite(span) & (span > 0)
+    good = (np.isfinite(span) & (span > ROUND_TINY)
+            & (np.maximum(np.abs(lo0), np.abs(hi0)) < 1.0 / ROUND_TINY))
     if keep is not None:
         good = good & ~np.asarray(keep, bool)
     e0 = np.floor(np.log10(np.where(good, span, 1.0)))

@@ -3,6 +3,7 @@
 the fit paths that must agree on it (in memory, streamed, the estimators' model)."""
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -67,6 +68,16 @@ def test_round_bounds_match_the_scalar_rule_on_random_ranges():
 def test_round_bounds_examples(lo, want):
     got = scaling_.round_bounds(*lo)
     assert tuple(map(float, got)) == want
+
+
+def test_extreme_ranges_stay_as_they_are_without_warnings():
+    lo = np.array([1e-320, -1e308, 1e300, -5e-310, 1e15])
+    hi = np.array([2e-320, 1e308, 1.5e300, 5e-310, 1e15 + 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow or underflow warning reaches a user
+        got_lo, got_hi = scaling_.round_bounds(lo, hi)
+    np.testing.assert_array_equal(got_lo, lo)
+    np.testing.assert_array_equal(got_hi, hi)
 
 
 def test_kept_columns_and_non_finite_ranges_stay_as_they_are():
