@@ -148,7 +148,7 @@ def test_numeric_tables_without_missing_values_are_not_copied_or_saved(tmp_path)
     row[0, 0] = np.nan
     lo = X[:1].copy()
     lo[0, 0] = float(np.asarray(e.model_.x_min)[0])
-    assert lo[0, 0] == 0.015 < X[:, 0].min()
+    assert np.isclose(lo[0, 0], 0.015) and lo[0, 0] < X[:, 0].min()
     np.testing.assert_allclose(e.predict(row), e.predict(lo), rtol=1e-6)
 
 
