@@ -69,6 +69,7 @@ from jaxtree import stream as stream_
 from jaxtree._fit import pipeline, progress, select, source, stages
 from jaxtree._fit import spec as spec_
 from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import table as table_
 from jaxtree._inputs import validation as V
 
 
@@ -883,7 +884,7 @@ def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitR
 
 
 def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
-    table = pipeline.read_table(X, sample_weight, hyper)  # the regressor's table reader
+    table = table_.read_table(X, sample_weight, hyper)  # the regressor's table reader
     xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
     classes, idx = V.check_labels(y, n)

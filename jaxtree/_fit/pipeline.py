@@ -3,9 +3,10 @@
     read the table (validate, encode) -> target transform -> scale
         -> stages (jaxtree._fit.stages) -> FitResult
 
-The table is read once per fit (:func:`read_table` in memory, both estimators;
-:func:`read_stream` block by block) and planned once (:func:`fit_table`): the held-out
-choice of a target transform fits its candidates on rows of the same :class:`Table`.
+The table is read once per fit (:func:`jaxtree._inputs.table.read_table` in memory, both
+estimators; :func:`read_stream` block by block) and planned once (:func:`fit_table`): the
+held-out choice of a target transform fits its candidates on rows of the same
+:class:`jaxtree._inputs.table.Table`.
 
 :func:`fit` takes the table, the targets and the estimator's ``get_params()`` and returns a
 :class:`FitResult`; the estimator turns it into fitted attributes
@@ -31,6 +32,7 @@ from jaxtree import stream as stream_
 from jaxtree._fit import progress, select, source, stages
 from jaxtree._fit import spec as spec_
 from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import table as table_
 from jaxtree._inputs import validation as V
 
 PREDICT_CHUNK_ROWS = 1 << 18
@@ -119,66 +121,6 @@ class FitResult:
     order: Optional[tuple] = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Table:
-    """A training table read once (:func:`read_table` in memory, :func:`read_stream` block
-    by block): validated, its missing values and categories encoded as numeric covariates.
-
-    Attributes:
-      x: ``(n, m)`` the encoded covariates (the user's own array when nothing was encoded;
-        streamed: a memmap, or its rows encoded on demand).
-      sample_weight: ``(n,)`` checked weights, or None (streamed: as given, checked by the
-        reader).
-      encoding: the table encoding (:mod:`jaxtree._inputs.encoding`; the identity spec for numbers;
-        None for a streamed table without missing values, whose identity spec the scaling
-        sets).
-      names: the table's own column names (a DataFrame's), or None.
-      dtype: the compute dtype (float32, or float64 for float64 input under x64).
-      y: the regressor's targets (checked, or a streamed reader's), or None (the
-        classifier checks its labels itself).
-      reader: a streamed table's :class:`jaxtree.stream.ChunkReader` (``x``, ``y`` and the
-        weights read block by block; the fit's row plan chooses the chunk it reads), else
-        None.
-      chunk_size: the chunk size a streamed table asks of the row plan (a ChunkReader's
-        own, else the estimator's ``chunk_size``); None in memory (the estimator's).
-    """
-
-    x: Any
-    sample_weight: Optional[np.ndarray]
-    encoding: Any
-    names: Optional[tuple]
-    dtype: Any
-    y: Any = None
-    reader: Optional[stream_.ChunkReader] = None
-    chunk_size: Any = None
-
-    @property
-    def n(self) -> int:
-        return self.x.shape[0]
-
-    @property
-    def feature_names(self) -> tuple:
-        """The covariates' names (the raw names when nothing was encoded)."""
-        return encoding_.names_out(self.encoding, self.x.shape[1])
-
-
-def read_table(X, sample_weight, hyper: dict) -> Table:
-    """Validates and encodes an in-memory training table (both estimators): missing values
-    and categories become covariates (:func:`jaxtree._inputs.encoding.fit_transform`, with the
-    settings of ``hyper``), the weights are checked and the covariates must be representable
-    in the compute dtype."""
-    xa, enc = encoding_.fit_transform(X, hyper)
-    names = V.frame_feature_names(X)
-    n = xa.shape[0]
-    if n < 2:
-        raise ValueError(f"fit needs at least 2 samples; got {n}.")
-    sw = V.check_sample_weight(sample_weight, n)
-    dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
-    V.check_representable(xa, None, dtype,
-                          feature_names=names if enc.is_identity else enc.feature_names_out)
-    return Table(xa, sw, enc, names, dtype)
-
-
 def fit(X, y, sample_weight, hyper: dict) -> FitResult:
     """The fit of ``TreeRegressor(**hyper)`` (checked with :func:`jaxtree._fit.spec.check_params`):
     the table read (:func:`read`), its target transform chosen, the table fitted
@@ -193,18 +135,19 @@ def fit(X, y, sample_weight, hyper: dict) -> FitResult:
     return dataclasses.replace(res, transform_scores=scores, target_name=target_.name_of(y))
 
 
-def read(X, y, sample_weight, hyper: dict, transform: str) -> Table:
+def read(X, y, sample_weight, hyper: dict, transform: str) -> table_.Table:
     """The regressor's table with its targets: a memmap or ChunkReader streamed
-    (:func:`read_stream`), else read in memory (:func:`read_table`) with ``y`` checked in
-    the compute dtype."""
+    (:func:`read_stream`), else read in memory (:func:`jaxtree._inputs.table.read_table`)
+    with ``y`` checked in the compute dtype."""
     if streams(X, hyper.get("engine", "jax")):
         check_streamable_options(transform)
         return read_stream(X, y, sample_weight, hyper)
-    table = read_table(X, sample_weight, hyper)
+    table = table_.read_table(X, sample_weight, hyper)
     return dataclasses.replace(table, y=V.check_targets(y, table.n, table.dtype))
 
 
-def fit_table(table: Table, hyper: dict, params: spec_.Params, transform: str) -> FitResult:
+def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
+              transform: str) -> FitResult:
     """The fit of a read table with a fixed target transform (``"identity"``, ``"log"``,
     ``"square"``; a streamed table's is the identity).
 
@@ -226,7 +169,7 @@ def fit_table(table: Table, hyper: dict, params: spec_.Params, transform: str) -
         res, model=model_.with_target_transform(res.model, transform, xa, yt, sw))
 
 
-def read_stream(X, y, sample_weight, hyper: dict) -> Table:
+def read_stream(X, y, sample_weight, hyper: dict) -> table_.Table:
     """The table of a memmap or a :class:`jaxtree.stream.ChunkReader`, read block by block.
 
     Missing values (issue 12): with ``missing="indicator"`` one streamed pass over ``X``
@@ -266,8 +209,8 @@ def read_stream(X, y, sample_weight, hyper: dict) -> Table:
     if enc is not None:  # the same rows, chunk size, dtype, y and weights; x encoded
         reader = stream_.ChunkReader(x, reader.y, reader.sample_weight,
                                      chunk_size=reader.chunk_size, dtype=reader.dtype)
-    return Table(reader.x, reader.sample_weight, enc, None, dtype, y=reader.y, reader=reader,
-                 chunk_size=asked)
+    return table_.Table(reader.x, reader.sample_weight, enc, None, dtype, y=reader.y,
+                        reader=reader, chunk_size=asked)
 
 
 def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult:
@@ -330,7 +273,7 @@ def check_streamable_options(transform) -> None:
 # ---------------------------------------------------------------------------- target
 
 
-def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
+def _choose_transform(table: table_.Table, hyper: dict, params: spec_.Params) -> tuple:
     """``(transform, scores)`` for ``target_transform="auto"``: identity, log or square,
     chosen on held-out rows (the caller refits the choice on all rows).
 
@@ -354,8 +297,8 @@ def _choose_transform(table: Table, hyper: dict, params: spec_.Params) -> tuple:
     if n >= 8 and len(tried) > 1:
         train, held = select.split(n, 0.25, hyper.get("random_state"))
         w = np.ones(len(held)) if sw is None else sw[held]
-        rows = Table(table.x[train], None if sw is None else sw[train], None, None,
-                     table.dtype, y=ya[train])  # no encoding: plain numeric columns
+        rows = table_.Table(table.x[train], None if sw is None else sw[train], None, None,
+                            table.dtype, y=ya[train])  # no encoding: plain numeric columns
         for t in tried:
             with warnings.catch_warnings():  # the refit on all rows says it, once
                 warnings.simplefilter("ignore", V.DataSizeWarning)
