@@ -884,7 +884,7 @@ def fit(X, y, sample_weight, hyper: dict, params: spec_.Params) -> pipeline.FitR
 
 
 def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
-    table = table_.read_table(X, sample_weight, hyper)  # the regressor's table reader
+    table = table_.read_table(X, sample_weight, hyper)  # read as the regressor reads it
     xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
     classes, idx = V.check_labels(y, n)
