@@ -10,7 +10,8 @@ from jaxtree import (basis, batch, classifier, datasets, debug, export, losses, 
                      theory)
 from jaxtree._compilation_cache import disable as disable_compilation_cache
 from jaxtree._base import WeightBoxWarning
-from jaxtree._inputs.validation import DataSizeWarning, MissingValueWarning, NotFittedError
+from jaxtree._inputs.validation import (DataSizeWarning, MissingValueWarning, NotFittedError,
+                                        UnseenLevelWarning)
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
 from jaxtree.batch import BatchResult, fit_batch, fit_batch_classifier
 from jaxtree.classifier import TreeClassifier, load
@@ -31,6 +32,7 @@ __all__ = [
     "TreeClassifier",
     "TreeModel",
     "TreeRegressor",
+    "UnseenLevelWarning",
     "WeightBoxWarning",
     "basis",
     "batch",

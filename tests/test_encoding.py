@@ -2,6 +2,7 @@
 the boundary by jaxtree._inputs.encoding, through fit, predict, save/load, exports and the CLI."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -88,12 +89,39 @@ def test_rare_levels_are_grouped_and_unseen_levels_go_to_other_or_zeros():
     spec2 = E.fit(df, min_frequency=1, max_categories=3)  # a, b kept; c and d grouped
     assert spec2.columns[0].levels == ("a", "b") and spec2.feature_names_out == (
         "c=a", "c=b", "c=other")
-    out = E.transform(spec2, pd.DataFrame({"c": ["c", "d", "zz", "a"]}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an unseen level joins "other" without a warning
+        out = E.transform(spec2, pd.DataFrame({"c": ["c", "d", "zz", "a"]}))
     np.testing.assert_array_equal(out, [[0, 0, 1], [0, 0, 1], [0, 0, 1], [1, 0, 0]])
     spec3 = E.fit(df, min_frequency=1)  # every level kept: no other column
     assert not spec3.columns[0].other
-    out = E.transform(spec3, pd.DataFrame({"c": ["zz", "d"]}))
+    with pytest.warns(jaxtree.UnseenLevelWarning, match=r"1 value\(s\) in categorical "
+                      r"column\(s\) \['c'\] that no training row had \(e.g. 'zz'\)"):
+        out = E.transform(spec3, pd.DataFrame({"c": ["zz", "d"]}))
     np.testing.assert_array_equal(out, [[0, 0, 0, 0], [0, 0, 0, 1]])  # unseen: all zeros
+
+
+def test_unseen_levels_warn_once_per_call_with_their_columns_and_count():
+    """Levels no training row had, in columns without an "other" covariate: one warning per
+    call naming every such column, the rows' count and a few levels; missing values and
+    levels of training are no unseen levels, and the training table itself never warns."""
+    df = pd.DataFrame({"c": list("aabbcc"), "d": list("xyxyxy"), "v": np.arange(6.0)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = E.fit(df, min_frequency=1)
+        E.transform(spec, df)
+    new = pd.DataFrame({"c": ["a", "q", "r", None], "d": ["x", "y", "z", "z"], "v": [0.0] * 4})
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        out = E.transform(spec, new)
+    unseen = [w for w in got if issubclass(w.category, jaxtree.UnseenLevelWarning)]
+    assert len(unseen) == 1, [str(w.message) for w in got]
+    text = str(unseen[0].message)
+    assert "4 value(s) in categorical column(s) ['c', 'd']" in text  # q, r; z twice
+    assert "e.g. 'q', 'r', 'z'" in text
+    names = spec.feature_names_out
+    rows_c = out[:, [i for i, n in enumerate(names) if n.startswith("c=")]]
+    np.testing.assert_array_equal(rows_c.sum(1), [1, 0, 0, 0])  # unseen and missing: none set
 
 
 def test_missing_numeric_value_takes_the_training_minimum_and_an_indicator():

@@ -177,7 +177,8 @@ def test_an_unseen_level_adds_the_no_level_value(fitted):
     row["c"] = pd.Categorical(["P"], categories=list("PQRSTU"))
     seen = est.predict(row)
     row["c"] = pd.Categorical(["Z"], categories=list("PQRSTUZ"))  # not in training
-    unseen = est.predict(row)
+    with pytest.warns(jaxtree.UnseenLevelWarning, match=r"\['c'\] that no training row had"):
+        unseen = est.predict(row)
     model = est.model_
     (_, coef), = [t for t in shapes_.host_terms(model.shapes, model.shape_spec) if t[0] == (1,)]
     np.testing.assert_allclose(unseen - seen, float(model.y_scale) * (coef[0] - coef[1]),

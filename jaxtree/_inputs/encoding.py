@@ -55,7 +55,9 @@ Rules (decisions, and why):
     ``"<col>=other"``. There is no ``other`` column when nothing was grouped.
   - **Unseen levels** at predict time map to ``"<col>=other"`` when the column has one (they
     are, like the grouped levels, "some other level"), else to all zeros (the baseline of
-    the column's indicators).
+    the column's indicators), with one :class:`jaxtree.UnseenLevelWarning` per call naming
+    the columns, the count and a few of the levels: no training row set none of a column's
+    levels, so such a prediction leaves the column's effect out.
   - **Missing values** in a categorical column: with ``missing="indicator"`` and missing
     values in the training table, an indicator ``"<col> missing"``; a missing value at
     predict time in a column without one gives all zeros (the baseline of its indicators),
@@ -717,6 +719,7 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
     if spec.is_identity and not _has_missing(X):
         return X
     out, dtypes, unlearned = [], [], []  # unlearned: (column, count) filled without indicator
+    unseen_rows = []  # (column, count, levels) of levels no training row had, without other
     for j, (c, cs) in enumerate(zip(cols, spec.columns)):
         if cs.kind == "numeric":
             a = _numeric_column(c, j, names)
@@ -740,6 +743,11 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
         unseen = len(cs.levels) if cs.other else -1  # -1: all zeros
         target = np.array([slot.get(_level_name(u), unseen) for u in uniques] + [-1], np.int64)
         col_of_row = target[np.where(miss, len(uniques), codes)]
+        if not cs.other and (target[:-1] < 0).any():
+            new = ~miss & (col_of_row < 0)
+            if new.any():
+                levels = [_level_name(u) for u, t in zip(uniques, target[:-1]) if t < 0]
+                unseen_rows.append((cs.name, int(new.sum()), levels))
         block = np.zeros((len(codes), n_cols))
         rows = np.flatnonzero(col_of_row >= 0)
         block[rows, col_of_row[rows]] = 1.0
@@ -748,6 +756,10 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
             out.append(miss.astype(np.float64))
     if unlearned:  # one warning per call (jaxtree._inputs.validation.fill_missing's words)
         V.warn_missing_filled([name for name, _ in unlearned], sum(c for _, c in unlearned))
+    if unseen_rows:  # one warning per call
+        V.warn_unseen_levels([name for name, _, _ in unseen_rows],
+                             sum(c for _, c, _ in unseen_rows),
+                             [lv for _, _, levels in unseen_rows for lv in levels][:3])
     dtype = (np.float32 if dtypes and all(d.kind == "f" and d.itemsize <= 4 for d in dtypes)
              else np.float64)
     n = len(cols[0]) if cols else 0

@@ -61,6 +61,12 @@ class MissingValueWarning(UserWarning):
     documented fill (:mod:`jaxtree._inputs.encoding`, "Missing values at predict time")."""
 
 
+class UnseenLevelWarning(UserWarning):
+    """Levels at predict time that no training row had, in a categorical column without an
+    ``"<col>=other"`` covariate: such a row sets none of its column's level covariates, as no
+    training row did (:mod:`jaxtree._inputs.encoding`, "Unseen levels")."""
+
+
 def warn_user(message: str, category=UserWarning) -> None:
     """``warnings.warn`` pointing at the first caller outside the jaxtree package (the user's
     ``fit`` or ``predict`` line), however deep the library's own call stack is."""
@@ -386,6 +392,19 @@ def warn_missing_filled(columns, count: int) -> None:
               "silence this, or fit on data with missing values so that the model learns from "
               "them (missing='indicator' adds a '<column> missing' covariate).",
               MissingValueWarning)
+
+
+def warn_unseen_levels(columns, count: int, examples) -> None:
+    """The one warning of a predict call whose categorical values include levels that no
+    training row had, in columns without an ``"<col>=other"`` covariate
+    (:func:`jaxtree._inputs.encoding.transform`)."""
+    shown = ", ".join(repr(v) for v in examples)
+    warn_user(f"X has {count} value(s) in categorical column(s) {list(columns)} that no "
+              f"training row had (e.g. {shown}): each such row sets none of its column's level "
+              "covariates, which no training row did, so its prediction leaves that column's "
+              "effect out. Map them to a level seen in training to silence this. (A column "
+              "whose rare training levels were grouped into '<column>=other' takes unseen "
+              "levels there, without this warning.)", UnseenLevelWarning)
 
 
 def fill_missing(arr: np.ndarray, fills, *, refuse: bool = False, names=None,
