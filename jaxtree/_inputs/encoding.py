@@ -57,7 +57,7 @@ Rules (decisions, and why):
     are, like the grouped levels, "some other level"), else to all zeros (the baseline of
     the column's indicators), with one :class:`jaxtree.UnseenLevelWarning` per call naming
     the columns, the count and a few of the levels: no training row set none of a column's
-    levels, so such a prediction leaves the column's effect out.
+    levels, so the model's reading of such a row is an extrapolation.
   - **Missing values** in a categorical column: with ``missing="indicator"`` and missing
     values in the training table, an indicator ``"<col> missing"``; a missing value at
     predict time in a column without one gives all zeros (the baseline of its indicators),

@@ -401,8 +401,9 @@ def warn_unseen_levels(columns, count: int, examples) -> None:
     shown = ", ".join(repr(v) for v in examples)
     warn_user(f"X has {count} value(s) in categorical column(s) {list(columns)} that no "
               f"training row had (e.g. {shown}): each such row sets none of its column's level "
-              "covariates, which no training row did, so its prediction leaves that column's "
-              "effect out. Map them to a level seen in training to silence this. (A column "
+              "covariates (all 0), a combination no training row had, so the model's reading "
+              "of it is an extrapolation. Map them to a level seen in training to silence "
+              "this. (A column "
               "whose rare training levels were grouped into '<column>=other' takes unseen "
               "levels there, without this warning.)", UnseenLevelWarning)
 
