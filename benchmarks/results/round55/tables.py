@@ -1,0 +1,61 @@
+"""The default estimator on bench_accuracy's tables, K folds (seeded as the benchmark's),
+with whichever jaxtree is first on the path; ``--knots N1,N2`` patches the knots that
+``shape_knots="auto"`` gives (``jaxtree._fit.spec.knots_for``) for both estimators.
+
+    python benchmarks/results/round55/tables.py --tables default --knots 3,2 --out OUT.json
+"""
+import argparse
+import json
+import pathlib
+import sys
+import time
+import warnings
+
+import jaxtree  # first: the checkout on PYTHONPATH (bench_accuracy puts its own repo first)
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))  # benchmarks/, for bench_accuracy
+import numpy as np  # noqa: E402
+from sklearn.model_selection import KFold, StratifiedKFold  # noqa: E402
+
+import bench_accuracy as ba  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--tables", required=True)
+ap.add_argument("--folds", type=int, default=5)
+ap.add_argument("--cv-seeds", default="0")
+ap.add_argument("--out", required=True)
+ap.add_argument("--knots", default="")
+ap.add_argument("--params", default="{}", help="JSON keywords for the estimator")
+a = ap.parse_args()
+if a.knots:
+    from jaxtree._fit import spec as spec_
+    _kn = tuple(int(v) for v in a.knots.split(","))
+    _orig = spec_.knots_for
+    spec_.knots_for = lambda value, shapes, n: (_kn if isinstance(value, str) and value == "auto"
+                                                 and shapes == "auto" else _orig(value, shapes, n))
+    print("knots patched to", _kn, flush=True)
+out = {"jaxtree": jaxtree.__file__, "tables": {}}
+print(f"jaxtree from {jaxtree.__file__}", flush=True)
+for name in a.tables.split(","):
+    task, X, y, _ = ba.load_table(name, None)
+    yv = y.to_numpy()
+    scores, fit_s, formulas = [], [], []
+    for cs in [int(v) for v in a.cv_seeds.split(",")]:
+        cv = (KFold(a.folds, shuffle=True, random_state=cs) if task == "regression"
+              else StratifiedKFold(a.folds, shuffle=True, random_state=cs))
+        for tr, te in cv.split(X, yv):
+            Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
+            est = ba.jaxtree_model(task).set_params(**json.loads(a.params))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                est.fit(Xtr, yv[tr])
+                fit_s.append(time.perf_counter() - t0)
+                scores.append(float(ba.score(task, est, Xte, yv[te])))
+            if len(formulas) < 1:
+                formulas.append(est.formula())
+    out["tables"][name] = {"task": task, "scores": scores, "mean": float(np.mean(scores)),
+                           "fit_s": fit_s, "formula_fold0": formulas[0]}
+    print(f"{name:12s} {task:14s} mean {np.mean(scores):.4f}  ({len(scores)} folds)", flush=True)
+pathlib.Path(a.out).write_text(json.dumps(out, indent=1))
