@@ -27,6 +27,7 @@ ap.add_argument("--cv-seeds", default="0")
 ap.add_argument("--out", required=True)
 ap.add_argument("--knots", default="")
 ap.add_argument("--params", default="{}", help="JSON keywords for the estimator")
+ap.add_argument("--max-rows", type=int, default=None, help="bench_accuracy's row cap")
 a = ap.parse_args()
 if a.knots:
     from jaxtree._fit import spec as spec_
@@ -38,7 +39,7 @@ if a.knots:
 out = {"jaxtree": jaxtree.__file__, "tables": {}}
 print(f"jaxtree from {jaxtree.__file__}", flush=True)
 for name in a.tables.split(","):
-    task, X, y, _ = ba.load_table(name, None)
+    task, X, y, _ = ba.load_table(name, a.max_rows)
     yv = y.to_numpy()
     scores, fit_s, formulas = [], [], []
     for cs in [int(v) for v in a.cv_seeds.split(",")]:
