@@ -56,8 +56,9 @@ Rules (decisions, and why):
   - **Unseen levels** at predict time map to ``"<col>=other"`` when the column has one (they
     are, like the grouped levels, "some other level"), else to all zeros (the baseline of
     the column's indicators), with one :class:`jaxtree.UnseenLevelWarning` per call naming
-    the columns, the count and a few of the levels: no training row set none of a column's
-    levels, so the model's reading of such a row is an extrapolation.
+    the columns, the count and a few of the levels: every training row set one of its
+    column's covariates, so the model's reading of a row that sets none is an
+    extrapolation.
   - **Missing values** in a categorical column: with ``missing="indicator"`` and missing
     values in the training table, an indicator ``"<col> missing"``; a missing value at
     predict time in a column without one gives all zeros (the baseline of its indicators),

@@ -32,9 +32,9 @@ class Table:
         streamed: a memmap, or its rows encoded on demand).
       sample_weight: ``(n,)`` checked weights, or None (streamed: as given, checked by the
         reader).
-      encoding: the table encoding (:mod:`jaxtree._inputs.encoding`; the identity spec for numbers;
-        None for a streamed table without missing values, whose identity spec the scaling
-        sets).
+      encoding: the table encoding (:mod:`jaxtree._inputs.encoding`; the identity spec for
+        numbers; None for a streamed table without missing values, whose identity spec the
+        scaling sets).
       names: the table's own column names (a DataFrame's), or None.
       dtype: the compute dtype (float32, or float64 for float64 input under x64).
       y: the regressor's targets (checked, or a streamed reader's), or None (the

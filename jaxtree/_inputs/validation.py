@@ -63,7 +63,7 @@ class MissingValueWarning(UserWarning):
 
 class UnseenLevelWarning(UserWarning):
     """Levels at predict time that no training row had, in a categorical column without an
-    ``"<col>=other"`` covariate: such a row sets none of its column's level covariates, as no
+    ``"<col>=other"`` covariate: such a row sets none of its column's covariates, which every
     training row did (:mod:`jaxtree._inputs.encoding`, "Unseen levels")."""
 
 
@@ -403,9 +403,8 @@ def warn_unseen_levels(columns, count: int, examples) -> None:
               f"training row had (e.g. {shown}): each such row sets none of its column's level "
               "covariates (all 0), a combination no training row had, so the model's reading "
               "of it is an extrapolation. Map them to a level seen in training to silence "
-              "this. (A column "
-              "whose rare training levels were grouped into '<column>=other' takes unseen "
-              "levels there, without this warning.)", UnseenLevelWarning)
+              "this. (A column whose rare training levels were grouped into '<column>=other' "
+              "takes unseen levels there, without this warning.)", UnseenLevelWarning)
 
 
 def fill_missing(arr: np.ndarray, fills, *, refuse: bool = False, names=None,
