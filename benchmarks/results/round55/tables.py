@@ -28,7 +28,22 @@ ap.add_argument("--out", required=True)
 ap.add_argument("--knots", default="")
 ap.add_argument("--params", default="{}", help="JSON keywords for the estimator")
 ap.add_argument("--max-rows", type=int, default=None, help="bench_accuracy's row cap")
+ap.add_argument("--dev-stop", type=float, default=None,
+                help="C: the search stops once an operation lowers the training loss by less "
+                     "than C*log(n)/(2n) (absolute; patched into search.Stop.judge)")
 a = ap.parse_args()
+if a.dev_stop is not None:
+    from jaxtree import search as _search
+
+    def _judge(self, raw, judged, last, it, n_iter):
+        raw = np.asarray(raw, np.float64)
+        judged = np.asarray(judged, bool)
+        undo = judged & np.isfinite(last) & ~(raw < last - self.rtol)  # absolute decrease
+        kept = judged & ~undo
+        floor = kept & (raw <= self.atol) & (it + 1 < n_iter)
+        return undo, floor, np.where(kept, raw, np.nan)
+    _search.Stop.judge = _judge
+    print("stop patched: an absolute decrease of", a.dev_stop, "* log(n) / (2n)", flush=True)
 if a.knots:
     from jaxtree._fit import spec as spec_
     _kn = tuple(int(v) for v in a.knots.split(","))
@@ -48,6 +63,9 @@ for name in a.tables.split(","):
         for tr, te in cv.split(X, yv):
             Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
             est = ba.jaxtree_model(task).set_params(**json.loads(a.params))
+            if a.dev_stop is not None:
+                n_tr = len(tr)
+                est.set_params(tol=a.dev_stop * np.log(n_tr) / (2 * n_tr))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t0 = time.perf_counter()
