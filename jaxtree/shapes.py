@@ -737,7 +737,7 @@ def _box_solve(a, c, lu=None):
     backfitting the six solves had cost about 1.5 times a block update's pass over the rows
     (~6 against ~4 ms at 20,480 rows and 144 coefficients).
 
-    ``lu``: ``A``'s LU factors (``jax.scipy.linalg.lu_factor``), or None. With them the first
+    ``lu``: ``A``'s LU factors as :func:`_factor` keeps them, or None. With them the first
     iteration, where no coordinate is held and the system is ``A`` itself, is two triangular
     solves instead of a factorisation (the shape search's steps have every candidate's
     factors already, :func:`gain_factors`)."""
@@ -762,7 +762,7 @@ def _box_solve(a, c, lu=None):
         b0 = jnp.zeros((n,), a.dtype)
         start = (jnp.zeros((), jnp.int32), b0, held_at(b0), jnp.array(True))
     else:  # the first iteration: nothing held (b = 0 is inside the box), the system is A
-        b1 = jnp.clip(jax.scipy.linalg.lu_solve(lu, c), -1.0, 1.0)
+        b1 = jnp.clip(_lu_solve(lu, c), -1.0, 1.0)
         h1 = held_at(b1)
         start = (jnp.ones((), jnp.int32), b1, h1, jnp.any(h1))
     _, b, _, _ = jax.lax.while_loop(lambda cr: (cr[0] < _ACTIVE_SET_STEPS) & cr[3], newton,
@@ -856,7 +856,7 @@ def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec, factors=None):
     (:func:`gain_factors` of ``gr``), else factored here; the gains are the same numbers."""
     g1, s1, g2, s2, n = gr[:5]
     ebar = esum / jnp.maximum(n, 1e-30)
-    solve = jax.vmap(lambda lu, c: c @ jax.scipy.linalg.lu_solve(lu, c))
+    solve = jax.vmap(lambda lu, c: c @ _lu_solve(lu, c))
     out = solve(_factor(g1, s1, n) if factors is None else factors[0], b1 - s1 * ebar)
     if _n_pairs(spec):
         # The pairs' batched LAPACK calls after the mains' (:func:`_after`).
@@ -870,8 +870,9 @@ def candidate_gains(gr, b1, b2, esum, spec: ShapeSpec, factors=None):
 
 def gain_factors(gr, spec: ShapeSpec) -> tuple:
     """LU factors of every candidate block's centred ridge system (:func:`_block_system`),
-    ``((lu, pivots) of the mains, (lu, pivots) of the pairs or None)``: what
-    :func:`candidate_gains` solves with, at every step of a search over the same Grams.
+    ``(factors of the mains, factors of the pairs or None)``, each as :func:`_factor`
+    returns them: what :func:`candidate_gains` solves with, at every step of a search over
+    the same Grams.
 
     Decision (issue 29's cost): the systems depend on the Grams alone, so a search factors
     them once (:func:`with_factors`) and each step only solves with the factors. At 64 pair
@@ -907,8 +908,33 @@ def with_table(gr, spec: ShapeSpec) -> tuple:
 
 
 def _factor(g, s, n):
-    """Batched LU factors of the blocks' systems (:func:`_block_system`)."""
-    return jax.vmap(lambda g, s: jax.scipy.linalg.lu_factor(_block_system(g, s, n)))(g, s)
+    """Batched LU factors of the blocks' systems (:func:`_block_system`), kept as
+    :func:`_lu_solve` takes them: ``(lu^T (B, K, K), permutation (B, K))``, the factors of
+    ``jax.scipy.linalg.lu_factor`` transposed and the row permutation its pivots give."""
+    lu, _, perm = jax.vmap(lambda g, s: jax.lax.linalg.lu(_block_system(g, s, n)))(g, s)
+    return jnp.swapaxes(lu, -1, -2), perm
+
+
+def _lu_solve(factors, c):
+    """``A^{-1} c`` for one system from its factors ``(lu^T (K, K), permutation (K,))``
+    (:func:`_factor`; ``vmap`` it for a batch): the same permutation and LAPACK triangular
+    solves as ``jax.scipy.linalg.lu_solve((lu, pivots), c)``, so the same numbers to the
+    bit.
+
+    Decision (fifty-sixth session, issue 29's cost): the factors are kept transposed and with
+    their permutation. LAPACK's triangular solves read a matrix column by column, so XLA
+    copied a row-major ``lu`` into that order at every call: in the shape search's step
+    (:func:`fit_step`), 64 pair blocks of ``256 x 256`` (16 MB) each step, 11-15 ms of a
+    30-40 ms step on the diamonds table's 8,000 rows (a profiler trace of a warm fit; the
+    largest single operation of the fit). ``lu^T`` in row-major order is ``lu`` in column
+    order, so the transpose here is free. ``jax.scipy.linalg.lu_solve`` also turned the
+    pivots into a permutation at every call (a loop over the rows). The batched solve of
+    64 such systems (``/tmp``-script, 20 calls each): 10.3 ms -> 2.1 ms, the same numbers."""
+    lu_t, perm = factors
+    lu = jnp.swapaxes(lu_t, -1, -2)
+    tri = jax.lax.linalg.triangular_solve
+    x = tri(lu, c[perm][:, None], left_side=True, lower=True, unit_diagonal=True)
+    return tri(lu, x, left_side=True, lower=False)[:, 0]
 
 
 def _after(x):
@@ -928,8 +954,9 @@ def _padded_grams(gr, spec: ShapeSpec, p: int):
     """The Grams of :func:`grams` as one padded table: ``(gram (p + P, M, M), sums (p + P, M),
     size (p + P,), lu)``, ``M = max(n1, n2²)``, ``size`` each block's live columns; ``lu``:
     where ``gr`` has the gains' factors (:func:`with_factors`, a search's Grams) the LU
-    factors of every block's system padded likewise (``(p + P, M, M)`` and pivots ``(p + P,
-    M)``: the identity on the padding, :func:`_pad_lu`), else None."""
+    factors of every block's system padded likewise (``(p + P, M, M)`` and permutations
+    ``(p + P, M)`` as :func:`_factor` keeps them: the identity on the padding,
+    :func:`_pad_lu`), else None."""
     g1, s1, g2, s2, n = gr[:5]
     mm = max(spec.n1, spec.n2 * spec.n2)
     gram = jnp.concatenate([jnp.pad(g1, ((0, 0), (0, mm - spec.n1), (0, mm - spec.n1))),
@@ -944,15 +971,16 @@ def _padded_grams(gr, spec: ShapeSpec, p: int):
     return gram, sums, size, lu
 
 
-def _pad_lu(lu, piv, mm: int):
-    """Batched LU factors ``(B, K, K)``, pivots ``(B, K)`` of systems ``A`` as the factors of
-    the padded systems ``[[A, 0], [0, I]]`` of size ``mm``: the identity's factors on the
-    padding (unit lower, unit upper) and its rows left in place."""
+def _pad_lu(lu, perm, mm: int):
+    """Batched LU factors ``(B, K, K)`` (transposed or not) and permutations ``(B, K)`` of
+    systems ``A`` (:func:`_factor`) as the factors of the padded systems ``[[A, 0], [0, I]]``
+    of size ``mm``: the identity's factors on the padding (unit lower, unit upper) and its
+    rows left in place."""
     k = lu.shape[-1]
     pad = jnp.pad(jnp.eye(mm - k, dtype=lu.dtype), ((k, 0), (k, 0)))
     out = jnp.pad(lu, ((0, 0), (0, mm - k), (0, mm - k))) + pad
-    rest = jnp.broadcast_to(jnp.arange(k, mm, dtype=piv.dtype), piv.shape[:-1] + (mm - k,))
-    return out, jnp.concatenate([piv, rest], -1)
+    rest = jnp.broadcast_to(jnp.arange(k, mm, dtype=perm.dtype), perm.shape[:-1] + (mm - k,))
+    return out, jnp.concatenate([perm, rest], -1)
 
 
 def _term_update(table, tid, p: int, n, b, esum, spec: ShapeSpec):

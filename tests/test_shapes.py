@@ -196,6 +196,37 @@ _term_update = jax.jit(
     static_argnames=("p", "spec"))
 
 
+def test_factored_solves_match_numpy_and_scipy_lu_solve(x64):
+    """The kept factors (``_factor``: ``lu`` transposed and the row permutation) solve
+    ``A x = c`` as numpy does (float64), batched under ``jit``/``vmap``, for systems whose
+    factorisation pivots (a planted inverse permutation or an untransposed factor would
+    fail), padded with the identity (``_pad_lu``) too; and in float32 they give
+    ``jax.scipy.linalg.lu_solve``'s numbers to the bit, as the decision in ``_lu_solve``
+    says."""
+    rng = np.random.default_rng(11)
+    g = rng.standard_normal((5, 7, 7))
+    g[:, 0, 0] = 1e-3  # the first column's largest entry is off the diagonal: rows swap
+    s, n = np.zeros((5, 7)), 1.0
+    a = np.asarray(jax.vmap(lambda g, s: S._block_system(g, s, n))(g, s))
+    c = rng.standard_normal((5, 7))
+    factors = jax.jit(S._factor)(g, s, n)
+    perm = np.asarray(factors[1])
+    assert np.any(perm != np.arange(7))
+    got = jax.jit(jax.vmap(S._lu_solve))(factors, c)
+    want = np.linalg.solve(a, c[..., None])[..., 0]
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    lu, perm_p = S._pad_lu(*factors, 10)
+    padded = jax.vmap(S._lu_solve)((lu, perm_p), np.c_[c, np.ones((5, 3))])
+    np.testing.assert_allclose(padded[:, :7], want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(padded[:, 7:], 1.0, rtol=1e-12)
+    g32, c32 = g.astype(np.float32), c.astype(np.float32)
+    f32 = S._factor(g32, s.astype(np.float32), np.float32(1))
+    plain = jax.vmap(jax.scipy.linalg.lu_factor)(
+        jax.vmap(lambda g: S._block_system(g, np.zeros(7, np.float32), np.float32(1)))(g32))
+    np.testing.assert_array_equal(jax.vmap(S._lu_solve)(f32, c32),
+                                  jax.vmap(jax.scipy.linalg.lu_solve)(plain, c32))
+
+
 @pytest.mark.parametrize("knots", [(5, 3), (12, 3)])  # mains padded to the pairs' 9; pairs to 12
 @pytest.mark.parametrize("factored", [False, True])
 def test_term_update_is_the_blocks_ridge_solution_for_mains_and_pairs(x64, knots, factored):
