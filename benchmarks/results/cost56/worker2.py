@@ -1,0 +1,15 @@
+import sys, time, warnings
+root, case = sys.argv[1], sys.argv[2]
+sys.path.insert(0, root + "/benchmarks"); sys.path.insert(0, root)
+warnings.simplefilter("ignore")
+import bench_cost, bench_accuracy as acc
+import os
+if os.environ.get("JT_COARSE"):
+    from jaxtree import refine
+    refine.coarse.__defaults__ = (int(os.environ["JT_COARSE"]),)
+task, Xtr, ytr, Xte, yte = bench_cost.split(case)
+make = lambda: acc.jaxtree_model(task)
+est = make().fit(Xtr, ytr); est = make().fit(Xtr, ytr)
+print("ready", flush=True)
+for line in sys.stdin:
+    t = time.perf_counter(); make().fit(Xtr, ytr); print(time.perf_counter() - t, flush=True)
