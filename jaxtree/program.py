@@ -358,16 +358,68 @@ def leaf_values(program: Program, x: jax.Array, basis, phi=None) -> jax.Array:
     return leaf_values_from_basis(program, leaf_basis(program, x, basis, phi))
 
 
-def node_values(program: Program, c: jax.Array) -> jax.Array:
+def _used_slots_only(live: bool) -> bool:
+    """Whether :func:`node_values` and :func:`leaf_multipliers` loop over the used slots
+    ``[0, n_slots)`` only: where the caller asks (``live``) and the program runs on a CPU.
+
+    Decision (fifty-sixth session, issue 29's cost): a tree's slot loops ran over all ``S``
+    slots of the program's capacity, the unused ones included, at every pass of the search
+    (each step of the refinement's L-BFGS, each insertion's scoring). On a CPU a slot's
+    step costs about as much in loop overhead as in row arithmetic, so a search that grows
+    a tree of 1 to 11 leaves in a capacity of 25 slots paid for about twice the slots it
+    used. A loop whose trip count is ``n_slots`` computes the same values (an unused slot's
+    step wrote back the value it held, and no used slot reads one): warm fits 8-11% faster
+    on the diamonds and weather tables, the same predictions to the bit (BENCHMARKS.md,
+    "The tree's slot loops over its used slots"). Only where asked: the trip count is
+    data, so the loop is not reverse differentiable (the public :func:`evaluate` keeps the
+    fixed loop; the search's passes compute their own gradients); off a CPU a loop of
+    unknown trip count reads its flag back to the host at every step (as
+    :func:`jaxtree.scoring.scan_live` decides); and under ``vmap`` (:func:`_unless_batched`)
+    the fixed loop runs."""
+    return live and jax.default_backend() == "cpu"
+
+
+def _unless_batched(loop):
+    """``loop(program, a, used=True)``, except under ``vmap``, where the fixed loop
+    ``loop(program, a, used=False)`` is batched instead (``jax.custom_batching``).
+
+    Why: a batch's members hold trees of different sizes, and a loop of per-member trip
+    counts becomes a loop to the largest under a batched predicate, with a gather and a
+    scatter per slot instead of slices: :func:`jaxtree.fit_batch` ran 55-65% slower with
+    it (16 data sets of 2,000 rows, ``k=8``)."""
+    used = jax.custom_batching.custom_vmap(lambda program, a: loop(program, a, used=True))
+
+    @used.def_vmap
+    def _fixed(axis_size, in_batched, program, a):
+        axes = (jax.tree_util.tree_map(lambda b: 0 if b else None, in_batched[0]),
+                0 if in_batched[1] else None)
+        if not any(jax.tree_util.tree_leaves(in_batched)):
+            return loop(program, a, used=False), False
+        return jax.vmap(lambda p, x: loop(p, x, used=False), in_axes=axes)(program, a), True
+
+    return used
+
+
+def node_values(program: Program, c: jax.Array, live: bool = False) -> jax.Array:
     """Values of every node given the leaf values, bottom-up (last slot first).
 
     Args:
       program: the tree.
       c: float ``(S, m)`` leaf values from :func:`leaf_values` (zero at other slots).
+      live: loop over the used slots only (:func:`_used_slots_only`; the same values, not
+        reverse differentiable).
 
     Returns:
       float ``(S, m)``: the value of the subtree rooted at each slot (0 for empty slots).
     """
+    if _used_slots_only(live):
+        return _node_values_used(program, c)
+    return _node_loop(program, c, used=False)
+
+
+def _node_loop(program: Program, c: jax.Array, used: bool) -> jax.Array:
+    """:func:`node_values`' loop: over every slot, or (``used``) slots ``n_slots - 1, ...,
+    0`` only."""
     s = program.capacity
 
     def body(t, v):
@@ -380,7 +432,11 @@ def node_values(program: Program, c: jax.Array) -> jax.Array:
 
     # Leaf (and empty) slots keep their value from ``c``; op slots are overwritten
     # bottom-up, so the loop carries one (S, m) array, not two.
-    return jax.lax.fori_loop(0, s, body, c)
+    start = s - jnp.clip(program.n_slots, 0, s) if used else 0
+    return jax.lax.fori_loop(start, s, body, c)
+
+
+_node_values_used = _unless_batched(_node_loop)
 
 
 def tree_value(program: Program, v: jax.Array) -> jax.Array:
@@ -393,7 +449,7 @@ def tree_value(program: Program, v: jax.Array) -> jax.Array:
     return jnp.where(program.n_slots > 0, v[0], jnp.zeros_like(v[0]))
 
 
-def leaf_multipliers(program: Program, v: jax.Array) -> jax.Array:
+def leaf_multipliers(program: Program, v: jax.Array, live: bool = False) -> jax.Array:
     """``k_s = dT/dc_s`` for every slot, top-down (first slot first).
 
     At a ``+`` node both children inherit the parent's multiplier; at a ``*`` node each
@@ -402,10 +458,20 @@ def leaf_multipliers(program: Program, v: jax.Array) -> jax.Array:
     Args:
       program: the tree.
       v: float ``(S, m)`` node values from :func:`node_values`.
+      live: loop over the used slots only (:func:`_used_slots_only`; the same values, not
+        reverse differentiable).
 
     Returns:
       float ``(S, m)``; ``T = b_s + k_s * c_s`` for every leaf ``s``.
     """
+    if _used_slots_only(live):
+        return _leaf_multipliers_used(program, v)
+    return _multiplier_loop(program, v, used=False)
+
+
+def _multiplier_loop(program: Program, v: jax.Array, used: bool) -> jax.Array:
+    """:func:`leaf_multipliers`' loop: over every slot, or (``used``) slots ``1, ...,
+    n_slots - 1`` only."""
     s = program.capacity
     idx = jnp.arange(s, dtype=jnp.int32)
     is_op = (program.op == ADD) | (program.op == MUL)
@@ -428,7 +494,11 @@ def leaf_multipliers(program: Program, v: jax.Array) -> jax.Array:
         return kk.at[slot].set(row)
 
     k0 = jnp.zeros_like(v).at[0].set(1.0)
-    return jax.lax.fori_loop(1, s, body, k0)
+    end = jnp.clip(program.n_slots, 1, s) if used else s  # an unused slot keeps its 0
+    return jax.lax.fori_loop(1, end, body, k0)
+
+
+_leaf_multipliers_used = _unless_batched(_multiplier_loop)
 
 
 def evaluate(program: Program, x: jax.Array, basis, phi=None) -> jax.Array:

@@ -130,9 +130,9 @@ def coordinate_moments(p: prog.Program, d, xb, yb, wb, basis, zb=None) -> scorin
     """
     zb = prog.leaf_basis(p, xb, basis) if zb is None else zb
     c = prog.leaf_values_from_basis(p, zb)
-    v = prog.node_values(p, c)
+    v = prog.node_values(p, c, live=True)
     t = prog.tree_value(p, v)
-    kd = prog.leaf_multipliers(p, v)[d]
+    kd = prog.leaf_multipliers(p, v, live=True)[d]
     rank = jnp.sum((p.op == prog.LEAF) & (jnp.arange(p.capacity) < d))
     s = kd * zb[rank]
     r = yb - (t - kd * c[d])
@@ -251,7 +251,7 @@ def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=No
     zb = prog.leaf_basis(program, xb, basis) if zb is None else zb
     w, a = params
     pg = program._replace(weight=w)
-    v = prog.node_values(pg, prog.leaf_values_from_basis(pg, zb))
+    v = prog.node_values(pg, prog.leaf_values_from_basis(pg, zb), live=True)
     if loss != "squared":
         return _chunk_loss_grad(params, pg, v, yb, wb, zb, loss)
     res = yb - a - prog.tree_value(pg, v)
@@ -260,7 +260,7 @@ def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=No
     # top-down pass, several times cheaper than reverse mode through the tree loop.
     # Only the leaves' rows are needed: (L, m) products, scattered into (S,) at the end.
     slots = prog.leaf_slots(program, zb.shape[0])
-    kl = prog.leaf_multipliers(pg, v)[jnp.maximum(slots, 0)]
+    kl = prog.leaf_multipliers(pg, v, live=True)[jnp.maximum(slots, 0)]
     gl = -2.0 * jnp.sum(kl * zb * wres[None, :], axis=1)
     gw = jnp.zeros_like(w).at[jnp.where(slots >= 0, slots, w.shape[0])].set(
         gl.astype(w.dtype), mode="drop")
@@ -274,7 +274,7 @@ def _chunk_loss_grad(params, pg, v, yb, wb, zb, loss):
     f = a + prog.tree_value(pg, v)
     gf = wb * losses.grad_hess(loss, yb, f)[0]
     slots = prog.leaf_slots(pg, zb.shape[0])
-    kl = prog.leaf_multipliers(pg, v)[jnp.maximum(slots, 0)]
+    kl = prog.leaf_multipliers(pg, v, live=True)[jnp.maximum(slots, 0)]
     gl = jnp.sum(kl * zb * gf[None, :], axis=1)
     gw = jnp.zeros_like(w).at[jnp.where(slots >= 0, slots, w.shape[0])].set(
         gl.astype(w.dtype), mode="drop")

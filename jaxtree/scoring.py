@@ -643,9 +643,9 @@ def leaf_terms(program, slots, xb, yb, basis, phb=None):
       ``e = y - w0 - T``, float ``(m,)``.
     """
     c = prog.leaf_values(program, xb, basis, phb)
-    v = prog.node_values(program, c)
+    v = prog.node_values(program, c, live=True)
     t = prog.tree_value(program, v)
-    km = prog.leaf_multipliers(program, v)
+    km = prog.leaf_multipliers(program, v, live=True)
     sl = jnp.maximum(slots, 0)
     return km[sl], c[sl], yb - program.intercept - t
 

@@ -73,6 +73,45 @@ def test_insert_matches_reference_layout_and_under_jit(rng):
     assert root["n_slots"] == 1 and root["op"][0] == prog.LEAF and root["weight"][0] == -0.5
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_used_slot_loops_equal_the_full_loops_and_the_reference(seed):
+    """``live=True`` (the search's passes: the slot loops run over ``[0, n_slots)`` only on a
+    CPU) gives the full loops' node values and multipliers exactly, and the reference's
+    predictions and Algorithm 2's multipliers, for trees of every size in one capacity (the
+    empty tree, one leaf, a full program), under ``jit`` and under ``vmap`` over trees of
+    different sizes. A node loop that skipped the root, or a multiplier loop that ended before
+    the last used slot, fails it."""
+    assert prog._used_slots_only(True) == (jax.default_backend() == "cpu")
+    rng = np.random.default_rng(20 + seed)
+    x = jnp.asarray(rng.uniform(size=(32, 3)))
+    phi = np.asarray(BS.evaluate(x))
+    trees = [R.empty_tree(6, 0.3)] + [_random_tree(rng, 3, k, max_k=6) for k in (0, 1, 3, 6)]
+    programs = [_prog(t) for t in trees]
+
+    def passes(program, live):
+        v = prog.node_values(program, prog.leaf_values(program, x, BS), live=live)
+        return v, prog.leaf_multipliers(program, v, live=live)
+
+    fast = jax.jit(lambda p: passes(p, True))
+    for tree, program in zip(trees, programs):
+        v, km = fast(program)
+        v_full, km_full = passes(program, False)
+        np.testing.assert_array_equal(v, v_full)
+        np.testing.assert_array_equal(km, km_full)
+        want = R.evaluate(tree, phi) if int(tree.n_slots) else np.full(len(x), tree.intercept)
+        np.testing.assert_allclose(program.intercept + prog.tree_value(program, v), want,
+                                   rtol=1e-12, atol=1e-12)
+        for leaf in (R.leaves(tree) if int(tree.n_slots) else []):
+            np.testing.assert_allclose(km[leaf], R.leaf_multipliers(tree, leaf, phi)[1],
+                                       rtol=1e-12, atol=1e-12)
+    batched = jax.tree_util.tree_map(lambda *a: jnp.stack(a), *programs)
+    v_b, km_b = jax.jit(jax.vmap(lambda p: passes(p, True)))(batched)
+    for i, program in enumerate(programs):
+        v_full, km_full = passes(program, False)
+        np.testing.assert_array_equal(v_b[i], v_full)
+        np.testing.assert_array_equal(km_b[i], km_full)
+
+
 # slow: restates tests/test_batch.py::test_batched_models_pytree_and_vmap_predict (jax.vmap
 # over a batch of programs through jaxtree.predict = each member's own prediction) on
 # random trees compiled once more in float64

@@ -17,4 +17,4 @@ for w in ws.values(): w.stdin.close(); w.wait()
 d = [x - y for x, y in zip(tb, ta)]
 se = statistics.stdev(d) / len(d) ** 0.5
 print(f"{case}: A {statistics.median(ta):.3f} s  B {statistics.median(tb):.3f} s  B-A mean {statistics.mean(d):+.3f} s (se {se:.3f}), B faster in {sum(x < 0 for x in d)}/{len(d)}")
-json.dump({"case": case, "a": a, "b": b, "ta": ta, "tb": tb}, open(str(pathlib.Path(__file__).with_name(f"pair_{case}.json")), "w"))
+json.dump({"case": case, "a": a, "b": b, "ta": ta, "tb": tb}, open(str(pathlib.Path(__file__).with_name(f"pair_{case}_{pathlib.Path(b).name}.json")), "w"))

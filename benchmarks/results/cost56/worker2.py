@@ -4,6 +4,10 @@ sys.path.insert(0, root + "/benchmarks"); sys.path.insert(0, root)
 warnings.simplefilter("ignore")
 import bench_cost, bench_accuracy as acc
 import os
+if os.environ.get("JT_RTOL"):
+    from jaxtree import refine
+    _r = float(os.environ["JT_RTOL"])
+    refine.lbfgs_rtol = lambda dtype: _r
 if os.environ.get("JT_COARSE"):
     from jaxtree import refine
     refine.coarse.__defaults__ = (int(os.environ["JT_COARSE"]),)
