@@ -36,10 +36,15 @@ def _config(**kw):
 
 
 def _count(jaxpr, name):
-    """Occurrences of primitive ``name`` in ``jaxpr`` and all its sub-jaxprs."""
+    """Occurrences of primitive ``name`` in ``jaxpr`` and all its sub-jaxprs, except inside
+    the tree's slot loops over its used slots (``jaxtree.program._unless_batched``, a
+    ``custom_vmap_call``: a loop of ``n_slots`` steps is a while loop, not a copy of the
+    refinement)."""
     n = 0
     for eqn in jaxpr.eqns:
         n += eqn.primitive.name == name
+        if eqn.primitive.name == "custom_vmap_call":
+            continue
         for v in eqn.params.values():
             for sub in v if isinstance(v, (list, tuple)) else (v,):
                 if isinstance(sub, jcore.ClosedJaxpr):
