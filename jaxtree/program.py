@@ -368,7 +368,7 @@ def _used_slots_only(live: bool) -> bool:
     step costs about as much in loop overhead as in row arithmetic, so a search that grows
     a tree of 1 to 11 leaves in a capacity of 25 slots paid for about twice the slots it
     used. A loop whose trip count is ``n_slots`` computes the same values (an unused slot's
-    step wrote back the value it held, and no used slot reads one): warm fits 8-11% faster
+    step wrote back the value it held, and no used slot reads one): warm fits 5-7% faster
     on the diamonds and weather tables, the same predictions to the bit (BENCHMARKS.md,
     "The tree's slot loops over its used slots"). Only where asked: the trip count is
     data, so the loop is not reverse differentiable (the public :func:`evaluate` keeps the

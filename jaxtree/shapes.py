@@ -929,7 +929,10 @@ def _lu_solve(factors, c):
     largest single operation of the fit). ``lu^T`` in row-major order is ``lu`` in column
     order, so the transpose here is free. ``jax.scipy.linalg.lu_solve`` also turned the
     pivots into a permutation at every call (a loop over the rows). The batched solve of
-    64 such systems (``/tmp``-script, 20 calls each): 10.3 ms -> 2.1 ms, the same numbers."""
+    64 such systems (``benchmarks/results/cost56/lt.py``): 10.3 ms -> 2.1 ms, the same
+    numbers; warm fits 10-13% faster on the diamonds and weather tables, the others level
+    (BENCHMARKS.md, "The gains' LU factors kept in LAPACK's order"). The factoring, once a
+    fit (:func:`with_table`), now computes the permutation and costs a few ms more."""
     lu_t, perm = factors
     lu = jnp.swapaxes(lu_t, -1, -2)
     tri = jax.lax.linalg.triangular_solve

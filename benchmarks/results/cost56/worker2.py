@@ -4,6 +4,11 @@ sys.path.insert(0, root + "/benchmarks"); sys.path.insert(0, root)
 warnings.simplefilter("ignore")
 import bench_cost, bench_accuracy as acc
 import os
+if os.environ.get("JT_STEPS"):
+    from jaxtree import search as _s
+    _d = list(_s.Config.__new__.__defaults__)
+    _d[list(_s.Config._fields).index("refine_steps") - 1] = int(os.environ["JT_STEPS"])
+    _s.Config.__new__.__defaults__ = tuple(_d)
 if os.environ.get("JT_RTOL"):
     from jaxtree import refine
     _r = float(os.environ["JT_RTOL"])
