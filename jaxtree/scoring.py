@@ -205,8 +205,8 @@ def scan_live(body, init, xs, w, skipped=None):
     as it is and output ``skipped(chunks)`` (stacked; None where ``body`` outputs nothing).
 
     Decision (issue 29's cost, fifty-first session): where compiling dominates, a fit pads
-    its rows to a row bucket (:func:`rows_for`: up to 1.6x) and a held-out split's parts to
-    shares of it, so that tables of nearby sizes share programs; the padding chunks (always
+    its rows to a row bucket (:func:`rows_for`: up to 1.6x then, 1.33x since the fifty-sixth
+    session) and a held-out split's parts to shares of it, so that tables of nearby sizes share programs; the padding chunks (always
     last) then cost every pass as much as chunks of rows (the diamonds case of 10,000 rows:
     its shape selection ran on 7 chunks of which 4 held rows). A loop whose trip count is
     the last live chunk keeps the shared programs and skips that work; XLA compiles it as it
@@ -1075,18 +1075,29 @@ def column_step(p: int, coarse: bool = False) -> int:
 
 def rows_for(n: int, chunk_size: int) -> int:
     """The row bucket of ``n`` rows in chunks of ``chunk_size``: the rows of a power-of-two
-    number of chunks up to 4, else of a multiple of 4 chunks (one chunk: :func:`chunk_shape`
-    already rounds its size up to a power of two).
+    number of chunks up to 4, of 6 chunks for 5 and 6, else of a multiple of 4 chunks (one
+    chunk: :func:`chunk_shape` already rounds its size up to a power of two).
 
     Decision (issue 27), with :func:`columns_for`: where compiling dominates, the in-memory
     search chunks its rows as this many (zero-weight padding rows change no sum), so that
     tables of nearby lengths (20,000 and 22,000 rows: 12 chunks of 2,048) share compiled
-    programs. At most 1.6x the rows (5 chunks -> 8), 1.2x from 12 chunks on.
+    programs. At most 1.33x the rows (3 chunks -> 4), 1.2x from 12 chunks on.
+
+    Decision (fifty-sixth session, issue 29's cost): 5 and 6 chunks share a bucket of 6, no
+    longer one of 8 with 7 and 8 chunks. A table of 10,000 rows (5 chunks of 2,048) ran its
+    unskippable passes (the refinement's coarse chunk, the kept basis) over 16,384 rows,
+    1.6x its own; now over 12,288. Warm fits on bench_cost's 10,000-row cases, paired:
+    the diamonds classifier -0.064 s (se 0.008, 9%), the regression -0.018 s (se 0.007).
+    The price: tables of 8,193-12,288 rows and of 12,289-16,384 rows no longer share
+    programs (BENCHMARKS.md, "A row bucket of six chunks").
     """
     nc, m = chunk_shape(int(n), chunk_size)
     if nc <= 1:
         return nc * m
-    nb = 1 << (nc - 1).bit_length() if nc <= 4 else -(-nc // 4) * 4
+    if nc <= 4:
+        nb = 1 << (nc - 1).bit_length()
+    else:
+        nb = 6 if nc <= 6 else -(-nc // 4) * 4
     return nb * m
 
 

@@ -38,8 +38,10 @@ def test_columns_for_rounds_up_to_the_bucket():
 
 
 def test_rows_for_rounds_the_chunks_up_to_the_bucket():
-    chunks = {n: scoring.rows_for(n, 100) // 100 for n in (100, 101, 250, 301, 401, 801, 1101)}
-    assert chunks == {100: 1, 101: 2, 250: 4, 301: 4, 401: 8, 801: 12, 1101: 12}
+    sizes = (100, 101, 250, 301, 401, 501, 601, 701, 801, 1101)
+    chunks = {n: scoring.rows_for(n, 100) // 100 for n in sizes}
+    assert chunks == {100: 1, 101: 2, 250: 4, 301: 4, 401: 6, 501: 6, 601: 8, 701: 8, 801: 12,
+                      1101: 12}
     assert scoring.rows_for(5, 100) == 8  # one chunk: chunk_shape's power of two
 
 

@@ -4,6 +4,15 @@ sys.path.insert(0, root + "/benchmarks"); sys.path.insert(0, root)
 warnings.simplefilter("ignore")
 import bench_cost, bench_accuracy as acc
 import os
+if os.environ.get("JT_ROWS6"):  # a 6-chunk row bucket between 4 and 8 chunks
+    from jaxtree import scoring as _sc
+    def _rows_for(n, chunk_size):
+        nc, m = _sc.chunk_shape(int(n), chunk_size)
+        if nc <= 1:
+            return nc * m
+        nb = 1 << (nc - 1).bit_length() if nc <= 4 else (6 if nc <= 6 else -(-nc // 4) * 4)
+        return nb * m
+    _sc.rows_for = _rows_for
 if os.environ.get("JT_STEPS"):
     from jaxtree import search as _s
     _d = list(_s.Config.__new__.__defaults__)
