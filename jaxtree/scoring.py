@@ -206,9 +206,10 @@ def scan_live(body, init, xs, w, skipped=None):
 
     Decision (issue 29's cost, fifty-first session): where compiling dominates, a fit pads
     its rows to a row bucket (:func:`rows_for`: up to 1.6x then, 1.33x since the fifty-sixth
-    session) and a held-out split's parts to shares of it, so that tables of nearby sizes share programs; the padding chunks (always
-    last) then cost every pass as much as chunks of rows (the diamonds case of 10,000 rows:
-    its shape selection ran on 7 chunks of which 4 held rows). A loop whose trip count is
+    session) and a held-out split's parts to shares of it, so that tables of nearby sizes
+    share programs; the padding chunks (always last) then cost every pass as much as chunks
+    of rows (the diamonds case of 10,000 rows: its shape selection ran on 7 chunks of which 4
+    held rows). A loop whose trip count is
     the last live chunk keeps the shared programs and skips that work; XLA compiles it as it
     compiles a scan (both are a while loop), where a conditional per chunk had compiled
     about 7% longer. One chunk is a plain scan (nothing to skip: the demo's programs are
@@ -1087,7 +1088,8 @@ def rows_for(n: int, chunk_size: int) -> int:
     longer one of 8 with 7 and 8 chunks. A table of 10,000 rows (5 chunks of 2,048) ran its
     unskippable passes (the refinement's coarse chunk, the kept basis) over 16,384 rows,
     1.6x its own; now over 12,288. Warm fits on bench_cost's 10,000-row cases, paired:
-    the diamonds classifier -0.064 s (se 0.008, 9%), the regression -0.018 s (se 0.007).
+    the diamonds classifier -0.055 s (se 0.009, 8%), the regression -0.044 s (se 0.012),
+    airline_like -0.014 s (se 0.004); the same predictions to the bit.
     The price: tables of 8,193-12,288 rows and of 12,289-16,384 rows no longer share
     programs (BENCHMARKS.md, "A row bucket of six chunks").
     """
