@@ -1,3 +1,4 @@
+"""fit_batch warm time (16 data sets of 2,000 x 5, k=8, median of 5): python batch.py CHECKOUT."""
 import sys, time, statistics
 sys.path.insert(0, sys.argv[1])
 import numpy as np, jaxtree

@@ -1,3 +1,5 @@
+"""The shape step's batched solve alone: 64 systems of 256, row-major factors against transposed ones
+and the kept permutation (the fifty-sixth session's LU change)."""
 import jax, jax.numpy as jnp, numpy as np, time
 B, M = 64, 256
 rng = np.random.default_rng(0)

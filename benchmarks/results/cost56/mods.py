@@ -1,3 +1,4 @@
+"""Per-program and per-operation XLA time of a profiler trace (trace.py): python mods.py DIR [N]."""
 import glob, gzip, json, collections, sys
 d = sys.argv[1]
 f = glob.glob(d + "/**/*.json.gz", recursive=True)[0]

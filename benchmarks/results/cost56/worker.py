@@ -1,3 +1,5 @@
+"""One checkout's warm fits for pair.py: python worker.py CHECKOUT CASE (a bench_cost case, or tblNxP for
+bench_first_fit --tables' table); fits twice, prints "ready", then one warm fit per line read."""
 import sys, time, warnings
 root, case = sys.argv[1], sys.argv[2]
 sys.path.insert(0, root + "/benchmarks"); sys.path.insert(0, root)

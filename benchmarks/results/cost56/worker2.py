@@ -1,3 +1,4 @@
+"""worker.py with patches from the environment (pair2.py): JT_ROWS6, JT_STEPS, JT_RTOL, JT_COARSE."""
 import sys, time, warnings
 root, case = sys.argv[1], sys.argv[2]
 sys.path.insert(0, root + "/benchmarks"); sys.path.insert(0, root)
