@@ -1,4 +1,5 @@
-"""Paired warm fits of two checkouts: one worker process each, fits alternating A B B A."""
+"""pair.py with B patched by an environment setting (VAR=VALUE, the fifth argument; worker2.py), each
+worker with its own empty cache: python pair2.py A B CASE ROUNDS VAR=VALUE."""
 import pathlib, subprocess, sys, statistics, json
 a, b, case, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 import os
