@@ -390,11 +390,9 @@ def _unless_batched(loop):
     used = jax.custom_batching.custom_vmap(lambda program, a: loop(program, a, used=True))
 
     @used.def_vmap
-    def _fixed(axis_size, in_batched, program, a):
+    def _fixed(axis_size, in_batched, program, a):  # JAX calls it with some input batched
         axes = (jax.tree_util.tree_map(lambda b: 0 if b else None, in_batched[0]),
                 0 if in_batched[1] else None)
-        if not any(jax.tree_util.tree_leaves(in_batched)):
-            return loop(program, a, used=False), False
         return jax.vmap(lambda p, x: loop(p, x, used=False), in_axes=axes)(program, a), True
 
     return used
