@@ -132,9 +132,9 @@ class Estimator(ParamsProtocol):
         whose covariates were given names (``fit_batch(feature_names=...)``), so that a
         loaded model, like the fitted one, has no ``feature_names_in_``."""
         enc = getattr(self, "encoding_", None)
-        if enc is None or (enc.is_identity and (
+        if enc is None or (enc.is_identity and not any(c.two_valued for c in enc.columns) and (
                 enc.named or _default_names([c.name for c in enc.columns]))):
-            return None
+            return None  # (a two-valued column's mark is kept: its formulas read 1.5·am)
         return enc.to_dict()
 
     # -------------------------------------------------- the trees' exports and plots
@@ -377,7 +377,7 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
     if encoding is None:  # numeric columns as they are; a missing value takes the minimum
         x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]
         encoding = encoding_.identity(model.n_features, names, x_min)
-    est.encoding_ = encoding
+    est.encoding_ = encoding_.with_two_valued(encoding, result.two_valued)  # lines in formulas
     est.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
     est.n_features_in_ = encoding.n_features_in
     if names is not None:

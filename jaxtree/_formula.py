@@ -77,18 +77,32 @@ _SIMPLE = basis_.NO_PARENS
 
 
 def indicator_labels(encoding) -> dict:
-    """``{covariate index: label}`` for the 0/1 covariates of a table encoding.
+    """``{covariate index: label}`` for the two-valued covariates of a table encoding.
 
     Args:
       encoding: a :class:`jaxtree._inputs.encoding.EncodingSpec` (``est.encoding_``) or None.
 
     Returns:
-      ``{j: "carrier = EV"}`` for a level, ``"carrier = other"`` for the grouped levels and
-      ``"dep_time missing"`` for a missing indicator; ``{}`` for None.
+      ``{j: "carrier = EV"}`` for a level, ``"carrier = other"`` for the grouped levels,
+      ``"dep_time missing"`` for a missing indicator (each printed ``[label]``), and None for
+      a numeric column that took exactly two values in training (``two_valued``: printed as
+      itself); ``{}`` for None.
+
+    Decision (fifty-seventh session): a numeric column of two values (a 0/1 flag, a one-hot
+    column made before jaxtree, two levels coded as numbers) keeps them as the ends of its
+    range (:func:`jaxtree._scaling.round_bounds`), so on the training rows any leaf on it is
+    the line ``phi(0) + (phi(1) - phi(0)) u`` in its scaled value ``u``, and it prints as
+    one, ``1.5·am`` (a coefficient on the column, the rest in the constant), as a main shape
+    on it already did (:func:`jaxtree.shapes.two_valued_linear`), not as the basis function
+    the search happened to choose (``hat(am; 0 ± 0.1111)``, ``cos(4π·am)``). The formula holds
+    on the values the column took; at a value between them ``predict`` evaluates the leaf's
+    own function, which the formula does not describe.
     """
     out, j = {}, 0
     for c in getattr(encoding, "columns", ()) or ():
         if c.kind == "numeric":
+            if getattr(c, "two_valued", False):
+                out[j] = None
             j += 1
         else:
             for lv in c.levels:
@@ -138,13 +152,17 @@ class _Builder:
         self.y_center = float(np.asarray(model.y_center))
         self.y_scale = float(np.asarray(model.y_scale))
         self.target = _target.of(model)
-        self.ind = {int(j): str(v) for j, v in dict(indicators or {}).items()
-                    if 0 <= int(j) < len(self.names)}
+        given = {int(j): v for j, v in dict(indicators or {}).items()
+                 if 0 <= int(j) < len(self.names)}
+        self.ind = {j: str(v) for j, v in given.items() if v is not None}
+        self.two = {j for j, v in given.items() if v is None}  # two-valued: a line in x
         p = len(self.names)
         rng = np.random.default_rng(0)
         z = self.x_min + rng.uniform(size=(n_check, p)) / self.x_scale
         for j in self.ind:
             z[:, j] = rng.integers(0, 2, n_check)
+        for j in self.two:  # the two values the column took: its range's ends
+            z[:, j] = self.x_min[j] + rng.integers(0, 2, n_check) / self.x_scale[j]
         self.z = z
         self._cache: dict = {}
         self._atoms: dict = {}
@@ -170,6 +188,10 @@ class _Builder:
             u = np.clip((np.array([0.0, 1.0]) - m) * sc, 0.0, 1.0)
             v0, v1 = self._phi(i, j, u)
             return _Sum(w * v0, {((_atom("ind", j), 1),): w * (v1 - v0)} if v1 != v0 else {})
+        if j in self.two:  # u in {0, 1}: the line phi(0) + (phi(1) - phi(0)) (x - m) a
+            v0, v1 = self._phi(i, j, np.array([0.0, 1.0]))
+            slope = w * (v1 - v0) * sc
+            return _Sum(w * v0 - slope * m, {((_atom("x", j), 1),): slope} if slope else {})
         R = 1.0 / sc
         if isinstance(fam, basis_.Powers):
             d = mm + 1
@@ -490,7 +512,8 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
         fraction of the target's half-range (``y_bound * y_scale``). Ignored when ``digits``
         is given.
       digits: a fixed number of significant digits instead of the tolerance.
-      indicators: ``{covariate index: label}`` of the 0/1 covariates (:func:`indicator_labels`).
+      indicators: ``{covariate index: label}`` of the 0/1 covariates, a label None for a
+        numeric column of two values (:func:`indicator_labels`).
 
     Raises:
       ValueError: for a ``tol`` that is not a positive number, or ``digits`` below 1.

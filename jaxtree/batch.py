@@ -77,6 +77,7 @@ from jaxtree._base import WeightBoxWarning, box_message, set_fitted
 from jaxtree._fit import classify, pipeline, progress, select, source, stages
 from jaxtree._fit import spec as spec_
 from jaxtree._inputs import encoding as encoding_
+from jaxtree._inputs import table as table_
 from jaxtree._inputs import validation as V
 from jaxtree.estimator import TreeRegressor
 
@@ -517,6 +518,14 @@ def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
     return dataclasses.replace(enc, named=False)
 
 
+def _two_valued(xa, sw, b: int) -> tuple:
+    """Member ``b``'s numeric columns of 0s and 1s (:func:`jaxtree._inputs.table.two_valued_columns`
+    of its rows ``xa[b]`` and weights), as its separate fit finds them: ``[x1 = 1]`` in its
+    formulas too."""
+    w = None if sw is None else np.broadcast_to(sw, xa.shape[:2])[b]
+    return table_.two_valued_columns(xa[b], w, range(xa.shape[2]))
+
+
 def _feature_names(feature_names, p: int) -> tuple:
     """The ``p`` covariate names of a batch (default ``x1..xp``), checked."""
     if feature_names is None:
@@ -938,7 +947,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             model=member, history=histories[b], choices=choices[b], status=int(status[b]),
             names=None, encoding=enc, spec=fit_spec,
             path=path, shape_path=None if shape_paths is None else shape_paths[b],
-            pruned=pruned[b]), warn=False)
+            pruned=pruned[b], two_valued=_two_valued(xa, sw, b)), warn=False)
     boxed = [b for b, est in enumerate(estimators) if est.weights_at_bound_]
     if boxed:  # issue 28: the box never binds silently
         warnings.warn(f"For data set(s) {boxed}: " + box_message(
@@ -1177,7 +1186,8 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         classifier_.set_fitted(est, pipeline.FitResult(
             model=model, history=history[b], choices=choices, status=int(status[b]),
             names=None, encoding=enc,  # names in formulas only, as fit_batch's
-            spec=spec, classes=classes), warn=False)  # warned above, per data set
+            spec=spec, classes=classes, two_valued=_two_valued(xa, sw, b)),
+            warn=False)  # warned above, per data set
         estimators.append(est)
         members.append(model)
     models = prog.stack_on_host(members)

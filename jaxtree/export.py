@@ -143,7 +143,8 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
       tol: None (exact) or the rounding tolerance of the printed formula (e.g. ``1e-3``).
       digits: a fixed number of significant digits for the printed formula.
       indicators: with ``tol``/``digits``: ``{covariate index: label}`` of the 0/1 covariates
-        (they stay their 0/1 symbols; the estimator passes them).
+        (they stay their 0/1 symbols; the estimator passes them); a label None marks a
+        numeric column of two values, whose leaves are lines in it.
 
     Returns:
       A sympy expression in symbols named after ``model.feature_names``.
@@ -256,7 +257,7 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
       tol: the rounding tolerance, a fraction of the target's half-range (default ``1e-3``).
       scaled: the raw scaled tree instead of the readable formula.
       indicators: ``{covariate index: label}`` of 0/1 covariates (the estimator passes its
-        table encoding's).
+        table encoding's; a label None: a numeric column of two values, read as a line).
       lhs: the left-hand side, LaTeX (the estimator passes its target's name).
 
     Returns:
@@ -462,7 +463,7 @@ def plot_tree(model, ax=None, *, digits: int = 2, indicators: Optional[Mapping[i
       ax: a matplotlib Axes to draw on; a new figure when None.
       digits: significant digits of the weights.
       indicators: ``{covariate index: label}`` of 0/1 covariates (the estimator passes its
-        table encoding's).
+        table encoding's; a label None: a numeric column of two values, read as a line).
       lhs: the target's name in the title.
 
     Returns:
@@ -764,7 +765,8 @@ def term_values(model, X, *, indicators: Optional[Mapping[int, str]] = None) -> 
       model: a fitted :class:`jaxtree.model.TreeModel`; X: ``(n, p)`` covariates (the encoded
         matrix for a model of a raw table).
       indicators: ``{covariate index: label}`` of 0/1 covariates (the estimator passes its
-        table encoding's), named ``[label]`` as in the formula.
+        table encoding's), named ``[label]`` as in the formula; a label None marks a numeric
+        column of two values, whose leaves are lines in it.
 
     Returns:
       A list of dicts, largest share first: ``term`` (the formula's text of the term, with
@@ -886,7 +888,7 @@ def plot_terms(model, X, *, columns: int = 4, max_terms: int = 12,
     plt = require("matplotlib.pyplot", "plotting")
     x = np.asarray(X, np.float64)
     names = list(model.feature_names)
-    ind = dict(indicators or {})
+    ind = {j: v for j, v in dict(indicators or {}).items() if v is not None}  # labelled
     cols = min(columns, len(terms))
     rows = -(-len(terms) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.9 * rows), squeeze=False)

@@ -170,7 +170,9 @@ class TreeModel:
           scaled: True gives the raw tree on the covariates min-max scaled to ``[0, 1]``
             (``c + s·[w0 + T(u)]``, one weight per leaf, nothing merged or rounded away).
           indicators: ``{covariate index: label}`` of 0/1 covariates printed as ``[label]``
-            (the estimator passes its table encoding's: ``[carrier = EV]``).
+            (the estimator passes its table encoding's: ``[carrier = EV]``); a label None
+            marks a numeric column that took two values in training, whose leaves print as
+            lines in it (``1.5·am``; :func:`jaxtree._formula.indicator_labels`).
           lhs: the left-hand side: the target's name (the estimator passes its
             ``target_name_``), or a classifier's ``logit P(y = a)``.
         """

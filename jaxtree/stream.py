@@ -297,20 +297,23 @@ def scaling(reader: ChunkReader, *, round_x: bool = False) -> scaling_.Scaling:
 
 
 def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tuple:
-    """``(scaling, indicators)``: :func:`scaling`'s pass, which also finds the columns whose
-    scaled values are only 0 and 1 on the rows of positive weight (what
+    """``(scaling, indicators, two_valued)``: :func:`scaling`'s pass, which also finds the
+    columns whose scaled values are only 0 and 1 on the rows of positive weight (what
     :func:`jaxtree.scoring.binary_columns` finds on the scaled rows of an in-memory fit; the
     streamed search sums their candidates from two columns each,
-    :func:`jaxtree.scoring.indicator_rule`). Each column's values are kept while it has at
-    most two (:func:`jaxtree._scaling.add_two_values`), and scaled as the in-memory rows are
-    after the pass (:func:`jaxtree._scaling.binary_after`).
+    :func:`jaxtree.scoring.indicator_rule`) and those of exactly two values (what
+    :func:`jaxtree._inputs.table.two_valued_columns` finds in an in-memory table; a formula
+    reads them as lines). Each column's values are kept while it has at most two
+    (:func:`jaxtree._scaling.add_two_values`), and scaled as the in-memory rows are after the
+    pass (:func:`jaxtree._scaling.binary_after`).
 
     Args:
       reader: the :class:`ChunkReader` of the raw data.
       round_x: as :func:`scaling`'s.
 
     Returns:
-      The :class:`jaxtree._scaling.Scaling` and the increasing positions of those columns.
+      The :class:`jaxtree._scaling.Scaling` and the increasing positions of each kind of
+      column.
 
     Raises:
       ValueError: as :func:`scaling`.
@@ -350,7 +353,7 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
         raise ValueError("sample_weight must have a positive sum.")
     two = np.array([v is not None and len(v) == 2 for v in values], bool)
     sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x, two_valued=two)
-    return sc, scaling_.binary_after(sc, values)
+    return sc, scaling_.binary_after(sc, values), tuple(int(j) for j in np.flatnonzero(two))
 
 
 READ_AHEAD = 8  # blocks of a ChunkReader read (and put on the device) ahead of the one in use

@@ -301,6 +301,7 @@ def test_the_streamed_scaling_pass_finds_what_the_scaled_rows_hold():
     # 0 in the first chunks, 1 and then 0.5 in the last (three values across chunks);
     # a number
     from jaxtree import _scaling, stream
+    from jaxtree._inputs import table as table_
 
     rng = np.random.default_rng(6)
     n = 1000
@@ -313,13 +314,17 @@ def test_the_streamed_scaling_pass_finds_what_the_scaled_rows_hold():
     y = rng.normal(size=n)
     for weights in (w, None):
         reader = stream.ChunkReader(x, y, weights, chunk_size=128)
-        sc, found = stream.scaling_and_indicators(reader)
+        sc, found, two_valued = stream.scaling_and_indicators(reader)
         want = _scaling.from_rows(x, y, weights)
         np.testing.assert_array_equal(sc.x_min, want.x_min)
         np.testing.assert_array_equal(sc.x_scale, want.x_scale)
         xs, _ = _scaling.scale_rows(want, x, y, weights)
         assert found == scoring.binary_columns(xs, weights)
         assert found == ((0, 1, 2, 3) if weights is not None else (0, 1, 2))
+        # the columns of two values (not the constant): the in-memory table's rule, on the
+        # same rows of positive weight
+        assert two_valued == table_.two_valued_columns(x, weights, range(x.shape[1]))
+        assert two_valued == ((0, 1, 3) if weights is not None else (0, 1))
 
 
 def test_a_streamed_fit_sums_its_indicators_as_the_in_memory_fit(tmp_path, monkeypatch):
@@ -352,6 +357,10 @@ def test_a_streamed_fit_sums_its_indicators_as_the_in_memory_fit(tmp_path, monke
     assert passed and all(np.asarray(b).tolist() == [0, 2, 3, 5] for b in passed)
     assert choice_key(streamed.choices_) == choice_key(memory.choices_)
     np.testing.assert_allclose(streamed.predict(x), memory.predict(x), rtol=1e-5, atol=1e-5)
+    # the two-valued columns the scaling pass found are the table's: the same formula
+    assert [c.two_valued for c in streamed.encoding_.columns] == [
+        c.two_valued for c in memory.encoding_.columns] == [j in (0, 2, 3, 5) for j in range(6)]
+    assert streamed.formula() == memory.formula()
     _rule_off(monkeypatch)
     plain = jaxtree.TreeRegressor(**kw).fit(mx, y)
     assert choice_key(plain.choices_) == choice_key(streamed.choices_)

@@ -141,3 +141,97 @@ def test_formula_prints_two_valued_mains_as_coefficients_and_holds_to_tol(fit):
     half = float(est.model_.y_scale) * est.model_.y_bound
     err = np.max(np.abs(_printed_formula_values(est, X, tol) - est.predict(X)))
     assert err <= tol * half, (err / half, text)
+
+
+# ------------------------------------------------ tree leaves on a two-valued column
+
+
+@pytest.fixture(scope="module")
+def tree_fit():
+    """A tree alone (no shapes) whose leaves fall on a 0/1 column and on a column of the two
+    values 2.5 and 4 (the numpy reference engine: nothing compiled)."""
+    rng = np.random.default_rng(1)
+    n = 300
+    X = np.column_stack([rng.integers(0, 2, n).astype(float), rng.uniform(0, 2, n),
+                         rng.choice([2.5, 4.0], n)])
+    y = 1.5 * X[:, 0] + 0.8 * (X[:, 2] == 4.0) + np.sin(3 * X[:, 1]) \
+        + 0.05 * rng.standard_normal(n)
+    est = jaxtree.TreeRegressor(k=4, shapes=0, engine="reference", refine=None, search="greedy",
+                                validation_fraction=None).fit(X, y)
+    return est, X
+
+
+def test_leaves_on_two_valued_columns_print_as_lines_and_hold_to_tol(tree_fit):
+    """A leaf on a column of two values is, on the rows, the line between the two values of
+    its function: it prints as a coefficient on the column (``1.455·x1``, ``0.52·x3``, the
+    shift of ``x3`` in the constant), not as the hat the search chose, and the printed
+    formula is ``predict`` within tol of the half-range. A slope without the column's scale,
+    a dropped shift, or the two ends swapped fail here; so does a formula that still prints
+    the hats (the terms)."""
+    est, X = tree_fit
+    text = est.formula()
+    leaves = {int(f) for f, w in zip(np.asarray(est.model_.program.feature),
+                                     np.asarray(est.model_.program.weight)) if w != 0}
+    assert {0, 2} <= leaves, text  # the search put leaves on both columns
+    assert re.search(r" [+-] [\d.]+·x1( |$)", text) and re.search(r" [+-] [\d.]+·x3( |$)",
+                                                                     text), text
+    assert "(x1" not in text and "(x3" not in text and "x1;" not in text, text
+    assert [c.two_valued for c in est.encoding_.columns] == [True, False, True]
+    sp = pytest.importorskip("sympy")
+    tol = 1e-3
+    half = float(est.model_.y_scale) * est.model_.y_bound
+    f = sp.lambdify([sp.Symbol(n, real=True) for n in est.model_.feature_names],
+                    est.to_sympy(tol=tol), "numpy")
+    err = np.max(np.abs(f(*X.T) - est.predict(X)))
+    assert err <= tol * half, (err / half, text)
+    # the model alone (no table encoding) prints the leaves' own functions
+    assert "hat(x1" in est.model_.formula(), est.model_.formula()
+
+
+def test_two_valued_marks_are_saved_and_loaded(tree_fit, tmp_path):
+    """The marks travel in the model file (the encoding's numeric columns, ``two_valued``
+    where set), so a loaded model prints the same formula; a file with a false mark is
+    refused."""
+    import json
+
+    est, X = tree_fit
+    path = tmp_path / "m.json"
+    est.save(path)
+    d = json.loads(path.read_text())
+    assert [c.get("two_valued", False) for c in d["encoding"]["columns"]] == [True, False, True]
+    back = jaxtree.load(path)
+    assert back.formula() == est.formula()
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    assert not hasattr(back, "feature_names_in_")  # an array's fit, as before
+    d["encoding"]["columns"][0]["two_valued"] = False
+    del d["checksum"]  # a deliberately edited file
+    path.write_text(json.dumps(d))
+    with pytest.raises(ValueError, match="two_valued must be true"):
+        jaxtree.load(path)
+
+
+def test_two_valued_columns_rule(monkeypatch):
+    """The table's rule (:func:`jaxtree._inputs.table.two_valued_columns`): exactly two
+    values on the rows of positive weight. Catches a read that stops after the first block
+    (a third value in the last row), one that counts rows of zero weight, and one that takes
+    a constant column."""
+    from jaxtree import _threads
+    from jaxtree._inputs import table as table_
+
+    monkeypatch.setattr(_threads, "HOLDS_ONLY_BLOCK", 8)
+    rng = np.random.default_rng(3)
+    n = 50
+    x = np.column_stack([rng.integers(0, 2, n), rng.choice([2.5, 4.0], n), np.full(n, 7.0),
+                         rng.integers(0, 2, n), rng.integers(0, 2, n),
+                         rng.uniform(size=n)]).astype(np.float32)
+    x[[0, 1], 0] = [0, 1]
+    x[n - 1, 3] = 0.5  # a third value in the last row (beyond the first block)
+    x[n - 2, 4] = 0.5  # ... on a row of zero weight
+    w = np.ones(n)
+    w[n - 2] = 0.0
+    every = range(x.shape[1])
+    assert table_.two_valued_columns(x, None, every) == (0, 1)
+    assert table_.two_valued_columns(x, w, every) == (0, 1, 4)
+    assert table_.two_valued_columns(x, w, (1, 2, 5)) == (1,)  # the candidates only
+    assert table_.two_valued_columns(x[:, :1].astype(bool), None, (0,)) == (0,)
+    assert table_.two_valued_columns(x[:, :1].astype(np.int64), None, (0,)) == (0,)

@@ -907,7 +907,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)
-    return _searched(src, spec, sc, enc, table.names)
+    return dataclasses.replace(_searched(src, spec, sc, enc, table.names),
+                               two_valued=table.two_valued)
 
 
 def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
@@ -948,7 +949,8 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
     # the covariates' range (the logit is not scaled) and their 0/1 columns
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
-    sc, found = stream_.scaling_and_indicators(readers[0], round_x=scaling_.rounds(spec.basis))
+    sc, found, flags = stream_.scaling_and_indicators(readers[0],
+                                                      round_x=scaling_.rounds(spec.basis))
     x = encoding_.refill(x, spec_.filled(enc), sc.x_min)
     readers = [r.with_x(x) for r in readers]
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
@@ -960,7 +962,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
              for r in readers]
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     src = Labels(spec, cfg, sc, classes, ypm, w, encoding_.names_out(enc, p), steps=steps)
-    return _searched(src, spec, sc, enc, None)
+    return dataclasses.replace(_searched(src, spec, sc, enc, None), two_valued=flags)
 
 
 def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitResult:

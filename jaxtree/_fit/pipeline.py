@@ -103,6 +103,9 @@ class FitResult:
       order: where a small table's fit tried both orders of the tree and the shape terms
         (:func:`jaxtree._fit.stages.order_choice`), ``(the order kept, each order's held-out
         MSE)``, else None.
+      two_valued: the numeric covariates that took only the values 0 and 1 in training
+        (:attr:`jaxtree._inputs.table.Table.two_valued`), marked in the estimator's
+        encoding (:func:`jaxtree._inputs.encoding.with_two_valued`).
     """
 
     model: model_.TreeModel
@@ -119,6 +122,7 @@ class FitResult:
     target_name: Optional[str] = None
     classes: Optional[np.ndarray] = None
     order: Optional[tuple] = None
+    two_valued: tuple = ()
 
 
 def fit(X, y, sample_weight, hyper: dict) -> FitResult:
@@ -166,7 +170,8 @@ def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)
     # (a chunked fit has no target transform: fits_in_chunks; the model is then unchanged)
     return dataclasses.replace(
-        res, model=model_.with_target_transform(res.model, transform, xa, yt, sw))
+        res, model=model_.with_target_transform(res.model, transform, xa, yt, sw),
+        two_valued=table.two_valued or res.two_valued)
 
 
 def read_stream(X, y, sample_weight, hyper: dict) -> table_.Table:
@@ -220,7 +225,9 @@ def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult
     src = source.scaled(rows, spec)
     with progress.reporting(src.spec, feature_names) as rep, _executables.light_if(spec.light):
         found = stages.search_model(src, src.spec, rep)
-    return _result(_model(found, src.sc, src.spec, feature_names), found, src.spec, enc, names)
+    return dataclasses.replace(
+        _result(_model(found, src.sc, src.spec, feature_names), found, src.spec, enc, names),
+        two_valued=src.two_valued)  # a streamed source's; in memory: the table's
 
 
 def _model(found: stages.Searched, sc, spec: spec_.FitSpec, feature_names) -> model_.TreeModel:

@@ -98,11 +98,12 @@ def scaled(rows, spec: spec_.FitSpec):
     (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
     rows = _reader(rows, spec)
     if isinstance(rows, stream_.ChunkReader):  # the 0/1 columns found in the scaling pass
-        raw, found = stream_.scaling_and_indicators(rows, round_x=scaling_.rounds(spec.basis))
+        raw, found, flags = stream_.scaling_and_indicators(
+            rows, round_x=scaling_.rounds(spec.basis))
         sc = scaling_.bounded(raw, spec.y_bound)
         rows = rows.with_x(encoding_.refill(rows.x, spec.filled, sc.x_min))
         return Streamed(rows, spec.bound_to(sc).with_indicators(rows.n, rows.p, lambda: found),
-                        sc)
+                        sc, two_valued=flags)
     sc = scaling_.bounded(scaling_.from_rows(*rows, round_x=scaling_.rounds(spec.basis)),
                           spec.y_bound)
     encoding_.refill(rows[0], spec.filled, sc.x_min)  # our encoded matrix, in place
@@ -139,6 +140,9 @@ class ShapeFit(NamedTuple):
 class _Regression:
     """What both regression sources share: the size choice of a selection run and the
     shape terms' training losses."""
+
+    two_valued: tuple = ()  # the columns of two values a streamed source's scaling pass
+    # found (in memory the table's reader finds them: jaxtree._inputs.table.Table.two_valued)
 
     def size_path(self, sel, n_held: int, names) -> tuple:
         """``(k_best, path)`` of a selection run (:func:`jaxtree._fit.select.size_path`)."""
@@ -523,9 +527,11 @@ class Streamed(_Regression):
 
     in_memory = False
 
-    def __init__(self, reader, spec: spec_.FitSpec, sc: scaling_.Scaling, shapes=None):
+    def __init__(self, reader, spec: spec_.FitSpec, sc: scaling_.Scaling, shapes=None,
+                 two_valued: tuple = ()):
         self.reader, self.spec, self.sc, self.shapes = reader, spec, sc, shapes
         self.scaled = reader.scaled(sc, spec.dtype)
+        self.two_valued = two_valued  # the columns of 0s and 1s its scaling pass found
 
     @property
     def n(self) -> int:

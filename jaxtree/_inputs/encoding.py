@@ -137,6 +137,9 @@ class ColumnSpec:
       indicator: whether a ``"<name> missing"`` covariate follows the column's covariates.
       levels: categorical columns: the kept level names, in covariate order.
       other: categorical columns: whether a ``"<name>=other"`` covariate groups rare levels.
+      two_valued: numeric columns: whether the column took exactly two values on the
+        training rows of positive weight (set after the fit, :func:`with_two_valued`): its
+        formulas read a function of it as the line between them (``1.5·am``).
     """
 
     name: str
@@ -145,6 +148,7 @@ class ColumnSpec:
     indicator: bool = False
     levels: tuple = ()
     other: bool = False
+    two_valued: bool = False
 
     def out_names(self) -> list:
         if self.kind == "numeric":
@@ -215,6 +219,8 @@ class EncodingSpec:
             if c.kind == "numeric":
                 d["fill"] = float(c.fill)
                 d["indicator"] = bool(c.indicator)
+                if c.two_valued:  # written only where set: other files stay as they were
+                    d["two_valued"] = True
             else:
                 d.update(levels=list(c.levels), other=bool(c.other), indicator=bool(c.indicator))
             cols.append(d)
@@ -239,6 +245,35 @@ def identity(n_features: int, names=None, fills=None) -> EncodingSpec:
     names = tuple(names) if named else default_names(n_features)
     fills = [0.0] * n_features if fills is None else [float(v) for v in fills]
     return EncodingSpec(tuple(ColumnSpec(str(n), fill=f) for n, f in zip(names, fills)), named)
+
+
+def with_two_valued(spec: EncodingSpec, covariates) -> EncodingSpec:
+    """``spec`` with the numeric columns at the encoded ``covariates`` (increasing positions
+    in the matrix, :func:`jaxtree._inputs.table.two_valued_columns`) marked ``two_valued``; the
+    others as they were (a loaded file's marks are kept)."""
+    marked = {int(j) for j in covariates}
+    if not marked:
+        return spec
+    cols, j = [], 0
+    for c in spec.columns:
+        if c.kind == "numeric" and j in marked and not c.two_valued:
+            c = dataclasses.replace(c, two_valued=True)
+        cols.append(c)
+        j += len(c.out_names())
+    return dataclasses.replace(spec, columns=tuple(cols))
+
+
+def numeric_covariates(spec: Optional[EncodingSpec], p: int) -> tuple:
+    """The positions of the covariates that are a raw numeric column (not a level, ``other``
+    or a missing indicator) among the ``p`` covariates of ``spec`` (None: all ``p``)."""
+    if spec is None:
+        return tuple(range(p))
+    out, j = [], 0
+    for c in spec.columns:
+        if c.kind == "numeric":
+            out.append(j)
+        j += len(c.out_names())
+    return tuple(out)
 
 
 def with_range_fills(spec: Optional[EncodingSpec], x_min) -> Optional[EncodingSpec]:
@@ -313,13 +348,17 @@ def from_dict(d, path="<dict>") -> EncodingSpec:
     for pos, c in enumerate(d["columns"]):
         if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
             fail(f"column {pos} must be an object with a non-empty string name")
-        if c.get("kind") == "numeric" and set(c) == {"name", "kind", "fill", "indicator"}:
+        if c.get("kind") == "numeric" and set(c) - {"two_valued"} == {"name", "kind", "fill",
+                                                                  "indicator"}:
             fill = c["fill"]
             if isinstance(fill, bool) or not isinstance(fill, (int, float)) or not math.isfinite(fill):
                 fail(f"column {pos} fill must be a finite number")
             if not isinstance(c["indicator"], bool):
                 fail(f"column {pos} indicator must be a boolean")
-            cols.append(ColumnSpec(c["name"], "numeric", float(fill), c["indicator"]))
+            if c.get("two_valued", True) is not True:
+                fail(f"column {pos} two_valued must be true where present")
+            cols.append(ColumnSpec(c["name"], "numeric", float(fill), c["indicator"],
+                                   two_valued="two_valued" in c))
         elif c.get("kind") == "categorical" and set(c) == {"name", "kind", "levels", "other",
                                                           "indicator"}:
             lv = c["levels"]
@@ -333,8 +372,8 @@ def from_dict(d, path="<dict>") -> EncodingSpec:
             cols.append(ColumnSpec(c["name"], "categorical", 0.0, c["indicator"], tuple(lv),
                                    c["other"]))
         else:
-            fail(f"column {pos} must be numeric {{name, kind, fill, indicator}} or categorical "
-                 "{name, kind, levels, other, indicator}")
+            fail(f"column {pos} must be numeric {{name, kind, fill, indicator[, two_valued]}} or "
+                 "categorical {name, kind, levels, other, indicator}")
     return EncodingSpec(tuple(cols), d["named"])
 
 

@@ -17,6 +17,7 @@ from typing import Any, Optional
 import jax
 import numpy as np
 
+from jaxtree import _threads
 from jaxtree._inputs import encoding as encoding_
 from jaxtree._inputs import validation as V
 
@@ -44,6 +45,10 @@ class Table:
         None.
       chunk_size: the chunk size a streamed table asks of the row plan (a ChunkReader's
         own, else the estimator's ``chunk_size``); None in memory (the estimator's).
+      two_valued: the positions of the numeric covariates that take exactly two values on
+        the rows of positive weight (:func:`two_valued_columns`; a formula reads a leaf on
+        one as a line in it); ``()`` for a streamed table (its scaling pass finds them,
+        :func:`jaxtree.stream.scaling_and_indicators`).
     """
 
     x: Any
@@ -54,6 +59,7 @@ class Table:
     y: Any = None
     reader: Any = None
     chunk_size: Any = None
+    two_valued: tuple = ()
 
     @property
     def n(self) -> int:
@@ -79,4 +85,41 @@ def read_table(X, sample_weight, hyper: dict) -> Table:
     dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
     V.check_representable(xa, None, dtype,
                           feature_names=names if enc.is_identity else enc.feature_names_out)
-    return Table(xa, sw, enc, names, dtype)
+    flags = two_valued_columns(xa, sw, encoding_.numeric_covariates(enc, xa.shape[1]))
+    return Table(xa, sw, enc, names, dtype, two_valued=flags)
+
+
+def two_valued_columns(x, sample_weight, candidates) -> tuple:
+    """The positions among ``candidates`` of the columns of ``x (n, p)`` that take exactly two
+    values on the rows of positive ``sample_weight`` (None: every row): a 0/1 flag, a
+    one-hot column made before jaxtree, any column of two levels coded as numbers.
+
+    Such a column keeps its two values as its range (:func:`jaxtree._scaling.round_bounds`
+    does not widen it), so every function of it is a line between them, and a formula reads
+    it so (:func:`jaxtree._formula.indicator_labels`). One pass of the column extremes
+    (:func:`jaxtree._threads.column_extremes`; weighted rows: each candidate's kept rows),
+    then each candidate with two distinct extremes read up to its first third value
+    (:func:`jaxtree._threads.holds_only`: a continuous column costs one block)."""
+    x = np.asarray(x)
+    candidates = [int(j) for j in candidates]
+    if not candidates or x.ndim != 2 or not x.shape[0] or x.dtype.kind not in "biuf":
+        return ()
+    keep = None if sample_weight is None else np.asarray(sample_weight) > 0
+    if keep is None:
+        lo, hi = _threads.column_extremes(x)
+
+        def ends(j):
+            return lo[j], hi[j]
+    else:
+        if not keep.any():
+            return ()
+
+        def ends(j):
+            col = x[keep, j]
+            return col.min(), col.max()
+    out = []
+    for j in candidates:
+        a, b = ends(j)
+        if a < b and _threads.holds_only(x[:, j], a, b, keep):  # (NaN: no)
+            out.append(j)
+    return tuple(out)
