@@ -101,7 +101,7 @@ def indicator_labels(encoding) -> dict:
     out, j = {}, 0
     for c in getattr(encoding, "columns", ()) or ():
         if c.kind == "numeric":
-            if getattr(c, "two_valued", False):
+            if c.two_valued:
                 out[j] = None
             j += 1
         else:

@@ -127,7 +127,7 @@ def holds_only(col: np.ndarray, a, b, keep=None) -> bool:
     ``(n,)``; None: everywhere), read :data:`HOLDS_ONLY_BLOCK` rows at a time up to the
     first other value, so that a continuous column costs one block and no copy of the
     column is made. The scaling's two-valued columns
-    (:func:`jaxtree._scaling.round_bounds`) and a table's 0/1 columns
+    (:func:`jaxtree._scaling.round_bounds`) and a table's columns of two values
     (:func:`jaxtree._inputs.table.two_valued_columns`) read their columns with it."""
     a, b = col.dtype.type(a), col.dtype.type(b)
     for s in range(0, col.shape[0], HOLDS_ONLY_BLOCK):

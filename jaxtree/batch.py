@@ -519,9 +519,9 @@ def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
 
 
 def _two_valued(xa, sw, b: int) -> tuple:
-    """Member ``b``'s numeric columns of 0s and 1s (:func:`jaxtree._inputs.table.two_valued_columns`
-    of its rows ``xa[b]`` and weights), as its separate fit finds them: ``[x1 = 1]`` in its
-    formulas too."""
+    """Member ``b``'s columns of two values (:func:`jaxtree._inputs.table.two_valued_columns`
+    of its rows ``xa[b]`` and weights), as its separate fit finds them: its formulas read
+    them as lines too (``1.5·x1``)."""
     w = None if sw is None else np.broadcast_to(sw, xa.shape[:2])[b]
     return table_.two_valued_columns(xa[b], w, range(xa.shape[2]))
 

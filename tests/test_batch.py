@@ -72,6 +72,8 @@ def test_equals_separate_fits_optax_float64():
 
 def test_batched_models_pytree_and_vmap_predict():
     X, y = _stack()
+    X[:, :, 3] = X[:, :, 3] > 0.5  # a 0/1 column: each member's formula reads it as a line
+    X[1, :, 3] = 0.0  # ... except where it is constant
     res = batch.fit_batch(X, y, refine=None, feature_names=["a", "b", "c", "d"], **KW)
     assert res.models.x_min.shape == (3, 4)
     assert res.models.program.weight.shape == (3, 7)
@@ -81,6 +83,8 @@ def test_batched_models_pytree_and_vmap_predict():
         np.testing.assert_allclose(pred[b], res[b].predict(X[b]), rtol=1e-6, atol=1e-6)
         assert res[b].model_.feature_names == ("a", "b", "c", "d")
         assert "c" in res[b].formula() or "d" in res[b].formula()
+        assert [c.two_valued for c in res[b].encoding_.columns] == [False] * 3 + [b != 1]
+        assert "(d" not in res[b].formula() and "d;" not in res[b].formula()
 
 
 def test_feature_names_name_the_formula_but_the_members_were_fitted_on_arrays(tmp_path):

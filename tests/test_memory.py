@@ -37,7 +37,7 @@ def _fit_both(monkeypatch, X, y, sample_weight=None, **kw):
     monkeypatch.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
     orig = source.Streamed.__init__  # the rows read chunk by chunk ...
     monkeypatch.setattr(source.Streamed, "__init__",
-                        lambda self, *args: calls.append(1) or orig(self, *args))
+                        lambda self, *args, **kw: calls.append(1) or orig(self, *args, **kw))
     monkeypatch.setattr(source.InMemory, "__init__",  # ... and never held whole
                         lambda *a, **k: pytest.fail("whole-array copy"))
     b = jaxtree.TreeRegressor(**kw).fit(X, y, sample_weight)

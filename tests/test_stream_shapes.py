@@ -62,7 +62,7 @@ def chunked(monkeypatch):
             m.setattr(E, "CHUNKED_FIT_MIN_VALUES", 1)
             orig = source.Streamed.__init__  # the rows read chunk by chunk ...
             m.setattr(source.Streamed, "__init__",
-                      lambda self, *a: calls.append(1) or orig(self, *a))
+                      lambda self, *a, **k: calls.append(1) or orig(self, *a, **k))
             m.setattr(source.InMemory, "__init__",  # ... and never held whole
                       lambda *a, **k: pytest.fail("whole-array copy"))
             est = jaxtree.TreeRegressor(**{**KW, **kw}).fit(X, y)

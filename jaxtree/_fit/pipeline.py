@@ -103,7 +103,7 @@ class FitResult:
       order: where a small table's fit tried both orders of the tree and the shape terms
         (:func:`jaxtree._fit.stages.order_choice`), ``(the order kept, each order's held-out
         MSE)``, else None.
-      two_valued: the numeric covariates that took only the values 0 and 1 in training
+      two_valued: the numeric covariates that took exactly two values in training
         (:attr:`jaxtree._inputs.table.Table.two_valued`), marked in the estimator's
         encoding (:func:`jaxtree._inputs.encoding.with_two_valued`).
     """

@@ -531,7 +531,7 @@ class Streamed(_Regression):
                  two_valued: tuple = ()):
         self.reader, self.spec, self.sc, self.shapes = reader, spec, sc, shapes
         self.scaled = reader.scaled(sc, spec.dtype)
-        self.two_valued = two_valued  # the columns of 0s and 1s its scaling pass found
+        self.two_valued = two_valued  # the columns of two values its scaling pass found
 
     @property
     def n(self) -> int:
