@@ -97,29 +97,29 @@ def two_valued_columns(x, sample_weight, candidates) -> tuple:
     Such a column keeps its two values as its range (:func:`jaxtree._scaling.round_bounds`
     does not widen it), so every function of it is a line between them, and a formula reads
     it so (:func:`jaxtree._formula.indicator_labels`). One pass of the column extremes
-    (:func:`jaxtree._threads.column_extremes`; weighted rows: each candidate's kept rows),
-    then each candidate with two distinct extremes read up to its first third value
+    (:func:`jaxtree._threads.column_extremes`; with weights, of the kept rows a block at a
+    time), then each candidate with two distinct extremes read up to its first third value
     (:func:`jaxtree._threads.holds_only`: a continuous column costs one block)."""
     x = np.asarray(x)
     candidates = [int(j) for j in candidates]
     if not candidates or x.ndim != 2 or not x.shape[0] or x.dtype.kind not in "biuf":
         return ()
     keep = None if sample_weight is None else np.asarray(sample_weight) > 0
+    if keep is not None and keep.all():
+        keep = None
     if keep is None:
         lo, hi = _threads.column_extremes(x)
-
-        def ends(j):
-            return lo[j], hi[j]
-    else:
-        if not keep.any():
-            return ()
-
-        def ends(j):
-            col = x[keep, j]
-            return col.min(), col.max()
+    elif not keep.any():
+        return ()
+    else:  # the kept rows' extremes, a block of rows at a time (no copy of the table)
+        lo, hi = np.full(x.shape[1], np.inf), np.full(x.shape[1], -np.inf)
+        for s in range(0, x.shape[0], _threads.HOLDS_ONLY_BLOCK):
+            k = keep[s:s + _threads.HOLDS_ONLY_BLOCK, None]
+            block = x[s:s + _threads.HOLDS_ONLY_BLOCK]
+            lo = np.minimum(lo, _threads.column_extremes(np.where(k, block, np.inf))[0])
+            hi = np.maximum(hi, _threads.column_extremes(np.where(k, block, -np.inf))[1])
     out = []
     for j in candidates:
-        a, b = ends(j)
-        if a < b and _threads.holds_only(x[:, j], a, b, keep):  # (NaN: no)
+        if lo[j] < hi[j] and _threads.holds_only(x[:, j], lo[j], hi[j], keep):  # (NaN: no)
             out.append(j)
     return tuple(out)
