@@ -170,6 +170,11 @@ def from_rows(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None, *,
     return from_extremes(lo, hi, y_min, y_max, round_x=round_x, two_valued=two)
 
 
+TWO_VALUED_BLOCK = 1 << 16
+"""Rows read at a time by :func:`_two_valued` (a column's third value usually shows in
+the first block, and the read stops there)."""
+
+
 def _two_valued(x, sw, lo, hi):
     """Where the column of ``x (..., n, p)`` holds only its two extremes ``lo``, ``hi`` on the
     rows of positive weight, among the columns :func:`round_bounds` would widen (the
@@ -185,9 +190,22 @@ def _two_valued(x, sw, lo, hi):
     two = np.zeros(moved.shape, bool)
     for idx in map(tuple, np.argwhere(moved)):  # (..., j): a data set's column j
         col = x[idx[:-1]][:, idx[-1]]
-        two[idx] = _threads.holds_only(col, lo[idx], hi[idx],
-                                       None if keep is None else keep[idx[:-1]])
+        two[idx] = _only(col, lo[idx], hi[idx], None if keep is None else keep[idx[:-1]])
     return two
+
+
+def _only(col: np.ndarray, a, b, keep) -> bool:
+    """Whether ``col (n,)`` holds only ``a`` and ``b`` where ``keep`` (None: everywhere),
+    read :data:`TWO_VALUED_BLOCK` rows at a time up to the first other value."""
+    a, b = col.dtype.type(a), col.dtype.type(b)
+    for s in range(0, col.shape[0], TWO_VALUED_BLOCK):
+        c = col[s:s + TWO_VALUED_BLOCK]
+        hit = (c == a) | (c == b)
+        if keep is not None:
+            hit |= ~keep[s:s + TWO_VALUED_BLOCK]
+        if not hit.all():
+            return False
+    return True
 
 
 def bounded(s: Scaling, y_bound: float) -> Scaling:

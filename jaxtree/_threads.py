@@ -115,26 +115,3 @@ def column_extremes(a: np.ndarray) -> tuple:
         rest = a[m:]
         lo, hi = np.minimum(lo, rest.min(0)), np.maximum(hi, rest.max(0))
     return lo, hi
-
-
-HOLDS_ONLY_BLOCK = 1 << 16
-"""Rows read at a time by :func:`holds_only` (a column's third value usually shows in the
-first block, and the read stops there)."""
-
-
-def holds_only(col: np.ndarray, a, b, keep=None) -> bool:
-    """Whether ``col (n,)`` holds only the values ``a`` and ``b`` where ``keep`` (bool
-    ``(n,)``; None: everywhere), read :data:`HOLDS_ONLY_BLOCK` rows at a time up to the
-    first other value, so that a continuous column costs one block and no copy of the
-    column is made. The scaling's two-valued columns
-    (:func:`jaxtree._scaling.round_bounds`) and a table's columns of two values
-    (:func:`jaxtree._inputs.table.two_valued_columns`) read their columns with it."""
-    a, b = col.dtype.type(a), col.dtype.type(b)
-    for s in range(0, col.shape[0], HOLDS_ONLY_BLOCK):
-        c = col[s:s + HOLDS_ONLY_BLOCK]
-        hit = (c == a) | (c == b)
-        if keep is not None:
-            hit |= ~keep[s:s + HOLDS_ONLY_BLOCK]
-        if not hit.all():
-            return False
-    return True

@@ -11,7 +11,6 @@ import pytest
 
 import jaxtree
 from jaxtree import _scaling as scaling_
-from jaxtree import _threads
 from jaxtree import basis as B
 from jaxtree import stream
 
@@ -104,11 +103,11 @@ def test_from_rows_keeps_two_valued_columns_exactly_at_zero_and_one():
     np.testing.assert_array_equal(plain.x_min, x.min(0))
 
 
-@pytest.mark.parametrize("block", [8, _threads.HOLDS_ONLY_BLOCK])
+@pytest.mark.parametrize("block", [8, scaling_.TWO_VALUED_BLOCK])
 def test_two_valued_columns_are_read_to_the_last_row(monkeypatch, block):
     # Catches: a read that stops after the first block, and one that counts a third value
     # on a row of zero weight. Batched (2, n, 3), as fit_batch reads it.
-    monkeypatch.setattr(_threads, "HOLDS_ONLY_BLOCK", block)
+    monkeypatch.setattr(scaling_, "TWO_VALUED_BLOCK", block)
     rng = np.random.default_rng(5)
     x = rng.choice([3.01, 6.99], size=(2, 50, 3))
     x[0, 49, 0] = 5.0  # a third value in the last row of data set 0, column 0

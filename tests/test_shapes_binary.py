@@ -215,10 +215,9 @@ def test_two_valued_columns_rule(monkeypatch):
     values on the rows of positive weight. Catches a read that stops after the first block
     (a third value in the last row), one that counts rows of zero weight, and one that takes
     a constant column."""
-    from jaxtree import _threads
     from jaxtree._inputs import table as table_
 
-    monkeypatch.setattr(_threads, "HOLDS_ONLY_BLOCK", 8)
+    monkeypatch.setattr(table_, "TWO_VALUES_BLOCK", 8)
     rng = np.random.default_rng(3)
     n = 50
     x = np.column_stack([rng.integers(0, 2, n), rng.choice([2.5, 4.0], n), np.full(n, 7.0),

@@ -17,7 +17,6 @@ from typing import Any, Optional
 import jax
 import numpy as np
 
-from jaxtree import _threads
 from jaxtree._inputs import encoding as encoding_
 from jaxtree._inputs import validation as V
 
@@ -85,8 +84,13 @@ def read_table(X, sample_weight, hyper: dict) -> Table:
     dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
     V.check_representable(xa, None, dtype,
                           feature_names=names if enc.is_identity else enc.feature_names_out)
-    flags = two_valued_columns(xa, sw, encoding_.numeric_covariates(enc, xa.shape[1]))
-    return Table(xa, sw, enc, names, dtype, two_valued=flags)
+    numeric = encoding_.numeric_covariates(enc, xa.shape[1])
+    return Table(xa, sw, enc, names, dtype, two_valued=two_valued_columns(xa, sw, numeric))
+
+
+TWO_VALUES_BLOCK = 1 << 16
+"""Rows :func:`two_valued_columns` reads at a time (a column's third value usually shows in
+the first block, and the read of that column stops there)."""
 
 
 def two_valued_columns(x, sample_weight, candidates) -> tuple:
@@ -96,30 +100,32 @@ def two_valued_columns(x, sample_weight, candidates) -> tuple:
 
     Such a column keeps its two values as its range (:func:`jaxtree._scaling.round_bounds`
     does not widen it), so every function of it is a line between them, and a formula reads
-    it so (:func:`jaxtree._formula.indicator_labels`). One pass of the column extremes
-    (:func:`jaxtree._threads.column_extremes`; with weights, of the kept rows a block at a
-    time), then each candidate with two distinct extremes read up to its first third value
-    (:func:`jaxtree._threads.holds_only`: a continuous column costs one block)."""
+    it so (:func:`jaxtree._formula.indicator_labels`). Each candidate is read
+    :data:`TWO_VALUES_BLOCK` rows at a time up to its first third value (a continuous
+    column costs one block), without a copy of the table."""
     x = np.asarray(x)
-    candidates = [int(j) for j in candidates]
-    if not candidates or x.ndim != 2 or not x.shape[0] or x.dtype.kind not in "biuf":
+    if x.ndim != 2 or not x.shape[0] or x.dtype.kind not in "biuf":
         return ()
     keep = None if sample_weight is None else np.asarray(sample_weight) > 0
     if keep is not None and keep.all():
         keep = None
-    if keep is None:
-        lo, hi = _threads.column_extremes(x)
-    elif not keep.any():
-        return ()
-    else:  # the kept rows' extremes, a block of rows at a time (no copy of the table)
-        lo, hi = np.full(x.shape[1], np.inf), np.full(x.shape[1], -np.inf)
-        for s in range(0, x.shape[0], _threads.HOLDS_ONLY_BLOCK):
-            k = keep[s:s + _threads.HOLDS_ONLY_BLOCK, None]
-            block = x[s:s + _threads.HOLDS_ONLY_BLOCK]
-            lo = np.minimum(lo, _threads.column_extremes(np.where(k, block, np.inf))[0])
-            hi = np.maximum(hi, _threads.column_extremes(np.where(k, block, -np.inf))[1])
-    out = []
-    for j in candidates:
-        if lo[j] < hi[j] and _threads.holds_only(x[:, j], lo[j], hi[j], keep):  # (NaN: no)
-            out.append(j)
-    return tuple(out)
+    return tuple(int(j) for j in candidates if _two_values(x[:, j], keep))
+
+
+def _two_values(col: np.ndarray, keep) -> bool:
+    """Whether ``col (n,)`` takes exactly two distinct values where ``keep`` (None:
+    everywhere): the first two values seen, then every row checked against them, a block at a
+    time, up to a third value (NaN is never one of the two: the column is refused)."""
+    seen: tuple = ()
+    for s in range(0, col.shape[0], TWO_VALUES_BLOCK):
+        c = col[s:s + TWO_VALUES_BLOCK]
+        if keep is not None:
+            c = c[keep[s:s + TWO_VALUES_BLOCK]]
+        while len(seen) < 2:  # the first values not seen yet
+            new = c if not seen else c[c != seen[0]]
+            if not new.size:
+                break
+            seen += (new[0],)
+        if len(seen) == 2 and not np.all((c == seen[0]) | (c == seen[1])):
+            return False
+    return len(seen) == 2
