@@ -196,7 +196,8 @@ class TreeClassifier(Estimator):
       n_features_in_: as for :class:`jaxtree.TreeRegressor` (the raw columns of ``X``,
         before encoding).
       feature_names_in_: as for :class:`jaxtree.TreeRegressor`.
-      encoding_: the fitted :class:`jaxtree._inputs.encoding.EncodingSpec`.
+      encoding_: the fitted :class:`jaxtree._inputs.encoding.EncodingSpec` (as the
+        regressor's: numeric columns of two values marked ``two_valued``).
       encoded_feature_names_: the covariates the trees see (``"carrier=UA"``,
         ``"year missing"``, ...).
       model_: the fitted :class:`jaxtree.model.TreeModel` whose prediction is the decision

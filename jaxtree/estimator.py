@@ -197,7 +197,8 @@ class TreeRegressor(Regressor):
       n_features_in_: number of covariates (the raw columns of ``X``, before encoding).
       feature_names_in_: their names when X had string column names.
       encoding_: the fitted :class:`jaxtree._inputs.encoding.EncodingSpec` (missing values and
-        categories).
+        categories; the numeric columns that took two values, ``two_valued``, which formulas
+        read as lines: ``1.5·am``).
       encoded_feature_names_: the names of the covariates the tree sees (the
         model's ``feature_names``: ``"carrier=UA"``, ``"year missing"``, ...), equal to the
         raw names when ``X`` is numeric without missing values.
