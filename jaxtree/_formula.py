@@ -18,7 +18,10 @@ exactly, then rounds it:
 2. **Indicators.** A 0/1 covariate of the table encoding (:mod:`jaxtree._inputs.encoding`) takes two
    values only, so any leaf on it is ``phi(0) + (phi(1) - phi(0)) x``: it prints as
    ``[carrier = EV]`` (or ``[dep_time missing]``) times its coefficient, the rest merged into
-   the constant.
+   the constant. A numeric column that took two values in training (the encoding's
+   ``two_valued``; :func:`indicator_labels` gives it the label None) prints the same way as
+   a line in the column itself, ``1.5·am``; there "the training range" below means its two
+   values (the check points take them), where the line is the leaf.
 3. **Folding and merging.** Products carry one coefficient (the weights of their factors and
    of ``y``'s scale multiplied); a sum inside a product is divided by its largest term (over
    the training box), which then reads without a coefficient; equal terms of a sum are merged
