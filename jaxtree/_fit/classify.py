@@ -907,8 +907,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)
-    return dataclasses.replace(_searched(src, spec, sc, enc, table.names),
-                               two_valued=table.two_valued)
+    return _searched(src, spec, sc, enc, table.names, table.two_valued)
 
 
 def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
@@ -962,12 +961,14 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
              for r in readers]
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     src = Labels(spec, cfg, sc, classes, ypm, w, encoding_.names_out(enc, p), steps=steps)
-    return dataclasses.replace(_searched(src, spec, sc, enc, None), two_valued=flags)
+    return _searched(src, spec, sc, enc, None, flags)
 
 
-def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitResult:
+def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names,
+              two_valued: tuple) -> pipeline.FitResult:
     """The tree stage on ``src`` (:func:`jaxtree._fit.stages.search_model`) and its
-    :class:`jaxtree._fit.pipeline.FitResult`."""
+    :class:`jaxtree._fit.pipeline.FitResult` (``two_valued``: the table's columns of two
+    values)."""
     feature_names = src.names
     loss_name = "log-loss" if spec.loss == "logistic" else "ramp"
     with progress.reporting(spec, feature_names, loss_name) as rep, \
@@ -984,5 +985,5 @@ def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names) -> pipeline.FitR
     return pipeline.FitResult(model=model, history=np.asarray(res.history, np.float64),
                               choices=list(res.choices), status=res.status, names=names,
                               encoding=encoding_.with_range_fills(enc, model.x_min), spec=spec,
-                              path=found.path, classes=src.classes)
+                              path=found.path, classes=src.classes, two_valued=two_valued)
 

@@ -225,9 +225,9 @@ def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult
     src = source.scaled(rows, spec)
     with progress.reporting(src.spec, feature_names) as rep, _executables.light_if(spec.light):
         found = stages.search_model(src, src.spec, rep)
-    return dataclasses.replace(
-        _result(_model(found, src.sc, src.spec, feature_names), found, src.spec, enc, names),
-        two_valued=src.two_valued)  # a streamed source's; in memory: the table's
+    # two_valued: a streamed source's (its scaling pass); in memory fit_table sets the table's
+    return _result(_model(found, src.sc, src.spec, feature_names), found, src.spec, enc, names,
+                   src.two_valued)
 
 
 def _model(found: stages.Searched, sc, spec: spec_.FitSpec, feature_names) -> model_.TreeModel:
@@ -238,13 +238,13 @@ def _model(found: stages.Searched, sc, spec: spec_.FitSpec, feature_names) -> mo
     return model
 
 
-def _result(model, found: stages.Searched, spec, enc, names) -> FitResult:
+def _result(model, found: stages.Searched, spec, enc, names, two_valued: tuple) -> FitResult:
     res = found.result
     return FitResult(model=model, history=np.asarray(res.history, np.float64),
                      choices=list(res.choices), status=search.Status(int(res.status)),
                      names=names, encoding=encoding_.with_range_fills(enc, model.x_min),
                      spec=spec, path=found.path, shape_path=found.shape_path,
-                     pruned=found.pruned, order=found.order)
+                     pruned=found.pruned, order=found.order, two_valued=two_valued)
 
 
 # ---------------------------------------------------------------------------- encode
