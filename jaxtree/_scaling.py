@@ -161,34 +161,36 @@ def binary_after(s: Scaling, values: list) -> tuple:
 
 
 def from_rows(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None, *,
-              round_x: bool = False) -> Scaling:
-    """Scaling from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0`` ignored;
-    with ``round_x`` the covariates' ranges on round bounds (:func:`round_bounds`), except
-    for a column holding only two values, which keeps them as its bounds."""
+              round_x: bool = False) -> tuple:
+    """``(scaling, two)`` from data ``x (..., n, p)``, ``y (..., n)``; rows with ``sw == 0``
+    ignored. ``two`` (bool, ``(..., p)``) is :func:`two_valued`: where a column took exactly
+    two values. With ``round_x`` the covariates' ranges are on round bounds
+    (:func:`round_bounds`), except for those columns, which keep their two values as their
+    bounds (so every function of one is a line between them, and formulas print it so,
+    :func:`jaxtree._formula.indicator_labels`). A streamed fit finds the same columns in its
+    scaling pass (:func:`add_two_values`)."""
     lo, hi, y_min, y_max = extremes(x, y, sw)
-    two = _two_valued(x, sw, lo, hi) if round_x else None
-    return from_extremes(lo, hi, y_min, y_max, round_x=round_x, two_valued=two)
+    two = two_valued(x, sw, lo, hi)
+    return from_extremes(lo, hi, y_min, y_max, round_x=round_x, two_valued=two), two
 
 
 TWO_VALUED_BLOCK = 1 << 16
-"""Rows read at a time by :func:`_two_valued` (a column's third value usually shows in
+"""Rows read at a time by :func:`two_valued` (a column's third value usually shows in
 the first block, and the read stops there)."""
 
 
-def _two_valued(x, sw, lo, hi):
-    """Where the column of ``x (..., n, p)`` holds only its two extremes ``lo``, ``hi`` on the
-    rows of positive weight, among the columns :func:`round_bounds` would widen (the
-    others: False); None where it widens none. Each such column is read a block of rows at
-    a time until a third value shows, so a continuous column costs one block and no copy
-    of ``x`` is made (10⁷ rows stay within the in-memory fit's memory bound)."""
-    rlo, rhi = round_bounds(lo, hi)
-    moved = (rlo != lo) | (rhi != hi)
-    if not moved.any():
-        return None
+def two_valued(x, sw, lo, hi) -> np.ndarray:
+    """Where the column of ``x (..., n, p)`` takes exactly two values on the rows of positive
+    weight ``sw`` (None: every row): its extremes ``lo < hi`` (:func:`extremes`) and nothing
+    else (bool, the shape of ``lo``). A 0/1 flag, a one-hot column made before jaxtree, two
+    levels coded as numbers. Each column is read a block of rows at a time until a third
+    value shows, so a continuous column costs one block and no copy of ``x`` is made (10⁷
+    rows stay within the in-memory fit's memory bound)."""
     x = np.asarray(x)
     keep = None if sw is None else np.asarray(sw) > 0
-    two = np.zeros(moved.shape, bool)
-    for idx in map(tuple, np.argwhere(moved)):  # (..., j): a data set's column j
+    lo, hi = np.asarray(lo), np.asarray(hi)
+    two = np.zeros(lo.shape, bool)
+    for idx in map(tuple, np.argwhere(hi > lo)):  # (..., j): a data set's column j
         col = x[idx[:-1]][:, idx[-1]]
         two[idx] = _only(col, lo[idx], hi[idx], None if keep is None else keep[idx[:-1]])
     return two

@@ -77,7 +77,6 @@ from jaxtree._base import WeightBoxWarning, box_message, set_fitted
 from jaxtree._fit import classify, pipeline, progress, select, source, stages
 from jaxtree._fit import spec as spec_
 from jaxtree._inputs import encoding as encoding_
-from jaxtree._inputs import table as table_
 from jaxtree._inputs import validation as V
 from jaxtree.estimator import TreeRegressor
 
@@ -518,12 +517,12 @@ def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
     return dataclasses.replace(enc, named=False)
 
 
-def _two_valued(xa, sw, b: int) -> tuple:
-    """Member ``b``'s columns of two values (:func:`jaxtree._inputs.table.two_valued_columns`
-    of its rows ``xa[b]`` and weights), as its separate fit finds them: its formulas read
-    them as lines too (``1.5·x1``)."""
-    w = None if sw is None else np.broadcast_to(sw, xa.shape[:2])[b]
-    return table_.two_valued_columns(xa[b], w, range(xa.shape[2]))
+def _two_valued(two, b: int) -> tuple:
+    """Member ``b``'s columns of two values (``two``: the batch's
+    :func:`jaxtree._scaling.two_valued`, ``(B, p)``, each member's on its own rows and
+    weights), as its separate fit finds them: its formulas read them as lines too
+    (``1.5·x1``)."""
+    return tuple(int(j) for j in np.flatnonzero(two[b]))
 
 
 def _feature_names(feature_names, p: int) -> tuple:
@@ -871,8 +870,8 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
     names = _feature_names(feature_names, p)
     dtype = V.float_dtype_for(xa, bool(jax.config.jax_enable_x64))
     params, plan = spec_.planned(params, n, p, dtype, chunk_size, batch=B)
-    sc = scaling_.bounded(scaling_.from_rows(xa, ya, sw, round_x=scaling_.rounds(params.basis)),
-                          float(y_bound))
+    raw, two = scaling_.from_rows(xa, ya, sw, round_x=scaling_.rounds(params.basis))
+    sc = scaling_.bounded(raw, float(y_bound))
     xs, ys = scaling_.scale_rows(sc, xa, ya, sw)
     data = _chunk_batch(xs, ys, sw, params.chunk, dtype, support=(params.basis, min_support))
     cfg = search_.search_config(search, params.k, p * params.basis.q, refine=refine,
@@ -947,7 +946,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             model=member, history=histories[b], choices=choices[b], status=int(status[b]),
             names=None, encoding=enc, spec=fit_spec,
             path=path, shape_path=None if shape_paths is None else shape_paths[b],
-            pruned=pruned[b], two_valued=_two_valued(xa, sw, b)), warn=False)
+            pruned=pruned[b], two_valued=_two_valued(two, b)), warn=False)
     boxed = [b for b, est in enumerate(estimators) if est.weights_at_bound_]
     if boxed:  # issue 28: the box never binds silently
         warnings.warn(f"For data set(s) {boxed}: " + box_message(
@@ -1132,7 +1131,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     for b in range(B):
         V.check_representable(xa[b], zeros[b], dtype, feature_names=names)
     # y_center 0, y_scale 1: the decision function is not scaled
-    sc = scaling_.from_rows(xa, zeros, sw, round_x=scaling_.rounds(params.basis))
+    sc, two = scaling_.from_rows(xa, zeros, sw, round_x=scaling_.rounds(params.basis))
     xs, _ = scaling_.scale_rows(sc, xa, zeros, sw)
     w = np.ones((B, n)) if sw is None else np.asarray(sw, np.float64)
     K = len(labels[0][0])
@@ -1186,7 +1185,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         classifier_.set_fitted(est, pipeline.FitResult(
             model=model, history=history[b], choices=choices, status=int(status[b]),
             names=None, encoding=enc,  # names in formulas only, as fit_batch's
-            spec=spec, classes=classes, two_valued=_two_valued(xa, sw, b)),
+            spec=spec, classes=classes, two_valued=_two_valued(two, b)),
             warn=False)  # warned above, per data set
         estimators.append(est)
         members.append(model)

@@ -302,7 +302,7 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
     :func:`jaxtree.scoring.binary_columns` finds on the scaled rows of an in-memory fit; the
     streamed search sums their candidates from two columns each,
     :func:`jaxtree.scoring.indicator_rule`) and those of exactly two values (what
-    :func:`jaxtree._inputs.table.two_valued_columns` finds in an in-memory table; a formula
+    :func:`jaxtree._scaling.two_valued` finds in an in-memory fit's scaling; a formula
     reads them as lines). Each column's values are kept while it has at most two
     (:func:`jaxtree._scaling.add_two_values`), and scaled as the in-memory rows are after the
     pass (:func:`jaxtree._scaling.binary_after`).

@@ -137,7 +137,7 @@ def test_screened_pairs_per_member():
 def _scaled(x, y):
     from jaxtree import _scaling
 
-    sc = _scaling.from_rows(x, y, None)
+    sc, _ = _scaling.from_rows(x, y, None)
     return _scaling.scale_rows(sc, x, y, None)
 
 

@@ -301,7 +301,6 @@ def test_the_streamed_scaling_pass_finds_what_the_scaled_rows_hold():
     # 0 in the first chunks, 1 and then 0.5 in the last (three values across chunks);
     # a number
     from jaxtree import _scaling, stream
-    from jaxtree._inputs import table as table_
 
     rng = np.random.default_rng(6)
     n = 1000
@@ -315,15 +314,15 @@ def test_the_streamed_scaling_pass_finds_what_the_scaled_rows_hold():
     for weights in (w, None):
         reader = stream.ChunkReader(x, y, weights, chunk_size=128)
         sc, found, two_valued = stream.scaling_and_indicators(reader)
-        want = _scaling.from_rows(x, y, weights)
+        want, mask = _scaling.from_rows(x, y, weights)
         np.testing.assert_array_equal(sc.x_min, want.x_min)
         np.testing.assert_array_equal(sc.x_scale, want.x_scale)
         xs, _ = _scaling.scale_rows(want, x, y, weights)
         assert found == scoring.binary_columns(xs, weights)
         assert found == ((0, 1, 2, 3) if weights is not None else (0, 1, 2))
-        # the columns of two values (not the constant): the in-memory table's rule, on the
+        # the columns of two values (not the constant): the in-memory scaling's rule, on the
         # same rows of positive weight
-        assert two_valued == table_.two_valued_columns(x, weights, range(x.shape[1]))
+        assert two_valued == tuple(int(j) for j in np.flatnonzero(mask))
         assert two_valued == ((0, 1, 3) if weights is not None else (0, 1))
 
 

@@ -45,7 +45,7 @@ def test_float_matrix_encoding_equals_the_column_loop(rng, missing):
 def test_scaling_in_place_and_extremes_match_the_float64_expressions(rng):
     X = rng.normal(size=(3001, 4)).astype(np.float32) * 100
     y = rng.normal(size=3001)
-    sc = scaling_.from_rows(X, y)
+    sc, _ = scaling_.from_rows(X, y)
     x64 = X.astype(np.float64)
     np.testing.assert_array_equal(sc.x_min, x64.min(0))
     np.testing.assert_array_equal(sc.x_scale, 1.0 / (x64.max(0) - x64.min(0)))
@@ -54,7 +54,7 @@ def test_scaling_in_place_and_extremes_match_the_float64_expressions(rng):
     np.testing.assert_array_equal(ys, (y - sc.y_center) / sc.y_scale)
     w = rng.uniform(size=3001)
     w[:10] = 0  # zero-weight rows do not count: the weighted path
-    sw = scaling_.from_rows(X, y, w)
+    sw, _ = scaling_.from_rows(X, y, w)
     np.testing.assert_array_equal(sw.x_min, x64[10:].min(0))
 
 

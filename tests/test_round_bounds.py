@@ -94,12 +94,12 @@ def test_from_rows_keeps_two_valued_columns_exactly_at_zero_and_one():
     x = np.column_stack([rng.uniform(0.0038, 0.9998, 40), rng.choice([3.01, 6.99], 40),
                          rng.uniform(3.01, 6.99, 40)])
     x[:2, [0, 2]] = [[0.0038, 3.01], [0.9998, 6.99]]  # the extremes of columns 0 and 2
-    sc = scaling_.from_rows(x, rng.normal(size=40), round_x=True)
+    sc, _ = scaling_.from_rows(x, rng.normal(size=40), round_x=True)
     xs, _ = scaling_.scale_rows(sc, x, np.zeros(40))
     assert set(np.unique(xs[:, 1])) == {0.0, 1.0}
     np.testing.assert_allclose(sc.x_min, [0.0, 3.01, 3.0], atol=1e-15)
     np.testing.assert_allclose(1 / sc.x_scale, [1.0, 3.98, 4.0], rtol=1e-12)
-    plain = scaling_.from_rows(x, rng.normal(size=40))  # round_x=False: the observed range
+    plain, _ = scaling_.from_rows(x, rng.normal(size=40))  # round_x=False: the observed range
     np.testing.assert_array_equal(plain.x_min, x.min(0))
 
 
@@ -116,8 +116,9 @@ def test_two_valued_columns_are_read_to_the_last_row(monkeypatch, block):
     x[:, :2, 2] = [3.01, 6.99]
     w = np.ones((2, 50))
     w[1, 49] = 0.0
-    sc = scaling_.from_rows(x, np.zeros((2, 50)), w, round_x=True)
+    sc, two = scaling_.from_rows(x, np.zeros((2, 50)), w, round_x=True)
     np.testing.assert_allclose(sc.x_min, [[3.0, 3.01, 3.0], [3.01, 3.01, 3.0]], atol=1e-15)
+    np.testing.assert_array_equal(two, [[False, True, False], [True, True, False]])
 
 
 def test_streamed_scaling_rounds_as_the_in_memory_one_with_weights():
@@ -132,7 +133,7 @@ def test_streamed_scaling_rounds_as_the_in_memory_one_with_weights():
     w = rng.uniform(0.5, 2.0, n)
     w[5] = 0.0
     y = rng.normal(size=n)
-    want = scaling_.from_rows(x, y, w, round_x=True)
+    want, _ = scaling_.from_rows(x, y, w, round_x=True)
     got = stream.scaling(stream.ChunkReader(x, y, w, chunk_size=64), round_x=True)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

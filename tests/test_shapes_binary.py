@@ -211,13 +211,17 @@ def test_two_valued_marks_are_saved_and_loaded(tree_fit, tmp_path):
 
 
 def test_two_valued_columns_rule(monkeypatch):
-    """The table's rule (:func:`jaxtree._inputs.table.two_valued_columns`): exactly two
-    values on the rows of positive weight. Catches a read that stops after the first block
-    (a third value in the last row), one that counts rows of zero weight, and one that takes
-    a constant column."""
-    from jaxtree._inputs import table as table_
+    """The scaling's rule (:func:`jaxtree._scaling.two_valued`): exactly two values on the
+    rows of positive weight. Catches a read that stops after the first block (a third value
+    in the last row), one that counts rows of zero weight, and one that takes a constant
+    column."""
+    from jaxtree import _scaling as scaling_
 
-    monkeypatch.setattr(table_, "TWO_VALUES_BLOCK", 8)
+    def rule(x, w):
+        lo, hi, _, _ = scaling_.extremes(x, np.zeros(x.shape[0]), w)
+        return tuple(int(j) for j in np.flatnonzero(scaling_.two_valued(x, w, lo, hi)))
+
+    monkeypatch.setattr(scaling_, "TWO_VALUED_BLOCK", 8)
     rng = np.random.default_rng(3)
     n = 50
     x = np.column_stack([rng.integers(0, 2, n), rng.choice([2.5, 4.0], n), np.full(n, 7.0),
@@ -228,9 +232,30 @@ def test_two_valued_columns_rule(monkeypatch):
     x[n - 2, 4] = 0.5  # ... on a row of zero weight
     w = np.ones(n)
     w[n - 2] = 0.0
-    every = range(x.shape[1])
-    assert table_.two_valued_columns(x, None, every) == (0, 1)
-    assert table_.two_valued_columns(x, w, every) == (0, 1, 4)
-    assert table_.two_valued_columns(x, w, (1, 2, 5)) == (1,)  # the candidates only
-    assert table_.two_valued_columns(x[:, :1].astype(bool), None, (0,)) == (0,)
-    assert table_.two_valued_columns(x[:, :1].astype(np.int64), None, (0,)) == (0,)
+    assert rule(x, None) == (0, 1)
+    assert rule(x, w) == (0, 1, 4)
+    assert rule(x[:, :1].astype(bool), None) == (0,)
+    assert rule(x[:, :1].astype(np.int64), None) == (0,)
+    assert rule(x[:, :1].astype(np.int64), w) == (0,)  # the weighted path's float64 extremes
+
+
+def test_the_classifier_marks_its_columns_of_two_values():
+    """The classifier's in-memory fit takes its marks from its own scaling, as the
+    regressor's does: its encoding marks the 0/1 and the {2.5, 4} columns (not the
+    continuous one, nor a category's level indicators), and its decision function's formula
+    prints no basis function on them. Catches a classifier that drops the marks or marks an
+    indicator."""
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    n = 400
+    X = pd.DataFrame({"b": rng.integers(0, 2, n).astype(float), "x": rng.uniform(0, 2, n),
+                      "v": rng.choice([2.5, 4.0], n),
+                      "c": pd.Categorical(rng.choice(list("pq"), n))})
+    logit = 2.0 * X["b"] - 1.5 * (X["v"] == 4.0) + np.sin(3 * X["x"]) - 0.5
+    y = rng.uniform(size=n) < 1 / (1 + np.exp(-logit))
+    est = jaxtree.TreeClassifier(k=4, search="greedy", random_state=0).fit(X, y)
+    marks = {c.name: c.two_valued for c in est.encoding_.columns}
+    assert marks == {"b": True, "x": False, "v": True, "c": False}, marks
+    text = est.formula()
+    assert "(b" not in text and "(v" not in text and "b;" not in text, text

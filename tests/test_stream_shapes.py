@@ -175,7 +175,7 @@ def test_streamed_shapes_refine_the_tree_and_memmap_equals_chunked(chunked):
 
 def test_refit_shapes_streamed_equals_in_memory_sweep():
     X, y = _table(n=700)
-    sc = _scaling.from_rows(X, y)
+    sc, _ = _scaling.from_rows(X, y)
     xs, ys = _scaling.scale_rows(sc, X, y)
     data = scoring.chunk(jnp.asarray(xs, jnp.float32), jnp.asarray(ys, jnp.float32),
                          chunk_size=64)

@@ -52,7 +52,7 @@ def test_scaling_and_chunks_on_threads_equal_serial(threaded, monkeypatch):
     sw = rng.random(2_001)
     sw[::7] = 0.0
     x[::7] += 10.0  # zero-weight rows outside the range are clipped
-    sc = _scaling.from_rows(x, y, sw)
+    sc, _ = _scaling.from_rows(x, y, sw)
     got = _scaling.scale_rows(sc, x, y, sw)
     chunks = scoring._host_chunks(got[0], got[1], sw, 512, None, np.float32)
     monkeypatch.setattr(_threads, "MIN_VALUES", 1 << 62)  # serial

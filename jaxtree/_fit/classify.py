@@ -893,7 +893,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
                                  batch=K if K > 2 else 1)  # K trees
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
     # y_center 0, y_scale 1: f is not scaled
-    sc = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis))
+    sc, two = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis))
     encoding_.refill(xa, spec_.filled(enc), sc.x_min)  # our encoded matrix, in place
     spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
                                      filled=spec_.filled(enc))
@@ -907,7 +907,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)
-    return _searched(src, spec, sc, enc, table.names, table.two_valued)
+    return _searched(src, spec, sc, enc, table.names,
+                     tuple(int(j) for j in np.flatnonzero(two)))
 
 
 def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):

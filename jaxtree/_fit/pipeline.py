@@ -103,9 +103,10 @@ class FitResult:
       order: where a small table's fit tried both orders of the tree and the shape terms
         (:func:`jaxtree._fit.stages.order_choice`), ``(the order kept, each order's held-out
         MSE)``, else None.
-      two_valued: the numeric covariates that took exactly two values in training
-        (:attr:`jaxtree._inputs.table.Table.two_valued`), marked in the estimator's
-        encoding (:func:`jaxtree._inputs.encoding.with_two_valued`).
+      two_valued: the covariates that took exactly two values in training (the source's
+        scaling finds them: :func:`jaxtree._scaling.two_valued`, a streamed pass
+        :func:`jaxtree._scaling.add_two_values`); the numeric ones are marked in the
+        estimator's encoding (:func:`jaxtree._inputs.encoding.with_two_valued`).
     """
 
     model: model_.TreeModel
@@ -170,8 +171,7 @@ def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)
     # (a chunked fit has no target transform: fits_in_chunks; the model is then unchanged)
     return dataclasses.replace(
-        res, model=model_.with_target_transform(res.model, transform, xa, yt, sw),
-        two_valued=table.two_valued or res.two_valued)
+        res, model=model_.with_target_transform(res.model, transform, xa, yt, sw))
 
 
 def read_stream(X, y, sample_weight, hyper: dict) -> table_.Table:
@@ -225,7 +225,6 @@ def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult
     src = source.scaled(rows, spec)
     with progress.reporting(src.spec, feature_names) as rep, _executables.light_if(spec.light):
         found = stages.search_model(src, src.spec, rep)
-    # two_valued: a streamed source's (its scaling pass); in memory fit_table sets the table's
     return _result(_model(found, src.sc, src.spec, feature_names), found, src.spec, enc, names,
                    src.two_valued)
 

@@ -104,15 +104,16 @@ def scaled(rows, spec: spec_.FitSpec):
         rows = rows.with_x(encoding_.refill(rows.x, spec.filled, sc.x_min))
         return Streamed(rows, spec.bound_to(sc).with_indicators(rows.n, rows.p, lambda: found),
                         sc, two_valued=flags)
-    sc = scaling_.bounded(scaling_.from_rows(*rows, round_x=scaling_.rounds(spec.basis)),
-                          spec.y_bound)
+    raw, two = scaling_.from_rows(*rows, round_x=scaling_.rounds(spec.basis))
+    sc = scaling_.bounded(raw, spec.y_bound)
     encoding_.refill(rows[0], spec.filled, sc.x_min)  # our encoded matrix, in place
     xs, ys = scaling_.scale_rows(sc, *rows)
     # the tree search's indicator columns, read on the scaled rows (scaling_.scale_rows
     # clips zero-weight rows into range; the rule reads the rows of positive weight)
     spec = spec.bound_to(sc).with_indicators(
         *xs.shape, lambda: scoring.binary_columns(xs, rows[2]))
-    return InMemory(xs, ys, rows[2], spec, sc)
+    return InMemory(xs, ys, rows[2], spec, sc,
+                    two_valued=tuple(int(j) for j in np.flatnonzero(two)))
 
 
 def _reader(rows, spec: spec_.FitSpec):
@@ -141,8 +142,8 @@ class _Regression:
     """What both regression sources share: the size choice of a selection run and the
     shape terms' training losses."""
 
-    two_valued: tuple = ()  # the columns of two values a streamed source's scaling pass
-    # found (in memory the table's reader finds them: jaxtree._inputs.table.Table.two_valued)
+    two_valued: tuple = ()  # the columns of two values its scaling found (formulas read
+    # them as lines: jaxtree._scaling.two_valued, or a streamed pass's add_two_values)
 
     def size_path(self, sel, n_held: int, names) -> tuple:
         """``(k_best, path)`` of a selection run (:func:`jaxtree._fit.select.size_path`)."""
@@ -175,8 +176,10 @@ class InMemory(_Regression):
 
     in_memory = True
 
-    def __init__(self, xs, ys, sw, spec: spec_.FitSpec, sc: scaling_.Scaling):
+    def __init__(self, xs, ys, sw, spec: spec_.FitSpec, sc: scaling_.Scaling,
+                 two_valued: tuple = ()):
         self.xs, self.ys, self.sw, self.spec, self.sc = xs, ys, sw, spec, sc
+        self.two_valued = two_valued
         self._one = None  # the unsharded chunked data, made once (shape stages)
 
     @property

@@ -249,7 +249,7 @@ def identity(n_features: int, names=None, fills=None) -> EncodingSpec:
 
 def with_two_valued(spec: EncodingSpec, covariates) -> EncodingSpec:
     """``spec`` with the numeric columns at the encoded ``covariates`` (increasing positions
-    in the matrix, :func:`jaxtree._inputs.table.two_valued_columns`) marked ``two_valued``; the
+    in the matrix, :func:`jaxtree._scaling.two_valued`) marked ``two_valued``; the
     others as they were (a loaded file's marks are kept)."""
     marked = {int(j) for j in covariates}
     if not marked:
@@ -261,19 +261,6 @@ def with_two_valued(spec: EncodingSpec, covariates) -> EncodingSpec:
         cols.append(c)
         j += len(c.out_names())
     return dataclasses.replace(spec, columns=tuple(cols))
-
-
-def numeric_covariates(spec: Optional[EncodingSpec], p: int) -> tuple:
-    """The positions of the covariates that are a raw numeric column (not a level, ``other``
-    or a missing indicator) among the ``p`` covariates of ``spec`` (None: all ``p``)."""
-    if spec is None:
-        return tuple(range(p))
-    out, j = [], 0
-    for c in spec.columns:
-        if c.kind == "numeric":
-            out.append(j)
-        j += len(c.out_names())
-    return tuple(out)
 
 
 def with_range_fills(spec: Optional[EncodingSpec], x_min) -> Optional[EncodingSpec]:

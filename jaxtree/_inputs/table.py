@@ -44,10 +44,6 @@ class Table:
         None.
       chunk_size: the chunk size a streamed table asks of the row plan (a ChunkReader's
         own, else the estimator's ``chunk_size``); None in memory (the estimator's).
-      two_valued: the positions of the numeric covariates that take exactly two values on
-        the rows of positive weight (:func:`two_valued_columns`; a formula reads a leaf on
-        one as a line in it); ``()`` for a streamed table (its scaling pass finds them,
-        :func:`jaxtree.stream.scaling_and_indicators`).
     """
 
     x: Any
@@ -58,7 +54,6 @@ class Table:
     y: Any = None
     reader: Any = None
     chunk_size: Any = None
-    two_valued: tuple = ()
 
     @property
     def n(self) -> int:
@@ -84,48 +79,5 @@ def read_table(X, sample_weight, hyper: dict) -> Table:
     dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
     V.check_representable(xa, None, dtype,
                           feature_names=names if enc.is_identity else enc.feature_names_out)
-    numeric = encoding_.numeric_covariates(enc, xa.shape[1])
-    return Table(xa, sw, enc, names, dtype, two_valued=two_valued_columns(xa, sw, numeric))
+    return Table(xa, sw, enc, names, dtype)
 
-
-TWO_VALUES_BLOCK = 1 << 16
-"""Rows :func:`two_valued_columns` reads at a time (a column's third value usually shows in
-the first block, and the read of that column stops there)."""
-
-
-def two_valued_columns(x, sample_weight, candidates) -> tuple:
-    """The positions among ``candidates`` of the columns of ``x (n, p)`` that take exactly two
-    values on the rows of positive ``sample_weight`` (None: every row): a 0/1 flag, a
-    one-hot column made before jaxtree, any column of two levels coded as numbers.
-
-    Such a column keeps its two values as its range (:func:`jaxtree._scaling.round_bounds`
-    does not widen it), so every function of it is a line between them, and a formula reads
-    it so (:func:`jaxtree._formula.indicator_labels`). Each candidate is read
-    :data:`TWO_VALUES_BLOCK` rows at a time up to its first third value (a continuous
-    column costs one block), without a copy of the table."""
-    x = np.asarray(x)
-    if x.ndim != 2 or not x.shape[0] or x.dtype.kind not in "biuf":
-        return ()
-    keep = None if sample_weight is None else np.asarray(sample_weight) > 0
-    if keep is not None and keep.all():
-        keep = None
-    return tuple(int(j) for j in candidates if _two_values(x[:, j], keep))
-
-
-def _two_values(col: np.ndarray, keep) -> bool:
-    """Whether ``col (n,)`` takes exactly two distinct values where ``keep`` (None:
-    everywhere): the first two values seen, then every row checked against them, a block at a
-    time, up to a third value (NaN is never one of the two: the column is refused)."""
-    seen: tuple = ()
-    for s in range(0, col.shape[0], TWO_VALUES_BLOCK):
-        c = col[s:s + TWO_VALUES_BLOCK]
-        if keep is not None:
-            c = c[keep[s:s + TWO_VALUES_BLOCK]]
-        while len(seen) < 2:  # the first values not seen yet
-            new = c if not seen else c[c != seen[0]]
-            if not new.size:
-                break
-            seen += (new[0],)
-        if len(seen) == 2 and not np.all((c == seen[0]) | (c == seen[1])):
-            return False
-    return len(seen) == 2
