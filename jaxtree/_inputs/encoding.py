@@ -190,26 +190,22 @@ class EncodingSpec:
         """For each encoded covariate, the index of the raw column it comes from."""
         return tuple(j for j, c in enumerate(self.columns) for _ in c.out_names())
 
+    def starts(self) -> tuple:
+        """``((column, j), ...)``: each raw column with the position of its first encoded
+        covariate in the matrix (a column gives ``len(column.out_names())`` covariates)."""
+        sizes = [len(c.out_names()) for c in self.columns]
+        return tuple(zip(self.columns, np.cumsum([0] + sizes[:-1]).tolist()))
+
     def filled_covariates(self) -> tuple:
         """The encoded covariates that hold a fill value where the training table had a
         missing one (the numeric columns with an indicator), in the matrix's order."""
-        out, j = [], 0
-        for c in self.columns:
-            if c.kind == "numeric" and c.indicator:
-                out.append(j)
-            j += len(c.out_names())
-        return tuple(out)
+        return tuple(j for c, j in self.starts() if c.kind == "numeric" and c.indicator)
 
     def categorical_covariates(self) -> dict:
         """``{column name: (j_1, ..., j_L)}``: each categorical column's encoded covariates
         (its levels, ``other``, its missing indicator) in the matrix's column order."""
-        out, j = {}, 0
-        for c in self.columns:
-            k = len(c.out_names())
-            if c.kind == "categorical":
-                out[str(c.name)] = tuple(range(j, j + k))
-            j += k
-        return out
+        return {str(c.name): tuple(range(j, j + len(c.out_names())))
+                for c, j in self.starts() if c.kind == "categorical"}
 
     def to_dict(self) -> dict:
         """The JSON entry (exact floats)."""
@@ -254,13 +250,10 @@ def with_two_valued(spec: EncodingSpec, covariates) -> EncodingSpec:
     marked = {int(j) for j in covariates}
     if not marked:
         return spec
-    cols, j = [], 0
-    for c in spec.columns:
-        if c.kind == "numeric" and j in marked and not c.two_valued:
-            c = dataclasses.replace(c, two_valued=True)
-        cols.append(c)
-        j += len(c.out_names())
-    return dataclasses.replace(spec, columns=tuple(cols))
+    return dataclasses.replace(spec, columns=tuple(
+        dataclasses.replace(c, two_valued=True)
+        if c.kind == "numeric" and j in marked and not c.two_valued else c
+        for c, j in spec.starts()))
 
 
 def with_range_fills(spec: Optional[EncodingSpec], x_min) -> Optional[EncodingSpec]:
@@ -274,13 +267,10 @@ def with_range_fills(spec: Optional[EncodingSpec], x_min) -> Optional[EncodingSp
     if spec is None:
         return None
     x_min = np.asarray(x_min, np.float64).reshape(-1)
-    cols, j = [], 0
-    for c in spec.columns:
-        if c.kind == "numeric" and float(c.fill) != float(x_min[j]):
-            c = dataclasses.replace(c, fill=float(x_min[j]))
-        cols.append(c)
-        j += len(c.out_names())
-    return dataclasses.replace(spec, columns=tuple(cols))
+    return dataclasses.replace(spec, columns=tuple(
+        dataclasses.replace(c, fill=float(x_min[j]))
+        if c.kind == "numeric" and float(c.fill) != float(x_min[j]) else c
+        for c, j in spec.starts()))
 
 
 def refill(x, filled: tuple, x_min):
