@@ -175,7 +175,18 @@ class TreeModel:
             lines in it (``1.5·am``; :func:`jaxtree._formula.indicator_labels`).
           lhs: the left-hand side: the target's name (the estimator passes its
             ``target_name_``), or a classifier's ``logit P(y = a)``.
+
+        Raises:
+          ValueError: for a model of several trees (a leading axis: a classifier's one tree
+            per class, :func:`jaxtree.fit_batch`'s stacked members), naming how to print one.
         """
+        if np.ndim(self.program.op) > 1:
+            n = int(np.shape(self.program.op)[0])
+            raise ValueError(
+                f"This model holds {n} trees (a leading axis of {n}: a classifier's one tree "
+                "per class, or fit_batch's members), and a formula is one tree's. Print one "
+                "with jaxtree.program.member_on_host(model, i).formula(), or call the "
+                "estimator's formula() (a classifier's gives one formula per class, named).")
         c, s = float(self.y_center), float(self.y_scale)
         a = prog.to_numpy(self.program)
         target = _target.of(self)

@@ -345,6 +345,12 @@ def test_multiclass_one_vs_rest_members_equal_binary_fits():
             np.asarray(a), np.asarray(b)[col]), m, c.model_)
         np.testing.assert_allclose(np.asarray(jaxtree.predict(m, X)), f[:, col], rtol=1e-6,
                                    atol=1e-6)
+    # the stacked model's formula is refused, naming how to print one tree; a member's is
+    # its class's formula
+    with pytest.raises(ValueError, match="holds 3 trees"):
+        c.model_.formula()
+    one = jaxtree.program.member_on_host(c.model_, 0).formula()
+    assert c.formula()[0] == "logit P(y = hi) = " + one.split(" = ", 1)[1]
 
 
 def test_one_versus_rest_helpers_run_on_the_host_without_compiling():
