@@ -301,11 +301,39 @@ def predict(model: TreeModel, X, *, clip: bool = True) -> jax.Array:
       >>> yhat.shape
       (200,)
     """
+    if not isinstance(model, TreeModel):
+        hint = " Pass est.model_, or call est.predict(X)." if hasattr(model, "model_") else ""
+        raise TypeError(f"jaxtree.predict takes a TreeModel (an estimator's model_); got "
+                        f"{type(model).__name__}.{hint}")
     if V.is_host_array(X):
+        _check_covariates(model, X)
         X = V.check_X(X, n_features=model.x_min.shape[-1], allow_1d=True, allow_nan=True)
         X = V.fill_missing(X, np.asarray(model.x_min).reshape(-1, model.n_features)[0],
                            refuse=model.missing == "error", names=model.feature_names)
     return predict_checked(model, X, clip=clip)
+
+
+def _check_covariates(model: TreeModel, X) -> None:
+    """Refuses a host table that is not the model's covariates (non-numeric columns, or
+    another number of columns), saying what :func:`predict` reads: the covariates the tree
+    was fitted on, which for a table with categories or missing values are its encoded
+    columns (``est.encode(X)``), not the table."""
+    p = model.n_features
+    dtypes = getattr(X, "dtypes", None)
+    text = None if dtypes is None else [str(c) for c, d in zip(X.columns, dtypes)
+                                         if getattr(d, "kind", "O") not in "biuf"]
+    if text:
+        problem, kind = f"column(s) {text} of X are not numbers", TypeError
+    elif np.ndim(X) == 2 and np.shape(X)[1] != p:
+        problem, kind = (f"X has {np.shape(X)[1]} features, but jaxtree.predict is expecting "
+                         f"{p} features as input"), ValueError
+    else:
+        return
+    names = ", ".join(model.feature_names[:6]) + (", ..." if p > 6 else "")
+    raise kind(f"{problem}: the {p} covariates the model's tree reads, as numbers "
+               f"({names}). A model fitted on a table with categories or missing values "
+               "reads them encoded: pass est.encode(X), the estimator's encoding of the "
+               "table, or call est.predict(X).")
 
 
 def predict_checked(model: TreeModel, x, *, clip: bool = True, terms=None) -> jax.Array:

@@ -94,6 +94,19 @@ def test_a_column_that_had_missing_values_uses_its_indicator_silently():
     with pytest.warns(V.MissingValueWarning, match=r"1 missing value\(s\) \(NaN\) in column\(s\) "
                                                    r"\['b'\]"):
         est.predict(new)
+    # jaxtree.predict reads the encoded covariates: the table is refused, naming the way
+    # (est.encode), and the encoded table predicts as est.predict does
+    with pytest.raises(ValueError, match=r"X has 2 features, but jaxtree.predict is expecting 3.*est\.encode"):
+        jaxtree.predict(est.model_, new)
+    np.testing.assert_allclose(np.asarray(jaxtree.predict(est.model_, est.encode(new))),
+                               est.predict(new), rtol=1e-6)
+    cat = df.assign(c=pd.Categorical(np.where(df.b > 0.5, "u", "v")))
+    est2 = jaxtree.TreeRegressor(k=2, basis=SMALL, search="greedy", validation_fraction=None,
+                                 refine="coordinate").fit(cat, y)
+    with pytest.raises(TypeError, match=r"column\(s\) \['c'\] of X are not numbers.*est\.encode"):
+        jaxtree.predict(est2.model_, cat)
+    with pytest.raises(TypeError, match=r"got TreeRegressor\. Pass est\.model_"):
+        jaxtree.predict(est2, cat)
 
 
 def test_a_missing_error_model_refuses_nan_on_both_paths_and_after_loading(tmp_path):
