@@ -44,8 +44,9 @@ are ``TreeRegressor.shape_terms()``); their constant is merged into the formula'
 shape that is a coefficient prints as one, in the tree's notation, and merges with the tree's
 equal terms: on an indicator (it reads only ``f(0)`` and ``f(1)``) ``(f(1) - f(0))·[c = G]``,
 and on a covariate whose shape is a line (a two-valued column: :func:`jaxtree.shapes.
-two_valued_linear`) ``c·x3``; the value at the lower level (at ``x = 0``) goes into the
-constant, so the formula still holds to ``tol``. Pair shapes and curves stay ``f(...)``.
+two_valued_linear`), or within a quarter of ``tol`` of one, ``c·x3``; the value at the lower
+level (at ``x = 0``) goes into the constant, so the formula still holds to ``tol``. Pair
+shapes and curves stay ``f(...)``.
 
 The structure is built once in float64 on the host; :func:`text`, :func:`latex` and
 :func:`sympy_expr` render the same rounded structure, so the printed formula,
@@ -144,8 +145,10 @@ def _atom(kind, j, i=-1, params=()):
 class _Builder:
     """Reads a model once and builds, evaluates and renders its readable structure."""
 
-    def __init__(self, model, indicators: Optional[Mapping[int, str]] = None, n_check: int = N_CHECK):
+    def __init__(self, model, indicators: Optional[Mapping[int, str]] = None,
+                 n_check: int = N_CHECK, line_tol: float = 0.0):
         a = prog.to_numpy(model.program)
+        self.line_tol = float(line_tol)  # a main shape this close to a line prints as it
         self.a = a
         self.model = model
         self.basis = model.basis
@@ -283,7 +286,10 @@ class _Builder:
         two_valued_linear` makes them so on a two-valued covariate) is that line over the
         training range, ``f(x) = b_0 + (b_end - b_0) (x - m) a``: ``c·x`` (to
         :data:`LINE_EPS` times the dtype's epsilon of its largest value, float rounding).
-        Pairs and curves stay shapes."""
+        A main shape within ``line_tol`` (the shapes' units) of its least-squares line at
+        every knot prints as that line too: a shape is linear between its knots, so that
+        is its largest change over the whole range (:func:`build`'s decision). Pairs and
+        curves stay shapes."""
         out = _Sum()
         model = self.model
         if not int(model.shapes.n_terms):
@@ -299,11 +305,15 @@ class _Builder:
                 v0, v1 = _hat_sum(coef, u)
                 term = _Sum(v0, {((_atom("ind", j), 1),): v1 - v0} if v1 != v0 else {})
             else:
-                line = coef[0] + (coef[-1] - coef[0]) * np.linspace(0.0, 1.0, len(coef))
-                if np.max(np.abs(coef - line)) > eps * max(1.0, float(np.max(np.abs(coef)))):
-                    continue  # a curve
-                slope = (coef[-1] - coef[0]) * sc
-                term = _Sum(coef[0] - slope * m, {((_atom("x", j), 1),): slope} if slope else {})
+                t = np.linspace(0.0, 1.0, len(coef))
+                b0, b1 = coef[0], coef[-1] - coef[0]  # the line through the ends
+                exact = eps * max(1.0, float(np.max(np.abs(coef))))
+                if np.max(np.abs(coef - b0 - b1 * t)) > exact:
+                    b1, b0 = np.polyfit(t, coef, 1)  # the least-squares line, within line_tol
+                    if not np.max(np.abs(coef - b0 - b1 * t)) <= self.line_tol:
+                        continue  # a curve
+                slope = b1 * sc
+                term = _Sum(b0 - slope * m, {((_atom("x", j), 1),): slope} if slope else {})
             out = self.add(out, term)
             self.folded.add(i)
         return out
@@ -525,7 +535,15 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
         check_digits(digits)
     else:
         check_tol(tol)
-    b = _Builder(model, indicators)
+    # Decision (fifty-eighth session): with a tolerance, a main shape within a quarter of it
+    # of a line prints as the line (``0.997·a``, not ``f(a)``): a straight effect fitted by
+    # shape terms (a small table's shapes-first order) printed as a term a reader could not
+    # evaluate. A shape is linear between its knots, so its largest distance from the line
+    # is at a knot; the rest of the tolerance is the rounding's (_choose_digits takes half).
+    # With ``digits``, only exact lines (float rounding).
+    bound = float(getattr(model, "y_bound", 1.0))  # the shapes' units: y_scale / y_bound
+    line_tol = 0.0 if digits is not None else 0.25 * float(tol) * bound
+    b = _Builder(model, indicators, line_tol=line_tol)
     exact = b.build()
     smear = b.target.smearing if b.target.name == "log" else None
     shape_names = []

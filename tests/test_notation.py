@@ -333,3 +333,34 @@ def test_shape_on_a_two_valued_column_prints_as_a_coefficient(binary_shapes_mode
     err = np.max(np.abs(f(*xe.T) - est.predict(df)))
     half = 0.5 * (y.max() - y.min())
     assert err <= tol * half, (err / half, formula)
+
+
+def test_a_main_shape_within_tol_of_a_line_prints_as_the_line():
+    """A straight effect fitted by a shape term prints as the line, ``0.3 + 0.8·x1`` (not
+    ``f(x1)``, which a reader cannot evaluate), where the shape's knots are within a quarter
+    of ``tol`` of their least-squares line; the printed formula is ``predict`` within tol of
+    the half-range (a line with the wrong slope or without its shift in the constant fails
+    here: the covariate's range starts at 2). A curve stays ``f(x1)``, and so does the near
+    line with fixed ``digits`` (only exact lines fold there)."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(300, 2))
+    X[:, 0] = 2.0 + 3.0 * X[:, 0]
+    a = X[:, 0]
+    fits = {}
+    for curve in (1e-6, 0.01):
+        y = 0.3 + 0.8 * a + curve * (a - 2.0) ** 2
+        fits[curve] = est = jaxtree.TreeRegressor(
+            k=1, shapes=1, shape_knots=(6, 4), search="greedy",
+            validation_fraction=None).fit(X, y)
+        assert len(est.shape_terms()) == 1
+        assert "f(x1)" in est.formula(digits=3)
+    assert "f(x1)" in fits[0.01].formula(), fits[0.01].formula()
+    est = fits[1e-6]
+    # the tree's one leaf fits float32 noise (about 1e-4): which one is not the point
+    assert est.formula().startswith("y = 0.3 + 0.8·x1"), est.formula()
+    sp = pytest.importorskip("sympy")
+    tol = 1e-3  # the default, where it folds (a finer tol keeps f(x1))
+    f = sp.lambdify([sp.Symbol(n, real=True) for n in est.model_.feature_names],
+                    est.to_sympy(tol=tol), "numpy")
+    err = np.max(np.abs(f(*X.T) - est.predict(X)))
+    assert err <= tol * 0.5 * np.ptp(est.predict(X)), (err, est.formula(tol=tol))
