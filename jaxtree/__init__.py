@@ -9,7 +9,7 @@ from jaxtree import (basis, batch, classifier, datasets, debug, export, losses, 
                      program, reference, refine, scoring, search, sharding, simplify, stream,
                      theory)
 from jaxtree._compilation_cache import disable as disable_compilation_cache
-from jaxtree._base import WeightBoxWarning
+from jaxtree._base import TargetPrecisionWarning, WeightBoxWarning
 from jaxtree._inputs.validation import (DataSizeWarning, MissingValueWarning, NotFittedError,
                                         UnseenLevelWarning)
 from jaxtree.basis import Basis, default_basis, get_basis, make_basis
@@ -29,6 +29,7 @@ __all__ = [
     "MissingValueWarning",
     "NotFittedError",
     "Program",
+    "TargetPrecisionWarning",
     "TreeClassifier",
     "TreeModel",
     "TreeRegressor",

@@ -155,3 +155,22 @@ def test_the_formulas_tolerance_is_a_share_of_the_half_range_at_every_y_bound(tm
         assert err <= tol * half, (y_bound, err / half)
     est.save(tmp_path / "m.json")
     assert jaxtree.load(tmp_path / "m.json").model_.y_bound == 0.25
+
+
+def test_targets_far_from_zero_warn_that_float32_rounds_them():
+    """A float32 model (float32 covariates) predicts ``y_center + y_scale * f`` in float32:
+    targets ``1e6 + 3a + b`` come back rounded to steps of 0.0625, and the fit says so,
+    naming a shift of y; targets near 0 and a float64 model do not warn (catches the warning
+    always on, never on, or read from the float64 scaling instead of the model's)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 2))
+    y = 3 * X[:, 0] + X[:, 1]
+    kw = dict(k=1, search="greedy", validation_fraction=None, shapes=0, refine=None)
+    with pytest.warns(jaxtree.TargetPrecisionWarning, match=r"steps of 0\.062.*y - 1e\+06"):
+        est = jaxtree.TreeRegressor(**kw).fit(X.astype(np.float32), 1e6 + y)
+    assert est.model_.y_center.dtype == np.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jaxtree.TargetPrecisionWarning)
+        jaxtree.TreeRegressor(**kw).fit(X.astype(np.float32), 1e3 + y)
+        est = jaxtree.TreeRegressor(**kw).fit(X, 1e6 + y)  # float64 under the suite's x64
+    assert est.model_.y_center.dtype == np.float64
