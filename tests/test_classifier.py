@@ -250,6 +250,19 @@ def test_single_class_is_a_clear_error():
         clf().fit(X, ["a"] * N)
 
 
+def test_weights_that_leave_one_class_are_a_clear_error():
+    # Catches: a silent fit of the one class left (a logit of -27) when every row of the
+    # other class has weight 0, as an unweighted y of one class is refused.
+    X, _ = make_data()
+    y = np.where(np.arange(N) % 2, "b", "a")
+    with pytest.raises(ValueError, match=r"at least 2 classes with positive sample_weight; "
+                       r"every row of class\(es\) \['a'\] has weight 0.*only class 'b'"):
+        clf().fit(X, y, sample_weight=(y == "b").astype(float))
+    y3 = np.arange(N) % 3
+    with pytest.raises(ValueError, match=r"class\(es\) \[1, 2\] has weight 0.*only class 0"):
+        clf().fit(X, y3, sample_weight=(y3 == 0) * 2.0)
+
+
 def test_continuous_target_is_rejected():
     X, _ = make_data()
     with pytest.raises(ValueError, match="Unknown label type"):

@@ -83,6 +83,29 @@ def test_few_rows_warn_that_the_model_interpolates():
         limits.check_size(2, 10, 1, 13, np.float64, 2048, "cpu")
 
 
+def test_few_rows_of_positive_weight_warn_as_few_rows_do():
+    # Catches: 60 rows of which 3 are weighted fitting silently (a row of weight 0 is no row
+    # of the fit), and messages that change for weights that are all positive. The bound on
+    # k counts every row (integer weights equal repeated rows, tests/test_sklearn.py).
+    X, y = _noisy(n=N)
+    sw = np.zeros(N)
+    sw[:3] = 1.0
+    with pytest.warns(V.DataSizeWarning) as rec:
+        est = _paper(5, validation_fraction=None, y_bound=0.25).fit(X, y, sample_weight=sw)
+    said = [str(r.message) for r in rec]
+    assert any(f"Only 3 rows of positive sample_weight (of {N})" in m and "interpolate" in m
+               for m in said), said
+    assert est.k_ == 5
+    with pytest.warns(V.DataSizeWarning, match=r"Only 9 rows of positive sample_weight \(of 400\)"):
+        assert limits.check_size(50, 400, 1, 13, np.float64, 2048, "cpu", n_weighted=9) == 50
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", V.DataSizeWarning)
+        assert limits.check_size(12, 60, 1, 13, np.float64, 2048, "cpu", n_weighted=60) == 12
+        assert limits.check_size(2, 400, 1, 13, np.float64, 2048, "cpu", n_weighted=10) == 2
+    with pytest.warns(V.DataSizeWarning, match=r"Only 9 rows: with"):  # all weighted
+        limits.check_size(1, 9, 1, 13, np.float64, 2048, "cpu", n_weighted=9)
+
+
 # ------------------------------------------------------------------------ memory budget
 
 

@@ -122,6 +122,7 @@ def test_object_columns_of_numbers_are_numeric_columns():
     (-np.ones(N), r"non-negative"),
     (np.zeros(N), r"positive sum"),
     (np.full(N, np.nan), r"sample_weight contains 64 NaN"),
+    (np.eye(N)[3], r"at least 2 samples with positive sample_weight; got 1 \(of 64 rows\)"),
 ])
 def test_bad_sample_weight(sw, match):
     X, y = make_data()

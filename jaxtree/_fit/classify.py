@@ -888,9 +888,11 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
     classes, idx = V.check_labels(y, n)
+    V.check_class_weights(classes, idx, sw)
     K = len(classes)
     params, plan = spec_.planned(params, n, p, dtype, hyper["chunk_size"], hyper["devices"],
-                                 batch=K if K > 2 else 1)  # K trees
+                                 batch=K if K > 2 else 1,  # K trees
+                                 n_weighted=table.n_weighted)
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
     # y_center 0, y_scale 1: f is not scaled
     sc, two = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis))
@@ -939,11 +941,14 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     dtype = V.float_dtype_for(x, bool(jax.config.jax_enable_x64))  # as read
     x, enc = encoding_.streamed_rows(x, asked, hyper["missing"])  # the regressor's rule
     n, p = x.shape
-    # the regressor's plan of streamed rows (pipeline.fit_table): with the encoded covariates
-    params, plan = spec_.planned(params, n, p, dtype, asked, hyper["devices"])
-    chunk = min(params.chunk, n) if n else params.chunk
     classes, idx = V.check_labels(labels, n)
     sw = V.check_sample_weight(sw, n)
+    n_weighted = V.check_weighted_rows(sw, n)
+    V.check_class_weights(classes, idx, sw)
+    # the regressor's plan of streamed rows (pipeline.fit_table): with the encoded covariates
+    params, plan = spec_.planned(params, n, p, dtype, asked, hyper["devices"],
+                                 n_weighted=n_weighted)
+    chunk = min(params.chunk, n) if n else params.chunk
     K = len(classes)
     ypm = one_vs_rest(idx, K)
     readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]

@@ -16,6 +16,16 @@ as soon as it knows its rows, covariates and dtype).
 * **Few rows warn.** Below :data:`MIN_ROWS` (10) rows even a single leaf chosen among the
   ``p * q`` candidates, with an intercept, passes through (nearly) every point: the model
   interpolates, and its training error says nothing about new data.
+* **Few rows of positive weight warn too.** A row of weight 0 is no row of the fit, so with
+  ``sample_weight`` the few-rows warning counts the rows of positive weight (400 rows of
+  which 3 are weighted warn as 3 rows do: 3 distinct points are interpolated, whatever
+  their weights); fewer than 2 of them are refused at the boundary
+  (:func:`jaxtree._inputs.validation.check_weighted_rows`), as a table of fewer than 2
+  rows is. Decision: the bound on ``k`` still counts every row, because integer weights
+  must give the fit of the repeated rows (scikit-learn's
+  ``check_sample_weight_equivalence``, tests/test_sklearn.py): 12 rows of positive weight
+  summing to 30 would bound ``k`` at 2 where the 30 repeated rows allow 6. The memory
+  budget counts every row (each is held).
 * **A memory budget.** The search step holds about :data:`WORDS_PER_LEAF_ROW` floats per leaf
   row and row of a chunk (the candidates' regressors and targets, the tree's node values and
   their gradients) and :data:`WORDS_PER_LEAF_CANDIDATE` per leaf row and candidate column
@@ -145,7 +155,8 @@ def _gb(b: float) -> str:
 
 
 def check_size(k: int, n: int, p: int, q: int, dtype, chunk: int, platform: str,
-               batch: int = 1, budget: Optional[int] = None) -> int:
+               batch: int = 1, budget: Optional[int] = None,
+               n_weighted: Optional[int] = None) -> int:
     """The ``k`` a fit runs with: ``k`` bounded by the rows (a warning says so), after the
     few-rows warning; refuses a search whose memory estimate exceeds the budget.
 
@@ -153,7 +164,10 @@ def check_size(k: int, n: int, p: int, q: int, dtype, chunk: int, platform: str,
       k: the asked number of operations; n, p, q: rows, covariates (after encoding) and
         basis functions; dtype: the fit's float dtype; chunk: rows per step of the row plan;
         platform: the plan's platform; batch: data sets searched at once
-        (:func:`jaxtree.fit_batch`); budget: bytes (None: :func:`memory_budget`).
+        (:func:`jaxtree.fit_batch`); budget: bytes (None: :func:`memory_budget`);
+        n_weighted: the rows of positive ``sample_weight`` (None: no weights), which the
+        few-rows warning counts instead of ``n`` (the bound on ``k`` counts ``n``: see the
+        module docstring).
 
     Returns:
       The bounded ``k``.
@@ -165,9 +179,13 @@ def check_size(k: int, n: int, p: int, q: int, dtype, chunk: int, platform: str,
     k, n = int(k), int(n)
     if n <= 0:  # rows unknown: nothing to bound
         return k
-    if n < MIN_ROWS:
+    rows, what = n, f"{n} rows"
+    if n_weighted is not None and int(n_weighted) < n:  # a row of weight 0 is no row
+        rows = int(n_weighted)
+        what = f"{rows} rows of positive sample_weight (of {n})"
+    if rows < MIN_ROWS:
         V.warn_user(
-            f"Only {n} rows: with fewer than {MIN_ROWS} rows the model will interpolate them "
+            f"Only {what}: with fewer than {MIN_ROWS} rows the model will interpolate them "
             f"(a leaf chosen among the p*q = {p * q} candidate functions, with an intercept, "
             "passes through nearly every point), so its training error says nothing about new "
             "data. Fit more rows, or read the formula as a description of these points only.",

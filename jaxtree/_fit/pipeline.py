@@ -163,7 +163,8 @@ def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
     in-memory matrix chunk by chunk)."""
     xa, sw, enc, streamed = table.x, table.sample_weight, table.encoding, table.reader
     spec = spec_.fit_spec(hyper, params, xa, table.dtype, transform,
-                          chunk_size=table.chunk_size, streamed=streamed is not None)
+                          chunk_size=table.chunk_size, streamed=streamed is not None,
+                          n_weighted=table.n_weighted)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
                         filled=spec_.filled(enc))
     yt = None if streamed is not None else target_.forward(table.y, transform, sw)  # y <= 0
@@ -214,8 +215,9 @@ def read_stream(X, y, sample_weight, hyper: dict) -> table_.Table:
     if enc is not None:  # the same rows, chunk size, dtype, y and weights; x encoded
         reader = stream_.ChunkReader(x, reader.y, reader.sample_weight,
                                      chunk_size=reader.chunk_size, dtype=reader.dtype)
+    n_weighted = V.check_weighted_rows(reader.sample_weight, reader.n)
     return table_.Table(reader.x, reader.sample_weight, enc, None, dtype, y=reader.y,
-                        reader=reader, chunk_size=asked)
+                        reader=reader, chunk_size=asked, n_weighted=n_weighted)
 
 
 def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult:

@@ -304,13 +304,14 @@ def check_classifier_params(params: dict):
 
 
 def planned(params: Params, n: int, p: int, dtype, chunk_size="auto",
-            devices=None, batch: int = 1) -> tuple:
+            devices=None, batch: int = 1, n_weighted: Optional[int] = None) -> tuple:
     """``(params, plan)``: the row plan (:func:`jaxtree.plan.row_plan`) of a fit of ``n`` rows
     and ``p`` covariates on the platform of ``devices`` (None: JAX's default backend), and
     ``params`` with its chunk and streamed block size. Every fit calls this once, as soon as
     it knows ``n``, ``p`` and the dtype; it applies the safety rails
     (:func:`jaxtree._fit.limits.check_size`: ``k`` bounded by the rows with a warning, a
-    warning below ``MIN_ROWS`` rows, a ``ValueError`` over the memory budget)."""
+    warning below ``MIN_ROWS`` rows, of positive weight where ``n_weighted`` gives their
+    count, a ``ValueError`` over the memory budget)."""
     resolved = None if devices is None else sharding_.resolve_devices(devices)
     platform = plan_.platform_of(resolved)
     plan = plan_.row_plan(n, p, params.basis.q, dtype, chunk_size=chunk_size, platform=platform,
@@ -318,7 +319,7 @@ def planned(params: Params, n: int, p: int, dtype, chunk_size="auto",
                           device_bytes=(plan_.device_memory(resolved)
                                         if plan_.is_accelerator(platform) else None))
     k = limits.check_size(params.k, n, p, params.basis.q, dtype, plan.chunk, plan.platform,
-                          batch=batch)
+                          batch=batch, n_weighted=n_weighted)
     return params._replace(k=k, chunk=plan.chunk, block=plan.chunks_per_block), plan
 
 
@@ -348,16 +349,19 @@ def basis_asked(hyper: dict) -> Optional[bool]:
 
 
 def fit_spec(hyper: dict, params: Params, xa, dtype, transform: str = "identity", *,
-             chunk_size=None, streamed: bool = False) -> FitSpec:
+             chunk_size=None, streamed: bool = False,
+             n_weighted: Optional[int] = None) -> FitSpec:
     """The :class:`FitSpec` of a regressor's fit of the encoded, validated matrix
     ``xa (n, p)`` in ``dtype``: its row plan and bounded ``k`` (:func:`planned`, with
-    ``chunk_size``, None for the estimator's), whether its rows are read chunk by chunk
+    ``chunk_size``, None for the estimator's; ``n_weighted``, the rows of positive weight,
+    None without weights), whether its rows are read chunk by chunk
     (``streamed``: a memmap or ChunkReader's rows, or :func:`fits_in_chunks` for a large
     in-memory matrix; ``spec.streamed``) and the rest (:func:`resolve`). The whole setup of
     the regressor's fit, in one call, in memory or streamed."""
     n, p = xa.shape
     chunk_size = hyper.get("chunk_size", "auto") if chunk_size is None else chunk_size
-    params, plan = planned(params, n, p, dtype, chunk_size, hyper.get("devices"))
+    params, plan = planned(params, n, p, dtype, chunk_size, hyper.get("devices"),
+                           n_weighted=n_weighted)
     chunked = streamed or fits_in_chunks(hyper, xa, transform, plan)
     return resolve(hyper, params, n, p, dtype, plan, in_memory=not chunked, transform=transform)
 

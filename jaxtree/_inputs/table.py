@@ -44,6 +44,9 @@ class Table:
         None.
       chunk_size: the chunk size a streamed table asks of the row plan (a ChunkReader's
         own, else the estimator's ``chunk_size``); None in memory (the estimator's).
+      n_weighted: the rows of positive weight
+        (:func:`jaxtree._inputs.validation.check_weighted_rows`, at least 2), None without
+        weights: the rows the fit's size rules count (:func:`jaxtree._fit.limits.check_size`).
     """
 
     x: Any
@@ -54,6 +57,7 @@ class Table:
     y: Any = None
     reader: Any = None
     chunk_size: Any = None
+    n_weighted: Optional[int] = None
 
     @property
     def n(self) -> int:
@@ -69,15 +73,16 @@ def read_table(X, sample_weight, hyper: dict) -> Table:
     """Validates and encodes an in-memory training table (both estimators): missing values
     and categories become covariates (:func:`jaxtree._inputs.encoding.fit_transform`, with the
     settings of ``hyper``), the weights are checked and the covariates must be representable
-    in the compute dtype."""
+    in the compute dtype. Fewer than 2 rows, or fewer than 2 of positive weight, are refused."""
     xa, enc = encoding_.fit_transform(X, hyper)
     names = V.frame_feature_names(X)
     n = xa.shape[0]
     if n < 2:
         raise ValueError(f"fit needs at least 2 samples; got {n}.")
     sw = V.check_sample_weight(sample_weight, n)
+    n_weighted = V.check_weighted_rows(sw, n)
     dtype = V.float_dtype_for(np.asarray(xa), bool(jax.config.jax_enable_x64))
     V.check_representable(xa, None, dtype,
                           feature_names=names if enc.is_identity else enc.feature_names_out)
-    return Table(xa, sw, enc, names, dtype)
+    return Table(xa, sw, enc, names, dtype, n_weighted=n_weighted)
 

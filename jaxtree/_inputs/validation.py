@@ -588,6 +588,60 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
     return arr
 
 
+def rows_of_positive_weight(sample_weight) -> Optional[int]:
+    """The rows a weighted fit learns from: how many of ``sample_weight`` ``(n,)`` are
+    positive (a row of weight 0 is no row of the fit); None without weights."""
+    if sample_weight is None:
+        return None
+    return int(np.count_nonzero(np.asarray(sample_weight) > 0))
+
+
+def check_weighted_rows(sample_weight, n_samples: int) -> Optional[int]:
+    """:func:`rows_of_positive_weight`, refused below 2 as a table of fewer than 2 rows is
+    (``fit needs at least 2 samples``): the rules on a fit's rows count the rows of positive
+    weight (:func:`jaxtree._fit.limits.check_size` warns on few of them).
+
+    Raises:
+      ValueError: fewer than 2 rows of positive weight, with the count and the fix.
+    """
+    m = rows_of_positive_weight(sample_weight)
+    if m is not None and m < 2:
+        raise ValueError(
+            f"fit needs at least 2 samples with positive sample_weight; got {m} (of "
+            f"{n_samples} rows). A row of weight 0 is left out of the fit: give more rows a "
+            "positive weight, or fit more rows.")
+    return m
+
+
+def check_class_weights(classes, index, sample_weight) -> None:
+    """Refuses weights that leave samples of only one class: a classifier's fit needs a
+    positive total weight on at least 2 classes, as it needs 2 classes in ``y``
+    (:func:`check_labels`).
+
+    Args:
+      classes: ``(K,)`` the sorted classes; index: ``(n,)`` int, each row's class;
+      sample_weight: ``(n,)`` checked weights (:func:`check_sample_weight`), or None.
+
+    Raises:
+      ValueError: naming the classes of zero total weight, the one left, and the fix.
+    """
+    if sample_weight is None:
+        return
+    totals = np.bincount(np.asarray(index).reshape(-1), minlength=len(classes),
+                         weights=np.asarray(sample_weight, np.float64))
+    kept = totals > 0
+    if kept.sum() >= 2:
+        return
+    label = lambda c: c.item() if hasattr(c, "item") else c  # noqa: E731
+    zero = [label(c) for c in np.asarray(classes)[~kept]]
+    one = label(np.asarray(classes)[kept][0])
+    raise ValueError(
+        f"TreeClassifier needs samples of at least 2 classes with positive sample_weight; "
+        f"every row of class(es) {zero} has weight 0, which leaves only class {one!r}. Give "
+        "some rows of another class a positive weight (a row of weight 0 is left out of the "
+        "fit), or check the weights.")
+
+
 def check_representable(X: Optional[np.ndarray], y: Optional[np.ndarray], dtype,
                          feature_names=None) -> None:
     """Checks that the min-max scaling of ``X`` and ``y`` is representable in ``dtype``.
