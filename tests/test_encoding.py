@@ -200,6 +200,31 @@ def test_missing_error_refuses_missing_values_with_a_clear_message():
     assert est().__sklearn_tags__().input_tags.allow_nan
 
 
+def test_none_in_an_object_array_is_a_missing_value_as_nan_is():
+    # Catches the refusal "X contains missing values (None/pd.NA). Impute or drop them" of an
+    # object array (or a list) with None, whose DataFrame column, and jaxtree.predict, read
+    # None as missing: the same fit as NaN, at fit and at predict; missing="error" refuses it.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (60, 2))
+    y = X[:, 0] + np.sin(3 * X[:, 1])
+    Xn = X.copy()
+    Xn[[4, 9], 0] = np.nan
+    Xo = X.astype(object)
+    Xo[[4, 9], 0] = None
+    ref = est().fit(Xn, y)
+    for table in (Xo, Xo.tolist()):
+        got = est().fit(table, y)
+        assert list(got.encoded_feature_names_) == list(ref.encoded_feature_names_)
+        assert "x1 missing" in got.encoded_feature_names_ and got.formula() == ref.formula()
+        np.testing.assert_array_equal(got.predict(table), ref.predict(Xn))
+    plain = est().fit(X, y)  # None at predict in a column without missing values in training
+    with pytest.warns(jaxtree.MissingValueWarning, match=r"\['x1'\]"):
+        np.testing.assert_array_equal(plain.predict(Xo), plain.predict(Xn))
+    with pytest.raises(ValueError, match=r"X contains missing values \(None/pd.NA\)"):
+        est(missing="error").fit(Xo, y)
+    assert Xo[4, 0] is None  # the user's array is untouched
+
+
 def test_inf_is_not_missing(fitted):
     e, df, _ = fitted
     with pytest.raises(ValueError, match=r"infinite.*'x'"):

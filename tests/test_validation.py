@@ -59,7 +59,7 @@ BAD_FIT = [
     (lambda X, y: (np.where(np.arange(N)[:, None] == 5, np.nan, X), y), ValueError,
      r"X contains 3 NaN or infinite value\(s\), the first at row 5, column 0"),
     (lambda X, y: (X, np.where(np.arange(N) == 7, np.inf, y)), ValueError,
-     r"y contains 1 NaN or infinite value\(s\), the first at row 7"),
+     r"y contains 1 infinite value\(s\), the first at row 7\. inf is not a missing value:"),
     (lambda X, y: (np.c_[np.where(np.arange(N) % 2, 1.5e308, -1.5e308), X[:, 1:]], y), ValueError,
      r"X column 0 holds values too large.*Rescale"),
 ]
@@ -117,6 +117,32 @@ def test_object_columns_of_numbers_are_numeric_columns():
         est(categorical_features=None).fit(obj.assign(b=obj["b"].where(np.arange(N) != 5, "x")), y)
 
 
+def test_inf_in_X_says_infinite_where_nan_is_a_missing_value():
+    # Catches the contradiction of the default missing="indicator": NaN in X is learned from,
+    # yet an inf read "X contains 1 NaN or infinite value(s) ... Remove or impute them"; and,
+    # with a NaN in an earlier column, an inf named by its encoded column ("column 2 ('x2')",
+    # the indicator of column 0 before it) instead of the table's.
+    pd = pytest.importorskip("pandas")
+    X, y = make_data()
+    X[3, 1] = np.inf
+    said = r"X contains 1 infinite value\(s\), the first at row 3, column 1\. inf is not a " \
+           r"missing value \(NaN is\): drop those rows or replace the values first\.$"
+    with pytest.raises(ValueError, match=said):
+        est().fit(X, y)
+    X[5, 0] = np.nan
+    with pytest.raises(ValueError, match=said):
+        est().fit(X, y)
+    with pytest.raises(ValueError, match=r"X column 1 \('b'\) contains 1 infinite value\(s\), "
+                       r"the first at row 3\. inf is not a missing value \(NaN is\)"):
+        est().fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
+    with pytest.raises(ValueError, match=r"X contains 1 infinite value\(s\), the first at row "
+                       r"3, column 1\. inf is not a missing value: drop"):  # NaN is refused too
+        est(missing="error").fit(np.where(np.isnan(X), 0.0, X), y)
+    with pytest.raises(ValueError, match=r"X contains 2 NaN or infinite value\(s\).*Remove or "
+                       "impute"):
+        est(missing="error").fit(X, y)
+
+
 @pytest.mark.parametrize("sw, match", [
     (np.ones(N - 1), r"shape \(64,\)"),
     (-np.ones(N), r"non-negative"),
@@ -152,7 +178,8 @@ def test_predict_checks(fitted):
                        "as input") as info:
         e.predict(X[:, :2])
     assert str(info.value).count("2 features") == 1  # one sentence, not the same one twice
-    with pytest.raises(ValueError, match=r"X contains 1 NaN.*row 1, column 1"):
+    with pytest.raises(ValueError, match=r"X contains 1 infinite value\(s\).*row 1, column 1\. "
+                       "inf is not a missing value"):
         e.predict(np.array([[0.0, 0.0, 0.0], [0.0, np.inf, 0.0]]))  # inf is never "missing"
     with pytest.raises(TypeError, match="complex"):
         e.predict(X + 1j)
@@ -164,7 +191,7 @@ def test_functional_predict_validates_host_inputs_only(fitted):
     e, X, _ = fitted
     m = e.model_
     with pytest.raises(ValueError, match=r"1 infinite value\(s\), the first at row 0, column 1.*"
-                       r"NaN is read as a missing value"):  # NaN is learned from: only inf is bad
+                       r"inf is not a missing value \(NaN is\)"):  # NaN is learned from
         jaxtree.predict(m, np.array([[0.0, np.inf, 0.0]]))
     with pytest.raises(ValueError, match="expecting 3 features as input"):
         jaxtree.predict(m, X[:, :2])

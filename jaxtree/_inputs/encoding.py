@@ -34,7 +34,20 @@ Rules (decisions, and why):
   at fit and at predict with a ``ValueError`` naming the count, the first row and the
   column (and so is ``jaxtree.predict`` of such a model: its ``missing`` rule is
   ``"error"``). ``inf`` is not "missing": it is refused by the usual finiteness check in
-  both policies.
+  both policies, with a message about infinite values only (under ``"indicator"`` checked
+  on the table itself, so it names the table's column, not an encoded one).
+
+  **What is missing, one rule for every container** (decision, fifty-eighth session): NaN in
+  a float column or array, ``pd.NA`` in a nullable column (``Int64``, ``boolean``,
+  ``Float64``), and ``None`` (or ``pd.NA``, ``NaN``) among the numbers of an object column
+  or array, a list of lists included. An object numpy array with ``None`` was refused
+  ("Impute or drop them") while the same column in a DataFrame, and ``jaxtree.predict`` of
+  the same array, read it as missing; it now reads as the NaN it stands for
+  (:func:`jaxtree._inputs.validation.as_float_array` with ``allow_nan``, the conversion
+  ``jaxtree.predict`` already used). Safe because the conversion happens before the
+  encoder looks for NaN, so such a column gets its fill and indicator like a float column
+  with NaN, at fit and at predict; under ``missing="error"`` the usual checks still refuse
+  it. Targets and weights have no missing values: ``None`` there is still refused.
 * **Categorical columns**: by default (``categorical_features="from_dtype"``) the pandas
   ``category``, string and object columns of a DataFrame (an object column holding only
   numbers stays numeric); or those named by ``categorical_features`` (indices, names or a
@@ -474,7 +487,7 @@ def _split_columns(X, categorical_features):
 
     A non-DataFrame ``X`` without explicit categorical columns goes through
     :func:`jaxtree._inputs.validation.as_float_array` (its messages for strings, complex numbers,
-    ``None``, sparse matrices and ragged lists).
+    sparse matrices and ragged lists), ``None`` and ``pd.NA`` read as NaN.
     """
     frame = _is_frame(X)
     if frame:
@@ -491,7 +504,7 @@ def _split_columns(X, categorical_features):
             except Exception:  # noqa: BLE001 - ragged lists etc.: check_X names the problem
                 return None
         else:
-            arr = V.as_float_array(X, "X")
+            arr = V.as_float_array(X, "X", allow_nan=True)  # None/pd.NA: NaN, a missing value
         if arr.ndim != 2:
             return None
         cols = [arr[:, j] for j in range(arr.shape[1])]
@@ -619,6 +632,8 @@ def fit(X, *, categorical_features="from_dtype", missing: str = "indicator",
     for j, (c, is_cat) in enumerate(zip(cols, mask)):
         if not is_cat:
             a = _numeric_column(c, j, names)
+            if missing == "indicator":  # inf is no missing value: named in the table's column
+                V.check_finite(a, f"X {_column_name(j, names)}", axes=("row",), allow_nan=True)
             miss = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
             low = (np.nan if a.size == 0 or miss.all() else
                    float(np.nanmin(a)) if a.dtype.kind == "f" else float(np.min(a)))
@@ -674,11 +689,15 @@ def _numeric_spec(name: str, low: float, has_missing: bool, missing: str) -> Col
 
 def _fit_float_matrix(X, missing: str) -> Optional[EncodingSpec]:
     """:func:`fit` of a table read as a float matrix (as :func:`_split_columns` reads it), or
-    None when it is no non-empty 2-D float one; only columns with NaN are read twice."""
-    arr = V.as_float_array(X, "X")
+    None when it is no non-empty 2-D float one; only columns with NaN are read twice. Under
+    ``missing="indicator"`` an ``inf`` is refused here, naming the table's own column (the
+    encoded matrix's indicators would shift the index)."""
+    arr = V.as_float_array(X, "X", allow_nan=True)  # None/pd.NA: NaN, a missing value
     if arr.ndim != 2 or arr.dtype.kind != "f" or arr.shape[0] == 0:
         return None
-    lo, _ = _threads.column_extremes(arr)  # NaN exactly in the columns holding one
+    lo, hi = _threads.column_extremes(arr)  # NaN exactly in the columns holding one
+    if missing == "indicator" and not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        V.check_finite(arr, "X", allow_nan=True)
     has, lows = np.isnan(lo), lo.astype(np.float64)
     for j in np.flatnonzero(has):  # their minimum over the other values (NaN: none)
         lows[j] = np.nan if np.isnan(arr[:, j]).all() else float(np.nanmin(arr[:, j]))

@@ -10,7 +10,11 @@ Each message says what was expected, what was received, and how to fix it. Polic
   are read through a view).
 * Object arrays whose elements are all real numbers (Python or numpy ints, floats, bools)
   are converted to float64, as scikit-learn's ``check_array`` does (a copy: the user's
-  array is not touched).
+  array is not touched); with ``allow_nan``, ``None`` and ``pd.NA`` among them become NaN.
+* Missing values in ``X`` (NaN; ``None``/``pd.NA`` in object or nullable columns) are the
+  table encoder's (:mod:`jaxtree._inputs.encoding`, "What is missing"): accepted by
+  default. The checks here refuse them where none is allowed (``y``, ``sample_weight``,
+  ``missing="error"``); ``inf`` is never a missing value, and its message says so.
 * Rejected with ``TypeError``: strings, dates, object arrays holding anything but real
   numbers, other non-numeric data. Complex data is rejected with
   :class:`ComplexDataError`, both a ``TypeError`` (jaxtree's rule: a bad dtype) and a
@@ -292,6 +296,11 @@ def check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_name
     ``column_names``, when known, name the ``"column"`` axis' entries too); ``allow_nan``:
     only ``inf`` is refused (a missing value is NaN, see :func:`fill_missing`).
 
+    An ``arr`` whose only non-finite values are infinite gets a message about infinite
+    values only, saying that ``inf`` is not a missing value (with ``allow_nan``, that NaN
+    is): "Remove or impute" and "NaN or infinite" read as if imputing an ``inf`` were the
+    fix, where NaN is accepted as missing (``missing="indicator"``, the default).
+
     Finite data (the usual case) is checked in blocks of rows, so a large ``arr`` makes no
     whole-array temporary (issue 12 item 7).
     """
@@ -303,10 +312,11 @@ def check_finite(arr: np.ndarray, name: str, axes=("row", "column"), column_name
         first = np.argwhere(bad)[0]
         where = ", ".join(_column(int(i), column_names) if axis == "column" else f"{axis} {int(i)}"
                           for axis, i in zip(axes, first))
-        if allow_nan:  # NaN is a missing value here: only the infinite ones are refused
+        if allow_nan or not np.isnan(arr).any():  # only infinite values are refused
             raise ValueError(
-                f"{name} contains {count} infinite value(s), the first at {where}. Drop those "
-                "rows or replace the values (NaN is read as a missing value).")
+                f"{name} contains {count} infinite value(s), the first at {where}. inf is not "
+                f"a missing value{' (NaN is)' if allow_nan else ''}: drop those rows or "
+                "replace the values first.")
         raise ValueError(
             f"{name} contains {count} NaN or infinite value(s), the first at {where}. "
             "Remove or impute them first."
