@@ -778,6 +778,6 @@ def test_verbose_progress_bar_on_stderr(capfd):
     assert f"{K + 1}/{K + 1}" in err and "log-loss=" in err
     clf(verbose=1, loss="margin").fit(X, y)
     err = capfd.readouterr().err
-    assert "ramp=" in err and re.search(r"ramp=\S+ [+*] \S+ at slot \d", err)
+    assert "ramp=" in err and re.search(r"ramp=\S+ \| [-+*] \S+ at slot \d", err)
     clf(verbose=0).fit(X, y)
     assert capfd.readouterr().err == ""

@@ -249,6 +249,24 @@ def test_a_bar_ends_full_when_a_phase_runs_fewer_iterations(capsys):
     assert re.findall(r"(\d+)/(\d+) \[", lines)[-1] == ("3", "3")
 
 
+def test_a_bars_move_reads_apart_from_the_loss_and_folds_a_negative_weight(capsys):
+    # Catches "mse=0.8482 + 0.158·sin(πx2) at slot 0" (read as the loss equal to a sum) and
+    # "+ -0.0021·…" (a plus followed by a negative number).
+    from jaxtree import program as prog
+
+    bar = ProgressBar(4, verbose=2, names=("a", "b"), basis=SMALL)
+    term = SMALL.render(3, "b")
+    for it, (w, op) in enumerate([(0.31, prog.LEAF), (0.158, prog.ADD), (-0.0021, prog.ADD),
+                                  (-0.5, prog.MUL)]):
+        bar.update(it, 0.8482, {"feature": 1, "basis": 3, "op": op, "weight": w, "slot": 0})
+    bar.update(4, 0.5, {})  # no move to show: the loss alone
+    bar.close()
+    lines = re.findall(r"\[jaxtree\] iteration +\d+  (.*)", capsys.readouterr().err)
+    assert lines == [f"mse=0.8482 | leaf 0.31·{term}", f"mse=0.8482 | + 0.158·{term} at slot 0",
+                     f"mse=0.8482 | - 0.0021·{term} at slot 0",
+                     f"mse=0.8482 | * (-0.5·{term}) at slot 0", "mse=0.5"], lines
+
+
 # ----------------------------------------------------------------- a text target
 
 

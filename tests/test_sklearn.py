@@ -167,7 +167,7 @@ def test_verbose_writes_a_progress_bar_to_stderr(capfd):
     est(**GREEDY, verbose=1).fit(X, y)  # the paper's search: one bar over the k+1 iterations
     err = capfd.readouterr().err
     assert "jaxtree" in err and f"{K + 1}/{K + 1}" in err and "mse=" in err
-    assert re.search(r"mse=\S+ [+*] \S+ at slot \d", err)  # the last insertion: op, leaf, slot
+    assert re.search(r"mse=\S+ \| [-+*] \S+ at slot \d", err)  # the last insertion: op, leaf, slot
     assert "refit" not in err
     # The default (below 10,000 rows): the held-out run to k, then a "refit" bar, then
     # (from 100 rows) the shape stage's phases, and below 2,000 rows the other order's
@@ -177,7 +177,7 @@ def test_verbose_writes_a_progress_bar_to_stderr(capfd):
     e = est(verbose=1).fit(X, y)
     err = capfd.readouterr().err
     assert e.validation_fraction_ is not None and "mse=" in err
-    assert re.search(r"mse=\S+ [+*] \S+ at slot \d", err)  # the held-out run's last insertion
+    assert re.search(r"mse=\S+ \| [-+*] \S+ at slot \d", err)  # the held-out run's last insertion
     assert e.shape_order_ == "shapes first" and e.shape_path_ is not None
     parts = re.split(r"jaxtree ([a-z ]+):", err)[1:]
     last = {}  # each phase's last drawing (tqdm redraws a line several times)

@@ -16,7 +16,10 @@ from jaxtree import search
 class ProgressBar:
     """A tqdm bar over the ``k+1`` iterations of a fit, shown when ``verbose > 0``.
 
-    Each update shows the training loss (in ``y``'s units) and the chosen insertion;
+    Each update shows the training loss (in ``y``'s units) and, after a bar, the chosen
+    insertion (:meth:`describe`): ``mse=0.8482 | + 0.158·sin(πf10) at slot 0``. The bar
+    keeps the loss from reading as equal to the term (``mse=0.8482 + 0.158·…`` did), and a
+    negative weight folds into the sign (``- 0.0021·x2``, not ``+ -0.0021·x2``);
     ``verbose > 1`` also writes one line per iteration. Until the first iteration ends the
     bar says "compiling" (the first step's time includes its compilation). The CLI uses this
     bar too.
@@ -34,7 +37,9 @@ class ProgressBar:
                               leave=True, dynamic_ncols=True) if verbose else None)
 
     def describe(self, it, info) -> str:
-        """``'leaf 0.31·sin(3πage)'`` or ``'+ 0.2·x2² at slot 2'`` for an iteration's choice."""
+        """An iteration's choice: ``'leaf 0.31·sin(3πage)'``, ``'+ 0.2·x2² at slot 2'``,
+        ``'- 0.0021·x2 at slot 3'`` (a negative weight added), ``'* (-0.5·x1) at slot 1'``
+        (a product keeps the sign with its term), ``'shape f(age)'``."""
         try:
             j, i, op = int(info["feature"]), int(info["basis"]), int(info["op"])
         except (KeyError, TypeError, ValueError):
@@ -46,18 +51,26 @@ class ProgressBar:
         if self.basis is None or not (0 <= j < len(names) and 0 <= i < self.basis.q):
             return "no candidate"
         term = self.basis.render(i, str(names[j]))
+        symbol = prog.OP_SYMBOLS.get(op, "?")
         if "weight" in info:
-            term = f"{float(info['weight']):.3g}·{term}"
+            w = float(info["weight"])
+            if it == 0 or op == prog.LEAF:
+                term = f"{w:.3g}·{term}"
+            elif op == prog.ADD:  # + -0.0021·x reads as - 0.0021·x
+                term, symbol = f"{abs(w):.3g}·{term}", ("-" if w < 0 else "+")
+            else:
+                term = f"{w:.3g}·{term}" if w >= 0 else f"({w:.3g}·{term})"
         if it == 0 or op == prog.LEAF:
             return f"leaf {term}"
-        return f"{prog.OP_SYMBOLS.get(op, '?')} {term} at slot {int(info['slot'])}"
+        return f"{symbol} {term} at slot {int(info['slot'])}"
 
     def update(self, it, loss, info) -> None:
         if self.bar is None:
             return
         if self.bar.desc == "jaxtree (compiling)":
             self.bar.set_description_str("jaxtree", refresh=False)
-        text = f"{self.loss_name}={loss:.4g} {self.describe(it, info)}".rstrip()
+        move = self.describe(it, info)
+        text = f"{self.loss_name}={loss:.4g}" + (f" | {move}" if move else "")
         self.bar.set_postfix_str(text, refresh=False)
         self.bar.update(1)
         if self.verbose > 1:
