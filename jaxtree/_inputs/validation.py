@@ -45,7 +45,10 @@ from jaxtree import _threads
 
 
 class NotFittedError(ValueError, AttributeError):
-    """Raised when a model is used before ``fit`` (like scikit-learn's)."""
+    """Raised when a model is used before ``fit``: a ``ValueError`` and an
+    ``AttributeError``, as scikit-learn's ``NotFittedError`` is, but not that class (jaxtree
+    does not import scikit-learn: it would add about a second to ``import jaxtree``). Catch
+    ``jaxtree.NotFittedError``, or ``(ValueError, AttributeError)`` for both libraries."""
 
 
 class ComplexDataError(TypeError, ValueError):
