@@ -2,6 +2,8 @@
 :func:`jaxtree._fit.select.choose_size_rows` on per-row held-out losses, and the per-row losses
 the regressor's selection runs give it."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,34 @@ def test_a_rows_held_out_mean_has_the_same_bits_alone_and_in_a_stack():
         for i in range(4):
             assert select.held_mean(L[i], w) == stacked[i]
             np.testing.assert_allclose(stacked[i], np.sum(w * L[i]) / np.sum(w), rtol=1e-14)
+
+
+def test_the_held_out_split_draws_among_rows_of_positive_weight():
+    """The held-out rows are drawn among the rows of positive weight (a row of weight 0 is
+    none of the fit): all weights positive give the unweighted split; with zeros, the held
+    rows are the weighted rows' own split, so a table with 3 weighted rows of 400 chooses
+    its size instead of failing on held-out rows of weight 0 (it did: "no held-out row has
+    a positive weight"); fewer than 3 weighted rows are refused by name."""
+    n = 400
+    w = np.ones(n)
+    for got, want in zip(select.split(n, 0.2, 3, w), select.split(n, 0.2, 3)):
+        np.testing.assert_array_equal(got, want)
+    w = np.zeros(n)
+    pos = np.sort(np.random.default_rng(1).choice(n, 12, replace=False))
+    w[pos] = np.random.default_rng(2).uniform(0.5, 2.0, 12)
+    train, held = select.split(n, 0.2, 3, w)
+    np.testing.assert_array_equal(held, pos[select.split(12, 0.2, 3)[1]])
+    np.testing.assert_array_equal(np.sort(np.concatenate([train, held])), np.arange(n))
+    with pytest.raises(ValueError, match="at least 3 rows of positive sample_weight"):
+        select.split(n, 0.2, 3, np.where(np.arange(n) < 2, 1.0, 0.0))
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(n, 2))
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+    w3 = np.zeros(n)
+    w3[pos[:3]] = 1.0  # 3 weighted rows: an unweighted split held out none in 2 of 4 seeds
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the few-rows warnings
+        for seed in range(4):
+            est = jaxtree.TreeRegressor(k=2, random_state=seed, shapes=0).fit(
+                X, y, sample_weight=w3)
+            assert est.validation_fraction_ is not None and np.isfinite(est.predict(X)).all()

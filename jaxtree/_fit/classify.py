@@ -417,7 +417,7 @@ class Labels:
         (``programs``), and the held-out row indices."""
         s, xs, w = self.spec, self.xs, self.w
         n = xs.shape[0]
-        train, held = select.split(n, s.validation_fraction, s.random_state)
+        train, held = select.split(n, s.validation_fraction, s.random_state, w)
         if w[train].sum() <= 0 or w[held].sum() <= 0:
             raise ValueError("validation_fraction: the held-out or the training rows all have "
                              "sample_weight 0; give more rows a positive weight, or set "

@@ -303,7 +303,7 @@ def _choose_transform(table: table_.Table, hyper: dict, params: spec_.Params) ->
     tried = ["identity"] + (["log"] if (ya[keep] > 0).all() else []) + (
         ["square"] if (ya[keep] >= 0).all() else [])
     if n >= 8 and len(tried) > 1:
-        train, held = select.split(n, 0.25, hyper.get("random_state"))
+        train, held = select.split(n, 0.25, hyper.get("random_state"), sw)
         w = np.ones(len(held)) if sw is None else sw[held]
         rows = table_.Table(table.x[train], None if sw is None else sw[train], None, None,
                             table.dtype, y=ya[train])  # no encoding: plain numeric columns

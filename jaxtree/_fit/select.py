@@ -21,12 +21,41 @@ from jaxtree import scoring
 from jaxtree import shapes as shapes_
 
 
-def split(n: int, fraction, random_state):
-    """Deterministic held-out split: ``(train_rows, held_rows)``, each non-empty."""
+def split(n: int, fraction, random_state, weights=None):
+    """Deterministic held-out split: ``(train_rows, held_rows)``, each non-empty.
+
+    With ``weights`` (``(n,)`` non-negative, or None) the held-out rows are drawn among the
+    rows of positive weight only, as if the others were not there (they join the training
+    rows, where they count for nothing); with every weight positive the split is the
+    unweighted one.
+
+    Decision (fifty-eighth session): the split ignored the weights, so a weighted table with
+    few rows of positive weight (2 of 400) could hold out none of them, and the size choice
+    failed with an internal message; and a row of weight 0 moved the split, though it is no
+    row of the fit. Drawing among the weighted rows makes a row of weight 0 the same as a
+    removed row for the split too.
+
+    Raises:
+      ValueError: fewer than 3 rows of positive weight (a held-out row and two to train).
+    """
+    pos = None
+    if weights is not None:
+        on = np.asarray(weights) > 0
+        if not on.all():
+            pos = np.flatnonzero(on)
+            if len(pos) < 3:
+                raise ValueError(
+                    f"validation_fraction needs at least 3 rows of positive sample_weight to "
+                    f"hold some out (a held-out row and two to train on); got {len(pos)}. "
+                    "Give more rows a positive weight, or set validation_fraction=None.")
+    m = n if pos is None else len(pos)
     rng = np.random.default_rng(0 if random_state is None else random_state)
-    order = rng.permutation(n)
-    n_held = min(max(int(round(fraction * n)), 1), n - 2)
-    return np.sort(order[n_held:]), np.sort(order[:n_held])
+    order = rng.permutation(m)
+    n_held = min(max(int(round(fraction * m)), 1), m - 2)
+    if pos is None:
+        return np.sort(order[n_held:]), np.sort(order[:n_held])
+    held = np.sort(pos[order[:n_held]])
+    return np.setdiff1d(np.arange(n), held), held
 
 
 def subsample(n: int, m: int, random_state):
@@ -38,7 +67,7 @@ def subsample(n: int, m: int, random_state):
     return np.sort(rng.choice(n, m, replace=False))
 
 
-def shape_rows(n: int, fraction, random_state):
+def shape_rows(n: int, fraction, random_state, weights=None):
     """``(train_rows, held_rows)``, sorted: the rows of a shape-count selection run on a fit
     read block by block, read into memory.
 
@@ -48,11 +77,12 @@ def shape_rows(n: int, fraction, random_state):
     rows. Beyond, ``SEARCH_ROWS`` held-out and at most ``SEARCH_ROWS`` training rows, drawn
     without replacement in ``O(SEARCH_ROWS)`` memory (a permutation of ``n`` would not be):
     the standard errors of :func:`choose_size` are then those of ``SEARCH_ROWS`` held-out
-    rows instead of ``fraction * n``'s."""
+    rows instead of ``fraction * n``'s. ``weights``: as :func:`split`'s, in the first case
+    (the second draws among all rows, without a list of the weighted ones)."""
     cap = shapes_.SEARCH_ROWS
     n_held = min(max(int(round(fraction * n)), 1), n - 2)
     if n_held <= cap:
-        train, held = split(n, fraction, random_state)
+        train, held = split(n, fraction, random_state, weights)
         sub = subsample(len(train), cap, random_state)
         return (train if sub is None else train[sub]), held
     n_held = cap

@@ -296,7 +296,7 @@ class InMemory(_Regression):
         screen (:func:`jaxtree._fit.select.selection_rows`)."""
         s, xs = self.spec, self.xs
         ys, sw = (self.ys if ys is None else ys), self.sw
-        train, held = select.split(xs.shape[0], s.held_out_fraction, s.random_state)
+        train, held = select.split(xs.shape[0], s.held_out_fraction, s.random_state, sw)
         if max_train is not None:
             sub = select.subsample(len(train), max_train, s.random_state)
             train = train if sub is None else train[sub]
@@ -586,7 +586,8 @@ class Streamed(_Regression):
         reports only their MSE), evaluating every kept program on each block; they take
         ``k + 1`` values per held-out row on the host."""
         s = self.spec
-        train, held = select.split(self.n, s.validation_fraction, s.random_state)
+        train, held = select.split(self.n, s.validation_fraction, s.random_state,
+                                   self.reader.sample_weight)
         sel = stream_.fit(self.scaled.subset(train), s.basis, s.k, cfg,
                           held_out=self.scaled.subset(held), **self._kw(rep))
         programs = [jax.device_get(p) for p in sel.programs]
@@ -614,7 +615,8 @@ class Streamed(_Regression):
         """The rows of :func:`jaxtree._fit.select.shape_rows` read into memory (the in-memory
         fit's split while its held-out part is small), ``y`` or the tree's residual."""
         s = self.spec
-        train, held = select.shape_rows(self.n, s.held_out_fraction, s.random_state)
+        train, held = select.shape_rows(self.n, s.held_out_fraction, s.random_state,
+                                        self.reader.sample_weight)
         return self.read_rows(train, program), self.read_rows(held, program), held
 
     def shape_search_rows(self) -> tuple:
