@@ -261,6 +261,9 @@ def test_weights_that_leave_one_class_are_a_clear_error():
     y3 = np.arange(N) % 3
     with pytest.raises(ValueError, match=r"class\(es\) \[1, 2\] has weight 0.*only class 0"):
         clf().fit(X, y3, sample_weight=(y3 == 0) * 2.0)
+    # one class of three without weight: a tree learning "never" from no row, refused
+    with pytest.raises(ValueError, match=r"class\(es\) \[2\] has sample_weight 0"):
+        clf().fit(X, y3, sample_weight=(y3 != 2) * 1.0)
 
 
 def test_continuous_target_is_rejected():

@@ -629,7 +629,9 @@ def check_weighted_rows(sample_weight, n_samples: int) -> Optional[int]:
 def check_class_weights(classes, index, sample_weight) -> None:
     """Refuses weights that leave samples of only one class: a classifier's fit needs a
     positive total weight on at least 2 classes, as it needs 2 classes in ``y``
-    (:func:`check_labels`).
+    (:func:`check_labels`). A class of ``y`` whose rows all have weight 0 among three or
+    more is refused too: its one-versus-rest tree would learn "never" from no row (a logit
+    of about -27), and ``classes_`` would still name it.
 
     Args:
       classes: ``(K,)`` the sorted classes; index: ``(n,)`` int, each row's class;
@@ -643,10 +645,15 @@ def check_class_weights(classes, index, sample_weight) -> None:
     totals = np.bincount(np.asarray(index).reshape(-1), minlength=len(classes),
                          weights=np.asarray(sample_weight, np.float64))
     kept = totals > 0
-    if kept.sum() >= 2:
+    if kept.all():
         return
     label = lambda c: c.item() if hasattr(c, "item") else c  # noqa: E731
     zero = [label(c) for c in np.asarray(classes)[~kept]]
+    if kept.sum() >= 2:
+        raise ValueError(
+            f"every row of class(es) {zero} has sample_weight 0: the classifier would keep "
+            "a class it has no row to learn from. Drop those rows (and the class) from X and "
+            "y, or give some of them a positive weight.")
     one = label(np.asarray(classes)[kept][0])
     raise ValueError(
         f"TreeClassifier needs samples of at least 2 classes with positive sample_weight; "
