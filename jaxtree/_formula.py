@@ -78,6 +78,20 @@ its largest value) prints as a coefficient (:meth:`_Builder.linear_shapes`)."""
 
 _SUP = basis_.SUPERSCRIPT
 _SIMPLE = basis_.NO_PARENS
+_PLAIN_NAME = re.compile(r"[\w.]+")
+
+
+def quoted(name: str) -> str:
+    """A covariate's name as a formula's text prints it: as it is when it is one word
+    (letters, digits, ``_`` and ``.``: ``age``, ``Solar.R``, ``température``), else in
+    backticks, as R quotes such names (``0.998·`price ($)```, not ``0.998·price ($)``,
+    which reads as a product with ``($)``).
+
+    Decision (fifty-eighth session; a new user's check): a DataFrame's column names are
+    printed as given, and ``price ($)``, ``x*y`` or ``dep time`` made a term ambiguous. The
+    sympy expression and the exports keep the names as they are (their symbols are the
+    model's ``feature_names``)."""
+    return name if _PLAIN_NAME.fullmatch(name) else "`" + name.replace("`", "'") + "`"
 
 
 def indicator_labels(encoding) -> dict:
@@ -488,12 +502,14 @@ class Readable:
       shape_names: ``f(x1)``, ``f(x1, x2)``: every shape term of the model, in its order
         (:func:`jaxtree.shapes.host_terms`). shown: the indices of those printed by name;
         the others are a coefficient among the tree's terms (:meth:`_Builder.linear_shapes`).
+      shape_texts: the same names as the text prints them, covariates :func:`quoted`.
     """
 
     def __init__(self, builder, expr, digits, tol, smearing, shape_names, exact=None,
-                 per_number=None):
+                 per_number=None, shape_texts=None):
         self.b, self.expr, self.digits, self.tol = builder, expr, digits, tol
         self.smearing, self.shape_names = smearing, shape_names
+        self.shape_texts = list(shape_names if shape_texts is None else shape_texts)
         self.shown = tuple(i for i in range(len(shape_names)) if i not in builder.folded)
         self.transform = builder.target.name
         self.exact, self.per_number = exact, dict(per_number or {})
@@ -546,9 +562,11 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
     b = _Builder(model, indicators, line_tol=line_tol)
     exact = b.build()
     smear = b.target.smearing if b.target.name == "log" else None
-    shape_names = []
+    shape_names, shape_texts = [], []
     if getattr(model, "shapes", None) is not None and int(model.shapes.n_terms):
         shape_names = list(shapes_.term_names(model.shapes, model.shape_spec, b.names))
+        shape_texts = list(shapes_.term_names(model.shapes, model.shape_spec,
+                                              tuple(quoted(n) for n in b.names)))
     per_number: dict = {}
     if digits is None:
         # tol is a fraction of the target's half-range: y_scale is that over y_bound
@@ -558,7 +576,8 @@ def build(model, *, tol: Optional[float] = DEFAULT_TOL, digits: Optional[int] = 
     else:
         digits, used_tol = int(digits), None
     return Readable(b, _round_sum(exact, digits, per_number), digits, used_tol,
-                    None if smear is None else _r(smear, digits), shape_names, exact, per_number)
+                    None if smear is None else _r(smear, digits), shape_names, exact, per_number,
+                    shape_texts)
 
 
 # ------------------------------------------------------------------------------- text
@@ -582,7 +601,8 @@ def _shifted(name: str, m: float) -> str:
 
 
 def _operand(text: str) -> str:
-    return text if _SIMPLE.fullmatch(text) else f"({text})"
+    one_name = len(text) > 1 and text[0] == text[-1] == "`" and text.count("`") == 2
+    return text if one_name or _SIMPLE.fullmatch(text) else f"({text})"
 
 
 def _sup(p: int) -> str:
@@ -592,7 +612,7 @@ def _sup(p: int) -> str:
 def _atom_text(r: Readable, atom) -> str:
     b = r.b
     _, kind, j, i, pr = atom
-    name = b.names[j]
+    name = quoted(b.names[j])
     if kind == "ind":
         return f"[{b.ind[j]}]"
     if kind == "x":
@@ -726,7 +746,7 @@ def terms(r: Readable) -> list:
     if r.shown:
         spec = model.shape_spec
         feats = [f for f, _ in shapes_.host_terms(model.shapes, spec)]
-        out += [Term("+", r.shape_names[i], shape_features(spec, feats[i]), ("shape", i))
+        out += [Term("+", r.shape_texts[i], shape_features(spec, feats[i]), ("shape", i))
                 for i in r.shown]
     for fs, k in _ordered(r, r.expr.t):
         sign, body = _term_text(r, k, fs)

@@ -330,7 +330,7 @@ def test_printed_formula_is_in_original_units_and_scaled_form_stays_available():
     m = _model([A, L, L], [1, -1, -1], [2, -1, -1], [-1, 0, 1], [-1, 0, 2], [0, 0.8, 0.5],
                basis, [10, -4], [0.1, 0.25], ["x1", "dep time"])
     # terms largest first: 0.03125·4² = 0.5 over the box, 0.0008·5³ = 0.1
-    assert m.formula() == "y = 0.03125·(dep time + 4)² + 0.0008·(x1 - 15)₊³"
+    assert m.formula() == "y = 0.03125·(`dep time` + 4)² + 0.0008·(x1 - 15)₊³"
     assert m.formula(scaled=True) == "y = 0 + 0.8·(x1-0.5)₊³ + 0.5·(dep time)²"
     assert export.to_latex(m) == ("y = 0.03125\\, (\\mathrm{dep time} + 4)^{2} + 0.0008\\, "
                                   "(x_{1} - 15)_+^{3}")

@@ -364,3 +364,29 @@ def test_a_main_shape_within_tol_of_a_line_prints_as_the_line():
                     est.to_sympy(tol=tol), "numpy")
     err = np.max(np.abs(f(*X.T) - est.predict(X)))
     assert err <= tol * 0.5 * np.ptp(est.predict(X)), (err, est.formula(tol=tol))
+
+
+def test_a_name_of_several_words_or_symbols_prints_in_backticks():
+    """``price ($)`` prints as ```price ($)``` (as R quotes such a name): unquoted, ``0.5·price
+    ($)`` read as a product with ``($)``. One-word names (``Solar.R``, ``dep_time``) print as
+    they are; every view lists the same terms; the sympy expression keeps the names as they
+    are (its symbols are ``feature_names``) and is ``predict`` within tol."""
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({"price ($)": rng.uniform(0, 10, 200), "Solar.R": rng.uniform(0, 1, 200),
+                       "dep time": rng.uniform(0, 1, 200)})
+    y = 0.5 * df["price ($)"] + np.sin(3 * df["Solar.R"]) + 2.0 * df["dep time"] ** 2
+    est = jaxtree.TreeRegressor(k=4, shapes=0, search="greedy", validation_fraction=None,
+                                random_state=0).fit(df, y)
+    formula = est.formula()
+    assert "`price ($)`" in formula and "Solar.R" in formula, formula
+    assert "`Solar.R`" not in formula, formula
+    for name in ("price ($)", "dep time"):  # every occurrence quoted
+        assert formula.count(name) == formula.count(f"`{name}`") > 0, formula
+    terms = split_terms(formula)
+    assert set(est.explain(df)["term"].iloc[:-1]) == terms
+    sp = pytest.importorskip("sympy")
+    tol = 1e-3
+    f = sp.lambdify([sp.Symbol(n, real=True) for n in est.model_.feature_names],
+                    est.to_sympy(tol=tol), "numpy")
+    err = np.max(np.abs(f(*df.to_numpy().T) - est.predict(df)))
+    assert err <= tol * 0.5 * float(y.max() - y.min()), (err, formula)
