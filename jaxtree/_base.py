@@ -358,12 +358,6 @@ class TargetPrecisionWarning(UserWarning):
     (:func:`precision_message`)."""
 
 
-PRECISION_TOL = 1e-3
-"""A float32 model warns (:class:`TargetPrecisionWarning`) where a prediction near the
-targets' center is rounded to steps larger than this share of the half-range: the formula's
-default tolerance (:data:`jaxtree._formula.DEFAULT_TOL`)."""
-
-
 def precision_message(model) -> Optional[str]:
     """The :class:`TargetPrecisionWarning` for a regressor's ``model``, or None.
 
@@ -373,13 +367,14 @@ def precision_message(model) -> Optional[str]:
     stamps) came back rounded to steps of 8 with no word (a new user's check: training RMSE
     2.28 where float64 gives the noise's 0.0102; at an offset of 1e6, 0.0226). The fix that
     keeps ``jaxtree.predict`` one float32 program is the user's shift of ``y`` (or float64),
-    so the fit says so."""
+    so the fit says so, where the step passes the formula's default tolerance
+    (:data:`jaxtree._formula.DEFAULT_TOL` of the half-range)."""
     if np.dtype(np.asarray(model.y_center).dtype).itemsize > 4:
         return None
     c = float(np.asarray(model.y_center))
     half = float(np.asarray(model.y_scale)) * float(getattr(model, "y_bound", 1.0))
     step = float(np.spacing(np.float32(abs(c))))
-    if not step > PRECISION_TOL * half:
+    if not step > _formula.DEFAULT_TOL * half:
         return None
     return (f"y's values are far from 0 for their spread (center {c:.7g}, half-range "
             f"{half:.3g}): the float32 model rounds a prediction near {c:.3g} to steps of "
