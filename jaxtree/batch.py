@@ -455,6 +455,11 @@ def _check_batch_weight(sample_weight, B: int, n: int) -> Optional[np.ndarray]:
     if not (sw.sum(axis=1) > 0).all():
         bad = int(np.argmin(sw.sum(axis=1) > 0))
         raise ValueError(f"sample_weight must have a positive sum in every data set; data set {bad} has not.")
+    rows = np.count_nonzero(sw > 0, axis=1)  # a row of weight 0 is no row (as the estimators)
+    if (rows < 2).any():
+        bad = int(np.argmax(rows < 2))
+        raise ValueError(f"fit_batch needs at least 2 samples with positive sample_weight in "
+                         f"every data set; data set {bad} has {int(rows[bad])} (of {n} rows).")
     return sw
 
 

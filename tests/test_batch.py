@@ -137,6 +137,11 @@ def test_bad_options_raise():
         batch.fit_batch(X, y, k=1, basis=SMALL, refine=None, sample_weight=np.ones(7))
     with pytest.raises(ValueError, match="positive sum"):
         batch.fit_batch(X, y, k=1, basis=SMALL, refine=None, sample_weight=np.zeros((2, 50)))
+    one = np.ones((2, 50))
+    one[1, 1:] = 0.0  # data set 1: one row of positive weight, as the estimators refuse
+    with pytest.raises(ValueError, match=r"at least 2 samples with positive sample_weight in "
+                                         r"every data set; data set 1 has 1 \(of 50 rows\)"):
+        batch.fit_batch(X, y, k=1, basis=SMALL, refine=None, sample_weight=one)
     with pytest.raises(ValueError, match="feature_names"):
         batch.fit_batch(X, y, k=1, basis=SMALL, refine=None, feature_names=["a"])
     with pytest.raises(ValueError, match="refine"):
