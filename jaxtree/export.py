@@ -124,8 +124,8 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
     ``tol`` (or ``digits``) set, the printed formula instead (:meth:`TreeModel.formula
     <jaxtree.model.TreeModel.formula>`, :mod:`jaxtree._formula`): the same folded, merged
     and rounded numbers, within ``tol`` times the target's half-range of ``predict`` in the
-    training range (``clip`` is then ignored; shape terms are left out, use the exact form
-    for a model with shapes). Print it with ``sympy.sstr(expr, full_prec=False)``.
+    training range (``clip`` is then ignored; a shape term printed by name, ``f(x1)``, is in
+    it exactly, as its sum of hats). Print it with ``sympy.sstr(expr, full_prec=False)``.
 
     Each scaled covariate is substituted, ``u_j = (x_j - x_min_j) * x_scale_j``, and the
     output mapped back, ``y = y_center + y_scale * (w0 + T(u))``. Hats become
@@ -181,7 +181,7 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
         return sp.Float(h.weight[slot]) * phi
 
     tree = h.fold(leaf, lambda a, b: a + b, lambda a, b: a * b, sp.Integer(0))
-    tree = tree + _shapes_sympy(model, symbols, h, sp)
+    tree = tree + shape_terms_sympy(model, symbols, h, sp)
     value = sp.Float(h.intercept) + tree
     bound = _target.clip_bound(model)  # predict's clip to the targets' range
     if clip and bound is not None:
@@ -190,9 +190,11 @@ def to_sympy(model, *, clip: bool = False, custom_functions: Optional[Mapping[st
     return h.target.to_sympy(inner, sp)
 
 
-def _shapes_sympy(model, symbols, h, sp):
+def shape_terms_sympy(model, symbols, h, sp, terms=None, intercept: bool = True):
     """The shape terms (:mod:`jaxtree.shapes`) as sums of hats of the clipped scaled covariates
-    (shapes always clip, whatever ``clip`` says for the tree); 0 without shapes. A categorical
+    (shapes always clip, whatever ``clip`` says for the tree); 0 without shapes. ``terms``:
+    the indices of the terms to write (None: all), ``intercept``: whether the shapes'
+    constant is added (``h``: anything with the covariates' ``x_min`` and ``x_scale``). A categorical
     group's axis (:func:`jaxtree.shapes.group_at`) is its level code as the shapes see it
     (:func:`jaxtree.shapes._view`): ``sum_l l·u[members[l-1]] / (n - 1)`` for ``n`` hats, so
     level ``l`` sits on knot ``l`` (and a row with no level set on knot 0)."""
@@ -211,8 +213,10 @@ def _shapes_sympy(model, symbols, h, sp):
         spread = n - 1 if len(members) <= n - 1 else len(members)  # as shapes._view spreads
         return sp.Add(*(sp.Integer(r + 1) * u[m] for r, m in enumerate(members))) / spread
 
-    out = sp.Float(float(model.shapes.intercept))
-    for feats, coef in shapes_.host_terms(model.shapes, spec):
+    out = sp.Float(float(model.shapes.intercept)) if intercept else sp.Integer(0)
+    for i, (feats, coef) in enumerate(shapes_.host_terms(model.shapes, spec)):
+        if terms is not None and i not in terms:
+            continue
         if len(feats) == 1:
             z = axis(feats[0], spec.n1)
             out += sum(sp.Float(c) * h1.to_sympy(m, z) for m, c in enumerate(coef) if c)

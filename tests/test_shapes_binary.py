@@ -101,28 +101,13 @@ def test_two_valued_linear_on_block_sums():
 
 
 def _printed_formula_values(est, X, tol):
-    """The printed formula at ``X`` (in the model's columns, inside the training box): its
-    rounded tree part (``to_sympy(tol=...)``, which holds every coefficient term) plus the
-    exact values of the shapes it prints by name (``f(x2)``, read from their tables)."""
+    """The printed formula at ``X`` (in the model's columns, inside the training box):
+    ``to_sympy(tol=...)``, which holds every coefficient term rounded and the shapes printed
+    by name (``f(x2)``) exactly."""
     sp = pytest.importorskip("sympy")
-    model = est.model_
-    expr = est.to_sympy(tol=tol)
-    syms = [sp.Symbol(n, real=True) for n in model.feature_names]
-    out = np.broadcast_to(np.asarray(sp.lambdify(syms, expr, "numpy")(*X.T), np.float64),
-                          (len(X),)).copy()
-    u = jnp.asarray((X - np.asarray(model.x_min)) * np.asarray(model.x_scale), model.x_min.dtype)
-    p, spec, text = X.shape[1], model.shape_spec, est.formula()
-    names = shapes_.term_names(model.shapes, spec, model.feature_names)
-    for (feats, _), name in zip(shapes_.host_terms(model.shapes, spec), names):
-        if f" {name}" not in text:
-            continue  # printed as a coefficient: in the sympy expression already
-        tid = feats[0] if len(feats) == 1 else p + spec.pairs.index(tuple(feats))
-        one = model.shapes._replace(order=jnp.asarray([tid], jnp.int32),
-                                    n_terms=jnp.asarray(1, jnp.int32),
-                                    intercept=jnp.zeros((), model.shapes.main.dtype))
-        val = shapes_.evaluate_jit(one, u, spec._replace(max_terms=1))
-        out += float(model.y_scale) * np.asarray(val, np.float64)
-    return out
+    syms = [sp.Symbol(n, real=True) for n in est.model_.feature_names]
+    values = sp.lambdify(syms, est.to_sympy(tol=tol), "numpy")(*X.T)
+    return np.broadcast_to(np.asarray(values, np.float64), (len(X),))
 
 
 def test_formula_prints_two_valued_mains_as_coefficients_and_holds_to_tol(fit):
