@@ -454,6 +454,15 @@ def _load(path):
     return jaxtree.load(path)
 
 
+def _quiet_names() -> None:
+    """Silences only the feature-names warnings of an array read without pandas (its columns
+    were matched by name already). The table's own warnings stay on stderr: a level no
+    training row had (``UnseenLevelWarning``), a missing value the model never learned
+    (``MissingValueWarning``); they were all silenced before (a new user's check)."""
+    warnings.filterwarnings("ignore", message=r"X (does not have valid|has) feature names",
+                            category=UserWarning)
+
+
 def _predict(args) -> int:
     import jaxtree
 
@@ -469,7 +478,7 @@ def _predict(args) -> int:
     buf = io.StringIO()
     if isinstance(est, jaxtree.TreeClassifier):  # class labels, then one probability per class
         with warnings.catch_warnings():  # an array (no pandas) has no column names to check
-            warnings.simplefilter("ignore", UserWarning)
+            _quiet_names()
             f = est.decision_function(X)
             proba = est.predict_proba(X)
         pred = est.classes_[(f > 0).astype(np.int64) if f.ndim == 1 else np.argmax(f, 1)]
@@ -478,7 +487,7 @@ def _predict(args) -> int:
                        for c, row in zip(pred.tolist(), proba))
     else:
         with warnings.catch_warnings():  # an array (no pandas) has no column names to check
-            warnings.simplefilter("ignore", UserWarning)
+            _quiet_names()
             pred = est.predict(X)
         buf.write("prediction\n")
         buf.writelines(f"{v!r}\n" for v in pred.tolist())
@@ -746,7 +755,15 @@ def run(argv=None) -> int:
     leaves that program's environment alone. Importing jaxtree starts no JAX backend, so
     the setting is in time (``tests/test_cli.py``)."""
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-    return main(argv)
+    with warnings.catch_warnings():  # warnings as the command's own lines on stderr
+        warnings.showwarning = _show_warning
+        return main(argv)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line of the command, ``jaxtree: warning (UnseenLevelWarning): ...``:
+    Python's form named the ``jaxtree`` script's line ``sys.exit(run())`` as its source."""
+    print(f"jaxtree: warning ({category.__name__}): {_one_line(message)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

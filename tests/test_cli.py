@@ -408,3 +408,23 @@ def test_shapes_option_takes_auto_or_a_count():
     assert cli._shapes_arg("auto") == "auto" and cli._shapes_arg("3") == 3
     with pytest.raises(ValueError):
         cli._shapes_arg("many")
+
+
+def test_predict_shows_the_tables_warnings_as_the_commands_lines(fitted, tmp_path, capsys,
+                                                                  monkeypatch):
+    """``jaxtree predict`` of rows with a missing value in a column that had none in training
+    says so on stderr (it silenced every UserWarning, this one too), as one line of the
+    command, ``jaxtree: warning (MissingValueWarning): ...``, not Python's form naming the
+    script's line; the feature-names warnings stay silent."""
+    X, y, data, model = fitted
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # cli.run sets it otherwise
+    rows = tmp_path / "new.csv"
+    with open(rows, "w") as f:
+        f.write(",".join(f"f{j}" for j in range(X.shape[1])) + "\n")
+        f.write(",".join([""] + [repr(float(v)) for v in X[0, 1:]]) + "\n")
+        f.write(",".join(repr(float(v)) for v in X[1]) + "\n")
+    capsys.readouterr()
+    assert cli.run(["predict", str(model), str(rows)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("jaxtree: warning (MissingValueWarning): "), err
+    assert len(err.strip().splitlines()) == 1 and "feature names" not in err, err
