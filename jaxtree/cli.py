@@ -397,6 +397,8 @@ def _choose_task(args, names, cols) -> str:
     if args.task != "auto":
         return args.task
     col = cols[names.index(args.target)]
+    if col.dtype == object:
+        _refuse_mostly_numbers(args.target, col)
     values = col[np.isfinite(col)] if col.dtype != object else col
     n_distinct = len(np.unique(values.astype(str) if col.dtype == object else values))
     task = "classify" if col.dtype == object or n_distinct == 2 else "regress"
@@ -405,6 +407,28 @@ def _choose_task(args, names, cols) -> str:
         print(f"jaxtree: --task auto chose {task!r} (target {args.target!r}: {why}); pass --task "
               f"{'regress' if task == 'classify' else 'classify'} to override", file=sys.stderr)
     return task
+
+
+def _refuse_mostly_numbers(target: str, col) -> None:
+    """Refuses ``--task auto`` a text target whose cells are numbers but for a few (at most a
+    tenth), naming the first other cell: a stray ``?`` or ``n/a`` made a numeric target text,
+    and auto would classify it, one class per value (a new user's check: 198 classes,
+    "training accuracy: 1.0000")."""
+    def number(v) -> bool:
+        try:
+            float(v)
+            return True
+        except (TypeError, ValueError):
+            return False
+
+    filled = [(i, v) for i, v in enumerate(col) if str(v).strip() != ""]
+    others = [(i, v) for i, v in filled if not number(v)]
+    if filled and 0 < len(others) <= 0.1 * len(filled):
+        row, cell = others[0]
+        raise CLIError(
+            f"target {target!r} holds numbers but for {len(others)} of {len(filled)} cell(s) (the "
+            f"first, data row {row + 1}: {cell!r}): fix or drop those rows to fit a regression, "
+            "or pass --task classify to treat every value as a class.")
 
 
 def _class_target(args, names, cols, X):

@@ -428,3 +428,20 @@ def test_predict_shows_the_tables_warnings_as_the_commands_lines(fitted, tmp_pat
     err = capsys.readouterr().err
     assert err.startswith("jaxtree: warning (MissingValueWarning): "), err
     assert len(err.strip().splitlines()) == 1 and "feature names" not in err, err
+
+
+def test_fit_refuses_a_numeric_target_made_text_by_a_stray_cell(tmp_path, capsys):
+    """A target of numbers but for one ``?`` is refused by ``--task auto``, naming the cell
+    (it was fitted as a classification of one class per value, "training accuracy: 1.0000");
+    a text target of few classes still classifies."""
+    data = tmp_path / "dirty.csv"
+    rng = np.random.default_rng(0)
+    with open(data, "w") as f:
+        f.write("a,y\n")
+        for i in range(40):
+            f.write(f"{rng.uniform():.4f},{'?' if i == 5 else f'{rng.normal():.4f}'}\n")
+    capsys.readouterr()
+    assert cli.main(["fit", str(data), "--target", "y", "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "holds numbers but for 1 of 40 cell(s) (the first, data row 6: '?')" in err, err
+    assert "--task classify" in err
