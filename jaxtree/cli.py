@@ -526,9 +526,9 @@ def _predict(args) -> int:
 
 def _show_terms(args, est) -> None:
     """``show --data``: each top-level term's share of the explained variance over the rows
-    of a CSV (and ``--plot``: one panel per term), as ``TreeRegressor.explain``."""
-    if hasattr(est, "classes_"):
-        raise CLIError("--data (the per-term view) is for regression models.")
+    of a CSV (and ``--plot``: one panel per term), as ``explain``: a classifier's of its
+    decision function, one block (and one plot, ``<plot>_<class>.png``) per class for one
+    versus the rest."""
     named = hasattr(est, "feature_names_in_")
     raw = list(est.feature_names_in_) if named else list(est.model_.feature_names)
     names, cols = _read_table(args.data)
@@ -536,16 +536,25 @@ def _show_terms(args, est) -> None:
     table = _table(args.data, names, cols, raw)
     X = table if named else np.asarray(table)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        terms = est.explain(X)  # named as the formula names them
+        _quiet_names()
+        tables = est.explain(X)  # named as the formula names them
+        figs = est.plot_terms(X) if args.plot is not None else None
+    per_class = isinstance(tables, list)
+    tables = tables if per_class else [tables]
+    for c, terms in enumerate(tables):
         rows = terms.to_dict("records") if hasattr(terms, "to_dict") else terms
-        print(f"terms over the {len(rows[-1]['values'])} rows of {args.data} "
+        whose = f" for class {est.classes_[c]!s} against the rest" if per_class else ""
+        print(f"terms{whose} over the {len(rows[-1]['values'])} rows of {args.data} "
               f"(share of the explained variance, mean |contribution|):")
         for t in rows[:-1]:
             print(f"  {100 * t['share']:5.1f}%  {t['mean_abs']:.4g}  {t['term']}")
-        if args.plot is not None:
-            est.plot_terms(X).savefig(args.plot, dpi=110)
-            print(f"wrote {args.plot}")
+    if figs is not None:
+        root, ext = os.path.splitext(args.plot)
+        paths = ([f"{root}_{c}{ext or '.png'}" for c in est.classes_] if per_class
+                 else [args.plot])
+        for fig, path in zip(figs if per_class else [figs], paths):
+            fig.savefig(path, dpi=110)
+            print(f"wrote {path}")
 
 
 def _placeholder(x):
@@ -578,6 +587,10 @@ def _show(args) -> int:
             print(f"  {text}")
         print(f"p (features): {m.n_features}   q (basis functions): {m.basis.q}")
         print(f"features: {', '.join(m.feature_names)}")
+        if args.data is not None:
+            _show_terms(args, est)
+        elif args.plot is not None:
+            raise CLIError("--plot draws the terms over the rows of --data: pass --data DATA.csv.")
         return 0
     if hasattr(est, "classes_"):
         print(f"classifier ({est.loss} loss), classes: {', '.join(map(str, est.classes_))}; "

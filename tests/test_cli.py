@@ -445,3 +445,27 @@ def test_fit_refuses_a_numeric_target_made_text_by_a_stray_cell(tmp_path, capsys
     err = capsys.readouterr().err
     assert "holds numbers but for 1 of 40 cell(s) (the first, data row 6: '?')" in err, err
     assert "--task classify" in err
+
+
+def test_show_data_reads_a_classifiers_terms_class_by_class(tmp_path, capsys):
+    """``jaxtree show --data`` on a classifier: the terms of its decision function (two
+    classes), one block and one plot per class for three (it printed nothing and wrote no
+    plot for three classes, and failed after printing the model for two)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(120, 2))
+    data = tmp_path / "rows.csv"
+    np.savetxt(data, X, delimiter=",", header="x1,x2", comments="")  # the model's names
+    for labels, blocks in ((X[:, 0] > 0.5, 1), (np.digitize(X[:, 0] + X[:, 1], [0.7, 1.3]), 3)):
+        model = tmp_path / f"c{blocks}.json"
+        jaxtree.TreeClassifier(k=2, search="greedy", shapes=0).fit(X, labels).save(model)
+        capsys.readouterr()
+        plot = tmp_path / f"t{blocks}.png"
+        assert cli.main(["show", str(model), "--data", str(data), "--plot", str(plot)]) == 0
+        out = capsys.readouterr().out
+        assert out.count(" rows of ") == blocks, out
+        if blocks == 1:
+            assert plot.exists()
+        else:
+            assert out.count("against the rest over the 120 rows") == 3, out
+            assert sorted(p.name for p in tmp_path.glob("t3_*.png")) == ["t3_0.png", "t3_1.png",
+                                                                         "t3_2.png"]
