@@ -179,8 +179,12 @@ def _categorical(args, features, picked) -> list:
 
 
 def _shapes_arg(text: str):
-    """``--shapes``: ``auto`` or an integer (argparse reports anything else)."""
-    return "auto" if text == "auto" else int(text)
+    """``--shapes``: ``auto`` or an integer; anything else is a usage error naming them."""
+    try:
+        return "auto" if text == "auto" else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected auto or a number of shape terms (0 for none); got {text!r}") from None
 
 
 def _min_support_arg(text: str):
@@ -478,6 +482,14 @@ def _load(path):
     return jaxtree.load(path)
 
 
+def _number(v, dtype) -> str:
+    """A prediction as the shortest text that reads back to it in the model's precision
+    ``dtype``: a float32 model's ``8.154316``, not ``8.154315948486328`` (float32 noise)."""
+    v = np.dtype(dtype).type(v)  # a numpy scalar: formatted in its own precision
+    return np.format_float_positional(v, unique=True, trim="-") if abs(float(v)) < 1e16 else (
+        np.format_float_scientific(v, unique=True, trim="-"))
+
+
 def _quiet_names() -> None:
     """Silences only the feature-names warnings of an array read without pandas (its columns
     were matched by name already). The table's own warnings stay on stderr: a level no
@@ -500,6 +512,7 @@ def _predict(args) -> int:
     table = _table(args.data, names, cols, raw)
     X = table if named else np.asarray(table)
     buf = io.StringIO()
+    dt = np.asarray(est.model_.x_min).dtype  # the model's precision: printed to it
     if isinstance(est, jaxtree.TreeClassifier):  # class labels, then one probability per class
         with warnings.catch_warnings():  # an array (no pandas) has no column names to check
             _quiet_names()
@@ -507,14 +520,14 @@ def _predict(args) -> int:
             proba = est.predict_proba(X)
         pred = est.classes_[(f > 0).astype(np.int64) if f.ndim == 1 else np.argmax(f, 1)]
         buf.write(",".join(["prediction"] + [f"proba_{c}" for c in est.classes_]) + "\n")
-        buf.writelines(",".join([str(c)] + [repr(float(v)) for v in row]) + "\n"
+        buf.writelines(",".join([str(c)] + [_number(v, dt) for v in row]) + "\n"
                        for c, row in zip(pred.tolist(), proba))
     else:
         with warnings.catch_warnings():  # an array (no pandas) has no column names to check
             _quiet_names()
             pred = est.predict(X)
         buf.write("prediction\n")
-        buf.writelines(f"{v!r}\n" for v in pred.tolist())
+        buf.writelines(f"{_number(v, dt)}\n" for v in np.asarray(pred))
     if args.out is None:
         sys.stdout.write(buf.getvalue())
     else:

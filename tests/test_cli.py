@@ -1,5 +1,6 @@
 """The ``jaxtree`` command line, run in-process (``jaxtree.cli.main``) with capsys."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -406,7 +407,7 @@ def test_min_support_and_max_terms_reach_the_estimator(task, given, want, tmp_pa
 
 def test_shapes_option_takes_auto_or_a_count():
     assert cli._shapes_arg("auto") == "auto" and cli._shapes_arg("3") == 3
-    with pytest.raises(ValueError):
+    with pytest.raises(argparse.ArgumentTypeError, match="expected auto or a number of shape"):
         cli._shapes_arg("many")
 
 
