@@ -125,13 +125,33 @@ def _read_table(path: str):
     return names, cols
 
 
+def _available(names, missing) -> str:
+    """The end of a column-not-found message: the table's columns, a close name for each
+    missing one (``did you mean 'delay'?``, a case or a letter off), and a hint when the
+    header is one column holding ``;`` or a tab (a file separated by another character)."""
+    import difflib
+
+    text = f"available columns: {', '.join(names)}."
+    by_case = {str(n).lower(): n for n in names}
+    close = [by_case.get(str(m).lower()) or next(iter(difflib.get_close_matches(
+        str(m), [str(n) for n in names], n=1)), None) for m in missing]
+    close = [c for c in close if c is not None]
+    if close:
+        text += f" Did you mean {', '.join(map(repr, close))}?"
+    if len(names) == 1 and any(sep in str(names[0]) for sep in (";", "\t")):
+        sep = "';'" if ";" in str(names[0]) else "tabs"
+        text += (f" The header is one column: the file looks separated by {sep}, and jaxtree "
+                 "reads comma-separated files (convert it first).")
+    return text
+
+
 def _columns(path, names, cols, wanted, role="feature"):
     """Selects ``wanted`` columns as a float64 ``(n, len(wanted))`` matrix, checking them."""
     index = {n: i for i, n in enumerate(names)}
     missing = [w for w in wanted if w not in index]
     if missing:
         raise CLIError(f"{path}: {role} column(s) {', '.join(map(repr, missing))} not found; "
-                       f"available columns: {', '.join(names)}.")
+                       + _available(names, missing))
     non_numeric = [w for w in wanted if cols[index[w]].dtype == object]
     if non_numeric:
         raise CLIError(f"{path}: non-numeric column(s) {', '.join(map(repr, non_numeric))}; jaxtree "
@@ -154,7 +174,7 @@ def _table(path, names, cols, wanted):
     missing = [w for w in wanted if w not in index]
     if missing:
         raise CLIError(f"{path}: feature column(s) {', '.join(map(repr, missing))} not found; "
-                       f"available columns: {', '.join(names)}.")
+                       + _available(names, missing))
     picked = [cols[index[w]] for w in wanted]
     try:
         import pandas as pd
@@ -243,7 +263,7 @@ def _unused_columns_filled(path, est, raw, names, cols):
     needed = [w for k, w in enumerate(raw) if w in absent and k in used]
     if needed:
         raise CLIError(f"{path}: feature column(s) {', '.join(map(repr, needed))} not found (the "
-                       f"formula uses them); available columns: {', '.join(names)}.")
+                       f"formula uses them); " + _available(names, needed))
     n = len(cols[0]) if cols else 0
     extra = []
     for w in absent:
@@ -346,8 +366,8 @@ def _fit(args) -> int:
 
     names, cols = _read_table(args.data)
     if args.target not in names:
-        raise CLIError(f"{args.data}: target column {args.target!r} not found; available columns: "
-                       f"{', '.join(names)}.")
+        raise CLIError(f"{args.data}: target column {args.target!r} not found; "
+                       + _available(names, [args.target]))
     if args.features:
         features = [s.strip() for s in args.features.split(",") if s.strip()]
         if args.target in features:
@@ -359,7 +379,7 @@ def _fit(args) -> int:
     absent = [f for f in features if f not in names]
     if absent:
         raise CLIError(f"{args.data}: feature column(s) {', '.join(map(repr, absent))} not found; "
-                       f"available columns: {', '.join(names)}.")
+                       + _available(names, absent))
     task = _choose_task(args, names, cols)
     # The raw columns: missing values and text are encoded by the estimator (both tasks).
     X = _table(args.data, names, cols, features)

@@ -470,3 +470,17 @@ def test_show_data_reads_a_classifiers_terms_class_by_class(tmp_path, capsys):
             assert out.count("against the rest over the 120 rows") == 3, out
             assert sorted(p.name for p in tmp_path.glob("t3_*.png")) == ["t3_0.png", "t3_1.png",
                                                                          "t3_2.png"]
+
+
+def test_a_column_not_found_names_a_close_one_and_a_wrong_separator(tmp_path, capsys):
+    """A misspelled target gets "Did you mean 'delay'?" (a case or a letter off); a header of
+    one column holding ';' says the file looks separated by ';'."""
+    data = tmp_path / "t.csv"
+    data.write_text("a,delay\n1,2\n3,4\n5,7\n")
+    capsys.readouterr()
+    assert cli.main(["fit", str(data), "--target", "Delay"]) == 2
+    assert "available columns: a, delay. Did you mean 'delay'?" in capsys.readouterr().err
+    semi = tmp_path / "s.csv"
+    semi.write_text("a;y\n1;2\n3;4\n")
+    assert cli.main(["fit", str(semi), "--target", "y"]) == 2
+    assert "looks separated by ';'" in capsys.readouterr().err
