@@ -2,7 +2,7 @@
 TreeRegressor/TreeClassifier on covariates clipped to a robust range learned on the training rows.
 VARIANT: none | q0.001 (quantiles a, 1-a) | t3 (Tukey fences at 3 IQR)"""
 import sys, warnings, numpy as np, time, json, pandas as pd
-sys.path.insert(0, "/work/main/benchmarks"); sys.path.insert(0, "/work/main")
+import pathlib; _root = pathlib.Path(__file__).resolve().parents[3]; sys.path.insert(0, str(_root / "benchmarks")); sys.path.insert(0, str(_root))
 warnings.simplefilter("ignore")
 import bench_accuracy as acc
 from sklearn.model_selection import KFold, StratifiedKFold

@@ -1,5 +1,5 @@
 import sys, warnings, numpy as np, time
-sys.path.insert(0, "/work/main/benchmarks"); sys.path.insert(0, "/work/main")
+import pathlib; _root = pathlib.Path(__file__).resolve().parents[3]; sys.path.insert(0, str(_root / "benchmarks")); sys.path.insert(0, str(_root))
 warnings.simplefilter("ignore")
 import bench_accuracy as acc, jaxtree
 from sklearn.model_selection import KFold
