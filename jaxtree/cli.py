@@ -445,7 +445,10 @@ def _refuse_mostly_numbers(target: str, col) -> None:
         except (TypeError, ValueError):
             return False
 
-    filled = [(i, v) for i, v in enumerate(col) if str(v).strip() != ""]
+    def empty(v) -> bool:  # an empty cell, however the reader gave it (dropped later)
+        return v is None or (isinstance(v, float) and v != v) or str(v).strip() == ""
+
+    filled = [(i, v) for i, v in enumerate(col) if not empty(v)]
     others = [(i, v) for i, v in filled if not number(v)]
     if filled and 0 < len(others) <= 0.1 * len(filled):
         row, cell = others[0]
