@@ -196,6 +196,13 @@ def two_valued(x, sw, lo, hi) -> np.ndarray:
     return two
 
 
+def positions(two) -> tuple:
+    """The increasing positions (ints) where the mask ``two (p,)`` of :func:`two_valued` (or a
+    streamed pass's) is True: the form a fit's result carries
+    (:attr:`jaxtree._fit.pipeline.FitResult.two_valued`)."""
+    return tuple(int(j) for j in np.flatnonzero(two))
+
+
 def _only(col: np.ndarray, a, b, keep) -> bool:
     """Whether ``col (n,)`` holds only ``a`` and ``b`` where ``keep`` (None: everywhere),
     read :data:`TWO_VALUED_BLOCK` rows at a time up to the first other value."""

@@ -522,14 +522,6 @@ def _unnamed_table(names, fills) -> encoding_.EncodingSpec:
     return dataclasses.replace(enc, named=False)
 
 
-def _two_valued(two, b: int) -> tuple:
-    """Member ``b``'s columns of two values (``two``: the batch's
-    :func:`jaxtree._scaling.two_valued`, ``(B, p)``, each member's on its own rows and
-    weights), as its separate fit finds them: its formulas read them as lines too
-    (``1.5·x1``)."""
-    return tuple(int(j) for j in np.flatnonzero(two[b]))
-
-
 def _feature_names(feature_names, p: int) -> tuple:
     """The ``p`` covariate names of a batch (default ``x1..xp``), checked."""
     if feature_names is None:
@@ -951,7 +943,7 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
             model=member, history=histories[b], choices=choices[b], status=int(status[b]),
             names=None, encoding=enc, spec=fit_spec,
             path=path, shape_path=None if shape_paths is None else shape_paths[b],
-            pruned=pruned[b], two_valued=_two_valued(two, b)), warn=False)
+            pruned=pruned[b], two_valued=scaling_.positions(two[b])), warn=False)
     boxed = [b for b, est in enumerate(estimators) if est.weights_at_bound_]
     if boxed:  # issue 28: the box never binds silently
         warnings.warn(f"For data set(s) {boxed}: " + box_message(
@@ -1190,7 +1182,7 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
         classifier_.set_fitted(est, pipeline.FitResult(
             model=model, history=history[b], choices=choices, status=int(status[b]),
             names=None, encoding=enc,  # names in formulas only, as fit_batch's
-            spec=spec, classes=classes, two_valued=_two_valued(two, b)),
+            spec=spec, classes=classes, two_valued=scaling_.positions(two[b])),
             warn=False)  # warned above, per data set
         estimators.append(est)
         members.append(model)

@@ -353,7 +353,7 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
         raise ValueError("sample_weight must have a positive sum.")
     two = np.array([v is not None and len(v) == 2 for v in values], bool)
     sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x, two_valued=two)
-    return sc, scaling_.binary_after(sc, values), tuple(int(j) for j in np.flatnonzero(two))
+    return sc, scaling_.binary_after(sc, values), scaling_.positions(two)
 
 
 READ_AHEAD = 8  # blocks of a ChunkReader read (and put on the device) ahead of the one in use

@@ -909,8 +909,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)
-    return _searched(src, spec, sc, enc, table.names,
-                     tuple(int(j) for j in np.flatnonzero(two)))
+    return _searched(src, spec, sc, enc, table.names, scaling_.positions(two))
 
 
 def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):

@@ -112,8 +112,7 @@ def scaled(rows, spec: spec_.FitSpec):
     # clips zero-weight rows into range; the rule reads the rows of positive weight)
     spec = spec.bound_to(sc).with_indicators(
         *xs.shape, lambda: scoring.binary_columns(xs, rows[2]))
-    return InMemory(xs, ys, rows[2], spec, sc,
-                    two_valued=tuple(int(j) for j in np.flatnonzero(two)))
+    return InMemory(xs, ys, rows[2], spec, sc, two_valued=scaling_.positions(two))
 
 
 def _reader(rows, spec: spec_.FitSpec):
