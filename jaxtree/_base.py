@@ -405,14 +405,14 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
         est.validation_fraction_ = result.spec.validation_fraction
         est.row_plan_ = result.spec.plan
     names, encoding = result.names, result.encoding
-    # the target's name in every formula, clear of each covariate's (raw and encoded)
-    est.target_name_ = _target.display_name(result.target_name,
-                                            [*(names or ()), *model.feature_names])
     if encoding is None:  # numeric columns as they are; a missing value takes the minimum
         x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]
         encoding = encoding_.identity(model.n_features, names, x_min)
     est.encoding_ = encoding_.with_two_valued(encoding, result.two_valued)  # lines in formulas
     est.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
+    # the target's name in every formula, clear of each covariate's (raw and encoded)
+    est.target_name_ = _target.display_name(result.target_name,
+                                            [*(names or ()), *model.feature_names])
     est.n_features_in_ = encoding.n_features_in
     if names is not None:
         est.feature_names_in_ = np.asarray(names, dtype=object)

@@ -107,15 +107,15 @@ class Target(NamedTuple):
             return f"{lhs} = √({inner})"
         return f"{lhs} = {self.smearing:.{digits}g}·exp({inner})"
 
-    def to_latex(self, inner: str, digits: int, lhs: str = "y") -> str:
-        """LaTeX counterpart of :meth:`to_text` (``lhs`` already LaTeX)."""
+    def to_latex(self, inner: str, smearing: str, lhs: str = "y") -> str:
+        """LaTeX counterpart of :meth:`to_text` (``lhs`` already LaTeX; ``smearing``, the
+        factor as the LaTeX writer formats its numbers: :func:`jaxtree.basis.latex_number`,
+        so that this module of target arithmetic depends on no renderer)."""
         if self.name == "identity":
             return f"{lhs} = {inner}"
         if self.name == "square":
             return f"{lhs} = \\sqrt{{{inner}}}"
-        from jaxtree.basis import latex_number
-
-        return f"{lhs} = {latex_number(self.smearing, digits)}\\,\\exp\\left({inner}\\right)"
+        return f"{lhs} = {smearing}\\,\\exp\\left({inner}\\right)"
 
 
 def clip_bound(model) -> Optional[float]:

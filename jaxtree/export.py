@@ -296,11 +296,10 @@ def to_latex(model, *, digits: Optional[int] = None, tol: float = 1e-3, scaled: 
     if shapes_text:
         inner = f"{shapes_text} + {inner}"
     inner = inner.replace("+ -", "- ")
-    if h.y_center == 0.0 and h.y_scale == 1.0:
-        return h.target.to_latex(inner, digits, lhs)
-    return h.target.to_latex(f"{latex_number(h.y_center, digits)} + "
-                             f"{latex_number(h.y_scale, digits)}\\left[{inner}\\right]", digits,
-                             lhs)
+    if not (h.y_center == 0.0 and h.y_scale == 1.0):
+        inner = (f"{latex_number(h.y_center, digits)} + "
+                 f"{latex_number(h.y_scale, digits)}\\left[{inner}\\right]")
+    return h.target.to_latex(inner, latex_number(h.target.smearing, digits), lhs)
 
 
 # ---------------------------------------------------------------------------- callables

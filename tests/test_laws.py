@@ -333,6 +333,9 @@ def test_log_transform_round_trip_and_smearing():
     assert float(m.smearing) == pytest.approx(np.mean(np.exp(resid)), rel=1e-9)
     assert float(m.smearing) > 1.0  # exp of noise: the mean exceeds the median
     assert np.mean(est.predict(X)) == pytest.approx(np.mean(y), rel=2e-3)
+    # the LaTeX form writes the factor in front of exp(...), as the text form does
+    assert f"y = {float(m.smearing):.6g}\\,\\exp\\left(" in export.to_latex(m, digits=6)
+    assert f"y = {float(m.smearing):.6g}·exp(" in m.formula(digits=6)
 
 
 def test_log_transform_refuses_non_positive_y():
