@@ -172,10 +172,11 @@ class TreeClassifier(Estimator):
         own (its last move undone; the batch goes on for the others, and a stopped tree
         repeats its final loss in ``history_``). ``k`` is bounded by the rows, as the
         regressor's.
-      shapes: ``"auto"`` (default): on in-memory fits of two classes with the logistic loss
-        and at least 100 rows (``AUTO_SHAPES_MIN_ROWS``, the regressor's rule, with its
-        knots: ``(3, 2)`` below 2,000 rows, ``(32, 16)`` from 2,000), after the
-        tree, up to ``max(16, max_terms - 4)`` one- and two-covariate shape
+      shapes: ``"auto"`` (default): on in-memory fits with the logistic loss (for more
+        than two classes each one-versus-rest tree gets its own terms, as the binary fit of
+        its class against the rest) and at least 100 rows (``AUTO_SHAPES_MIN_ROWS``, the
+        regressor's rule, with its knots: ``(3, 2)`` below 2,000 rows, ``(32, 16)`` from
+        2,000), after the tree, up to ``max(16, max_terms - 4)`` one- and two-covariate shape
         terms (at most ``max_terms`` with the tree's) of its working residual (one Newton
         step of the log-loss from the tree's logit; in units of ``SHAPE_UNIT`` = 4 logits,
         since a term's knot values live in ``[-1, 1]``), as many as held-out rows support (the
@@ -312,10 +313,13 @@ class TreeClassifier(Estimator):
         column per class against the rest). ``X`` is a table like the training one: checked
         by column names and encoded as in ``fit`` (missing values, categories)."""
         xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._inputs.encoding)
-        # one tree: the regressor's prediction blocks (its shape pairs as data, model.slotted)
-        ovr = classify.n_ovr(self.model_)
-        return pipeline.predict_rows(self.model_, xa, self.clip,
-                                     classify.block_values if ovr else None)
+        # one tree: the regressor's prediction blocks (its shape pairs as data, model.slotted);
+        # one-versus-rest: the classes' trees and shape terms in one program (classify.slotted)
+        if not classify.n_ovr(self.model_):
+            return pipeline.predict_rows(self.model_, xa, self.clip)
+        rest, terms = classify.slotted(self.model_)
+        return pipeline.predict_rows(rest, xa, self.clip, lambda m, block, clip:
+                                     classify.block_values(m, block, clip, terms))
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels ``(n,)`` (``classes_[1]`` where ``f > 0`` for two classes;
@@ -422,16 +426,19 @@ class TreeClassifier(Estimator):
 
     def save(self, path) -> None:
         """Writes the classifier to ``path``: the versioned JSON of
-        :func:`jaxtree.model.save` with a ``task`` entry (loss, classes, and one program per
-        class for more than two classes) and, for a table with missing values or categories,
-        the ``encoding`` entry (as :meth:`jaxtree.TreeRegressor.save`); read it with
-        :func:`jaxtree.load`. The size path ``path_`` is not saved, nor ``devices`` (where a
-        fit ran, not part of the model: a model fitted on 4 devices loads on one)."""
+        :func:`jaxtree.model.save` with a ``task`` entry (loss, classes, and one program and
+        set of shape terms per class for more than two classes) and, for a table with
+        missing values or categories, the ``encoding`` entry (as
+        :meth:`jaxtree.TreeRegressor.save`); read it with :func:`jaxtree.load`. The size path
+        ``path_`` is not saved, nor ``devices`` (where a fit ran, not part of the model: a
+        model fitted on 4 devices loads on one)."""
         members = self._trees()
         classes = [_plain(c) for c in self.classes_]
         task = {"kind": "classify", "loss": self.loss, "classes": classes,
                 "programs": ([model_.program_to_dict(m.program) for m in members]
                              if len(members) > 1 else [])}
+        if len(members) > 1 and self.model_.shapes is not None:  # each class's own terms
+            task["shapes"] = [model_.shapes_to_dict(m.shapes, m.shape_spec) for m in members]
         extra = {"params": self._saved_params(),
                  "history": [float(h) for h in np.ravel(self.history_)],
                  "target_name": self._target_name()}
@@ -489,5 +496,7 @@ def load(path, custom_functions=None):
         K = len(task["programs"])
         programs = prog_.stack_on_host(task["programs"])
         m = dataclasses.replace(classify.batched(m, K), program=programs)
+        if task["shapes"] is not None:  # one set of shape terms per class
+            m = dataclasses.replace(m, shapes=task["shapes"][0], shape_spec=task["shapes"][1])
         hist = np.asarray(hist, np.float64).reshape(K, -1) if len(hist) % K == 0 else hist
     return set_fitted(est, loaded_result(d, path, m, hist, np.asarray(task["classes"])))

@@ -61,6 +61,7 @@ __all__ = [
     "read_task",
     "save",
     "scale_x",
+    "shapes_to_dict",
     "slotted",
     "to_dict",
     "TreeModel",
@@ -520,7 +521,7 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
     if target.name != "identity":  # written only when used: older files stay byte-identical
         d["target"] = {"transform": target.name, "smearing": target.smearing}
     if model.shapes is not None:  # written only when used: older files stay byte-identical
-        d["shapes"] = _shapes_to_dict(model.shapes, model.shape_spec)
+        d["shapes"] = shapes_to_dict(model.shapes, model.shape_spec)
     if task is not None:
         d["task"] = dict(task)
     if encoding is not None:  # the estimator's table encoder (jaxtree._inputs.encoding); only when
@@ -535,7 +536,8 @@ def to_dict(model: TreeModel, extra: Optional[Mapping[str, Any]] = None,
     return d
 
 
-def _shapes_to_dict(sh: shapes_.Shapes, spec: shapes_.ShapeSpec) -> dict:
+def shapes_to_dict(sh: shapes_.Shapes, spec: shapes_.ShapeSpec) -> dict:
+    """The file entry of one model's shape terms (exact floats)."""
     d = {"n1": spec.n1, "n2": spec.n2, "pairs": [list(pr) for pr in spec.pairs],
          "main": [_floats(r) for r in np.asarray(sh.main)],
          "main_on": [bool(v) for v in np.asarray(sh.main_on)],
@@ -682,14 +684,18 @@ def read_task(d: Mapping, p: int, q: int, path="<dict>") -> Optional[dict]:
     numbers or booleans, distinct, at least two) and, for more than two classes, one
     program per class (one-versus-rest; the file's ``program`` is the first); for two
     classes ``programs`` is empty and the file's ``program`` gives the logit of the second
-    class. Returns the entry with ``programs`` as :class:`jaxtree.program.Program`.
+    class. A one-versus-rest model with shape terms also has ``"shapes"``: one entry per
+    class, as the file's ``shapes`` (the first class's), all in one spec
+    (:func:`jaxtree.shapes.stacked`). Returns the entry with ``programs`` as
+    :class:`jaxtree.program.Program` and ``shapes`` as ``(stacked terms, spec)`` or None.
 
     Raises:
       ValueError: for a malformed entry.
     """
     if not isinstance(d, dict) or "task" not in d:
         return None
-    t = checks.entry(d["task"], "task", path, ("kind", "loss", "classes", "programs"))
+    t = checks.entry(d["task"], "task", path, ("kind", "loss", "classes", "programs"),
+                     ("shapes",))
     if t["kind"] not in TASK_KINDS:
         checks.fail(path, f"task kind {t['kind']!r} is not one of {list(TASK_KINDS)}")
     if t["loss"] not in TASK_LOSSES:
@@ -712,7 +718,18 @@ def read_task(d: Mapping, p: int, q: int, path="<dict>") -> Optional[dict]:
         out.append(prog.from_arrays(pg["op"], pg["left"], pg["right"], pg["feature"],
                                     pg["basis"], np.asarray(pg["weight"], dtype),
                                     float(pg["intercept"]), pg["n_slots"], dtype=dtype))
-    return {"kind": t["kind"], "loss": t["loss"], "classes": list(classes), "programs": out}
+    shapes = None
+    if "shapes" in t:
+        if not (isinstance(t["shapes"], list) and len(t["shapes"]) == want and want):
+            checks.fail(path, f"task shapes must be a list of {want} shape entries (one per "
+                              "class of a one-versus-rest model)")
+        each = [checks.shapes_from_dict(sh, p, dtype, path) for sh in t["shapes"]]
+        if any(spec != each[0][1] for _, spec in each):
+            checks.fail(path, "task shapes must share one spec (n1, n2, pairs, groups and the "
+                              "length of order)")
+        shapes = (prog.stack_on_host([sh for sh, _ in each]), each[0][1])
+    return {"kind": t["kind"], "loss": t["loss"], "classes": list(classes), "programs": out,
+            "shapes": shapes}
 
 
 def save(model: TreeModel, path, extra: Optional[Mapping[str, Any]] = None,

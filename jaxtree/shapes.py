@@ -1373,6 +1373,57 @@ def unslot(shapes: Shapes, spec, p: int, groups: tuple = ()):
                           hierarchy=spec.hierarchy, groups=tuple(groups))
 
 
+def stacked(fits: list, dtype) -> tuple:
+    """``(shapes, spec)``: the shape terms of several models over the same covariates
+    (one per class of a one-versus-rest classifier) in one :class:`ShapeSpec`, stacked on a
+    leading axis, so that the models stay one pytree of one structure (``jax.vmap`` over
+    the classes, one compiled prediction).
+
+    ``fits``: each model's ``(terms, spec)`` as :func:`unslot` gives them (its chosen pairs
+    only), or None for a model without shape terms. The common spec's pairs are every
+    model's pairs, sorted; each model's ``pair`` rows move to its pairs' places, its
+    ``order`` is renumbered to them and padded with ``-1`` to the largest ``max_terms``.
+    A model keeps exactly its own terms: a pair another model chose is off (``pair_on``
+    False, zero coefficients), so :func:`host_terms`, the formulas and the values of each
+    slice are the model's own. On the host; nothing compiled. ``(None, None)`` when no model
+    has terms.
+
+    Raises:
+      ValueError: for models whose knots, groups or hierarchy differ (one stage's settings
+        give them all the same).
+    """
+    given = [f for f in fits if f is not None]
+    if not given:
+        return None, None
+    first, p = given[0][1], np.shape(given[0][0].main)[0]
+    if any((sp.n1, sp.n2, sp.hierarchy, tuple(sp.groups)) !=
+           (first.n1, first.n2, first.hierarchy, tuple(first.groups)) for _, sp in given):
+        raise ValueError("stacked shape terms need the same knots, groups and hierarchy")
+    pairs = tuple(sorted({tuple(map(int, pr)) for _, sp in given for pr in sp.pairs}))
+    where = {pr: i for i, pr in enumerate(pairs)}
+    n_order = max(sp.max_terms for _, sp in given)
+    spec = ShapeSpec(n1=first.n1, n2=first.n2, max_terms=n_order, pairs=pairs,
+                     hierarchy=first.hierarchy, groups=tuple(first.groups))
+    none = Shapes(np.zeros((p, first.n1)), np.zeros(p, bool), np.zeros((0, first.n2 ** 2)),
+                  np.zeros(0, bool), np.zeros(()), np.full(n_order, -1, np.int32), np.int32(0))
+    parts = []
+    for fit in fits:
+        sh, sp = fit if fit is not None else (none, spec._replace(pairs=()))
+        own = [where[tuple(map(int, pr))] for pr in sp.pairs]
+        pair = np.zeros((len(pairs), first.n2 * first.n2), np.asarray(sh.pair).dtype)
+        pair_on = np.zeros(len(pairs), bool)
+        pair[own], pair_on[own] = np.asarray(sh.pair), np.asarray(sh.pair_on)
+        order = np.full(n_order, -1, np.int32)
+        old = np.asarray(sh.order)
+        new = [t if t < p else p + own[t - p] for t in (int(v) for v in old if v >= 0)]
+        order[:len(new)] = new
+        parts.append(Shapes(np.asarray(sh.main, dtype), np.asarray(sh.main_on), pair.astype(dtype),
+                            pair_on, np.asarray(sh.intercept, dtype), order,
+                            np.asarray(sh.n_terms, np.int32)))
+    out = jax.tree_util.tree_map(lambda *a: jax.device_put(np.stack(a)), *parts)
+    return out, spec
+
+
 def unpadded_choices(choices: list, p: int, columns: int) -> list:
     """Shape-step choice records of a search on ``columns`` (padded) covariates with
     ``flat_index`` (the term id) in the table's own numbering: a pair ``columns + c`` is

@@ -1,16 +1,20 @@
-"""Shape terms for the classifier (issues 26 and 29): ``TreeClassifier(shapes="auto")`` on
-two classes with the logistic loss fits one- and two-covariate shapes of the tree's working
-residual (a Newton step of the log-loss), their count chosen on held-out rows, then refitted
-on all rows (:meth:`jaxtree._fit.classify.Labels.backfit`).
+"""Shape terms for the classifier (issues 26 and 29): ``TreeClassifier(shapes="auto")`` with
+the logistic loss (each one-versus-rest tree on its own) fits one- and two-covariate shapes
+of the tree's working residual (a Newton step of the log-loss), their count chosen on
+held-out rows, then refitted on all rows (:meth:`jaxtree._fit.classify.Labels.backfit`).
 
 Oracles: the recorded training loss is the log-loss of the fitted model's probabilities
 (float64, recomputed from ``predict_proba``); the shapes lower the training and the held-out
 log-loss below the tree alone's on data whose logit the tree cannot hold in ``k = 1`` (a
 working response of the wrong sign, or a no-op refit, fails both); ``shapes=0`` is the tree
-alone exactly; one-versus-rest trees get none; the model saves and loads with its shapes; a
-second fit compiles nothing. The row threshold (10,000) is lowered so that the fits are small.
+alone exactly; each one-versus-rest tree gets the binary fit's terms; the model saves and
+loads with its shapes; a second fit compiles nothing. The row threshold (10,000) is lowered
+so that the fits are small.
 """
 
+import json
+
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -107,21 +111,76 @@ def test_shapes_zero_is_the_tree_alone_and_saves_with_its_shapes(fits, tmp_path)
     assert back.shapes == "auto"
 
 
-def test_one_vs_rest_and_the_margin_loss_get_no_shapes(monkeypatch):
-    # no refinement: whether a fit takes shapes does not depend on it (each tree's step
-    # compiles without L-BFGS, ~9 s less)
+def test_the_margin_loss_gets_no_shapes():
     X, y = _data(300, 2)
-    y3 = np.digitize(X[:, 0], [1 / 3, 2 / 3])
-    ovr = jaxtree.TreeClassifier(refine=None, **K).fit(X, y3)
-    assert ovr.model_.shapes is None
     assert jaxtree.TreeClassifier(loss="margin", refine=None, **K).fit(X, y).model_.shapes is None
+
+
+def test_one_vs_rest_trees_get_the_binary_fits_shapes(tmp_path):
+    """More than two classes: each one-versus-rest tree gets the shape stage of the binary
+    fit of its class against the rest (jaxtree._fit.classify._shapes_per_class), the terms
+    stacked in one spec. Oracles: each class's decision function equals that binary fit's
+    (catches terms stacked under the wrong class, a pair renumbered to another, a class's
+    stage run on another's labels); the save/load round trip is exact; the callback names
+    the class of each shape iteration; the views add up to each class's decision function."""
+    # no refinement: the shape stage does not depend on it (each tree's step compiles
+    # without L-BFGS, ~9 s less)
+    X, _ = _data(600, 2)
+    logit = (5 * np.exp(-((X[:, 0] - 0.5) / 0.1) ** 2) - 2
+             + 3 * np.sign((X[:, 1] - 0.5) * (X[:, 2] - 0.5)))
+    y3 = np.digitize(logit + np.random.default_rng(2).normal(size=600), [-1.5, 1.5])
+    seen = []
+    ovr = jaxtree.TreeClassifier(refine=None, callback=lambda it, loss, info: seen.append(
+        (it, info["class_index"], info["class"])), **K).fit(X, y3)
+    n_terms = np.asarray(ovr.model_.shapes.n_terms)
+    assert n_terms.shape == (3,) and n_terms.sum() >= 2 and ovr.model_.shape_spec.pairs
+    f = ovr.decision_function(X)
+    for c in range(3):
+        one = jaxtree.TreeClassifier(refine=None, **K).fit(X, y3 == c)
+        np.testing.assert_allclose(f[:, c], one.decision_function(X), rtol=1e-5, atol=1e-4)
+        assert int(n_terms[c]) == (0 if one.model_.shapes is None
+                                   else int(one.model_.shapes.n_terms))
+        # the history: the tree's, then one loss per shape term, padded with the last
+        own = one.history_
+        np.testing.assert_allclose(ovr.history_[c, :len(own)], own, rtol=1e-5)
+        assert np.all(ovr.history_[c, len(own):] == own[-1])
+    # every shape iteration reported under its class, after the trees' iterations
+    shaped = [(it, c) for it, c, label in seen if it >= 2 and label == c]
+    assert sorted(c for _, c in shaped) == [c for c in range(3) for _ in range(n_terms[c])]
+    # the prediction reads the classes' pairs as data (classify.slotted): the static form's
+    # values, and a fit that chose other pairs compiles nothing, fit or prediction
+    from jaxtree._fit import classify
+    static = classify.decision_values(ovr.model_, jnp.asarray(X), True)
+    np.testing.assert_allclose(np.asarray(static), f, rtol=1e-6, atol=1e-6)
+    X2, _ = _data(600, 3)
+    y2 = np.digitize(3 * np.sign((X2[:, 0] - 0.5) * (X2[:, 1] - 0.5))
+                     + np.random.default_rng(3).normal(size=600), [-1.5, 1.5])
+    with count_compilations() as count:
+        other = jaxtree.TreeClassifier(refine=None, **K).fit(X2, y2)
+        other.decision_function(X2)
+    assert other.model_.shape_spec.pairs != ovr.model_.shape_spec.pairs
+    assert count.compiles == 0, count
+    ovr.save(tmp_path / "m.json")
+    back = jaxtree.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(back.decision_function(X), f)
+    assert back.formula() == ovr.formula()
+    # a file whose classes' terms are not one per class, or not in one spec, is refused
+    d = json.loads((tmp_path / "m.json").read_text())
+    del d["checksum"]  # as a file written by hand
+    for bad, message in ((d["task"]["shapes"][:2], "one per class"),
+                         ([dict(d["task"]["shapes"][0], n1=4)] + d["task"]["shapes"][1:],
+                          "shapes main|one spec")):
+        (tmp_path / "bad.json").write_text(json.dumps(dict(d, task=dict(d["task"],
+                                                                        shapes=bad))))
+        with pytest.raises(ValueError, match=message):
+            jaxtree.load(tmp_path / "bad.json")
     # the trees' views: one per class, in the order of classes_
     tables = ovr.explain(X[:50])
-    f = ovr.decision_function(X[:50])
-    assert len(tables) == 3 and len(ovr.to_dot()) == 3 and ovr.shape_terms() == [[], [], []]
+    assert len(tables) == 3 and len(ovr.to_dot()) == 3
+    assert [len(t) for t in ovr.shape_terms()] == n_terms.tolist()
     for c, table in enumerate(tables):  # each class's terms add up to its decision function
-        np.testing.assert_allclose(sum(t["values"] for t in table.to_dict("records")), f[:, c],
-                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(sum(t["values"] for t in table.to_dict("records")),
+                                   f[:50, c], rtol=1e-5, atol=1e-5)
     pytest.importorskip("matplotlib")
     import matplotlib
     matplotlib.use("Agg")

@@ -9,8 +9,9 @@ from jaxtree import stream
 
 BASIS = jaxtree.basis.make_basis(hats=3, sines=3, cosines=3, powers=2, truncated_cubics=0)
 N, P, K = 100, 3, 3
-# 100 rows: 4 chunks, the last padded; in memory "auto" would be backfit with a held-out size
-KW = dict(k=K, basis=BASIS, chunk_size=32, search="greedy", validation_fraction=None)
+# 100 rows: 4 chunks, the last padded; in memory "auto" would be backfit with a held-out size,
+# and shape terms after the trees (streamed rows have none yet)
+KW = dict(k=K, basis=BASIS, chunk_size=32, search="greedy", validation_fraction=None, shapes=0)
 
 
 def make_data(seed=0, classes=2):

@@ -181,8 +181,9 @@ def test_spec_is_resolved_once_and_frozen():
 def test_shapes_auto_searches_shapes_from_100_rows_coarse_below_2000():
     """shapes="auto": shape terms after the tree from AUTO_SHAPES_MIN_ROWS rows (100), at the
     coarse knots (3, 2) below FINE_KNOTS_MIN_ROWS (2,000) and (32, 16) from it, for the
-    regressor and a binary logistic classifier in memory; none for one versus rest, the
-    margin loss or streamed classifier rows. Knots given are kept at any size; shapes=S has
+    regressor and a logistic classifier in memory (one versus rest too: each tree its own,
+    jaxtree._fit.classify._shapes_per_class); none for the margin loss or streamed classifier
+    rows. Knots given are kept at any size; shapes=S has
     (24, 12) at any size.
     The search stays "backfit" with a held-out size below 10,000 rows (AUTO_SMALL_MAX_ROWS)."""
     from jaxtree._fit import classify
@@ -208,8 +209,8 @@ def test_shapes_auto_searches_shapes_from_100_rows_coarse_below_2000():
         for kw in (dict(shape_knots=(6, 4)), dict(shapes=3)):
             r = spec_.resolve(dict(reg, **kw), params, n, 3, np.float32, None, True)
             assert r.shape_knots == kw.get("shape_knots", (24, 12))
-    assert not classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
-                                        in_memory=True, K=3).shapes_after
+    assert classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
+                                    in_memory=True, K=3).shapes_after
     assert not at(5_000, loss="margin").shapes_after
     assert not at(5_000, shapes=0).shapes_after
     assert not classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,

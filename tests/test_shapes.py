@@ -703,3 +703,47 @@ def test_start_mse_is_the_empty_shapes_mse(x64):
     assert select.start_mse(data.y, data.w) == pytest.approx(want, rel=1e-12)
     assert want == pytest.approx(np.average((y - np.average(y, weights=w)) ** 2, weights=w),
                                  rel=1e-12)
+
+
+def _random_terms(rng, p, spec, order):
+    """Shape terms of ``spec`` with random coefficients and the terms ``order`` on."""
+    on = np.zeros(p + len(spec.pairs), bool)
+    on[order] = True
+    full = np.full(spec.max_terms, -1, np.int32)
+    full[:len(order)] = order
+    return S.Shapes(rng.normal(size=(p, spec.n1)) * on[:p, None], on[:p],
+                    rng.normal(size=(len(spec.pairs), spec.n2 ** 2)) * on[p:, None], on[p:],
+                    np.float64(rng.normal()), full, np.int32(len(order)))
+
+
+def test_stacked_terms_keep_each_models_own_terms_and_values():
+    """jaxtree.shapes.stacked (the one-versus-rest classifier's terms, one spec): each slice
+    evaluates as its own model (float64, fresh random coefficients and rows) and lists the
+    same terms in the same order. Catches a pair left at its own index in the common spec
+    (the models here chose different pairs), a term order not renumbered, a model's slice
+    holding another's terms."""
+    rng = np.random.default_rng(7)
+    p = 4
+    a = S.ShapeSpec(n1=5, n2=3, max_terms=4, pairs=((0, 1), (2, 3)))
+    b = S.ShapeSpec(n1=5, n2=3, max_terms=6, pairs=((1, 3),))
+    fits = [(_random_terms(rng, p, a, [p + 1, 0, p + 0]), a), None,
+            (_random_terms(rng, p, b, [3, p + 0, 1]), b)]
+    terms, spec = S.stacked(fits, np.float64)
+    assert spec.pairs == ((0, 1), (1, 3), (2, 3)) and spec.max_terms == 6
+    assert np.asarray(terms.main).shape == (3, p, 5)
+    x = rng.uniform(size=(50, p))
+    for c, fit in enumerate(fits):
+        one = jax.tree_util.tree_map(lambda v: jnp.asarray(np.asarray(v)[c]), terms)  # noqa: B023
+        got = np.asarray(S.evaluate(one, jnp.asarray(x), spec), np.float64)
+        if fit is None:  # no terms: the zero function, none listed
+            np.testing.assert_array_equal(got, 0.0)
+            assert S.host_terms(one, spec) == []
+            continue
+        own = jax.tree_util.tree_map(jnp.asarray, fit[0])
+        np.testing.assert_allclose(got, np.asarray(S.evaluate(own, jnp.asarray(x), fit[1]),
+                                                   np.float64), rtol=1e-12, atol=1e-12)
+        for (fa, ca), (fb, cb) in zip(S.host_terms(one, spec), S.host_terms(*fit), strict=True):
+            assert fa == fb
+            np.testing.assert_array_equal(ca, cb)
+    with pytest.raises(ValueError, match="same knots"):
+        S.stacked([fits[0], (fits[2][0], b._replace(n1=4))], np.float64)

@@ -299,13 +299,35 @@ def decision_values(model: model_.TreeModel, x, clip: bool) -> jax.Array:
     return jnp.moveaxis(out, 0, -1)
 
 
+def slotted(model: model_.TreeModel) -> tuple:
+    """``(rest, terms)``: :func:`jaxtree.model.slotted` of a one-versus-rest model (its trees
+    as they are), the classes' shape terms stacked with their pairs as data in one
+    :class:`jaxtree.shapes.SlotSpec` (the classes share one spec,
+    :func:`jaxtree.shapes.stacked`, so they share its slots); ``terms`` None without shape
+    terms. On the host; nothing compiled. Why: as for the regressor, so that a refit that
+    chose other pairs (a fold of a cross-validation) compiles no new prediction."""
+    if model.shapes is None:
+        return model, None
+    parts = [model_.slotted(prog.member_on_host(model, c), bucket_tree=False)[1]
+             for c in range(n_ovr(model))]
+    shapes = prog.stack_on_host([sh for sh, _ in parts])
+    return dataclasses.replace(model, shapes=None, shape_spec=None), (shapes, parts[0][1])
+
+
 @functools.partial(jax.jit, static_argnums=2)
-def _block_values(model: model_.TreeModel, block, clip: bool) -> jax.Array:
+def _block_values(model: model_.TreeModel, block, clip: bool, terms=None) -> jax.Array:
     """The ``(rows, K)`` decision values of a one-versus-rest model on a block of validated,
     encoded rows (the classifier's ``decision_function``, by
-    :func:`jaxtree._fit.pipeline.predict_rows`' row blocks). One program with the cast and
-    the class axis moved last (eagerly they were two more programs to compile)."""
-    return decision_values(model, jnp.asarray(block, model.x_min.dtype), clip)
+    :func:`jaxtree._fit.pipeline.predict_rows`' row blocks; ``model`` and ``terms`` as
+    :func:`slotted` gives them). One program with the cast and the class axis moved last
+    (eagerly they were two more programs to compile)."""
+    x = jnp.asarray(block, model.x_min.dtype)
+    if terms is None:
+        return decision_values(model, x, clip)
+    shapes, spec = terms
+    out = jax.vmap(lambda m, sh: model_.predict_checked(m, x, clip=clip, terms=(sh, spec)))(
+        model, shapes)
+    return jnp.moveaxis(out, 0, -1)
 
 
 block_values = _executables.cached(_block_values, static_argnums=(2,),
@@ -393,6 +415,25 @@ class Labels:
         self.ypm, self.w, self.xs, self.xa, self.steps = ypm, w, xs, xa, steps
         self.stop = spec.stop  # the stop on negligible progress (y_bound 1: not scaled)
         self._chunked = self._flat = None  # the rows in the shape stage's layout (_rows)
+
+    @property
+    def n_trees(self) -> int:
+        """The trees searched: 1, or ``K`` one-versus-rest trees."""
+        return self.ypm.shape[0]
+
+    def member_tag(self, c: int) -> dict:
+        """What the callback's ``info`` says of tree ``c``'s iterations (as :func:`_run_ovr`)."""
+        return {"class": self.classes[c], "class_index": c}
+
+    def member(self, c: int) -> "Labels":
+        """The source of one-versus-rest tree ``c`` alone: its class against the rest, as the
+        binary fit of those labels reads it (the same rows, weights, spec and search
+        settings), so that its shape stage is the binary classifier's. The chunked rows of
+        the shape stage are shared (they do not depend on the labels)."""
+        one = Labels(self.spec, self.cfg, self.sc, self.classes, self.ypm[c:c + 1], self.w,
+                     self.names, xs=self.xs, xa=self.xa)
+        one._chunked = self._rows()
+        return one
 
     # --------------------------------------------------------------- the protocol
 
@@ -568,6 +609,8 @@ class Labels:
         else:
             limit = np.full(ypm.shape[0], k, np.int32) if sizes is None else np.asarray(
                 sizes, np.int32)
+            # compiled on a background thread, as the binary step (the shape stage's task)
+            ovr_step_cached.ahead(start, data, ys, basis, cfg, limit)
             res = self._run(lambda pr: ovr_step_cached(pr, data, ys, basis, cfg, limit),
                             start, k, rep, keep_states, sizes)
         choices = select.unpadded_choices(res.choices, xs.shape[1], data.x.shape[-1],
@@ -830,9 +873,10 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     """The :class:`jaxtree._fit.spec.FitSpec` of a classifier fit: the regressor's
     :func:`jaxtree._fit.spec.resolve` (``search="auto"`` by the same rule), no pruning,
     ``y_bound = 1`` (the decision function is not scaled), and ``shapes="auto"``'s terms
-    after the tree only on in-memory fits of two classes with the logistic loss (a Newton
-    step of the log-loss, :meth:`Labels.backfit`; one-versus-rest trees, the margin loss
-    and streamed rows have none yet).
+    after the tree only on in-memory fits with the logistic loss (a Newton step of the
+    log-loss, :meth:`Labels.backfit`; for more than two classes each one-versus-rest tree
+    gets its own, :func:`jaxtree._fit.stages.shapes_after_each`; the margin loss and
+    streamed rows have none yet).
 
     Decision (issues 26 and 29, eleventh session): ``validation_fraction="auto"`` is None
     for the classifier: its trees grow to ``k`` (``tol`` still stops early), where the
@@ -865,7 +909,7 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     0.54 -> 0.44 s, the same probabilities (BENCHMARKS.md, "The classifier's search keeps
     its basis values")."""
     shapes = hyper.get("shapes", 0)
-    if not (in_memory and K == 2 and hyper.get("loss") == "logistic"):
+    if not (in_memory and hyper.get("loss") == "logistic"):
         shapes = 0
     fraction = hyper.get("validation_fraction")
     fraction = None if isinstance(fraction, str) else fraction  # "auto": grown to k
@@ -982,7 +1026,7 @@ def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names,
     res = found.result
     model = model_.TreeModel.from_scaling(res.program, sc, spec.dtype, spec.basis, feature_names,
                                           spec.model_missing)
-    if found.shapes is not None:  # shape terms after the tree (two classes)
+    if found.shapes is not None:  # shape terms after the tree (one set per class for K > 2)
         model = dataclasses.replace(model, shapes=found.shapes[0], shape_spec=found.shapes[1])
     K = len(src.classes)
     if K > 2:

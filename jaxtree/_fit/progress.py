@@ -121,12 +121,14 @@ class Reporter:
     def __init__(self, bound: int, verbose, callback, names=None, basis=None,
                  loss_name: str = "mse"):
         self.bar = ProgressBar(bound, verbose, names, basis, loss_name)
-        self.callback, self.names, self.offset = callback, names, 0
+        self.callback, self.names, self.offset, self.tag = callback, names, 0, {}
 
     def __call__(self, it, loss, info) -> bool:
         it = it + self.offset
         self.bar.update(it, loss, info)
-        return bool(self.callback(it, loss, info)) if self.callback is not None else False
+        if self.callback is None:
+            return False
+        return bool(self.callback(it, loss, dict(info, **self.tag) if self.tag else info))
 
     def reset(self, k: int, what: str) -> None:
         self.bar.reset(k, what)
@@ -148,6 +150,16 @@ class Reporter:
             yield self
         finally:
             self.offset = 0
+
+    @contextlib.contextmanager
+    def tagged(self, **tag):
+        """Within the block, the callback's ``info`` also holds ``tag`` (one class's stage of
+        a one-versus-rest fit: ``class`` and ``class_index``, as its search reports them)."""
+        self.tag = tag
+        try:
+            yield self
+        finally:
+            self.tag = {}
 
     def close(self) -> None:
         self.bar.close()
