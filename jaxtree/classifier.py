@@ -312,14 +312,8 @@ class TreeClassifier(Estimator):
         favours ``classes_[1]``; the logit for the logistic loss), ``(n, K)`` for more (one
         column per class against the rest). ``X`` is a table like the training one: checked
         by column names and encoded as in ``fit`` (missing values, categories)."""
-        xa = self._rows(X)  # checked by column names, encoded as in fit (jaxtree._inputs.encoding)
-        # one tree: the regressor's prediction blocks (its shape pairs as data, model.slotted);
-        # one-versus-rest: the classes' trees and shape terms in one program (classify.slotted)
-        if not classify.n_ovr(self.model_):
-            return pipeline.predict_rows(self.model_, xa, self.clip)
-        rest, terms = classify.slotted(self.model_)
-        return pipeline.predict_rows(rest, xa, self.clip, lambda m, block, clip:
-                                     classify.block_values(m, block, clip, terms))
+        # checked by column names, encoded as in fit (jaxtree._inputs.encoding)
+        return classify.decision_rows(self.model_, self._rows(X), self.clip)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels ``(n,)`` (``classes_[1]`` where ``f > 0`` for two classes;

@@ -330,6 +330,18 @@ def _block_values(model: model_.TreeModel, block, clip: bool, terms=None) -> jax
     return jnp.moveaxis(out, 0, -1)
 
 
+def decision_rows(model: model_.TreeModel, xa, clip: bool) -> np.ndarray:
+    """The classifier's ``decision_function`` of validated, encoded rows ``xa``, by
+    :func:`jaxtree._fit.pipeline.predict_rows`' row blocks: one tree as the regressor's
+    prediction (its shape pairs as data, :func:`jaxtree.model.slotted`), one-versus-rest
+    trees with their shape terms in one program (:func:`slotted`, :data:`block_values`)."""
+    if not n_ovr(model):
+        return pipeline.predict_rows(model, xa, clip)
+    rest, terms = slotted(model)
+    return pipeline.predict_rows(rest, xa, clip,
+                                 lambda m, block, c: block_values(m, block, c, terms))
+
+
 block_values = _executables.cached(_block_values, static_argnums=(2,),
                                    light=_executables.LIGHT_LLVM1)
 """:func:`_block_values` through jaxtree's executable cache, as the regressor's and the binary
@@ -425,15 +437,26 @@ class Labels:
         """What the callback's ``info`` says of tree ``c``'s iterations (as :func:`_run_ovr`)."""
         return {"class": self.classes[c], "class_index": c}
 
-    def member(self, c: int) -> "Labels":
-        """The source of one-versus-rest tree ``c`` alone: its class against the rest, as the
-        binary fit of those labels reads it (the same rows, weights, spec and search
-        settings), so that its shape stage is the binary classifier's. The chunked rows of
-        the shape stage are shared (they do not depend on the labels)."""
+    def member(self, c: int, found: search.SearchResult) -> tuple:
+        """``(source, result)``: the source of one-versus-rest tree ``c`` alone (its class
+        against the rest, as the binary fit of those labels reads it: the same rows,
+        weights, spec and search settings, so that its shape stage is the binary
+        classifier's; the shape stage's chunked rows shared, they do not depend on the
+        labels) and that tree's part of the search result ``found`` of all of them (its
+        program, history and choices; status OK: the trees' flags stay ``found``'s)."""
         one = Labels(self.spec, self.cfg, self.sc, self.classes, self.ypm[c:c + 1], self.w,
                      self.names, xs=self.xs, xa=self.xa)
         one._chunked = self._rows()
-        return one
+        history = np.asarray(found.history, np.float64).reshape(self.n_trees, -1)[c]
+        return one, search.SearchResult(prog.member_on_host(found.program, c), history,
+                                        list(found.choices[c]), search.Status.OK)
+
+    def stack_terms(self, fits: list):
+        """The one-versus-rest trees' shape terms (``fits``: each tree's ``(terms, spec)`` or
+        None) as the model holds them with its class axis: ``(terms, spec)``
+        (:func:`jaxtree.shapes.stacked`), or None when no tree has any."""
+        terms, spec = shapes_.stacked(fits, self.spec.dtype)
+        return None if terms is None else (terms, spec)
 
     # --------------------------------------------------------------- the protocol
 

@@ -62,9 +62,10 @@ def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
             res, path, held = tree(src, spec, rep)
         held = _chosen(held) if spec.both_orders else None
         with quick():
-            if spec.shapes_after:  # each tree's own where the source has several
-                stage = shapes_after_each if getattr(src, "n_trees", 1) > 1 else shapes_after
-                res, shape_fit, shape_path, held = stage(src, spec, rep, res)
+            if spec.shapes_after and getattr(src, "n_trees", 1) > 1:  # each tree its own
+                res, shape_fit, shape_path, held = shapes_after_each(src, spec, rep, res)
+            elif spec.shapes_after:
+                res, shape_fit, shape_path, held = shapes_after(src, spec, rep, res)
             if spec.both_orders and held is not None and not res.status & search.Status.STOPPED:
                 (res, shape_fit, path, shape_path), order = order_choice(
                     src, spec, rep, (res, shape_fit, path, shape_path), held)
@@ -262,15 +263,17 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
 def shapes_after_each(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     """:func:`shapes_after` for a source of several trees (``src.n_trees``: a classifier's
     one-versus-rest trees): each tree gets the stage of the source of that tree alone
-    (``src.member(b)``: for a classifier the binary fit of its class against the rest, the
-    same working residual, count on held-out rows and backfit), one tree after the other.
-    The trees are not changed (a classifier's backfit keeps its tree as the offset).
-    Returns ``(search result, (terms, spec) or None, the trees' shape paths, None)``.
+    (``src.member(b, found_tree)``: that source and its tree's search result; for a
+    classifier the binary fit of its class against the rest, the same working residual,
+    count on held-out rows and backfit), one tree after the other. The trees are not
+    changed (a classifier's backfit keeps its tree as the offset). Returns ``(search
+    result, (terms, spec) or None, the trees' shape paths, None)``.
 
-    The trees' terms are stacked in one spec (:func:`jaxtree.shapes.stacked`: each keeps
-    exactly its own terms), so the model stays one pytree with a leading axis. The
-    histories are padded with each tree's last loss (as an ended tree's are in the
-    search), the choices are per tree, the status is every tree's together. The callback
+    The trees' terms are stacked as the source stacks them (``src.stack_terms``: one spec,
+    :func:`jaxtree.shapes.stacked`, each tree keeps exactly its own terms), so the model
+    stays one pytree with a leading axis. The histories are padded with each tree's last
+    loss (as an ended tree's are in the search), the choices are per tree, the status is
+    every tree's together. The callback
     sees each tree's shape iterations with ``src.member_tag(b)`` in its ``info`` (a class
     and its index); a callback that stops the fit ends it there (the later trees keep
     their trees alone).
@@ -279,25 +282,22 @@ def shapes_after_each(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     has", its shape terms for more than two classes too. Tree by tree, not as one batch:
     the stage is the one-tree stage unchanged, so each class's model is the binary fit's
     (tests/test_classifier_shapes.py), at ``K`` times one stage's warm cost."""
-    res = found_tree
     B = src.n_trees
-    hist = np.asarray(res.history, np.float64).reshape(B, -1)
-    fits, histories, choices, paths = [None] * B, list(hist), list(res.choices), [None] * B
-    status = int(res.status)
+    fits, paths = [None] * B, [None] * B
+    histories = list(np.asarray(found_tree.history, np.float64).reshape(B, -1))
+    choices, status = list(found_tree.choices), int(found_tree.status)
     for b in range(B):
-        one = search.SearchResult(prog.member_on_host(res.program, b), hist[b],
-                                  list(res.choices[b]), search.Status.OK)
+        one, tree_b = src.member(b, found_tree)
         with rep.tagged(**src.member_tag(b)):
-            out, fits[b], paths[b], _ = shapes_after(src.member(b), spec, rep, one)
+            out, fits[b], paths[b], _ = shapes_after(one, spec, rep, tree_b)
         histories[b], choices[b] = np.asarray(out.history, np.float64), list(out.choices)
         status |= int(out.status)
-        if out.status & search.Status.STOPPED:
+        if status & search.Status.STOPPED:
             break
     width = max(map(len, histories))
     history = np.stack([np.r_[h, np.full(width - len(h), h[-1])] for h in histories])
-    terms, sspec = shapes_.stacked(fits, spec.dtype)
-    result = res._replace(history=history, choices=choices, status=search.Status(status))
-    return result, None if terms is None else (terms, sspec), paths, None
+    result = found_tree._replace(history=history, choices=choices, status=search.Status(status))
+    return result, src.stack_terms(fits), paths, None
 
 
 def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) -> tuple:
