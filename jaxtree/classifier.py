@@ -172,9 +172,10 @@ class TreeClassifier(Estimator):
         own (its last move undone; the batch goes on for the others, and a stopped tree
         repeats its final loss in ``history_``). ``k`` is bounded by the rows, as the
         regressor's.
-      shapes: ``"auto"`` (default): on in-memory fits with the logistic loss (for more
-        than two classes each one-versus-rest tree gets its own terms, as the binary fit of
-        its class against the rest) and at least 100 rows (``AUTO_SHAPES_MIN_ROWS``, the
+      shapes: ``"auto"`` (default): on fits with the logistic loss (for more than two
+        classes each one-versus-rest tree gets its own terms, as the binary fit of its class
+        against the rest; streamed rows search them on at most 200,000 rows read into
+        memory and refit them on every row) and at least 100 rows (``AUTO_SHAPES_MIN_ROWS``, the
         regressor's rule, with its knots: ``(3, 2)`` below 2,000 rows, ``(32, 16)`` from
         2,000), after the tree, up to ``max(16, max_terms - 4)`` one- and two-covariate shape
         terms (at most ``max_terms`` with the tree's) of its working residual (one Newton
@@ -189,7 +190,8 @@ class TreeClassifier(Estimator):
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
     the covariates ``chunk_size`` rows at a time in every pass
     (:func:`jaxtree.stream.loss_step`) and makes the in-memory fit's choices; one-versus-rest
-    trees read them once per class; no ``validation_fraction``, no shape terms. Many data
+    trees read them once per class; no ``validation_fraction``; shape terms searched on at
+    most 200,000 rows read into memory, refitted on every row block by block. Many data
     sets of one shape are fitted at once by :func:`jaxtree.fit_batch_classifier`.
 
     Attributes:
@@ -312,8 +314,8 @@ class TreeClassifier(Estimator):
         favours ``classes_[1]``; the logit for the logistic loss), ``(n, K)`` for more (one
         column per class against the rest). ``X`` is a table like the training one: checked
         by column names and encoded as in ``fit`` (missing values, categories)."""
-        # checked by column names, encoded as in fit (jaxtree._inputs.encoding)
-        return classify.decision_rows(self.model_, self._rows(X), self.clip)
+        xa = self._rows(X)  # fitted; checked by column names, encoded as in fit
+        return classify.decision_rows(self.model_, xa, self.clip)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels ``(n,)`` (``classes_[1]`` where ``f > 0`` for two classes;

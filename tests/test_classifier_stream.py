@@ -9,8 +9,8 @@ from jaxtree import stream
 
 BASIS = jaxtree.basis.make_basis(hats=3, sines=3, cosines=3, powers=2, truncated_cubics=0)
 N, P, K = 100, 3, 3
-# 100 rows: 4 chunks, the last padded; in memory "auto" would be backfit with a held-out size,
-# and shape terms after the trees (streamed rows have none yet)
+# 100 rows: 4 chunks, the last padded; in memory "auto" would be backfit with a held-out size;
+# the trees alone (the shape terms' equality: test_streamed_shape_terms_equal_the_in_memory_ones)
 KW = dict(k=K, basis=BASIS, chunk_size=32, search="greedy", validation_fraction=None, shapes=0)
 
 
@@ -70,6 +70,31 @@ def test_memmap_fit_equals_in_memory_fit_three_classes(tmp_path):
     b = jaxtree.TreeClassifier(**kw).fit(memmap(tmp_path, X), y)
     assert b.history_.shape == (3, K + 1)
     assert_same_fit(a, b, X)
+
+
+@pytest.mark.parametrize("classes", [2, pytest.param(3, marks=pytest.mark.slow)])
+def test_streamed_shape_terms_equal_the_in_memory_ones(tmp_path, classes):
+    """shapes="auto" on streamed rows (jaxtree._fit.classify.Labels._sub): the count
+    searched on the rows read into memory (all of them below SEARCH_ROWS, as in memory), the
+    Newton backfit block by block (jaxtree.stream.refit_shapes); for three classes each
+    one-versus-rest tree's. The in-memory fit's terms and losses to float64 rounding: a
+    block's values out of the rows' order, a working response of another class, or the
+    streamed sweep on the rows' own weights instead of the Newton weights fail it."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(300, P))
+    logit = 5 * np.exp(-((X[:, 0] - 0.5) / 0.1) ** 2) - 2 + 3 * np.sign(
+        (X[:, 1] - 0.5) * (X[:, 2] - 0.5))
+    y = (rng.uniform(size=300) < 1 / (1 + np.exp(-logit)) if classes == 2
+         else np.digitize(logit + rng.normal(size=300), [-1.5, 1.5]))
+    # chunks of 16 rows: 19 chunks, two blocks of the streamed passes (16 chunks a block)
+    kw = dict(KW, k=1, refine=None, shapes="auto", chunk_size=16)
+    a = jaxtree.TreeClassifier(**kw).fit(X, y)
+    b = jaxtree.TreeClassifier(**kw).fit(memmap(tmp_path, X), y)
+    assert int(np.sum(a.model_.shapes.n_terms)) >= classes - 1
+    assert b.model_.shape_spec == a.model_.shape_spec
+    np.testing.assert_allclose(b.decision_function(X), a.decision_function(X), rtol=1e-9,
+                               atol=1e-9)
+    np.testing.assert_allclose(b.history_, a.history_, rtol=1e-9)
 
 
 def test_chunk_reader_holds_the_labels(tmp_path):

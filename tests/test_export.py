@@ -161,7 +161,9 @@ def test_unfitted_exports_raise():
                        "shape_terms", "plot_shapes", "formula"):
             with pytest.raises(jaxtree.NotFittedError, match="not fitted"):
                 getattr(e, method)()
-        for method in ("explain", "plot_terms"):
+        scores = (("decision_function", "predict_proba")
+                  if isinstance(e, jaxtree.TreeClassifier) else ())
+        for method in ("explain", "plot_terms", "predict") + scores:
             with pytest.raises(jaxtree.NotFittedError, match="not fitted"):
                 getattr(e, method)(np.zeros((2, 2)))
     e = jaxtree.TreeRegressor()

@@ -181,9 +181,8 @@ def test_spec_is_resolved_once_and_frozen():
 def test_shapes_auto_searches_shapes_from_100_rows_coarse_below_2000():
     """shapes="auto": shape terms after the tree from AUTO_SHAPES_MIN_ROWS rows (100), at the
     coarse knots (3, 2) below FINE_KNOTS_MIN_ROWS (2,000) and (32, 16) from it, for the
-    regressor and a logistic classifier in memory (one versus rest too: each tree its own,
-    jaxtree._fit.classify._shapes_per_class); none for the margin loss or streamed classifier
-    rows. Knots given are kept at any size; shapes=S has
+    regressor and a logistic classifier, in memory or streamed (one versus rest too: each
+    tree its own, jaxtree._fit.stages.shapes_after_each); none for the margin loss. Knots given are kept at any size; shapes=S has
     (24, 12) at any size.
     The search stays "backfit" with a held-out size below 10,000 rows (AUTO_SMALL_MAX_ROWS)."""
     from jaxtree._fit import classify
@@ -213,8 +212,8 @@ def test_shapes_auto_searches_shapes_from_100_rows_coarse_below_2000():
                                     in_memory=True, K=3).shapes_after
     assert not at(5_000, loss="margin").shapes_after
     assert not at(5_000, shapes=0).shapes_after
-    assert not classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
-                                        in_memory=False).shapes_after
+    assert classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
+                                    in_memory=False).shapes_after
 
 
 def test_the_quick_shape_stage_follows_the_row_bucket():

@@ -416,17 +416,21 @@ class Labels:
     ``size_path``): scaled covariates ``xs (n, p)`` (and the encoded ``xa`` for the held-out
     decision values) with ``+-1`` labels ``ypm (B, n)`` and weights ``w``, searched as one
     tree (``B = 1``) or ``B`` one-versus-rest trees in one batch; or, streamed, one
-    :func:`jaxtree.stream.loss_step` per tree (``steps``)."""
+    :func:`jaxtree.stream.loss_step` per tree (``steps``) and the unscaled
+    :class:`jaxtree.stream.ChunkReader` of the covariates (``raw``: the shape stage's
+    passes and subset)."""
 
     in_memory = True
 
     def __init__(self, spec: spec_.FitSpec, cfg: search.Config, sc, classes, ypm, w, names, *,
-                 xs=None, xa=None, steps=None):
+                 xs=None, xa=None, steps=None, raw=None):
         self.spec, self.cfg, self.sc, self.classes = spec, cfg, sc, classes
         self.names = names  # the covariates' names (the path's models)
         self.ypm, self.w, self.xs, self.xa, self.steps = ypm, w, xs, xa, steps
+        self.raw = raw  # streamed: the covariates' reader (unscaled)
         self.stop = spec.stop  # the stop on negligible progress (y_bound 1: not scaled)
         self._chunked = self._flat = None  # the rows in the shape stage's layout (_rows)
+        self._subset = None  # streamed: the shape stage's rows read into memory (_sub)
 
     @property
     def n_trees(self) -> int:
@@ -445,8 +449,12 @@ class Labels:
         labels) and that tree's part of the search result ``found`` of all of them (its
         program, history and choices; status OK: the trees' flags stay ``found``'s)."""
         one = Labels(self.spec, self.cfg, self.sc, self.classes, self.ypm[c:c + 1], self.w,
-                     self.names, xs=self.xs, xa=self.xa)
-        one._chunked = self._rows()
+                     self.names, xs=self.xs, xa=self.xa, raw=self.raw,
+                     steps=None if self.steps is None else self.steps[c:c + 1])
+        if self.raw is None:
+            one._chunked = self._rows()
+        else:
+            one._subset = self._subset_rows()
         history = np.asarray(found.history, np.float64).reshape(self.n_trees, -1)[c]
         return one, search.SearchResult(prog.member_on_host(found.program, c), history,
                                         list(found.choices[c]), search.Status.OK)
@@ -693,8 +701,9 @@ class Labels:
         backfit, the tree's and the terms' values on the training rows) runs in the tree's
         buckets as the regressor's does, so that a second table in the same buckets compiles
         none of its programs (tests/test_shape_buckets.py). The values read on the rows are
-        those of the chunked scaled covariates (:meth:`_values`, :meth:`_shape_values`)."""
-        return self._rows().shape_bucket
+        those of the chunked scaled covariates (:meth:`_values`, :meth:`_shape_values`).
+        Streamed rows: None (the streamed stage's static spec, as the regressor's)."""
+        return None if self.raw is not None else self._rows().shape_bucket
 
     def _rows(self) -> source.InMemory:
         """The training rows as the shape stage's source (the working data's layout, its
@@ -707,7 +716,10 @@ class Labels:
     def _shape_values(self, terms, sspec) -> np.ndarray:
         """The shape terms' values on the training rows (float64 ``(n,)``, the terms' units):
         :func:`jaxtree.shapes.evaluate` of the chunked rows as one block (row and column
-        buckets: one compiled program per bucket)."""
+        buckets: one compiled program per bucket); streamed, block by block."""
+        if self.raw is not None:
+            return self._streamed_values(lambda x: shapes_.evaluate_jit(
+                terms, x.reshape(-1, x.shape[-1]), sspec))
         if self._flat is None:  # the chunked rows as one block, on the host (nothing compiled)
             x = np.asarray(self._rows().data(shard=False).x)
             self._flat = jax.device_put(x.reshape(-1, x.shape[-1]))
@@ -719,12 +731,18 @@ class Labels:
         of the working data of one Newton step from the tree (:meth:`_working`); without a
         tree, from the zero decision function (the same shapes: what the shape stage's
         waiting task compiles its programs on, :func:`jaxtree._fit.stages.search_model`)."""
+        if self.raw is not None:
+            return self._sub().shape_split(program)
         f = np.zeros(self.xs.shape[0]) if program is None else self._values(program)
         return self._working(f).shape_split()
 
     def shape_losses(self, program, sel, n_shapes: int, sspec) -> list:
         """The training loss (log-loss) of the tree plus the first ``i + 1`` terms of the
-        shape-count selection run, for ``i < n_shapes``."""
+        shape-count selection run, for ``i < n_shapes`` (streamed: on the rows of
+        :meth:`_sub`, as the regressor's streamed stage reports its selection run's own
+        training losses)."""
+        if self.raw is not None:
+            return self._sub().shape_losses(program, sel, n_shapes, sspec)
         f = self._values(program)
         return [self._loss(f + SHAPE_UNIT * self._shape_values(st.shapes, sspec))
                 for st in sel.programs[:n_shapes]]
@@ -745,12 +763,7 @@ class Labels:
             # The first step is taken from the tree alone (the step the search's terms
             # approximate on a subset), the later ones from the current terms.
             base = np.zeros_like(g) if r == 0 else g
-            data = self._working(f_tree + base, offset=base).data(shard=False)
-            if r == 0:  # compiled side by side, not one after the other at their calls
-                shapes_.refit_ahead(terms, data, sspec, 1)
-            state = shapes_.refit(terms, data, sspec, 1, gr=shapes_.grams_jit(data, sspec))
-            new = state.shapes  # its values on the rows come with it (the sweep keeps them)
-            g_new = SHAPE_UNIT * np.asarray(state.fit, np.float64).reshape(-1)[: len(g)]
+            new, g_new = self._newton_sweep(terms, sspec, f_tree + base, base, first=r == 0)
             for t in ((1.0,) if r == 0 else (1.0, 0.5, 0.25)):
                 g_t = g + t * (g_new - g)
                 loss_t = self._loss(f_tree + g_t)
@@ -771,26 +784,92 @@ class Labels:
                                   for k in ("main", "pair", "intercept")})
         return terms, program, loss
 
+    def _newton_sweep(self, terms, sspec, f, offset, first: bool) -> tuple:
+        """``(terms, values)``: one backfitting sweep of ``terms`` on the working data of the
+        Newton step at the decision values ``f`` (:meth:`_working`) and the new terms'
+        values on the rows (float64 ``(n,)``, logits). In memory :func:`jaxtree.shapes.refit`
+        (its values come with it); streamed :func:`jaxtree.stream.refit_shapes` (the same
+        updates, sums in another order) over a reader of the covariates with the working
+        response and weights (``n`` numbers each on the host, as the labels), then one pass
+        for the values."""
+        z, wz = self._working_response(f, offset)
+        if self.raw is not None:
+            s, raw = self.spec, self.raw
+            rows = stream_.ChunkReader(raw.x, z, wz, chunk_size=raw.chunk_size).scaled(
+                self.sc, s.dtype)
+            new, _ = stream_.refit_shapes(rows, None, s.basis, terms, sspec, sweeps=1,
+                                          chunks_per_block=s.block, devices=s.devices,
+                                          dtype=s.dtype)
+            return new, SHAPE_UNIT * self._shape_values(new, sspec)
+        data = source.InMemory(self.xs, z, wz, self.spec, self.sc).data(shard=False)
+        if first:  # compiled side by side, not one after the other at their calls
+            shapes_.refit_ahead(terms, data, sspec, 1)
+        state = shapes_.refit(terms, data, sspec, 1, gr=shapes_.grams_jit(data, sspec))
+        # its values on the rows come with it (the sweep keeps them)
+        return state.shapes, SHAPE_UNIT * np.asarray(state.fit, np.float64).reshape(-1)[: len(f)]
+
     def _values(self, program) -> np.ndarray:
         """The tree's decision function on the training rows (float64 ``(n,)``): the program
         on the chunked scaled covariates (:meth:`_rows`; the decision function is not
-        scaled), one compiled program per bucket."""
+        scaled), one compiled program per bucket; streamed, block by block."""
+        program = source.in_capacity(program, self.cfg)
+        if self.raw is not None:
+            return self._streamed_values(
+                lambda x: select.tree_values(program, x, self.spec.basis))
         x = self._rows().data(shard=False).x
-        f = select.tree_values(source.in_capacity(program, self.cfg), x, self.spec.basis)
+        f = select.tree_values(program, x, self.spec.basis)
         return np.asarray(f, np.float64).reshape(-1)[: self.xs.shape[0]]
 
-    def _working(self, f, offset=0.0) -> source.InMemory:
-        """The working data of one Newton step of the log-loss at the decision values ``f``
-        (float64 ``(n,)``): a regression source of the rows with the response
-        ``offset + (y - p) / h`` (``y`` in {0, 1}, ``p = sigmoid(f)``, ``h = p (1 - p)``; the
-        step clipped to ``+-Z_MAX``) and the weights ``w h``. A weighted least-squares fit
-        of an additive term ``g`` to it is the Newton step for ``g`` (LogitBoost)."""
+    def _streamed_values(self, fn) -> np.ndarray:
+        """``fn`` of every block of the scaled covariates (chunked ``(chunks, m, p)``, as
+        the search reads them), one float64 value a row, in the rows' order."""
+        s = self.spec
+        passes, _ = stream_.block_passes(self.raw.scaled(self.sc, s.dtype), s.basis, s.block,
+                                         s.devices, s.dtype)
+        out = [np.asarray(fn(xb), np.float64).reshape(-1) for xb, _, _ in passes.blocks()]
+        return np.concatenate(out)[: self.raw.n]
+
+    def _subset_rows(self) -> tuple:
+        """``(rows, xs)``: the streamed shape stage's rows (at most
+        :data:`jaxtree.shapes.SEARCH_ROWS`, a deterministic subset; None: all) and their
+        scaled covariates, read into memory once (shared by the one-versus-rest trees)."""
+        if self._subset is None:
+            rows = select.subsample(self.raw.n, shapes_.SEARCH_ROWS, self.spec.random_state)
+            x, _, w = self.raw.take(np.arange(self.raw.n) if rows is None else rows)
+            self._subset = rows, scaling_.scale_rows(self.sc, x, np.zeros(len(x)), w)[0]
+        return self._subset
+
+    def _sub(self) -> "Labels":
+        """The streamed shape stage's rows (:meth:`_subset_rows`) as an in-memory source of
+        this tree: the shape count is chosen on them (their held-out split) as in memory;
+        the terms are then refitted on all rows (:meth:`backfit`, block by block).
+
+        Decision (fifty-ninth session, issue 26): the streamed classifier gets the shape
+        stage, as the regressor's streamed fit has it: its search on at most
+        ``SEARCH_ROWS`` rows read into memory (the regressor's streamed stage reads its
+        held-out split by index), the Newton backfit on every row, pass by pass."""
+        rows, xs = self._subset_rows()
+        take = slice(None) if rows is None else rows
+        return Labels(self.spec, self.cfg, self.sc, self.classes, self.ypm[:, take],
+                      self.w[take], self.names, xs=xs)
+
+    def _working_response(self, f, offset=0.0) -> tuple:
+        """``(z, weights)`` of one Newton step of the log-loss at the decision values ``f``
+        (float64 ``(n,)``), in the shapes' units: the response ``offset + (y - p) / h``
+        (``y`` in {0, 1}, ``p = sigmoid(f)``, ``h = p (1 - p)``; the step clipped to
+        ``+-Z_MAX``) and the weights ``w h``. A weighted least-squares fit of an additive
+        term ``g`` to it is the Newton step for ``g`` (LogitBoost)."""
         y01 = (np.asarray(self.ypm[0]) > 0).astype(np.float64)
         p = 0.5 * (1.0 + np.tanh(0.5 * f))
         h = np.maximum(p * (1.0 - p), H_MIN)
         z = offset + np.clip((y01 - p) / h, -Z_MAX, Z_MAX)
         u = SHAPE_UNIT  # the same least squares, in the shapes' units (their box |b| <= 1)
-        return source.InMemory(self.xs, z / u, self.w * h * u * u, self.spec, self.sc)
+        return z / u, self.w * h * u * u
+
+    def _working(self, f, offset=0.0) -> source.InMemory:
+        """The working data of one Newton step at the decision values ``f``
+        (:meth:`_working_response`) as a regression source of the rows."""
+        return source.InMemory(self.xs, *self._working_response(f, offset), self.spec, self.sc)
 
     def _loss(self, f) -> float:
         """The weighted mean training loss of the decision values ``f``."""
@@ -896,10 +975,10 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     """The :class:`jaxtree._fit.spec.FitSpec` of a classifier fit: the regressor's
     :func:`jaxtree._fit.spec.resolve` (``search="auto"`` by the same rule), no pruning,
     ``y_bound = 1`` (the decision function is not scaled), and ``shapes="auto"``'s terms
-    after the tree only on in-memory fits with the logistic loss (a Newton step of the
+    after the tree only on fits with the logistic loss (a Newton step of the
     log-loss, :meth:`Labels.backfit`; for more than two classes each one-versus-rest tree
-    gets its own, :func:`jaxtree._fit.stages.shapes_after_each`; the margin loss and
-    streamed rows have none yet).
+    gets its own, :func:`jaxtree._fit.stages.shapes_after_each`; streamed rows search them
+    on a subset, :meth:`Labels._sub`; the margin loss has none yet).
 
     Decision (issues 26 and 29, eleventh session): ``validation_fraction="auto"`` is None
     for the classifier: its trees grow to ``k`` (``tol`` still stops early), where the
@@ -932,7 +1011,7 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     0.54 -> 0.44 s, the same probabilities (BENCHMARKS.md, "The classifier's search keeps
     its basis values")."""
     shapes = hyper.get("shapes", 0)
-    if not (in_memory and hyper.get("loss") == "logistic"):
+    if hyper.get("loss") != "logistic":
         shapes = 0
     fraction = hyper.get("validation_fraction")
     fraction = None if isinstance(fraction, str) else fraction  # "auto": grown to k
@@ -1032,7 +1111,8 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
                                min_support=spec.min_support, binary=spec.indicators)
              for r in readers]
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
-    src = Labels(spec, cfg, sc, classes, ypm, w, encoding_.names_out(enc, p), steps=steps)
+    src = Labels(spec, cfg, sc, classes, ypm, w, encoding_.names_out(enc, p), steps=steps,
+                 raw=readers[0])
     return _searched(src, spec, sc, enc, None, flags)
 
 
