@@ -208,8 +208,6 @@ def test_shapes_auto_searches_shapes_from_100_rows_coarse_below_2000():
         for kw in (dict(shape_knots=(6, 4)), dict(shapes=3)):
             r = spec_.resolve(dict(reg, **kw), params, n, 3, np.float32, None, True)
             assert r.shape_knots == kw.get("shape_knots", (24, 12))
-    assert classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,
-                                    in_memory=True, K=3).shapes_after
     assert not at(5_000, loss="margin").shapes_after
     assert not at(5_000, shapes=0).shapes_after
     assert classify.classifier_spec(hyper, params, 5_000, 3, np.float32, None,

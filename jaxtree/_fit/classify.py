@@ -971,7 +971,7 @@ def _class_progress(rep, callback, classes, it, loss, choices) -> bool:
 # ---------------------------------------------------------------------------- the fit
 
 def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, plan,
-                    in_memory: bool, K: int = 2) -> spec_.FitSpec:
+                    in_memory: bool) -> spec_.FitSpec:
     """The :class:`jaxtree._fit.spec.FitSpec` of a classifier fit: the regressor's
     :func:`jaxtree._fit.spec.resolve` (``search="auto"`` by the same rule), no pruning,
     ``y_bound = 1`` (the decision function is not scaled), and ``shapes="auto"``'s terms
@@ -1039,7 +1039,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     params, plan = spec_.planned(params, n, p, dtype, hyper["chunk_size"], hyper["devices"],
                                  batch=K if K > 2 else 1,  # K trees
                                  n_weighted=table.n_weighted)
-    spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True, K=K)
+    spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True)
     # y_center 0, y_scale 1: f is not scaled
     sc, two = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis))
     encoding_.refill(xa, spec_.filled(enc), sc.x_min)  # our encoded matrix, in place
@@ -1098,7 +1098,7 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     ypm = one_vs_rest(idx, K)
     readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
     # the covariates' range (the logit is not scaled) and their 0/1 columns
-    spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False, K=K)
+    spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False)
     sc, found, flags = stream_.scaling_and_indicators(readers[0],
                                                       round_x=scaling_.rounds(spec.basis))
     x = encoding_.refill(x, spec_.filled(enc), sc.x_min)
