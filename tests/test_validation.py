@@ -141,6 +141,17 @@ def test_inf_in_X_says_infinite_where_nan_is_a_missing_value():
     with pytest.raises(ValueError, match=r"X contains 2 NaN or infinite value\(s\).*Remove or "
                        "impute"):
         est(missing="error").fit(X, y)
+    # predict names the table's own column too: the fitted encoding puts column 0's
+    # indicator before column 2, which the encoded matrix's checks called "column 3"
+    X[3, 1] = 0.5
+    Z = X.copy()
+    Z[7, 2] = np.inf
+    with pytest.raises(ValueError, match=r"X column 2 contains 1 infinite value\(s\), the first "
+                       r"at row 7\. inf is not a missing value \(NaN is\)"):
+        est().fit(X, y).predict(Z)
+    frame = est().fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
+    with pytest.raises(ValueError, match=r"X column 2 \('c'\) contains 1 infinite value"):
+        frame.predict(pd.DataFrame(Z, columns=["a", "b", "c"]))
 
 
 @pytest.mark.parametrize("sw, match", [

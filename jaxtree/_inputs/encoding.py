@@ -759,6 +759,9 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
     for j, (c, cs) in enumerate(zip(cols, spec.columns)):
         if cs.kind == "numeric":
             a = _numeric_column(c, j, names)
+            # inf is no missing value: named in the table's own column, as fit names it (the
+            # encoded matrix's checks would count the indicators before it)
+            V.check_finite(a, f"X {_column_name(j, names)}", axes=("row",), allow_nan=True)
             miss = np.isnan(a) if a.dtype.kind == "f" else None
             if miss is not None and miss.any():
                 if missing == "error":
