@@ -724,17 +724,21 @@ def numeric(lows, has_missing, *, missing: str = "indicator") -> EncodingSpec:
                               for j, (v, h) in enumerate(zip(lows, has))), False)
 
 
-def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
+def transform(spec: EncodingSpec, X, *, missing: str = "indicator", refuse_inf: bool = True):
     """Encodes a table with a fitted spec.
 
     Returns ``X`` itself when the spec is the identity and ``X`` has no missing value (the
     usual checks then see the user's data, unconverted); else a float ``(n, n_out)`` numpy
     matrix (float32 when every numeric column is float32 or narrower, else float64).
+    ``refuse_inf``: an infinite value in a numeric column is refused here, named by the
+    table's own column (the encoded matrix's checks would count the indicators before it);
+    False for rows read block by block (:class:`EncodedRows`), whose readers name it by its
+    row in the whole array.
 
     Raises:
       ValueError: a raw column count other than the spec's (except for the identity spec under
         ``missing="error"``, where the usual checks say it), a missing value under
-        ``missing="error"``.
+        ``missing="error"``, an infinite value (``refuse_inf``).
       TypeError: a non-numeric value in a numeric column.
     """
     if spec.is_identity and missing == "error":
@@ -759,9 +763,8 @@ def transform(spec: EncodingSpec, X, *, missing: str = "indicator"):
     for j, (c, cs) in enumerate(zip(cols, spec.columns)):
         if cs.kind == "numeric":
             a = _numeric_column(c, j, names)
-            # inf is no missing value: named in the table's own column, as fit names it (the
-            # encoded matrix's checks would count the indicators before it)
-            V.check_finite(a, f"X {_column_name(j, names)}", axes=("row",), allow_nan=True)
+            if refuse_inf:  # inf is no missing value: named in the table's column, as by fit
+                V.check_finite(a, f"X {_column_name(j, names)}", axes=("row",), allow_nan=True)
             miss = np.isnan(a) if a.dtype.kind == "f" else None
             if miss is not None and miss.any():
                 if missing == "error":
@@ -835,7 +838,9 @@ class EncodedRows:
                             "row indices.")
         rows = np.asarray(self.x[key])
         one = rows.ndim == 1
-        out = transform(self.spec, rows[None] if one else rows)
+        # an infinite value is named by its row in x by the reader (the streamed scaling
+        # pass, predict's blocks), not by its row in this read
+        out = transform(self.spec, rows[None] if one else rows, refuse_inf=False)
         return out[0] if one else out
 
 
