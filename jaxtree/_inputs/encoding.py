@@ -674,7 +674,9 @@ def fit_transform(X, hyper: dict):
     # An identity spec means that fit found no missing value (it would have given the
     # column an indicator) and no category: transform would return X unchanged after
     # scanning it for NaN again, so the training table skips it.
-    Xe = X if spec is None or spec.is_identity else transform(spec, X, missing=missing)
+    # (fit refused an infinite value already, named by its column: not read again here)
+    Xe = X if spec is None or spec.is_identity else transform(spec, X, missing=missing,
+                                                               refuse_inf=False)
     xa = V.check_X(Xe, min_samples=2, feature_names=None if Xe is X else spec.feature_names_out)
     # (spec is None only for what is no 2-D table, which check_X has refused)
     return xa, spec
