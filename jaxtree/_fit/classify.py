@@ -438,8 +438,9 @@ class Labels:
         return self.ypm.shape[0]
 
     def member_tag(self, c: int) -> dict:
-        """What the callback's ``info`` says of tree ``c``'s iterations (as :func:`_run_ovr`)."""
-        return {"class": self.classes[c], "class_index": c}
+        """What the progress bar (``label``) and the callback's ``info`` (as
+        :func:`_run_ovr`'s) say of tree ``c``'s iterations."""
+        return {"label": f"class {self.classes[c]}", "class": self.classes[c], "class_index": c}
 
     def member(self, c: int, found: search.SearchResult) -> tuple:
         """``(source, result)``: the source of one-versus-rest tree ``c`` alone (its class

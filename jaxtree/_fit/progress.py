@@ -122,6 +122,7 @@ class Reporter:
                  loss_name: str = "mse"):
         self.bar = ProgressBar(bound, verbose, names, basis, loss_name)
         self.callback, self.names, self.offset, self.tag = callback, names, 0, {}
+        self.label = ""  # the phase names' suffix within :meth:`tagged`
 
     def __call__(self, it, loss, info) -> bool:
         it = it + self.offset
@@ -134,8 +135,8 @@ class Reporter:
         self.bar.reset(k, what)
 
     def phase(self, total: int, what: str, done: int = 0) -> None:
-        """:meth:`ProgressBar.phase`."""
-        self.bar.phase(total, what, done)
+        """:meth:`ProgressBar.phase` (named for the tree of :meth:`tagged`)."""
+        self.bar.phase(total, f"{what} ({self.label})" if self.label else what, done)
 
     def tick(self, it=None, loss=None, info=None) -> bool:
         """A driver callback that only counts an iteration on the bar (never stops)."""
@@ -152,14 +153,15 @@ class Reporter:
             self.offset = 0
 
     @contextlib.contextmanager
-    def tagged(self, **tag):
+    def tagged(self, label: str, **tag):
         """Within the block, the callback's ``info`` also holds ``tag`` (one class's stage of
-        a one-versus-rest fit: ``class`` and ``class_index``, as its search reports them)."""
-        self.tag = tag
+        a one-versus-rest fit: ``class`` and ``class_index``, as its search reports them)
+        and the bar's phases say ``label`` (``"jaxtree shapes (class 2)"``)."""
+        self.tag, self.label = tag, label
         try:
             yield self
         finally:
-            self.tag = {}
+            self.tag, self.label = {}, ""
 
     def close(self) -> None:
         self.bar.close()

@@ -274,8 +274,9 @@ def shapes_after_each(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     stays one pytree with a leading axis. The histories are padded with each tree's last
     loss (as an ended tree's are in the search), the choices are per tree, the status is
     every tree's together. The callback sees each tree's shape iterations with
-    ``src.member_tag(b)`` in its ``info`` (a class and its index); a callback that stops
-    the fit ends it there (the later trees keep their trees alone).
+    ``src.member_tag(b)`` in its ``info`` (a class and its index; its ``label`` names the
+    progress bar's phases); a callback that stops the fit ends it there (the later trees
+    keep their trees alone).
 
     Decision (fifty-ninth session, issue 26): "the classifier gets everything the regressor
     has", its shape terms for more than two classes too. Tree by tree, not as one batch:
