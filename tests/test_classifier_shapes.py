@@ -160,6 +160,14 @@ def test_one_vs_rest_trees_get_the_binary_fits_shapes(tmp_path):
         other.decision_function(X2)
     assert other.model_.shape_spec.pairs != ovr.model_.shape_spec.pairs
     assert count.compiles == 0, count
+    # a callback that stops at a class's first shape iteration ends the fit there: that
+    # class keeps one term, the later classes their trees alone
+    first = min(c for it, c, _ in seen if it >= 2)
+    stopped = jaxtree.TreeClassifier(refine=None, callback=lambda it, loss, info: it >= 2,
+                                     **K).fit(X, y3)
+    assert stopped.status_ & jaxtree.search.Status.STOPPED
+    kept = np.asarray(stopped.model_.shapes.n_terms)
+    assert kept[first] == 1 and kept[first + 1:].sum() == 0 and kept[:first].sum() == 0
     ovr.save(tmp_path / "m.json")
     back = jaxtree.load(tmp_path / "m.json")
     np.testing.assert_array_equal(back.decision_function(X), f)

@@ -123,13 +123,16 @@ class Reporter:
         self.bar = ProgressBar(bound, verbose, names, basis, loss_name)
         self.callback, self.names, self.offset, self.tag = callback, names, 0, {}
         self.label = ""  # the phase names' suffix within :meth:`tagged`
+        self.asked_stop = False  # whether the callback has returned True (asked to stop)
 
     def __call__(self, it, loss, info) -> bool:
         it = it + self.offset
         self.bar.update(it, loss, info)
         if self.callback is None:
             return False
-        return bool(self.callback(it, loss, dict(info, **self.tag) if self.tag else info))
+        stop = bool(self.callback(it, loss, dict(info, **self.tag) if self.tag else info))
+        self.asked_stop = self.asked_stop or stop
+        return stop
 
     def reset(self, k: int, what: str) -> None:
         self.bar.reset(k, what)

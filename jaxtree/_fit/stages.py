@@ -286,13 +286,15 @@ def shapes_after_each(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     fits, paths = [None] * B, [None] * B
     histories = list(np.asarray(found_tree.history, np.float64).reshape(B, -1))
     choices, status = list(found_tree.choices), int(found_tree.status)
+    rep.asked_stop = False
     for b in range(B):
         one, tree_b = src.member(b, found_tree)
         with rep.tagged(**src.member_tag(b)):
             out, fits[b], paths[b], _ = shapes_after(one, spec, rep, tree_b)
         histories[b], choices[b] = np.asarray(out.history, np.float64), list(out.choices)
         status |= int(out.status)
-        if status & search.Status.STOPPED:
+        if rep.asked_stop:  # (at a tree's last term too: the later trees' stages are cut)
+            status |= int(search.Status.STOPPED) if b + 1 < B else 0
             break
     width = max(map(len, histories))
     history = np.stack([np.r_[h, np.full(width - len(h), h[-1])] for h in histories])
