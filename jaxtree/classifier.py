@@ -206,9 +206,9 @@ class TreeClassifier(Estimator):
       model_: the fitted :class:`jaxtree.model.TreeModel` whose prediction is the decision
         function (for ``K > 2`` classes every array has a leading class axis).
       history_: the training loss (mean log-loss, or the mean ramp loss for ``"margin"``)
-        after the first leaf, each insertion and each shape term; ``(K, k+1)`` for ``K > 2`` (per class
-        against the rest; with ``validation_fraction`` a tree smaller than the largest
-        repeats its final loss).
+        after the first leaf, each insertion and each shape term; one row per class for
+        ``K > 2`` (against the rest), each padded with its final loss to the longest (a tree
+        smaller than the largest, or with fewer shape terms, repeats its final loss).
       choices_: the chosen insertions (per class for ``K > 2``).
       search_: the search this fit ran with (``"auto"`` resolved, see ``search``).
       validation_fraction_: the held-out fraction this fit ran with (``"auto"`` resolved,

@@ -518,8 +518,8 @@ def plot_history(history, ax=None, *, ylabel: str = "training MSE", labels=None)
     """Plots the training loss after the first leaf and each insertion.
 
     Args:
-      history: ``est.history_`` (float ``(k+1,)``; ``(K, k+1)`` for a one-versus-rest
-        classifier, one line per class), or a fitted estimator.
+      history: ``est.history_`` (float ``(k+1,)``, longer with shape terms; one row per
+        class for a one-versus-rest classifier, one line per class), or a fitted estimator.
       ax: a matplotlib Axes to draw on; a new figure when None.
       ylabel: the loss's name (a classifier's: ``"training log-loss"``).
       labels: with a 2-D history, the legend's name of each row (e.g. the classes).
