@@ -277,6 +277,15 @@ def _unused_columns_filled(path, est, raw, names, cols):
     return list(names) + absent, list(cols) + extra
 
 
+def _k_bound(k: int, n: int) -> int:
+    """The ``k`` a fit of ``n`` rows used for ``--k k``: at most one operation per 5 rows
+    (:func:`jaxtree._fit.limits.max_k_for_rows`; its warning says so), so that the summary
+    line does not report a bound the fit did not have."""
+    from jaxtree._fit import limits
+
+    return min(int(k), limits.max_k_for_rows(n))
+
+
 def _print_training_score(est, X, y, name: str, tail: str) -> None:
     """``training <name>: ...   (n=..., p=..., [covariates after encoding, ]<tail>)``."""
     with warnings.catch_warnings():  # an array (no pandas) has no column names to check
@@ -412,7 +421,8 @@ def _fit(args) -> int:
     est.fit(X, y)
     _name_columns(est, features, args.target)
     print(est.formula())
-    _print_training_score(est, X, y, "R²", f"{est.k_} operations of at most {args.k}")
+    _print_training_score(est, X, y, "R²",
+                          f"{est.k_} operations of at most {_k_bound(args.k, len(y))}")
     if args.out is not None:
         est.save(args.out)
         print(f"saved {args.out}")
@@ -493,8 +503,8 @@ def _fit_classifier(args, X, y, features, refine, categorical) -> int:
     _name_columns(est, features, args.target)
     formula = est.formula()  # labelled: logit P(target = class) = ...
     print("\n".join(formula) if isinstance(formula, list) else formula)
-    _print_training_score(est, X, y, "accuracy",
-                          f"k={args.k}, classes: {', '.join(map(str, est.classes_))}")
+    _print_training_score(est, X, y, "accuracy", f"k={_k_bound(args.k, len(y))}, classes: "
+                                                 f"{', '.join(map(str, est.classes_))}")
     if args.out is not None:
         est.save(args.out)
         print(f"saved {args.out}")

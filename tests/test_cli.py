@@ -484,3 +484,10 @@ def test_a_column_not_found_names_a_close_one_and_a_wrong_separator(tmp_path, ca
     semi.write_text("a;y\n1;2\n3;4\n")
     assert cli.main(["fit", str(semi), "--target", "y"]) == 2
     assert "looks separated by ';'" in capsys.readouterr().err
+
+
+def test_the_summary_reports_the_k_the_rows_allowed():
+    # `--k 200` on 200 rows fits k = 40 (one operation per 5 rows, with a DataSizeWarning);
+    # the summary line said "of at most 200"
+    assert cli._k_bound(200, 200) == 40 == jaxtree._fit.limits.max_k_for_rows(200)
+    assert cli._k_bound(10, 1000) == 10
