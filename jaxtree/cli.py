@@ -613,6 +613,16 @@ def _placeholder(x):
     return x * 0.0
 
 
+def _p_text(est) -> str:
+    """The model's width as ``fit`` says it: ``p (features): 3``, or for a table whose
+    categories and missing values were encoded ``p (columns): 3, 6 covariates after
+    encoding`` (the model's features are the covariates)."""
+    enc, p = getattr(est, "encoding_", None), est.model_.n_features
+    if enc is None or enc.is_identity:
+        return f"p (features): {p}"
+    return f"p (columns): {enc.n_features_in}, {p} covariates after encoding"
+
+
 def _show(args) -> int:
     import jaxtree
     from jaxtree import model as model_
@@ -635,7 +645,7 @@ def _show(args) -> int:
         print(f"classifier ({est.loss} loss), one tree per class against the rest")
         for text in est.formula():  # labelled: logit P(y = class) = ...
             print(f"  {text}")
-        print(f"p (features): {m.n_features}   q (basis functions): {m.basis.q}")
+        print(f"{_p_text(est)}   q (basis functions): {m.basis.q}")
         print(f"features: {', '.join(m.feature_names)}")
         if args.data is not None:
             _show_terms(args, est)
@@ -656,7 +666,7 @@ def _show(args) -> int:
         print(est.formula())
     print(f"k (operations): {max(n_slots - 1, 0) // 2}   (capacity {m.program.max_k})")
     print(f"leaves: {int(prog.n_leaves(m.program))}")
-    print(f"p (features): {m.n_features}")
+    print(_p_text(est))
     print(f"q (basis functions): {m.basis.q}")
     print(f"features: {', '.join(m.feature_names)}")
     enc = getattr(est, "encoding_", None)

@@ -367,7 +367,10 @@ def test_show_prints_indicators_in_original_units(tmp_path, capsys):
     est.save(model)
     capsys.readouterr()
     assert cli.main(["show", str(model)]) == 0
-    first = capsys.readouterr().out.splitlines()[0]
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    # the width as fit says it: 2 columns, 3 covariates (c's two levels and x)
+    assert "p (columns): 2, 3 covariates after encoding" in out
     # two levels: [c = a] and [c = b] are the same covariate up to sign
     assert ("2·[c = b]" in first or "- 2·[c = a]" in first) and "c=" not in first, first
     assert "0.2·x" in first
