@@ -118,7 +118,7 @@ def test_the_margin_loss_gets_no_shapes():
 
 def test_one_vs_rest_trees_get_the_binary_fits_shapes(tmp_path):
     """More than two classes: each one-versus-rest tree gets the shape stage of the binary
-    fit of its class against the rest (jaxtree._fit.classify._shapes_per_class), the terms
+    fit of its class against the rest (jaxtree._fit.stages.shapes_after_each), the terms
     stacked in one spec. Oracles: each class's decision function equals that binary fit's
     (catches terms stacked under the wrong class, a pair renumbered to another, a class's
     stage run on another's labels); the save/load round trip is exact; the callback names
