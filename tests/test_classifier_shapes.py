@@ -14,6 +14,7 @@ so that the fits are small.
 
 import json
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -152,6 +153,12 @@ def test_one_vs_rest_trees_get_the_binary_fits_shapes(tmp_path):
     from jaxtree._fit import classify
     static = classify.decision_values(ovr.model_, jnp.asarray(X), True)
     np.testing.assert_allclose(np.asarray(static), f, rtol=1e-6, atol=1e-6)
+    # the public functional form under jit and grad (JAX users embed the model)
+    jitted = jax.jit(jaxtree.classifier.decision_function)(ovr.model_, jnp.asarray(X))
+    np.testing.assert_allclose(np.asarray(jitted), f, rtol=1e-6, atol=1e-6)
+    g = jax.grad(lambda x: jaxtree.classifier.predict_proba(ovr.model_, x[None])[0, 2])(
+        jnp.asarray(X[0] * 0.9 + 0.05))
+    assert g.shape == (3,) and np.isfinite(np.asarray(g)).all()
     X2, _ = _data(600, 3)
     y2 = np.digitize(3 * np.sign((X2[:, 0] - 0.5) * (X2[:, 1] - 0.5))
                      + np.random.default_rng(3).normal(size=600), [-1.5, 1.5])
