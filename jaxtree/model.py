@@ -54,6 +54,7 @@ __all__ = [
     "MAX_FAMILY_SIZE",
     "MAX_SLOTS",
     "MISSING_RULES",
+    "once_per_model",
     "predict",
     "predict_checked",
     "program_to_dict",
@@ -412,13 +413,22 @@ def _tree_in_bucket(model: TreeModel) -> TreeModel:
     bucket = prog.capacity_for(program.max_k)
     if bucket == program.max_k:
         return model
+    return once_per_model(_BUCKETED, model,
+                          lambda m: dataclasses.replace(m, program=prog.pad(program, bucket)))
+
+
+def once_per_model(store: dict, model, make):
+    """``make(model)``, made once per live ``model`` and kept in ``store`` (``id(model) ->
+    (a weak reference to the model, the value)``), forgotten with the model: what a model
+    predicting row by row would otherwise make again at every call (:data:`_BUCKETED`; a
+    one-versus-rest model's slotted terms, :func:`jaxtree._fit.classify.slotted`)."""
     key = id(model)
-    hit = _BUCKETED.get(key)
+    hit = store.get(key)
     if hit is not None and hit[0]() is model:
         return hit[1]
-    padded = dataclasses.replace(model, program=prog.pad(program, bucket))
-    _BUCKETED[key] = (weakref.ref(model, lambda _, key=key: _BUCKETED.pop(key, None)), padded)
-    return padded
+    value = make(model)
+    store[key] = (weakref.ref(model, lambda _, key=key: store.pop(key, None)), value)
+    return value
 
 
 def _predict_impl(model: TreeModel, x, clip, terms=None):

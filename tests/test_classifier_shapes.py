@@ -151,6 +151,7 @@ def test_one_vs_rest_trees_get_the_binary_fits_shapes(tmp_path):
     # the prediction reads the classes' pairs as data (classify.slotted): the static form's
     # values, and a fit that chose other pairs compiles nothing, fit or prediction
     from jaxtree._fit import classify
+    assert classify.slotted(ovr.model_)[1][0] is classify.slotted(ovr.model_)[1][0]  # once
     static = classify.decision_values(ovr.model_, jnp.asarray(X), True)
     np.testing.assert_allclose(np.asarray(static), f, rtol=1e-6, atol=1e-6)
     # the public functional form under jit and grad (JAX users embed the model)
