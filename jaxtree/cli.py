@@ -291,10 +291,15 @@ def _print_training_score(est, X, y, name: str, tail: str) -> None:
     with warnings.catch_warnings():  # an array (no pandas) has no column names to check
         warnings.simplefilter("ignore", UserWarning)
         score = est.score(X, y)
-    encoded = len(est.encoded_feature_names_)
     print(f"training {name}: {score:.4f}   (n={X.shape[0]}, p={X.shape[1]}"
-          + (f", {encoded} covariates after encoding" if encoded != X.shape[1] else "")
-          + f", {tail})")
+          + _encoded(X.shape[1], len(est.encoded_feature_names_)) + f", {tail})")
+
+
+def _encoded(columns: int, covariates: int) -> str:
+    """``", 6 covariates after encoding"`` where a table's ``columns`` became another number
+    of covariates (categories, missing-value indicators), else nothing: one wording for
+    ``fit``'s summary and ``show``."""
+    return f", {covariates} covariates after encoding" if covariates != columns else ""
 
 
 def _name_columns(est, features, target=None) -> None:
@@ -614,13 +619,13 @@ def _placeholder(x):
 
 
 def _p_text(est) -> str:
-    """The model's width as ``fit`` says it: ``p (features): 3``, or for a table whose
-    categories and missing values were encoded ``p (columns): 3, 6 covariates after
-    encoding`` (the model's features are the covariates)."""
-    enc, p = getattr(est, "encoding_", None), est.model_.n_features
-    if enc is None or enc.is_identity:
-        return f"p (features): {p}"
-    return f"p (columns): {enc.n_features_in}, {p} covariates after encoding"
+    """The model's width as ``fit`` says it (:func:`_encoded`): ``p (features): 3``, or for a
+    table whose categories and missing values were encoded ``p (columns): 3, 6 covariates
+    after encoding`` (the model's features are the covariates)."""
+    p = est.model_.n_features
+    enc = getattr(est, "encoding_", None)
+    extra = "" if enc is None else _encoded(enc.n_features_in, p)
+    return f"p (columns): {enc.n_features_in}{extra}" if extra else f"p (features): {p}"
 
 
 def _show(args) -> int:
