@@ -442,6 +442,7 @@ class Labels:
         self.stop = spec.stop  # the stop on negligible progress (y_bound 1: not scaled)
         self._chunked = self._flat = None  # the rows in the shape stage's layout (_rows)
         self._subset = None  # streamed: the shape stage's rows read into memory (_sub)
+        self._sub_source = None  # streamed: those rows as this tree's in-memory source
 
     @property
     def n_trees(self) -> int:
@@ -860,10 +861,12 @@ class Labels:
         stage, as the regressor's streamed fit has it: its search on at most
         ``SEARCH_ROWS`` rows read into memory (the regressor's streamed stage reads its
         held-out split by index), the Newton backfit on every row, pass by pass."""
-        rows, xs = self._subset_rows()
-        take = slice(None) if rows is None else rows
-        return Labels(self.spec, self.cfg, self.sc, self.classes, self.ypm[:, take],
-                      self.w[take], self.names, xs=xs)
+        if self._sub_source is None:  # made once: the split and the losses read its chunks
+            rows, xs = self._subset_rows()
+            take = slice(None) if rows is None else rows
+            self._sub_source = Labels(self.spec, self.cfg, self.sc, self.classes,
+                                      self.ypm[:, take], self.w[take], self.names, xs=xs)
+        return self._sub_source
 
     def _working_response(self, f, offset=0.0) -> tuple:
         """``(z, weights)`` of one Newton step of the log-loss at the decision values ``f``
