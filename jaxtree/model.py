@@ -385,6 +385,17 @@ def slotted(model: TreeModel, bucket_tree: bool = True) -> tuple:
         model = _tree_in_bucket(model)
     if model.shapes is None:
         return model, None
+    return once_per_model(_SLOTTED, model, _slotted_terms)
+
+
+_SLOTTED: dict = {}
+"""``id(model) -> (a weak reference to the model, its slotted form)``: :func:`slotted`'s shape
+terms, made once per live model (a one-row ``predict`` of a model with a pair spent 0.23 of
+its 1.36 ms making them again)."""
+
+
+def _slotted_terms(model: TreeModel) -> tuple:
+    """:func:`slotted` of a model with shape terms (its tree as it is)."""
     sh, spec = model.shapes, model.shape_spec
     n = max(spec.max_terms, len(spec.pairs), 1)
     pad = n - len(spec.pairs)

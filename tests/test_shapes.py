@@ -418,6 +418,8 @@ def test_models_of_other_pairs_predict_with_one_program_and_the_static_values():
     models = [with_pairs(((0, 1),)), with_pairs(((1, 2),)), with_pairs(((0, 2), (1, 2))),
               with_pairs(())]
     assert jaxtree.model.slotted(models[0])[1][1].axes is not None  # read from pair axes
+    # made once per model, not at every prediction
+    assert jaxtree.model.slotted(models[0])[1][0] is jaxtree.model.slotted(models[0])[1][0]
     first = pipeline.predict_rows(models[0], X, True)
     with debug.count_compilations() as count:
         rest = [pipeline.predict_rows(mo, X, True) for mo in models[1:]]
