@@ -288,8 +288,10 @@ def _k_bound(k: int, n: int) -> int:
 
 def _print_training_score(est, X, y, name: str, tail: str) -> None:
     """``training <name>: ...   (n=..., p=..., [covariates after encoding, ]<tail>)``."""
-    with warnings.catch_warnings():  # an array (no pandas) has no column names to check
-        warnings.simplefilter("ignore", UserWarning)
+    with warnings.catch_warnings():  # an array (no pandas) has no column names to check;
+        # only that warning is silenced, any other (the score's own) still reaches the user
+        warnings.filterwarnings("ignore", message="X does not have valid feature names",
+                                category=UserWarning)
         score = est.score(X, y)
     print(f"training {name}: {score:.4f}   (n={X.shape[0]}, p={X.shape[1]}"
           + _encoded(X.shape[1], len(est.encoded_feature_names_)) + f", {tail})")

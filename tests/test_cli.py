@@ -434,6 +434,27 @@ def test_predict_shows_the_tables_warnings_as_the_commands_lines(fitted, tmp_pat
     assert len(err.strip().splitlines()) == 1 and "feature names" not in err, err
 
 
+def test_training_score_silences_only_the_feature_names_warning():
+    """The summary's training score is computed on the table as an array, so the estimator's
+    feature-names warning is silenced there; any other warning of the score reaches the
+    user (the summary silenced every UserWarning)."""
+    import warnings
+
+    class Est:
+        encoded_feature_names_ = np.array(["a", "b"], dtype=object)
+
+        def score(self, X, y):
+            warnings.warn("X does not have valid feature names, but TreeRegressor was fitted "
+                          "with feature names", UserWarning)
+            warnings.warn("predictions clipped to the training range", UserWarning)
+            return 0.5
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        cli._print_training_score(Est(), np.zeros((3, 2)), np.zeros(3), "R²", "tail")
+    assert [str(w.message) for w in seen] == ["predictions clipped to the training range"]
+
+
 def test_fit_refuses_a_numeric_target_made_text_by_a_stray_cell(tmp_path, capsys):
     """A target of numbers but for one ``?`` is refused by ``--task auto``, naming the cell
     (it was fitted as a classification of one class per value, "training accuracy: 1.0000");
