@@ -70,7 +70,8 @@ class TreeRegressor(Regressor):
         returning True stops the search early.
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
-      shapes: ``"auto"`` (default), 0 (none: the paper's model) or an integer ``S``.
+      shapes: ``"auto"`` (default), 0 (none: the paper's model), an integer ``S`` or
+        ``"additive"``.
         Shape terms are whole one-covariate functions ``f(x_j)`` and two-covariate functions
         ``f(x_i, x_l)`` (hats on knots, see :mod:`jaxtree.shapes`), chosen greedily by least
         squares and backfitted; the model is ``w0 + sum of shapes + T(x)``. ``"auto"``: on fits
@@ -80,14 +81,20 @@ class TreeRegressor(Regressor):
         tree's, and the tree's weights are refitted given them. On in-memory fits of 20 to
         1,999 rows (``SHAPES_FIRST_MAX_ROWS``) the other order, shape terms of ``y``
         first, is fitted too and kept where held-out rows prefer it (``shape_order_``).
-        ``S``: ``S`` terms before the tree, then one backfitting round. Above 200,000 rows
+        ``S``: ``S`` terms before the tree, then one backfitting round. ``"additive"``
+        (rows in memory): every covariate's main shape first (16 hats), all penalised
+        together and their smoothness chosen by GCV on the training rows, terms that GCV
+        does not support dropped, then the tree on their residual
+        (:mod:`jaxtree._fit.additive`: often the better model on small smooth tables, worse
+        where the truth is a tree). Above 200,000 rows
         (``shapes.SEARCH_ROWS``) the terms are chosen on a subset and backfitted on all rows;
         streamed fits take the same steps in bounded memory. Every rule is in the docs'
         "Shape terms" (``docs/model.md``).
       shape_knots: ``(n1, n2)``: hats per one-covariate shape and per axis of a
         two-covariate shape, or ``"auto"`` (default): ``(3, 2)`` for ``shapes="auto"`` below
         2,000 rows (``FINE_KNOTS_MIN_ROWS``: a main shape is a line with one bend), ``(32,
-        16)`` from 2,000 rows and ``(24, 12)`` for ``shapes=S``
+        16)`` from 2,000 rows, ``(24, 12)`` for ``shapes=S`` and ``(16, 2)`` for
+        ``"additive"``
         (:func:`jaxtree._fit.spec.knots_for` says why).
       beam_width: trees advanced together by ``search="beam"``, the best distinct children
         by candidate SSE (:func:`jaxtree.search.beam_fit`; 1 is the greedy search exactly).

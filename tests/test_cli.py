@@ -410,7 +410,8 @@ def test_min_support_and_max_terms_reach_the_estimator(task, given, want, tmp_pa
 
 def test_shapes_option_takes_auto_or_a_count():
     assert cli._shapes_arg("auto") == "auto" and cli._shapes_arg("3") == 3
-    with pytest.raises(argparse.ArgumentTypeError, match="expected auto or a number of shape"):
+    assert cli._shapes_arg("additive") == "additive"
+    with pytest.raises(argparse.ArgumentTypeError, match="expected auto, additive or a number"):
         cli._shapes_arg("many")
 
 

@@ -19,6 +19,7 @@ from jaxtree import plan as plan_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree._fit import limits
+from jaxtree._fit.additive import ADDITIVE_KNOTS
 from jaxtree._inputs import encoding as encoding_
 from jaxtree._inputs import validation as V
 
@@ -130,9 +131,9 @@ def _check_shape_knots(value, name):
 
 def _check_shapes(value, name):
     if isinstance(value, str):
-        if value == "auto":
+        if value in ("auto", "additive"):
             return
-        raise ValueError(f"{name} must be 'auto' or an integer >= 0; got {value!r}.")
+        raise ValueError(f"{name} must be 'auto', 'additive' or an integer >= 0; got {value!r}.")
     V.check_int(value, name, 0)
 
 
@@ -254,9 +255,13 @@ def check_params(params: dict) -> Params:
     if engine == "reference" and params.get("validation_fraction") not in (None, "auto"):
         raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
                          "paper's algorithm with a fixed k).")
+    if params.get("shapes") == "additive" and params.get("loss", "squared") != "squared":
+        raise ValueError("shapes='additive' fits its terms by penalised least squares: it needs "
+                         f"loss='squared' (got loss={params.get('loss')!r}); use shapes='auto' "
+                         "or an integer with other losses.")
     if params.get("shapes") not in (None, 0, "auto") and engine == "reference":
-        raise ValueError("shapes > 0 needs engine='jax' (the reference engine runs the paper's "
-                         "algorithm, which has no shape terms).")
+        raise ValueError(f"shapes={params.get('shapes')!r} needs engine='jax' (the reference "
+                         "engine runs the paper's algorithm, which has no shape terms).")
     if engine == "reference" and params.get("refine", "optax") == "optax":
         raise ValueError(
             "engine='reference' implements the paper's algorithm: use refine='coordinate' "
@@ -272,12 +277,19 @@ SEARCHES = ("auto", "greedy", "backfit")
 """The classifier's ``search`` values (the regressor's beam is not built for a loss)."""
 
 
+def _check_classifier_shapes(value, name):
+    if isinstance(value, str) and value == "additive":
+        raise ValueError("shapes='additive' is a regression's (its terms are fitted by "
+                         "penalised least squares); the classifier takes shapes='auto' or 0.")
+    V.check_choice(value, name, ("auto", 0))
+
+
 CLASSIFIER_CONSTRAINTS = {
     "loss": lambda v, n: V.check_choice(v, n, losses_.CLASSIFICATION_LOSSES),
     "engine": lambda v, n: V.check_choice(v, n, ("jax", "reference")),
     "search": lambda v, n: V.check_choice(v, n, SEARCHES),
     "validation_fraction": check_fraction,
-    "shapes": lambda v, n: V.check_choice(v, n, ("auto", 0)),
+    "shapes": lambda v, n: _check_classifier_shapes(v, n),
 }
 """The classifier's own constraints; the shared ones are
 :data:`PARAMETER_CONSTRAINTS` (checked by :func:`check_params`)."""
@@ -388,6 +400,8 @@ def knots_for(value, shapes, n: int) -> tuple:
     was not measured there."""
     if not (isinstance(value, str) and value == "auto"):
         return tuple(int(v) for v in value)
+    if shapes == "additive":
+        return ADDITIVE_KNOTS
     if shapes != "auto":
         return SHAPE_KNOTS
     return SMALL_SHAPE_KNOTS if n < FINE_KNOTS_MIN_ROWS else AUTO_SHAPE_KNOTS
@@ -441,7 +455,9 @@ class FitSpec:
     table's categorical columns whose main shape is one term (:func:`shape_groups`).
     ``both_orders``: ``shapes_after`` on a small in-memory regression with held-out rows also
     tries the shape terms first (:data:`SHAPES_FIRST_MAX_ROWS`,
-    :func:`jaxtree._fit.stages.order_choice`).
+    :func:`jaxtree._fit.stages.order_choice`). ``additive``: ``shapes="additive"``, every
+    covariate's main shape fitted first by penalised least squares chosen by GCV, then the
+    tree on their residual (:mod:`jaxtree._fit.additive`, :func:`jaxtree._fit.stages.additive_first`).
     ``quick_shapes``: the programs of the shape stage after the tree (``shapes_after``) are
     compiled for compile time (:data:`QUICK_SHAPES_MAX_ROWS`,
     :func:`jaxtree._fit.stages.search_model`); on a CPU only, where the options were
@@ -497,6 +513,7 @@ class FitSpec:
     quick_shapes: bool = False
     light: bool = False
     both_orders: bool = False
+    additive: bool = False
     missing: str = "indicator"
     min_support: float = 0
     max_terms: int = AUTO_TERMS
@@ -656,7 +673,8 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         k=params.k, chunk=params.chunk, sweeps=params.sweeps, steps=params.steps,
         basis=params.basis, block=params.block, dtype=dtype, plan=plan,
         search=chosen, validation_fraction=fraction,
-        shapes=0 if shapes == "auto" else int(shapes or 0),
+        shapes=0 if shapes in ("auto", "additive") else int(shapes or 0),
+        additive=shapes == "additive",
         shapes_after=(shapes == "auto" and n >= AUTO_SHAPES_MIN_ROWS and engine == "jax"),
         shape_knots=knots,
         beam_width=int(hyper.get("beam_width", 4)), refine=hyper.get("refine", "optax"),

@@ -1,6 +1,7 @@
 """The stages of a fit, written once for every source (:mod:`jaxtree._fit.source`):
 
-    [shapes=S: shape terms first] -> tree (its size on held-out rows) ->
+    [shapes=S: shape terms first | shapes="additive": every main shape by GCV] ->
+    tree (its size on held-out rows) ->
     [shapes="auto": shape terms of its residual] -> backfitting round -> prune
 
 Each takes the source, the :class:`~jaxtree._fit.spec.FitSpec` and a
@@ -22,6 +23,7 @@ from jaxtree import _executables
 from jaxtree import program as prog
 from jaxtree import search
 from jaxtree import shapes as shapes_
+from jaxtree._fit import additive as additive_
 from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
 
@@ -54,7 +56,9 @@ def search_model(src, spec: spec_.FitSpec, rep) -> Searched:
     last bits; measured on tests/test_batch_shapes.py's data at XLA's default flags)."""
     shape_fit = shape_path = order = None
     quick = _executables.quick if spec.quick_shapes else contextlib.nullcontext
-    if spec.shapes:
+    if spec.additive:
+        res, shape_fit, path = additive_first(src, spec, rep)
+    elif spec.shapes:
         res, shape_fit, path, shape_path = shapes_first(src, spec, rep)
     else:
         ahead = _shapes_ahead(src, spec, quick) if spec.shapes_after else None
@@ -185,6 +189,27 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     terms, program, mse = src.backfit(src.tree_program(found_tree.program), fit.terms, sspec, fit)
     terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
     return _joined(sres, found_tree, program, mse, scale), (terms, sspec), path, shape_path
+
+
+def additive_first(src, spec: spec_.FitSpec, rep) -> tuple:
+    """``shapes="additive"``: every covariate's main shape by penalised least squares, its
+    smoothness chosen by GCV on all training rows (:func:`jaxtree._fit.additive.fit`, on the
+    host), then the tree on their residual (its size chosen on held-out rows as always).
+    The terms are not refitted after the tree (a backfitting round would refit them
+    unpenalised). Returns ``(search result, (terms, spec), size path)``; the result's
+    history and choices are the tree's (its losses the whole model's: the tree is fitted
+    to the terms' residual)."""
+    if not hasattr(src, "xs"):
+        raise ValueError("shapes='additive' fits rows held in memory; this fit streams them "
+                         "(a memmap, a ChunkReader or a matrix of more than 2**24 values). "
+                         "Use shapes='auto' or an integer for such data.")
+    gam = additive_.fit(src.xs, src.ys, src.sw, spec.shape_groups, spec.max_terms,
+                        spec.shape_knots[0], np.dtype(spec.dtype))
+    terms = additive_.on_device(gam.terms)
+    found_tree, path, _ = tree(src.given_values(gam.values), spec, rep)
+    path = OneFit.with_shapes(path, terms, gam.spec)
+    return found_tree._replace(program=src.tree_program(found_tree.program)), \
+        (terms, gam.spec), path
 
 
 def _joined(sres, found_tree, program, mse, scale) -> search.SearchResult:

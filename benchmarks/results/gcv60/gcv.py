@@ -14,6 +14,8 @@ Variants (RMSE on the test fold, mean of five):
   gam+tree       TreeRegressor(shapes=0) on the additive model's residual
   tree+gam       the additive model on the residual of TreeRegressor(shapes=0)
   tree           TreeRegressor(shapes=0)
+  additive       TreeRegressor(shapes="additive"), the library's build (LIB_ONLY=1; "lambdas"
+                 then lists each fold's tree size k_)
 
     python gcv.py mtcars,airquality,mpg,diabetes,boston [K]
 """
@@ -119,6 +121,12 @@ def run(name, K):
         A, At = Xd.iloc[tr].fillna(med).to_numpy(), Xd.iloc[te].fillna(med).to_numpy()
         Xtr, Xte = X.iloc[tr], X.iloc[te]
         rmse = lambda pr: float(np.sqrt(np.mean((pr - yv[te]) ** 2)))
+        if os.environ.get("LIB_ONLY") == "1":  # the library's build of "gam + tree"
+            est = jaxtree.TreeRegressor(shapes="additive").fit(Xtr, yv[tr])
+            res.setdefault("additive", []).append(rmse(est.predict(Xte)))
+            res.setdefault("terms", []).append(ba.n_terms(est))
+            lams.append(est.k_)
+            continue
         g = GAM(K).fit(A, yv[tr]); lams.append(g.lam)
         res["gam"].append(rmse(g.predict(At)))
         if ONLY_GAM:

@@ -1,0 +1,189 @@
+"""``shapes="additive"``: every covariate's main shape by penalised least squares, the penalty
+chosen by GCV (:mod:`jaxtree._fit.additive`), then the tree on their residual."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import shapes as S
+from jaxtree._fit import additive as A
+
+
+def _data(n=300, p=4, seed=0, noise=0.1):
+    rng = np.random.default_rng(seed)
+    xs = rng.uniform(size=(n, p))
+    truth = np.sin(6 * xs[:, 0]) + 2 * (xs[:, 1] - 0.5) ** 2
+    return xs, truth + noise * rng.normal(size=n), truth
+
+
+def _model_design(fit, xs):
+    """The design read off the model's own evaluation: each kept term's coefficient vectors
+    set to unit vectors one at a time (not :func:`additive.design`)."""
+    terms, spec = fit.terms, fit.spec
+    cols = [np.ones(len(xs))]
+    zero = terms._replace(main=np.zeros_like(terms.main), intercept=np.zeros((), terms.main.dtype))
+    for j in np.asarray(terms.order):
+        for h in range(1, spec.n1):
+            main = np.zeros_like(terms.main, dtype=np.float64)
+            main[j, h] = 1.0
+            one = zero._replace(main=jnp.asarray(main), intercept=jnp.zeros((), jnp.float64))
+            cols.append(np.asarray(S.evaluate(S.Shapes(*map(jnp.asarray, one)),
+                                              jnp.asarray(xs, jnp.float64), spec)))
+    return np.column_stack(cols)
+
+
+def test_coefficients_and_gcv_choice_match_a_float64_reference(x64):
+    """The coefficients at the chosen penalty equal the minimiser of the stated objective,
+    built from the model's own evaluation and an explicit penalty (second differences of each
+    term's full hat vector with its first coefficient 0, plus ``delta`` times a ridge); the
+    chosen ``(lam, delta)`` is the grid's least GCV computed from the explicit hat matrix."""
+    xs, y, _ = _data(n=120, p=3, seed=1)
+    fit = A.fit(xs, y, None, dtype=np.float64)
+    X = _model_design(fit, xs)
+    n1, t = fit.spec.n1, len(fit.terms.order)
+    d2 = np.diff(np.eye(n1), 2, axis=0)[:, 1:]
+    P = np.zeros((X.shape[1],) * 2)
+    for i in range(t):
+        s = slice(1 + i * (n1 - 1), 1 + (i + 1) * (n1 - 1))
+        P[s, s] = d2.T @ d2
+    R = np.eye(X.shape[1])
+    R[0, 0] = 0
+    G = X.T @ X
+    scale = np.trace(G) / G.shape[0]
+
+    def solve(lam, delta):
+        M = G + scale * (lam * (P + delta * R) + A._TINY * R)
+        coef = np.linalg.solve(M, X.T @ y)
+        H = X @ np.linalg.solve(M, X.T)
+        rss = np.sum((y - X @ coef) ** 2)
+        return coef, len(y) * rss / (len(y) - A.GAMMA * np.trace(H)) ** 2
+
+    coef, _ = solve(fit.lam, fit.delta)
+    got = np.concatenate([[float(fit.terms.intercept)]]
+                         + [np.asarray(fit.terms.main)[j, 1:] for j in np.asarray(fit.terms.order)])
+    np.testing.assert_allclose(got, coef, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(fit.values, X @ coef, rtol=1e-8, atol=1e-8)
+    scores = {(lam, d): solve(lam, d)[1] for d in A.DELTAS for lam in A.LAMBDAS}
+    assert min(scores, key=scores.get) == (fit.lam, fit.delta)
+    np.testing.assert_allclose(fit.gcv, scores[(fit.lam, fit.delta)], rtol=1e-8)
+
+
+def test_noise_covariates_leave_and_signal_ones_stay():
+    """Backward elimination on GCV drops the covariates the target does not depend on (a
+    fit that kept every term, or dropped by the wrong sign, fails)."""
+    xs, y, _ = _data(n=400, p=5, seed=2)
+    fit = A.fit(xs, y, None)
+    assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
+    assert np.asarray(fit.terms.main_on).tolist() == [True, True, False, False, False]
+
+
+def test_the_penalty_smooths_noise_and_follows_a_curve():
+    """A smooth curve gets a small penalty and a fit close to the truth; pure noise on the
+    same covariate gets a larger one and a flatter fit (a penalty that did nothing would
+    fit the noise's wiggles)."""
+    rng = np.random.default_rng(3)
+    xs = rng.uniform(size=(300, 1))
+    curve = np.sin(6 * xs[:, 0])
+    smooth = A.fit(xs, curve + 0.05 * rng.normal(size=300), None)
+    noise = A.fit(xs, 0.05 * rng.normal(size=300), None)
+    assert smooth.lam < noise.lam
+    assert np.sqrt(np.mean((smooth.values - curve) ** 2)) < 0.03
+    assert np.std(noise.values) < 0.01
+
+
+def test_weights_of_zero_drop_rows_and_a_common_weight_changes_nothing():
+    xs, y, _ = _data(n=200, p=2, seed=4)
+    base = A.fit(xs, y, None, dtype=np.float64)
+    same = A.fit(xs, y, np.full(200, 3.0), dtype=np.float64)
+    np.testing.assert_allclose(same.values, base.values, rtol=1e-9, atol=1e-9)
+    w = np.ones(200)
+    w[150:] = 0.0
+    y2 = y.copy()
+    y2[150:] = 1e3  # rows of weight 0: their targets must not matter
+    weighted = A.fit(xs, y2, w, dtype=np.float64)
+    assert weighted.values[150:].max() < 10
+    assert (weighted.lam, weighted.delta) == pytest.approx((weighted.lam, weighted.delta))
+
+
+def test_a_category_is_one_term_of_its_levels():
+    """A categorical column's levels are one group term (the shape terms' groups): its
+    level effects are recovered, with no smoothness across levels."""
+    rng = np.random.default_rng(5)
+    n = 600
+    codes = rng.integers(0, 4, n)
+    effect = np.array([0.0, 1.0, -1.0, 0.5])[codes]
+    xs = np.column_stack([rng.uniform(size=n)] + [(codes == c).astype(float) for c in range(4)])
+    y = xs[:, 0] + effect + 0.05 * rng.normal(size=n)
+    fit = A.fit(xs, y, None, groups=(("c", (1, 2, 3, 4)),), dtype=np.float64)
+    assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
+    levels = np.asarray(fit.terms.main)[1, 1:5]  # levels 1..4 on knots 1..4
+    np.testing.assert_allclose(levels - levels[0], [0.0, 1.0, -1.0, 0.5], atol=0.03)
+
+
+def test_max_terms_keeps_the_largest():
+    rng = np.random.default_rng(6)
+    xs = rng.uniform(size=(500, 4))
+    y = 3 * xs[:, 0] + 2 * xs[:, 1] + 1 * xs[:, 2] + 0.5 * xs[:, 3] + 0.01 * rng.normal(size=500)
+    fit = A.fit(xs, y, None, max_terms=2)
+    assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
+
+
+def test_constant_columns_are_refused():
+    with pytest.raises(ValueError, match="needs a covariate that varies"):
+        A.fit(np.ones((20, 2)), np.arange(20.0), None)
+
+
+# ------------------------------------------------------------------------ the estimator
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-2, 2, size=(300, 4))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.1 * rng.normal(size=300)
+    return X, y, jaxtree.TreeRegressor(shapes="additive", k=3).fit(X, y)
+
+
+def test_estimator_fits_the_additive_truth(fitted):
+    """Below the tree alone on an additive truth, its terms named, the noise covariates out
+    of the formula; predictions are the model's under jit."""
+    X, y, est = fitted
+    rng = np.random.default_rng(8)
+    Xt = rng.uniform(-2, 2, size=(1000, 4))
+    yt = np.sin(2 * Xt[:, 0]) + 0.5 * Xt[:, 1] ** 2
+    err = np.sqrt(np.mean((est.predict(Xt) - yt) ** 2))
+    tree = jaxtree.TreeRegressor(shapes=0, k=3).fit(X, y)
+    assert err < 0.06 and err < np.sqrt(np.mean((tree.predict(Xt) - yt) ** 2))
+    text = est.formula()
+    assert "f(x1)" in text and "f(x2)" in text and "f(x3)" not in text and "f(x4)" not in text
+    np.testing.assert_allclose(np.asarray(jax.jit(jaxtree.predict)(est.model_, Xt)),
+                               est.predict(Xt), rtol=1e-5, atol=1e-5)
+
+
+def test_estimator_round_trips_through_save(fitted, tmp_path):
+    X, _, est = fitted
+    est.save(tmp_path / "m.json")
+    back = jaxtree.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_estimator_refusals():
+    X, y, _ = _data(n=60, p=2)
+    with pytest.raises(ValueError, match="shapes='additive' is a regression's"):
+        jaxtree.TreeClassifier(shapes="additive").fit(X, y > y.mean())
+    with pytest.raises(ValueError, match="'auto', 'additive' or an integer"):
+        jaxtree.TreeRegressor(shapes="additiv").fit(X, y)
+    with pytest.raises(ValueError, match="shapes='additive' needs engine='jax'"):
+        jaxtree.TreeRegressor(shapes="additive", engine="reference").fit(X, y)
+
+
+def test_streamed_rows_are_refused(tmp_path):
+    """A memmap is read in blocks: the GCV fit needs the rows in memory, and says so."""
+    X, y, _ = _data(n=60, p=2)
+    mm = np.lib.format.open_memmap(tmp_path / "x.npy", mode="w+", dtype=np.float64,
+                                   shape=X.shape)
+    mm[:] = X
+    with pytest.raises(ValueError, match="fits rows held in memory"):
+        jaxtree.TreeRegressor(shapes="additive").fit(mm, y)
