@@ -187,3 +187,23 @@ def test_streamed_rows_are_refused(tmp_path):
     mm[:] = X
     with pytest.raises(ValueError, match="fits rows held in memory"):
         jaxtree.TreeRegressor(shapes="additive").fit(mm, y)
+
+
+def test_the_order_choice_can_take_the_gcv_fit(monkeypatch):
+    """With :data:`jaxtree._fit.spec.ADDITIVE_ORDER` on (measured, off by default), the small
+    regressions' order choice judges the GCV fit first against the tree first: an additive
+    truth takes it, and the kept model is ``shapes="additive"``'s fit exactly; the paper's
+    function (a tree's truth) keeps the tree first."""
+    from jaxtree._fit import spec as spec_
+    from jaxtree.datasets import paper_synthetic
+
+    monkeypatch.setattr(spec_, "ADDITIVE_ORDER", True)
+    rng = np.random.default_rng(9)
+    X = rng.uniform(-2, 2, size=(300, 4))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.1 * rng.normal(size=300)
+    est = jaxtree.TreeRegressor(k=3).fit(X, y)
+    assert est.shape_order_ == "shapes first"
+    alone = jaxtree.TreeRegressor(k=3, shapes="additive").fit(X, y)
+    np.testing.assert_allclose(est.predict(X), alone.predict(X), rtol=1e-6, atol=1e-6)
+    Xp, yp = paper_synthetic(300, p=4, seed=1)
+    assert jaxtree.TreeRegressor(k=3).fit(Xp, yp).shape_order_ == "tree first"

@@ -435,7 +435,7 @@ def test_models_of_other_pairs_predict_with_one_program_and_the_static_values():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(shapes=-1), "shapes"),
-    (dict(shapes="best"), "'auto' or an integer"),
+    (dict(shapes="best"), "'auto', 'additive' or an integer"),
     (dict(shapes=2, shape_knots=(1, 4)), "shape_knots"),
     (dict(shapes=2, shape_knots=(4,)), "shape_knots"),
     (dict(shapes=2, engine="reference", refine="coordinate"), "engine='jax'"),

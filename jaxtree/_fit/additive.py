@@ -244,6 +244,17 @@ def fit(xs, y, w, groups: tuple = (), max_terms: int = 20, n1: int = ADDITIVE_KN
                     float(score))
 
 
+def values(terms: shapes_.Shapes, spec: shapes_.ShapeSpec, xs) -> np.ndarray:
+    """The terms' values (intercept included) at scaled covariates ``xs (n, p)``, float64, on
+    the host (the model's :func:`jaxtree.shapes.evaluate`, in numpy)."""
+    order = [int(j) for j in np.asarray(terms.order)]
+    main = np.asarray(terms.main, np.float64)
+    coef = np.concatenate([[float(terms.intercept)]] + [main[j, 1:] for j in order])
+    xs = np.asarray(xs, np.float64)
+    return np.concatenate([design(xs[a:a + _CHUNK], spec, [(j, None) for j in order]) @ coef
+                           for a in range(0, xs.shape[0], _CHUNK)] or [np.zeros(0)])
+
+
 def on_device(terms: shapes_.Shapes) -> shapes_.Shapes:
     """The terms as device arrays (``device_put``: nothing compiled)."""
     return shapes_.Shapes(*jax.device_put(tuple(terms)))

@@ -129,6 +129,12 @@ def _check_shape_knots(value, name):
                          f"shape); got {value!r}.")
 
 
+ADDITIVE_ORDER = False
+"""Whether the small regressions' order choice (:func:`jaxtree._fit.stages.order_choice`)
+tries ``shapes="additive"``'s fit as the other order instead of the shape terms' held-out
+count (sixtieth session: measured behind this switch, BENCHMARKS.md)."""
+
+
 def _check_shapes(value, name):
     if isinstance(value, str):
         if value in ("auto", "additive"):

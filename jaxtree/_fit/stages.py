@@ -204,7 +204,7 @@ def additive_first(src, spec: spec_.FitSpec, rep) -> tuple:
                          "(a memmap, a ChunkReader or a matrix of more than 2**24 values). "
                          "Use shapes='auto' or an integer for such data.")
     gam = additive_.fit(src.xs, src.ys, src.sw, spec.shape_groups, spec.max_terms,
-                        spec.shape_knots[0], np.dtype(spec.dtype))
+                        _additive_hats(spec), np.dtype(spec.dtype))
     terms = additive_.on_device(gam.terms)
     found_tree, path, _ = tree(src.given_values(gam.values), spec, rep)
     path = OneFit.with_shapes(path, terms, gam.spec)
@@ -374,6 +374,8 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
               "shapes first": float("nan")}
     if spec.max_terms < 2:  # no room for a shape term and the tree's
         return tree_first, ("tree first", scores)
+    if spec_.ADDITIVE_ORDER:
+        return _additive_order(src, spec, rep, tree_first, held, scores)
     n_shapes, _, sel, sspec, shape_path, (rows_s, w_s) = choose_shapes(
         src.shape_split(), spec, rep, scale, spec.shape_capacity, states=True,
         n_iter=min(spec.shape_capacity, spec.max_terms - 1), p=own)
@@ -398,6 +400,45 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
         return (res._replace(status=res.status | search.Status.STOPPED),) + tree_first[1:], \
             ("tree first", scores)
     return other, ("shapes first", scores)
+
+
+def _additive_hats(spec: spec_.FitSpec) -> int:
+    """Hats per main shape of the GCV fit: the fit's own with ``shapes="additive"``, else
+    (the order choice's other order) :data:`~jaxtree._fit.additive.ADDITIVE_KNOTS`'s. The
+    table's groups are the fit's (for the default's coarse knots: none, a category's levels
+    one term each)."""
+    return spec.shape_knots[0] if spec.additive else additive_.ADDITIVE_KNOTS[0]
+
+
+def _additive_order(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple,
+                    scores: dict) -> tuple:
+    """:func:`order_choice` with ``shapes="additive"``'s fit as the other order
+    (:data:`~jaxtree._fit.spec.ADDITIVE_ORDER`; measured, not the default): the GCV main
+    shapes fitted on the training part of the split, the tree's selection run on their
+    residual, judged against the tree-first fit on the same held-out rows by the same rule;
+    kept, it is refitted on all rows (:func:`additive_first`)."""
+    rows_a, w = held
+    scale = src.loss_scale
+    train, out = select.split(src.n, spec.held_out_fraction, spec.random_state, src.sw)
+    sw = None if src.sw is None else src.sw[train]
+    gam = additive_.fit(src.xs[train], src.ys[train], sw, spec.shape_groups,
+                        spec.max_terms - 1, _additive_hats(spec), np.dtype(spec.dtype))
+    values = additive_.values(gam.terms, gam.spec, src.xs)
+    wh = np.ones(len(out)) if src.sw is None else src.sw[out]
+    alone = float(np.sum(wh * (src.ys[out] - values[out]) ** 2) / np.sum(wh)) * scale
+    if alone > spec_.SHAPES_FIRST_GATE * scores["tree first"]:
+        return tree_first, ("tree first", scores)
+    given = src.given_values(values)
+    selected = given.selection_run(given.tree_config(), rep)
+    rows_b, _ = _chosen(selected[1])
+    if rows_b.shape != rows_a.shape:
+        return tree_first, ("tree first", scores)
+    index, val, _ = select.choose_size_rows(np.stack([rows_a, rows_b]), w)
+    scores = dict(zip(scores, (float(v) * scale for v in val)))
+    if index == 0:
+        return tree_first, ("tree first", scores)
+    res, shape_fit, path = additive_first(src, spec, rep)
+    return (res, shape_fit, path, None), ("shapes first", scores)
 
 
 def shapes_then_tree(src, given, spec: spec_.FitSpec, rep, shapes: tuple, selected) -> tuple:

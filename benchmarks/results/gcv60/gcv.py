@@ -16,6 +16,9 @@ Variants (RMSE on the test fold, mean of five):
   tree           TreeRegressor(shapes=0)
   additive       TreeRegressor(shapes="additive"), the library's build (LIB_ONLY=1; "lambdas"
                  then lists each fold's tree size k_)
+  order          TreeRegressor() with jaxtree._fit.spec.ADDITIVE_ORDER on: the small tables'
+                 order choice between the tree first and the GCV fit first (ORDER=1;
+                 "lambdas" then lists each fold's shape_order_)
 
     python gcv.py mtcars,airquality,mpg,diabetes,boston [K]
 """
@@ -121,6 +124,14 @@ def run(name, K):
         A, At = Xd.iloc[tr].fillna(med).to_numpy(), Xd.iloc[te].fillna(med).to_numpy()
         Xtr, Xte = X.iloc[tr], X.iloc[te]
         rmse = lambda pr: float(np.sqrt(np.mean((pr - yv[te]) ** 2)))
+        if os.environ.get("ORDER") == "1":  # the default with the GCV fit as its other order
+            from jaxtree._fit import spec as spec_
+            spec_.ADDITIVE_ORDER = True
+            est = jaxtree.TreeRegressor().fit(Xtr, yv[tr])
+            res.setdefault("order", []).append(rmse(est.predict(Xte)))
+            res.setdefault("terms", []).append(ba.n_terms(est))
+            lams.append(est.shape_order_)
+            continue
         if os.environ.get("LIB_ONLY") == "1":  # the library's build of "gam + tree"
             est = jaxtree.TreeRegressor(shapes="additive").fit(Xtr, yv[tr])
             res.setdefault("additive", []).append(rmse(est.predict(Xte)))
