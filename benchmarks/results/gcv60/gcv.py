@@ -126,7 +126,8 @@ def run(name, K):
         rmse = lambda pr: float(np.sqrt(np.mean((pr - yv[te]) ** 2)))
         if os.environ.get("ORDER") == "1":  # the default with the GCV fit as its other order
             from jaxtree._fit import spec as spec_
-            spec_.ADDITIVE_ORDER = True
+            # ORDER_RULE=alone: the variant of order_alone.diff (applied to the library)
+            spec_.ADDITIVE_ORDER = os.environ.get("ORDER_RULE", True)
             est = jaxtree.TreeRegressor().fit(Xtr, yv[tr])
             res.setdefault("order", []).append(rmse(est.predict(Xte)))
             res.setdefault("terms", []).append(ba.n_terms(est))
