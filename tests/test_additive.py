@@ -208,3 +208,37 @@ def test_the_order_choice_can_take_the_gcv_fit(monkeypatch):
     np.testing.assert_allclose(est.predict(X), alone.predict(X), rtol=1e-6, atol=1e-6)
     Xp, yp = paper_synthetic(300, p=4, seed=1)
     assert jaxtree.TreeRegressor(k=3).fit(Xp, yp).shape_order_ == "tree first"
+
+
+def test_elimination_equals_direct_solves():
+    """The elimination's downdated inverses give the choices of solving every candidate
+    system afresh (the full system's penalty scale, float64), on a table with noise
+    covariates of several kinds."""
+    rng = np.random.default_rng(10)
+    n, p, n1 = 250, 6, 16
+    xs = rng.uniform(size=(n, p))
+    xs[:, 5] = (xs[:, 5] > 0.5).astype(float)
+    y = np.sin(5 * xs[:, 0]) + xs[:, 1] + 0.3 * xs[:, 5] + 0.2 * rng.normal(size=n)
+    spec = S.ShapeSpec(n1=n1, n2=2, max_terms=1, pairs=())
+    cand = A._candidates(xs, spec)
+    G, b, yy = A._gram(xs, y, np.ones(n), spec, cand)
+    P, ridge = A._penalties(cand, n1)
+    coef, lam, delta, edf, score = A._solve(G, b, yy, n, P, ridge)
+    scale = np.trace(G) / G.shape[0]
+
+    def direct(terms):
+        c = A._columns(terms, n1)
+        M = (G + scale * (lam * (P + delta * ridge) + A._TINY * ridge))[np.ix_(c, c)]
+        sol = np.linalg.solve(M, np.column_stack([b[c], G[np.ix_(c, c)]]))
+        rss = yy - 2 * sol[:, 0] @ b[c] + sol[:, 0] @ G[np.ix_(c, c)] @ sol[:, 0]
+        return n * rss / (n - A.GAMMA * np.trace(sol[:, 1:])) ** 2
+
+    kept, cur = list(range(len(cand))), direct(list(range(len(cand))))
+    while len(kept) > 1:
+        t, v = min(((t, direct([u for u in kept if u != t])) for t in kept), key=lambda e: e[1])
+        if v >= cur:
+            break
+        kept.remove(t)
+        cur = v
+    assert A._eliminate(G, b, yy, n, P, ridge, len(cand), n1, lam, delta, score) == kept
+    assert 0 in kept and 1 in kept and len(kept) < len(cand)
