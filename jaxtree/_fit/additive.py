@@ -115,11 +115,22 @@ def _penalties(cand: list, n1: int) -> tuple:
     d2 = np.diff(np.eye(n1), 2, axis=0)[:, 1:]
     for t, (_, smooth) in enumerate(cand):
         if smooth:
-            s = slice(1 + t * (n1 - 1), 1 + (t + 1) * (n1 - 1))
-            P[s, s] = d2.T @ d2
+            P[_block(t, n1), _block(t, n1)] = d2.T @ d2
     ridge = np.eye(m)
     ridge[0, 0] = 0.0
     return P, ridge
+
+
+def _evaluate(xs, spec, cand, coef, per_term: bool = False) -> np.ndarray:
+    """The fit's values at ``xs`` (the design times ``coef``, block by block of rows), or
+    with ``per_term`` each term's own values ``(n, len(cand))`` (no intercept)."""
+    n1 = spec.n1
+    out = []
+    for a in range(0, xs.shape[0], _CHUNK):
+        X = design(xs[a:a + _CHUNK], spec, cand)
+        out.append(np.column_stack([X[:, _block(t, n1)] @ coef[_block(t, n1)]
+                                    for t in range(len(cand))]) if per_term else X @ coef)
+    return np.concatenate(out) if out else np.zeros((0, len(cand)) if per_term else 0)
 
 
 def _gram(xs, y, w, spec, cand):
@@ -162,10 +173,15 @@ def _block(t: int, n1: int) -> slice:
     return slice(1 + t * (n1 - 1), 1 + (t + 1) * (n1 - 1))
 
 
+def _indices(t: int, n1: int) -> np.ndarray:
+    """Term ``t``'s columns (:func:`_block`) as indices."""
+    b = _block(t, n1)
+    return np.arange(b.start, b.stop)
+
+
 def _columns(terms, n1: int) -> np.ndarray:
     """The design's columns of the intercept and ``terms``."""
-    return np.concatenate([[0]] + [np.arange(1 + t * (n1 - 1), 1 + (t + 1) * (n1 - 1))
-                                   for t in terms]).astype(int)
+    return np.concatenate([[0]] + [_indices(t, n1) for t in terms]).astype(int)
 
 
 def _eliminate(G, b, yy, n, P, ridge, count, n1, lam, delta, score, gamma=GAMMA) -> list:
@@ -190,7 +206,7 @@ def _eliminate(G, b, yy, n, P, ridge, count, n1, lam, delta, score, gamma=GAMMA)
     kept = list(range(count))
 
     def without(t):
-        own = np.isin(cols, np.arange(1 + t * (n1 - 1), 1 + (t + 1) * (n1 - 1)))
+        own = np.isin(cols, _indices(t, n1))
         S, R = np.flatnonzero(own), np.flatnonzero(~own)
         inv = B[np.ix_(R, R)] - B[np.ix_(R, S)] @ np.linalg.solve(B[np.ix_(S, S)],
                                                                    B[np.ix_(S, R)])
@@ -248,22 +264,20 @@ def fit(xs, y, w, groups: tuple = (), max_terms: int = 20, n1: int = ADDITIVE_KN
     coef, lam, delta, edf, score = _solve(G, b, yy, n, P, ridge)
     kept = _eliminate(G, b, yy, n, P, ridge, len(cand), n1, lam, delta, score)
     if len(kept) > max_terms:  # the largest by their weighted variance on the training rows
-        X = design(xs, spec, cand)
-        var = [np.cov(X[:, _block(t, n1)] @ coef[_block(t, n1)], aweights=w + 1e-300)
-               for t in kept]
+        each = _evaluate(xs, spec, cand, coef, per_term=True)
+        var = [np.cov(each[:, t], aweights=w + 1e-300) for t in kept]
         kept = sorted(kept[i] for i in np.argsort(var)[::-1][:max_terms])
     if len(kept) < len(cand):  # refitted on the kept terms, the penalty chosen again
         cols = _columns(kept, n1)
         coef, lam, delta, edf, score = _solve(G[np.ix_(cols, cols)], b[cols], yy, n,
                                               P[np.ix_(cols, cols)], ridge[np.ix_(cols, cols)])
         cand = [cand[t] for t in kept]
-    values = np.concatenate([design(xs[a:a + _CHUNK], spec, cand) @ coef
-                             for a in range(0, xs.shape[0], _CHUNK)])
+    values = _evaluate(xs, spec, cand, coef)
     p = xs.shape[1]
     main = np.zeros((p, n1), dtype)
     on = np.zeros(p, bool)
     for t, (j, _) in enumerate(cand):
-        main[j, 1:] = coef[1 + t * (n1 - 1): 1 + (t + 1) * (n1 - 1)]
+        main[j, 1:] = coef[_block(t, n1)]
         on[j] = True
     spec = spec._replace(max_terms=len(cand))
     terms = shapes_.Shapes(main, on, np.zeros((0, spec.n2 ** 2), dtype), np.zeros(0, bool),
@@ -280,9 +294,7 @@ def values(terms: shapes_.Shapes, spec: shapes_.ShapeSpec, xs) -> np.ndarray:
     order = [int(j) for j in np.asarray(terms.order)]
     main = np.asarray(terms.main, np.float64)
     coef = np.concatenate([[float(terms.intercept)]] + [main[j, 1:] for j in order])
-    xs = np.asarray(xs, np.float64)
-    return np.concatenate([design(xs[a:a + _CHUNK], spec, [(j, None) for j in order]) @ coef
-                           for a in range(0, xs.shape[0], _CHUNK)] or [np.zeros(0)])
+    return _evaluate(np.asarray(xs, np.float64), spec, [(j, None) for j in order], coef)
 
 
 def on_device(terms: shapes_.Shapes) -> shapes_.Shapes:

@@ -662,6 +662,10 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
                                     hyper.get("validation_fraction", "auto"), n, p, q,
                                     in_memory=in_memory, engine=engine, devices=devices)
     shapes = hyper.get("shapes", "auto")
+    if shapes == "additive" and not in_memory:
+        raise ValueError("shapes='additive' fits rows held in memory; this fit streams them "
+                         "(a memmap, a ChunkReader or a matrix of more than 2**24 values). "
+                         "Use shapes='auto' or an integer for such data.")
     knots = knots_for(hyper.get("shape_knots", "auto"), shapes, n)
     columns = rows = 0
     small = False  # compiling dominates an in-memory JAX fit (the buckets, the kept basis)

@@ -198,11 +198,8 @@ def additive_first(src, spec: spec_.FitSpec, rep) -> tuple:
     The terms are not refitted after the tree (a backfitting round would refit them
     unpenalised). Returns ``(search result, (terms, spec), size path)``; the result's
     history and choices are the tree's (its losses the whole model's: the tree is fitted
-    to the terms' residual)."""
-    if not hasattr(src, "xs"):
-        raise ValueError("shapes='additive' fits rows held in memory; this fit streams them "
-                         "(a memmap, a ChunkReader or a matrix of more than 2**24 values). "
-                         "Use shapes='auto' or an integer for such data.")
+    to the terms' residual). Only in memory (:func:`jaxtree._fit.spec.resolve` refuses a
+    streamed fit)."""
     gam = additive_.fit(src.xs, src.ys, src.sw, spec.shape_groups, spec.max_terms,
                         _additive_hats(spec), np.dtype(spec.dtype))
     terms = additive_.on_device(gam.terms)
