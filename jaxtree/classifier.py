@@ -182,7 +182,13 @@ class TreeClassifier(Estimator):
         step of the log-loss from the tree's logit; in units of ``SHAPE_UNIT`` = 4 logits,
         since a term's knot values live in ``[-1, 1]``), as many as held-out rows support (the
         regressor's shape stage), then fitted on all rows by a few Newton steps with the tree
-        as offset (:meth:`jaxtree._fit.classify.Labels.backfit`); ``0``: the tree alone.
+        as offset (:meth:`jaxtree._fit.classify.Labels.backfit`); ``0``: the tree alone;
+        ``"additive"`` (two classes, rows in memory, the logistic loss): every covariate's
+        main shape first (16 hats, a category of 3-15 covariates one term), fitted by a
+        penalised logistic regression whose smoothness is chosen by UBRE and whose terms by
+        backward elimination (:func:`jaxtree._fit.additive.fit_logistic`), then the tree
+        searched with their logit as its offset (every loss of its search reads
+        ``offset + w0 + T(x)``); for small smooth tables, see docs/model.md.
       min_support, max_terms: as for :class:`jaxtree.TreeRegressor` (defaults ``0.02`` of
         the training rows, 20 terms).
 

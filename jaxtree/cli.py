@@ -416,11 +416,10 @@ def _fit(args) -> int:
         raise CLIError(f"--out {args.out}: is a directory, expected a file name like model.json.")
     refine = None if args.refine == "none" else args.refine
     if task == "classify":
-        if args.shapes not in (0, "auto") or args.search == "beam":
-            raise CLIError("--search beam, --shapes S (S > 0) and --shapes additive are for "
-                           "regression; a classification takes --search auto, greedy or "
-                           "backfit and --shapes auto or 0 (use --task regress, or leave them "
-                           "out).")
+        if args.shapes not in (0, "auto", "additive") or args.search == "beam":
+            raise CLIError("--search beam and --shapes S (S > 0) are for regression; a "
+                           "classification takes --search auto, greedy or backfit and --shapes "
+                           "auto, additive or 0 (use --task regress, or leave them out).")
         return _fit_classifier(args, X, y, features, refine, categorical)
     # The estimator's own progress bar (MSE in the target's units, the chosen insertion).
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
@@ -773,9 +772,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "terms as held-out rows support (from 100 rows; a classification: two "
                         "classes, logistic loss); 0: none, the paper's model; an integer S "
                         "(regression): S before the tree, at most S below 10,000 rows where "
-                        "held-out rows choose the count; additive (regression): every "
-                        "covariate's main shape first, penalised and chosen by GCV, then the "
-                        "tree; see docs/model.md, 'Shape terms'")
+                        "held-out rows choose the count; additive: every covariate's main "
+                        "shape first, penalised and chosen by GCV (a two-class "
+                        "classification: UBRE), then the tree; see docs/model.md, 'Shape "
+                        "terms'")
     f.add_argument("--min-support", type=_min_support_arg, default=0.02, metavar="SHARE|ROWS",
                    help="a basis function enters the tree only where it is nonzero on this "
                         "share of the training rows (default 0.02) or this many rows (an "

@@ -135,25 +135,40 @@ def working_data(program: prog.Program, data: scoring.Data, basis, loss: str) ->
 
     Args:
       program: the current tree (its value plus intercept is ``f``); data: chunked data
-        with ``y = +-1``; basis: the basis; loss: ``"logistic"`` or ``"margin"``.
+        with ``y = +-1`` (and an optional per-row ``offset``: the Newton step is taken at
+        ``offset + f`` and its working response returned in the tree's units, ``z - offset``,
+        with no offset); basis: the basis; loss: ``"logistic"`` or ``"margin"``.
     """
     if loss not in CLASSIFICATION_LOSSES:
         raise ValueError(f"working_data needs a classification loss {list(CLASSIFICATION_LOSSES)}; "
                          f"got {loss!r}.")
 
-    def one(xb, yb, wb):
+    def one(xb, yb, wb, ob=None):
         f = prog.evaluate(program, xb, basis)  # w0 + T(x)
-        z, h = newton_rows(loss, yb, f)
+        if ob is None:
+            z, h = newton_rows(loss, yb, f)
+        else:  # the Newton step of the whole logit, its response in the tree's units
+            z, h = newton_rows(loss, yb, f + ob)
+            z = z - ob
         return z.astype(yb.dtype), (wb * h).astype(wb.dtype)
 
-    z, w = jax.lax.map(lambda ch: one(*ch), (data.x, data.y, data.w))
-    return data._replace(y=z, w=w)
+    z, w = jax.lax.map(lambda ch: one(*ch), _row_arrays(data))
+    # a least-squares problem of the tree's own value: the offset is in z
+    return data._replace(y=z, w=w, offset=None)
+
+
+def _row_arrays(data: scoring.Data) -> tuple:
+    """``(x, y, w)``, and ``offset`` where ``data`` holds one (without one the programs
+    are those of a fit with no offset)."""
+    base = (data.x, data.y, data.w)
+    return base if data.offset is None else base + (data.offset,)
 
 
 def mean_loss(program: prog.Program, data: scoring.Data, basis, loss: str, *,
               report: bool = False) -> jax.Array:
     """Weighted mean of :func:`pointwise` (or of :func:`reported` when ``report``) of
-    ``program`` over chunked ``data``.
+    ``program`` over chunked ``data`` (a classification loss at ``data.offset + f`` where
+    the data hold an offset).
 
     Args:
       program: the tree.
@@ -165,11 +180,13 @@ def mean_loss(program: prog.Program, data: scoring.Data, basis, loss: str, *,
     fn = reported if report else pointwise
 
     def body(acc, ch):
-        xb, yb, wb = ch
+        xb, yb, wb = ch[:3]
         f = prog.evaluate(program, xb, basis)  # w0 + T(x)
+        if len(ch) > 3 and loss != "squared":  # a classification loss reads the offset
+            f = f + ch[3]
         return (acc[0] + jnp.sum(wb * fn(loss, yb, f)), acc[1] + jnp.sum(wb)), None
 
     z = jnp.zeros((), data.x.dtype)
     # a plain scan (not scoring.scan_live): a public function, reverse differentiable
-    (tot, n), _ = jax.lax.scan(body, (z, z), (data.x, data.y, data.w))
+    (tot, n), _ = jax.lax.scan(body, (z, z), _row_arrays(data))
     return scoring.safe_div(tot, n)

@@ -233,7 +233,7 @@ def coordinate_newton(program: prog.Program, data: scoring.Data, basis, *, sweep
 
 
 def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=None,
-                         loss: str = "squared"):
+                         loss: str = "squared", ob=None):
     """Weighted SSE of one chunk and its gradient w.r.t. ``params = (weight, intercept)``.
 
     ``zb``: optional cached :func:`jaxtree.program.leaf_basis` of the chunk ``(L, m)``.
@@ -247,13 +247,16 @@ def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=No
       yb: float ``(m,)`` its targets.
       wb: float ``(m,)`` its sample weights (0 on padding rows).
       basis: the :class:`jaxtree.basis.Basis` the program indexes.
+      ob: optional float ``(m,)``, a classification loss's per-row offset
+        (:attr:`jaxtree.scoring.Data.offset`: the loss of ``ob + w0 + T(x)``); the squared
+        loss does not read it.
     """
     zb = prog.leaf_basis(program, xb, basis) if zb is None else zb
     w, a = params
     pg = program._replace(weight=w)
     v = prog.node_values(pg, prog.leaf_values_from_basis(pg, zb), live=True)
     if loss != "squared":
-        return _chunk_loss_grad(params, pg, v, yb, wb, zb, loss)
+        return _chunk_loss_grad(params, pg, v, yb, wb, zb, loss, ob)
     res = yb - a - prog.tree_value(pg, v)
     wres = wb * res
     # dT/dw_s = k_s * phi_s (T is affine in each leaf value): the gradient from one
@@ -267,11 +270,14 @@ def chunk_value_and_grad(params, program: prog.Program, xb, yb, wb, basis, zb=No
     return jnp.sum(wres * res), (gw, (-2.0 * jnp.sum(wres)).astype(a.dtype))
 
 
-def _chunk_loss_grad(params, pg, v, yb, wb, zb, loss):
+def _chunk_loss_grad(params, pg, v, yb, wb, zb, loss, ob=None):
     """:func:`chunk_value_and_grad` for a classification loss: ``sum w l(y, f)`` and its
-    gradient ``dL/dw_d = sum w l'(f) k_d phi_d``, ``dL/dw0 = sum w l'(f)``."""
+    gradient ``dL/dw_d = sum w l'(f) k_d phi_d``, ``dL/dw0 = sum w l'(f)`` (``f`` with the
+    offset ``ob`` where there is one)."""
     w, a = params
     f = a + prog.tree_value(pg, v)
+    if ob is not None:
+        f = f + ob
     gf = wb * losses.grad_hess(loss, yb, f)[0]
     slots = prog.leaf_slots(pg, zb.shape[0])
     kl = prog.leaf_multipliers(pg, v, live=True)[jnp.maximum(slots, 0)]
@@ -286,12 +292,16 @@ def _chunked_loss(basis, kind: str = "squared"):
 
     def value_and_grad(params, program, data, cache):
         def body(acc, ch):
-            val, g = chunk_value_and_grad(params, program, *ch[:3], basis, ch[3], loss=kind)
+            val, g = chunk_value_and_grad(params, program, *ch[:3], basis, ch[3], loss=kind,
+                                          ob=ch[4] if len(ch) > 4 else None)
             return jax.tree_util.tree_map(jnp.add, acc, (val, g)), None
 
         z = jnp.zeros((), data.x.dtype)
         init = (z, jax.tree_util.tree_map(jnp.zeros_like, params))
-        (val, g), _ = scoring.scan_live(body, init, (data.x, data.y, data.w, cache), data.w)
+        rows = (data.x, data.y, data.w, cache)
+        if data.offset is not None and kind != "squared":  # a classification loss's offset
+            rows = rows + (data.offset,)
+        (val, g), _ = scoring.scan_live(body, init, rows, data.w)
         n = jnp.sum(data.w)
         return val / n, jax.tree_util.tree_map(lambda t: t / n, g)
 

@@ -140,6 +140,11 @@ class Data(NamedTuple):
         same scores to float rounding. Data, not a static argument: tables of one bucket
         with as many indicators share the compiled scorer wherever their indicators lie.
         ``None`` scores every column through the design. Not a row array, as ``allowed``.
+      offset: optional float ``(n_chunks, m)``, a fixed per-row term added to the tree's
+        value in a classification loss (:func:`jaxtree.losses.pointwise` of ``y`` and
+        ``offset + w0 + T(x)``): the logit of terms fitted before the tree
+        (``TreeClassifier(shapes="additive")``). The squared loss does not read it (a
+        regression's fixed terms are subtracted from ``y``). ``None``: no offset.
     """
 
     x: jax.Array
@@ -148,14 +153,16 @@ class Data(NamedTuple):
     phi: Optional[jax.Array] = None
     allowed: Optional[jax.Array] = None
     binary: Optional[jax.Array] = None
+    offset: Optional[jax.Array] = None
 
 
 def map_rows(fn, data: Data) -> Data:
-    """``data`` with ``fn`` applied to each of its row arrays (``x``, ``y``, ``w`` and a
-    kept ``phi``); ``allowed`` and ``binary``, properties of the columns, are kept as they
-    are."""
+    """``data`` with ``fn`` applied to each of its row arrays (``x``, ``y``, ``w``, a
+    kept ``phi`` and an ``offset``); ``allowed`` and ``binary``, properties of the columns,
+    are kept as they are."""
     return data._replace(x=fn(data.x), y=fn(data.y), w=fn(data.w),
-                         phi=None if data.phi is None else fn(data.phi))
+                         phi=None if data.phi is None else fn(data.phi),
+                         offset=None if data.offset is None else fn(data.offset))
 
 
 def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] = None,

@@ -52,16 +52,17 @@ def _ref_tree(program):
                                    float(a["intercept"]), int(a["n_slots"]))
 
 
-def _newton_oracle(tree, phi, y, w):
+def _newton_oracle(tree, phi, y, w, offset=0.0):
     """Brute-force one-Newton-step refit of every candidate (float64, loop over candidates).
 
     For each candidate the new logit is ``f + da + w' s - o`` (``+``: ``s = k_d phi``,
     ``o = 0``; ``*``: ``s = k_d c_d phi``, ``o = k_d c_d``). The Newton model of the
     logistic loss is ``Q = sum w (g D + h D^2 / 2)``, ``D = da + w' s - o``; minimise over
     ``da`` free and ``|w'| <= 1``. Returns ``{(rank, op_idx, j, i): (Q, w', intercept)}`` and
-    the constant ``C = sum w g^2 / h`` (the scorer's SSE is ``2 Q + C``).
+    the constant ``C = sum w g^2 / h`` (the scorer's SSE is ``2 Q + C``). ``offset``: a
+    per-row term added to the tree's logit (the step is taken at ``offset + f``).
     """
-    f = reference.evaluate(tree, phi)
+    f = reference.evaluate(tree, phi) + offset
     g = -y * _sigmoid(-y * f)
     h = np.maximum(_sigmoid(f) * _sigmoid(-f), losses.H_MIN)
     out = {}

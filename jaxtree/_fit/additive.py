@@ -46,7 +46,8 @@ import numpy as np
 
 from .. import shapes as shapes_
 
-__all__ = ["ADDITIVE_KNOTS", "DELTAS", "GAMMA", "LAMBDAS", "Additive", "fit", "design"]
+__all__ = ["ADDITIVE_KNOTS", "DELTAS", "GAMMA", "LAMBDAS", "Additive", "design", "fit",
+           "fit_logistic"]
 
 ADDITIVE_KNOTS = (16, 2)
 """``shape_knots`` of ``shapes="additive"``: 16 hats per main shape (pairs are not fitted)."""
@@ -147,9 +148,25 @@ def _gram(xs, y, w, spec, cand):
     return G, b, yy
 
 
-def _solve(G, b, yy, n, P, ridge, lams=LAMBDAS, deltas=DELTAS, gamma=GAMMA):
-    """``(coef, lam, delta, edf, gcv)`` of least GCV over the grid."""
-    scale = np.trace(G) / G.shape[0]
+def _gcv(rss: float, edf: float, n: int, gamma: float) -> float:
+    """GCV, ``n * RSS / (n - gamma * edf)^2`` (a regression: the noise's scale unknown)."""
+    den = n - gamma * edf
+    return n * rss / den ** 2 if den > 0 else np.inf
+
+
+def _ubre(rss: float, edf: float, n: int, gamma: float) -> float:
+    """UBRE of a working model whose scale is known to be 1 (a logistic fit's iteratively
+    reweighted least squares: ``var z_i = 1 / h_i``): ``RSS / n - 1 + 2 gamma edf / n``,
+    the estimate of the mean squared prediction error that Mallows' Cp and mgcv's UBRE
+    give."""
+    return rss / n - 1.0 + 2.0 * gamma * edf / n
+
+
+def _solve(G, b, yy, n, P, ridge, lams=LAMBDAS, deltas=DELTAS, gamma=GAMMA, scale=None,
+           criterion=_gcv):
+    """``(coef, lam, delta, edf, score)`` of the least ``criterion`` (GCV, or :func:`_ubre`)
+    over the grid; ``scale``: the penalty's (None: the Gram's mean diagonal)."""
+    scale = np.trace(G) / G.shape[0] if scale is None else scale
     best = None
     for delta in deltas:
         for lam in lams:
@@ -161,8 +178,7 @@ def _solve(G, b, yy, n, P, ridge, lams=LAMBDAS, deltas=DELTAS, gamma=GAMMA):
             coef = sol[:, 0]
             edf = float(np.trace(sol[:, 1:]))
             rss = max(yy - 2 * coef @ b + coef @ G @ coef, 0.0)
-            den = n - gamma * edf
-            score = n * rss / den ** 2 if den > 0 else np.inf
+            score = criterion(rss, edf, n, gamma)
             if best is None or score < best[4]:
                 best = (coef, lam, delta, edf, score)
     return best
@@ -184,8 +200,10 @@ def _columns(terms, n1: int) -> np.ndarray:
     return np.concatenate([[0]] + [_indices(t, n1) for t in terms]).astype(int)
 
 
-def _eliminate(G, b, yy, n, P, ridge, count, n1, lam, delta, score, gamma=GAMMA) -> list:
-    """The terms kept by backward elimination on GCV at the chosen penalty: while leaving
+def _eliminate(G, b, yy, n, P, ridge, count, n1, lam, delta, score, gamma=GAMMA, scale=None,
+               criterion=_gcv) -> list:
+    """The terms kept by backward elimination on GCV (or ``criterion``; ``scale``: the
+    penalty's, None: the Gram's mean diagonal) at the chosen penalty: while leaving
     out some term lowers the score, the one whose removal lowers it most goes. A term of no
     effect costs GCV its degrees of freedom, so noise covariates leave the formula (the
     fitted shrinkage alone never makes a term exactly 0).
@@ -200,7 +218,7 @@ def _eliminate(G, b, yy, n, P, ridge, count, n1, lam, delta, score, gamma=GAMMA)
     tables (the scale), for the same count of targets met (BENCHMARKS.md,
     "``shapes="additive"``: the GCV main effects in the library")."""
     m = G.shape[0]
-    scale = np.trace(G) / m
+    scale = np.trace(G) / m if scale is None else scale
     B = np.linalg.inv(G + scale * (lam * (P + delta * ridge) + _TINY * ridge))
     cols = np.arange(m)
     kept = list(range(count))
@@ -215,8 +233,7 @@ def _eliminate(G, b, yy, n, P, ridge, count, n1, lam, delta, score, gamma=GAMMA)
         coef = inv @ bb
         edf = float(np.sum(inv * g))  # tr(inv @ g), both symmetric
         rss = max(yy - 2 * coef @ bb + coef @ g @ coef, 0.0)
-        den = n - gamma * edf
-        return (n * rss / den ** 2 if den > 0 else np.inf), inv, R
+        return criterion(rss, edf, n, gamma), inv, R
 
     while len(kept) > 1:
         best = None
@@ -247,32 +264,165 @@ def fit(xs, y, w, groups: tuple = (), max_terms: int = 20, n1: int = ADDITIVE_KN
     Raises:
       ValueError: no covariate varies.
     """
+    xs, y, w, n, spec, cand = _setup(xs, y, w, groups, n1)
+    G, b, yy = _gram(xs, y, w, spec, cand)
+    P, ridge = _penalties(cand, n1)
+    coef, lam, delta, edf, score = _solve(G, b, yy, n, P, ridge)
+    kept = _kept(xs, w, spec, cand, coef, max_terms,
+                 _eliminate(G, b, yy, n, P, ridge, len(cand), n1, lam, delta, score))
+    if len(kept) < len(cand):  # refitted on the kept terms, the penalty chosen again
+        cols = _columns(kept, n1)
+        coef, lam, delta, edf, score = _solve(G[np.ix_(cols, cols)], b[cols], yy, n,
+                                              P[np.ix_(cols, cols)], ridge[np.ix_(cols, cols)])
+        cand = [cand[t] for t in kept]
+    return _result(xs, spec, cand, coef, dtype, _evaluate(xs, spec, cand, coef), lam, delta,
+                   edf, score)
+
+
+def _setup(xs, y, w, groups, n1) -> tuple:
+    """``(xs, y, w, n, spec, cand)``: the rows in float64, the weights of mean 1 over the
+    ``n`` rows of positive weight (GCV's and UBRE's ``n``), the terms' spec and the
+    candidates (:func:`_candidates`). Raises ValueError where no covariate varies."""
     xs = np.asarray(xs, np.float64)
     y = np.asarray(y, np.float64)
     w = np.ones_like(y) if w is None else np.asarray(w, np.float64)
-    pos = w > 0
-    n = int(np.count_nonzero(pos))
-    w = w * (n / np.sum(w))  # weights of mean 1 over the rows that count (GCV's n)
+    n = int(np.count_nonzero(w > 0))
+    w = w * (n / np.sum(w))
     spec = shapes_.ShapeSpec(n1=n1, n2=ADDITIVE_KNOTS[1], max_terms=1, pairs=(),
                              groups=tuple(groups))
     cand = _candidates(xs, spec)
     if not cand:
         raise ValueError("shapes='additive' needs a covariate that varies; every column of X "
                          "is constant.")
-    G, b, yy = _gram(xs, y, w, spec, cand)
+    return xs, y, w, n, spec, cand
+
+
+def _kept(xs, w, spec, cand, coef, max_terms: int, kept: list) -> list:
+    """The eliminated fit's terms ``kept``, at most ``max_terms`` of them: the largest by
+    their weighted variance on the training rows."""
+    if len(kept) <= max_terms:
+        return kept
+    each = _evaluate(xs, spec, cand, coef, per_term=True)
+    var = [np.cov(each[:, t], aweights=w + 1e-300) for t in kept]
+    return sorted(kept[i] for i in np.argsort(var)[::-1][:max_terms])
+
+
+IRLS_ITERATIONS = 30
+"""The most iterations of each of :func:`fit_logistic`'s two loops."""
+IRLS_TOL = 1e-8
+""":func:`fit_logistic`'s loops end once no coefficient moves by more than this."""
+HALVINGS = 30
+"""The most halvings of one Newton step of :func:`fit_logistic` (its objective must not rise)."""
+_H_MIN = 1e-6  # the curvature's floor (a row the fit classifies with |logit| > ~14)
+
+
+def _working_gram(xs, y, w, spec, cand, coef) -> tuple:
+    """``(G, b, zz)`` of the Newton step of the log-loss at ``coef``: the weighted least
+    squares of the working response ``z = eta + (y - mu) / h`` with weights ``w h``
+    (``eta`` the fit's logit, ``mu`` its probability, ``h = mu (1 - mu)`` floored at
+    :data:`_H_MIN`), over blocks of rows. Its solution with the penalty ``Q`` is the Newton
+    step of ``sum w loss + b' Q b / 2`` (iteratively reweighted least squares); at its fixed
+    point the penalised objective's gradient is exactly 0 whatever the floor."""
+    m = coef.shape[0]
+    G, b, zz = np.zeros((m, m)), np.zeros(m), 0.0
+    for a in range(0, xs.shape[0], _CHUNK):
+        X = design(xs[a:a + _CHUNK], spec, cand)
+        eta = X @ coef
+        mu = 0.5 * (1.0 + np.tanh(0.5 * eta))
+        h = np.maximum(mu * (1.0 - mu), _H_MIN)
+        z = eta + (y[a:a + _CHUNK] - mu) / h
+        wh = w[a:a + _CHUNK] * h
+        Xw = X * wh[:, None]
+        G += Xw.T @ X
+        b += Xw.T @ z
+        zz += float(np.sum(wh * z * z))
+    return G, b, zz
+
+
+def _log_loss(xs, y, w, spec, cand, coef) -> float:
+    """``sum w log(1 + exp(-y' eta))`` of the fit ``coef`` (``y' = +-1``), block by block."""
+    eta = _evaluate(xs, spec, cand, coef)
+    return float(np.sum(w * np.logaddexp(0.0, np.where(y > 0, -eta, eta))))
+
+
+def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef) -> tuple:
+    """The penalised logistic fit from ``coef``: first the penalty chosen afresh on every
+    Newton step's working model by UBRE (Gu's performance iteration, mgcv's default for a
+    known scale), then Newton steps at the last chosen ``(lam, delta)`` until the
+    coefficients settle, so that they are the minimiser of ``sum w loss + b' Q b / 2`` at
+    that penalty. Every step is halved (up to :data:`HALVINGS` times) until it does not
+    raise that objective at its penalty: a full Newton step from a poor start overshoots
+    where the labels are nearly separable (ISLR Default, 3% positives: the logits reached
+    1e5 without it). Returns ``(coef, lam, delta, edf, ubre, (G, b, zz))``, the last
+    working model's Gram (the elimination's)."""
+    grids = (LAMBDAS, DELTAS)
+    loss = _log_loss(xs, y, w, spec, cand, coef)
+    for final in (False, True):
+        for _ in range(IRLS_ITERATIONS):
+            G, b, zz = _working_gram(xs, y, w, spec, cand, coef)
+            new, lam, delta, edf, score = _solve(G, b, zz, n, P, ridge, *grids, scale=scale,
+                                                 criterion=_ubre)
+            Q = scale * (lam * (P + delta * ridge) + _TINY * ridge)
+            before = loss + 0.5 * coef @ Q @ coef
+            for _ in range(HALVINGS):
+                new_loss = _log_loss(xs, y, w, spec, cand, new)
+                if new_loss + 0.5 * new @ Q @ new <= before * (1 + 1e-12):
+                    break
+                new = 0.5 * (coef + new)
+            step = float(np.max(np.abs(new - coef)))
+            coef, loss = new, new_loss
+            if step < IRLS_TOL:
+                break
+        grids = ((lam,), (delta,))
+    return coef, lam, delta, edf, score, (G, b, zz)
+
+
+def fit_logistic(xs, y, w, groups: tuple = (), max_terms: int = 20,
+                 n1: int = ADDITIVE_KNOTS[0], dtype=np.float32) -> Additive:
+    """The classifier's twin of :func:`fit`: every covariate's main shape in the logit of a
+    binary label, by penalised iteratively reweighted least squares with the same design
+    and double penalty, the penalty chosen by UBRE (the binomial's scale is known, so
+    mgcv's choice is UBRE, with the same ``GAMMA``), the terms by backward elimination on
+    the converged fit's working model, then the kept terms refitted. ``values`` are the
+    fit's logits on the rows (the trees' offset); ``gcv`` holds the UBRE score.
+
+    The penalty's scale is fixed once: the mean diagonal of the Gram with every row's
+    curvature at 1/4 (the logit's at 0), so that the objective minimised at the chosen pair
+    is ``sum w log(1 + exp(-y' eta)) + b' Q b / 2`` with
+    ``Q = scale * (lam * (P + delta I) + TINY I)``, the regressor's penalty.
+
+    Args:
+      xs: float ``(n, p)`` scaled covariates (the model's, in ``[0, 1]``).
+      y: ``(n,)`` binary labels: positive where ``y > 0`` (``+-1`` or ``0/1``).
+      w, groups, max_terms, n1, dtype: as :func:`fit`'s.
+
+    Raises:
+      ValueError: no covariate varies.
+    """
+    xs, y, w, n, spec, cand = _setup(xs, (np.asarray(y) > 0).astype(np.float64), w, groups, n1)
     P, ridge = _penalties(cand, n1)
-    coef, lam, delta, edf, score = _solve(G, b, yy, n, P, ridge)
-    kept = _eliminate(G, b, yy, n, P, ridge, len(cand), n1, lam, delta, score)
-    if len(kept) > max_terms:  # the largest by their weighted variance on the training rows
-        each = _evaluate(xs, spec, cand, coef, per_term=True)
-        var = [np.cov(each[:, t], aweights=w + 1e-300) for t in kept]
-        kept = sorted(kept[i] for i in np.argsort(var)[::-1][:max_terms])
+    m = P.shape[0]
+    scale = 0.25 * np.trace(_gram(xs, np.zeros_like(y), w, spec, cand)[0]) / m
+    prior = np.clip(np.sum(w * y) / np.sum(w), 1e-6, 1 - 1e-6)
+    start = np.zeros(m)
+    start[0] = np.log(prior / (1 - prior))
+    coef, lam, delta, edf, score, (G, b, zz) = _irls(xs, y, w, spec, cand, P, ridge, scale, n,
+                                                     start)
+    kept = _kept(xs, w, spec, cand, coef, max_terms,
+                 _eliminate(G, b, zz, n, P, ridge, len(cand), n1, lam, delta, score,
+                            scale=scale, criterion=_ubre))
     if len(kept) < len(cand):  # refitted on the kept terms, the penalty chosen again
         cols = _columns(kept, n1)
-        coef, lam, delta, edf, score = _solve(G[np.ix_(cols, cols)], b[cols], yy, n,
-                                              P[np.ix_(cols, cols)], ridge[np.ix_(cols, cols)])
         cand = [cand[t] for t in kept]
-    values = _evaluate(xs, spec, cand, coef)
+        coef, lam, delta, edf, score, _ = _irls(xs, y, w, spec, cand, P[np.ix_(cols, cols)],
+                                                ridge[np.ix_(cols, cols)], scale, n, coef[cols])
+    return _result(xs, spec, cand, coef, dtype, _evaluate(xs, spec, cand, coef), lam, delta,
+                   edf, score)
+
+
+def _result(xs, spec, cand, coef, dtype, values, lam, delta, edf, score) -> Additive:
+    """The fit as the model keeps it (:class:`Additive`) from the kept candidates' ``coef``."""
+    n1 = spec.n1
     p = xs.shape[1]
     main = np.zeros((p, n1), dtype)
     on = np.zeros(p, bool)

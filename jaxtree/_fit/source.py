@@ -33,6 +33,7 @@ from jaxtree import shapes as shapes_
 from jaxtree import sharding as sharding_
 from jaxtree import simplify as simplify_
 from jaxtree import stream as stream_
+from jaxtree._fit import additive as additive_
 from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
 from jaxtree._inputs import encoding as encoding_
@@ -458,6 +459,14 @@ class InMemory(_Regression):
     def given_values(self, values) -> "InMemory":
         """The rows with ``y - values`` as ``y`` (``values (n,)``, scaled space)."""
         return InMemory(self.xs, self.ys - values, self.sw, self.spec, self.sc)
+
+    def additive_fit(self, max_terms: int, n1: int):
+        """``shapes="additive"``'s terms on these rows: the GCV fit of the scaled target
+        (:func:`jaxtree._fit.additive.fit`; its ``values`` are what :meth:`given_values`
+        takes)."""
+        s = self.spec
+        return additive_.fit(self.xs, self.ys, self.sw, s.shape_groups, max_terms, n1,
+                             np.dtype(s.dtype))
 
     def shape_values(self, shapes, sspec) -> np.ndarray:
         """Shape terms' values on every row, ``(n,)`` float64 (scaled space; ``sspec``: the

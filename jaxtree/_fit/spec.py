@@ -261,10 +261,12 @@ def check_params(params: dict) -> Params:
     if engine == "reference" and params.get("validation_fraction") not in (None, "auto"):
         raise ValueError("validation_fraction needs engine='jax' (the reference engine runs the "
                          "paper's algorithm with a fixed k).")
-    if params.get("shapes") == "additive" and params.get("loss", "squared") != "squared":
-        raise ValueError("shapes='additive' fits its terms by penalised least squares: it needs "
-                         f"loss='squared' (got loss={params.get('loss')!r}); use shapes='auto' "
-                         "or an integer with other losses.")
+    if params.get("shapes") == "additive" and params.get("loss", "squared") not in (
+            "squared", "logistic"):
+        raise ValueError("shapes='additive' fits its terms by penalised least squares (a "
+                         "regressor's) or a penalised logistic fit (a classifier's): it needs "
+                         f"loss='squared' or 'logistic' (got loss={params.get('loss')!r}); use "
+                         "shapes='auto' or an integer with other losses.")
     if params.get("shapes") not in (None, 0, "auto") and engine == "reference":
         raise ValueError(f"shapes={params.get('shapes')!r} needs engine='jax' (the reference "
                          "engine runs the paper's algorithm, which has no shape terms).")
@@ -284,10 +286,7 @@ SEARCHES = ("auto", "greedy", "backfit")
 
 
 def _check_classifier_shapes(value, name):
-    if isinstance(value, str) and value == "additive":
-        raise ValueError("shapes='additive' is a regression's (its terms are fitted by "
-                         "penalised least squares); the classifier takes shapes='auto' or 0.")
-    V.check_choice(value, name, ("auto", 0))
+    V.check_choice(value, name, ("auto", "additive", 0))
 
 
 CLASSIFIER_CONSTRAINTS = {
@@ -314,6 +313,9 @@ def check_classifier_params(params: dict):
         raise ValueError("engine='reference' runs the paper's greedy algorithm in numpy: use "
                          "search='greedy' (or 'auto', which is 'greedy' there); "
                          "search='backfit' needs engine='jax'.")
+    if params["engine"] == "reference" and params.get("shapes") == "additive":
+        raise ValueError("shapes='additive' needs engine='jax' (the reference engine runs the "
+                         "paper's algorithm, which has no shape terms and no offset).")
     if params["engine"] == "reference" and params["devices"] is not None:
         raise ValueError("devices= shards the rows of the JAX engine's search; "
                          "engine='reference' runs in numpy on the host: use engine='jax', "

@@ -194,14 +194,16 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
 def additive_first(src, spec: spec_.FitSpec, rep) -> tuple:
     """``shapes="additive"``: every covariate's main shape by penalised least squares, its
     smoothness chosen by GCV on all training rows (:func:`jaxtree._fit.additive.fit`, on the
-    host), then the tree on their residual (its size chosen on held-out rows as always).
+    host; a binary classifier's by penalised IRLS and UBRE,
+    :func:`jaxtree._fit.additive.fit_logistic`: the source's ``additive_fit``), then the tree
+    on their residual (a classifier's searched with their logits as its offset), its size
+    chosen on held-out rows where the fit holds rows out.
     The terms are not refitted after the tree (a backfitting round would refit them
     unpenalised). Returns ``(search result, (terms, spec), size path)``; the result's
     history and choices are the tree's (its losses the whole model's: the tree is fitted
     to the terms' residual). Only in memory (:func:`jaxtree._fit.spec.resolve` refuses a
     streamed fit)."""
-    gam = additive_.fit(src.xs, src.ys, src.sw, spec.shape_groups, spec.max_terms,
-                        _additive_hats(spec), np.dtype(spec.dtype))
+    gam = src.additive_fit(spec.max_terms, _additive_hats(spec))
     terms = additive_.on_device(gam.terms)
     found_tree, path, _ = tree(src.given_values(gam.values), spec, rep)
     path = OneFit.with_shapes(path, terms, gam.spec)
