@@ -165,8 +165,54 @@ def _ubre(rss: float, edf: float, n: int, gamma: float) -> float:
 def _solve(G, b, yy, n, P, ridge, lams=LAMBDAS, deltas=DELTAS, gamma=GAMMA, scale=None,
            criterion=_gcv):
     """``(coef, lam, delta, edf, score)`` of the least ``criterion`` (GCV, or :func:`_ubre`)
-    over the grid; ``scale``: the penalty's (None: the Gram's mean diagonal)."""
+    over the grid; ``scale``: the penalty's (None: the Gram's mean diagonal).
+
+    Each ``delta`` diagonalises the whole ``lam`` path at once: with ``G' = G + s TINY R``
+    (``s`` the scale, ``R`` the ridge) factored ``L L'`` and ``L^-1 (P + delta R) L^-T =
+    U diag(e) U'``, the system ``A = G' + s lam (P + delta R)`` has ``A^-1 = M D M'`` with
+    ``M = L^-T U`` and ``D = 1 / (1 + s lam e)``, so every ``lam`` costs ``O(m^2)``: the
+    coefficients ``M D M' b``, ``tr(A^-1 G) = sum D (1 - s TINY diag(M' R M))`` and the
+    residual sum of squares from ``M' b``. Exact algebra (the solves of each pair's system
+    gave the same choices, tests/test_additive.py); one factorisation and one symmetric
+    eigendecomposition per ``delta`` instead of a solve with ``m + 1`` right-hand sides
+    per pair: about four times less work on the logistic fit's every Newton step."""
     scale = np.trace(G) / G.shape[0] if scale is None else scale
+    if len(lams) * len(deltas) == 1:  # one pair: one solve (the logistic fit's last steps)
+        return _solve_each(G, b, yy, n, P, ridge, lams, deltas, gamma, scale, criterion)
+    tiny = scale * _TINY
+    try:
+        L = np.linalg.cholesky(G + tiny * ridge)
+    except np.linalg.LinAlgError:
+        return _solve_each(G, b, yy, n, P, ridge, lams, deltas, gamma, scale, criterion)
+    Linv = _lower_inverse(L)
+    rdiag = np.diag(ridge)
+    best = None
+    for delta in deltas:
+        e, U = np.linalg.eigh(Linv @ (P + delta * ridge) @ Linv.T)
+        e = np.maximum(e, 0.0)
+        M = Linv.T @ U
+        mb = M.T @ b
+        r = rdiag @ (M * M)  # diag(M' R M), R diagonal
+        for lam in lams:
+            d = 1.0 / (1.0 + scale * lam * e)
+            coef = M @ (d * mb)
+            edf = float(np.sum(d * (1.0 - tiny * r)))
+            quad = float(np.sum((d * mb) ** 2) - tiny * np.sum(rdiag * coef * coef))
+            rss = max(yy - 2 * float(np.sum(d * mb * mb)) + quad, 0.0)
+            score = criterion(rss, edf, n, gamma)
+            if best is None or score < best[4]:
+                best = (coef, lam, delta, edf, score)
+    return best
+
+
+def _lower_inverse(L):
+    """``L^-1`` of a lower-triangular ``L`` (numpy's solve: scipy's triangular one is not
+    imported for it, whose import costs a first fit a few tenths of a second)."""
+    return np.linalg.solve(L, np.eye(L.shape[0]))
+
+
+def _solve_each(G, b, yy, n, P, ridge, lams, deltas, gamma, scale, criterion):
+    """:func:`_solve` by one solve per pair (where ``G + s TINY R`` has no Cholesky factor)."""
     best = None
     for delta in deltas:
         for lam in lams:
@@ -309,8 +355,14 @@ def _kept(xs, w, spec, cand, coef, max_terms: int, kept: list) -> list:
 
 IRLS_ITERATIONS = 30
 """The most iterations of each of :func:`fit_logistic`'s two loops."""
-IRLS_TOL = 1e-8
-""":func:`fit_logistic`'s loops end once no coefficient moves by more than this."""
+PERFORMANCE_TOL = 1e-6
+""":func:`fit_logistic`'s first loop (the penalty chosen on every step) ends once no
+coefficient moves by more than this relative to the largest (the grid's eigendecompositions
+round at about 1e-8 on breast cancer's 451 coefficients, so a tighter bound ran all
+:data:`IRLS_ITERATIONS`: 4 s of its 569 rows' fit)."""
+IRLS_TOL = 1e-9
+"""Its second loop (Newton steps at the chosen penalty, one solve each) ends once no
+coefficient moves by more than this relative to the largest."""
 HALVINGS = 30
 """The most halvings of one Newton step of :func:`fit_logistic` (its objective must not rise)."""
 _H_MIN = 1e-6  # the curvature's floor (a row the fit classifies with |logit| > ~14)
@@ -371,7 +423,7 @@ def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef) -> tuple:
                 new = 0.5 * (coef + new)
             step = float(np.max(np.abs(new - coef)))
             coef, loss = new, new_loss
-            if step < IRLS_TOL:
+            if step < (IRLS_TOL if final else PERFORMANCE_TOL) * (1.0 + np.max(np.abs(coef))):
                 break
         grids = ((lam,), (delta,))
     return coef, lam, delta, edf, score, (G, b, zz)
