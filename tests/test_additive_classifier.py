@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree import losses, program as prog, refine, scoring, search
+from jaxtree import losses, program as prog, reference, refine, scoring, search
 from jaxtree._fit import additive as A
-from test_classifier import BASIS, _newton_oracle, _ref_tree, _sigmoid
+from test_classifier import BASIS, _newton_oracle, _ref_tree, _sigmoid, three_leaf_tree
 
 
 def _rows(seed=0, n=50, p=2, chunk_size=16):
@@ -33,18 +33,8 @@ def _rows(seed=0, n=50, p=2, chunk_size=16):
     return X, y, w, o, data, data._replace(offset=off)
 
 
-def _tree():
-    """A tree with a '*' and a '+' (3 leaves) and a non-zero intercept."""
-    t = prog.empty_program(3, jnp.float64)
-    t = prog.insert(t._replace(n_slots=jnp.int32(1), op=t.op.at[0].set(prog.LEAF),
-                               feature=t.feature.at[0].set(0), basis=t.basis.at[0].set(1),
-                               weight=t.weight.at[0].set(0.7)), 0, prog.MUL, 1, 2, -0.6)
-    return prog.insert(t, 1, prog.ADD, 0, 3, 0.4)._replace(intercept=jnp.asarray(-0.3))
-
-
 def _f(t, X):
     phi = np.asarray(BASIS.evaluate(jnp.asarray(X)), np.float64)
-    from jaxtree import reference
     return reference.evaluate(_ref_tree(t), phi), phi
 
 
@@ -56,7 +46,7 @@ def test_mean_loss_reads_the_offset(x64, loss):
     """The mean loss (and the reported one) of a classification loss is taken at
     ``offset + f``, under jit too; the squared loss ignores the offset."""
     X, y, w, o, plain, data = _rows(1)
-    t = _tree()
+    t = three_leaf_tree()
     f, _ = _f(t, X)
     v = f + o
     want = (np.logaddexp(0, -y * v) if loss == "logistic"
@@ -77,7 +67,7 @@ def test_working_data_is_the_newton_step_of_the_whole_logit(x64):
     """``z = f - g/h`` and weights ``w h`` with ``g, h`` at ``offset + f``, in the tree's
     units (no offset left on the working data)."""
     X, y, w, o, _, data = _rows(2)
-    t = _tree()
+    t = three_leaf_tree()
     f, _ = _f(t, X)
     g = -y * _sigmoid(-y * (f + o))
     h = np.maximum(_sigmoid(f + o) * _sigmoid(-(f + o)), losses.H_MIN)
@@ -93,7 +83,7 @@ def test_newton_scores_with_an_offset_equal_bruteforce(x64):
     """Every candidate's Newton score, weight and intercept equal the brute-force
     one-Newton-step refit at ``offset + f`` (test_classifier's oracle with the offset)."""
     X, y, w, o, _, data = _rows(3, n=40)
-    t = _tree()
+    t = three_leaf_tree()
     _, phi = _f(t, X)
     scores = scoring.score(t, losses.working_data(t, data, BASIS, "logistic"), BASIS,
                            max_leaves=4)
@@ -110,7 +100,7 @@ def test_refinement_loss_and_gradient_read_the_offset(x64):
     """The refinement's chunked loss and its hand-written gradient equal autodiff of the
     loss written out at ``offset + f`` (float64, under jit)."""
     X, y, w, o, _, data = _rows(4)
-    t = _tree()
+    t = three_leaf_tree()
     fn = refine._chunked_loss(BASIS, "logistic")
     params = (t.weight + 0.05, t.intercept + 0.1)
 

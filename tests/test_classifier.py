@@ -88,6 +88,15 @@ def _newton_oracle(tree, phi, y, w, offset=0.0):
     return out, float(np.sum(w * g * g / h))
 
 
+def three_leaf_tree():
+    """A float64 tree with a '*' and a '+' (3 leaves) and a non-zero intercept."""
+    t = prog.empty_program(3, jnp.float64)
+    t = prog.insert(t._replace(n_slots=jnp.int32(1), op=t.op.at[0].set(prog.LEAF),
+                               feature=t.feature.at[0].set(0), basis=t.basis.at[0].set(1),
+                               weight=t.weight.at[0].set(0.7)), 0, prog.MUL, 1, 2, -0.6)
+    return prog.insert(t, 1, prog.ADD, 0, 3, 0.4)._replace(intercept=jnp.asarray(-0.3))
+
+
 # ------------------------------------------------------------------------ scoring
 
 
@@ -102,12 +111,7 @@ def test_newton_scores_equal_bruteforce_refit(x64):
     w = rng.uniform(0.5, 2.0, size=n)
     data = scoring.chunk(jnp.asarray(X), jnp.asarray(y), jnp.asarray(w))
     phi = np.asarray(BASIS.evaluate(jnp.asarray(X)), np.float64)
-    # A tree with a '*' and a '+' (3 leaves), non-zero intercept.
-    t = prog.empty_program(3, jnp.float64)
-    t = prog.insert(t._replace(n_slots=jnp.int32(1), op=t.op.at[0].set(prog.LEAF),
-                               feature=t.feature.at[0].set(0), basis=t.basis.at[0].set(1),
-                               weight=t.weight.at[0].set(0.7)), 0, prog.MUL, 1, 2, -0.6)
-    t = prog.insert(t, 1, prog.ADD, 0, 3, 0.4)._replace(intercept=jnp.asarray(-0.3))
+    t = three_leaf_tree()
     scores = scoring.score(t, losses.working_data(t, data, BASIS, "logistic"), BASIS,
                            max_leaves=4)
     oracle, const = _newton_oracle(_ref_tree(t), phi, y, w)

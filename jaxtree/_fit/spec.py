@@ -285,16 +285,12 @@ SEARCHES = ("auto", "greedy", "backfit")
 """The classifier's ``search`` values (the regressor's beam is not built for a loss)."""
 
 
-def _check_classifier_shapes(value, name):
-    V.check_choice(value, name, ("auto", "additive", 0))
-
-
 CLASSIFIER_CONSTRAINTS = {
     "loss": lambda v, n: V.check_choice(v, n, losses_.CLASSIFICATION_LOSSES),
     "engine": lambda v, n: V.check_choice(v, n, ("jax", "reference")),
     "search": lambda v, n: V.check_choice(v, n, SEARCHES),
     "validation_fraction": check_fraction,
-    "shapes": lambda v, n: _check_classifier_shapes(v, n),
+    "shapes": lambda v, n: V.check_choice(v, n, ("auto", "additive", 0)),
 }
 """The classifier's own constraints; the shared ones are
 :data:`PARAMETER_CONSTRAINTS` (checked by :func:`check_params`)."""
