@@ -19,6 +19,7 @@ from jaxtree import plan as plan_
 from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree._fit import limits
+from jaxtree._fit import host_shapes
 from jaxtree._fit.additive import ADDITIVE_KNOTS
 from jaxtree._inputs import encoding as encoding_
 from jaxtree._inputs import validation as V
@@ -466,6 +467,10 @@ class FitSpec:
     compiled for compile time (:data:`QUICK_SHAPES_MAX_ROWS`,
     :func:`jaxtree._fit.stages.search_model`); on a CPU only, where the options were
     measured (an accelerator's compiler is not asked to skip its optimisations).
+    ``host_shapes``: that stage runs on the host instead, nothing compiled
+    (:class:`jaxtree._fit.stages.HostFit`), where it is quick and its blocks are small
+    (:func:`jaxtree._fit.host_shapes.applies`: the knots of fewer than
+    :data:`FINE_KNOTS_MIN_ROWS` rows).
     ``light``: where compiling dominates an in-memory JAX fit on a CPU (its layout's
     ``compiling_dominates``, as for the buckets and the kept basis), the fit's programs
     compile without XLA's fusion emitters, the insertion at LLVM level 1 too
@@ -515,6 +520,7 @@ class FitSpec:
     clip: bool = True
     streamed: bool = False
     quick_shapes: bool = False
+    host_shapes: bool = False
     light: bool = False
     both_orders: bool = False
     additive: bool = False
@@ -696,7 +702,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
-        quick_shapes=quick, light=small and cpu,
+        quick_shapes=quick, host_shapes=quick and host_shapes.applies(knots), light=small and cpu,
         missing=hyper.get("missing", "indicator"),
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
         max_terms=int(hyper.get("max_terms", AUTO_TERMS)),

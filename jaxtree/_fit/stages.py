@@ -24,6 +24,7 @@ from jaxtree import program as prog
 from jaxtree import search
 from jaxtree import shapes as shapes_
 from jaxtree._fit import additive as additive_
+from jaxtree._fit import host_shapes as host_
 from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
 
@@ -106,7 +107,7 @@ def _shapes_ahead(src, spec: spec_.FitSpec, quick):
     fits run the task while that step compiles (its ``shape_split`` without a tree gives
     the working data of the zero decision function, of the same shapes)."""
     own = bucket(src)
-    if own is None:
+    if own is None or spec.host_shapes:  # the host stage compiles nothing
         return None
 
     def task():
@@ -262,7 +263,7 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     after = len(found_tree.history)
     n_shapes, _, sel, sspec, shape_path, (rows, w) = choose_shapes(
         src.shape_split(program), spec, rep, scale, spec.shape_capacity, states=True, n_iter=room,
-        p=bucket(src))
+        p=bucket(src), kernels=after_kernels(spec))
     rep.phase(after + n_shapes, "shapes", done=after)  # the tree's iterations, then the terms
     held = (rows[n_shapes], w)
     stopped = search.Status.OK
@@ -375,14 +376,15 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
         return tree_first, ("tree first", scores)
     if spec_.ADDITIVE_ORDER:
         return _additive_order(src, spec, rep, tree_first, held, scores)
+    kernels = after_kernels(spec)
     n_shapes, _, sel, sspec, shape_path, (rows_s, w_s) = choose_shapes(
         src.shape_split(), spec, rep, scale, spec.shape_capacity, states=True,
-        n_iter=min(spec.shape_capacity, spec.max_terms - 1), p=own)
+        n_iter=min(spec.shape_capacity, spec.max_terms - 1), p=own, kernels=kernels)
     alone = float(select.held_mean(rows_s[n_shapes], w_s)) * scale  # the terms alone
     if n_shapes == 0 or alone > spec_.SHAPES_FIRST_GATE * scores["tree first"]:
         return tree_first, ("tree first", scores)
     chosen = jax.device_get(sel.programs[n_shapes - 1]).shapes
-    given = src.given_values(src.shape_values(chosen, sspec))
+    given = src.given_values(kernels.shape_values(src, chosen, sspec))
     rep.phase(spec.k + 1, "choosing the order")
     selected = given.selection_run(given.tree_config(), rep)
     rows_b, _ = _chosen(selected[1])
@@ -583,12 +585,55 @@ class OneFit:
         return _with_shapes(path, terms, sspec)
 
     @staticmethod
+    def shape_values(src, shapes, sspec) -> np.ndarray:
+        """The terms' values on every row of ``src``, ``(n,)`` float64 (scaled space)."""
+        return src.shape_values(shapes, sspec)
+
+    @staticmethod
     def counted(rows, weights, sel, data, empty, sspec, scale: float, names) -> tuple:
         """``(count, shape path)`` by the paired standard-error rule on the per-row held-out
         losses ``rows`` (the intercept-only model first) of the selection run ``sel``."""
         path = select.shape_path(select.start_mse(data.y, data.w) * scale, float(empty), sel,
                                  sspec, names)
         return select.choose_size(rows, weights), path
+
+
+class HostFit(OneFit):
+    """:class:`OneFit` on the host (:mod:`jaxtree._fit.host_shapes`: the same algorithm in
+    numpy, nothing compiled): the shape stage after the tree on a small table
+    (:attr:`jaxtree._fit.spec.FitSpec.host_shapes`), whose blocks hold at most
+    :data:`jaxtree._fit.host_shapes.MAX_BLOCK` coefficients. The Grams are a
+    :class:`jaxtree._fit.host_shapes.Design` (the rows on the host and every block's
+    system); a state is a :class:`jaxtree.shapes.State` of host arrays, which the backfitting
+    round takes as it takes the compiled stage's."""
+
+    @staticmethod
+    def screen_terms(data, spec: spec_.FitSpec, p) -> tuple:
+        return host_.screen_pairs(data, p=p, spec=_spec(data, spec, 1, (), None)), None
+
+    term_grams = staticmethod(host_.Design)
+    factored = staticmethod(lambda design, sspec: design)
+    add_term = staticmethod(lambda state, data, design, sspec: host_.step(state, design))
+    held_errors = staticmethod(host_.held_errors)
+
+    @staticmethod
+    def empty_model(data, sspec, allowed):
+        return host_.start(data, sspec)
+
+    @staticmethod
+    def compile_ahead(data, held_data, sspec) -> None:
+        return None
+
+    @staticmethod
+    def shape_values(src, shapes, sspec) -> np.ndarray:
+        return host_.values(shapes, src.data(shard=False), sspec)[: src.n]
+
+
+def after_kernels(spec: spec_.FitSpec):
+    """The kernels of the shape stage after the tree (:func:`shapes_after`,
+    :func:`order_choice`): :class:`HostFit` where ``spec.host_shapes``, else
+    :class:`OneFit`."""
+    return HostFit if spec.host_shapes else OneFit
 
 
 def shape_search(sub, spec: spec_.FitSpec, rep, scale: float, n_shapes, max_terms: int,

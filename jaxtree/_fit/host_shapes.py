@@ -1,0 +1,381 @@
+"""A small table's shape stage on the host: the shape search's kernels in numpy.
+
+The same algorithm as :mod:`jaxtree.shapes` (the Grams, the ridge gains of every candidate
+block, the greedy step with its hierarchy rule, the box-constrained block backfitting with
+two-valued covariates made linear, the held-out errors, the pair screen), written for the
+host: float64 arithmetic inside each step, the state carried in the data's dtype as the
+compiled stage carries it, and nothing compiled. :class:`jaxtree._fit.stages.HostFit` binds
+these kernels to the shape stage's interface (:class:`jaxtree._fit.stages.OneFit`), so
+:func:`jaxtree._fit.stages.choose_shapes` and the order choice run them unchanged.
+
+Decision (sixty-second session, issue 27): a small table's shape stage (fewer than
+:data:`jaxtree._fit.spec.FINE_KNOTS_MIN_ROWS` rows: 3 hats a main shape, 2 x 2 a pair, so
+blocks of at most 4 coefficients) does a few milliseconds of arithmetic, yet its compiled
+programs (the Grams, the factor table, the start, the step, the held-out errors) cost about
+2 s of CPU to trace, lower and compile in a first fit, on the two cores the search's own
+compilations need (the demo's first fit: 3.6-3.8 s with the stage, 2.7-2.8 s without it;
+BENCHMARKS.md, "The small table's shape stage on the host"). Here the stage costs tens of
+milliseconds and compiles nothing. The choices are the compiled stage's: a test runs both
+in float64 on random tables (with padding rows and columns, pair slots, a two-valued
+covariate and the pair screen) and finds the same terms, coefficients and losses to
+1e-9; in float32 the two differ by float rounding only (float64 here), which can break a
+near-tie between two candidates' gains or two counts' held-out errors differently.
+Larger blocks (``(32, 16)`` hats from 2,000 rows: pairs of 256 coefficients) keep the
+compiled stage, whose matrix products numpy would not match.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from jaxtree import program as prog
+from jaxtree import scoring
+from jaxtree import search
+from jaxtree import shapes as shapes_
+
+MAX_BLOCK = 16
+"""The largest block (coefficients of a main shape or a pair, ``max(n1, n2²)``) a shape
+stage may have to run on the host (:func:`applies`)."""
+
+
+def applies(knots: tuple) -> bool:
+    """Whether a shape stage of ``knots = (n1, n2)`` hats may run on the host."""
+    n1, n2 = knots
+    return max(n1, n2 * n2) <= MAX_BLOCK
+
+
+def _hats(z, n: int):
+    """Dense hat values ``(..., n)`` of clipped ``z`` (:func:`jaxtree.shapes._hats`; NaN stays
+    NaN)."""
+    with np.errstate(invalid="ignore"):
+        return np.maximum(1 - np.abs(z[..., None] * (n - 1) - np.arange(n)), 0)
+
+
+def _views(x, spec) -> tuple:
+    """The clipped main and pair views of rows ``x (N, columns)`` (:func:`jaxtree.shapes._view`)."""
+    return tuple(np.clip(shapes_._view(x, spec, n, xp=np), 0.0, 1.0) for n in (spec.n1, spec.n2))
+
+
+def _pair_hats(x2, first, second, n2: int):
+    """``(N, P, n2²)`` tensor hats of the pairs ``(first, second)``, row-major in
+    ``(a, b)``."""
+    ha, hb = _hats(x2[:, first], n2), _hats(x2[:, second], n2)
+    return (ha[..., :, None] * hb[..., None, :]).reshape(x2.shape[0], len(first), n2 * n2)
+
+
+def _system(g, s, n, size=None):
+    """The blocks' centred ridge systems (:func:`jaxtree.shapes._block_system`), batched."""
+    size = g.shape[-1] if size is None else size
+    a = g - s[..., :, None] * s[..., None, :] / max(n, 1e-30)
+    lam = shapes_.RIDGE * np.maximum(np.trace(g, axis1=-2, axis2=-1) / size, 1e-30)
+    return a + lam[..., None, None] * np.eye(g.shape[-1])
+
+
+def _quadratic(a, c):
+    """``c' A^{-1} c`` of each block ``(B,)``; NaN where a block is not finite (a padding
+    column's)."""
+    if not len(a):
+        return np.zeros(0)
+    ok = np.isfinite(a).all((-2, -1)) & np.isfinite(c).all(-1)
+    a = np.where(ok[:, None, None], a, np.eye(a.shape[-1]))
+    c = np.where(ok[:, None], c, 0.0)
+    x = np.linalg.solve(a, c[..., None])[..., 0]
+    return np.where(ok, np.einsum("bk,bk->b", c, x), np.nan)
+
+
+class Design:
+    """The rows of one shape search on the host (float64) and its blocks' statistics: what
+    :func:`jaxtree.shapes.with_table` holds for a compiled search.
+
+    ``data``: chunked :class:`jaxtree.scoring.Data` (padding rows of zero weight, NaN padding
+    columns); ``spec``: a :class:`jaxtree.shapes.ShapeSpec` or
+    :class:`jaxtree.shapes.SlotSpec`."""
+
+    def __init__(self, data, spec):
+        x = np.asarray(data.x, np.float64)
+        self.chunks = np.shape(data.y)
+        self.dtype = np.dtype(data.x.dtype)
+        self.spec = spec
+        self.p = p = x.shape[-1]
+        x = x.reshape(-1, p)
+        self.y = np.asarray(data.y, np.float64).reshape(-1)
+        self.w = np.asarray(data.w, np.float64).reshape(-1)
+        n1, n2 = spec.n1, spec.n2
+        first, second, live = shapes_.pair_index(spec)
+        self.first, self.second = np.asarray(first, np.int64), np.asarray(second, np.int64)
+        n_pairs = len(self.first)
+        self.live = np.ones(n_pairs, bool) if live is None else np.asarray(live, bool)
+        x1, x2 = _views(x, spec)
+        self.h1 = _hats(x1, n1)  # (N, p, n1)
+        self.h2 = _pair_hats(x2, self.first, self.second, n2)  # (N, P, n2²)
+        self.n = float(np.sum(self.w))
+        with np.errstate(invalid="ignore"):
+            wh1, wh2 = self.h1 * self.w[:, None, None], self.h2 * self.w[:, None, None]
+            g1, g2 = np.einsum("npi,npj->pij", wh1, self.h1), np.einsum("npi,npj->pij", wh2, self.h2)
+        self.s1, self.s2 = wh1.sum(0), wh2.sum(0)
+        # the gains' systems, each block at its own size
+        self.a1, self.a2 = _system(g1, self.s1, self.n), _system(g2, self.s2, self.n)
+        # the backfit's systems, every block padded to M columns (the identity on the
+        # padding, as jaxtree.shapes._solve_block pads them)
+        mm = self.mm = max(n1, n2 * n2)
+        self.size = np.array([n1] * p + [n2 * n2] * n_pairs)
+        gram = np.zeros((p + n_pairs, mm, mm))
+        gram[:p, :n1, :n1], gram[p:, :n2 * n2, :n2 * n2] = g1, g2
+        self.sums = np.zeros((p + n_pairs, mm))
+        self.sums[:p, :n1], self.sums[p:, :n2 * n2] = self.s1, self.s2
+        a = _system(gram, self.sums, self.n, self.size)
+        live_cols = np.arange(mm)[None, :] < self.size[:, None]
+        self.table = np.where(live_cols[:, :, None] & live_cols[:, None, :], a, np.eye(mm))
+
+    def block(self, tid: int):
+        """Term ``tid``'s dense design ``(N, K)`` (``K`` its own coefficients)."""
+        return self.h1[:, tid] if tid < self.p else self.h2[:, tid - self.p]
+
+    def rhs(self, fit):
+        """``(Phi^T W e of every block, sum W e)`` for the residual ``e = y - fit``
+        (:func:`jaxtree.shapes._rhs`)."""
+        e = self.w * (self.y - fit)
+        with np.errstate(invalid="ignore"):
+            return np.einsum("n,npk->pk", e, self.h1), np.einsum("n,npk->pk", e, self.h2), e.sum()
+
+    def gains(self, b1, b2, esum):
+        """Every candidate's ridge gain (:func:`jaxtree.shapes.candidate_gains`): ``(p + P,)``,
+        a padding pair slot's ``-inf``."""
+        ebar = esum / max(self.n, 1e-30)
+        main = _quadratic(self.a1, b1 - self.s1 * ebar)
+        pair = np.where(self.live, _quadratic(self.a2, b2 - self.s2 * ebar), -np.inf)
+        return np.concatenate([main, pair])
+
+    def solve(self, tid: int, b, esum):
+        """Term ``tid``'s block update (:func:`jaxtree.shapes._solve_block`) for its right-hand
+        side ``(b (K,), esum)``: ``(coefficients (M,), the intercept's shift)``."""
+        size, sums = self.size[tid], self.sums[tid]
+        c = np.zeros(self.mm)
+        c[:size] = b - sums[:size] * esum / self.n
+        new = _box_solve(self.table[tid], c)
+        new = _two_valued(new, sums, self.n, tid < self.p, self.spec, len(self.first))
+        return new, (esum - sums @ new) / self.n
+
+
+def _held_at(a, b, c):
+    g = a @ b - c
+    return ((b >= 1) & (g <= 0)) | ((b <= -1) & (g >= 0))
+
+
+def _box_solve(a, c):
+    """``argmin 0.5 b'Ab - c'b`` subject to ``|b| <= 1`` (:func:`jaxtree.shapes._box_solve`:
+    the same active-set iterations and projected-gradient polish)."""
+    n = a.shape[-1]
+    b = np.clip(np.linalg.solve(a, c), -1.0, 1.0)
+    held = _held_at(a, b, c)
+    i, changed = 1, held.any()
+    while i < shapes_._ACTIVE_SET_STEPS and changed:
+        free = ~held
+        a_ff = np.where(free[:, None] & free[None, :], a, np.eye(n))
+        rhs = np.where(free, c - a @ np.where(held, b, 0.0), np.where(held, b, 0.0))
+        b = np.clip(np.linalg.solve(a_ff, rhs), -1.0, 1.0)
+        new_held = _held_at(a, b, c)
+        i, changed, held = i + 1, bool(np.any(new_held != held)), new_held
+    step = 1.0 / max(np.max(np.sum(np.abs(a), -1)), 1e-30)
+    for _ in range(shapes_._PG_STEPS):
+        b = np.clip(b - step * (a @ b - c), -1.0, 1.0)
+    return b
+
+
+def _two_valued(coef, sums, n, main: bool, spec, n_pairs: int):
+    """:func:`jaxtree.shapes.two_valued_linear` of one block."""
+    n1, n2 = spec.n1, spec.n2
+    tiny = shapes_.TWO_VALUED_TOL * n
+    out = coef.copy()
+    if main:
+        if n1 > 2 and np.sum(np.abs(sums[1:n1 - 1])) <= tiny:
+            out[:n1] = coef[0] + (coef[n1 - 1] - coef[0]) * np.linspace(0.0, 1.0, n1)
+        return out
+    if n_pairs and n2 > 2:
+        m2 = n2 * n2
+        c2, s2 = coef[:m2].reshape(n2, n2).copy(), sums[:m2].reshape(n2, n2)
+        t2 = np.linspace(0.0, 1.0, n2)
+        if np.sum(np.abs(s2[1:n2 - 1, :])) <= tiny:  # the first covariate is two-valued
+            c2 = c2[0][None, :] + (c2[-1] - c2[0])[None, :] * t2[:, None]
+        if np.sum(np.abs(s2[:, 1:n2 - 1])) <= tiny:  # the second
+            c2 = c2[:, :1] + (c2[:, -1:] - c2[:, :1]) * t2[None, :]
+        out[:m2] = c2.reshape(-1)
+    return out
+
+
+def _flat(shapes, mm: int):
+    """The coefficients of every candidate in one ``(p + P, M)`` float64 table."""
+    main, pair = np.asarray(shapes.main, np.float64), np.asarray(shapes.pair, np.float64)
+    out = np.zeros((main.shape[0] + pair.shape[0], mm))
+    out[:main.shape[0], :main.shape[1]] = main
+    out[main.shape[0]:, :pair.shape[1]] = pair
+    return out
+
+
+def _sweep(design: Design, coef, fit, intercept: float, order, n_terms: int, n_up: int,
+           first: int) -> tuple:
+    """Block backfitting over the chosen terms (:func:`jaxtree.shapes._sweep`): updates
+    ``first .. first + n_up - 1`` of the terms in ``order``, cyclically; ``coef`` and
+    ``fit`` change in place. Returns the intercept."""
+    d = design
+    for t in range(first, first + n_up):
+        tid = int(order[t % max(n_terms, 1)])
+        h = d.block(tid)
+        k = h.shape[1]
+        old = coef[tid, :k].copy()
+        e = d.w * (d.y - fit + h @ old)
+        new, shift = d.solve(tid, h.T @ e, e.sum())
+        fit += h @ (new[:k] - old) + shift
+        intercept += shift
+        coef[tid] = new
+    return intercept
+
+
+def _state(shapes, coef, fit, intercept, dtype, chunks, **kw):
+    """A :class:`jaxtree.shapes.State` of host arrays in the data's dtype."""
+    p, n1 = np.shape(shapes.main)
+    n2s = np.shape(shapes.pair)[1]
+    out = shapes._replace(main=coef[:p, :n1].astype(dtype), pair=coef[p:, :n2s].astype(dtype),
+                          intercept=np.asarray(intercept, dtype), **kw)
+    return shapes_.State(out, fit.reshape(chunks).astype(dtype))
+
+
+def start(data, spec) -> shapes_.State:
+    """The empty model (:func:`jaxtree.shapes.start`): the intercept the weighted mean of
+    ``y``."""
+    y, w = np.asarray(data.y, np.float64), np.asarray(data.w, np.float64)
+    dt = np.dtype(data.x.dtype)
+    mean = np.asarray(np.sum(w * y) / np.sum(w), dt)
+    p = data.x.shape[-1]
+    n_pairs = len(shapes_.pair_index(spec)[0])
+    sh = shapes_.Shapes(np.zeros((p, spec.n1), dt), np.zeros(p, bool),
+                        np.zeros((n_pairs, spec.n2 * spec.n2), dt), np.zeros(n_pairs, bool),
+                        mean, np.full(spec.max_terms, -1, np.int32), np.asarray(0, np.int32))
+    return shapes_.State(sh, np.full(np.shape(data.y), mean, dt))
+
+
+def _mse(d: Design, fit) -> float:
+    return float(np.sum(d.w * (d.y - fit) ** 2) / np.sum(d.w))
+
+
+def step(state: shapes_.State, design: Design, sweeps: int = 1):
+    """One shape search iteration as a driver step (:func:`jaxtree.search.shape_step` of
+    :func:`jaxtree.shapes.fit_step`): the best unchosen term added and backfitted. Returns
+    ``(state, StepInfo)`` of host values."""
+    d, spec = design, design.spec
+    p, n_pairs = d.p, len(d.first)
+    sh = state.shapes
+    fit = np.asarray(state.fit, np.float64).reshape(-1).copy()
+    gains = d.gains(*d.rhs(fit))
+    main_on, pair_on = np.asarray(sh.main_on), np.asarray(sh.pair_on)
+    n_terms = int(sh.n_terms)
+    with np.errstate(invalid="ignore"):
+        if spec.hierarchy and n_pairs:
+            open_main = np.where(main_on, 0.0, np.maximum(gains[:p], 0.0))
+            gains[p:] -= open_main[d.first] + open_main[d.second]
+        gains = np.where(np.concatenate([main_on, pair_on]) | ~np.isfinite(gains), -np.inf, gains)
+    tid = int(np.argmax(gains))
+    ok = bool(gains[tid] > 0) and n_terms < spec.max_terms
+    dt = d.dtype
+    if ok:
+        main_on, pair_on, order = main_on.copy(), pair_on.copy(), np.array(sh.order)
+        if tid < p:
+            main_on[tid] = True
+        else:
+            pair_on[tid - p] = True
+        order[min(n_terms, spec.max_terms - 1)] = tid
+        k = n_terms + 1
+        full = k % shapes_.FULL_SWEEP_EVERY == 0
+        coef = _flat(sh, d.mm)
+        icpt = _sweep(d, coef, fit, float(sh.intercept), order, k, sweeps * k if full else 1,
+                      0 if full else k - 1)
+        state = _state(sh, coef, fit, icpt, dt, d.chunks, main_on=main_on, pair_on=pair_on,
+                       order=order.astype(np.int32), n_terms=np.asarray(k, np.int32))
+        status = search.STATUS_OK
+    else:
+        live = int(spec.live) if isinstance(spec, shapes_.SlotSpec) else \
+            shapes_.n_mains(spec, p) + n_pairs
+        full = n_terms >= spec.max_terms or n_terms >= live
+        status = search.STATUS_FULL if full else search.STATUS_NO_CANDIDATE
+    loss = np.asarray(_mse(d, fit), dt)
+    c = min(max(tid - p, 0), max(n_pairs - 1, 0))
+    main = tid < p or not n_pairs
+    i32 = np.int32
+    choice = search.Choice(i32(tid), i32(-1), i32(prog.ADD),
+                           i32(tid if main else d.first[c]), i32(-1), dt.type(0),
+                           np.asarray(state.shapes.intercept, dt), np.asarray(loss * d.n, dt),
+                           i32(search.MOVE_SHAPE), i32(-1 if main else d.second[c]), i32(-1),
+                           i32(0))
+    return state, search.StepInfo(loss, choice, i32(status))
+
+
+def evaluate(shapes, x, spec):
+    """The terms' values ``(N,)`` float64 at rows ``x (N, columns)``
+    (:func:`jaxtree.shapes.evaluate`)."""
+    p = np.shape(shapes.main)[0]
+    x1, x2 = _views(np.asarray(x, np.float64), spec)
+    first, second, _ = shapes_.pair_index(spec)
+    out = np.full(x1.shape[0], float(shapes.intercept))
+    main, pair = np.asarray(shapes.main, np.float64), np.asarray(shapes.pair, np.float64)
+    for tid in np.asarray(shapes.order)[:int(shapes.n_terms)]:
+        tid = int(tid)
+        if tid < p:
+            out += _hats(x1[:, tid], spec.n1) @ main[tid]
+        else:
+            c = tid - p
+            h = _pair_hats(x2, np.asarray(first)[[c]], np.asarray(second)[[c]], spec.n2)
+            out += h[:, 0] @ pair[c]
+    return out
+
+
+def held_errors(shapes, data, spec) -> tuple:
+    """``(mse, errors (n_chunks, m))`` of the terms on chunked held-out ``data``
+    (:func:`jaxtree._fit.select.shape_mse_and_errors`)."""
+    x = np.asarray(data.x, np.float64)
+    y, w = np.asarray(data.y, np.float64), np.asarray(data.w, np.float64)
+    err = (y.reshape(-1) - evaluate(shapes, x.reshape(-1, x.shape[-1]), spec)) ** 2
+    dt = np.dtype(data.x.dtype)
+    return np.asarray(np.sum(w.reshape(-1) * err) / np.sum(w), dt), err.reshape(y.shape)
+
+
+def values(shapes, data, spec):
+    """The terms' values on chunked ``data``'s rows, ``(n_chunks * m,)`` float64."""
+    x = np.asarray(data.x, np.float64)
+    return evaluate(shapes, x.reshape(-1, x.shape[-1]), spec)
+
+
+def screen_pairs(data, keep: int = shapes_.MAX_PAIRS, p=None, spec=None) -> tuple:
+    """:func:`jaxtree.shapes.screen_pairs` on the host: every main shape (8 hats) backfitted
+    on the first rows, then the pairs ranked by their coarse ``3 x 3`` blocks' gains on the
+    residual."""
+    cols = data.x.shape[-1]
+    p = cols if p is None else p
+    groups = tuple(getattr(spec, "groups", ()) or ()) if spec is not None else ()
+    pairs = tuple(itertools.combinations(shapes_.pair_columns(p, spec), 2))
+    if len(pairs) <= keep:
+        return pairs
+    m = data.x.shape[1]
+    rows = max(m, min(shapes_.SCREEN_ROWS, shapes_.SCREEN_UPDATES // len(pairs)))
+    cut = max(1, rows // m)
+    head = scoring.Data(*(np.asarray(a)[:cut] for a in (data.x, data.y, data.w)))
+    mains = shapes_.ShapeSpec(n1=8, n2=3, max_terms=cols, pairs=(), groups=groups)
+    on = np.arange(cols) < p
+    for _, members in groups:  # a group's other covariates have no main shape
+        on[list(members[1:])] = False
+    order = np.full(cols, -1, np.int64)
+    order[:int(on.sum())] = np.flatnonzero(on)
+    d = Design(head, mains)
+    st = start(head, mains)
+    fit = np.asarray(st.fit, np.float64).reshape(-1).copy()
+    coef = np.zeros((cols, d.mm))
+    n_on = int(on.sum())
+    _sweep(d, coef, fit, float(st.shapes.intercept), order, n_on, 3 * n_on, 0)
+    fit = fit.astype(d.dtype).astype(np.float64)  # the state's dtype, as the compiled screen
+    coarse = shapes_.ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs, groups=groups)
+    dc = Design(head, coarse)
+    gains = dc.gains(*dc.rhs(fit))[cols:]
+    gains = np.where(np.isfinite(gains), gains, -np.inf)
+    best = np.argsort(-gains, kind="stable")[:keep]
+    return tuple(pairs[i] for i in sorted(best))

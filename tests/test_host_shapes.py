@@ -1,0 +1,163 @@
+"""The small table's shape stage on the host (jaxtree._fit.host_shapes) against the compiled
+stage (jaxtree.shapes): the same choices, coefficients, losses and held-out errors in
+float64, the same pair screen, and a small table's fit that compiles none of the stage."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree import scoring, search
+from jaxtree import shapes as S
+from jaxtree._fit import host_shapes as H
+from jaxtree._fit import select, stages
+
+
+def _table(seed, n=300, p=5, columns=8, dtype=np.float64):
+    """Scaled rows with a two-valued covariate, weights, zero-weight padding rows and NaN
+    padding columns (as a bucketed fit chunks them)."""
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, p))
+    x[:, 3] = rng.integers(0, 2, n)  # two-valued: its main shape is a line
+    x[:4, 0] = [0.0, 1.0, 0.5, 1 - 1e-9]  # knots and edges
+    y = (np.sin(5 * x[:, 0]) + np.abs(x[:, 1] - 0.4) * 2 + 1.5 * x[:, 2] * x[:, 3]
+         + 0.8 * x[:, 3] + 0.1 * rng.standard_normal(n))
+    w = rng.uniform(0.2, 2.0, n)
+    data = scoring.chunk(x.astype(dtype), y.astype(dtype), w.astype(dtype), chunk_size=64,
+                         rows=6, columns=columns)
+    return x, y, w, data
+
+
+def _specs(p, columns, knots, max_terms=7):
+    plain = S.ShapeSpec(n1=knots[0], n2=knots[1], max_terms=max_terms, pairs=S.pair_list(p))
+    return [plain, S.slots(plain, p, S.pair_slots(columns), columns)]
+
+
+def _close(a, b, tol=1e-9):
+    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol,
+                               atol=tol)
+
+
+@pytest.mark.parametrize("knots", [(3, 2), (4, 3)])
+@pytest.mark.parametrize("slotted", [False, True])
+def test_host_steps_equal_the_compiled_steps_in_float64(x64, knots, slotted):
+    x, y, w, data = _table(0)
+    hx, hy, hw, held = _table(1, n=90)
+    p, cols = 5, data.x.shape[-1]
+    spec = _specs(p, cols, knots)[slotted]
+    if not slotted:  # a ShapeSpec's search runs on the table's own columns
+        data = scoring.chunk(x, y, w, chunk_size=64)
+        held = scoring.chunk(hx, hy, hw, chunk_size=64)
+    gr = S.with_table_jit(S.grams_jit(data, spec), spec)
+    st, hs = S.start_jit(data, spec), H.start(data, spec)
+    design = H.Design(data, spec)
+    _close(st.fit, hs.fit)
+    for _ in range(spec.max_terms):
+        st, info = search.shape_step_jit(st, data, gr, spec)
+        hs, hinfo = H.step(hs, design)
+        assert int(hinfo.status) == int(info.status)
+        for field in ("flat_index", "feature", "feature2", "move"):
+            assert int(getattr(hinfo.choice, field)) == int(getattr(info.choice, field)), field
+        _close(hinfo.loss, info.loss)
+        _close(hinfo.choice.sse, info.choice.sse)
+        for a, b in zip(hs.shapes, st.shapes):
+            _close(a, b)
+        _close(hs.fit, st.fit)
+        mse, rows = select.shape_errors(st.shapes, held, spec)
+        hmse, hrows = H.held_errors(hs.shapes, held, spec)
+        _close(hmse, mse)
+        _close(hrows, rows)
+    order = np.asarray(hs.shapes.order)[: int(hs.shapes.n_terms)]
+    assert 3 in order or any(t >= cols for t in order)  # the stage found some term
+
+
+def test_host_terms_are_lines_along_a_two_valued_covariate(x64):
+    """The planted bug: without two_valued_linear the inner knot of the 0/1 covariate's
+    main shape is pinned by the ridge near 0, a dip between its two values."""
+    _, _, _, data = _table(2)
+    spec = S.ShapeSpec(n1=5, n2=3, max_terms=5, pairs=())
+    design = H.Design(data, spec)
+    hs = H.start(data, spec)
+    for _ in range(spec.max_terms):
+        hs, _ = H.step(hs, design)
+    assert bool(hs.shapes.main_on[3])
+    coef = np.asarray(hs.shapes.main[3])
+    _close(coef, coef[0] + (coef[-1] - coef[0]) * np.linspace(0, 1, 5), 1e-12)
+    assert abs(coef[-1] - coef[0]) > 0.1
+
+
+def test_box_solve_satisfies_kkt_and_equals_the_compiled_solve(x64):
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        m = rng.standard_normal((30, 8))
+        a = m.T @ m + 0.1 * np.eye(8)
+        c = rng.standard_normal(8) * 60  # large: the box binds
+        b = H._box_solve(a, c)
+        _close(b, S._box_solve(jnp.asarray(a), jnp.asarray(c)), 1e-12)
+        grad = a @ b - c
+        assert np.all(np.abs(b) <= 1) and np.any(np.abs(b) == 1.0)
+        free = np.abs(b) < 1 - 1e-9
+        np.testing.assert_allclose(grad[free], 0, atol=1e-5 * np.abs(c).max())
+        assert np.all(grad[b >= 1 - 1e-12] <= 1e-6) and np.all(grad[b <= -1 + 1e-12] >= -1e-6)
+    # ill-conditioned systems, where the active set does not settle in its iterations and
+    # the projected-gradient steps move the solution (about 2% of them): the compiled
+    # solve's numbers still
+    rng = np.random.default_rng(0)
+    compiled = jax.jit(S._box_solve)
+    for _ in range(300):
+        k = int(rng.choice([4, 8]))
+        m = rng.standard_normal((k, k))
+        a, c = m @ m.T + 0.01 * np.eye(k), rng.standard_normal(k) * rng.choice([1, 5, 50])
+        _close(H._box_solve(a, c), compiled(a, c), 1e-10)
+
+
+def test_host_screen_keeps_the_compiled_screens_pairs(x64):
+    rng = np.random.default_rng(4)
+    n, p = 400, 13  # 78 pairs: more than MAX_PAIRS, so the screen ranks them
+    x = rng.random((n, p))
+    y = 3 * (x[:, 2] - 0.5) * (x[:, 7] - 0.5) + np.sin(3 * x[:, 0]) + 0.1 * rng.standard_normal(n)
+    data = scoring.chunk(x, y, None, chunk_size=64, columns=16)
+    spec = S.ShapeSpec(n1=3, n2=2, max_terms=1)
+    want = S.screen_pairs(data, p=p, spec=spec)
+    got = H.screen_pairs(data, p=p, spec=spec)
+    assert got == want and len(got) == S.MAX_PAIRS and (2, 7) in got
+
+
+def _smooth_table(seed=0, n=500):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(size=(n, 4))
+    y = 2 * np.abs(x[:, 0] - 0.5) + np.sin(3 * x[:, 1]) + x[:, 2] + 0.05 * rng.standard_normal(n)
+    return x, y
+
+
+def test_a_small_tables_shape_stage_runs_on_the_host_and_compiles_nothing(monkeypatch):
+    """The compiled stage's kernels raise here: the fit (the count chosen on held-out rows
+    and the order choice) runs on the host. Its shape terms and predictions are the compiled
+    stage's to float32 rounding."""
+    x, y = _smooth_table()
+    ref = jaxtree.TreeRegressor(k=6, random_state=0)
+    with monkeypatch.context() as m:
+        m.setattr(H, "MAX_BLOCK", 0)  # the compiled stage
+        ref.fit(x, y)
+
+    def refuse(*_a, **_k):
+        raise AssertionError("the compiled shape stage ran")
+
+    for name in ("term_grams", "factored", "add_term", "held_errors", "empty_model",
+                 "compile_ahead", "shape_values"):
+        monkeypatch.setattr(stages.OneFit, name, staticmethod(refuse))
+    est = jaxtree.TreeRegressor(k=6, random_state=0).fit(x, y)
+    assert [r["terms"] for r in est.shape_path_] == [r["terms"] for r in ref.shape_path_]
+    assert len(est.shape_path_) > 1
+    got = [r["val_mse"] for r in est.shape_path_]
+    np.testing.assert_allclose(got, [r["val_mse"] for r in ref.shape_path_], rtol=1e-4)
+    np.testing.assert_allclose(est.predict(x), ref.predict(x), rtol=1e-4, atol=1e-4)
+
+
+def test_the_host_stage_only_where_its_blocks_are_small():
+    from jaxtree._fit import spec as spec_
+    assert H.applies(spec_.SMALL_SHAPE_KNOTS)
+    assert not H.applies(spec_.AUTO_SHAPE_KNOTS)
+    assert stages.after_kernels(type("S", (), {"host_shapes": True})) is stages.HostFit
+    assert stages.after_kernels(type("S", (), {"host_shapes": False})) is stages.OneFit
