@@ -196,7 +196,7 @@ def shape_terms_sympy(model, symbols, h, sp, terms=None, intercept: bool = True)
     the indices of the terms to write (None: all), ``intercept``: whether the shapes'
     constant is added (``h``: anything with the covariates' ``x_min`` and ``x_scale``). A categorical
     group's axis (:func:`jaxtree.shapes.group_at`) is its level code as the shapes see it
-    (:func:`jaxtree.shapes._view`): ``sum_l l·u[members[l-1]] / (n - 1)`` for ``n`` hats, so
+    (:func:`jaxtree.shapes.view`): ``sum_l l·u[members[l-1]] / (n - 1)`` for ``n`` hats, so
     level ``l`` sits on knot ``l`` (and a row with no level set on knot 0)."""
     if getattr(model, "shapes", None) is None:
         return sp.Integer(0)
@@ -210,7 +210,7 @@ def shape_terms_sympy(model, symbols, h, sp, terms=None, intercept: bool = True)
         if group is None:
             return u[j]
         members = group[1]
-        spread = n - 1 if len(members) <= n - 1 else len(members)  # as shapes._view spreads
+        spread = n - 1 if len(members) <= n - 1 else len(members)  # as shapes.view spreads
         return sp.Add(*(sp.Integer(r + 1) * u[m] for r, m in enumerate(members))) / spread
 
     out = sp.Float(float(model.shapes.intercept)) if intercept else sp.Integer(0)
@@ -628,7 +628,7 @@ def shape_terms(model) -> list:
             axes.append(name)
             knots.append(labels)
             levels.append(labels)
-            # level l (1-based) sits exactly on knot l (shapes._view); knot 0: no level set
+            # level l (1-based) sits exactly on knot l (shapes.view); knot 0: no level set
             values = np.take(values, np.arange(1, len(members) + 1), axis=a)
         out.append({"features": tuple(axes), "knots": knots, "levels": tuple(levels),
                     "values": values})

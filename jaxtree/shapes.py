@@ -127,8 +127,8 @@ RIDGE = 1e-4
 FULL_SWEEP_EVERY = 4
 TWO_VALUED_TOL = 1e-5  # a covariate whose inner knots carry at most this share of the
 # weight is two-valued: its shapes are linear along it (two_valued_linear)
-_PG_STEPS = 10  # projected-gradient steps of a block's box-constrained solve
-_ACTIVE_SET_STEPS = 6
+PG_STEPS = 10  # projected-gradient steps of a block's box-constrained solve
+ACTIVE_SET_STEPS = 6
 
 
 class ShapeSpec(NamedTuple):
@@ -287,7 +287,7 @@ def _axes(pairs: np.ndarray, n_real: int, width: int, without_pairs: bool = Fals
 # 1-based, at knot ``l`` of ``n`` hats: ``z = l / (n - 1)``), so the shape's coefficient at
 # knot ``l`` is level ``l``'s effect, one free value per level, and knot 0 (no level set: an
 # unseen level at predict time) keeps the ridge's 0. The code exists only in this module
-# (:func:`_view`): the tree's data, the model's covariates and the encoding are unchanged, and
+# (:func:`view`): the tree's data, the model's covariates and the encoding are unchanged, and
 # the group's other covariates are no main shape of their own (NaN in the view, so their
 # gains are not finite and they are never chosen). A pair with a group is a table over its
 # levels (a varying coefficient per level) when the group fits a pair's axis
@@ -334,7 +334,7 @@ def group_at(spec, j: int):
     return None
 
 
-def _view(x, spec, n: int, xp=jnp):
+def view(x, spec, n: int, xp=jnp):
     """The covariates as the shape terms of ``n`` hats see them: a group's first covariate
     replaced by the group's level code on the knots (``l / (n - 1)`` for the row's level
     ``l``, 0 for none), the group's other covariates NaN (no term of their own), every other
@@ -363,8 +363,8 @@ def _view(x, spec, n: int, xp=jnp):
 
 
 def _views(x, spec):
-    """``(main view, pair view)`` of ``x`` (:func:`_view` for ``n1`` and ``n2`` hats)."""
-    return _view(x, spec, spec.n1), _view(x, spec, spec.n2)
+    """``(main view, pair view)`` of ``x`` (:func:`view` for ``n1`` and ``n2`` hats)."""
+    return view(x, spec, spec.n1), view(x, spec, spec.n2)
 
 
 def _n_pairs(spec) -> int:
@@ -730,7 +730,7 @@ def _box_solve(a, c, lu=None):
     steps polish. Exact when the box does not bind (the first solve).
 
     The iterations stop early once the held set repeats (at most
-    :data:`_ACTIVE_SET_STEPS`): an iteration with the same held set solves the same system
+    :data:`ACTIVE_SET_STEPS`): an iteration with the same held set solves the same system
     for the same right-hand side (the held coordinates sit exactly at their bounds), so every
     later iterate equals this one, bit for bit, and stopping changes no value. Where the box
     does not bind (most blocks) that is one solve instead of six. In the shape stage's
@@ -765,11 +765,11 @@ def _box_solve(a, c, lu=None):
         b1 = jnp.clip(_lu_solve(lu, c), -1.0, 1.0)
         h1 = held_at(b1)
         start = (jnp.ones((), jnp.int32), b1, h1, jnp.any(h1))
-    _, b, _, _ = jax.lax.while_loop(lambda cr: (cr[0] < _ACTIVE_SET_STEPS) & cr[3], newton,
+    _, b, _, _ = jax.lax.while_loop(lambda cr: (cr[0] < ACTIVE_SET_STEPS) & cr[3], newton,
                                     start)
     lip = jnp.max(jnp.sum(jnp.abs(a), -1))
     step = 1.0 / jnp.maximum(lip, 1e-30)
-    return jax.lax.fori_loop(0, _PG_STEPS, lambda _, b: jnp.clip(b - step * (a @ b - c), -1.0, 1.0), b)
+    return jax.lax.fori_loop(0, PG_STEPS, lambda _, b: jnp.clip(b - step * (a @ b - c), -1.0, 1.0), b)
 
 
 def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
@@ -1436,7 +1436,7 @@ def unpadded_choices(choices: list, p: int, columns: int) -> list:
 
 def pair_columns(p: int, spec=None) -> list:
     """The covariates (of the table's ``p``) that may be in a pair: all of them, except the
-    members of ``spec``'s groups but the first (a group is one axis, :func:`_view`) and a
+    members of ``spec``'s groups but the first (a group is one axis, :func:`view`) and a
     group larger than a pair's axis holds (``L > n2 - 1`` levels: no knot for each)."""
     groups = getattr(spec, "groups", ()) if spec is not None else ()
     out = set(range(p))
@@ -1523,7 +1523,7 @@ def to_numeric(xp, shapes: Shapes, spec: ShapeSpec, u):
     """The shapes' sum at scaled covariates ``u (m, p)`` with ``xp`` = numpy or jax.numpy
     (standalone array code for :func:`jaxtree.export.to_callable`); clips ``u`` to ``[0, 1]``."""
     u = xp.clip(u, 0.0, 1.0)
-    u1, u2 = _view(u, spec, spec.n1, xp), _view(u, spec, spec.n2, xp)
+    u1, u2 = view(u, spec, spec.n1, xp), view(u, spec, spec.n2, xp)
 
     def hats(z, n):
         return xp.maximum(1 - xp.abs(z[:, None] * (n - 1) - xp.arange(n)), 0)

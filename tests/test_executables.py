@@ -490,7 +490,9 @@ def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compil
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(600, 3))
     y = np.sin(5 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=600)
-    kw = dict(k=1, search="greedy", validation_fraction=None, shape_knots=(5, 3))
+    # (8, 5) hats: pair blocks of 25 coefficients, above what the host stage takes
+    # (jaxtree._fit.host_shapes.applies), so the shape stage compiles
+    kw = dict(k=1, search="greedy", validation_fraction=None, shape_knots=(8, 5))
     quick = jaxtree.TreeRegressor(**kw).fit(X, y)
     assert quick.model_.shapes is not None  # the stage chose terms
     n_quick = sum(c == {**ex._MARK, **ex.QUICK} for c in compiles)
@@ -1076,7 +1078,9 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     y = np.abs(X - 0.3) @ np.array([3.0, 1.0, 2.0]) + 0.05 * rng.normal(size=400)
 
     def fit(home):
-        return _fit_in_cache(tmp_path / home, lambda: jaxtree.TreeRegressor(k=3).fit(X, y))
+        # (8, 5) hats: blocks too large for the host stage, so the shape stage compiles
+        return _fit_in_cache(tmp_path / home,
+                             lambda: jaxtree.TreeRegressor(k=3, shape_knots=(8, 5)).fit(X, y))
 
     ahead = fit("ahead")
     assert ahead.model_.shapes is not None  # the backfitting round ran
@@ -1116,6 +1120,9 @@ def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_w
 
     def fit(home):
         return _fit_in_cache(tmp_path / home, lambda: jaxtree.TreeClassifier(k=3).fit(X, y))
+
+    from jaxtree._fit import host_shapes
+    monkeypatch.setattr(host_shapes, "MAX_BLOCK", 0)  # the compiled shape stage, not the host's
 
     ahead = fit("ahead")
     assert ahead.model_.shapes is not None  # the round ran

@@ -45,17 +45,17 @@ def test_view_is_the_level_code_on_the_knots_float64():
     groups = (("g", (1, 2, 3, 4, 5)), ("h", (6, 7, 8)))
     spec = shapes_.ShapeSpec(n1=8, n2=4, max_terms=3, groups=groups)
     ref8, ref4 = _reference_view(x, groups, 8), _reference_view(x, groups, 4)
-    np.testing.assert_allclose(shapes_._view(jnp.asarray(x), spec, 8), ref8, atol=1e-15)
+    np.testing.assert_allclose(shapes_.view(jnp.asarray(x), spec, 8), ref8, atol=1e-15)
     # a group of 5 levels on 4 hats (the coarse screen only) spreads its codes over (0, 1]
-    np.testing.assert_allclose(shapes_._view(jnp.asarray(x), spec, 4), ref4, atol=1e-15)
+    np.testing.assert_allclose(shapes_.view(jnp.asarray(x), spec, 4), ref4, atol=1e-15)
     np.testing.assert_allclose(ref8[:, 1] * 7, levels[0])  # exactly on knot `level`
     assert np.isnan(ref8[:, 10]).all() and not np.isnan(ref8[:, 9]).any()
     # jit, the numpy twin (exports) and the traced arrays of a SlotSpec agree
-    jitted = jax.jit(lambda a: shapes_._view(a, spec, 8))(jnp.asarray(x))
+    jitted = jax.jit(lambda a: shapes_.view(a, spec, 8))(jnp.asarray(x))
     np.testing.assert_allclose(jitted, ref8, atol=1e-15)
-    np.testing.assert_allclose(shapes_._view(x, spec, 8, np), ref8, atol=1e-15)
+    np.testing.assert_allclose(shapes_.view(x, spec, 8, np), ref8, atol=1e-15)
     slot = shapes_.slots(spec, 10, 8, columns=11)
-    traced = jax.jit(lambda a, s: shapes_._view(a, s, 8))(jnp.asarray(x), slot)
+    traced = jax.jit(lambda a, s: shapes_.view(a, s, 8))(jnp.asarray(x), slot)
     np.testing.assert_allclose(traced, ref8, atol=1e-15)
 
 

@@ -161,3 +161,21 @@ def test_the_host_stage_only_where_its_blocks_are_small():
     assert not H.applies(spec_.AUTO_SHAPE_KNOTS)
     assert stages.after_kernels(type("S", (), {"host_shapes": True})) is stages.HostFit
     assert stages.after_kernels(type("S", (), {"host_shapes": False})) is stages.OneFit
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_the_classifiers_host_stage_equals_the_compiled_one(monkeypatch, classes):
+    """The classifier's shape stage (one tree's working data; one-versus-rest: each
+    tree's) runs on the host too: the same terms as the compiled stage's, the
+    probabilities to float32 rounding."""
+    x, f = _smooth_table(1, n=600)
+    y = np.digitize(f, np.quantile(f, np.linspace(0, 1, classes + 1)[1:-1]))
+    with monkeypatch.context() as m:
+        m.setattr(H, "MAX_BLOCK", 0)
+        ref = jaxtree.TreeClassifier(k=4, random_state=0).fit(x, y)
+    for name in ("add_term", "held_errors", "empty_model", "compile_ahead"):
+        monkeypatch.setattr(stages.OneFit, name, staticmethod(
+            lambda *a, **k: (_ for _ in ()).throw(AssertionError("compiled stage"))))
+    est = jaxtree.TreeClassifier(k=4, random_state=0).fit(x, y)
+    assert est.model_.shapes is not None  # the stage kept terms
+    np.testing.assert_allclose(est.predict_proba(x), ref.predict_proba(x), atol=1e-4)

@@ -98,9 +98,9 @@ def _candidates(xs: np.ndarray, spec: shapes_.ShapeSpec) -> list:
 
 def design(xs: np.ndarray, spec: shapes_.ShapeSpec, cand: list) -> np.ndarray:
     """``(n, 1 + (n1 - 1) * len(cand))`` float64: a column of ones, then each candidate's hats
-    but its first (:func:`jaxtree.shapes._view`, the model's own values of them)."""
+    but its first (:func:`jaxtree.shapes.view`, the model's own values of them)."""
     n1 = spec.n1
-    view = shapes_._view(np.asarray(xs, np.float64), spec, n1, xp=np)
+    view = shapes_.view(np.asarray(xs, np.float64), spec, n1, xp=np)
     cols = [np.ones((xs.shape[0], 1))]
     for j, _ in cand:
         z = np.clip(view[:, j], 0.0, 1.0)

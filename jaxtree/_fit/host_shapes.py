@@ -54,8 +54,8 @@ def _hats(z, n: int):
 
 
 def _views(x, spec) -> tuple:
-    """The clipped main and pair views of rows ``x (N, columns)`` (:func:`jaxtree.shapes._view`)."""
-    return tuple(np.clip(shapes_._view(x, spec, n, xp=np), 0.0, 1.0) for n in (spec.n1, spec.n2))
+    """The clipped main and pair views of rows ``x (N, columns)`` (:func:`jaxtree.shapes.view`)."""
+    return tuple(np.clip(shapes_.view(x, spec, n, xp=np), 0.0, 1.0) for n in (spec.n1, spec.n2))
 
 
 def _pair_hats(x2, first, second, n2: int):
@@ -171,7 +171,7 @@ def _box_solve(a, c):
     b = np.clip(np.linalg.solve(a, c), -1.0, 1.0)
     held = _held_at(a, b, c)
     i, changed = 1, held.any()
-    while i < shapes_._ACTIVE_SET_STEPS and changed:
+    while i < shapes_.ACTIVE_SET_STEPS and changed:
         free = ~held
         a_ff = np.where(free[:, None] & free[None, :], a, np.eye(n))
         rhs = np.where(free, c - a @ np.where(held, b, 0.0), np.where(held, b, 0.0))
@@ -179,7 +179,7 @@ def _box_solve(a, c):
         new_held = _held_at(a, b, c)
         i, changed, held = i + 1, bool(np.any(new_held != held)), new_held
     step = 1.0 / max(np.max(np.sum(np.abs(a), -1)), 1e-30)
-    for _ in range(shapes_._PG_STEPS):
+    for _ in range(shapes_.PG_STEPS):
         b = np.clip(b - step * (a @ b - c), -1.0, 1.0)
     return b
 
