@@ -179,3 +179,25 @@ def test_the_classifiers_host_stage_equals_the_compiled_one(monkeypatch, classes
     est = jaxtree.TreeClassifier(k=4, random_state=0).fit(x, y)
     assert est.model_.shapes is not None  # the stage kept terms
     np.testing.assert_allclose(est.predict_proba(x), ref.predict_proba(x), atol=1e-4)
+
+
+@pytest.mark.parametrize("families", [{}, dict(power_laws=(0.5, -1.0, 2.0), decays=(0.3,),
+                                               hats=4, sines=2, cosines=2)])
+def test_host_tree_values_equal_the_compiled_ones(x64, families):
+    """The tree's values on the host (every family's to_numeric: per-covariate power laws,
+    decays, hats, trigonometric, powers, truncated cubics) against the compiled evaluation
+    of the same program; a custom function's basis is left to the compiled one (None)."""
+    from jaxtree.basis import make_basis
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0.5, 3.0, size=(300, 3))
+    y = np.sqrt(X[:, 0]) * X[:, 1] + np.exp(-X[:, 2]) + np.sin(2 * X[:, 1])
+    kw = dict(basis=make_basis(**families)) if families else {}
+    model = jaxtree.TreeRegressor(k=8, shapes=0, **kw).fit(X, y).model_
+    u = (X - np.asarray(model.x_min)) * np.asarray(model.x_scale)
+    want = np.asarray(select.tree_values(model.program, scoring.chunk(u, np.zeros(300)).x,
+                                         model.basis)).reshape(-1)[:300]
+    got = select.host_tree_values(model.program, u, model.basis)
+    _close(got, want, 1e-9)
+    assert np.std(got) > 0.01 and int(model.program.n_slots) >= 7  # leaves, not a constant
+    custom = make_basis(functions=[("sq", lambda v: v * v)])
+    assert select.host_tree_values(model.program, u, custom) is None

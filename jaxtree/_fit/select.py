@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxtree import _executables
+from jaxtree import basis as basis_
 from jaxtree import model as model_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
@@ -432,6 +433,38 @@ def block_errors(program, xb, yb, basis):
 
 def _tree_values(program, x, basis):
     return jax.vmap(lambda xb: prog.evaluate(program, xb, basis))(x)
+
+
+def host_tree_values(program, x, basis):
+    """The tree's values ``(N,)`` float64 at scaled rows ``x (N, p)``, on the host: each leaf
+    by its family's ``to_numeric`` in numpy (written as :meth:`jaxtree.basis.Basis.evaluate`
+    computes the function), so :data:`tree_values`' numbers to float rounding, with nothing
+    compiled. None where the basis has a :class:`jaxtree.basis.CustomFunction` (a user's
+    function, which may not take numpy arrays).
+
+    Why (sixty-second session, issue 27): a small table's shape stage runs on the host
+    (:class:`jaxtree._fit.stages.HostFit`); the tree's values on its rows were then the one
+    program left between the search and that stage, 0.2-0.3 s to trace, lower and compile
+    on the demo's first fit for a pass of microseconds."""
+    functions = [basis.locate(i) for i in range(basis.q)]
+    if any(isinstance(fam, basis_.CustomFunction) for fam, _ in functions):
+        return None
+    a = prog.to_numpy(program)
+    u = np.asarray(x, np.float64)
+
+    def value(slot: int):
+        op = int(a["op"][slot])
+        if op == prog.LEAF:
+            fam, m = functions[int(a["basis"][slot])]
+            j = int(a["feature"][slot])
+            col = fam.to_numeric(np, m, u[:, j], feature=j) if fam.per_feature else \
+                fam.to_numeric(np, m, u[:, j])
+            return float(a["weight"][slot]) * np.asarray(col, np.float64)
+        left, right = value(int(a["left"][slot])), value(int(a["right"][slot]))
+        return left + right if op == prog.ADD else left * right
+
+    tree = value(0) if int(a["n_slots"]) else 0.0
+    return float(a["intercept"]) + tree + np.zeros(u.shape[0])
 
 
 tree_values = _executables.cached(jax.jit(_tree_values, static_argnames=("basis",)),

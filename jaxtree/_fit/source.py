@@ -425,7 +425,11 @@ class InMemory(_Regression):
         ``shapes.SEARCH_ROWS`` training rows, on one device."""
         ys = None
         if program is not None:
-            ys = self.ys - np.asarray(self._tree_fit(program), np.float64).reshape(-1)[: self.n]
+            fit = select.host_tree_values(program, self.xs, self.spec.basis) \
+                if self.spec.host_shapes else None  # the host stage: nothing compiled
+            if fit is None:
+                fit = np.asarray(self._tree_fit(program), np.float64).reshape(-1)[: self.n]
+            ys = self.ys - fit
         return self.held_out(ys=ys, max_train=shapes_.SEARCH_ROWS, shard=False)
 
     def shape_search_rows(self) -> tuple:
