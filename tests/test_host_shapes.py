@@ -201,3 +201,22 @@ def test_host_tree_values_equal_the_compiled_ones(x64, families):
     assert np.std(got) > 0.01 and int(model.program.n_slots) >= 7  # leaves, not a constant
     custom = make_basis(functions=[("sq", lambda v: v * v)])
     assert select.host_tree_values(model.program, u, custom) is None
+
+
+def test_host_held_out_errors_equal_the_compiled_ones_and_serve_a_small_fit(x64, monkeypatch):
+    """The size selection's held-out errors on the host against the compiled program (padding
+    rows and columns included); a small table's fit then runs none of the compiled one."""
+    rng = np.random.default_rng(6)
+    X = rng.uniform(size=(400, 4))
+    y = np.sin(3 * X[:, 0]) * X[:, 1] + X[:, 2] + 0.05 * rng.standard_normal(400)
+    model = jaxtree.TreeRegressor(k=6, shapes=0).fit(X, y).model_
+    u = (X - np.asarray(model.x_min)) * np.asarray(model.x_scale)
+    held = scoring.chunk(u[:150], rng.standard_normal(150), rng.uniform(0.5, 2, 150),
+                         chunk_size=64, rows=4, columns=6)
+    mse, rows = select.held_out_errors_cached(model.program, held, model.basis)
+    hmse, hrows = select.host_held_out_errors(held, model.basis)(model.program)
+    _close(hmse, mse)
+    _close(hrows, rows)
+    monkeypatch.setattr(select, "held_out_errors_cached", None)  # would fail if called
+    est = jaxtree.TreeRegressor(k=6).fit(X, y)
+    assert len(est.path_) > 3 and est.path_[-1]["val_mse"] < est.path_[0]["val_mse"]

@@ -467,6 +467,29 @@ def host_tree_values(program, x, basis):
     return float(a["intercept"]) + tree + np.zeros(u.shape[0])
 
 
+def host_held_out_errors(held_data, basis):
+    """:data:`held_out_errors_cached` on the host for chunked held-out ``held_data``: a
+    function ``program -> (mse, errors (n_chunks, m))`` (float64; the tree by
+    :func:`host_tree_values`), or None where that one is (a custom function's basis). The
+    rows are read to the host once.
+
+    Why (sixty-second session, issue 27): on a small table the held-out errors of the size
+    selection run are a pass over a few hundred rows, yet their program cost 0.25-0.3 s of
+    a first fit's CPU to trace, lower and compile beside the search step's two programs
+    (the demo's first fit, BENCHMARKS.md, "The small table's shape stage on the host")."""
+    if any(isinstance(basis.locate(i)[0], basis_.CustomFunction) for i in range(basis.q)):
+        return None
+    x = np.asarray(held_data.x, np.float64)
+    x = x.reshape(-1, x.shape[-1])
+    y, w = (np.asarray(a, np.float64) for a in (held_data.y, held_data.w))
+
+    def errors(program):
+        err = (y.reshape(-1) - host_tree_values(jax.device_get(program), x, basis)) ** 2
+        return np.sum(w.reshape(-1) * err) / np.sum(w), err.reshape(y.shape)
+
+    return errors
+
+
 tree_values = _executables.cached(jax.jit(_tree_values, static_argnames=("basis",)),
                                   static_argnums=(2,), quick=True,
                                   light=_executables.LIGHT_LLVM1, light_anywhere=True)

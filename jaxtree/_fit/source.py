@@ -372,12 +372,16 @@ class InMemory(_Regression):
                 lambda a: jnp.broadcast_to(a, (s.beam_width,) + a.shape), empty)
         else:
             best = lambda p: p  # noqa: E731
+            # a small table's on the host (nothing compiled), as its shape stage
+            errors = select.host_held_out_errors(held_data, s.basis) if s.host_shapes else None
+            if errors is None:
+                errors = lambda p: select.held_out_errors_cached(p, held_data, s.basis)  # noqa: E731
+                # compiled while the search step's programs are (search.compile_ahead)
+                select.held_out_errors_cached.ahead(empty, held_data, s.basis)
             step = select.with_held_out_rows(
                 search.step_function(data, s.basis, cfg, np.int32(s.k), split=self._split_step()),
-                lambda p: select.held_out_errors_cached(p, held_data, s.basis))
+                errors)
             start = empty
-            # compiled while the search step's programs are (search.compile_ahead)
-            select.held_out_errors_cached.ahead(empty, held_data, s.basis)
         start = (start, np.zeros(held_data.y.shape, held_data.y.dtype))
         sel = search.run(step, start, s.k + 1, rep, loss_scale=self.loss_scale, keep_states=True,
                          stop=s.stop)
