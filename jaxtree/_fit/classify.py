@@ -67,6 +67,7 @@ from jaxtree import scoring, search
 from jaxtree import sharding as sharding_
 from jaxtree import stream as stream_
 from jaxtree._fit import additive as additive_
+from jaxtree._fit import host_shapes
 from jaxtree._fit import pipeline, progress, select, source, stages
 from jaxtree._fit import spec as spec_
 from jaxtree._inputs import encoding as encoding_
@@ -764,6 +765,9 @@ class Labels:
         if self.raw is not None:
             return self._streamed_values(lambda x: shapes_.evaluate_jit(
                 terms, x.reshape(-1, x.shape[-1]), sspec))
+        if self.spec.host_shapes:  # a small table's stage: on the host, as its search
+            x = np.asarray(self._rows().data(shard=False).x)
+            return host_shapes.evaluate(terms, x.reshape(-1, x.shape[-1]), sspec)[: self.xs.shape[0]]
         if self._flat is None:  # the chunked rows as one block, on the host (nothing compiled)
             x = np.asarray(self._rows().data(shard=False).x)
             self._flat = jax.device_put(x.reshape(-1, x.shape[-1]))
@@ -860,6 +864,10 @@ class Labels:
         if self.raw is not None:
             return self._streamed_values(
                 lambda x: select.tree_values(program, x, self.spec.basis))
+        if self.spec.host_shapes:  # a small table's shape stage: the tree's values on the host
+            f = select.host_tree_values(program, self.xs, self.spec.basis)
+            if f is not None:
+                return f
         x = self._rows().data(shard=False).x
         f = select.tree_values(program, x, self.spec.basis)
         return np.asarray(f, np.float64).reshape(-1)[: self.xs.shape[0]]
