@@ -435,6 +435,13 @@ def _tree_values(program, x, basis):
     return jax.vmap(lambda xb: prog.evaluate(program, xb, basis))(x)
 
 
+def _numpy_basis(basis) -> bool:
+    """Whether every function of ``basis`` has numpy code (no
+    :class:`jaxtree.basis.CustomFunction`, a user's function that may not take numpy
+    arrays)."""
+    return not any(isinstance(basis.locate(i)[0], basis_.CustomFunction) for i in range(basis.q))
+
+
 def host_tree_values(program, x, basis):
     """The tree's values ``(N,)`` float64 at scaled rows ``x (N, p)``, on the host: each leaf
     by its family's ``to_numeric`` in numpy (written as :meth:`jaxtree.basis.Basis.evaluate`
@@ -446,9 +453,9 @@ def host_tree_values(program, x, basis):
     (:class:`jaxtree._fit.stages.HostFit`); the tree's values on its rows were then the one
     program left between the search and that stage, 0.2-0.3 s to trace, lower and compile
     on the demo's first fit for a pass of microseconds."""
-    functions = [basis.locate(i) for i in range(basis.q)]
-    if any(isinstance(fam, basis_.CustomFunction) for fam, _ in functions):
+    if not _numpy_basis(basis):
         return None
+    functions = [basis.locate(i) for i in range(basis.q)]
     a = prog.to_numpy(program)
     u = np.asarray(x, np.float64)
 
@@ -477,7 +484,7 @@ def host_held_out_errors(held_data, basis):
     selection run are a pass over a few hundred rows, yet their program cost 0.25-0.3 s of
     a first fit's CPU to trace, lower and compile beside the search step's two programs
     (the demo's first fit, BENCHMARKS.md, "The small table's shape stage on the host")."""
-    if any(isinstance(basis.locate(i)[0], basis_.CustomFunction) for i in range(basis.q)):
+    if not _numpy_basis(basis):
         return None
     x = np.asarray(held_data.x, np.float64)
     x = x.reshape(-1, x.shape[-1])
