@@ -1475,28 +1475,59 @@ def screen_pairs(data: scoring.Data, keep: int = MAX_PAIRS, p=None, spec=None) -
     :func:`jaxtree.scoring.chunk`'s ``columns``): their pairs and mains are not fitted.
     ``spec``: the search's :class:`ShapeSpec` (its ``groups`` and ``n2``), None for none.
     """
+    pairs, plan = screen_plan(data, keep, p, spec)
+    if plan is None:
+        return pairs
+    head = scoring.map_rows(lambda a: a[:plan.chunks], data)
+    st = start_jit(head, plan.mains)
+    st = st._replace(shapes=st.shapes._replace(  # host values put as they are: nothing compiled
+        main_on=jax.device_put(plan.on), order=jax.device_put(plan.order),
+        n_terms=jax.device_put(np.int32(plan.on.sum()))))
+    st = finish_jit(st, head, grams_jit(head, plan.mains), plan.mains, 3)
+    gains = _screen_gains_jit(head, st.fit, grams_jit(head, plan.coarse), plan.coarse)
+    return screened(pairs, gains, keep)
+
+
+class ScreenPlan(NamedTuple):
+    """What :func:`screen_pairs` fits on (:func:`screen_plan`): the first ``chunks`` chunks
+    of rows, the mains' spec (8 hats) with the covariates ``on`` in ``order`` (int32,
+    ``-1`` padded), and the pairs' coarse spec (``3 x 3`` hats)."""
+
+    chunks: int
+    mains: ShapeSpec
+    on: np.ndarray
+    order: np.ndarray
+    coarse: ShapeSpec
+
+
+def screen_plan(data: scoring.Data, keep: int = MAX_PAIRS, p=None, spec=None) -> tuple:
+    """``(candidate pairs, plan)`` of the pair screen (:func:`screen_pairs`, the arguments
+    its own): the plan is None where every pair is kept (at most ``keep``), else a
+    :class:`ScreenPlan`. Shared by the compiled screen and the host's
+    (:func:`jaxtree._fit.host_shapes.screen_pairs`)."""
     cols = data.x.shape[-1]
     p = cols if p is None else p
     groups = tuple(getattr(spec, "groups", ()) or ()) if spec is not None else ()
     pairs = tuple(itertools.combinations(pair_columns(p, spec), 2))
     if len(pairs) <= keep:
-        return pairs
+        return pairs, None
     m = data.x.shape[1]
     rows = max(m, min(SCREEN_ROWS, SCREEN_UPDATES // len(pairs)))
-    head = scoring.map_rows(lambda a: a[:max(1, rows // m)], data)
-    mains = ShapeSpec(n1=8, n2=3, max_terms=cols, pairs=(), groups=groups)
     on = np.arange(cols) < p
     for _, members in groups:  # a group's other covariates have no main shape
         on[list(members[1:])] = False
     order = np.full(cols, -1, np.int32)
     order[:int(on.sum())] = np.flatnonzero(on)
-    st = start_jit(head, mains)
-    st = st._replace(shapes=st.shapes._replace(  # host values put as they are: nothing compiled
-        main_on=jax.device_put(on), order=jax.device_put(order),
-        n_terms=jax.device_put(np.int32(on.sum()))))
-    st = finish_jit(st, head, grams_jit(head, mains), mains, 3)
-    coarse = ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs, groups=groups)
-    gains = np.asarray(_screen_gains_jit(head, st.fit, grams_jit(head, coarse), coarse))[cols:]
+    return pairs, ScreenPlan(max(1, rows // m),
+                             ShapeSpec(n1=8, n2=3, max_terms=cols, pairs=(), groups=groups),
+                             on, order,
+                             ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs, groups=groups))
+
+
+def screened(pairs: tuple, gains, keep: int) -> tuple:
+    """The ``keep`` pairs of the best coarse gains (``gains``: every candidate block's, the
+    mains' first; ties by pair order), in pair order."""
+    gains = np.asarray(gains)[len(gains) - len(pairs):]
     gains = np.where(np.isfinite(gains), gains, -np.inf)
     best = np.argsort(-gains, kind="stable")[:keep]
     return tuple(pairs[i] for i in sorted(best))

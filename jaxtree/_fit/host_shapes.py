@@ -28,7 +28,6 @@ compiled stage, whose matrix products numpy would not match.
 
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 
@@ -352,32 +351,16 @@ def screen_pairs(data, keep: int = shapes_.MAX_PAIRS, p=None, spec=None) -> tupl
     """:func:`jaxtree.shapes.screen_pairs` on the host: every main shape (8 hats) backfitted
     on the first rows, then the pairs ranked by their coarse ``3 x 3`` blocks' gains on the
     residual."""
-    cols = data.x.shape[-1]
-    p = cols if p is None else p
-    groups = tuple(getattr(spec, "groups", ()) or ()) if spec is not None else ()
-    pairs = tuple(itertools.combinations(shapes_.pair_columns(p, spec), 2))
-    if len(pairs) <= keep:
+    pairs, plan = shapes_.screen_plan(data, keep, p, spec)
+    if plan is None:
         return pairs
-    m = data.x.shape[1]
-    rows = max(m, min(shapes_.SCREEN_ROWS, shapes_.SCREEN_UPDATES // len(pairs)))
-    cut = max(1, rows // m)
-    head = scoring.Data(*(np.asarray(a)[:cut] for a in (data.x, data.y, data.w)))
-    mains = shapes_.ShapeSpec(n1=8, n2=3, max_terms=cols, pairs=(), groups=groups)
-    on = np.arange(cols) < p
-    for _, members in groups:  # a group's other covariates have no main shape
-        on[list(members[1:])] = False
-    order = np.full(cols, -1, np.int64)
-    order[:int(on.sum())] = np.flatnonzero(on)
-    d = Design(head, mains)
-    st = start(head, mains)
+    head = scoring.Data(*(np.asarray(a)[:plan.chunks] for a in (data.x, data.y, data.w)))
+    d = Design(head, plan.mains)
+    st = start(head, plan.mains)
     fit = np.asarray(st.fit, np.float64).reshape(-1).copy()
-    coef = np.zeros((cols, d.mm))
-    n_on = int(on.sum())
-    _sweep(d, coef, fit, float(st.shapes.intercept), order, n_on, 3 * n_on, 0)
+    n_on = int(plan.on.sum())
+    _sweep(d, np.zeros((d.p, d.mm)), fit, float(st.shapes.intercept), plan.order, n_on,
+           3 * n_on, 0)
     fit = fit.astype(d.dtype).astype(np.float64)  # the state's dtype, as the compiled screen
-    coarse = shapes_.ShapeSpec(n1=2, n2=3, max_terms=1, pairs=pairs, groups=groups)
-    dc = Design(head, coarse)
-    gains = dc.gains(*dc.rhs(fit))[cols:]
-    gains = np.where(np.isfinite(gains), gains, -np.inf)
-    best = np.argsort(-gains, kind="stable")[:keep]
-    return tuple(pairs[i] for i in sorted(best))
+    dc = Design(head, plan.coarse)
+    return shapes_.screened(pairs, dc.gains(*dc.rhs(fit)), keep)
