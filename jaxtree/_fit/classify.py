@@ -765,12 +765,13 @@ class Labels:
         if self.raw is not None:
             return self._streamed_values(lambda x: shapes_.evaluate_jit(
                 terms, x.reshape(-1, x.shape[-1]), sspec))
-        if self.spec.host_shapes:  # a small table's stage: on the host, as its search
-            x = np.asarray(self._rows().data(shard=False).x)
-            return host_shapes.evaluate(terms, x.reshape(-1, x.shape[-1]), sspec)[: self.xs.shape[0]]
         if self._flat is None:  # the chunked rows as one block, on the host (nothing compiled)
             x = np.asarray(self._rows().data(shard=False).x)
-            self._flat = jax.device_put(x.reshape(-1, x.shape[-1]))
+            x = x.reshape(-1, x.shape[-1])
+            # a small table's stage reads them on the host, as its search (host_shapes)
+            self._flat = x if self.spec.host_shapes else jax.device_put(x)
+        if self.spec.host_shapes:
+            return host_shapes.evaluate(terms, self._flat, sspec)[: self.xs.shape[0]]
         g = shapes_.evaluate_jit(terms, self._flat, sspec)
         return np.asarray(g, np.float64)[: self.xs.shape[0]]
 
