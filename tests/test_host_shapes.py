@@ -220,3 +220,85 @@ def test_host_held_out_errors_equal_the_compiled_ones_and_serve_a_small_fit(x64,
     monkeypatch.setattr(select, "held_out_errors_cached", None)  # would fail if called
     est = jaxtree.TreeRegressor(k=6).fit(X, y)
     assert len(est.path_) > 3 and est.path_[-1]["val_mse"] < est.path_[0]["val_mse"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 32])
+def test_sparse_hats_are_the_dense_hats_bit_for_bit(x64, n):
+    """The host's hats are kept as the two that may be nonzero on a row: scattered back, the
+    compiled stage's dense hats (jaxtree.shapes._hats) exactly, at the knots and the edges
+    too; a NaN stays NaN. A pair's four are the dense tensor product's nonzeros."""
+    rng = np.random.default_rng(n)
+    z = np.r_[rng.random(300), np.linspace(0, 1, max(n, 2)), 1 - 1e-12, np.nan]
+    dense = np.asarray(S._hats(jnp.asarray(z), n))
+    idx, val = H._sparse_hats(z, n)
+    got = np.zeros((len(z), n))
+    np.add.at(got, (np.repeat(np.arange(len(z)), 2), idx.reshape(-1)), val.reshape(-1))
+    ok = ~np.isnan(z)
+    np.testing.assert_array_equal(got[ok], dense[ok])
+    assert np.isnan(val[~ok]).all()
+    if n >= 2:  # a pair of the first two halves of z
+        a, b = z[:150], z[150:300]
+        pidx, pval = H._sparse_pair_hats(H._sparse_hats(np.stack([a, b]), n), [0], [1], n)
+        dense2 = (np.asarray(S._hats(jnp.asarray(a), n))[:, :, None]
+                  * np.asarray(S._hats(jnp.asarray(b), n))[:, None, :]).reshape(150, n * n)
+        got2 = np.zeros((150, n * n))
+        np.add.at(got2, (np.repeat(np.arange(150), 4), pidx[0].reshape(-1)), pval[0].reshape(-1))
+        np.testing.assert_array_equal(got2, dense2)
+
+
+@pytest.mark.parametrize("knots", [(4, 3), (8, 5)])
+@pytest.mark.parametrize("slotted", [False, True])
+def test_host_refit_equals_the_compiled_refit_in_float64(x64, knots, slotted):
+    """The backfitting round's sweep on the host (host_shapes.refit: the chosen terms' own
+    hats, Grams and box solves) against jaxtree.shapes.refit on the same compacted terms and
+    a new target, as the round gives it the tree's residual: the same coefficients,
+    intercept and fitted values to 1e-9. (8, 5) knots: pair blocks of 25 coefficients."""
+    x, y, w, data = _table(7)
+    p, cols = 5, data.x.shape[-1]
+    spec = _specs(p, cols, knots)[slotted]
+    if not slotted:
+        data = scoring.chunk(x, y, w, chunk_size=64)
+    gr = S.with_table_jit(S.grams_jit(data, spec), spec)
+    st = S.start_jit(data, spec)
+    for _ in range(5):
+        st, _ = search.shape_step_jit(st, data, gr, spec)
+    found, cspec, _ = S.compact(st.shapes, spec)
+    order = np.asarray(found.order)[: int(found.n_terms)]
+    assert any(t >= p for t in order)  # a pair among the terms
+    xs = np.asarray(data.x)
+    target = np.asarray(data.y) - 0.4 * np.sin(4 * np.nan_to_num(xs[..., 1]))
+    rdata = data._replace(y=jnp.asarray(target))
+    want = S.refit(found, rdata, cspec, 2)
+    got = H.refit(found, scoring.Data(xs, target, np.asarray(data.w)), cspec, 2)
+    for a, b in zip(got.shapes, want.shapes):
+        _close(a, b)
+    _close(got.fit, want.fit)
+    assert np.max(np.abs(np.asarray(got.shapes.main) - np.asarray(found.main))) > 1e-3  # moved
+
+
+def test_the_backfitting_round_runs_on_the_host(monkeypatch):
+    """Where compiling dominates (host_backfit), the round after the shape stage reads the
+    tree's values and sweeps the chosen terms on the host: the compiled tree values and
+    refit raise here, and the fit equals the one through them (host values off) to float32
+    rounding, its shape terms kept."""
+    from jaxtree._fit import source
+
+    rng = np.random.default_rng(8)
+    n = 2100  # fine knots (32, 16): pair blocks of 256 coefficients
+    X = rng.uniform(size=(n, 4))
+    y = (2 * np.abs(X[:, 0] - 0.5) + np.sin(3 * X[:, 1]) + 3 * X[:, 2] * X[:, 3]
+         + 0.05 * rng.standard_normal(n))
+    with monkeypatch.context() as m:
+        m.setattr(select, "host_tree_values", lambda *a, **k: None)
+        ref = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
+
+    def refuse(*_a, **_k):
+        raise AssertionError("the compiled backfitting round ran")
+
+    monkeypatch.setattr(source.InMemory, "_tree_fit", refuse)
+    monkeypatch.setattr(S, "refit", refuse)
+    monkeypatch.setattr(S, "refit_ahead", refuse)
+    est = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
+    assert est.model_.shapes is not None
+    assert est.formula() == ref.formula()
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-4, atol=1e-4)

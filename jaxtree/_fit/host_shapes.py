@@ -47,11 +47,20 @@ def applies(knots: tuple) -> bool:
     return max(n1, n2 * n2) <= MAX_BLOCK
 
 
-def _hats(z, n: int):
-    """Dense hat values ``(..., n)`` of clipped ``z`` (:func:`jaxtree.shapes._hats`; NaN stays
-    NaN)."""
+def _sparse_hats(z, n: int) -> tuple:
+    """``(index, value)``, each ``z.shape + (2,)``: the two hats of ``n`` that may be nonzero
+    at clipped ``z`` (the hat below ``z (n - 1)`` and the one above; one hat twice, the
+    second of value 0, where ``n`` is 1), their values computed as the dense hats
+    ``max(1 - |z (n - 1) - k|, 0)`` of :func:`jaxtree.shapes.view`'s terms are. A NaN ``z``
+    gives NaN values."""
+    t = z * (n - 1)
     with np.errstate(invalid="ignore"):
-        return np.maximum(1 - np.abs(z[..., None] * (n - 1) - np.arange(n)), 0)
+        lo = np.clip(np.floor(np.nan_to_num(t)), 0, max(n - 2, 0))
+        idx = np.stack([lo, np.minimum(lo + 1, n - 1)], -1)
+        val = np.maximum(1 - np.abs(t[..., None] - idx), 0)
+    if n == 1:
+        val = np.where(np.isnan(val), val, np.stack([np.ones_like(t), np.zeros_like(t)], -1))
+    return idx.astype(np.int64), val
 
 
 def _views(x, spec) -> tuple:
@@ -59,31 +68,99 @@ def _views(x, spec) -> tuple:
     return tuple(np.clip(shapes_.view(x, spec, n, xp=np), 0.0, 1.0) for n in (spec.n1, spec.n2))
 
 
-def _pair_hats(x2, first, second, n2: int):
-    """``(N, P, n2²)`` tensor hats of the pairs ``(first, second)``, row-major in
-    ``(a, b)``."""
-    ha, hb = _hats(x2[:, first], n2), _hats(x2[:, second], n2)
-    return (ha[..., :, None] * hb[..., None, :]).reshape(x2.shape[0], len(first), n2 * n2)
+def _sparse_pair_hats(hats2, first, second, n2: int) -> tuple:
+    """The pairs' ``(first, second)`` tensor hats (``n2²`` each, row-major in ``(a, b)``) as
+    ``(index, value)``, each ``(P, N, 4)``: the four that may be nonzero on each row (the
+    products of the two covariates' :func:`_sparse_hats`, ``hats2 = (index, value)``, each
+    ``(columns, N, 2)``)."""
+    (ia, va), (ib, vb) = ((h[first] for h in hats2), (h[second] for h in hats2))
+    idx = ia[..., :, None] * n2 + ib[..., None, :]
+    val = va[..., :, None] * vb[..., None, :]
+    lead = idx.shape[:-2]
+    return idx.reshape(lead + (4,)), val.reshape(lead + (4,))
 
 
-def _system(g, s, n, size=None):
-    """The blocks' centred ridge systems (:func:`jaxtree.shapes._block_system`), batched."""
-    size = g.shape[-1] if size is None else size
-    a = g - s[..., :, None] * s[..., None, :] / max(n, 1e-30)
-    lam = shapes_.RIDGE * np.maximum(np.trace(g, axis1=-2, axis2=-1) / size, 1e-30)
-    return a + lam[..., None, None] * np.eye(g.shape[-1])
+class _Blocks:
+    """Sparse hats of one kind of block (the main shapes', or the pairs'): ``index``,
+    ``value`` ``(B, N, J)`` (the ``J`` hats of each block that may be nonzero on a row, of
+    ``size`` columns each), and which blocks have a NaN on some row (a padding column, a
+    group's member): such a block's statistics are NaN throughout, as the dense products
+    make them."""
+
+    def __init__(self, index, value, size: int):
+        self.index, self.value, self.size = index, value, size
+        self.nan = np.isnan(value).any((1, 2))
+        b = index.shape[0]
+        self._flat = (index + (np.arange(b) * size)[:, None, None]).reshape(-1)
+
+    @staticmethod
+    def _sum(weights, flat, length):
+        """The ``weights`` summed into ``length`` bins by index ``flat`` (float64)."""
+        out = np.bincount(flat.reshape(-1), weights.reshape(-1), minlength=length)
+        return out.astype(np.float64, copy=False)  # (an empty bincount is int64)
+
+    def sums(self, r):
+        """``sum_n r_n h(x_n)`` of every block, ``(B, size)``; ``r (N,)``."""
+        b = self.index.shape[0]
+        with np.errstate(invalid="ignore"):
+            out = self._sum(self.value * r[None, :, None], self._flat, b * self.size)
+        out = out.reshape(b, self.size)
+        out[self.nan] = np.nan
+        return out
+
+    def grams(self, w):
+        """``sum_n w_n h(x_n) h(x_n)'`` of every block, ``(B, size, size)``, block by block
+        (a pair block's bins are ``size²``)."""
+        b, k = self.index.shape[0], self.size
+        out = np.zeros((b, k, k))
+        with np.errstate(invalid="ignore"):
+            for i in range(b):
+                if self.nan[i]:
+                    out[i] = np.nan
+                    continue
+                ix, v = self.index[i], self.value[i]
+                wv = w[:, None] * v
+                flat = ix[:, :, None] * k + ix[:, None, :]
+                out[i] = self._sum(wv[:, :, None] * v[:, None, :], flat, k * k).reshape(k, k)
+        return out
+
+    def times(self, i: int, coef):
+        """Block ``i``'s values ``h(x_n)' coef`` on every row, ``(N,)``."""
+        return np.sum(self.value[i] * coef[self.index[i]], -1)
+
+    def project(self, i: int, r):
+        """``sum_n r_n h(x_n)`` of block ``i``, ``(size,)``."""
+        return self._sum(self.value[i] * r[:, None], self.index[i], self.size)
 
 
-def _quadratic(a, c):
-    """``c' A^{-1} c`` of each block ``(B,)``; NaN where a block is not finite (a padding
-    column's)."""
-    if not len(a):
-        return np.zeros(0)
-    ok = np.isfinite(a).all((-2, -1)) & np.isfinite(c).all(-1)
+def _system(g, s, n):
+    """The blocks' centred ridge systems (:func:`jaxtree.shapes._block_system`), batched;
+    computed in ``g``'s memory."""
+    k = g.shape[-1]
+    lam = shapes_.RIDGE * np.maximum(np.trace(g, axis1=-2, axis2=-1) / k, 1e-30)
+    g -= s[..., :, None] * (s[..., None, :] / max(n, 1e-30))
+    diag = g.reshape(g.shape[:-2] + (k * k,))[..., :: k + 1]  # a view of the diagonals
+    diag += lam[..., None]
+    return g
+
+
+def _inverses(a):
+    """``(A^{-1} of each block, which blocks are finite)``: the gains' systems inverted once
+    per design (each step then forms ``c' A^{-1} c`` by products: the systems do not change
+    between steps); a block that is not finite (a padding column's) gets the identity."""
+    ok = np.isfinite(a).all((-2, -1))
     a = np.where(ok[:, None, None], a, np.eye(a.shape[-1]))
+    return (np.linalg.inv(a) if len(a) else a), ok
+
+
+def _quadratic(inv, ok, c):
+    """``c' A^{-1} c`` of each block ``(B,)`` from :func:`_inverses`' ``(inv, ok)``; NaN
+    where a block or its ``c`` is not finite."""
+    if not len(inv):
+        return np.zeros(0)
+    ok = ok & np.isfinite(c).all(-1)
     c = np.where(ok[:, None], c, 0.0)
-    x = np.linalg.solve(a, c[..., None])[..., 0]
-    return np.where(ok, np.einsum("bk,bk->b", c, x), np.nan)
+    return np.where(ok, np.einsum("bk,bkl,bl->b", c, inv, c), np.nan)
 
 
 class Design:
@@ -92,9 +169,15 @@ class Design:
 
     ``data``: chunked :class:`jaxtree.scoring.Data` (padding rows of zero weight, NaN padding
     columns); ``spec``: a :class:`jaxtree.shapes.ShapeSpec` or
-    :class:`jaxtree.shapes.SlotSpec`."""
+    :class:`jaxtree.shapes.SlotSpec`; ``terms``: the term ids whose systems are formed
+    (:func:`refit` sweeps the chosen terms only and asks for no gains), None all.
 
-    def __init__(self, data, spec):
+    The hats are kept sparse (:class:`_Blocks`: on each row at most 2 hats of a main shape
+    and 4 of a pair are nonzero), so the Grams, the right-hand sides and a term's values
+    cost ``O(N)`` per block at any number of knots (dense ``(N, 256)`` products per pair at
+    ``(32, 16)`` knots would be ~64x the work), and the gains' systems are inverted once."""
+
+    def __init__(self, data, spec, terms=None):
         x = np.asarray(data.x, np.float64)
         self.chunks = np.shape(data.y)
         self.dtype = np.dtype(data.x.dtype)
@@ -109,44 +192,71 @@ class Design:
         n_pairs = len(self.first)
         self.live = np.ones(n_pairs, bool) if live is None else np.asarray(live, bool)
         x1, x2 = _views(x, spec)
-        self.h1 = _hats(x1, n1)  # (N, p, n1)
-        self.h2 = _pair_hats(x2, self.first, self.second, n2)  # (N, P, n2²)
+        self.terms = terms
+        # the blocks whose hats are kept (all, or the chosen terms of a refit), and where
+        mains = np.arange(p) if terms is None else np.asarray([t for t in terms if t < p],
+                                                               np.int64)
+        pairs = np.arange(n_pairs) if terms is None else np.asarray(
+            [t - p for t in terms if t >= p], np.int64)
+        self._row = np.full(p + n_pairs, -1)
+        self._row[mains], self._row[p + pairs] = np.arange(len(mains)), np.arange(len(pairs))
+        self.h1 = _Blocks(*_sparse_hats(x1.T[mains], n1), n1)  # (p, N, 2)
+        self.h2 = _Blocks(*_sparse_pair_hats(_sparse_hats(x2.T, n2), self.first[pairs],
+                                             self.second[pairs], n2), n2 * n2)  # (P, N, 4)
         self.n = float(np.sum(self.w))
-        with np.errstate(invalid="ignore"):
-            wh1, wh2 = self.h1 * self.w[:, None, None], self.h2 * self.w[:, None, None]
-            g1, g2 = np.einsum("npi,npj->pij", wh1, self.h1), np.einsum("npi,npj->pij", wh2, self.h2)
-        self.s1, self.s2 = wh1.sum(0), wh2.sum(0)
-        # the gains' systems, each block at its own size
-        self.a1, self.a2 = _system(g1, self.s1, self.n), _system(g2, self.s2, self.n)
-        # the backfit's systems, every block padded to M columns (the identity on the
-        # padding, as jaxtree.shapes._solve_block pads them)
+        self.s1, self.s2 = np.zeros((p, n1)), np.zeros((n_pairs, n2 * n2))
+        self.s1[mains], self.s2[pairs] = self.h1.sums(self.w), self.h2.sums(self.w)
+        a1, a2 = np.zeros((p, n1, n1)), np.zeros((n_pairs, n2 * n2, n2 * n2))
+        a1[mains] = _system(self.h1.grams(self.w), self.s1[mains], self.n)
+        a2[pairs] = _system(self.h2.grams(self.w), self.s2[pairs], self.n)
+        # the backfit's systems: the same, every block padded to M columns (the identity on
+        # the padding, as jaxtree.shapes._solve_block pads them)
         mm = self.mm = max(n1, n2 * n2)
         self.size = np.array([n1] * p + [n2 * n2] * n_pairs)
-        gram = np.zeros((p + n_pairs, mm, mm))
-        gram[:p, :n1, :n1], gram[p:, :n2 * n2, :n2 * n2] = g1, g2
+        self.table = np.zeros((p + n_pairs, mm, mm))
+        self.table[:] = np.eye(mm)
+        self.table[:p, :n1, :n1], self.table[p:, :n2 * n2, :n2 * n2] = a1, a2
         self.sums = np.zeros((p + n_pairs, mm))
         self.sums[:p, :n1], self.sums[p:, :n2 * n2] = self.s1, self.s2
-        a = _system(gram, self.sums, self.n, self.size)
-        live_cols = np.arange(mm)[None, :] < self.size[:, None]
-        self.table = np.where(live_cols[:, :, None] & live_cols[:, None, :], a, np.eye(mm))
+        self._inverted = None  # the gains' systems inverted, at the first gains
 
-    def block(self, tid: int):
-        """Term ``tid``'s dense design ``(N, K)`` (``K`` its own coefficients)."""
-        return self.h1[:, tid] if tid < self.p else self.h2[:, tid - self.p]
+    def _systems(self) -> tuple:
+        """The gains' systems of each block at its own size, inverted once (:func:`_inverses`;
+        a backfitting round asks for no gains and inverts nothing)."""
+        if self._inverted is None:
+            p, n1, n2 = self.p, self.spec.n1, self.spec.n2
+            self._inverted = (_inverses(self.table[:p, :n1, :n1]),
+                              _inverses(self.table[p:, :n2 * n2, :n2 * n2]))
+        return self._inverted
+
+    def _blocks(self, tid: int) -> tuple:
+        return (self.h1 if tid < self.p else self.h2), int(self._row[tid])
+
+    def times(self, tid: int, coef):
+        """Term ``tid``'s values ``(N,)`` at its coefficients ``coef (K,)``."""
+        blocks, i = self._blocks(tid)
+        return blocks.times(i, coef)
+
+    def project(self, tid: int, r):
+        """``Phi_tid' r``, ``(K,)``, for ``r (N,)``."""
+        blocks, i = self._blocks(tid)
+        return blocks.project(i, r)
 
     def rhs(self, fit):
         """``(Phi^T W e of every block, sum W e)`` for the residual ``e = y - fit``
         (:func:`jaxtree.shapes._rhs`)."""
+        if self.terms is not None:
+            raise ValueError("a Design of some terms' systems has no gains")
         e = self.w * (self.y - fit)
-        with np.errstate(invalid="ignore"):
-            return np.einsum("n,npk->pk", e, self.h1), np.einsum("n,npk->pk", e, self.h2), e.sum()
+        return self.h1.sums(e), self.h2.sums(e), e.sum()
 
     def gains(self, b1, b2, esum):
         """Every candidate's ridge gain (:func:`jaxtree.shapes.candidate_gains`): ``(p + P,)``,
         a padding pair slot's ``-inf``."""
         ebar = esum / max(self.n, 1e-30)
-        main = _quadratic(self.a1, b1 - self.s1 * ebar)
-        pair = np.where(self.live, _quadratic(self.a2, b2 - self.s2 * ebar), -np.inf)
+        a1, a2 = self._systems()
+        main = _quadratic(*a1, b1 - self.s1 * ebar)
+        pair = np.where(self.live, _quadratic(*a2, b2 - self.s2 * ebar), -np.inf)
         return np.concatenate([main, pair])
 
     def solve(self, tid: int, b, esum):
@@ -223,12 +333,11 @@ def _sweep(design: Design, coef, fit, intercept: float, order, n_terms: int, n_u
     d = design
     for t in range(first, first + n_up):
         tid = int(order[t % max(n_terms, 1)])
-        h = d.block(tid)
-        k = h.shape[1]
+        k = int(d.size[tid])
         old = coef[tid, :k].copy()
-        e = d.w * (d.y - fit + h @ old)
-        new, shift = d.solve(tid, h.T @ e, e.sum())
-        fit += h @ (new[:k] - old) + shift
+        e = d.w * (d.y - fit + d.times(tid, old))
+        new, shift = d.solve(tid, d.project(tid, e), e.sum())
+        fit += d.times(tid, new[:k] - old) + shift
         intercept += shift
         coef[tid] = new
     return intercept
@@ -312,6 +421,21 @@ def step(state: shapes_.State, design: Design, sweeps: int = 1):
     return state, search.StepInfo(loss, choice, i32(status))
 
 
+def refit(shapes, data, spec, sweeps: int = 1) -> shapes_.State:
+    """:func:`jaxtree.shapes.refit` on the host: the terms of ``shapes`` backfitted to chunked
+    ``data`` from their current coefficients, ``sweeps`` times over the chosen terms in
+    their order (a :class:`jaxtree.shapes.State` of host arrays in the data's dtype)."""
+    n_terms = int(shapes.n_terms)
+    d = Design(data, spec, terms=sorted({int(t) for t in np.asarray(shapes.order)[:n_terms]}))
+    coef = _flat(shapes, d.mm)
+    fit = np.full(d.y.shape, float(shapes.intercept))  # the terms' values (as evaluate's)
+    for tid in np.asarray(shapes.order)[:n_terms]:
+        fit += d.times(int(tid), coef[int(tid), :int(d.size[int(tid)])])
+    icpt = _sweep(d, coef, fit, float(shapes.intercept), np.asarray(shapes.order), n_terms,
+                  sweeps * n_terms, 0)
+    return _state(shapes, coef, fit, icpt, d.dtype, d.chunks)
+
+
 def evaluate(shapes, x, spec):
     """The terms' values ``(N,)`` float64 at rows ``x (N, columns)``
     (:func:`jaxtree.shapes.evaluate`)."""
@@ -323,11 +447,13 @@ def evaluate(shapes, x, spec):
     for tid in np.asarray(shapes.order)[:int(shapes.n_terms)]:
         tid = int(tid)
         if tid < p:
-            out += _hats(x1[:, tid], spec.n1) @ main[tid]
+            idx, val = _sparse_hats(x1[:, tid], spec.n1)
+            out += np.sum(val * main[tid][idx], -1)
         else:
             c = tid - p
-            h = _pair_hats(x2, np.asarray(first)[[c]], np.asarray(second)[[c]], spec.n2)
-            out += h[:, 0] @ pair[c]
+            cols = np.asarray([first[c], second[c]])
+            idx, val = _sparse_pair_hats(_sparse_hats(x2[:, cols].T, spec.n2), [0], [1], spec.n2)
+            out += np.sum(val[0] * pair[c][idx[0]], -1)
     return out
 
 

@@ -470,7 +470,12 @@ class FitSpec:
     ``host_shapes``: that stage runs on the host instead, nothing compiled
     (:class:`jaxtree._fit.stages.HostFit`), where it is quick and its blocks are small
     (:func:`jaxtree._fit.host_shapes.applies`: the knots of fewer than
-    :data:`FINE_KNOTS_MIN_ROWS` rows).
+    :data:`FINE_KNOTS_MIN_ROWS` rows). ``host_backfit``: where compiling dominates an
+    in-memory JAX fit on a CPU (``light``'s rule, one device), the tree's values on the
+    shape stage's rows and the backfitting round's sweep of the chosen terms run on the
+    host (:func:`jaxtree._fit.select.host_tree_values`,
+    :func:`jaxtree._fit.host_shapes.refit`; the regression's
+    :meth:`jaxtree._fit.source.InMemory.backfit`).
     ``light``: where compiling dominates an in-memory JAX fit on a CPU (its layout's
     ``compiling_dominates``, as for the buckets and the kept basis), the fit's programs
     compile without XLA's fusion emitters, the insertion at LLVM level 1 too
@@ -521,6 +526,7 @@ class FitSpec:
     streamed: bool = False
     quick_shapes: bool = False
     host_shapes: bool = False
+    host_backfit: bool = False
     light: bool = False
     both_orders: bool = False
     additive: bool = False
@@ -702,7 +708,8 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
-        quick_shapes=quick, host_shapes=quick and host_shapes.applies(knots), light=small and cpu,
+        quick_shapes=quick, host_shapes=quick and host_shapes.applies(knots),
+        host_backfit=small and cpu and devices is None, light=small and cpu,
         missing=hyper.get("missing", "indicator"),
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
         max_terms=int(hyper.get("max_terms", AUTO_TERMS)),
