@@ -1070,11 +1070,10 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     equals it bit for bit. The shape stage's programs are named ahead by the task that runs
     while the search waits for its step, the backfitting round's at its start."""
     import jaxtree
-    from jaxtree._fit import select
+    from jaxtree._fit import spec as spec_
 
     tasks_run = _count_waiting_tasks(monkeypatch)
-    # the compiled backfitting round (host_backfit would run it on the host)
-    monkeypatch.setattr(select, "host_tree_values", lambda *a, **k: None)
+    monkeypatch.setattr(spec_, "HOST_BACKFIT", False)  # the compiled backfitting round
 
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(400, 3))
@@ -1114,8 +1113,10 @@ def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_w
     fit compiles the same programs as one whose programs compile at their calls, and its
     probabilities equal that one's bit for bit."""
     import jaxtree
+    from jaxtree._fit import spec as spec_
 
     tasks_run = _count_waiting_tasks(monkeypatch)
+    monkeypatch.setattr(spec_, "HOST_BACKFIT", False)  # the compiled Newton round
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(400, 3))
     y = (np.abs(X - 0.3) @ np.array([6.0, 2.0, 4.0]) - 3.0 + 0.3 * rng.normal(size=400)

@@ -282,6 +282,7 @@ def test_the_backfitting_round_runs_on_the_host(monkeypatch):
     refit raise here, and the fit equals the one through them (host values off) to float32
     rounding, its shape terms kept."""
     from jaxtree._fit import source
+    from jaxtree._fit import spec as spec_
 
     rng = np.random.default_rng(8)
     n = 2100  # fine knots (32, 16): pair blocks of 256 coefficients
@@ -289,16 +290,47 @@ def test_the_backfitting_round_runs_on_the_host(monkeypatch):
     y = (2 * np.abs(X[:, 0] - 0.5) + np.sin(3 * X[:, 1]) + 3 * X[:, 2] * X[:, 3]
          + 0.05 * rng.standard_normal(n))
     with monkeypatch.context() as m:
-        m.setattr(select, "host_tree_values", lambda *a, **k: None)
+        m.setattr(spec_, "HOST_BACKFIT", False)
         ref = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
 
-    def refuse(*_a, **_k):
-        raise AssertionError("the compiled backfitting round ran")
-
-    monkeypatch.setattr(source.InMemory, "_tree_fit", refuse)
-    monkeypatch.setattr(S, "refit", refuse)
-    monkeypatch.setattr(S, "refit_ahead", refuse)
+    _refuse_compiled_round(monkeypatch, source)
     est = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
     assert est.model_.shapes is not None
     assert est.formula() == ref.formula()
     np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-4, atol=1e-4)
+
+
+def _refuse_compiled_round(monkeypatch, source):
+    def refuse(*_a, **_k):
+        raise AssertionError("the compiled backfitting round ran")
+
+    monkeypatch.setattr(source.InMemory, "_tree_fit", refuse)
+    monkeypatch.setattr(select, "tree_values", refuse)
+    monkeypatch.setattr(S, "refit", refuse)
+    monkeypatch.setattr(S, "refit_ahead", refuse)
+    monkeypatch.setattr(S, "evaluate_jit", refuse)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_the_classifiers_newton_round_runs_on_the_host(monkeypatch, classes):
+    """The classifier's Newton sweeps after the shape stage (each one-versus-rest tree's
+    too) and the tree's and the terms' values they read run on the host where compiling
+    dominates: the compiled ones raise here, and the probabilities equal those of the fit
+    through them (host_backfit off) to float32 rounding. At 2,100 rows the shape stage
+    itself is compiled (fine knots), so only the round moves."""
+    from jaxtree._fit import source
+    from jaxtree._fit import spec as spec_
+
+    rng = np.random.default_rng(9)
+    n = 2100
+    X = rng.uniform(size=(n, 4))
+    f = 2 * np.abs(X[:, 0] - 0.5) + np.sin(3 * X[:, 1]) + 3 * X[:, 2] * X[:, 3]
+    y = np.digitize(f + 0.3 * rng.standard_normal(n),
+                    np.quantile(f, np.linspace(0, 1, classes + 1)[1:-1]))
+    with monkeypatch.context() as m:
+        m.setattr(spec_, "HOST_BACKFIT", False)
+        ref = jaxtree.TreeClassifier(k=3, random_state=0).fit(X, y)
+    _refuse_compiled_round(monkeypatch, source)
+    est = jaxtree.TreeClassifier(k=3, random_state=0).fit(X, y)
+    assert est.model_.shapes is not None
+    np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-4)

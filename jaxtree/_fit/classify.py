@@ -758,6 +758,12 @@ class Labels:
                                             self.spec, self.sc)
         return self._chunked
 
+    @property
+    def _host(self) -> bool:
+        """Whether the tree's and the terms' values on the training rows are read on the host
+        (the shape stage there, ``host_shapes``, or its Newton round, ``host_backfit``)."""
+        return self.spec.host_shapes or self.spec.host_backfit
+
     def _shape_values(self, terms, sspec) -> np.ndarray:
         """The shape terms' values on the training rows (float64 ``(n,)``, the terms' units):
         :func:`jaxtree.shapes.evaluate` of the chunked rows as one block (row and column
@@ -768,9 +774,9 @@ class Labels:
         if self._flat is None:  # the chunked rows as one block, on the host (nothing compiled)
             x = np.asarray(self._rows().data(shard=False).x)
             x = x.reshape(-1, x.shape[-1])
-            # a small table's stage reads them on the host, as its search (host_shapes)
-            self._flat = x if self.spec.host_shapes else jax.device_put(x)
-        if self.spec.host_shapes:
+            # read on the host where the stage or its Newton round runs there
+            self._flat = x if self._host else jax.device_put(x)
+        if self._host:
             return host_shapes.evaluate(terms, self._flat, sspec)[: self.xs.shape[0]]
         g = shapes_.evaluate_jit(terms, self._flat, sspec)
         return np.asarray(g, np.float64)[: self.xs.shape[0]]
@@ -851,6 +857,10 @@ class Labels:
                                           dtype=s.dtype)
             return new, SHAPE_UNIT * self._shape_values(new, sspec)
         data = source.InMemory(self.xs, z, wz, self.spec, self.sc).data(shard=False)
+        if self.spec.host_backfit:  # on the host (the regressor's round: InMemory._host_backfit)
+            state = host_shapes.refit(terms, scoring.Data(*(np.asarray(a) for a in (
+                data.x, data.y, data.w))), sspec, 1)
+            return state.shapes, SHAPE_UNIT * np.asarray(state.fit, np.float64).reshape(-1)[: len(f)]
         if first:  # compiled side by side, not one after the other at their calls
             shapes_.refit_ahead(terms, data, sspec, 1)
         state = shapes_.refit(terms, data, sspec, 1, gr=shapes_.grams_jit(data, sspec))
@@ -865,7 +875,7 @@ class Labels:
         if self.raw is not None:
             return self._streamed_values(
                 lambda x: select.tree_values(program, x, self.spec.basis))
-        if self.spec.host_shapes:  # a small table's shape stage: the tree's values on the host
+        if self._host:  # the shape stage or its Newton round on the host: the tree's values too
             f = select.host_tree_values(program, self.xs, self.spec.basis)
             if f is not None:
                 return f

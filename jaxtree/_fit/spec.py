@@ -60,6 +60,11 @@ QUICK_SHAPES_MAX_ROWS = 4_096  # in-memory fits whose row bucket (scoring.rows_f
 # warm fit +0.22 s (the shape step's run time grows with the rows, its compile time does not;
 # BENCHMARKS.md, "A quick shape stage on small tables"). By the bucket, not the rows, so that
 # the tables of one bucket share its programs.
+HOST_BACKFIT = True  # where compiling dominates an in-memory CPU fit, the backfitting round
+# after the shape stage (the regressor's sweep, the classifier's Newton sweeps) and the tree's
+# values on those rows run on the host (FitSpec.host_backfit; sixty-third session, issue 27:
+# a 20,000 x 10 first fit 4.3-4.6 -> 3.5 s, warm fits level; BENCHMARKS.md, "The
+# backfitting round on the host"). False compiles them as before.
 SHAPES_FIRST_MAX_ROWS = FINE_KNOTS_MIN_ROWS  # shapes="auto" on a regression of fewer rows
 # (in memory, with held-out rows, squared loss) also fits the other order, the shapes first
 # and the tree on their residual, and keeps it where its held-out errors are lower by more
@@ -709,7 +714,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
         quick_shapes=quick, host_shapes=quick and host_shapes.applies(knots),
-        host_backfit=small and cpu and devices is None, light=small and cpu,
+        host_backfit=HOST_BACKFIT and small and cpu and devices is None, light=small and cpu,
         missing=hyper.get("missing", "indicator"),
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
         max_terms=int(hyper.get("max_terms", AUTO_TERMS)),
