@@ -23,7 +23,18 @@ covariate and the pair screen) and finds the same terms, coefficients and losses
 1e-9; in float32 the two differ by float rounding only (float64 here), which can break a
 near-tie between two candidates' gains or two counts' held-out errors differently.
 Larger blocks (``(32, 16)`` hats from 2,000 rows: pairs of 256 coefficients) keep the
-compiled stage, whose matrix products numpy would not match.
+compiled search: on the host it ran 0.9 s longer warm on a 20,000 x 10 table (every pair
+slot's Grams, right-hand sides and inverted systems on the fit's thread, where the compiled
+stage's ran beside the search's compilations) and its first fit was no shorter.
+
+Decision (sixty-third session, issue 27): the backfitting round after the stage (one
+sweep of the chosen terms: :func:`refit`; the regressor's round and the classifier's
+Newton sweeps) runs here wherever compiling dominates an in-memory CPU fit
+(:attr:`jaxtree._fit.spec.FitSpec.host_backfit`), at any knots: :class:`Design` keeps each
+row's 2 (main) or 4 (pair) nonzero hats, so a sweep costs ``O(N)`` per term, tens of
+milliseconds at 20,000 rows, where the round's three compiled programs came last in a
+first fit with nothing to overlap them (a 20,000 x 10 first fit 4.3-4.5 -> 3.5 s;
+BENCHMARKS.md, "The backfitting round on the host").
 """
 
 from __future__ import annotations
