@@ -479,8 +479,8 @@ class FitSpec:
     in-memory JAX fit on a CPU (``light``'s rule, one device), the tree's values on the
     shape stage's rows and the backfitting round's sweep of the chosen terms run on the
     host (:func:`jaxtree._fit.select.host_tree_values`,
-    :func:`jaxtree._fit.host_shapes.refit`; the regression's
-    :meth:`jaxtree._fit.source.InMemory.backfit`).
+    :func:`jaxtree._fit.host_shapes.refit`: the regression's
+    :meth:`jaxtree._fit.source.InMemory.backfit`, the classifier's Newton sweeps).
     ``light``: where compiling dominates an in-memory JAX fit on a CPU (its layout's
     ``compiling_dominates``, as for the buckets and the kept basis), the fit's programs
     compile without XLA's fusion emitters, the insertion at LLVM level 1 too
