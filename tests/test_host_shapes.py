@@ -284,11 +284,8 @@ def test_the_backfitting_round_runs_on_the_host(monkeypatch):
     from jaxtree._fit import source
     from jaxtree._fit import spec as spec_
 
-    rng = np.random.default_rng(8)
-    n = 2100  # fine knots (32, 16): pair blocks of 256 coefficients
-    X = rng.uniform(size=(n, 4))
-    y = (2 * np.abs(X[:, 0] - 0.5) + np.sin(3 * X[:, 1]) + 3 * X[:, 2] * X[:, 3]
-         + 0.05 * rng.standard_normal(n))
+    X, f, rng = _round_table(8)
+    y = f + 0.05 * rng.standard_normal(len(f))
     with monkeypatch.context() as m:
         m.setattr(spec_, "HOST_BACKFIT", False)
         ref = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
@@ -298,6 +295,14 @@ def test_the_backfitting_round_runs_on_the_host(monkeypatch):
     assert est.model_.shapes is not None
     assert est.formula() == ref.formula()
     np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-4, atol=1e-4)
+
+
+def _round_table(seed, n=2100):
+    """``(X, f, rng)``: rows with fine knots (32, 16), pair blocks of 256 coefficients, and
+    an additive truth with a pair, for the backfitting round's fits."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 4))
+    return X, 2 * np.abs(X[:, 0] - 0.5) + np.sin(3 * X[:, 1]) + 3 * X[:, 2] * X[:, 3], rng
 
 
 def _refuse_compiled_round(monkeypatch, source):
@@ -321,11 +326,8 @@ def test_the_classifiers_newton_round_runs_on_the_host(monkeypatch, classes):
     from jaxtree._fit import source
     from jaxtree._fit import spec as spec_
 
-    rng = np.random.default_rng(9)
-    n = 2100
-    X = rng.uniform(size=(n, 4))
-    f = 2 * np.abs(X[:, 0] - 0.5) + np.sin(3 * X[:, 1]) + 3 * X[:, 2] * X[:, 3]
-    y = np.digitize(f + 0.3 * rng.standard_normal(n),
+    X, f, rng = _round_table(9)
+    y = np.digitize(f + 0.3 * rng.standard_normal(len(f)),
                     np.quantile(f, np.linspace(0, 1, classes + 1)[1:-1]))
     with monkeypatch.context() as m:
         m.setattr(spec_, "HOST_BACKFIT", False)

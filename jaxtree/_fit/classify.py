@@ -758,12 +758,6 @@ class Labels:
                                             self.spec, self.sc)
         return self._chunked
 
-    @property
-    def _host(self) -> bool:
-        """Whether the tree's and the terms' values on the training rows are read on the host
-        (the shape stage there, ``host_shapes``, or its Newton round, ``host_backfit``)."""
-        return self.spec.host_shapes or self.spec.host_backfit
-
     def _shape_values(self, terms, sspec) -> np.ndarray:
         """The shape terms' values on the training rows (float64 ``(n,)``, the terms' units):
         :func:`jaxtree.shapes.evaluate` of the chunked rows as one block (row and column
@@ -775,8 +769,8 @@ class Labels:
             x = np.asarray(self._rows().data(shard=False).x)
             x = x.reshape(-1, x.shape[-1])
             # read on the host where the stage or its Newton round runs there
-            self._flat = x if self._host else jax.device_put(x)
-        if self._host:
+            self._flat = x if self.spec.host_values else jax.device_put(x)
+        if self.spec.host_values:
             return host_shapes.evaluate(terms, self._flat, sspec)[: self.xs.shape[0]]
         g = shapes_.evaluate_jit(terms, self._flat, sspec)
         return np.asarray(g, np.float64)[: self.xs.shape[0]]
@@ -875,7 +869,7 @@ class Labels:
         if self.raw is not None:
             return self._streamed_values(
                 lambda x: select.tree_values(program, x, self.spec.basis))
-        if self._host:  # the shape stage or its Newton round on the host: the tree's values too
+        if self.spec.host_values:  # the stage or its Newton round on the host: the tree too
             f = select.host_tree_values(program, self.xs, self.spec.basis)
             if f is not None:
                 return f

@@ -431,7 +431,7 @@ class InMemory(_Regression):
         ys = None
         if program is not None:
             fit = select.host_tree_values(program, self.xs, self.spec.basis) \
-                if self.spec.host_shapes or self.spec.host_backfit else None  # nothing compiled
+                if self.spec.host_values else None  # nothing compiled
             if fit is None:
                 fit = np.asarray(self._tree_fit(program), np.float64).reshape(-1)[: self.n]
             ys = self.ys - fit

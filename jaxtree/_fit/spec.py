@@ -548,6 +548,13 @@ class FitSpec:
         that the default's compiled shape step serves every ``max_terms`` up to it)."""
         return AUTO_SHAPES + max(0, self.max_terms - AUTO_TERMS)
 
+    @property
+    def host_values(self) -> bool:
+        """Whether the tree's and the shape terms' values on the shape stage's rows are read
+        on the host: where the stage (:attr:`host_shapes`) or its backfitting round
+        (:attr:`host_backfit`) runs there."""
+        return self.host_shapes or self.host_backfit
+
     def support_rows(self, n: int) -> int:
         """The fewest of ``n`` training rows (of positive weight) a candidate's basis column
         must be nonzero on (``min_support``, :func:`jaxtree.scoring.support_rows`)."""
