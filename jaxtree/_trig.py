@@ -27,7 +27,9 @@ like ``i^2`` near ``t = 0`` and ``t = pi``). Measured against float64 numpy on `
 absolute error about ``3e-7`` in float32 and ``4e-16`` in float64 for frequencies up to 20.
 
 Every function here is pure ``jnp`` (traceable under ``jit``, ``vmap`` and ``grad``) and keeps
-the dtype of ``x``.
+the dtype of ``x``. Each also takes ``xp=numpy`` (the same operations in the same order, on
+the host: :meth:`jaxtree.basis.Basis.host_evaluate`, which a small table's fit uses instead of
+compiling the kept basis values' program).
 """
 
 from __future__ import annotations
@@ -52,11 +54,12 @@ def is_high_precision(dtype: Any) -> bool:
     return jnp.finfo(dtype).eps < 1e-10
 
 
-def sincos_pi_poly(r: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+def sincos_pi_poly(r: jnp.ndarray, xp=jnp) -> tuple[jnp.ndarray, jnp.ndarray]:
     """Returns (sin(pi r), cos(pi r)) for |r| <= ~0.51 by Taylor polynomials in r**2.
 
     Args:
         r: Reduced argument, float array of any shape.
+        xp: the array module (``jax.numpy``, or ``numpy`` for a numpy ``r``).
 
     Returns:
         Two arrays shaped and typed like ``r``. Truncation error below 1e-9 (float32 degree) or
@@ -66,16 +69,16 @@ def sincos_pi_poly(r: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
     sin_c = [(-1) ** k * math.pi ** (2 * k + 1) / math.factorial(2 * k + 1) for k in range(n_terms)]
     cos_c = [(-1) ** k * math.pi ** (2 * k) / math.factorial(2 * k) for k in range(n_terms)]
     r2 = r * r
-    ps = jnp.asarray(sin_c[-1], r.dtype)
+    ps = xp.asarray(sin_c[-1], r.dtype)
     for c in reversed(sin_c[:-1]):
-        ps = ps * r2 + jnp.asarray(c, r.dtype)
-    pc = jnp.asarray(cos_c[-1], r.dtype)
+        ps = ps * r2 + xp.asarray(c, r.dtype)
+    pc = xp.asarray(cos_c[-1], r.dtype)
     for c in reversed(cos_c[:-1]):
-        pc = pc * r2 + jnp.asarray(c, r.dtype)
+        pc = pc * r2 + xp.asarray(c, r.dtype)
     return r * ps, pc
 
 
-def sincos_pi_times(x: jnp.ndarray, f: Any) -> tuple[jnp.ndarray, jnp.ndarray]:
+def sincos_pi_times(x: jnp.ndarray, f: Any, xp=jnp) -> tuple[jnp.ndarray, jnp.ndarray]:
     """Returns (sin(pi f x), cos(pi f x)) accurately without calling sin or cos.
 
     The product ``f x`` is split as ``f x_hi + f x_lo`` (Veltkamp split of ``x``) so that both
@@ -86,37 +89,38 @@ def sincos_pi_times(x: jnp.ndarray, f: Any) -> tuple[jnp.ndarray, jnp.ndarray]:
         x: Float array of any shape.
         f: Integer-valued frequency: a Python int (a power of two skips the split) or a float
             array broadcastable to ``x`` with the same dtype.
+        xp: the array module (``jax.numpy``, or ``numpy`` for a numpy ``x``).
 
     Returns:
         Two arrays of the broadcast shape of ``x`` and ``f``, dtype of ``x``.
     """
     dtype = x.dtype
     if isinstance(f, int) and f > 0 and f & (f - 1) == 0:
-        t = x * jnp.asarray(f, dtype)  # exact: scaling by a power of two
-        k = jnp.round(t)
+        t = x * xp.asarray(f, dtype)  # exact: scaling by a power of two
+        k = xp.round(t)
         r = t - k
     else:
-        f = jnp.asarray(f, dtype)
+        f = xp.asarray(f, dtype)
         n_mant = jnp.finfo(dtype).nmant + 1
-        split = jnp.asarray(2.0 ** ((n_mant + 1) // 2) + 1.0, dtype)
+        split = xp.asarray(2.0 ** ((n_mant + 1) // 2) + 1.0, dtype)
         c = x * split
         x_hi = c - (c - x)
         x_lo = x - x_hi
         t_hi = f * x_hi  # exact
-        k = jnp.round(t_hi)
+        k = xp.round(t_hi)
         r = (t_hi - k) + f * x_lo
-    half_k = k * jnp.asarray(0.5, dtype)
-    sign = jnp.where(jnp.floor(half_k) == half_k, jnp.asarray(1, dtype), jnp.asarray(-1, dtype))
-    s, c = sincos_pi_poly(r)
-    return clip_unit(sign * s), clip_unit(sign * c)
+    half_k = k * xp.asarray(0.5, dtype)
+    sign = xp.where(xp.floor(half_k) == half_k, xp.asarray(1, dtype), xp.asarray(-1, dtype))
+    s, c = sincos_pi_poly(r, xp)
+    return clip_unit(sign * s, xp), clip_unit(sign * c, xp)
 
 
-def clip_unit(v: jnp.ndarray) -> jnp.ndarray:
+def clip_unit(v: jnp.ndarray, xp=jnp) -> jnp.ndarray:
     """Clips to [-1, 1]: removes the last-ulp overshoot of the polynomial and products."""
-    return jnp.clip(v, -1, 1)
+    return xp.clip(v, -1, 1)
 
 
-def sincos_pi_range(x: jnp.ndarray, n: int) -> list[tuple[jnp.ndarray, jnp.ndarray]]:
+def sincos_pi_range(x: jnp.ndarray, n: int, xp=jnp) -> list[tuple[jnp.ndarray, jnp.ndarray]]:
     """Returns [(sin(pi i x), cos(pi i x)) for i = 1..n].
 
     Powers of two come from the polynomial; frequency ``i = a + b`` (``a`` its highest power of
@@ -125,6 +129,7 @@ def sincos_pi_range(x: jnp.ndarray, n: int) -> list[tuple[jnp.ndarray, jnp.ndarr
     Args:
         x: Float array of any shape.
         n: Highest frequency, a Python int ``>= 1``.
+        xp: the array module (``jax.numpy``, or ``numpy`` for a numpy ``x``).
 
     Returns:
         A list of ``n`` pairs of arrays shaped and typed like ``x``.
@@ -133,15 +138,15 @@ def sincos_pi_range(x: jnp.ndarray, n: int) -> list[tuple[jnp.ndarray, jnp.ndarr
     for i in range(1, n + 1):
         a = 1 << (i.bit_length() - 1)
         if a == i:
-            out[i] = sincos_pi_times(x, i)
+            out[i] = sincos_pi_times(x, i, xp)
         else:
             (sa, ca), (sb, cb) = out[a], out[i - a]
-            out[i] = (clip_unit(sa * cb + ca * sb), clip_unit(ca * cb - sa * sb))
+            out[i] = (clip_unit(sa * cb + ca * sb, xp), clip_unit(ca * cb - sa * sb, xp))
     return out[1:]
 
 
 def shared_sincos_pi_range(
-    x: jnp.ndarray, n: int, cache: dict
+    x: jnp.ndarray, n: int, cache: dict, xp=jnp
 ) -> list[tuple[jnp.ndarray, jnp.ndarray]]:
     """Frequencies 1..n of (sin, cos)(pi i x), shared between families through ``cache``.
 
@@ -153,12 +158,13 @@ def shared_sincos_pi_range(
         x: Float array of any shape; the same array for every call sharing ``cache``.
         n: Highest frequency needed by the caller.
         cache: A dict shared by the families evaluated on ``x``; written under key ``"trig"``.
+        xp: the array module (``jax.numpy``, or ``numpy`` for a numpy ``x``).
 
     Returns:
         ``sincos_pi_range(x, ...)[:n]``.
     """
     have = cache.get("trig", [])
     if len(have) < n:
-        have = sincos_pi_range(x, max(n, cache.get("max_freq", n)))
+        have = sincos_pi_range(x, max(n, cache.get("max_freq", n)), xp)
         cache["trig"] = have
     return have[:n]

@@ -234,6 +234,9 @@ class _FamilyBase:
     # True for families whose functions depend on the covariate (per-covariate constants,
     # :class:`PowerLaws`): their evaluate_params/to_sympy/to_numeric also take ``feature``.
     per_feature = False
+    # True for families whose ``evaluate`` also takes ``xp=numpy`` (the same operations on
+    # the host: :meth:`Basis.host_evaluate`).
+    on_host = False
 
     def render(self, m: int, var: str = "x") -> str:
         """The name of function ``m`` of the family with variable ``var`` (see Basis.render)."""
@@ -268,16 +271,19 @@ class Hats(_FamilyBase):
         """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
         return tuple(f"hat({{arg}}; {_fmt(m / (self.n - 1))})" for m in range(self.n))
 
-    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
+    on_host = True
+
+    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1, xp=jnp) -> jnp.ndarray:
         """Evaluates the family: float array (...,) -> n values stacked at ``axis``.
 
         Args:
           x: float array ``(...,)`` of scaled covariate values.
           cache: a dict shared by the families within one evaluation, for reused intermediates.
           axis: where the functions' axis is inserted.
+          xp: the array module (``numpy`` for a numpy ``x``: :meth:`Basis.host_evaluate`).
         """
-        xe, centers = _along(x, np.arange(self.n), axis)
-        return jnp.maximum(1 - jnp.abs(xe * jnp.asarray(self.n - 1, x.dtype) - centers), 0)
+        xe, centers = _along(x, np.arange(self.n), axis, xp)
+        return xp.maximum(1 - xp.abs(xe * xp.asarray(self.n - 1, x.dtype) - centers), 0)
 
     def params(self) -> list[tuple[float, float]]:
         """``(a, b) = (n - 1, m)`` per function, for :meth:`evaluate_params`."""
@@ -345,14 +351,17 @@ class _Trig(_FamilyBase):
         head = self.sympy_name
         return tuple(f"{head}({'' if i == 1 else i}π{{cx}})" for i in range(1, self.n + 1))
 
-    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
+    on_host = True
+
+    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1, xp=jnp) -> jnp.ndarray:
         """Evaluates the family: float array (...,) -> n values stacked at ``axis``.
 
         Shares one :func:`jaxtree._trig.sincos_pi_range` with the other trigonometric family
-        evaluated on the same ``x`` through ``cache``.
+        evaluated on the same ``x`` through ``cache``; ``xp``: the array module (``numpy``
+        for a numpy ``x``: :meth:`Basis.host_evaluate`).
         """
-        pairs = _trig.shared_sincos_pi_range(x, self.n, cache)
-        return jnp.stack([pair[self._part] for pair in pairs], axis=axis)
+        pairs = _trig.shared_sincos_pi_range(x, self.n, cache, xp)
+        return xp.stack([pair[self._part] for pair in pairs], axis=axis)
 
     def params(self) -> list[tuple[float, float]]:
         """``(a, b) = (frequency, 0)`` per function, for :meth:`evaluate_params`."""
@@ -467,18 +476,21 @@ class Powers(_FamilyBase):
             for d in range(1, self.degree + 1)
         )
 
-    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
+    on_host = True
+
+    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1, xp=jnp) -> jnp.ndarray:
         """Evaluates the family: float array (...,) -> ``degree`` values stacked at ``axis``.
 
         Args:
           x: float array ``(...,)`` of scaled covariate values.
           cache: a dict shared by the families within one evaluation, for reused intermediates.
           axis: where the functions' axis is inserted.
+          xp: the array module (``numpy`` for a numpy ``x``: :meth:`Basis.host_evaluate`).
         """
         cols = [x]
         for _ in range(self.degree - 1):
             cols.append(cols[-1] * x)
-        return jnp.stack(cols, axis=axis)
+        return xp.stack(cols, axis=axis)
 
     def params(self) -> list[tuple[float, float]]:
         """``(a, b) = (d, 0)`` per function ``x^d``, for :meth:`evaluate_params`."""
@@ -565,16 +577,19 @@ class TruncatedCubics(_FamilyBase):
         """Name templates with placeholders ``{x}``/``{arg}``/``{cx}``, one per function."""
         return tuple(f"({{x}}-{_fmt(t)})₊³" for t in self.knots())
 
-    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1) -> jnp.ndarray:
+    on_host = True
+
+    def evaluate(self, x: jnp.ndarray, cache: dict, axis: int = -1, xp=jnp) -> jnp.ndarray:
         """Evaluates the family: float array (...,) -> n values stacked at ``axis``.
 
         Args:
           x: float array ``(...,)`` of scaled covariate values.
           cache: a dict shared by the families within one evaluation, for reused intermediates.
           axis: where the functions' axis is inserted.
+          xp: the array module (``numpy`` for a numpy ``x``: :meth:`Basis.host_evaluate`).
         """
-        xe, knots = _along(x, self.knots(), axis)
-        u = jnp.maximum(xe - knots, 0)
+        xe, knots = _along(x, self.knots(), axis, xp)
+        u = xp.maximum(xe - knots, 0)
         return u * u * u
 
     def params(self) -> list[tuple[float, float]]:
@@ -1479,6 +1494,49 @@ class Basis:
                 f"shape {x.shape}; got {axis!r}.")
         return _evaluate_jit(self, x, int(axis))
 
+    @property
+    def on_host(self) -> bool:
+        """Whether :meth:`host_evaluate` can evaluate this basis: every family is a built-in
+        one with a numpy form (hats, sines, cosines, powers, truncated cubics)."""
+        return all(f.on_host for f in self.families)
+
+    def host_evaluate(self, x: np.ndarray, axis: int = -1) -> np.ndarray:
+        """:meth:`evaluate` in numpy on the host: the same operations in the same order, in
+        ``x``'s float dtype, nothing compiled. The values equal :meth:`evaluate`'s to the
+        last bit or two (XLA may fuse a multiply and an add where numpy rounds twice).
+
+        Decision (sixty-fourth session, issue 27): a small table's fit keeps its rows' basis
+        values (``cache_basis``); their compiled program cost the demo's first fit about
+        0.3 s on the fit's thread (trace, lower, compile) before anything else could start,
+        for a few milliseconds of work that numpy does in about as few
+        (:class:`jaxtree._fit.source.Source`).
+
+        Args:
+            x: float numpy array of any shape (``float32`` or ``float64``).
+            axis: as for :meth:`evaluate`.
+
+        Returns:
+            A numpy array of ``x``'s shape with ``q`` inserted at ``axis``, ``x``'s dtype.
+
+        Raises:
+            ValueError: where a family has no numpy form (:attr:`on_host`), or ``x`` is not
+                a float array.
+        """
+        if not self.on_host:
+            names = sorted({type(f).__name__ for f in self.families if not f.on_host})
+            raise ValueError(f"host_evaluate needs families with a numpy form; this basis has "
+                             f"{', '.join(names)}. Use evaluate() instead.")
+        x = np.asarray(x)
+        if x.dtype.kind != "f":
+            raise ValueError(f"host_evaluate takes a float array; got dtype {x.dtype}.")
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or not (
+                -(x.ndim + 1) <= axis <= x.ndim):
+            raise ValueError(
+                f"axis must be an integer in [{-(x.ndim + 1)}, {x.ndim}] for an input of "
+                f"shape {x.shape}; got {axis!r}.")
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN rows as XLA's
+            return _evaluate_impl(self, x, int(axis), xp=np)
+
     def evaluate_at(self, x: jnp.ndarray, index: jnp.ndarray, feature=None) -> jnp.ndarray:
         """Evaluates one basis function per element: ``phi_index(x)``.
 
@@ -1687,19 +1745,24 @@ class Basis:
         return cls(tuple(families))
 
 
-def _evaluate_impl(basis: Basis, x: jnp.ndarray, axis: int = -1) -> jnp.ndarray:
+def _evaluate_impl(basis: Basis, x: jnp.ndarray, axis: int = -1, xp=jnp) -> jnp.ndarray:
     max_freq = max((f.n for f in basis.families if isinstance(f, (Sines, Cosines))), default=0)
     cache: dict = {"max_freq": max_freq}
-    blocks = [f.evaluate(x, cache, axis) for f in basis.families]
-    return blocks[0] if len(blocks) == 1 else jnp.concatenate(blocks, axis=axis)
+    if xp is jnp:  # the families' own signature (a custom family need not take xp)
+        blocks = [f.evaluate(x, cache, axis) for f in basis.families]
+    else:
+        blocks = [f.evaluate(x, cache, axis, xp=xp) for f in basis.families]
+    return blocks[0] if len(blocks) == 1 else xp.concatenate(blocks, axis=axis)
 
 
-def _along(x: jnp.ndarray, consts: np.ndarray, axis: int) -> tuple[jnp.ndarray, jnp.ndarray]:
-    """``x`` with a new function axis at ``axis`` (as in ``jnp.stack``), ``consts`` along it."""
-    xe = jnp.expand_dims(x, axis)
+def _along(x: jnp.ndarray, consts: np.ndarray, axis: int,
+           xp=jnp) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """``x`` with a new function axis at ``axis`` (as in ``jnp.stack``), ``consts`` along it
+    (``xp``: the array module)."""
+    xe = xp.expand_dims(x, axis)
     shape = [1] * xe.ndim
     shape[axis] = -1
-    return xe, jnp.asarray(consts, x.dtype).reshape(shape)
+    return xe, xp.asarray(consts, x.dtype).reshape(shape)
 
 
 # Jitted once at module level with the (hashable) basis static: eager calls run one compiled

@@ -421,6 +421,14 @@ def designs(x, basis):
     return jax.lax.map(lambda xb: design(xb, basis), x)
 
 
+def host_designs(x: np.ndarray, basis) -> np.ndarray:
+    """:func:`designs` in numpy on the host (:meth:`jaxtree.basis.Basis.host_evaluate`,
+    ``basis.on_host``): ``(n_chunks, m, q*p)`` of the numpy chunks ``x (n_chunks, m, p)``,
+    the same column order, equal to :func:`designs`' values to the last bit or two."""
+    nc, m, p = x.shape
+    return basis.host_evaluate(x, axis=2).reshape(nc, m, basis.q * p)
+
+
 HOST_SUPPORT_MAX_WORK = 2_000_000
 """Up to this many distinct column values times ``q`` the estimators count a fit's support on
 the host (:func:`host_support_counts`, where compiling dominates), above it from the kept

@@ -473,3 +473,55 @@ def test_evaluate_at_gradient_ignores_other_families():
             lambda v: jnp.take_along_axis(basis.evaluate(v), index[:, None], axis=1).sum()))(x)
         assert bool(jnp.all(jnp.isfinite(g_at)))
         np.testing.assert_allclose(np.asarray(g_at), np.asarray(g_full), rtol=1e-9, atol=1e-9)
+
+
+# ------------------------------------------ the numpy form (Basis.host_evaluate)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_host_evaluate_matches_numpy_float32_and_the_device(family):
+    # the same operations in numpy on the host: within float32 rounding of the float64 truth
+    # (as the device's), and of the device's values to that rounding (XLA may fuse a
+    # multiply-add: a hat's x*(n-1) - m then rounds once, about (n-1)*eps/2 apart); a wrong
+    # frequency, knot or sign is off by O(1)
+    basis = Basis((family,))
+    x = np.r_[_inputs(3), -0.25, 1.25].astype(np.float32)
+    got = basis.host_evaluate(x)
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32
+    assert got.shape == (x.size, family.size)
+    np.testing.assert_allclose(got.astype(np.float64), _reference(basis, x.astype(np.float64)),
+                               rtol=0, atol=2e-6)
+    device = np.asarray(jax.jit(basis.evaluate)(x))
+    np.testing.assert_allclose(got, device, rtol=0, atol=family.size * np.finfo(np.float32).eps)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_host_evaluate_matches_numpy_float64(family):
+    basis = Basis((family,))
+    x = np.r_[_inputs(4), np.linspace(-3.0, 3.0, 501)]
+    got = basis.host_evaluate(x)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, _reference(basis, x), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_host_evaluate_places_the_function_index_as_evaluate(axis):
+    # the default basis's layout (functions in the families' order) at every axis, the
+    # scorer's (chunks, rows, p) with axis 2 among them
+    basis = default_basis()
+    x = np.random.default_rng(5).uniform(size=(3, 8, 4)).astype(np.float32)
+    want = np.asarray(basis.evaluate(jnp.asarray(x), axis=axis))
+    got = basis.host_evaluate(x, axis=axis)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=4 * np.finfo(np.float32).eps)
+
+
+def test_host_evaluate_refuses_what_it_cannot_evaluate():
+    custom = make_basis(hats=3, functions={"tanh": jnp.tanh})
+    assert default_basis().on_host and not custom.on_host
+    with pytest.raises(ValueError, match="CustomFunction.*Use evaluate"):
+        custom.host_evaluate(np.zeros(3))
+    with pytest.raises(ValueError, match="float array; got dtype int64"):
+        default_basis().host_evaluate(np.zeros(3, np.int64))
+    with pytest.raises(ValueError, match="axis must be an integer"):
+        default_basis().host_evaluate(np.zeros((4, 2)), axis=3)

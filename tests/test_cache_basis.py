@@ -42,14 +42,56 @@ def test_cache_basis_is_checked():
 def kept(monkeypatch):
     """The row counts of the chunked data whose basis values a fit keeps."""
     calls = []
-    real = source.designs_cached
+    real = source.kept_basis
 
     def spy(x, basis):
         calls.append(x.shape)
         return real(x, basis)
 
-    monkeypatch.setattr(source, "designs_cached", spy)
+    monkeypatch.setattr(source, "kept_basis", spy)
     return calls
+
+
+@pytest.mark.parametrize("task", ["regress", "classify"])
+def test_a_small_tables_kept_values_come_from_the_host(x64, rng, monkeypatch, task):
+    # at most HOST_BASIS_MAX_VALUES kept values on a CPU: numpy's (Basis.host_evaluate),
+    # nothing compiled for them; the fit equals the one with the compiled values (float64:
+    # the values agree to the last bits, the L-BFGS refinements then stop within its relative
+    # tolerance of each other, ~1e-8). A wrong layout of the host values (the function-major
+    # columns, the chunks' order) changes the formula.
+    X = rng.uniform(size=(300, 4))
+    f = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2]
+    if task == "regress":
+        y = f + 0.05 * rng.standard_normal(300)
+        make = lambda: jaxtree.TreeRegressor(k=4, random_state=0)  # noqa: E731
+        out = lambda m: m.predict(X)  # noqa: E731
+    else:
+        y = (f + 0.3 * rng.standard_normal(300) > np.median(f)).astype(int)
+        make = lambda: jaxtree.TreeClassifier(k=3, random_state=0)  # noqa: E731
+        out = lambda m: m.predict_proba(X)  # noqa: E731
+
+    def refuse(x, basis):
+        raise AssertionError("the kept values' program was called on a small table")
+
+    with monkeypatch.context() as m:
+        m.setattr(source, "designs_cached", refuse)
+        host = make().fit(X, y)
+    monkeypatch.setattr(source, "HOST_BASIS_MAX_VALUES", 0)
+    compiled = make().fit(X, y)
+    assert host.formula() == compiled.formula()
+    np.testing.assert_allclose(out(host), out(compiled), rtol=1e-7, atol=1e-7)
+
+
+def test_the_host_values_are_the_compiled_ones_in_their_layout(rng):
+    # scoring.host_designs against the jitted scoring.designs on padded chunks (the scorer's
+    # (chunks, rows, q*p) function-major columns), float32: to the rounding of a multiply-add
+    basis = jaxtree.basis.default_basis()
+    x = rng.uniform(-0.1, 1.1, size=(3, 16, 5)).astype(np.float32)
+    x[2, 10:] = 0.0  # padding rows
+    got = scoring.host_designs(x, basis)
+    want = np.asarray(scoring.designs(x, basis))
+    assert got.shape == want.shape == (3, 16, basis.q * 5)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-6)
 
 
 @pytest.mark.slow  # ~13 s; its kept = evaluated oracle runs by default wherever an estimator's

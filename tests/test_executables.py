@@ -614,6 +614,7 @@ def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles
     kw = dict(k=2, search="greedy", validation_fraction=None, shapes=0)
     suite_flags = os.environ.get("XLA_FLAGS", "")
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    monkeypatch.setattr(source, "HOST_BASIS_MAX_VALUES", 0)  # the kept values compiled
     ex._quick_memory.clear()
     light = jaxtree.TreeRegressor(**kw).fit(X, y)
     lit = {name: opts for name, opts in named_compiles
@@ -707,7 +708,7 @@ def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
     defaults); the probabilities agree to 1e-6 (other LLVM levels round otherwise)."""
     import jaxtree
     from jaxtree import search
-    from jaxtree._fit import classify
+    from jaxtree._fit import classify, source
 
     rng = np.random.default_rng(11)
     X = rng.uniform(size=(300, 3))
@@ -715,6 +716,7 @@ def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
     kw = dict(k=2, validation_fraction=None, shapes=0)
     suite_flags = os.environ.get("XLA_FLAGS", "")
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    monkeypatch.setattr(source, "HOST_BASIS_MAX_VALUES", 0)  # the kept values compiled
     ex._quick_memory.clear()
     light = jaxtree.TreeClassifier(**kw).fit(X, y)
     lit = {name: opts for name, opts in named_compiles if opts == {**ex._MARK, **ex.LIGHT_LLVM1}}

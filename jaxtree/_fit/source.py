@@ -26,6 +26,7 @@ import numpy as np
 
 from jaxtree import _executables
 from jaxtree import _scaling as scaling_
+from jaxtree import plan as plan_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
 from jaxtree import scoring, search
@@ -46,6 +47,31 @@ designs_cached = _executables.cached(scoring.designs, static_argnums=(1,),
 :func:`jaxtree.scoring.designs`), stored and loaded like the search's programs, so that a
 second process compiles nothing for them (light at LLVM level 1: no L-BFGS loop,
 :data:`jaxtree._executables.LIGHT_LLVM1`)."""
+
+
+HOST_BASIS_MAX_VALUES = 2_000_000
+"""Up to this many kept basis values (rows of the chunks times ``p*q``) on a CPU,
+:func:`kept_basis` evaluates them in numpy instead of compiling :data:`designs_cached`.
+
+Decision (sixty-fourth session, issue 27): the compiled program cost the demo's first fit
+(1,000 x 10, 409,600 values) about 0.3 s on the fit's thread (trace 0.03, lower 0.09,
+compile 0.2 s) before the search step could be traced; numpy takes about 2 ms there. Numpy's
+cost grows with the values (about 15 ns a value, where XLA's program runs near 1 ns): at 2
+million values about 30 ms a fit, past which a warm fit would pay more than a first fit
+saves. The values differ from XLA's in the last bit or two (it may fuse a multiply and an
+add), so a table's fit moves by rounding against the compiled values; which one a table
+gets depends only on its size."""
+
+
+def kept_basis(x, basis):
+    """The kept basis values (``cache_basis``) of the chunked rows ``x (n_chunks, m, p)``:
+    on the host (:func:`jaxtree.scoring.host_designs`) where the fit runs on a CPU, the
+    basis has a numpy form and there are at most :data:`HOST_BASIS_MAX_VALUES` values, else
+    the compiled :data:`designs_cached`."""
+    if (basis.on_host and x.size * basis.q <= HOST_BASIS_MAX_VALUES
+            and plan_.platform_of() == "cpu"):
+        return jax.device_put(scoring.host_designs(np.asarray(x), basis))
+    return designs_cached(x, basis)
 
 
 supported_cached = _executables.cached(scoring.supported, static_argnums=(1,),
@@ -284,7 +310,7 @@ class InMemory(_Regression):
                              chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
                              columns=columns)
         if self.spec.cache_basis and basis:  # through the executable cache, as the search's
-            data = data._replace(phi=designs_cached(data.x, self.spec.basis))
+            data = data._replace(phi=kept_basis(data.x, self.spec.basis))
         if basis:  # the search's indicator columns, summed from two columns each
             data = scoring.with_indicators(data, self.spec.indicators)
         return data
