@@ -44,9 +44,9 @@ def kept(monkeypatch):
     calls = []
     real = source.kept_basis
 
-    def spy(x, basis):
+    def spy(x, basis, host):
         calls.append(x.shape)
-        return real(x, basis)
+        return real(x, basis, host)
 
     monkeypatch.setattr(source, "kept_basis", spy)
     return calls
@@ -70,7 +70,7 @@ def test_a_small_tables_kept_values_come_from_the_host(x64, rng, monkeypatch, ta
         make = lambda: jaxtree.TreeClassifier(k=3, random_state=0)  # noqa: E731
         out = lambda m: m.predict_proba(X)  # noqa: E731
 
-    def refuse(x, basis):
+    def refuse(*args):
         raise AssertionError("the kept values' program was called on a small table")
 
     with monkeypatch.context() as m:
@@ -80,6 +80,17 @@ def test_a_small_tables_kept_values_come_from_the_host(x64, rng, monkeypatch, ta
     compiled = make().fit(X, y)
     assert host.formula() == compiled.formula()
     np.testing.assert_allclose(out(host), out(compiled), rtol=1e-7, atol=1e-7)
+
+
+def test_the_greedy_search_keeps_the_compiled_values(rng, monkeypatch):
+    # the paper's setting (a 30 ms warm fit) keeps the compiled program (FitSpec.host_basis)
+    def refuse(*args):
+        raise AssertionError("the greedy search's kept values were evaluated on the host")
+
+    monkeypatch.setattr(scoring, "host_designs", refuse)
+    X = rng.uniform(size=(200, 3))
+    model = jaxtree.TreeRegressor.paper(k=2).fit(X, X[:, 0] ** 2)
+    assert model.k_ == 2
 
 
 def test_the_host_values_are_the_compiled_ones_in_their_layout(rng):

@@ -605,7 +605,7 @@ class Labels:
         if s.devices is None and scoring.compiling_dominates(self.xs.shape[0], xs.shape[1],
                                                              s.basis.q):  # the table's rows
             # the search's kept basis values (classifier_spec's decision), one program
-            data = data._replace(phi=source.kept_basis(data.x, s.basis))
+            data = data._replace(phi=source.kept_basis(data.x, s.basis, s.host_basis))
         data = scoring.with_indicators(data, s.indicators)  # the regressor's rule
         # min_support, counted on these rows: from the kept values where there are any (the
         # regressor's order), so that no counting program is compiled beside them

@@ -26,7 +26,6 @@ import numpy as np
 
 from jaxtree import _executables
 from jaxtree import _scaling as scaling_
-from jaxtree import plan as plan_
 from jaxtree import program as prog
 from jaxtree import reference as reference_
 from jaxtree import scoring, search
@@ -50,7 +49,8 @@ second process compiles nothing for them (light at LLVM level 1: no L-BFGS loop,
 
 
 HOST_BASIS_MAX_VALUES = 2_000_000
-"""Up to this many kept basis values (rows of the chunks times ``p*q``) on a CPU,
+"""Up to this many kept basis values (rows of the chunks times ``p*q``), in a fit whose spec
+allows it (``host_basis``: a CPU, compiling dominates, not the greedy search),
 :func:`kept_basis` evaluates them in numpy instead of compiling :data:`designs_cached`.
 
 Decision (sixty-fourth session, issue 27): the compiled program cost the demo's first fit
@@ -63,13 +63,12 @@ add), so a table's fit moves by rounding against the compiled values; which one 
 gets depends only on its size."""
 
 
-def kept_basis(x, basis):
+def kept_basis(x, basis, host: bool):
     """The kept basis values (``cache_basis``) of the chunked rows ``x (n_chunks, m, p)``:
-    on the host (:func:`jaxtree.scoring.host_designs`) where the fit runs on a CPU, the
-    basis has a numpy form and there are at most :data:`HOST_BASIS_MAX_VALUES` values, else
-    the compiled :data:`designs_cached`."""
-    if (basis.on_host and x.size * basis.q <= HOST_BASIS_MAX_VALUES
-            and plan_.platform_of() == "cpu"):
+    on the host (:func:`jaxtree.scoring.host_designs`) where the fit allows it (``host``:
+    :attr:`jaxtree._fit.spec.FitSpec.host_basis`), the basis has a numpy form and there are
+    at most :data:`HOST_BASIS_MAX_VALUES` values, else the compiled :data:`designs_cached`."""
+    if host and basis.on_host and x.size * basis.q <= HOST_BASIS_MAX_VALUES:
         return jax.device_put(scoring.host_designs(np.asarray(x), basis))
     return designs_cached(x, basis)
 
@@ -310,7 +309,7 @@ class InMemory(_Regression):
                              chunk_size=self.spec.chunk, rows=rows, dtype=self.spec.dtype,
                              columns=columns)
         if self.spec.cache_basis and basis:  # through the executable cache, as the search's
-            data = data._replace(phi=kept_basis(data.x, self.spec.basis))
+            data = data._replace(phi=kept_basis(data.x, self.spec.basis, self.spec.host_basis))
         if basis:  # the search's indicator columns, summed from two columns each
             data = scoring.with_indicators(data, self.spec.indicators)
         return data
