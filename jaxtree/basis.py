@@ -1507,9 +1507,9 @@ class Basis:
 
         Decision (sixty-fourth session, issue 27): a small table's fit keeps its rows' basis
         values (``cache_basis``); their compiled program cost the demo's first fit about
-        0.3 s on the fit's thread (trace, lower, compile) before anything else could start,
-        for a few milliseconds of work that numpy does in about as few
-        (:class:`jaxtree._fit.source.Source`).
+        0.3 s on the fit's thread (trace, lower, compile) before the search step could be
+        traced, for work that numpy does in about 1.4 ms
+        (:func:`jaxtree._fit.source.kept_basis`).
 
         Args:
             x: float numpy array of any shape (``float32`` or ``float64``).

@@ -55,9 +55,10 @@ allows it (``host_basis``: a CPU, compiling dominates, not the greedy search),
 
 Decision (sixty-fourth session, issue 27): the compiled program cost the demo's first fit
 (1,000 x 10, 409,600 values) about 0.3 s on the fit's thread (trace 0.03, lower 0.09,
-compile 0.2 s) before the search step could be traced; numpy takes about 2 ms there. Numpy's
-cost grows with the values (about 15 ns a value, where XLA's program runs near 1 ns): at 2
-million values about 30 ms a fit, past which a warm fit would pay more than a first fit
+compile 0.2 s) before the search step could be traced; numpy takes about 1.4 ms there. Numpy's
+cost grows faster than the values (3.4 ns a value at 1,024 x 10 rows, 5.8 ns at 4,096 x 10:
+9.5 ms, 6.7 ns at 16,384 x 10: 44 ms; a default fit evaluates three times): at 2 million
+values about 12 ms an evaluation, past which a warm fit would pay more than a first fit
 saves. The values differ from XLA's in the last bit or two (it may fuse a multiply and an
 add), so a table's fit moves by rounding against the compiled values; which one a table
 gets depends only on its size."""
