@@ -21,7 +21,12 @@ from jaxtree import _executables as E  # noqa: E402
 
 SETS = {"default": {}, "light": E.LIGHT, "light_o1": E.LIGHT_LLVM1, "quick": E.QUICK,
         "o1": {"xla_backend_optimization_level": 1},
-        "light_o0": {**E.LIGHT, "xla_backend_optimization_level": 0}}  # forty-third session
+        "light_o0": {**E.LIGHT, "xla_backend_optimization_level": 0},  # forty-third session
+        # sixty-fourth session: XLA's target ISA (compile options jaxlib 0.10.2 accepts)
+        "o1_avx2": {**E.LIGHT_LLVM1, "xla_cpu_max_isa": "AVX2"},
+        "light_avx2": {**E.LIGHT, "xla_cpu_max_isa": "AVX2"},
+        "o1_sse4": {**E.LIGHT_LLVM1, "xla_cpu_max_isa": "SSE4_2"},
+        "light_sse4": {**E.LIGHT, "xla_cpu_max_isa": "SSE4_2"}}
 ap = argparse.ArgumentParser()
 ap.add_argument("n", type=int)
 ap.add_argument("p", type=int)
