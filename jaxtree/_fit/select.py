@@ -439,7 +439,7 @@ def _numpy_basis(basis) -> bool:
     """Whether every function of ``basis`` has numpy code (no
     :class:`jaxtree.basis.CustomFunction`, a user's function that may not take numpy
     arrays)."""
-    return not any(isinstance(basis.locate(i)[0], basis_.CustomFunction) for i in range(basis.q))
+    return not any(isinstance(f, basis_.CustomFunction) for f in basis.families)
 
 
 def host_tree_values(program, x, basis):
