@@ -281,17 +281,10 @@ def test_the_backfitting_round_runs_on_the_host(monkeypatch):
     tree's values and sweeps the chosen terms on the host: the compiled tree values and
     refit raise here, and the fit equals the one through them (host values off) to float32
     rounding, its shape terms kept."""
-    from jaxtree._fit import source
-    from jaxtree._fit import spec as spec_
-
     X, f, rng = _round_table(8)
     y = f + 0.05 * rng.standard_normal(len(f))
-    with monkeypatch.context() as m:
-        m.setattr(spec_, "HOST_BACKFIT", False)
-        ref = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
-
-    _refuse_compiled_round(monkeypatch, source)
-    est = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
+    est, ref = _host_and_compiled_round(
+        monkeypatch, lambda: jaxtree.TreeRegressor(k=4, random_state=0), X, y)
     assert est.model_.shapes is not None
     assert est.formula() == ref.formula()
     np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-4, atol=1e-4)
@@ -303,6 +296,19 @@ def _round_table(seed, n=2100):
     rng = np.random.default_rng(seed)
     X = rng.uniform(size=(n, 4))
     return X, 2 * np.abs(X[:, 0] - 0.5) + np.sin(3 * X[:, 1]) + 3 * X[:, 2] * X[:, 3], rng
+
+
+def _host_and_compiled_round(monkeypatch, make, X, y):
+    """``(host, compiled)``: the estimator ``make()`` fitted to ``(X, y)`` with the compiled
+    round refused (:func:`_refuse_compiled_round`), and with ``HOST_BACKFIT`` off."""
+    from jaxtree._fit import source
+    from jaxtree._fit import spec as spec_
+
+    with monkeypatch.context() as m:
+        m.setattr(spec_, "HOST_BACKFIT", False)
+        compiled = make().fit(X, y)
+    _refuse_compiled_round(monkeypatch, source)
+    return make().fit(X, y), compiled
 
 
 def _refuse_compiled_round(monkeypatch, source):
@@ -323,16 +329,10 @@ def test_the_classifiers_newton_round_runs_on_the_host(monkeypatch, classes):
     dominates: the compiled ones raise here, and the probabilities equal those of the fit
     through them (host_backfit off) to float32 rounding. At 2,100 rows the shape stage
     itself is compiled (fine knots), so only the round moves."""
-    from jaxtree._fit import source
-    from jaxtree._fit import spec as spec_
-
     X, f, rng = _round_table(9)
     y = np.digitize(f + 0.3 * rng.standard_normal(len(f)),
                     np.quantile(f, np.linspace(0, 1, classes + 1)[1:-1]))
-    with monkeypatch.context() as m:
-        m.setattr(spec_, "HOST_BACKFIT", False)
-        ref = jaxtree.TreeClassifier(k=3, random_state=0).fit(X, y)
-    _refuse_compiled_round(monkeypatch, source)
-    est = jaxtree.TreeClassifier(k=3, random_state=0).fit(X, y)
+    est, ref = _host_and_compiled_round(
+        monkeypatch, lambda: jaxtree.TreeClassifier(k=3, random_state=0), X, y)
     assert est.model_.shapes is not None
     np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-4)
