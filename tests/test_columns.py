@@ -184,7 +184,8 @@ WARM_CHILD = """
             took.append(clf.model_.shapes is not None)
         with count_compilations() as batched:  # the same batches again: all from the cache
             batches()
-        # a table of warmup's own covariate count: its prediction is in the cache too
+        # a table of warmup's own covariate count: its first small prediction compiles
+        # nothing (on the host, pipeline.HOST_PREDICT_MAX_ROWS)
         X3 = X[:, :3]
         own = jaxtree.TreeRegressor(**kw).fit(X3, np.cos(2 * X3[:, 2]) + X3[:, 0])
         with count_compilations() as predicted:
@@ -207,7 +208,7 @@ def test_warmup_fills_the_cache_for_another_table_in_its_buckets(tmp_path):
     the tables' buckets, not at their own widths); and fit_batch / fit_batch_classifier of
     the shapes the first process fitted compile nothing (their steps are stored, their
     chunks, starts and members made on the host); a table of warmup's own covariate count
-    predicts without compiling (warmup predicted a row of each fit)."""
+    predicts 50 rows without compiling (on the host)."""
     from test_compilation_cache import run_child
 
     assert run_child(WARM_CHILD, tmp_path, CHILD_MODE="warmup")[0]["done"] is True
@@ -245,7 +246,8 @@ def test_warmup_checks_its_arguments():
 def test_warmup_fits_the_classifier_on_its_number_of_classes(monkeypatch):
     """warmup(classifier=True, classes=K) fits TreeClassifier on K labels of about equal
     counts (its one-versus-rest step is compiled per number of trees); two by default. Each
-    fit is followed by a one-row predict_proba (its prediction into the cache)."""
+    one-versus-rest fit is followed by a one-row predict_proba (its prediction into the
+    cache); a binary classifier's predictions of up to 1,024 rows compile nothing."""
     seen, predicted = [], []
     monkeypatch.setattr(jaxtree.TreeClassifier, "fit",
                         lambda self, X, y: seen.append((self.k, np.bincount(y))) or self)
@@ -258,7 +260,7 @@ def test_warmup_fits_the_classifier_on_its_number_of_classes(monkeypatch):
     assert [k for k, _ in seen] == [4] * 4
     assert [len(c) for _, c in seen] == [3, 3, 2, 2]
     assert all(c.min() >= 99 for _, c in seen[:2]) and all(c.min() >= 149 for _, c in seen[2:])
-    assert predicted == [1, 1, 1, 1]
+    assert predicted == [1, 1]  # the three classes' two fits
 
 
 # In the slow suite (two classes ~13 s, three ~100 s; since the eighteenth session, when the

@@ -658,6 +658,7 @@ def test_small_predictions_compile_light_and_equal_a_larger_block(named_compiles
     est = jaxtree.TreeRegressor(k=2, search="greedy", validation_fraction=None,
                                 shapes=0).fit(X, y)
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    monkeypatch.setattr(pipeline, "HOST_PREDICT_MAX_ROWS", 0)  # the compiled prediction's
     ex._quick_memory.clear()
     del named_compiles[:]
     small = est.predict(X[:200])  # a block of 1,024 rows

@@ -9,6 +9,7 @@ import gc
 import pathlib
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -53,7 +54,10 @@ def test_predict_block_rows_are_powers_of_two_within_the_bounds():
 def test_predictions_of_nearby_lengths_share_one_program_and_are_unpadded(monkeypatch):
     """Rows are padded to a bucket (issue 27): 300 and 400 rows compile one program, and
     every row's prediction is the one unpadded evaluation gives, for a regressor and a
-    3-class classifier, with the rows in several blocks too."""
+    3-class classifier, with the rows in several blocks too (the compiled prediction: the
+    host's, of up to HOST_PREDICT_MAX_ROWS rows, is tested below)."""
+    monkeypatch.setattr(pipeline, "HOST_PREDICT_MAX_ROWS", 0)
+    chunk_rows = pipeline.PREDICT_CHUNK_ROWS
     X, y = _data(n=400)
     est = jaxtree.TreeRegressor.paper(k=2, basis=SMALL).fit(X, y)
     clf = jaxtree.TreeClassifier(k=2, basis=SMALL, search="greedy").fit(
@@ -70,7 +74,7 @@ def test_predictions_of_nearby_lengths_share_one_program_and_are_unpadded(monkey
         np.testing.assert_array_equal(got, whole)
         monkeypatch.setattr(pipeline, "PREDICT_CHUNK_ROWS", 128)  # blocks of 128, one padded
         np.testing.assert_array_equal(values(X), whole)
-        monkeypatch.undo()
+        monkeypatch.setattr(pipeline, "PREDICT_CHUNK_ROWS", chunk_rows)
     assert clf.decision_function(X).shape == (400, 3)
     # a float32 model (users' dtype without x64) casts float64 rows on the host: the first
     # call of a bucket compiles no eager cast beside the prediction, the next length nothing
@@ -102,7 +106,9 @@ def test_trees_of_every_size_in_a_bucket_share_one_prediction_with_the_unpadded_
     issue 27): after a model of ``k = 1``, models of ``k = 3`` and ``5`` (both in the bucket
     of 8 operations) compile no prediction, a binary classifier's decision values too, and
     each prediction equals the unpadded model's (``jaxtree.predict``) bitwise. Above
-    ``BUCKET_TREE_MAX_ROWS`` a block evaluates the tree at its own size (and compiles)."""
+    ``BUCKET_TREE_MAX_ROWS`` a block evaluates the tree at its own size (and compiles).
+    The compiled prediction: the host's (``HOST_PREDICT_MAX_ROWS``) compiles nothing."""
+    monkeypatch.setattr(pipeline, "HOST_PREDICT_MAX_ROWS", 0)
     X, y = _data(n=300)
     ests = [jaxtree.TreeRegressor.paper(k=k, basis=SMALL).fit(X, y) for k in (1, 3, 5)]
     assert [e.model_.program.capacity for e in ests] == [3, 7, 11]
@@ -438,3 +444,87 @@ def test_the_order_held_out_rows_support_is_kept(monkeypatch, truth, seed, kept)
     assert stopped.shape_order_ == "tree first"
     assert stopped.status_ & jaxtree.search.Status.STOPPED
     np.testing.assert_array_equal(stopped.predict(Xt), off.predict(Xt))
+
+
+def _host_models():
+    """Fitted models covering each step of a prediction: shape terms with a pair, the log
+    and square target transforms (a smearing factor), a binary classifier's decision values,
+    a covariate with missing values (its indicator), a prediction bound that binds."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(500, 4))
+    X[rng.random(500) < 0.1, 3] = np.nan  # missing="indicator": a fifth, indicator covariate
+    f = np.sin(3 * X[:, 0]) + 2 * X[:, 1] * X[:, 2] + np.nan_to_num(X[:, 3])
+    y = f + 0.05 * rng.normal(size=500)
+    fit = dict(k=3, search="greedy", validation_fraction=None)
+    models = {
+        "shapes": jaxtree.TreeRegressor(shapes=4, **fit).fit(X, y).model_,
+        "log": jaxtree.TreeRegressor(target_transform="log", **fit).fit(X, np.exp(y)).model_,
+        "square": jaxtree.TreeRegressor(target_transform="square", **fit).fit(
+            X, np.sqrt(y - y.min() + 1)).model_,
+        "classifier": jaxtree.TreeClassifier(k=3, search="greedy").fit(
+            X, (y > np.median(y)).astype(int)).model_,
+    }
+    models["bound"] = dataclasses.replace(models["shapes"], y_bound=0.05)  # binds on most rows
+    sq = models["square"]  # shifted so that the fitted y² is negative on half the rows
+    fitted_sq = np.asarray(jaxtree.predict(sq, np.c_[X, np.isnan(X[:, 3])]), np.float64) ** 2
+    models["square_low"] = dataclasses.replace(sq, y_center=sq.y_center - np.median(fitted_sq))
+    assert models["shapes"].shapes is not None and int(models["shapes"].shapes.n_terms) >= 2
+    assert models["log"].target_transform == "log" and float(models["log"].smearing) != 1.0
+    assert models["square"].target_transform == "square"
+    return X, models
+
+
+@pytest.mark.filterwarnings("ignore::jaxtree.MissingValueWarning")  # NaN given to the model
+@pytest.mark.parametrize("clip", [True, False])
+def test_host_predictions_equal_the_compiled_prediction_in_float64(clip):
+    """``pipeline.host_predictions`` (numpy, what ``predict`` computes for calls of up to
+    ``HOST_PREDICT_MAX_ROWS`` rows) equals ``jaxtree.predict`` (compiled) in float64 to
+    1e-12 on rows inside and outside the training range and with missing values, with and
+    without clipping; a custom basis function is left to the compiled prediction."""
+    X, models = _host_models()
+    rows = np.r_[X[:100], 1.6 * X[100:200] - 0.3]  # half of them outside the range
+    for name, model in models.items():
+        enc = np.c_[rows, np.isnan(rows[:, 3])] if model.n_features == 5 else rows
+        got = pipeline.host_predictions(model, enc, clip)
+        want = np.asarray(jaxtree.predict(model, enc, clip=clip), np.float64)
+        assert np.isfinite(want).all() and np.std(want) > 1e-3, name
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max(),
+                                   err_msg=name)
+        if name == "bound" and clip:  # the bound binds: predictions on it
+            edge = np.asarray(model.y_center + model.y_scale * np.array([-1.1, 1.1])
+                              * model.y_bound, np.float64)
+            assert np.isclose(got[:, None], edge[None, :], rtol=1e-12).any(axis=1).mean() > 0.5
+    custom = jaxtree.basis.Basis((jaxtree.basis.CustomFunction("tanh(2{x})",
+                                                               lambda v: jnp.tanh(2 * v)),))
+    enc = np.c_[X[:3], np.isnan(X[:3, 3])]
+    assert models["shapes"].n_features == 5
+    assert pipeline.host_predictions(dataclasses.replace(models["shapes"], basis=custom),
+                                     enc, clip) is None
+
+
+def test_small_predictions_compile_nothing_and_larger_ones_the_compiled_program(monkeypatch):
+    """An estimator's ``predict`` of at most ``HOST_PREDICT_MAX_ROWS`` rows (1,024: the
+    first predict after a small fit) compiles nothing and gives the compiled prediction's
+    values to float64 rounding; one more row goes to the compiled program (a regressor and
+    a binary classifier, whose probabilities follow its decision values)."""
+    rng = np.random.default_rng(6)
+    X = rng.uniform(size=(1025, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2]
+    est = jaxtree.TreeRegressor(k=2, search="greedy", validation_fraction=None,
+                                basis=SMALL).fit(X[:300], y[:300])
+    clf = jaxtree.TreeClassifier(k=2, search="greedy", basis=SMALL).fit(
+        X[:300], (y[:300] > np.median(y)).astype(int))
+    assert pipeline.HOST_PREDICT_MAX_ROWS == 1024
+    for fitted, values in ((est, est.predict), (clf, clf.decision_function)):
+        with count_compilations() as count:
+            small = values(X[:1024])
+            proba = clf.predict_proba(X[:5]) if fitted is clf else None
+        assert count.lowerings == 0, count
+        want = np.asarray(jaxtree.predict(fitted.model_, X), np.float64)
+        np.testing.assert_allclose(small, want[:1024], rtol=1e-12, atol=1e-12)
+        if proba is not None:
+            np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-want[:5])), rtol=1e-9)
+        with count_compilations() as count:
+            big = values(X)  # 1,025 rows: the compiled prediction
+        assert count.lowerings >= 1, count
+        np.testing.assert_allclose(big, want, rtol=1e-12, atol=1e-12)

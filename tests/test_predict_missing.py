@@ -72,7 +72,7 @@ def test_rows_without_nan_are_untouched_and_silent(fitted):
         warnings.simplefilter("error", V.MissingValueWarning)
         a = est.predict(X[:6])
         b = np.asarray(jaxtree.predict(est.model_, X[:6]))
-    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a, b, rtol=1e-12)  # est.predict of 6 rows: on the host
 
 
 def test_a_column_that_had_missing_values_uses_its_indicator_silently():

@@ -389,7 +389,7 @@ def test_second_fit_with_shapes_compiles_nothing():
     assert count.lowerings == 0 and count.compiles == 0
 
 
-def test_models_of_other_pairs_predict_with_one_program_and_the_static_values():
+def test_models_of_other_pairs_predict_with_one_program_and_the_static_values(monkeypatch):
     """The estimators predict a model's shape terms with its chosen pairs as data
     (``model.slotted``, issue 27): a model that chose other pairs (of the same settings),
     or none, compiles no new prediction, and each prediction equals the static form's
@@ -403,6 +403,7 @@ def test_models_of_other_pairs_predict_with_one_program_and_the_static_values():
     m = jaxtree.TreeRegressor(k=1, shape_knots=(6, 4), **dict(GREEDY, shapes=7)).fit(X, y).model_
     sh, spec, p = m.shapes, m.shape_spec, m.n_features
     rng = np.random.default_rng(1)
+    monkeypatch.setattr(pipeline, "HOST_PREDICT_MAX_ROWS", 0)  # the compiled prediction's
 
     def with_pairs(pairs):  # the tree and the first fitted mains, then these pairs
         n = min(int(sh.n_terms), spec.max_terms - len(pairs))

@@ -29,7 +29,7 @@ from jaxtree import model as model_
 from jaxtree import plan as plan_
 from jaxtree import search
 from jaxtree import stream as stream_
-from jaxtree._fit import progress, select, source, stages
+from jaxtree._fit import host_shapes, progress, select, source, stages
 from jaxtree._fit import spec as spec_
 from jaxtree._inputs import encoding as encoding_
 from jaxtree._inputs import table as table_
@@ -57,6 +57,23 @@ running as fast (0.20-0.36 against 0.22-0.35 ms a call); at 200,000 rows the lig
 ran 30-75% slower (7.3-8.5 against 9.9-13.4 ms), so only the smallest bucket takes it. The
 predictions were bitwise those of a larger block's program (float64 and float32, with and
 without shape terms); other options could round otherwise."""
+
+HOST_PREDICT_MAX_ROWS = PREDICT_MIN_ROWS
+"""``predict`` of at most this many rows computes on the host (numpy, float64:
+:func:`host_predictions`) where the model's basis has no custom function; more rows, or a
+custom function, go to the compiled prediction (:func:`predict_rows`).
+
+Decision (sixty-fifth session, issue 27): after a first fit, a user's first ``predict``
+compiled the model's prediction program (0.17-0.19 s on the demo's 333 test rows in a fast
+hour, 0.4-0.5 s on slow days; BENCHMARKS.md, "The first prediction on the host"), for a
+pass of well under a millisecond; the README's main command and every first score of a
+small table paid it, and so did each new model structure (a refit with another ``k``
+bucket or shape knots). On the host it takes about a millisecond and compiles nothing.
+The compiled prediction stays for larger calls (it runs faster there, and its memory
+stays bounded by its row blocks) and for :func:`jaxtree.model.predict`, the pure function
+JAX users trace. The two agree to the model's float rounding: the host computes in float64,
+so a float32 model's host predictions differ from the compiled ones in the last bits
+(``tests/test_pipeline.py`` checks the agreement, float64 to 1e-12)."""
 
 BUCKET_TREE_MAX_ROWS = 1 << 16
 """``predict`` evaluates a tree in its capacity bucket (:func:`jaxtree.model.slotted`: one
@@ -339,14 +356,23 @@ def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
     :func:`jaxtree.model.predict_checked` of the model's :func:`jaxtree.model.slotted` form
     (one program for the models of the same settings, whichever shape pairs they chose,
     and in blocks of at most :data:`BUCKET_TREE_MAX_ROWS` rows whichever tree size up to
-    its capacity bucket)."""
+    its capacity bucket). A call of at most :data:`HOST_PREDICT_MAX_ROWS` rows without
+    ``values`` is computed on the host instead (:func:`host_predictions`), unless the basis
+    has a custom function."""
     n, m = xa.shape[0], predict_block_rows(xa.shape[0])
+    lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
+    if values is None and n <= HOST_PREDICT_MAX_ROWS:
+        c = PREDICT_CHUNK_ROWS
+        rows = (np.concatenate([_finite_block(xa[s:s + c], s) for s in range(0, n, c)])
+                if lazy else xa)
+        out = host_predictions(model, rows, clip)
+        if out is not None:
+            return out
     if values is None:  # a regressor's model: its shape terms' pairs as data (model_.slotted)
         model, terms = model_.slotted(model, bucket_tree=m <= BUCKET_TREE_MAX_ROWS)
 
         def values(model, x, clip):
             return model_.predict_checked(model, x, clip=clip, terms=terms)
-    lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
     parts = []
     with _executables.light_if(m <= PREDICT_LIGHT_ROWS):  # compiling dominates: see there
         for s in range(0, n, m):
@@ -356,6 +382,35 @@ def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
                 block = np.concatenate([block, np.repeat(block[-1:], m - rows, 0)])
             parts.append(np.asarray(values(model, block, clip), np.float64)[:rows])
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
+
+
+def host_predictions(model, x, clip: bool) -> Optional[np.ndarray]:
+    """Float64 predictions ``(n,)`` of one tree's model (a regressor's, or a binary
+    classifier's decision values) at validated, encoded rows ``x (n, p)``, in numpy:
+    :func:`jaxtree.model.predict`'s steps (missing values to the range's low end, the
+    scaling, the tree, the shape terms on clipped covariates, the bound, the target's
+    units) with nothing compiled. None where the basis has a custom function
+    (:func:`jaxtree._fit.select.host_tree_values`). Why: :data:`HOST_PREDICT_MAX_ROWS`."""
+    x = np.asarray(x, np.float64)
+    if model.missing != "error":  # the missing-value rule of jaxtree.model.predict
+        x = np.where(np.isnan(x), np.asarray(model.x_min, np.float64), x)
+    xs = (x - np.asarray(model.x_min, np.float64)) * np.asarray(model.x_scale, np.float64)
+    if clip:
+        xs = np.clip(xs, 0.0, 1.0)
+    inner = select.host_tree_values(model.program, xs, model.basis)
+    if inner is None:
+        return None
+    if model.shapes is not None:  # on covariates clipped to [0, 1], as evaluate clips them
+        inner = inner + host_shapes.evaluate(model.shapes, xs, model.shape_spec)
+    bound = target_.clip_bound(model)
+    if clip and bound is not None:
+        inner = np.clip(inner, -float(bound), float(bound))
+    out = float(np.asarray(model.y_center)) + float(np.asarray(model.y_scale)) * inner
+    if model.target_transform == "log":
+        out = np.exp(out) * float(np.asarray(model.smearing))
+    elif model.target_transform == "square":
+        out = np.sqrt(np.maximum(out, 0))
+    return out
 
 
 def _finite_block(block, start: int) -> np.ndarray:
