@@ -47,11 +47,9 @@ fine ones from 2,000)."""
 def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool = True,
            classifier: bool = False, classes: int = 2, **params) -> list:
     """Compiles the default estimator's programs for tables of the given sizes into jaxtree's
-    compilation cache (a new process then loads them instead of compiling): its fit's, and
-    for one-versus-rest classifiers (``classes`` > 2) their prediction of up to 1,024 rows
-    for tables of exactly that many covariates (a regressor's and a binary classifier's
-    predictions of up to 1,024 rows compute on the host, nothing compiled:
-    :data:`jaxtree._fit.pipeline.HOST_PREDICT_MAX_ROWS`).
+    compilation cache (a new process then loads them instead of compiling): its fit's. (A
+    prediction of up to 1,024 rows computes on the host and compiles nothing:
+    :data:`jaxtree._fit.pipeline.HOST_PREDICT_MAX_ROWS`.)
 
     Args:
       sizes: ``(rows, covariates)`` pairs (default ``((500, 4), (1000, 6), (1000, 8),
@@ -126,13 +124,7 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
                   np.abs(X - 0.5) @ (1.0 + np.arange(p) % 3) + noise):
             if classifier:
                 y = np.digitize(y, np.quantile(y, np.arange(1, classes) / classes), right=True)
-            est = estimator(k=int(k), **params).fit(X, y)
-            # and a one-versus-rest model's prediction of up to 1,024 rows (a user's first
-            # predict after a fit: one program per model settings and covariate count, the
-            # table's own p, not its bucket; 0.3-0.5 s to compile on the 2-core CPU); one
-            # tree's predictions of as many rows compute on the host (nothing to compile)
-            if classifier and classes > 2:
-                est.predict_proba(X[:1])
+            estimator(k=int(k), **params).fit(X, y)
         dt = time.perf_counter() - t0
         out.append({"rows": n, "covariates": p, "seconds": dt})
         if progress:

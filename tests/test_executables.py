@@ -688,6 +688,8 @@ def test_a_one_versus_rest_prediction_is_cached_and_compiles_light(named_compile
                                  shapes=0).fit(X, y)
     assert clf.decision_function(X[:5]).shape == (5, 3)
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    from jaxtree._fit import pipeline
+    monkeypatch.setattr(pipeline, "HOST_PREDICT_MAX_ROWS", 0)  # the compiled prediction's
     ex._quick_memory.clear()
     del named_compiles[:]
     small = clf.decision_function(X[:200])

@@ -505,8 +505,9 @@ def test_host_predictions_equal_the_compiled_prediction_in_float64(clip):
 def test_small_predictions_compile_nothing_and_larger_ones_the_compiled_program(monkeypatch):
     """An estimator's ``predict`` of at most ``HOST_PREDICT_MAX_ROWS`` rows (1,024: the
     first predict after a small fit) compiles nothing and gives the compiled prediction's
-    values to float64 rounding; one more row goes to the compiled program (a regressor and
-    a binary classifier, whose probabilities follow its decision values)."""
+    values to float64 rounding; one more row goes to the compiled program (a regressor, a
+    binary classifier, whose probabilities follow its decision values, and a 3-class
+    one-versus-rest classifier with shape terms, each class's tree on the host)."""
     rng = np.random.default_rng(6)
     X = rng.uniform(size=(1025, 3))
     y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2]
@@ -514,13 +515,18 @@ def test_small_predictions_compile_nothing_and_larger_ones_the_compiled_program(
                                 basis=SMALL).fit(X[:300], y[:300])
     clf = jaxtree.TreeClassifier(k=2, search="greedy", basis=SMALL).fit(
         X[:300], (y[:300] > np.median(y)).astype(int))
+    three = jaxtree.TreeClassifier(k=2, search="greedy", basis=SMALL).fit(
+        X[:300], np.digitize(y[:300], np.quantile(y, [0.3, 0.7])))
+    assert three.model_.shapes is not None
     assert pipeline.HOST_PREDICT_MAX_ROWS == 1024
-    for fitted, values in ((est, est.predict), (clf, clf.decision_function)):
+    for fitted, values in ((est, est.predict), (clf, clf.decision_function),
+                           (three, three.decision_function)):
         with count_compilations() as count:
             small = values(X[:1024])
             proba = clf.predict_proba(X[:5]) if fitted is clf else None
         assert count.lowerings == 0, count
-        want = np.asarray(jaxtree.predict(fitted.model_, X), np.float64)
+        predict = jaxtree.classifier.decision_function if fitted is three else jaxtree.predict
+        want = np.asarray(predict(fitted.model_, X), np.float64)
         np.testing.assert_allclose(small, want[:1024], rtol=1e-12, atol=1e-12)
         if proba is not None:
             np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-want[:5])), rtol=1e-9)

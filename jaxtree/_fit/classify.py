@@ -351,8 +351,29 @@ def decision_rows(model: model_.TreeModel, xa, clip: bool) -> np.ndarray:
     if not n_ovr(model):
         return pipeline.predict_rows(model, xa, clip)
     rest, terms = slotted(model)
+
+    def host(rows):  # each class's tree on the host (pipeline.HOST_PREDICT_MAX_ROWS)
+        cols = [pipeline.host_predictions(m, rows, clip) for m in host_members(model)]
+        return None if cols[0] is None else np.stack(cols, -1)
+
     return pipeline.predict_rows(rest, xa, clip,
-                                 lambda m, block, c: block_values(m, block, c, terms))
+                                 lambda m, block, c: block_values(m, block, c, terms), host)
+
+
+_HOST_MEMBERS: dict = {}
+"""``id(model) -> (a weak reference to the model, its classes' models as numpy)``:
+:func:`host_members`, made once per live model."""
+
+
+def host_members(model: model_.TreeModel) -> list:
+    """The model of each class of a one-versus-rest ``model``, its arrays numpy (each
+    class's slice of the leading axis): what :func:`jaxtree._fit.pipeline.host_predictions`
+    reads. Made once per live model (:func:`jaxtree.model.once_per_model`)."""
+    def split(m):
+        arrays = jax.tree_util.tree_map(np.asarray, m)
+        return [jax.tree_util.tree_map(lambda a, c=c: a[c], arrays) for c in range(n_ovr(m))]
+
+    return model_.once_per_model(_HOST_MEMBERS, model, split)
 
 
 block_values = _executables.cached(_block_values, static_argnums=(2,),

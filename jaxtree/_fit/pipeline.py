@@ -344,7 +344,7 @@ def _choose_transform(table: table_.Table, hyper: dict, params: spec_.Params) ->
 
 # --------------------------------------------------------------------------- predict
 
-def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
+def predict_rows(model, xa, clip: bool, values=None, host=None) -> np.ndarray:
     """Float64 predictions ``(n,)`` of the validated matrix ``xa (n, p)``, by row blocks of
     :func:`predict_block_rows` rows (``xa`` may be a memmap's
     :class:`jaxtree._inputs.encoding.EncodedRows`: each block is encoded when read, and checked for
@@ -356,16 +356,22 @@ def predict_rows(model, xa, clip: bool, values=None) -> np.ndarray:
     :func:`jaxtree.model.predict_checked` of the model's :func:`jaxtree.model.slotted` form
     (one program for the models of the same settings, whichever shape pairs they chose,
     and in blocks of at most :data:`BUCKET_TREE_MAX_ROWS` rows whichever tree size up to
-    its capacity bucket). A call of at most :data:`HOST_PREDICT_MAX_ROWS` rows without
-    ``values`` is computed on the host instead (:func:`host_predictions`), unless the basis
-    has a custom function."""
+    its capacity bucket).
+
+    ``host(rows)``: the same values computed on the host from all the rows at once, or None
+    where it cannot (a basis with a custom function); default (without ``values``)
+    :func:`host_predictions`. A call of at most :data:`HOST_PREDICT_MAX_ROWS` rows takes it
+    where it gives values."""
     n, m = xa.shape[0], predict_block_rows(xa.shape[0])
     lazy = not isinstance(xa, np.ndarray)  # EncodedRows: rows encoded when read
-    if values is None and n <= HOST_PREDICT_MAX_ROWS:
+    if host is None and values is None:
+        def host(rows):
+            return host_predictions(model, rows, clip)
+    if host is not None and n <= HOST_PREDICT_MAX_ROWS:
         c = PREDICT_CHUNK_ROWS
         rows = (np.concatenate([_finite_block(xa[s:s + c], s) for s in range(0, n, c)])
                 if lazy else xa)
-        out = host_predictions(model, rows, clip)
+        out = host(rows)
         if out is not None:
             return out
     if values is None:  # a regressor's model: its shape terms' pairs as data (model_.slotted)
