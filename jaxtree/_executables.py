@@ -148,7 +148,8 @@ insertion (:data:`jaxtree.search.insert_cached`), at 1,000 rows 2.18-2.39 -> 1.5
 of compiling against :data:`LIGHT` alone, running 1.46-1.55 against 1.44-1.75 ms; at 8,000
 rows 1.95-2.46 -> 1.38-1.40 s, 8.9-11.2 against 9.2-11.0 ms. Not for the refinement: its
 L-BFGS loop ran 30-100% slower at level 1 (BENCHMARKS.md, "Small tables compile without the
-fusion emitters").
+fusion emitters"), except the backfit search's (:data:`jaxtree.search.finish_backfit_cached`,
+sixty-fifth session), whose compilation ends a small table's first fit.
 
 Since the thirty-sixth session also every other light program without an L-BFGS loop:
 the kept basis values (:data:`jaxtree._fit.source.designs_cached`), the held-out errors

@@ -866,6 +866,28 @@ insert_cached = _executables.cached(insert_jit, static_argnums=(2, 3),
                                     light=_executables.LIGHT_LLVM1)
 finish_jit = jax.jit(finish_step, static_argnames=("basis", "config"))
 finish_cached = _executables.cached(finish_jit, static_argnums=(7, 8))
+finish_backfit_cached = _executables.cached(finish_jit, static_argnums=(7, 8),
+                                            light=_executables.LIGHT_LLVM1,
+                                            name="jaxtree.search.finish_step backfit")
+"""The backfit search's :func:`finish_step` (replacement moves: :func:`finishes`), compiled
+light at LLVM level 1 (:data:`jaxtree._executables.LIGHT_LLVM1`) where compiling dominates.
+
+Decision (sixty-fifth session, issue 27): on the demo (the default's backfit search, 1,000
+x 10) the finish's compilation ends the first fit's critical path (1.06 s at ``LIGHT``,
+0.88-0.91 s at level 1, compiled beside the insertion's); its L-BFGS loop runs slower at
+level 1 (1.9-2.0 -> 2.7-3.6 ms a call). Fresh processes, 4 rounds against cd821ec: the
+demo's first fit 2.07 -> 1.88 s (cache off 2.02 -> 1.88 s), the predictions bitwise the
+same; its warm fit (1,000 x 10, 12 alternating pairs) 0.253 -> 0.268 s. The greedy search's
+finish (the default from 10,000 rows, with shape terms) keeps :data:`finish_cached`: on
+the 20,000 x 10 table its first fit was level (3.04 / 2.85 against 3.02 / 2.98 s: the
+shape stage's compilations end that path) and its warm fit 0.643 -> 0.690 s
+(BENCHMARKS.md, "The backfit search's refinement at LLVM level 1")."""
+
+
+def finishes(config: Config):
+    """The cached :func:`finish_step` of ``config``'s search: :data:`finish_backfit_cached`
+    for the backfit search (replacement moves), else :data:`finish_cached`."""
+    return finish_backfit_cached if config.replace_moves else finish_cached
 
 
 def splits(config: Config) -> bool:
@@ -932,7 +954,7 @@ def step_function(data: scoring.Data, basis, config: Config, max_ops=None,
         if not started:  # the first iteration: both programs compile side by side
             started.append(True)
             compile_ahead(p, data, basis, config, max_ops)
-        return _insert_then_finish(insert_cached, finish_cached, p, data, basis, config,
+        return _insert_then_finish(insert_cached, finishes(config), p, data, basis, config,
                                    max_ops)
 
     return two_programs
@@ -955,8 +977,8 @@ def compile_ahead(program: prog.Program, data: scoring.Data, basis, config: Conf
     if out is None:
         return
     new, ins = out
-    finish_cached.ahead(new, program, ins.sse_loss, ins.before_loss, ins.was_empty, ins.ok,
-                        data, basis, config, np.asarray(True))
+    finishes(config).ahead(new, program, ins.sse_loss, ins.before_loss, ins.was_empty, ins.ok,
+                           data, basis, config, np.asarray(True))
 
 
 def refine_step(program: prog.Program, data: scoring.Data, basis, config: Config) -> tuple:
@@ -973,8 +995,9 @@ def refine_step(program: prog.Program, data: scoring.Data, basis, config: Config
     """
     dt = program.weight.dtype
     zero = np.zeros((), dt)
-    program, loss, _ = finish_cached(program, program, zero, zero, np.asarray(False),
-                                     np.asarray(True), data, basis, config, np.asarray(False))
+    program, loss, _ = finishes(config)(program, program, zero, zero, np.asarray(False),
+                                        np.asarray(True), data, basis, config,
+                                        np.asarray(False))
     return program, loss
 
 

@@ -594,7 +594,8 @@ def test_light_anywhere_programs_compile_light_outside_a_light_block(compiles, m
     assert not any(c.light_anywhere for c in select.shape_errors.programs)
     assert not any(c.light_anywhere for c in shapes_.evaluate_chunks_jit.programs)
     assert not (search.finish_cached.light_anywhere or select.joint_cached.light_anywhere
-                or search.insert_cached.light_anywhere)
+                or search.insert_cached.light_anywhere
+                or search.finish_backfit_cached.light_anywhere)
 
 
 def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles, monkeypatch):
@@ -621,9 +622,13 @@ def test_a_small_tables_fit_compiles_light_and_equals_the_default(named_compiles
            if opts in ({**ex._MARK, **ex.LIGHT}, {**ex._MARK, **ex.LIGHT_LLVM1})}
     assert lit.get("jit(designs)") == {**ex._MARK, **ex.LIGHT_LLVM1}, named_compiles
     assert not any("step" in name for name in lit), lit  # search.step_cached: light=False
-    # the backfit step's two programs (the default below 10,000 rows) compile light, the
-    # L-BFGS loops (the step's finish, the backfitting round) without LLVM level 1
+    # the step's two programs compile light: the insertion at LLVM level 1, the finish of
+    # the backfit search (the default below 10,000 rows) too (its compilation ends the
+    # demo's first fit), the greedy search's finish and the backfitting round's L-BFGS loop
+    # without level 1 (they ran slower there where compiling did not end the fit)
     assert search.insert_cached.light == ex.LIGHT_LLVM1 and search.finish_cached.light == ex.LIGHT
+    assert search.finish_backfit_cached.light == ex.LIGHT_LLVM1
+    assert search.finish_backfit_cached.name != search.finish_cached.name  # their own keys
     assert select.joint_cached.light == ex.LIGHT
     assert not search.step_cached.light
     # the programs measured to run as fast at level 1 (BENCHMARKS.md, thirty-sixth session)
