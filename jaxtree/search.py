@@ -875,13 +875,14 @@ light at LLVM level 1 (:data:`jaxtree._executables.LIGHT_LLVM1`) where compiling
 Decision (sixty-fifth session, issue 27): on the demo (the default's backfit search, 1,000
 x 10) the finish's compilation ends the first fit's critical path (1.06 s at ``LIGHT``,
 0.88-0.91 s at level 1, compiled beside the insertion's); its L-BFGS loop runs slower at
-level 1 (1.9-2.0 -> 2.7-3.6 ms a call). Fresh processes, 4 rounds against cd821ec: the
-demo's first fit 2.07 -> 1.88 s (cache off 2.02 -> 1.88 s), the predictions bitwise the
-same; its warm fit (1,000 x 10, 12 alternating pairs) 0.253 -> 0.268 s. The greedy search's
-finish (the default from 10,000 rows, with shape terms) keeps :data:`finish_cached`: on
-the 20,000 x 10 table its first fit was level (3.04 / 2.85 against 3.02 / 2.98 s: the
-shape stage's compilations end that path) and its warm fit 0.643 -> 0.690 s
-(BENCHMARKS.md, "The backfit search's refinement at LLVM level 1")."""
+level 1 (1.9-2.0 -> 2.7-3.6 ms a call). Fresh processes, 5 rounds against the commit
+before: the demo's first fit 2.08 -> 1.94 s (cache off 2.04 -> 1.92 s), the predictions
+bitwise the same; warm fits level (5,000 x 10: 0.522 -> 0.515 s; a prototype with every
+finish at level 1: 1,000 x 10 0.253 -> 0.268 s). The greedy search's finish (the default
+from 10,000 rows, with shape terms) keeps :data:`finish_cached`: with that prototype the
+20,000 x 10 table's first fit was level (the shape stage's compilations end that path) and
+its warm fit 0.643 -> 0.690 s (BENCHMARKS.md, "The backfit search's refinement at LLVM
+level 1")."""
 
 
 def finishes(config: Config):
