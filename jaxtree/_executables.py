@@ -760,15 +760,9 @@ class cached:  # noqa: N801 - used like a decorator-made function
         level, their tracing competing with the compilations for the cores."""
         _ensure_lapack()
         r = self._resolved(args)
-        if r is None:
+        if r is None or not _would_compile(r):
             return None
         d, tier, _, key = r
-        fast = bool(tier)
-        with _lock:
-            if key in (_quick_memory if fast else _memory) or key in _pending or key in _compiling:
-                return None
-        if d is not None and os.path.exists(os.path.join(d, key + ".exe")):
-            return None
         try:
             traced = self.fn.trace(*args)
             lowered = traced.lower()
@@ -787,6 +781,15 @@ class cached:  # noqa: N801 - used like a decorator-made function
             fut.deferred = awaited is not None
             _compiling[key] = fut
         return traced.out_info
+
+    def compiles(self, *args) -> bool:
+        """Whether :meth:`ahead` with ``args`` would start a compilation: the program is
+        neither in memory, nor on disk, nor being loaded or compiled, and the call does not
+        go to the jitted function itself. Nothing is traced (a caller that must trace
+        something else first to name the program, as
+        :func:`jaxtree._fit.classify.binary_step` does, asks this before)."""
+        r = self._resolved(args)
+        return r is not None and _would_compile(r)
 
     def _options(self, tier: str) -> dict:
         """The compile options of a program of this tier."""
@@ -867,6 +870,17 @@ class cached:  # noqa: N801 - used like a decorator-made function
             while len(memory) > (MAX_QUICK_IN_MEMORY if fast else MAX_IN_MEMORY):
                 memory.popitem(last=False)
         return exe, loaded
+
+
+def _would_compile(resolved) -> bool:
+    """Whether the program of a :meth:`cached._resolved` call is to be compiled: not in
+    memory, not being loaded or compiled, not on disk."""
+    d, tier, _, key = resolved
+    with _lock:
+        if (key in (_quick_memory if tier else _memory) or key in _pending
+                or key in _compiling):
+            return False
+    return not (d is not None and os.path.exists(os.path.join(d, key + ".exe")))
 
 
 def _compile_after(before: list, lowered, options: dict, stored: bool):

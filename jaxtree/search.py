@@ -105,6 +105,8 @@ __all__ = [
     "screen_rows",
     "pair_lookahead",
     "refine_and_replace",
+    "loss_finish_step",
+    "loss_insert_step",
     "loss_step",
 ]
 
@@ -736,18 +738,61 @@ def loss_step(program: prog.Program, data: scoring.Data, basis, config: Config, 
       config: the search's :class:`Config` (its ``loss`` names the classification loss).
       max_ops: as for :func:`step`.
     """
+    new, info, pair = loss_insert_step(program, data, basis, config, max_ops)
+    return loss_finish_step(program, new, info, pair, data, basis, config, max_ops)
+
+
+def loss_insert_step(program: prog.Program, data: scoring.Data, basis, config: Config,
+                     max_ops=None):
+    """The first part of :func:`loss_step`: the Newton working data of ``program``, the
+    greedy insertion scored on them (the squared step, no moves) and, with pair lookahead,
+    the best pair on the same working data (:func:`_loss_pair`). Returns ``(new, info,
+    pair)``, ``pair`` None without pair lookahead; :func:`loss_finish_step` takes them.
+    The two parts run as two compiled programs for a small binary classifier
+    (:data:`jaxtree._fit.classify.binary_insert_cached`). Pure and traceable."""
     work = losses_.working_data(program, data, basis, config.loss)
     greedy = config._replace(loss="squared", refine=None, pair_leaves=0, replace_moves=0)
     new, info = step(program, work, basis, greedy, max_ops)
+    pair = (_loss_pair(program, info, work, data, basis, config, max_ops)
+            if config.pair_leaves else None)
+    return new, info, pair
+
+
+def loss_finish_step(program: prog.Program, new: prog.Program, info, pair, data: scoring.Data,
+                     basis, config: Config, max_ops=None):
+    """The rest of :func:`loss_step` after :func:`loss_insert_step` (its ``new``, ``info``
+    and ``pair``): the refinement on the true loss, the backfit moves where ``config`` asks
+    for them (:func:`_loss_backfit`) and the reported loss. Returns ``(program,
+    StepInfo)``. Pure and traceable."""
     adjust = _adjust(data, basis, config)
     if config.pair_leaves or config.replace_moves:
-        return _loss_backfit(program, new, info, work, data, basis, config, adjust, max_ops)
+        return _loss_backfit(program, new, info, pair, data, basis, config, adjust, max_ops)
     ok = info.status == STATUS_OK
     if adjust is not None:
         refined, _ = adjust(new)
         new = prog.where_tree(ok, refined, new)
     loss = losses_.mean_loss(new, data, basis, config.loss, report=True)
     return new, info._replace(loss=loss.astype(data.x.dtype))
+
+
+def _loss_pair(program, info, work, data, basis, config: Config, max_ops):
+    """The pair lookahead of :func:`_loss_backfit` (``config.pair_leaves``): ``(pair,
+    pair_sse, pc, has_pair, before)``, the best pair on the Newton working data ``work``
+    of ``program`` (a candidate where its Newton SSE is below the tree's; single_sse = rss:
+    :func:`loss_pair_kept` decides on the true losses), whether there is one (and the
+    greedy insertion was made), and the true loss of ``program`` where there is (else
+    inf)."""
+    dt = data.x.dtype
+    n_work = jnp.sum(work.w)
+    rss = (refine_.mse(program, work, basis) * n_work).astype(dt)
+    max_slots = program.capacity if max_ops is None else 2 * max_ops + 1
+    pair, pair_sse, pc, has_pair = pair_lookahead(program, work, basis, config, rss, rss,
+                                                   n_work, max_slots)
+    has_pair = has_pair & (info.status == STATUS_OK)
+    before = jax.lax.cond(
+        has_pair, lambda: losses_.mean_loss(program, data, basis, config.loss).astype(dt),
+        lambda: jnp.asarray(jnp.inf, dt))
+    return pair, pair_sse, pc, has_pair, before
 
 
 def loss_pair_kept(before, insert_loss, pair_loss):
@@ -760,7 +805,8 @@ def loss_pair_kept(before, insert_loss, pair_loss):
     return pair_taken(before, insert_loss, pair_loss) & (pair_loss <= insert_loss)
 
 
-def _loss_backfit(program, inserted, info, work, data, basis, config: Config, adjust, max_ops):
+def _loss_backfit(program, inserted, info, pair_found, data, basis, config: Config, adjust,
+                  max_ops):
     """The backfit moves (pair lookahead, replacements) of :func:`loss_step`.
 
     Candidates are scored on Newton working data (one Newton step each, the squared-loss
@@ -784,8 +830,9 @@ def _loss_backfit(program, inserted, info, work, data, basis, config: Config, ad
     step would reach from the same tree (a pair is kept only at or below it, a replacement
     only below the current loss); the reported loss is :func:`jaxtree.losses.mean_loss`
     (``report=True``) of the returned tree. One loop over the moves, so that the refinement
-    is traced and compiled once (as :func:`refine_and_replace`). Returns
-    ``(program, StepInfo)``.
+    is traced and compiled once (as :func:`refine_and_replace`). ``pair_found``: the pair
+    lookahead's :func:`_loss_pair` (found by :func:`loss_insert_step`), None without it.
+    Returns ``(program, StepInfo)``.
     """
     dt = data.x.dtype
     inf = jnp.asarray(jnp.inf, dt)
@@ -794,16 +841,8 @@ def _loss_backfit(program, inserted, info, work, data, basis, config: Config, ad
     ok = info.status == STATUS_OK
     record = Choice(*info.choice)
     pairs = bool(config.pair_leaves)
-    if pairs:
-        n_work = jnp.sum(work.w)
-        rss = (refine_.mse(program, work, basis) * n_work).astype(dt)
-        max_slots = program.capacity if max_ops is None else 2 * max_ops + 1
-        # single_sse = rss: a pair is a candidate where it lowers the Newton model at all;
-        # loss_pair_kept decides on the true losses.
-        pair, pair_sse, pc, has_pair = pair_lookahead(program, work, basis, config, rss, rss,
-                                                       n_work, max_slots)
-        has_pair = has_pair & ok
-        before = jax.lax.cond(has_pair, lambda: true_loss(program), lambda: inf)
+    if pairs:  # found on the working data by loss_insert_step (_loss_pair)
+        pair, pair_sse, pc, has_pair, before = pair_found
     else:
         pair, has_pair, before = inserted, jnp.asarray(False), inf
     first_replace = 2 if pairs else 1

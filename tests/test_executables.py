@@ -710,10 +710,11 @@ def test_a_one_versus_rest_prediction_is_cached_and_compiles_light(named_compile
 def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
         named_compiles, monkeypatch):
     """TreeClassifier on 300 rows (FitSpec.light) with XLA_FLAGS that leave the fusion
-    emitters on: its search step (classify.binary_step_cached: the step's rows at most
-    LIGHT_STEP_MAX_ROWS) and kept basis values compile at LIGHT_LLVM1 in the fit's light
-    block; with the rule at 0 rows the step is the regressor's search.step_cached (XLA's
-    defaults); the probabilities agree to 1e-6 (other LLVM levels round otherwise)."""
+    emitters on: its search step's two programs (classify.binary_step: the step's rows at
+    most LIGHT_STEP_MAX_ROWS) and kept basis values compile at LIGHT_LLVM1 in the fit's
+    light block; with the rule at 0 rows the step is the regressor's one-program
+    search.step_cached (XLA's defaults); the probabilities agree to 1e-6 (other LLVM levels
+    round otherwise)."""
     import jaxtree
     from jaxtree import search
     from jaxtree._fit import classify, source
@@ -728,7 +729,9 @@ def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
     ex._quick_memory.clear()
     light = jaxtree.TreeClassifier(**kw).fit(X, y)
     lit = {name: opts for name, opts in named_compiles if opts == {**ex._MARK, **ex.LIGHT_LLVM1}}
-    assert "jit(step)" in lit and "jit(designs)" in lit, named_compiles
+    assert {"jit(loss_insert_step)", "jit(loss_finish_step)", "jit(designs)"} <= set(lit), (
+        named_compiles)
+    assert "jit(step)" not in dict(named_compiles), named_compiles
     monkeypatch.setenv("XLA_FLAGS", suite_flags)
     monkeypatch.setattr(classify, "LIGHT_STEP_MAX_ROWS", 0)
     used = []
@@ -1117,7 +1120,8 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
 
 def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_without(
         tmp_path, compile_threads, monkeypatch):
-    """The binary classifier on a small table that keeps shape terms: its search step,
+    """The binary classifier on a small table that keeps shape terms: its search step (two
+    programs),
     the shape stage's programs (the waiting task, run once while the step compiles) and
     its Newton round's (named at the round's start) compile on the compile threads, the
     fit compiles the same programs as one whose programs compile at their calls, and its
@@ -1143,7 +1147,8 @@ def test_the_classifiers_shape_stage_and_round_compile_ahead_and_equal_the_fit_w
     assert tasks_run == [5], tasks_run  # the shape stage's task, while the step compiled
     names = sorted(name for name, _ in compile_threads)
     off_thread = {name for name, t in compile_threads if t.startswith("jaxtree-compile")}
-    assert {"jit(step)", "jit(grams)", "jit(with_table)", "jit(start)", "jit(shape_step)",
+    assert {"jit(loss_insert_step)", "jit(loss_finish_step)", "jit(grams)", "jit(with_table)",
+            "jit(start)", "jit(shape_step)",
             "jit(shape_mse_and_errors)", "jit(evaluate_chunks)", "jit(finish)"} <= off_thread, \
         compile_threads
     monkeypatch.setattr(ex.cached, "ahead", lambda self, *args: None)
@@ -1181,3 +1186,86 @@ def test_a_forked_child_forgets_the_parents_loads_and_compilations():
     finally:
         ex._compiling.pop("c" * 64, None)
         ex._pending.pop("p" * 64, None)
+
+
+def test_cached_compiles_says_whether_ahead_would_start_a_compilation(tmp_path):
+    """``cached.compiles``: True before a program is compiled (cache on, or a light tier),
+    False once it is in memory or on disk, False where the call goes to the jitted function
+    itself (cache off, no tier)."""
+    x, n = np.linspace(-1, 1, 6), np.float64(0.5)
+    fn = ex.cached(jax.jit(_affine, static_argnums=2), (2,))
+    assert not fn.compiles(x, n, 3)  # cache off, no light block: the jitted function
+    d = tmp_path / "exe"
+    d.mkdir(mode=0o700)
+    ex.enable(str(d))
+    try:
+        assert fn.compiles(x, n, 3)
+        fn(x, n, 3)
+        assert not fn.compiles(x, n, 3)  # in memory
+        assert fn.compiles(x[:4], n, 3)  # another shape: another program
+        _new_process(d)
+        ex._memory.clear()
+        assert not fn.compiles(x, n, 3)  # on disk
+    finally:
+        ex.enable(None)
+        ex._broken.clear()
+
+
+def test_the_small_binary_classifiers_step_in_two_programs_is_the_one_program_step(
+        tmp_path, monkeypatch):
+    """classify.binary_step (search.loss_insert_step, then loss_finish_step; the backfit
+    search with and without pair lookahead, and the greedy one) gives the one-program
+    step's trees and records (search.step_jit) over four iterations, in float64 to 1e-12;
+    from a filled executable cache (a new process) it neither traces nor compiles."""
+    from jaxtree import program as prog
+    from jaxtree import scoring
+    from jaxtree import search
+    from jaxtree._fit import classify
+    from jaxtree.debug import count_compilations
+
+    rng = np.random.default_rng(13)
+    X = rng.uniform(size=(300, 3))
+    ypm = np.where(np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] > 0.6, 1.0, -1.0)
+    basis = basis_.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
+    data = scoring.chunk(X, ypm, chunk_size=512)
+    limit = np.int32(4)
+    backfit = search.search_config("backfit", 4, 3 * basis.q, loss="logistic")
+    for cfg in (backfit, backfit._replace(pair_leaves=0), search.Config(max_k=4, loss="logistic")):
+        one = two = prog.empty_program(cfg.max_k, np.float64)
+        run_two = classify.binary_step(data, basis, cfg, limit)
+        for _ in range(4):
+            one, info_one = search.step_jit(one, data, basis, cfg, limit)
+            two, info_two = run_two(two)
+            for a, b in zip(jax.tree_util.tree_leaves((one, info_one)),
+                            jax.tree_util.tree_leaves((two, info_two))):
+                np.testing.assert_allclose(np.asarray(b, np.float64), np.asarray(a, np.float64),
+                                           rtol=1e-12, atol=1e-12)
+        assert int(prog.n_ops(two)) >= 2
+    # a new process on a filled cache: the step's programs load, nothing traced
+    d = tmp_path / "exe"
+    d.mkdir(mode=0o700)
+    ex.enable(str(d))
+    try:
+        cfg = backfit._replace(pair_leaves=0)
+        classify.binary_step(data, basis, cfg, limit)(prog.empty_program(cfg.max_k, np.float64))
+        _new_process(d)
+        ex._memory.clear()
+        jax.clear_caches()  # JAX's traces too, as in a new process
+        traced = []
+
+        def listen(event, duration, **kw):
+            if event.endswith("jaxpr_trace_duration"):
+                traced.append(kw.get("fun_name"))
+
+        jax.monitoring.register_event_duration_secs_listener(listen)
+        try:
+            with count_compilations() as count:
+                classify.binary_step(data, basis, cfg, limit)(
+                    prog.empty_program(cfg.max_k, np.float64))
+        finally:
+            jax.monitoring.unregister_event_duration_listener(listen)
+        assert count.lowerings == 0 and count.compiles == 0, count
+        assert not [t for t in traced if "loss_" in str(t)], traced
+    finally:
+        ex.enable(None)
+        ex._broken.clear()

@@ -181,18 +181,64 @@ def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max
 ovr_step_jit = jax.jit(ovr_step, static_argnames=("basis", "config"))
 ovr_step_cached = _executables.cached(ovr_step_jit, static_argnums=(3, 4))
 
-binary_step_cached = _executables.cached(search.step_jit, static_argnums=(2, 3),
-                                         light=_executables.LIGHT_LLVM1,
-                                         name="jaxtree._fit.classify.binary_step")
-"""The binary classifier's search step (:func:`jaxtree.search.step` with its loss) on at
-most :data:`LIGHT_STEP_MAX_ROWS` rows: the regressor's one-program step, cached apart so
-that a small table's fit (a :func:`jaxtree._executables.light` block, ``FitSpec.light``)
-compiles it at :data:`jaxtree._executables.LIGHT_LLVM1`, while the regressor's greedy step
-keeps XLA's defaults (``search.step_cached``: the paper setting's warm speed)."""
+binary_insert_cached = _executables.cached(
+    jax.jit(search.loss_insert_step, static_argnames=("basis", "config")),
+    static_argnums=(2, 3), light=_executables.LIGHT_LLVM1,
+    name="jaxtree._fit.classify.binary_insert")
+binary_finish_cached = _executables.cached(
+    jax.jit(search.loss_finish_step, static_argnames=("basis", "config")),
+    static_argnums=(5, 6), light=_executables.LIGHT_LLVM1,
+    name="jaxtree._fit.classify.binary_finish")
+"""The binary classifier's search step (:func:`jaxtree.search.loss_step`) on at most
+:data:`LIGHT_STEP_MAX_ROWS` rows, as two programs (:func:`binary_step`): the working data
+and the scored insertion (:func:`jaxtree.search.loss_insert_step`), then the refinement,
+the backfit moves and the reported loss (:func:`jaxtree.search.loss_finish_step`); cached
+apart from the regressor's programs, so that a small table's fit (a
+:func:`jaxtree._executables.light` block, ``FitSpec.light``) compiles them at
+:data:`jaxtree._executables.LIGHT_LLVM1`, while the regressor's greedy step keeps XLA's
+defaults (``search.step_cached``: the paper setting's warm speed).
+
+Decision (sixty-fifth session, issue 27): as one program the step's compilation was most
+of a small classifier's first fit (the demo's rows, labels above the median: 1.28 s of a
+1.88 s fit, on one compiling thread). Its two parts compile side by side on two cores
+(``jaxtree._executables.cached.ahead``), as the regressor's backfit step's do: lowered once
+and compiled at ``LIGHT_LLVM1`` (the default backfit search without pairs, 1,000 rows), the
+one program 1.67-1.82 s, the parts 0.57-0.62 s and 1.19-1.26 s alone, 1.38-1.51 s side by
+side. Named first then second, the second's tracing and lowering outlasted the first's
+compilation (no overlap: a first fit 1.98 -> 1.86 s); the second, larger one is named first
+(traced from the first's output shapes), which overlaps them. Fresh processes, four rounds
+alternating with the one-program step (``benchmarks/results/clfsplit65/clf_runs.py``): the
+first fit 1.86-2.12 -> 1.74-1.80 s, a second process 0.28-0.32 -> 0.27-0.31 s, warm fits
+0.077-0.084 -> 0.084-0.089 s, the same probabilities (BENCHMARKS.md, "The small binary
+classifier's step in two programs"). The thirty-sixth session measured the parts compiled one
+after the other (more than the whole: not adopted then)."""
+
+
+def binary_step(data: scoring.Data, basis, cfg: search.Config, limit):
+    """``program -> (program, StepInfo)``: the small binary classifier's step on ``data``
+    (labels ``+-1``) as :data:`binary_insert_cached` then :data:`binary_finish_cached`,
+    both compiled ahead at once (on background threads: the fit's thread meanwhile traces
+    the second and then runs the shape stage's task, ``jaxtree._executables.while_waiting``)."""
+    started = []
+
+    def two_programs(program):
+        if not started:
+            started.append(True)
+            if binary_insert_cached.compiles(program, data, basis, cfg, limit):
+                # the second, larger program first: traced from the first's output shapes
+                # (its trace is reused when the first is named next), so that its compile
+                # starts before the first's lowering (the decision above)
+                out = binary_insert_cached.fn.trace(program, data, basis, cfg, limit).out_info
+                binary_finish_cached.ahead(program, *out, data, basis, cfg, limit)
+                binary_insert_cached.ahead(program, data, basis, cfg, limit)
+        new, info, pair = binary_insert_cached(program, data, basis, cfg, limit)
+        return binary_finish_cached(program, new, info, pair, data, basis, cfg, limit)
+
+    return two_programs
 
 LIGHT_STEP_MAX_ROWS = 2_048
 """The most rows (the chunked search's, padding included) on which the binary classifier's
-step compiles light (:data:`binary_step_cached`); on more it keeps XLA's defaults
+step compiles light (:func:`binary_step`); on more it keeps XLA's defaults
 (``search.step_cached``).
 
 Decision (issue 27; forty-fourth session, BENCHMARKS.md "The classifier compiles light on
@@ -696,13 +742,17 @@ class Labels:
         if ypm.shape[0] == 1:
             one = data._replace(y=ys)
             limit = np.int32(k)
-            step = (binary_step_cached if one.y.size <= LIGHT_STEP_MAX_ROWS
-                    else search.step_cached)
-            # compiled on a background thread: the fit's thread meanwhile runs the shape
-            # stage's task (jaxtree._executables.while_waiting), as the regressor's does
-            step.ahead(start, one, basis, cfg, limit)
-            res = search.run(lambda pr: step(pr, one, basis, cfg, limit), start,
-                             k + 1, rep, keep_states=keep_states, stop=self.stop)
+            if one.y.size <= LIGHT_STEP_MAX_ROWS:  # two programs, compiled ahead at once
+                run_step = binary_step(one, basis, cfg, limit)
+            else:
+                # compiled on a background thread: the fit's thread meanwhile runs the shape
+                # stage's task (jaxtree._executables.while_waiting), as the regressor's does
+                search.step_cached.ahead(start, one, basis, cfg, limit)
+
+                def run_step(pr):
+                    return search.step_cached(pr, one, basis, cfg, limit)
+            res = search.run(run_step, start, k + 1, rep, keep_states=keep_states,
+                             stop=self.stop)
         else:
             limit = np.full(ypm.shape[0], k, np.int32) if sizes is None else np.asarray(
                 sizes, np.int32)
