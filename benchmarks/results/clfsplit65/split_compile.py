@@ -4,37 +4,28 @@
 LIGHT_LLVM1: the one program, each part alone, and the two side by side on two threads
 (sixty-fifth session). From the repository root:
 python benchmarks/results/clfsplit65/split_compile.py"""
-import os, sys, time, functools
+import os, sys, time
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 sys.path.insert(0, "."); sys.path.insert(0, "benchmarks")
 import jax, jax.numpy as jnp, numpy as np
 import concurrent.futures as cf
 from bench_step_parts import demo
-from jaxtree import _executables as E, losses as losses_, program as prog, search
+from jaxtree import _executables as E, program as prog, search
 data, basis = demo("logistic")
 data = data._replace(y=2 * data.y - 1)
 config = search.search_config("backfit", 10, 10 * basis.q, loss="logistic")._replace(pair_leaves=0, max_k=12)
 program = prog.empty_program(config.max_k, np.float32)
 max_ops = np.int32(10)
 
-def part_a(program, data, basis, config, max_ops):
-    work = losses_.working_data(program, data, basis, config.loss)
-    greedy = config._replace(loss="squared", refine=None, pair_leaves=0, replace_moves=0)
-    return search.step(program, work, basis, greedy, max_ops)
-
-def part_b(program, new, info, data, basis, config, max_ops):
-    adjust = search._adjust(data, basis, config)
-    return search._loss_backfit(program, new, info, None, data, basis, config, adjust, max_ops)
-
-ja = jax.jit(part_a, static_argnames=("basis", "config"))
-jb = jax.jit(part_b, static_argnames=("basis", "config"))
+ja = jax.jit(search.loss_insert_step, static_argnames=("basis", "config"))
+jb = jax.jit(search.loss_finish_step, static_argnames=("basis", "config"))
 js = jax.jit(search.step, static_argnames=("basis", "config"))
-new, info = ja(program, data, basis, config, max_ops)
+new, info, pair = ja(program, data, basis, config, max_ops)
 one = js(program, data, basis, config, max_ops)
-two = jb(program, new, info, data, basis, config, max_ops)
+two = jb(program, new, info, pair, data, basis, config, max_ops)
 print("split = one:", all(bool(jnp.allclose(a, b, rtol=1e-5, atol=1e-6)) for a, b in zip(jax.tree_util.tree_leaves(one), jax.tree_util.tree_leaves(two))))
 L = {"one": js.lower(program, data, basis, config, max_ops), "A": ja.lower(program, data, basis, config, max_ops),
-     "B": jb.lower(program, new, info, data, basis, config, max_ops)}
+     "B": jb.lower(program, new, info, pair, data, basis, config, max_ops)}
 pool = cf.ThreadPoolExecutor(2)
 for r in range(3):
     o = lambda k: dict(E.LIGHT_LLVM1, xla_dump_max_hlo_modules=-1 - r - 10 * k)
