@@ -749,7 +749,15 @@ def loss_insert_step(program: prog.Program, data: scoring.Data, basis, config: C
     the best pair on the same working data (:func:`_loss_pair`). Returns ``(new, info,
     pair)``, ``pair`` None without pair lookahead; :func:`loss_finish_step` takes them.
     The two parts run as two compiled programs for a small binary classifier
-    (:data:`jaxtree._fit.classify.binary_insert_cached`). Pure and traceable."""
+    (:data:`jaxtree._fit.classify.binary_insert_cached`). Pure and traceable.
+
+    Args:
+      program: the current (padded) tree.
+      data: the chunked rows with labels ``y = +-1``.
+      basis: the basis the leaves use.
+      config: the search's :class:`Config` (its ``loss`` names the classification loss).
+      max_ops: as for :func:`step`.
+    """
     work = losses_.working_data(program, data, basis, config.loss)
     greedy = config._replace(loss="squared", refine=None, pair_leaves=0, replace_moves=0)
     new, info = step(program, work, basis, greedy, max_ops)
@@ -763,7 +771,18 @@ def loss_finish_step(program: prog.Program, new: prog.Program, info, pair, data:
     """The rest of :func:`loss_step` after :func:`loss_insert_step` (its ``new``, ``info``
     and ``pair``): the refinement on the true loss, the backfit moves where ``config`` asks
     for them (:func:`_loss_backfit`) and the reported loss. Returns ``(program,
-    StepInfo)``. Pure and traceable."""
+    StepInfo)``. Pure and traceable.
+
+    Args:
+      program: the tree before the step.
+      new: the inserted tree :func:`loss_insert_step` returned.
+      info: its :class:`StepInfo`.
+      pair: its pair lookahead (None without it).
+      data: the chunked rows with labels ``y = +-1``, as for :func:`loss_insert_step`.
+      basis: the basis the leaves use.
+      config: the search's :class:`Config`.
+      max_ops: as for :func:`step`.
+    """
     adjust = _adjust(data, basis, config)
     if config.pair_leaves or config.replace_moves:
         return _loss_backfit(program, new, info, pair, data, basis, config, adjust, max_ops)
