@@ -217,8 +217,9 @@ after the other (more than the whole: not adopted then)."""
 def binary_step(data: scoring.Data, basis, cfg: search.Config, limit):
     """``program -> (program, StepInfo)``: the small binary classifier's step on ``data``
     (labels ``+-1``) as :data:`binary_insert_cached` then :data:`binary_finish_cached`,
-    both compiled ahead at once (on background threads: the fit's thread meanwhile traces
-    the second and then runs the shape stage's task, ``jaxtree._executables.while_waiting``)."""
+    both compiled ahead at the first call (on background threads, the finish named first;
+    the fit's thread then runs the shape stage's task while it waits,
+    ``jaxtree._executables.while_waiting``)."""
     started = []
 
     def two_programs(program):
@@ -228,8 +229,13 @@ def binary_step(data: scoring.Data, basis, cfg: search.Config, limit):
                 # the second, larger program first: traced from the first's output shapes
                 # (its trace is reused when the first is named next), so that its compile
                 # starts before the first's lowering (the decision above)
-                out = binary_insert_cached.fn.trace(program, data, basis, cfg, limit).out_info
-                binary_finish_cached.ahead(program, *out, data, basis, cfg, limit)
+                try:
+                    out = binary_insert_cached.fn.trace(program, data, basis, cfg,
+                                                        limit).out_info
+                except Exception:  # noqa: BLE001 - the call below raises its own error
+                    out = None
+                if out is not None:
+                    binary_finish_cached.ahead(program, *out, data, basis, cfg, limit)
                 binary_insert_cached.ahead(program, data, basis, cfg, limit)
         new, info, pair = binary_insert_cached(program, data, basis, cfg, limit)
         return binary_finish_cached(program, new, info, pair, data, basis, cfg, limit)
