@@ -1217,8 +1217,10 @@ def test_the_small_binary_classifiers_step_in_two_programs_is_the_one_program_st
         tmp_path, monkeypatch):
     """classify.binary_step (search.loss_insert_step, then loss_finish_step; the backfit
     search with and without pair lookahead, and the greedy one) gives the one-program
-    step's trees and records (search.step_jit) over four iterations, in float64 to 1e-12;
-    from a filled executable cache (a new process) it neither traces nor compiles."""
+    step's trees and records (search.step_jit) over four iterations, in float64 to 1e-12,
+    and the one-versus-rest step in two programs (classify.ovr_step_two) the one-program
+    ovr_step's; from a filled executable cache (a new process) the binary step neither
+    traces nor compiles."""
     from jaxtree import program as prog
     from jaxtree import scoring
     from jaxtree import search
@@ -1243,6 +1245,22 @@ def test_the_small_binary_classifiers_step_in_two_programs_is_the_one_program_st
                 np.testing.assert_allclose(np.asarray(b, np.float64), np.asarray(a, np.float64),
                                            rtol=1e-12, atol=1e-12)
         assert int(prog.n_ops(two)) >= 2
+    # the one-versus-rest step (classify.ovr_step_two) as the one-program ovr_step
+    cls = np.digitize(X[:, 0] + X[:, 1] * X[:, 2], [0.5, 0.9])
+    ys = jnp.stack([scoring.chunk(X, np.where(cls == c, 1.0, -1.0), chunk_size=512).y
+                    for c in range(3)])
+    cfg = search.search_config("backfit", 4, 3 * basis.q, loss="logistic")._replace(pair_leaves=0)
+    sizes = np.full(3, 4, np.int32)
+    one = two = prog.stack_on_host([prog.empty_program(cfg.max_k, np.float64)] * 3)
+    run_two = classify.ovr_step_two(data, ys, basis, cfg, sizes)
+    for _ in range(3):
+        one, info_one = classify.ovr_step_jit(one, data, ys, basis, cfg, sizes)
+        two, info_two = run_two(two)
+        for a, b in zip(jax.tree_util.tree_leaves((one, info_one)),
+                        jax.tree_util.tree_leaves((two, info_two))):
+            np.testing.assert_allclose(np.asarray(b, np.float64), np.asarray(a, np.float64),
+                                       rtol=1e-12, atol=1e-12)
+    assert min(int(prog.n_ops(prog.member_on_host(two, c))) for c in range(3)) >= 2
     # a new process on a filled cache: the step's programs load, nothing traced
     d = tmp_path / "exe"
     d.mkdir(mode=0o700)

@@ -286,6 +286,7 @@ def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
     whose training part is chunked by its own size (float64: choices, k_, the held-out
     path, predictions)."""
     from jaxtree import search
+    from jaxtree._fit import classify
 
     X, y = smooth_data(4, n=300)
     kw = dict(k=3, refine=None, validation_fraction=0.25)
@@ -294,9 +295,15 @@ def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
         make = lambda: jaxtree.TreeClassifier(search="greedy", **kw)  # noqa: E731
     else:
         make = lambda: jaxtree.TreeRegressor(search="greedy", **kw)  # noqa: E731
-    search.step_jit.clear_cache()  # an earlier test of this worker may hold the same step
+    # the regressor's greedy step is one program; the small binary classifier's two
+    # (classify.binary_step)
+    steps = ([classify.binary_insert_cached.fn, classify.binary_finish_cached.fn]
+             if estimator == "classifier" else [search.step_jit])
+    for jitted in steps:
+        jitted.clear_cache()  # an earlier test of this worker may hold the same step
     got = make().fit(X, y)
-    assert search.step_jit._cache_size() == 1  # one step: selection run and refit
+    # one step: selection run and refit
+    assert [jitted._cache_size() for jitted in steps] == [1] * len(steps)
     plain = scoring.chunk
     monkeypatch.setattr(scoring, "chunk", lambda *a, rows=None, **kw: plain(*a, **kw))
     want = make().fit(X, y)

@@ -181,6 +181,75 @@ def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max
 ovr_step_jit = jax.jit(ovr_step, static_argnames=("basis", "config"))
 ovr_step_cached = _executables.cached(ovr_step_jit, static_argnums=(3, 4))
 
+
+def _each_tree(fn, *trees):
+    """``fn`` over the ``K`` one-versus-rest trees (the leading axis of ``trees``): one
+    after the other on a CPU (``lax.map``), batched elsewhere, as :func:`ovr_step`."""
+    if jax.default_backend() == "cpu":
+        return jax.lax.map(lambda a: fn(*a), trees)
+    return jax.vmap(fn)(*trees)
+
+
+def ovr_insert(programs, data: scoring.Data, ys, basis, config: search.Config, max_ops):
+    """:func:`jaxtree.search.loss_insert_step` of each one-versus-rest tree (labels
+    ``ys (K, n_chunks, m)``, ``max_ops (K,)``): the first of the step's two programs
+    (:func:`ovr_step_two`)."""
+    return _each_tree(lambda p, y, m: search.loss_insert_step(p, data._replace(y=y), basis,
+                                                              config, m), programs, ys, max_ops)
+
+
+def ovr_finish(programs, new, info, pair, data: scoring.Data, ys, basis, config: search.Config,
+               max_ops):
+    """:func:`jaxtree.search.loss_finish_step` of each one-versus-rest tree on
+    :func:`ovr_insert`'s outputs: the second of the step's two programs."""
+    return _each_tree(lambda p, n, i, pr, y, m: search.loss_finish_step(
+        p, n, i, pr, data._replace(y=y), basis, config, m), programs, new, info, pair, ys, max_ops)
+
+
+ovr_insert_cached = _executables.cached(
+    jax.jit(ovr_insert, static_argnames=("basis", "config")), static_argnums=(3, 4))
+ovr_finish_cached = _executables.cached(
+    jax.jit(ovr_finish, static_argnames=("basis", "config")), static_argnums=(6, 7))
+"""The one-versus-rest step in two programs (:func:`ovr_step_two`), with
+:data:`ovr_step_cached`'s options.
+
+Decision (sixty-fifth session, issue 27): as for the small binary step
+(:data:`binary_insert_cached`), the two compile side by side. Fresh processes against the
+one program: scikit-learn's wine (3 classes) first fit 2.58-2.72 -> 2.31-2.49 s, its
+second process 0.45-0.47 -> 0.34-0.43 s, warm level; 20,000 x 8 rows, 3 classes: first fit
+4.52-4.67 -> 4.45-4.56 s, warm 1.38-1.39 -> 1.39-1.41 s; the same probabilities
+(BENCHMARKS.md, "The small binary classifier's step in two programs").
+
+
+def two_programs(first, second, *rest):
+    """``program -> (program, StepInfo)``: ``second(program, *first(program, *rest),
+    *rest)``, two cached programs (a classification step's insertion and its finish:
+    :func:`jaxtree.search.loss_insert_step`, :func:`jaxtree.search.loss_finish_step`)
+    compiled ahead side by side at the first call, the second (the larger) named first:
+    traced from the first's output shapes once :meth:`jaxtree._executables.cached.compiles`
+    says the first is neither in memory nor on disk (a second process traces nothing). The
+    fit's thread then runs the shape stage's task while it waits
+    (``jaxtree._executables.while_waiting``)."""
+    started = []
+
+    def step(program):
+        if not started:
+            started.append(True)
+            if first.compiles(program, *rest):
+                # the second, larger program first: traced from the first's output shapes
+                # (its trace is reused when the first is named next), so that its compile
+                # starts before the first's lowering (binary_insert_cached's decision)
+                try:
+                    out = first.fn.trace(program, *rest).out_info
+                except Exception:  # noqa: BLE001 - the call below raises its own error
+                    out = None
+                if out is not None:
+                    second.ahead(program, *out, *rest)
+                first.ahead(program, *rest)
+        return second(program, *first(program, *rest), *rest)
+
+    return step
+
 binary_insert_cached = _executables.cached(
     jax.jit(search.loss_insert_step, static_argnames=("basis", "config")),
     static_argnums=(2, 3), light=_executables.LIGHT_LLVM1,
@@ -216,31 +285,16 @@ after the other (more than the whole: not adopted then)."""
 
 def binary_step(data: scoring.Data, basis, cfg: search.Config, limit):
     """``program -> (program, StepInfo)``: the small binary classifier's step on ``data``
-    (labels ``+-1``) as :data:`binary_insert_cached` then :data:`binary_finish_cached`,
-    both compiled ahead at the first call (on background threads, the finish named first;
-    the fit's thread then runs the shape stage's task while it waits,
-    ``jaxtree._executables.while_waiting``)."""
-    started = []
+    (labels ``+-1``) as :data:`binary_insert_cached` then :data:`binary_finish_cached`
+    (:func:`two_programs`)."""
+    return two_programs(binary_insert_cached, binary_finish_cached, data, basis, cfg, limit)
 
-    def two_programs(program):
-        if not started:
-            started.append(True)
-            if binary_insert_cached.compiles(program, data, basis, cfg, limit):
-                # the second, larger program first: traced from the first's output shapes
-                # (its trace is reused when the first is named next), so that its compile
-                # starts before the first's lowering (the decision above)
-                try:
-                    out = binary_insert_cached.fn.trace(program, data, basis, cfg,
-                                                        limit).out_info
-                except Exception:  # noqa: BLE001 - the call below raises its own error
-                    out = None
-                if out is not None:
-                    binary_finish_cached.ahead(program, *out, data, basis, cfg, limit)
-                binary_insert_cached.ahead(program, data, basis, cfg, limit)
-        new, info, pair = binary_insert_cached(program, data, basis, cfg, limit)
-        return binary_finish_cached(program, new, info, pair, data, basis, cfg, limit)
 
-    return two_programs
+def ovr_step_two(data: scoring.Data, ys, basis, cfg: search.Config, limit):
+    """``programs -> (programs, StepInfo)``: the one-versus-rest step (:func:`ovr_step`
+    with ``max_ops = limit``) as :data:`ovr_insert_cached` then :data:`ovr_finish_cached`
+    (:func:`two_programs`)."""
+    return two_programs(ovr_insert_cached, ovr_finish_cached, data, ys, basis, cfg, limit)
 
 LIGHT_STEP_MAX_ROWS = 2_048
 """The most rows (the chunked search's, padding included) on which the binary classifier's
@@ -762,10 +816,9 @@ class Labels:
         else:
             limit = np.full(ypm.shape[0], k, np.int32) if sizes is None else np.asarray(
                 sizes, np.int32)
-            # compiled on a background thread, as the binary step (the shape stage's task)
-            ovr_step_cached.ahead(start, data, ys, basis, cfg, limit)
-            res = self._run(lambda pr: ovr_step_cached(pr, data, ys, basis, cfg, limit),
-                            start, k, rep, keep_states, sizes)
+            # two programs compiled ahead, as the small binary step's (the shape stage's task)
+            res = self._run(ovr_step_two(data, ys, basis, cfg, limit), start, k, rep,
+                            keep_states, sizes)
         choices = select.unpadded_choices(res.choices, xs.shape[1], data.x.shape[-1],
                                           basis.q)
         return res._replace(program=prog.trim(res.program, self.spec.k), choices=choices)
