@@ -179,7 +179,6 @@ def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max
 
 
 ovr_step_jit = jax.jit(ovr_step, static_argnames=("basis", "config"))
-ovr_step_cached = _executables.cached(ovr_step_jit, static_argnums=(3, 4))
 
 
 def _each_tree(fn, *trees):
@@ -210,15 +209,15 @@ ovr_insert_cached = _executables.cached(
     jax.jit(ovr_insert, static_argnames=("basis", "config")), static_argnums=(3, 4))
 ovr_finish_cached = _executables.cached(
     jax.jit(ovr_finish, static_argnames=("basis", "config")), static_argnums=(6, 7))
-"""The one-versus-rest step in two programs (:func:`ovr_step_two`), with
-:data:`ovr_step_cached`'s options.
+"""The one-versus-rest step in two programs (:func:`ovr_step_two`), through the executable
+cache with its default options (as the one program was).
 
 Decision (sixty-fifth session, issue 27): as for the small binary step
 (:data:`binary_insert_cached`), the two compile side by side. Fresh processes against the
 one program: scikit-learn's wine (3 classes) first fit 2.58-2.72 -> 2.31-2.49 s, its
 second process 0.45-0.47 -> 0.34-0.43 s, warm level; 20,000 x 8 rows, 3 classes: first fit
 4.52-4.67 -> 4.45-4.56 s, warm 1.38-1.39 -> 1.39-1.41 s; the same probabilities
-(BENCHMARKS.md, "The small binary classifier's step in two programs").
+(BENCHMARKS.md, "The small binary classifier's step in two programs")."""
 
 
 def two_programs(first, second, *rest):
