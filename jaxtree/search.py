@@ -752,11 +752,7 @@ def loss_insert_step(program: prog.Program, data: scoring.Data, basis, config: C
     (:data:`jaxtree._fit.classify.binary_insert_cached`). Pure and traceable.
 
     Args:
-      program: the current (padded) tree.
-      data: the chunked rows with labels ``y = +-1``.
-      basis: the basis the leaves use.
-      config: the search's :class:`Config` (its ``loss`` names the classification loss).
-      max_ops: as for :func:`step`.
+      program, data, basis, config, max_ops: as for :func:`loss_step`.
     """
     work = losses_.working_data(program, data, basis, config.loss)
     greedy = config._replace(loss="squared", refine=None, pair_leaves=0, replace_moves=0)
