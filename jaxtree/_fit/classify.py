@@ -249,6 +249,7 @@ def two_programs(first, second, *rest):
 
     return step
 
+
 binary_insert_cached = _executables.cached(
     jax.jit(search.loss_insert_step, static_argnames=("basis", "config")),
     static_argnums=(2, 3), light=_executables.LIGHT_LLVM1,
@@ -294,6 +295,7 @@ def ovr_step_two(data: scoring.Data, ys, basis, cfg: search.Config, limit):
     with ``max_ops = limit``) as :data:`ovr_insert_cached` then :data:`ovr_finish_cached`
     (:func:`two_programs`)."""
     return two_programs(ovr_insert_cached, ovr_finish_cached, data, ys, basis, cfg, limit)
+
 
 LIGHT_STEP_MAX_ROWS = 2_048
 """The most rows (the chunked search's, padding included) on which the binary classifier's
