@@ -447,9 +447,10 @@ def test_the_order_held_out_rows_support_is_kept(monkeypatch, truth, seed, kept)
 
 
 def _host_models():
-    """Fitted models covering each step of a prediction: shape terms with a pair, the log
-    and square target transforms (a smearing factor), a binary classifier's decision values,
-    a covariate with missing values (its indicator), a prediction bound that binds."""
+    """Fitted models covering each step of a prediction: shape terms (and the same model
+    with a pair term added), the log and square target transforms (a smearing factor), a
+    binary classifier's decision values, a covariate with missing values (its indicator),
+    a prediction bound that binds."""
     rng = np.random.default_rng(5)
     X = rng.uniform(size=(500, 4))
     X[rng.random(500) < 0.1, 3] = np.nan  # missing="indicator": a fifth, indicator covariate
@@ -465,6 +466,15 @@ def _host_models():
             X, (y > np.median(y)).astype(int)).model_,
     }
     models["bound"] = dataclasses.replace(models["shapes"], y_bound=0.05)  # binds on most rows
+    m = models["shapes"]  # and a pair term on (x1, x2) after its mains (as test_shapes builds)
+    sh, spec = m.shapes, m.shape_spec
+    n = min(int(sh.n_terms), spec.max_terms - 1)
+    order = np.asarray(sh.order).copy()
+    order[n] = m.n_features  # the first pair's term id
+    models["pair"] = dataclasses.replace(m, shape_spec=spec._replace(pairs=((0, 1),)), shapes=sh._replace(
+        pair=jnp.asarray(rng.normal(size=(1, spec.n2 ** 2)), sh.main.dtype),
+        pair_on=jnp.ones(1, bool), order=jnp.asarray(order),
+        n_terms=jnp.asarray(n + 1, sh.n_terms.dtype)))
     sq = models["square"]  # shifted so that the fitted y² is negative on half the rows
     fitted_sq = np.asarray(jaxtree.predict(sq, np.c_[X, np.isnan(X[:, 3])]), np.float64) ** 2
     models["square_low"] = dataclasses.replace(sq, y_center=sq.y_center - np.median(fitted_sq))
