@@ -25,11 +25,12 @@ import numpy as np
 
 from jaxtree import _executables
 from jaxtree import _target as target_
+from jaxtree import export
 from jaxtree import model as model_
 from jaxtree import plan as plan_
 from jaxtree import search
 from jaxtree import stream as stream_
-from jaxtree._fit import host_shapes, progress, select, source, stages
+from jaxtree._fit import progress, select, source, stages
 from jaxtree._fit import spec as spec_
 from jaxtree._inputs import encoding as encoding_
 from jaxtree._inputs import table as table_
@@ -392,31 +393,18 @@ def predict_rows(model, xa, clip: bool, values=None, host=None) -> np.ndarray:
 
 def host_predictions(model, x, clip: bool) -> Optional[np.ndarray]:
     """Float64 predictions ``(n,)`` of one tree's model (a regressor's, or a binary
-    classifier's decision values) at validated, encoded rows ``x (n, p)``, in numpy:
-    :func:`jaxtree.model.predict`'s steps (missing values to the range's low end, the
-    scaling, the tree, the shape terms on clipped covariates, the bound, the target's
-    units) with nothing compiled. None where the basis has a custom function
-    (:func:`jaxtree._fit.select.host_tree_values`). Why: :data:`HOST_PREDICT_MAX_ROWS`."""
+    classifier's decision values) at validated, encoded rows ``x (n, p)``, in numpy with
+    nothing compiled: :func:`jaxtree.model.predict`'s missing-value rule (a NaN to the
+    range's low end), then the model's numpy form (:func:`jaxtree.export.to_callable`: the
+    scaling, the tree, the shape terms, the bound, the target's units). None where the
+    basis has a custom function (:func:`jaxtree._fit.select.numpy_basis`: it may not take
+    numpy arrays). Why: :data:`HOST_PREDICT_MAX_ROWS`."""
+    if not select.numpy_basis(model.basis):
+        return None
     x = np.asarray(x, np.float64)
     if model.missing != "error":  # the missing-value rule of jaxtree.model.predict
         x = np.where(np.isnan(x), np.asarray(model.x_min, np.float64), x)
-    xs = (x - np.asarray(model.x_min, np.float64)) * np.asarray(model.x_scale, np.float64)
-    if clip:
-        xs = np.clip(xs, 0.0, 1.0)
-    inner = select.host_tree_values(model.program, xs, model.basis)
-    if inner is None:
-        return None
-    if model.shapes is not None:  # on covariates clipped to [0, 1], as evaluate clips them
-        inner = inner + host_shapes.evaluate(model.shapes, xs, model.shape_spec)
-    bound = target_.clip_bound(model)
-    if clip and bound is not None:
-        inner = np.clip(inner, -float(bound), float(bound))
-    out = float(np.asarray(model.y_center)) + float(np.asarray(model.y_scale)) * inner
-    if model.target_transform == "log":
-        out = np.exp(out) * float(np.asarray(model.smearing))
-    elif model.target_transform == "square":
-        out = np.sqrt(np.maximum(out, 0))
-    return out
+    return export.to_callable(model, "numpy", clip=clip)(x)
 
 
 def _finite_block(block, start: int) -> np.ndarray:

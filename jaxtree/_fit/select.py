@@ -435,7 +435,7 @@ def _tree_values(program, x, basis):
     return jax.vmap(lambda xb: prog.evaluate(program, xb, basis))(x)
 
 
-def _numpy_basis(basis) -> bool:
+def numpy_basis(basis) -> bool:
     """Whether every function of ``basis`` has numpy code (no
     :class:`jaxtree.basis.CustomFunction`, a user's function that may not take numpy
     arrays)."""
@@ -453,7 +453,7 @@ def host_tree_values(program, x, basis):
     (:class:`jaxtree._fit.stages.HostFit`); the tree's values on its rows were then the one
     program left between the search and that stage, 0.2-0.3 s to trace, lower and compile
     on the demo's first fit for a pass of microseconds."""
-    if not _numpy_basis(basis):
+    if not numpy_basis(basis):
         return None
     functions = [basis.locate(i) for i in range(basis.q)]
     a = prog.to_numpy(program)
@@ -484,7 +484,7 @@ def host_held_out_errors(held_data, basis):
     selection run are a pass over a few hundred rows, yet their program cost 0.25-0.3 s of
     a first fit's CPU to trace, lower and compile beside the search step's two programs
     (the demo's first fit, BENCHMARKS.md, "The small table's shape stage on the host")."""
-    if not _numpy_basis(basis):
+    if not numpy_basis(basis):
         return None
     x = np.asarray(held_data.x, np.float64)
     x = x.reshape(-1, x.shape[-1])
