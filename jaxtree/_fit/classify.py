@@ -140,6 +140,18 @@ def config(hyper: dict, params, n: int, p: int, q: int, K: int,
     return cfg._replace(pair_leaves=0)
 
 
+def _each_tree(fn, *trees, one_by_one=None):
+    """``fn`` over the ``K`` one-versus-rest trees (the leading axis of ``trees``; a None
+    among them, such as ``max_ops``, is passed as None): one after the other (``lax.map``)
+    where ``one_by_one``, batched (``vmap``) where not; None: one after the other on a CPU
+    (:func:`ovr_step`'s decision)."""
+    if one_by_one is None:
+        one_by_one = jax.default_backend() == "cpu"
+    if one_by_one:
+        return jax.lax.map(lambda a: fn(*a), trees)
+    return jax.vmap(fn)(*trees)
+
+
 def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max_ops=None,
              one_by_one=None):
     """:func:`jaxtree.search.step` vmapped over ``K`` one-versus-rest label vectors
@@ -162,31 +174,11 @@ def ovr_step(programs, data: scoring.Data, ys, basis, config: search.Config, max
     for ``vmap``, None for the platform's choice; :func:`jaxtree.fit_batch_classifier`'s
     step asks for ``vmap`` (its members are the separate fits', whose one tree is unbatched,
     to the last bits only under ``vmap``)."""
-    if one_by_one is None:
-        one_by_one = jax.default_backend() == "cpu"
-    if one_by_one:  # one tree after the other (the decision above)
-        if max_ops is None:
-            return jax.lax.map(lambda a: search.step(a[0], data._replace(y=a[1]), basis, config),
-                               (programs, ys))
-        return jax.lax.map(lambda a: search.step(a[0], data._replace(y=a[1]), basis, config,
-                                                 a[2]), (programs, ys, max_ops))
-
-    if max_ops is None:
-        return jax.vmap(lambda p, y: search.step(p, data._replace(y=y), basis, config))(
-            programs, ys)
-    return jax.vmap(lambda p, y, m: search.step(p, data._replace(y=y), basis, config, m))(
-        programs, ys, max_ops)
+    return _each_tree(lambda p, y, m: search.step(p, data._replace(y=y), basis, config, m),
+                      programs, ys, max_ops, one_by_one=one_by_one)
 
 
 ovr_step_jit = jax.jit(ovr_step, static_argnames=("basis", "config"))
-
-
-def _each_tree(fn, *trees):
-    """``fn`` over the ``K`` one-versus-rest trees (the leading axis of ``trees``): one
-    after the other on a CPU (``lax.map``), batched elsewhere, as :func:`ovr_step`."""
-    if jax.default_backend() == "cpu":
-        return jax.lax.map(lambda a: fn(*a), trees)
-    return jax.vmap(fn)(*trees)
 
 
 def ovr_insert(programs, data: scoring.Data, ys, basis, config: search.Config, max_ops):
