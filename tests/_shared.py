@@ -1,5 +1,7 @@
 """Plain helpers shared by several test modules (pytest puts tests/ on sys.path)."""
 
+import contextlib
+
 import jax
 import numpy as np
 
@@ -111,3 +113,21 @@ def at_xla_defaults(request) -> bool:
                          capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     return False
+
+
+@contextlib.contextmanager
+def jax_events(suffix: str):
+    """The ``fun_name`` of every ``jax.monitoring`` duration event whose name ends with
+    ``suffix`` (``"backend_compile_duration"``, ``"jaxpr_trace_duration"``) in the block,
+    all threads, as a list filled while the block runs."""
+    names = []
+
+    def listen(event, duration, **kw):
+        if event.endswith(suffix):
+            names.append(kw.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield names
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)

@@ -18,6 +18,7 @@ import pytest
 from jaxtree import _executables as ex
 from jaxtree import _threads
 from jaxtree import basis as basis_
+from _shared import jax_events
 from test_compilation_cache import run_child
 
 
@@ -1271,19 +1272,9 @@ def test_the_small_binary_classifiers_step_in_two_programs_is_the_one_program_st
         _new_process(d)
         ex._memory.clear()
         jax.clear_caches()  # JAX's traces too, as in a new process
-        traced = []
-
-        def listen(event, duration, **kw):
-            if event.endswith("jaxpr_trace_duration"):
-                traced.append(kw.get("fun_name"))
-
-        jax.monitoring.register_event_duration_secs_listener(listen)
-        try:
-            with count_compilations() as count:
-                classify.binary_step(data, basis, cfg, limit)(
-                    prog.empty_program(cfg.max_k, np.float64))
-        finally:
-            jax.monitoring.unregister_event_duration_listener(listen)
+        with jax_events("jaxpr_trace_duration") as traced, count_compilations() as count:
+            classify.binary_step(data, basis, cfg, limit)(prog.empty_program(cfg.max_k,
+                                                                             np.float64))
         assert count.lowerings == 0 and count.compiles == 0, count
         assert not [t for t in traced if "loss_" in str(t)], traced
     finally:

@@ -20,6 +20,8 @@ from jaxtree._fit import pipeline
 from jaxtree._fit import spec as spec_
 from jaxtree.debug import count_compilations
 
+from _shared import jax_events
+
 SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
 PKG = pathlib.Path(jaxtree.__file__).parent
 
@@ -80,20 +82,10 @@ def test_predictions_of_nearby_lengths_share_one_program_and_are_unpadded(monkey
     # call of a bucket compiles no eager cast beside the prediction, the next length nothing
     m32 = jax.tree_util.tree_map(
         lambda a: a.astype(np.float32) if np.issubdtype(a.dtype, np.floating) else a, est.model_)
-    names = []
-
-    def listen(event, duration, **kw):
-        if event.endswith("backend_compile_duration"):
-            names.append(kw.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        with jax.enable_x64(False):
-            first = pipeline.predict_rows(m32, X[:300], True)
-            with count_compilations() as count:
-                got = pipeline.predict_rows(m32, X, True)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+    with jax_events("backend_compile_duration") as names, jax.enable_x64(False):
+        first = pipeline.predict_rows(m32, X[:300], True)
+        with count_compilations() as count:
+            got = pipeline.predict_rows(m32, X, True)
     assert "jit(convert_element_type)" not in names and count.lowerings == 0, (names, count)
     np.testing.assert_array_equal(got[:300], first)
     np.testing.assert_allclose(got, est.predict(X), rtol=1e-5, atol=1e-5)
