@@ -44,6 +44,7 @@ from jaxtree import basis as basis_
 from jaxtree import program as prog
 from jaxtree import shapes as shapes_
 from jaxtree._fit import host_shapes, select
+from jaxtree._inputs import validation as V
 from jaxtree.basis import latex_number
 
 __all__ = ["to_sympy", "to_latex", "to_callable", "to_dot", "plot_tree", "plot_history",
@@ -314,6 +315,12 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
     are called as given, on numpy arrays); with ``backend="jax"`` it is ``jax.numpy`` code
     under ``jax.jit`` in the model's dtype (differentiable, vmappable).
 
+    Missing values follow ``jaxtree.predict``'s rule (:attr:`jaxtree.model.TreeModel.missing`):
+    a NaN takes its covariate's training minimum (the numpy form warns as ``predict`` does
+    on host arrays); for a model fitted with ``missing="error"`` the numpy form raises a
+    ``ValueError`` and the jax form, like ``jax.jit(jaxtree.predict)``, returns NaN for
+    that row.
+
     Args:
       model: a fitted :class:`jaxtree.model.TreeModel`.
       backend: ``"numpy"`` or ``"jax"``.
@@ -342,6 +349,7 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
         x_min, x_scale = xp.asarray(h.x_min, dtype), xp.asarray(h.x_scale, dtype)
     p = h.x_min.shape[0]
     bound = _target.clip_bound(model)
+    missing = getattr(model, "missing", "fill")
 
     def f(X):
         x = xp.asarray(X, dtype)
@@ -349,6 +357,10 @@ def to_callable(model, backend: str = "numpy", *, clip: bool = True) -> Callable
         x2 = x[None, :] if single else x
         if x2.ndim != 2 or x2.shape[1] != p:
             raise ValueError(f"X must have shape (n_samples, {p}) or ({p},); got {x.shape}.")
+        if xp is np:  # jaxtree.predict's rule on host arrays: its warning or its error
+            x2 = V.fill_missing(x2, x_min, refuse=missing == "error", names=h.names)
+        elif missing != "error":  # ... and under jit
+            x2 = xp.where(xp.isnan(x2), x_min, x2)
         u = (x2 - x_min) * x_scale
         if clip:
             u = xp.clip(u, 0.0, 1.0)

@@ -1,5 +1,7 @@
 """Exports of a fitted model (jaxtree.export) and the estimator methods delegating to them."""
 
+import contextlib
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -88,6 +90,34 @@ def test_callables_equal_predict(fitted, fitted_all_families, backend):
         np.testing.assert_allclose(np.asarray(f(Xr)), np.asarray(jaxtree.predict(e.model_, Xr)),
                                    rtol=1e-5, atol=1e-8)
         np.testing.assert_allclose(np.asarray(f(Xr[0])), e.predict(Xr[:1])[0], rtol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_callables_apply_predicts_missing_value_rule(fitted, backend):
+    # A NaN takes its covariate's training minimum, as in jaxtree.predict; a model fitted
+    # with missing="error" refuses it on host arrays (numpy) or gives NaN under jit (jax).
+    e, X, _ = fitted
+    Xn = np.array(X[:6], np.float64)
+    Xn[1, 0] = Xn[3, P - 1] = Xn[4, 1] = np.nan
+    with pytest.warns(jaxtree.MissingValueWarning) if backend == "numpy" else \
+            contextlib.nullcontext():
+        got = np.asarray(export.to_callable(e.model_, backend)(Xn))
+    with pytest.warns(jaxtree.MissingValueWarning):
+        want = np.asarray(jaxtree.predict(e.model_, Xn))
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-8)
+    strict = jaxtree.model.with_missing_rule(e.model_, "error")
+    f = export.to_callable(strict, backend)
+    if backend == "numpy":
+        with pytest.raises(ValueError, match="missing='error'"):
+            f(Xn)
+    else:
+        out = np.asarray(f(Xn))  # NaN where a NaN covariate enters the model, as under jit
+        jitted = np.asarray(jax.jit(jaxtree.predict)(strict, jnp.asarray(Xn, jnp.float32)))
+        assert np.isnan(out).any() and np.isfinite(out[[0, 2, 5]]).all()
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(jitted))
+    np.testing.assert_allclose(np.asarray(f(X[:6])), np.asarray(jaxtree.predict(e.model_, X[:6])),
+                               rtol=1e-5, atol=1e-8)  # rows without NaN as before
 
 
 def test_numpy_callable_returns_numpy(fitted):
