@@ -396,8 +396,9 @@ def host_predictions(model, x, clip: bool) -> Optional[np.ndarray]:
     classifier's decision values) at validated, encoded rows ``x (n, p)``, in numpy with
     nothing compiled: :func:`jaxtree.model.predict`'s missing-value rule (a NaN to the
     range's low end; applied here silently, as the compiled path does, where
-    ``to_callable``'s would warn), then the model's numpy form (:func:`jaxtree.export.to_callable`: the
-    scaling, the tree, the shape terms, the bound, the target's units). None where the
+    ``to_callable``'s would warn), then the model's numpy form
+    (:func:`jaxtree.export.to_callable`: the scaling, the tree, the shape terms, the bound,
+    the target's units). None where the
     basis has a custom function (:func:`jaxtree._fit.select.numpy_basis`: it may not take
     numpy arrays). Why: :data:`HOST_PREDICT_MAX_ROWS`."""
     if not select.numpy_basis(model.basis):
