@@ -398,9 +398,9 @@ def host_predictions(model, x, clip: bool) -> Optional[np.ndarray]:
     range's low end; applied here silently, as the compiled path does, where
     ``to_callable``'s would warn), then the model's numpy form
     (:func:`jaxtree.export.to_callable`: the scaling, the tree, the shape terms, the bound,
-    the target's units). None where the
-    basis has a custom function (:func:`jaxtree._fit.select.numpy_basis`: it may not take
-    numpy arrays). Why: :data:`HOST_PREDICT_MAX_ROWS`."""
+    the target's units). None where the basis has a custom function
+    (:func:`jaxtree._fit.select.numpy_basis`: it may not take numpy arrays). Why:
+    :data:`HOST_PREDICT_MAX_ROWS`."""
     if not select.numpy_basis(model.basis):
         return None
     x = np.asarray(x, np.float64)
