@@ -11,7 +11,9 @@ if os.environ.get("SEARCH_ROWS"):
     _sh.SEARCH_ROWS = int(os.environ["SEARCH_ROWS"])
 for case in sys.argv[2].split(","):
     task, Xtr, ytr, Xte, yte = bench_cost.split(case)
-    Est = jaxtree.TreeRegressor if task == "regression" else jaxtree.TreeClassifier
+    Est0 = jaxtree.TreeRegressor if task == "regression" else jaxtree.TreeClassifier
+    kw = {"refine_steps": int(os.environ["REFINE_STEPS"])} if os.environ.get("REFINE_STEPS") else {}
+    Est = lambda: Est0(**kw)  # noqa: E731
     Est().fit(Xtr, ytr)
     ts = []
     for r in range(int(sys.argv[3]) if len(sys.argv) > 3 else 3):
