@@ -1,6 +1,8 @@
 """The default estimator on bench_accuracy's tables, K folds (seeded as the benchmark's),
 with whichever jaxtree is first on the path; ``--knots N1,N2`` patches the knots that
-``shape_knots="auto"`` gives (``jaxtree._fit.spec.knots_for``) for both estimators.
+``shape_knots="auto"`` gives (``jaxtree._fit.spec.knots_for``) for both estimators;
+``--search-rows N`` patches ``jaxtree.shapes.SEARCH_ROWS`` (the shape stage's most training
+rows; sixty-sixth session, ``results/levers66``).
 
     python benchmarks/results/round55/tables.py --tables default --knots 3,2 --out OUT.json
 """
@@ -26,12 +28,17 @@ ap.add_argument("--folds", type=int, default=5)
 ap.add_argument("--cv-seeds", default="0")
 ap.add_argument("--out", required=True)
 ap.add_argument("--knots", default="")
+ap.add_argument("--search-rows", type=int, default=None, help="patches jaxtree.shapes.SEARCH_ROWS")
 ap.add_argument("--params", default="{}", help="JSON keywords for the estimator")
 ap.add_argument("--max-rows", type=int, default=None, help="bench_accuracy's row cap")
 ap.add_argument("--dev-stop", type=float, default=None,
                 help="C: the search stops once an operation lowers the training loss by less "
                      "than C*log(n)/(2n) (absolute; patched into search.Stop.judge)")
 a = ap.parse_args()
+if a.search_rows:
+    import jaxtree.shapes as _shapes
+    _shapes.SEARCH_ROWS = a.search_rows
+    print("SEARCH_ROWS patched to", a.search_rows, flush=True)
 if a.dev_stop is not None:
     from jaxtree import search as _search
 
