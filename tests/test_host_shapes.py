@@ -39,9 +39,17 @@ def _close(a, b, tol=1e-9):
                                atol=tol)
 
 
+@pytest.fixture(params=["sparse", "products"])
+def pair_form(request, monkeypatch):
+    """Both forms of the host's pair blocks (host_shapes._Blocks of the sparse hats, and
+    host_shapes._PairProducts), whatever the size rule would pick."""
+    monkeypatch.setattr(H, "PRODUCTS", request.param == "products")
+    return request.param
+
+
 @pytest.mark.parametrize("knots", [(3, 2), (4, 3)])
 @pytest.mark.parametrize("slotted", [False, True])
-def test_host_steps_equal_the_compiled_steps_in_float64(x64, knots, slotted):
+def test_host_steps_equal_the_compiled_steps_in_float64(x64, knots, slotted, pair_form):
     x, y, w, data = _table(0)
     hx, hy, hw, held = _table(1, n=90)
     p, cols = 5, data.x.shape[-1]
@@ -112,7 +120,7 @@ def test_box_solve_satisfies_kkt_and_equals_the_compiled_solve(x64):
         _close(H._box_solve(a, c), compiled(a, c), 1e-10)
 
 
-def test_host_screen_keeps_the_compiled_screens_pairs(x64):
+def test_host_screen_keeps_the_compiled_screens_pairs(x64, pair_form):
     rng = np.random.default_rng(4)
     n, p = 400, 13  # 78 pairs: more than MAX_PAIRS, so the screen ranks them
     x = rng.random((n, p))
@@ -244,6 +252,64 @@ def test_sparse_hats_are_the_dense_hats_bit_for_bit(x64, n):
         got2 = np.zeros((150, n * n))
         np.add.at(got2, (np.repeat(np.arange(150), 4), pidx[0].reshape(-1)), pval[0].reshape(-1))
         np.testing.assert_array_equal(got2, dense2)
+
+
+@pytest.mark.parametrize("n2", [2, 3, 4])
+def test_pair_products_equal_the_sparse_pair_blocks(x64, n2):
+    """The pair blocks' statistics as matrix products of the covariates' hats
+    (host_shapes._PairProducts) against the sparse per-row count (host_shapes._Blocks), on
+    rows with a NaN padding column, a covariate NaN on some rows, rows at the knots and
+    zero-weight rows: the same right-hand sides, Grams, values and projections (row-major
+    (a, b) blocks, the second covariate's hat fastest), and the same NaN blocks."""
+    rng = np.random.default_rng(10 + n2)
+    n, cols = 257, 7
+    x = rng.random((n, cols))
+    x[:, 6] = np.nan  # a padding column
+    x[::5, 4] = np.nan  # a group's member where its row has no level
+    x[:3, 1] = [0.0, 1.0, 0.5]
+    w = rng.uniform(0.1, 2.0, n)
+    w[-10:] = 0.0
+    r = rng.standard_normal(n)
+    pairs = [(0, 1), (1, 2), (2, 0), (3, 5), (0, 4), (1, 6), (5, 3)]
+    first, second = (np.array(c) for c in zip(*pairs))
+    sparse = H._Blocks(*H._sparse_pair_hats(H._sparse_hats(x.T, n2), first, second, n2), n2 * n2)
+    prods = H._PairProducts(H._dense_hats(x.T, n2), first, second, n2)
+    np.testing.assert_array_equal(prods.nan, sparse.nan)
+    assert prods.nan.tolist() == [False, False, False, False, True, True, False]
+    _close(prods.sums(r), sparse.sums(r), 1e-12)
+    _close(prods.grams(w), sparse.grams(w), 1e-12)
+    # a planted transpose of the block's (a, b) order would fail: the Grams are not symmetric
+    # under it on these rows
+    g = prods.grams(w)[0].reshape(n2, n2, n2, n2)
+    assert not np.allclose(g, g.transpose(1, 0, 3, 2))
+    for i in range(len(pairs)):
+        coef = rng.standard_normal(n2 * n2)
+        _close(prods.times(i, coef), sparse.times(i, coef), 1e-12)
+        if not sparse.nan[i]:  # (a NaN block is never chosen, so never projected on)
+            _close(prods.project(i, r), sparse.project(i, r), 1e-12)
+    # the products are used where the size rule says so, the sparse form elsewhere
+    assert H._by_products(2016, 64, 3) and not H._by_products(5, 10, 16)
+    assert isinstance(H._pair_blocks(x, first, second, n2), H._PairProducts)
+
+
+def test_a_wide_tables_pair_screen_by_products(x64):
+    """The screen of all 2,016 pairs of 64 covariates (the case that made the products: the
+    sparse count took 1.35 s a design) keeps the same pairs in both forms and finds the
+    planted product."""
+    rng = np.random.default_rng(5)
+    n, p = 600, 64
+    x = rng.random((n, p))
+    y = 3 * (x[:, 10] - 0.5) * (x[:, 40] - 0.5) + np.sin(3 * x[:, 0]) + 0.1 * rng.standard_normal(n)
+    data = scoring.chunk(x, y, None, chunk_size=256)
+    spec = S.ShapeSpec(n1=3, n2=2, max_terms=1)
+    got = {}
+    for form in (True, False):
+        H.PRODUCTS = form
+        try:
+            got[form] = H.screen_pairs(data, p=p, spec=spec)
+        finally:
+            H.PRODUCTS = None
+    assert got[True] == got[False] and len(got[True]) == S.MAX_PAIRS and (10, 40) in got[True]
 
 
 @pytest.mark.parametrize("knots", [(4, 3), (8, 5)])
