@@ -114,9 +114,13 @@ def test_parameter_errors_name_auto():
 def test_pair_screen_rows_bound_the_screen_work():
     assert search.pair_screen_rows(0) == search.PAIR_ROWS
     assert search.pair_screen_rows(8 * 40) == search.PAIR_ROWS  # airline-like p*q
-    assert search.pair_screen_rows(100 * 40) == search.PAIR_WORK // 4000 ** 2 == 268
+    assert search.pair_screen_rows(12 * 40) == search.PAIR_ROWS  # p*q <= 512
+    assert search.pair_screen_rows(20 * 40) == search.PAIR_WORK // 800 ** 2 == 1677
+    for pq in (13 * 40, 20 * 40, 30 * 40, 51 * 40):  # the screen's work within PAIR_WORK
+        assert search.pair_screen_rows(pq) * pq ** 2 <= search.PAIR_WORK == 1 << 30
+    assert search.pair_screen_rows(100 * 40) == search.PAIR_MIN_ROWS == 256  # at the floor
     assert search.pair_screen_rows(10 ** 5) == search.PAIR_MIN_ROWS
-    assert search.search_config("backfit", 5, 100 * 40).pair_rows == 268
+    assert search.search_config("backfit", 5, 20 * 40).pair_rows == 1677
     assert search.search_config("greedy", 5, 100 * 40).pair_rows == 0  # no pair moves
 
 
