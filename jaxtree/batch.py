@@ -621,8 +621,7 @@ class _Members:
         s = self.spec
         train, held = select.split(self.xs.shape[1], self.fraction, self.random_state)
         # Chunked as the estimator's selection run (one compiled step with the refit).
-        rows = select.selection_rows(len(train), *self.xs.shape[1:], s.basis.q, s.chunk,
-                                     cfg.pair_rows if cfg.pair_leaves else 0)
+        rows = select.selection_rows(len(train), *self.xs.shape[1:], s.basis.q, s.chunk)
         data, held_data = self._chunked(train, rows, support=True), self._chunked(held)
         best = self._best(data)
         step = select.with_held_out_rows(

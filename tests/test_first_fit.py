@@ -316,16 +316,37 @@ def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
     np.testing.assert_allclose(out(got), out(want), rtol=1e-10, atol=1e-12)
 
 
-def test_selection_rows_keep_the_pair_screens_stride():
-    """The training part is chunked as all rows only where compiling dominates and, with a
-    pair screen (4,096 rows), where its stride over the chunked rows stays the same: at
-    n = 5,000 the 3,750 training rows fill 2 chunks of 2,048 (stride 1, every row screened)
-    and all rows 3 (stride 2: half of them), so there it keeps its own chunks."""
+def test_a_backfit_selection_run_shares_the_refits_step_where_the_screens_stride_differs(
+        monkeypatch):
+    """A backfit search whose pair screen takes 256 rows: the 225 training rows of a 25%
+    split would be chunked as 256 (stride 1) and all 300 rows as 512 (stride 2). The
+    selection run is chunked as all rows, so the insertion and refinement programs compile
+    once for both runs (they compiled twice before the sixty-seventh session)."""
+    from jaxtree import search
+    from _shared import jax_events
+
+    monkeypatch.setattr(search, "PAIR_ROWS", 256)
+    X, y = smooth_data(4, n=300)
+    for jitted in (search.insert_jit, search.finish_jit):
+        jitted.clear_cache()  # an earlier test of this worker may hold the same programs
+    with jax_events("backend_compile_duration") as names:
+        est = jaxtree.TreeRegressor(k=3, search="backfit", validation_fraction=0.25,
+                                    shapes=0).fit(X, y)
+    assert est.search_ == "backfit" and est.path_  # a selection run and a refit ran
+    assert names.count("jit(insert_step)") == 1, names
+    assert names.count("jit(finish_step)") == 1, names
+
+
+def test_selection_rows_are_all_rows_where_compiling_dominates():
+    """The training part is chunked as all rows wherever compiling dominates, with a pair
+    screen too (sixty-seventh session): at n = 5,000 the 3,750 training rows would fill 2
+    chunks of 2,048 (a 4,096-row screen's stride 1) and all rows 3 (stride 2), and the
+    selection run now takes all rows' chunks, sharing the refit's programs."""
     from jaxtree._fit.select import selection_rows as _selection_rows
 
     t = lambda n: n - round(0.25 * n)  # noqa: E731 - the training rows of a 25% split
     assert _selection_rows(t(300), 300, 4, 40, 2048) == 300
-    assert _selection_rows(t(6500), 6500, 10, 40, 2048, 4096) == 6500  # strides 2 and 2
-    assert _selection_rows(t(5000), 5000, 10, 40, 2048, 4096) is None  # strides 1 and 2
-    assert _selection_rows(t(5000), 5000, 10, 40, 2048) == 5000  # no pair screen
+    assert _selection_rows(t(6500), 6500, 10, 40, 2048) == 6500
+    assert _selection_rows(t(5000), 5000, 10, 40, 2048) == 5000
+    assert _selection_rows(t(5000), 5000, 10, 40, 2048, rows=8192) == 8192  # all rows' bucket
     assert _selection_rows(t(10 ** 5), 10 ** 5, 10, 40, 2048) is None  # searching dominates

@@ -315,12 +315,12 @@ class InMemory(_Regression):
             data = scoring.with_indicators(data, self.spec.indicators)
         return data
 
-    def held_out(self, ys=None, max_train=None, shard: bool = True, pair_rows: int = 0):
+    def held_out(self, ys=None, max_train=None, shard: bool = True):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
-        (:func:`jaxtree._fit.select.split`), both chunked as the fit chunks; at most
-        ``max_train`` training rows (a deterministic subset) when given; the training rows
-        sharded as :meth:`data` shards them (``shard``); ``pair_rows``: the search's pair
-        screen (:func:`jaxtree._fit.select.selection_rows`)."""
+        (:func:`jaxtree._fit.select.split`), both chunked as the fit chunks (the training
+        part as all rows where compiling dominates: :func:`jaxtree._fit.select.selection_rows`);
+        at most ``max_train`` training rows (a deterministic subset) when given; the training
+        rows sharded as :meth:`data` shards them (``shard``)."""
         s, xs = self.spec, self.xs
         ys, sw = (self.ys if ys is None else ys), self.sw
         train, held = select.split(xs.shape[0], s.held_out_fraction, s.random_state, sw)
@@ -329,7 +329,7 @@ class InMemory(_Regression):
             train = train if sub is None else train[sub]
         part = lambda a: None if a is None else a[train]  # noqa: E731
         rows = None if max_train is not None else select.selection_rows(
-            len(train), *xs.shape, s.basis.q, s.chunk, pair_rows, rows=s.rows or None)
+            len(train), *xs.shape, s.basis.q, s.chunk, rows=s.rows or None)
         held_rows, columns = None, None
         if shard:
             held_rows = scoring.rows_for(len(held), s.chunk) if s.columns else None
@@ -388,7 +388,7 @@ class InMemory(_Regression):
         member the beam would return at that size (the lowest training loss;
         :func:`jaxtree.search.beam_fit`'s rule)."""
         s = self.spec
-        data, held_data, held = self.held_out(pair_rows=cfg.pair_rows if cfg.pair_leaves else 0)
+        data, held_data, held = self.held_out()
         empty = prog.empty_program(cfg.max_k, s.dtype)
         if s.search == "beam":
             best = lambda ps: select.best_member(ps, data, s.basis)  # noqa: E731
