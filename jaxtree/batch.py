@@ -621,7 +621,7 @@ class _Members:
         s = self.spec
         train, held = select.split(self.xs.shape[1], self.fraction, self.random_state)
         # Chunked as the estimator's selection run (one compiled step with the refit).
-        rows = select.selection_rows(len(train), *self.xs.shape[1:], s.basis.q, s.chunk)
+        rows = select.selection_rows(*self.xs.shape[1:], s.basis.q)
         data, held_data = self._chunked(train, rows, support=True), self._chunked(held)
         best = self._best(data)
         step = select.with_held_out_rows(

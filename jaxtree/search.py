@@ -321,13 +321,13 @@ def pair_screen_rows(n_candidates: int) -> int:
     (:func:`jaxtree.moves.score_pairs`): ``PAIR_ROWS`` rows where that stays within
     ``PAIR_WORK`` (``p*q <= 512``, e.g. ``p <= 12`` with the default basis), fewer for more
     candidates (1,677 rows at ``p = 20``, ``q = 40``; about 13 GFLOP per pair iteration, its
-    two operations), never fewer than ``PAIR_MIN_ROWS`` = 256 (from ``p*q = 2048``: 51 GFLOP
+    two operations), never fewer than ``PAIR_MIN_ROWS`` = 256 (from ``p*q = 2048``: 49 GFLOP
     at ``p = 100``). 0 or unknown ``n_candidates``: ``PAIR_ROWS``.
 
     Decision (sixty-seventh session): ``PAIR_WORK`` is ``2^30``, a quarter of the ``2^32``
     it was. At ``2^32`` a table of 26 to 100 covariates spent about 51 GFLOP per pair
     iteration, 0.3-0.5 s on a 2-core CPU, most of a small wide table's warm fit. At ``2^30``
-    ISLR Wage (22 columns encoded, 3,000 rows: 1,386 screened rows instead of 3,000) has the
+    ISLR Wage (22 columns encoded, 3,000 rows: a bound of 1,386 screened rows, not 4,096) has the
     same five fold scores to the last digit and a warm fit of 1.25 s instead of 2.19 s; 18
     synthetic tables of 16-32 covariates with a product that has no marginal signal (the
     paper's function among them) the same test RMSE, 15-40% shorter warm fits (BENCHMARKS.md,

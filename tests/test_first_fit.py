@@ -344,9 +344,8 @@ def test_selection_rows_are_all_rows_where_compiling_dominates():
     selection run now takes all rows' chunks, sharing the refit's programs."""
     from jaxtree._fit.select import selection_rows as _selection_rows
 
-    t = lambda n: n - round(0.25 * n)  # noqa: E731 - the training rows of a 25% split
-    assert _selection_rows(t(300), 300, 4, 40, 2048) == 300
-    assert _selection_rows(t(6500), 6500, 10, 40, 2048) == 6500
-    assert _selection_rows(t(5000), 5000, 10, 40, 2048) == 5000
-    assert _selection_rows(t(5000), 5000, 10, 40, 2048, rows=8192) == 8192  # all rows' bucket
-    assert _selection_rows(t(10 ** 5), 10 ** 5, 10, 40, 2048) is None  # searching dominates
+    assert _selection_rows(300, 4, 40) == 300
+    assert _selection_rows(6500, 10, 40) == 6500
+    assert _selection_rows(5000, 10, 40) == 5000
+    assert _selection_rows(5000, 10, 40, rows=8192) == 8192  # all rows' bucket
+    assert _selection_rows(10 ** 5, 10, 40) is None  # searching dominates

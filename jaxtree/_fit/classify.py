@@ -651,9 +651,9 @@ class Labels:
                              "sample_weight 0; give more rows a positive weight, or set "
                              "validation_fraction=None.")
         # Chunked as all rows where compiling dominates: one compiled step with the refit
-        # (the regressor's rule; no pair screen whose stride the padding must keep).
+        # (the regressor's rule, select.selection_rows).
         p, q, chunk = xs.shape[1], s.basis.q, s.chunk
-        rows = select.selection_rows(len(train), n, p, q, chunk,
+        rows = select.selection_rows(n, p, q,
                                      rows=scoring.tree_rows(scoring.layout(n, p, q, chunk)))
         sel = self._search(xs[train], self.ypm[:, train], w[train], s.k, rep, keep_states=True,
                            rows=rows, offset=None if self.offset is None else self.offset[train])

@@ -187,7 +187,6 @@ class _PairProducts:
         self.nan = bad[self.first] | bad[self.second]
         self._raw = hats  # NaN on the rows where a covariate is (as the sparse hats)
         self.hats = np.where(np.isnan(hats), 0.0, hats)  # the NaN blocks are set apart
-        self.index = np.zeros((len(first), 0))  # the count of blocks, as _Blocks.index's
 
     def _wide(self, h):
         """``(c, N, m)`` -> ``(N, m * c)``, column ``(a, j)``."""
@@ -232,6 +231,12 @@ class _PairProducts:
 
 
 PRODUCTS_WORK = 8192
+"""A design's ``P`` pair blocks of ``n2²`` hats over ``c`` covariates are formed as products
+(:class:`_PairProducts`) where ``(n2² c)² <= PRODUCTS_WORK * P``: the products' flops
+``2 N (n2² c)²`` against the count's ``16 N P`` entries. Measured (BENCHMARKS.md, "A wide
+small table's pair screen as matrix products"): at ``n2 = 3``, ``c = 64``, ``P = 64``
+(ratio 0.63 of the bound) the products took 44 ms against 70-85 ms; at ``n2 = 4`` and 32
+disjoint pairs (ratio 8) 82-87 ms against 36 ms."""
 
 PRODUCTS = None
 """Force the pair blocks' form (tests): True :class:`_PairProducts`, False :class:`_Blocks`,

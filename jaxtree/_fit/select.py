@@ -112,9 +112,10 @@ def unpadded_choices(choices: list, p: int, columns: int, q: int) -> list:
     return [[one(c) for c in cs] if isinstance(cs, list) else one(cs) for cs in choices]
 
 
-def selection_rows(n_train: int, n: int, p: int, q: int, chunk_size: int, rows=None):
+def selection_rows(n: int, p: int, q: int, rows=None):
     """The row count to chunk a held-out split's training part as (``scoring.chunk``'s
-    ``rows``), or None to chunk it by its own size.
+    ``rows``), or None to chunk it by its own size; ``n`` rows in all, ``p`` covariates,
+    ``q`` basis functions.
 
     ``rows`` (all rows' chunking, :func:`jaxtree.scoring.tree_rows`; None: ``n``), so that
     the selection run and the refit share every compiled program (their data have one shape;

@@ -329,7 +329,7 @@ class InMemory(_Regression):
             train = train if sub is None else train[sub]
         part = lambda a: None if a is None else a[train]  # noqa: E731
         rows = None if max_train is not None else select.selection_rows(
-            len(train), *xs.shape, s.basis.q, s.chunk, rows=s.rows or None)
+            *xs.shape, s.basis.q, rows=s.rows or None)
         held_rows, columns = None, None
         if shard:
             held_rows = scoring.rows_for(len(held), s.chunk) if s.columns else None
