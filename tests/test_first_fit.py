@@ -337,6 +337,39 @@ def test_a_backfit_selection_run_shares_the_refits_step_where_the_screens_stride
     assert names.count("jit(finish_step)") == 1, names
 
 
+def test_the_backfitting_round_refines_in_the_searchs_program_when_layouts_differ(
+        monkeypatch):
+    """300 rows in chunks of 128: the search keeps its own 3 chunks (padding to the row
+    bucket's 4 would change a 200-row pair screen's stride, 2 -> 3), the shape stage pads to
+    4. The default's backfitting round (shape terms after the tree) refines the tree on the
+    search's chunking, so the refinement program compiles once in the fit (twice before the
+    sixty-seventh session), and the model equals the one refined on the shape stage's
+    chunking (float64). (``shapes=S`` grows its tree from another source and still
+    compiles its own.)"""
+    shapes = "auto"
+    from jaxtree import search
+    from jaxtree._fit import source
+    from _shared import jax_events
+
+    monkeypatch.setattr(search, "PAIR_ROWS", 200)
+    monkeypatch.setattr(search, "PAIR_MIN_ROWS", 100)
+    rng = np.random.default_rng(7)
+    X = rng.uniform(size=(300, 4))
+    y = (np.sin(6 * X[:, 0]) + 2 * np.abs(X[:, 1] - 0.5) + X[:, 2] * X[:, 3]
+         + 0.05 * rng.standard_normal(300))
+    make = lambda: jaxtree.TreeRegressor(k=3, shapes=shapes, chunk_size=128,  # noqa: E731
+                                         validation_fraction=None)
+    search.finish_jit.clear_cache()  # an earlier test of this worker may hold the programs
+    with jax_events("backend_compile_duration") as names:
+        got = make().fit(X, y)
+    assert got.search_ == "backfit" and len(got.shape_terms()) > 0
+    assert names.count("jit(finish_step)") == 1, names
+    monkeypatch.setattr(source.InMemory, "_in_tree_rows", lambda self, resid: resid)
+    want = make().fit(X, y)
+    assert choice_key(got.choices_) == choice_key(want.choices_)
+    np.testing.assert_allclose(got.predict(X), want.predict(X), rtol=1e-9, atol=1e-10)
+
+
 def test_selection_rows_are_all_rows_where_compiling_dominates():
     """The training part is chunked as all rows wherever compiling dominates, with a pair
     screen too (sixty-seventh session): at n = 5,000 the 3,750 training rows would fill 2

@@ -208,6 +208,7 @@ class InMemory(_Regression):
         self.xs, self.ys, self.sw, self.spec, self.sc = xs, ys, sw, spec, sc
         self.two_valued = two_valued
         self._one = None  # the unsharded chunked data, made once (shape stages)
+        self._grown = None  # the tree search's rows of the last refit (grow)
 
     @property
     def shape_bucket(self):
@@ -361,6 +362,7 @@ class InMemory(_Regression):
             return self._reference(rep)
         max_ops = (max(k, 1) if cfg.pair_leaves else s.k) if chosen else k
         data = self.data(support=True)
+        self._grown = data
         if s.search == "beam":  # greedy insertions only: k + 1 iterations never pass k operations
             res = search.beam_fit(data, s.basis, k, cfg, s.beam_width, callback=rep,
                                   loss_scale=self.loss_scale, stop=s.stop)
@@ -573,8 +575,25 @@ class InMemory(_Regression):
                 or padded.capacity > 2 * cfg.max_k + 1):  # larger than the search's
             refined, mse = select.joint_cached(padded, resid, s.basis, s.steps)
         else:
-            refined, mse = search.refine_step(padded, resid, s.basis, cfg)
+            refined, mse = search.refine_step(padded, self._in_tree_rows(resid), s.basis, cfg)
         return prog.trim(refined, program.max_k), mse
+
+    def _in_tree_rows(self, resid):
+        """``resid`` (the shape stage's chunking) as the tree search's rows were chunked,
+        where the two differ (the search kept its own chunks where padding to the row bucket
+        would change its pair screen's stride, :func:`jaxtree.scoring.tree_rows`; the shape
+        stage pads; and only the search's rows carry the support mask): the same rows and
+        targets, so that the refinement runs the search's compiled program instead of
+        compiling its own at the end of a first fit (sixty-seventh session: 0.9 s of a
+        5,000-row table's with three 30-level categories). Else ``resid`` itself."""
+        grown = self._grown
+        if grown is None or (jax.tree_util.tree_structure(grown)
+                             == jax.tree_util.tree_structure(resid)
+                             and grown.y.shape == resid.y.shape):
+            return resid
+        y = np.zeros(grown.y.size, np.dtype(grown.y.dtype))
+        y[: self.n] = np.asarray(resid.y).reshape(-1)[: self.n]
+        return grown._replace(y=jax.device_put(y.reshape(grown.y.shape)))
 
     # ---------------------------------------------------------------------- prune
 
