@@ -346,7 +346,6 @@ def test_the_backfitting_round_refines_in_the_searchs_program_when_layouts_diffe
     sixty-seventh session), and the model equals the one refined on the shape stage's
     chunking (float64). (``shapes=S`` grows its tree from another source and still
     compiles its own.)"""
-    shapes = "auto"
     from jaxtree import search
     from jaxtree._fit import source
     from _shared import jax_events
@@ -357,7 +356,7 @@ def test_the_backfitting_round_refines_in_the_searchs_program_when_layouts_diffe
     X = rng.uniform(size=(300, 4))
     y = (np.sin(6 * X[:, 0]) + 2 * np.abs(X[:, 1] - 0.5) + X[:, 2] * X[:, 3]
          + 0.05 * rng.standard_normal(300))
-    make = lambda: jaxtree.TreeRegressor(k=3, shapes=shapes, chunk_size=128,  # noqa: E731
+    make = lambda: jaxtree.TreeRegressor(k=3, chunk_size=128,  # noqa: E731 - shapes="auto"
                                          validation_fraction=None)
     search.finish_jit.clear_cache()  # an earlier test of this worker may hold the programs
     with jax_events("backend_compile_duration") as names:

@@ -208,7 +208,7 @@ class InMemory(_Regression):
         self.xs, self.ys, self.sw, self.spec, self.sc = xs, ys, sw, spec, sc
         self.two_valued = two_valued
         self._one = None  # the unsharded chunked data, made once (shape stages)
-        self._grown = None  # the tree search's rows of the last refit (grow)
+        self._grown = None  # the tree search's rows of the last refit (grow), small fits
 
     @property
     def shape_bucket(self):
@@ -362,7 +362,9 @@ class InMemory(_Regression):
             return self._reference(rep)
         max_ops = (max(k, 1) if cfg.pair_leaves else s.k) if chosen else k
         data = self.data(support=True)
-        self._grown = data
+        # kept for the backfitting round where its chunking may differ (_in_tree_rows): only
+        # where compiling dominates, so that a large fit's rows are not held any longer
+        self._grown = data if scoring.compiling_dominates(self.n, self.p, s.basis.q) else None
         if s.search == "beam":  # greedy insertions only: k + 1 iterations never pass k operations
             res = search.beam_fit(data, s.basis, k, cfg, s.beam_width, callback=rep,
                                   loss_scale=self.loss_scale, stop=s.stop)
