@@ -187,6 +187,7 @@ class _PairProducts:
         self.nan = bad[self.first] | bad[self.second]
         self._raw = hats  # NaN on the rows where a covariate is (as the sparse hats)
         self.hats = np.where(np.isnan(hats), 0.0, hats)  # the NaN blocks are set apart
+        self._side_by_side = self._wide(self.hats)  # H of every right-hand side (sums)
 
     def _wide(self, h):
         """``(c, N, m)`` -> ``(N, m * c)``, column ``(a, j)``."""
@@ -203,7 +204,7 @@ class _PairProducts:
 
     def sums(self, r):
         """``sum_n r_n h(x_n)`` of every block, ``(P, n2²)`` (row-major in ``(a, b)``)."""
-        wide = self._wide(self.hats)
+        wide = self._side_by_side
         out = self._at_pairs((wide * r[:, None]).T @ wide, self.n2)
         return out.reshape(-1, self.size)
 
