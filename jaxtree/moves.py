@@ -61,6 +61,19 @@ keep. Design decisions:
 * The Grams are computed in full although they are symmetric (XLA has no symmetric
   rank-k product); computing only upper-triangle blocks could save up to half of the
   work and is not done.
+* **A covariate pre-screen on wide tables** (``blocks``, set by
+  :func:`jaxtree.search.pair_screen_blocks` where ``p*q > 2048``): the exhaustive Grams grow
+  as ``(pq)^2`` (49 GFLOP a pair iteration at ``p = 100`` on the screen's floor of 256 rows,
+  0.47 s of the step on the 2-core CPU). Each row first scores the products of six coarse
+  functions ``cos(k pi x)`` per covariate, centred on the rows, ``(6p)^2`` columns, keeps
+  the 128 covariate pairs whose best coarse product gains most
+  (:func:`pair_blocks_screen`), and scores every column pair of those blocks exactly
+  (:func:`block_moments`): 47 ms at ``p = 100``. Decision (sixty-eighth session): the coarse
+  functions are the screen's own, not the basis's, so that any basis is screened alike;
+  centred, so that a covariate's main effect (which a single leaf fits) does not fill the
+  blocks; the blocks' choice is then the exhaustive scorer's among their pairs. On wide
+  synthetic tables the default fits chose the same trees as the exhaustive screen
+  (BENCHMARKS.md, "The pair screen's covariate pre-screen").
 * :func:`apply_pair` makes two insertions, ``V op w' phi_a`` and then ``* 1.0 phi_b`` at
   the new leaf: the result is in the paper's tree class with ``|w| <= 1`` and needs two
   operations of capacity (the search checks the room before it scores pairs).
@@ -80,6 +93,8 @@ __all__ = [
     "apply_delete",
     "apply_pair",
     "apply_replace",
+    "block_moments",
+    "coarse_design",
     "delete",
     "delete_chunk_moments",
     "delete_rows",
@@ -90,6 +105,9 @@ __all__ = [
     "gram_moments",
     "merge_delete",
     "merge_replace",
+    "pair_blocks",
+    "pair_blocks_screen",
+    "PAIR_SCREEN_WIDTH",
     "PairChoice",
     "PairScores",
     "parents",
@@ -567,22 +585,86 @@ def gram_moments(u, r, wb, phi, precision=_HIGHEST) -> scoring.Moments:
       target is centred on the chunk before the product, so the co-moment needs no
       subtraction, and chunks merge with Chan's update.
     """
+    phi2 = phi * phi
+
+    def gram(v, square):
+        a = phi2 if square else phi
+        return jnp.matmul((a * v[:, None]).T, a, precision=precision)
+
+    return _product_moments(u, r, wb, gram)
+
+
+def block_moments(u, r, wb, left, right, precision=_HIGHEST) -> scoring.Moments:
+    """:func:`gram_moments` of chosen blocks only: the moments of ``r ~ a + w' u f g`` for
+    ``f`` a column of ``left[:, k]`` and ``g`` one of ``right[:, k]``, one chunk.
+
+    Args:
+      u, r, wb: as for :func:`gram_moments`.
+      left, right: float ``(m, K, q)``: block ``k``'s two sets of columns.
+      precision: matmul precision.
+
+    Returns:
+      :class:`jaxtree.scoring.Moments` with ``sbar, mss, mrs`` ``(K, q, q)``.
+    """
+    def gram(v, square):
+        a, b = (left * left, right * right) if square else (left, right)
+        return jnp.einsum("mkq,mkr->kqr", a * v[:, None, None], b, precision=precision)
+
+    return _product_moments(u, r, wb, gram)
+
+
+def _product_moments(u, r, wb, gram) -> scoring.Moments:
+    """Centred moments of ``r ~ a + w' u s`` for the products ``s`` that ``gram(v, square)``
+    sums against the row weights ``v (m,)`` (``square``: the products' squares)."""
     n = jnp.sum(wb)
     rbar = scoring.safe_div(jnp.sum(wb * r), n)
     rc = r - rbar
     wu = wb * u
-    gram = lambda a, b: jnp.matmul(a.T, b, precision=precision)
-    phi2 = phi * phi
-    s1 = gram(phi * wu[:, None], phi)
-    s2 = gram(phi2 * (wu * u)[:, None], phi2)
-    mrs = gram(phi * (wu * rc)[:, None], phi)
+    s1 = gram(wu, False)
+    s2 = gram(wu * u, True)
+    mrs = gram(wu * rc, False)
     sbar = scoring.safe_div(s1, n)
     return scoring.Moments(n, rbar, sbar, jnp.sum(wb * rc * rc),
                            jnp.maximum(s2 - s1 * sbar, 0), mrs)
 
 
+def coarse_design(x, width: int) -> jax.Array:
+    """The pair pre-screen's coarse functions ``cos(k pi x)``, ``k = 1..width``, of every
+    covariate: float ``(..., p, width)`` for ``x (..., p)`` scaled to ``[0, 1]``."""
+    k = jnp.arange(1, width + 1, dtype=x.dtype)
+    return jnp.cos(jnp.pi * x[..., None] * k)
+
+
+def pair_blocks_screen(mo: scoring.Moments, feature_ok, blocks: int):
+    """The ``blocks`` covariate pairs ``j <= l`` whose best coarse product gains most.
+
+    Args:
+      mo: the merged moments of ``r ~ a + w' u z_a z_b`` over the coarse columns
+        (:func:`coarse_design`, centred), ``(p*width, p*width)``, covariate-major.
+      feature_ok: bool ``(p,)``: covariates with a column the pairs may use.
+      blocks: how many pairs to keep (at most ``p*p``; static).
+
+    Returns:
+      ``(j, l, ok)``: int32 ``(blocks,)`` the pairs' covariates and bool ``(blocks,)``,
+      False where fewer pairs are valid. Each pair's gain is its best product's
+      unclipped ``mrs^2 / mss`` (a regressor of no spread gains 0); ties go to the lower
+      flat index ``j*p + l`` (:func:`jax.lax.top_k`).
+    """
+    p = feature_ok.shape[0]
+    s2 = mo.mss + mo.n * mo.sbar * mo.sbar
+    flat = mo.mss <= scoring.css_rtol(mo.mss.dtype) * s2
+    gain = jnp.where(flat, 0, mo.mrs * mo.mrs / jnp.where(flat, 1, mo.mss))
+    gain = gain.reshape(p, -1, p, gain.shape[-1] // p).max(axis=(1, 3))
+    valid = (jnp.arange(p)[:, None] <= jnp.arange(p)[None, :]) & feature_ok[:, None] \
+        & feature_ok[None, :]
+    gain = jnp.where(valid & jnp.isfinite(gain), gain, -1).reshape(-1)
+    top, idx = jax.lax.top_k(gain, blocks)
+    return (idx // p).astype(jnp.int32), (idx % p).astype(jnp.int32), top >= 0
+
+
 def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: int,
-                slots: Optional[jax.Array] = None, precision=_HIGHEST) -> PairScores:
+                slots: Optional[jax.Array] = None, precision=_HIGHEST,
+                blocks: int = 0) -> PairScores:
     """Best pair insertion ``V op w' phi_a phi_b`` per (leaf, op) row.
 
     Args:
@@ -595,62 +677,183 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
       slots: optional int32 ``(R,)`` leaf slots to score instead (``-1`` padding; a slot
         that is not a leaf gives ``+inf``); its length must equal ``max_rows``.
       precision: matmul precision.
+      blocks: 0 scores every column pair. ``K > 0`` (static) pre-screens the covariate
+        pairs: each row scores the products of ``PAIR_SCREEN_WIDTH`` coarse functions
+        ``cos(k pi x)`` of every covariate (centred on the rows), keeps the ``K``
+        covariate pairs ``j <= l`` whose best coarse product gains most
+        (:func:`pair_blocks_screen`), and scores every column pair of those blocks
+        exactly: ``6 n ((p w)^2 + K q^2)`` flops per row instead of ``6 n (pq)^2``. Where
+        the ``K`` blocks hold every covariate pair the scores are the exhaustive ones.
 
     Returns:
       :class:`PairScores`: per row the best pair (lowest flat index ``a*pq + b`` among
-      ``a <= b`` within ``tie_rtol * rss`` of the row's best).
+      ``a <= b`` within ``tie_rtol * rss`` of the row's best; with ``blocks``, among the
+      kept blocks' pairs).
 
     Raises:
       ValueError: if ``slots`` does not have shape ``(max_rows,)`` or ``max_rows < 1``.
       TypeError: if ``max_rows`` is not a Python int.
     """
-    _check_rows("max_rows", max_rows)
-    if slots is None:
-        slots = prog.leaf_slots(program, max_rows)
-    slots = jnp.asarray(slots, jnp.int32)
-    if tuple(slots.shape) != (max_rows,):
-        raise ValueError(f"slots must have shape (max_rows,) = ({max_rows},); got "
-                         f"{tuple(slots.shape)}. Pad with -1 or change max_rows.")
-    p, q = data.x.shape[-1], basis.q
+    if blocks:
+        _check_rows("blocks", blocks)
+    rows = _PairRows(program, data, basis, max_rows, slots)
+    p, q, dt = rows.p, rows.q, rows.dt
     pq = p * q
-    dt = data.x.dtype
-    empty = program.n_slots == 0
-    is_leaf = (slots >= 0) & (program.op[jnp.maximum(slots, 0)] == prog.LEAF)
-    row_ok = jnp.where(empty, jnp.arange(2 * max_rows) == 0, jnp.repeat(is_leaf, 2))
-    upper = jnp.arange(pq)[:, None] <= jnp.arange(pq)[None, :]
-    if data.allowed is not None:  # both factors of a pair nonzero on enough rows
-        upper = upper & data.allowed[:, None] & data.allowed[None, :]
+    allowed = rows.allowed
+    z0 = jnp.zeros((), dt)
 
-    def one_row(row):
-        rank, mul = row // 2, row % 2 == 1
-        sl = slots[rank][None]
+    def best(sse, fit, a, b, rss):
+        """The lowest flat index ``a*pq + b`` within the tie rule of the lowest SSE."""
+        sse = sse.reshape(-1)
+        near = sse <= jnp.min(sse) + scoring.tie_rtol(sse.dtype) * rss
+        top = jnp.iinfo(jnp.int32).max  # the lowest a, then the lowest b: no a*pq + b overflow
+        first = near & (a == jnp.min(jnp.where(near, a, top)))
+        pick = jnp.argmin(jnp.where(first, b, top))
+        return (sse[pick], fit.weight.reshape(-1)[pick],
+                fit.intercept.reshape(-1)[pick] + program.intercept, a[pick], b[pick], rss)
 
-        def body(acc, ch):
-            xb, yb, wb, phb = ch
-            kl, cl, e = scoring.leaf_terms(program, sl, xb, yb, basis, phb)
-            kc = kl[0] * cl[0]
-            u = jnp.where(mul, kc, kl[0])
-            r = jnp.where(mul, e + kc, e)
-            phi = scoring.design(xb, basis) if phb is None else phb
-            phi = scoring.to_feature_major(phi, q, p)
-            return (scoring.merge(acc[0], gram_moments(u, r, wb, phi, precision)),
-                    scoring.merge(acc[1], scalar_moments(wb, e))), None
+    if not blocks:
+        upper = (jnp.arange(pq)[:, None] <= jnp.arange(pq)[None, :]) & allowed[:, None] \
+            & allowed[None, :]
+        cols = jnp.arange(pq, dtype=jnp.int32)
 
-        z = jnp.zeros((pq, pq), dt)
-        z0 = jnp.zeros((), dt)
-        init = (scoring.Moments(z0, z0, z, z0, z, z), _zero_scalar_moments((), dt))
-        (mo, mo_e), _ = scoring.scan_live(body, init, (data.x, data.y, data.w, data.phi),
-                                          data.w)
-        rss = _rss(program, mo_e)
-        fit = scoring.closed_form(mo)
-        sse = jnp.where(upper & row_ok[row] & jnp.isfinite(fit.sse), fit.sse, jnp.inf)
-        idx = _select_flat(sse, rss)
-        a, b = idx // pq, idx % pq
-        return (sse[a, b], fit.weight[a, b], fit.intercept[a, b] + program.intercept,
-                a, b, rss)
+        def one_row(row):
+            def body(acc, ch):
+                u, r, e = rows.terms(row, ch)
+                return (scoring.merge(acc[0], gram_moments(u, r, ch[2], rows.design(ch),
+                                                           precision)),
+                        scoring.merge(acc[1], scalar_moments(ch[2], e))), None
+
+            z = jnp.zeros((pq, pq), dt)
+            mo, mo_e = rows.accumulate(body, scoring.Moments(z0, z0, z, z0, z, z))
+            fit = scoring.closed_form(mo)
+            sse = jnp.where(upper & rows.row_ok[row] & jnp.isfinite(fit.sse), fit.sse, jnp.inf)
+            return best(sse, fit, jnp.broadcast_to(cols[:, None], (pq, pq)).reshape(-1),
+                        jnp.broadcast_to(cols[None, :], (pq, pq)).reshape(-1),
+                        _rss(program, mo_e))
+    else:
+        screen = rows.screen(blocks, precision)
+
+        def one_row(row):
+            j, l, ok, mo_e = screen(row)
+
+            def exact(acc, ch):
+                u, r, _ = rows.terms(row, ch)
+                phi = rows.design(ch).reshape(-1, p, q)
+                return (scoring.merge(acc[0], block_moments(u, r, ch[2], phi[:, j], phi[:, l],
+                                                            precision)), acc[1]), None
+
+            z = jnp.zeros((j.shape[0], q, q), dt)
+            mo, _ = rows.accumulate(exact, scoring.Moments(z0, z0, z, z0, z, z))
+            fit = scoring.closed_form(mo)
+            i = jnp.arange(q, dtype=jnp.int32)
+            a = j[:, None, None] * q + i[None, :, None]
+            b = l[:, None, None] * q + i[None, None, :]
+            ok = ok[:, None, None] & (a <= b) & allowed[a] & allowed[b] & rows.row_ok[row]
+            sse = jnp.where(ok & jnp.isfinite(fit.sse), fit.sse, jnp.inf)
+            return best(sse, fit, jnp.broadcast_to(a, sse.shape).reshape(-1),
+                        jnp.broadcast_to(b, sse.shape).reshape(-1), _rss(program, mo_e))
 
     sse, w, a0, ca, cb, rss = jax.lax.map(one_row, jnp.arange(2 * max_rows))
-    return PairScores(sse, w, a0, ca, cb, slots, rss[0])
+    return PairScores(sse, w, a0, ca, cb, rows.slots, rss[0])
+
+
+def pair_blocks(program: prog.Program, data: scoring.Data, basis, *, max_rows: int,
+                blocks: int, slots: Optional[jax.Array] = None, precision=_HIGHEST):
+    """The covariate pairs the pre-screen of :func:`score_pairs` (``blocks``) keeps per row.
+
+    Args:
+      program, data, basis, max_rows, slots, precision: as for :func:`score_pairs`.
+      blocks: how many covariate pairs each row keeps (static, ``>= 1``).
+
+    Returns:
+      ``(j, l, ok)``, each ``(2R, min(blocks, p*p))``: row ``2*r + op``'s kept pairs
+      ``j <= l`` (:func:`pair_blocks_screen`), ``ok`` False on padding picks (fewer valid
+      pairs than ``blocks``).
+    """
+    _check_rows("blocks", blocks)
+    rows = _PairRows(program, data, basis, max_rows, slots)
+    screen = rows.screen(blocks, precision)
+    return jax.lax.map(lambda row: screen(row)[:3], jnp.arange(2 * max_rows))
+
+
+class _PairRows:
+    """What every row of the pair scorers reads: the scored slots and which rows are
+    candidates, the allowed columns, each row's regressor and target per chunk, the design,
+    the scan over chunks, and the covariate pre-screen."""
+
+    def __init__(self, program, data, basis, max_rows, slots):
+        _check_rows("max_rows", max_rows)
+        if slots is None:
+            slots = prog.leaf_slots(program, max_rows)
+        slots = jnp.asarray(slots, jnp.int32)
+        if tuple(slots.shape) != (max_rows,):
+            raise ValueError(f"slots must have shape (max_rows,) = ({max_rows},); got "
+                             f"{tuple(slots.shape)}. Pad with -1 or change max_rows.")
+        self.program, self.data, self.basis, self.slots = program, data, basis, slots
+        self.p, self.q, self.dt = data.x.shape[-1], basis.q, data.x.dtype
+        empty = program.n_slots == 0
+        is_leaf = (slots >= 0) & (program.op[jnp.maximum(slots, 0)] == prog.LEAF)
+        self.row_ok = jnp.where(empty, jnp.arange(2 * max_rows) == 0, jnp.repeat(is_leaf, 2))
+        self.allowed = (jnp.ones((self.p * self.q,), bool) if data.allowed is None
+                        else data.allowed)
+
+    def terms(self, row, ch):
+        """Row ``row``'s regressor multiplier ``u``, target ``r`` and residual ``e`` on
+        the chunk ``ch = (x, y, w, phi)``."""
+        xb, yb, _, phb = ch
+        kl, cl, e = scoring.leaf_terms(self.program, self.slots[row // 2][None], xb, yb,
+                                       self.basis, phb)
+        kc = kl[0] * cl[0]
+        mul = row % 2 == 1
+        return jnp.where(mul, kc, kl[0]), jnp.where(mul, e + kc, e), e
+
+    def design(self, ch):
+        """The chunk's design, feature-major ``(m, p*q)`` (the kept values where there are)."""
+        xb, _, _, phb = ch
+        return scoring.to_feature_major(scoring.design(xb, self.basis) if phb is None else phb,
+                                        self.q, self.p)
+
+    def accumulate(self, body, zeros):
+        """``(moments, residual moments)`` of ``body`` scanned over the live chunks."""
+        d = self.data
+        init = (zeros, _zero_scalar_moments((), self.dt))
+        return scoring.scan_live(body, init, (d.x, d.y, d.w, d.phi), d.w)[0]
+
+    def screen(self, blocks, precision):
+        """``row -> (j, l, ok, residual moments)``: the row's ``blocks`` kept covariate
+        pairs (:func:`pair_blocks_screen` of its centred coarse products)."""
+        p, width, d = self.p, PAIR_SCREEN_WIDTH, self.data
+        z0 = jnp.zeros((), self.dt)
+        kept = min(blocks, p * p)
+        feature_ok = self.allowed.reshape(p, self.q).any(axis=1)
+        # The coarse columns' weighted means on the rows: centred products carry no main
+        # effect of either covariate, so strong main effects do not fill the blocks.
+        sums = jax.lax.scan(
+            lambda acc, ch: ((acc[0] + jnp.einsum("m,mpk->pk", ch[1],
+                                                  coarse_design(ch[0], width)),
+                              acc[1] + jnp.sum(ch[1])), None),
+            (jnp.zeros((p, width), self.dt), z0), (d.x, d.w))[0]
+        zbar = scoring.safe_div(sums[0], sums[1])
+
+        def one_row(row):
+            def coarse(acc, ch):
+                u, r, e = self.terms(row, ch)
+                z = (coarse_design(ch[0], width) - zbar).reshape(-1, p * width)
+                return (scoring.merge(acc[0], gram_moments(u, r, ch[2], z, precision)),
+                        scoring.merge(acc[1], scalar_moments(ch[2], e))), None
+
+            z = jnp.zeros((p * width, p * width), self.dt)
+            mo, mo_e = self.accumulate(coarse, scoring.Moments(z0, z0, z, z0, z, z))
+            return (*pair_blocks_screen(mo, feature_ok, kept), mo_e)
+
+        return one_row
+
+
+PAIR_SCREEN_WIDTH = 6
+"""Coarse functions per covariate in the pair pre-screen (:func:`score_pairs`' ``blocks``):
+``cos(k pi x)``, ``k = 1..6``, whose products resolve an interaction of up to three periods
+along each covariate whatever the basis."""
 
 
 def select_pair(scores: PairScores, q: int) -> PairChoice:

@@ -64,8 +64,10 @@ __all__ = [
     "message",
     "PAIR_MAX_LEAVES",
     "PAIR_ROWS",
+    "PAIR_BLOCKS",
     "PAIR_WORK",
     "pair_record",
+    "pair_screen_blocks",
     "pair_screen_rows",
     "pair_taken",
     "REFINE_MODES",
@@ -242,6 +244,7 @@ class Config(NamedTuple):
     pair_leaves: int = 0
     pair_max_leaves: int = 0
     pair_rows: int = 0
+    pair_blocks: int = 0
     replace_moves: int = 0
     loss: str = "squared"
 
@@ -287,7 +290,9 @@ def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Confi
       ``PAIR_ROWS``, fewer where ``n_candidates = p*q`` is large, so that the screen's
       ``rows * (p*q)^2`` stays within ``PAIR_WORK`` (:func:`pair_screen_rows`); the winner's
       weight is then fitted exactly on all rows, and the pair is taken when its gain per operation
-      beats the single insertion's (it uses two operations). This finds products such as
+      beats the single insertion's (it uses two operations). Above ``p*q = 2048`` the screen
+      scores exactly only the ``PAIR_BLOCKS`` covariate pairs that a coarse pre-screen ranks
+      first (:func:`pair_screen_blocks`). This finds products such as
       ``sin(3 pi x1) cos(2 pi x2)`` whose factors carry no marginal signal, which a
       one-leaf-at-a-time search only stumbles upon through noise.
     * **replacement** (backfitting) after every insertion: up to ``REPLACE_MOVES`` times,
@@ -304,7 +309,8 @@ def search_config(search: str, max_k: int, n_candidates: int = 0, **kw) -> Confi
     if search in ("greedy", "beam"):  # the beam advances greedy steps (beam_fit)
         return Config(max_k=max_k, **kw)
     return Config(max_k=max_k, pair_leaves=1, pair_max_leaves=PAIR_MAX_LEAVES,
-                  pair_rows=pair_screen_rows(n_candidates), replace_moves=REPLACE_MOVES, **kw)
+                  pair_rows=pair_screen_rows(n_candidates),
+                  pair_blocks=pair_screen_blocks(n_candidates), replace_moves=REPLACE_MOVES, **kw)
 
 
 PAIR_MAX_LEAVES = 4
@@ -336,6 +342,20 @@ def pair_screen_rows(n_candidates: int) -> int:
     if n_candidates <= 0:
         return PAIR_ROWS
     return int(min(PAIR_ROWS, max(PAIR_MIN_ROWS, PAIR_WORK // (n_candidates * n_candidates))))
+
+
+PAIR_BLOCKS = 128
+
+
+def pair_screen_blocks(n_candidates: int) -> int:
+    """The covariate pairs the pair screen scores exactly with ``n_candidates = p*q`` basis
+    columns (:func:`jaxtree.moves.score_pairs`' ``blocks``): 0 (every column pair) where
+    the exhaustive screen keeps its work within ``PAIR_WORK`` on at least
+    ``PAIR_MIN_ROWS`` rows (``p*q <= 2048``, ``p <= 51`` with the default basis);
+    ``PAIR_BLOCKS`` pre-screened covariate pairs above."""
+    if n_candidates <= 0 or PAIR_MIN_ROWS * n_candidates * n_candidates <= PAIR_WORK:
+        return 0
+    return PAIR_BLOCKS
 
 
 def screen_rows(data, max_rows: int):
@@ -456,7 +476,7 @@ def pair_lookahead(program, data, basis, config: Config, single_sse, rss, n, max
     def pair(_):
         head = screen_rows(data, config.pair_rows)
         ps = moves.score_pairs(program, head, basis, max_rows=config.pair_leaves,
-                               precision=config.precision)
+                               precision=config.precision, blocks=config.pair_blocks)
         pc = moves.select_pair(ps, basis.q)
         cand = moves.apply_pair(program, pc)
         if head is data:  # screened on every row: the pair's fit is already the exact one

@@ -572,10 +572,11 @@ def _choose_replace(program, slots, mo, allowed, *, q):
     return moves.apply_replace(program, rc), rc.sse
 
 
-@functools.partial(jax.jit, static_argnames=("basis", "rows", "precision"))
-def _pair_candidate(program, screen, *, basis, rows, precision):
+@functools.partial(jax.jit, static_argnames=("basis", "rows", "precision", "blocks"))
+def _pair_candidate(program, screen, *, basis, rows, precision, blocks=0):
     """The best pair insertion scored on the screen rows (``search.pair_lookahead``'s)."""
-    ps = moves.score_pairs(program, screen, basis, max_rows=rows, precision=precision)
+    ps = moves.score_pairs(program, screen, basis, max_rows=rows, precision=precision,
+                           blocks=blocks)
     pc = moves.select_pair(ps, basis.q)
     return moves.apply_pair(program, pc), pc, jnp.isfinite(ps.sse).any()
 
@@ -827,7 +828,8 @@ class _Step:
         if not (early and n_slots + 4 <= program.capacity):
             return None
         cand, pc, finite = _pair_candidate(program, self.screen, basis=passes.basis,
-                                           rows=cfg.pair_leaves, precision=cfg.precision)
+                                           rows=cfg.pair_leaves, precision=cfg.precision,
+                                           blocks=cfg.pair_blocks)
         slot = n_slots + 2
         cand, mse = _coordinate_update(cand, slot, passes.coordinate(cand, slot, self.dtype))
         sse = jnp.where(finite, mse * n, jnp.inf).astype(rss.dtype)
