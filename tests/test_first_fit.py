@@ -278,16 +278,21 @@ def test_fit_batch_classifier_shares_the_step_across_k(monkeypatch, classes):
 # ------------------------------------- the held-out split's training part chunked as all rows
 
 # the classifier in the slow suite (~11 s): the regressor's case keeps the oracle
-@pytest.mark.parametrize("estimator", ["regressor", pytest.param("classifier", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("estimator", ["regressor", "wide", pytest.param("classifier", marks=pytest.mark.slow)])
 def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
     """n = 300: the 225 training rows would be chunked as 256 and all rows as 512, two
     compiled steps; the training part is chunked as all rows, so the refit reuses the
     selection run's step. The zero-weight padding changes no result: the fit equals the one
     whose training part is chunked by its own size (float64: choices, k_, the held-out
-    path, predictions)."""
+    path, predictions). ``wide``: the same where compiling does not dominate by the buckets'
+    rule (as on a wide table of a few thousand rows: ``BUCKET_MIN_WORK`` set to 1 here),
+    below ``SHARED_SELECTION_ROWS`` (sixty-eighth session; two steps compiled before)."""
     from jaxtree import search
     from jaxtree._fit import classify
 
+    if estimator == "wide":
+        monkeypatch.setattr(scoring, "BUCKET_MIN_WORK", 1)
+        assert not scoring.compiling_dominates(300, 4, 40)
     X, y = smooth_data(4, n=300)
     kw = dict(k=3, refine=None, validation_fraction=0.25)
     if estimator == "classifier":
@@ -369,7 +374,7 @@ def test_the_backfitting_round_refines_in_the_searchs_program_when_layouts_diffe
     np.testing.assert_allclose(got.predict(X), want.predict(X), rtol=1e-9, atol=1e-10)
 
 
-def test_selection_rows_are_all_rows_where_compiling_dominates():
+def test_selection_rows_are_all_rows_where_compiling_dominates_or_below_10000_rows():
     """The training part is chunked as all rows wherever compiling dominates, with a pair
     screen too (sixty-seventh session): at n = 5,000 the 3,750 training rows would fill 2
     chunks of 2,048 (a 4,096-row screen's stride 1) and all rows 3 (stride 2), and the
@@ -381,3 +386,10 @@ def test_selection_rows_are_all_rows_where_compiling_dominates():
     assert _selection_rows(5000, 10, 40) == 5000
     assert _selection_rows(5000, 10, 40, rows=8192) == 8192  # all rows' bucket
     assert _selection_rows(10 ** 5, 10, 40) is None  # searching dominates
+    # Below SHARED_SELECTION_ROWS at any width (sixty-eighth session): a wide table's
+    # selection run shares the refit's programs where compiling does not dominate by the
+    # buckets' rule; from 10,000 rows (no default held-out split) it keeps its own chunks.
+    assert not scoring.compiling_dominates(5000, 100, 40)
+    assert _selection_rows(5000, 100, 40) == 5000
+    assert _selection_rows(9999, 500, 40, rows=12288) == 12288
+    assert _selection_rows(10_000, 100, 40) is None

@@ -135,10 +135,26 @@ def selection_rows(n: int, p: int, q: int, rows=None):
     covariates where the strides differ the chosen ``k`` and the test RMSE were the same
     to the last digit, and the first fit 27-30% shorter (5,000 x 20: 8.7-9.1 -> 6.4-6.5 s;
     warm 2-8% longer, the selection run's passes over the padded chunks; BENCHMARKS.md,
-    "The held-out size's run in the refit's programs")."""
-    if not scoring.compiling_dominates(n, p, q):
+    "The held-out size's run in the refit's programs").
+
+    Decision (sixty-eighth session, issue 27): also below :data:`SHARED_SELECTION_ROWS`
+    rows at any width. A wide table of a few thousand rows (5,000 x 100: ``n*p*q`` of
+    2·10⁷) is not one where compiling dominates by the capacity buckets' rule, yet its
+    first fit compiled the backfit search's insertion and refinement twice (4.9 and 2.3 s
+    each on the 2-core CPU) around a 1.8 s warm fit. Sharing costs the selection run no
+    work on a CPU (its trailing chunks hold only padding rows, which
+    :func:`jaxtree.scoring.scan_live` skips): first fits 22.5 -> 13.0 s at 9,000 x 50 and
+    21.1 -> 12.5 s at 5,000 x 100, warm 1.73 -> 1.68 and 1.79 -> 1.69 s, the same k and
+    test RMSE (BENCHMARKS.md, "Wide tables of a few thousand rows")."""
+    if not (scoring.compiling_dominates(n, p, q) or n < SHARED_SELECTION_ROWS):
         return None
     return n if rows is None else rows
+
+
+SHARED_SELECTION_ROWS = 10_000
+"""Below this many rows a held-out split's selection run always shares the refit's chunking
+(:func:`selection_rows`); the default search's held-out size applies below the same count
+(``jaxtree._fit.spec.AUTO_SMALL_MAX_ROWS``), above it a split is the user's choice."""
 
 
 MSE_FLOOR = 1e-14
