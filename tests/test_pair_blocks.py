@@ -216,3 +216,38 @@ def test_streamed_backfit_with_blocks_makes_the_in_memory_moves():
                        cfg._replace(pair_blocks=0))
     assert keys(every.choices) != keys(mem.choices)
     np.testing.assert_allclose(streamed.history, mem.history, rtol=1e-9, atol=1e-12)
+
+
+def _two_products(n_sets=2, n=500, p=12):
+    """The streamed test's truth (two products: the exhaustive screen and one block take
+    different pairs first) on ``n_sets`` data sets."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=(n_sets, n, p))
+    y = (np.sin(2 * np.pi * x[..., 3]) * np.sin(2 * np.pi * x[..., 8])
+         + 0.8 * np.cos(np.pi * x[..., 5]) * np.cos(np.pi * x[..., 6]) + 0.5 * x[..., 0]
+         + 0.05 * rng.standard_normal((n_sets, n)))
+    return x, y
+
+
+def test_fit_batch_members_with_blocks_make_the_separate_fits_moves(monkeypatch):
+    # The blocked screen under vmap (batched gathers of each member's own blocks): every
+    # member makes its separate fit's moves, and the blocks decide (the exhaustive screen's
+    # batch moves differ).
+    from jaxtree import batch
+    import jaxtree
+
+    X, y = _two_products()
+    kw = dict(k=4, basis=SMALL, refine="coordinate", coordinate_sweeps=2, chunk_size=100)
+    keys = lambda e: [(c["move"], c["flat_index"], c["feature2"], c["basis2"], c["replaced"])
+                      for c in e.choices_]
+    every = [keys(m) for m in batch.fit_batch(X, y, search="backfit", **kw)]
+    monkeypatch.setattr(search, "pair_screen_blocks", lambda n_candidates: 1)
+    res = batch.fit_batch(X, y, search="backfit", **kw)
+    for b, member in enumerate(res):
+        est = jaxtree.TreeRegressor(search="backfit", validation_fraction=None, shapes=0, **kw)
+        est.fit(X[b], y[b])
+        assert keys(member) == keys(est)
+        assert search.MOVE_PAIR in [c["move"] for c in member.choices_]
+        np.testing.assert_allclose(member.predict(X[b]), est.predict(X[b]), rtol=1e-8,
+                                   atol=1e-9)
+    assert [keys(m) for m in res] != every
