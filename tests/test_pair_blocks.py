@@ -50,14 +50,19 @@ def _problem(seed):
     return x, y, sw, data, program._replace(intercept=jnp.asarray(0.1))
 
 
-def test_blocks_holding_every_pair_are_the_exhaustive_scores():
+@pytest.mark.parametrize("kept", [False, True])
+def test_blocks_holding_every_pair_are_the_exhaustive_scores(kept):
     # K >= p*p keeps every covariate pair: the blocked scorer must return the exhaustive
     # scorer's choice, SSE, weight and intercept for each row (the '+' and '*' rows of the
     # leaf), the NaN column and the disallowed columns never chosen. Catches a swapped
     # block (j, l), a block's columns read from the wrong covariate, a mask of the
     # disallowed columns on one factor only, or a tie rule other than the lowest a*pq + b.
+    # ``kept``: the basis values kept with the data (small tables' fits), read in the
+    # function-major order the design has (compared with the scores from ``x``).
     _, _, _, data, program = _problem(0)
     full = pairs_jit(program, data, SMALL, max_rows=2)
+    if kept:
+        data = scoring.cache_basis(data, SMALL)
     blocked = pairs_jit(program, data, SMALL, max_rows=2, blocks=P * P)
     assert np.isfinite(np.asarray(full.sse)[:2]).all()
     for f in ("col_a", "col_b", "leaf_slots"):
