@@ -132,6 +132,26 @@ def test_host_screen_keeps_the_compiled_screens_pairs(x64, pair_form):
     assert got == want and len(got) == S.MAX_PAIRS and (2, 7) in got
 
 
+def test_host_screen_of_many_pairs_is_the_compiled_screen(x64, monkeypatch):
+    # Past HOST_SCREEN_WORK pairs times rows the host stage ranks its pairs with the
+    # compiled screen (sixty-eighth session): called once, the same pairs as the host's.
+    rng = np.random.default_rng(4)
+    n, p = 400, 13
+    x = rng.random((n, p))
+    y = 3 * (x[:, 2] - 0.5) * (x[:, 7] - 0.5) + np.sin(3 * x[:, 0]) + 0.1 * rng.standard_normal(n)
+    data = scoring.chunk(x, y, None, chunk_size=64, columns=16)
+    spec = S.ShapeSpec(n1=3, n2=2, max_terms=1)
+    calls = []
+    plain = S.screen_pairs
+    monkeypatch.setattr(S, "screen_pairs", lambda *a, **k: calls.append(1) or plain(*a, **k))
+    host = H.screen_pairs(data, p=p, spec=spec)
+    assert calls == [] and 78 * 7 * 64 <= H.HOST_SCREEN_WORK  # 78 pairs on 7 chunks: the host's
+    monkeypatch.setattr(H, "HOST_SCREEN_WORK", 78 * 7 * 64)
+    assert H.screen_pairs(data, p=p, spec=spec) == host and calls == []  # at the bound
+    monkeypatch.setattr(H, "HOST_SCREEN_WORK", 78 * 7 * 64 - 1)
+    assert H.screen_pairs(data, p=p, spec=spec) == host and calls == [1]
+
+
 def _smooth_table(seed=0, n=500):
     rng = np.random.default_rng(seed)
     x = rng.uniform(size=(n, 4))

@@ -598,13 +598,31 @@ def values(shapes, data, spec):
     return evaluate(shapes, x.reshape(-1, x.shape[-1]), spec)
 
 
+HOST_SCREEN_WORK = 20_000_000
+"""The most pairs times screened rows :func:`screen_pairs` ranks on the host; more go to the
+compiled screen (:func:`jaxtree.shapes.screen_pairs`, the same pairs to float rounding).
+
+Decision (sixty-eighth session): the host's cost grows with every pair's blocks, the
+compiled screen's mostly with its compilation. At 1,000 rows (the default regressor, cache
+off, cd07e0d's code with the compiled screen patched in) the host screen's first fits were
+shorter up to about 20,000 pairs (128 covariates, 8,128 pairs: 2.23 against 2.90 s; 180,
+16,110: 2.72 against 2.91 s) and longer beyond (300 covariates, 44,850 pairs: 4.23 against
+3.43 s; 500 rows of 1,000 covariates: 18.9 against 12.2 s, warm 11.6 against 6.0 s); warm
+fits were 0.16-0.47 s shorter with the compiled screen from 128 covariates on, the same
+trees and predictions (BENCHMARKS.md, "Wide tables of a few thousand rows")."""
+
+
 def screen_pairs(data, keep: int = shapes_.MAX_PAIRS, p=None, spec=None) -> tuple:
     """:func:`jaxtree.shapes.screen_pairs` on the host: every main shape (8 hats) backfitted
     on the first rows, then the pairs ranked by their coarse ``3 x 3`` blocks' gains on the
-    residual."""
+    residual. The compiled screen itself where the pairs times the screened rows exceed
+    :data:`HOST_SCREEN_WORK`."""
     pairs, plan = shapes_.screen_plan(data, keep, p, spec)
     if plan is None:
         return pairs
+    chunks, m = np.shape(data.x)[:2]
+    if len(pairs) * min(plan.chunks, chunks) * m > HOST_SCREEN_WORK:  # the rows it screens
+        return shapes_.screen_pairs(data, keep, p, spec)
     head = scoring.Data(*(np.asarray(a)[:plan.chunks] for a in (data.x, data.y, data.w)))
     d = Design(head, plan.mains)
     st = start(head, plan.mains)
