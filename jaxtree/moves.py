@@ -73,7 +73,7 @@ keep. Design decisions:
   centred, so that a covariate's main effect (which a single leaf fits) does not fill the
   blocks; the blocks' choice is then the exhaustive scorer's among their pairs. On wide
   synthetic tables the default fits chose the same trees as the exhaustive screen
-  (BENCHMARKS.md, "The pair screen's covariate pre-screen").
+  (BENCHMARKS.md, "Wide tables of a few thousand rows").
 * :func:`apply_pair` makes two insertions, ``V op w' phi_a`` and then ``* 1.0 phi_b`` at
   the new leaf: the result is in the paper's tree class with ``|w| <= 1`` and needs two
   operations of capacity (the search checks the room before it scores pairs).
@@ -691,11 +691,11 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
       kept blocks' pairs).
 
     Raises:
-      ValueError: if ``slots`` does not have shape ``(max_rows,)`` or ``max_rows < 1``.
-      TypeError: if ``max_rows`` is not a Python int.
+      ValueError: if ``slots`` does not have shape ``(max_rows,)``, ``max_rows < 1`` or
+        ``blocks < 0``.
+      TypeError: if ``max_rows`` or ``blocks`` is not a Python int.
     """
-    if blocks:
-        _check_rows("blocks", blocks)
+    _check_blocks(blocks, zero=True)
     rows = _PairRows(program, data, basis, max_rows, slots)
     p, q, dt = rows.p, rows.q, rows.dt
     pq = p * q
@@ -771,10 +771,21 @@ def pair_blocks(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
       ``j <= l`` (:func:`pair_blocks_screen`), ``ok`` False on padding picks (fewer valid
       pairs than ``blocks``).
     """
-    _check_rows("blocks", blocks)
+    _check_blocks(blocks, zero=False)
     rows = _PairRows(program, data, basis, max_rows, slots)
     screen = rows.screen(blocks, precision)
     return jax.lax.map(lambda row: screen(row)[:3], jnp.arange(2 * max_rows))
+
+
+def _check_blocks(blocks, zero: bool) -> None:
+    """The pre-screen's static block count is a Python int, ``>= 1`` (or 0 where ``zero``:
+    every pair scored)."""
+    if isinstance(blocks, bool) or not isinstance(blocks, int):
+        raise TypeError(f"blocks must be a Python int (static); got {type(blocks).__name__}.")
+    if blocks < (0 if zero else 1):
+        raise ValueError(f"blocks must be >= {0 if zero else 1}; got {blocks}. It is the "
+                         "number of covariate pairs the pre-screen keeps"
+                         + (" (0: score every pair)." if zero else "."))
 
 
 class _PairRows:

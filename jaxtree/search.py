@@ -345,6 +345,11 @@ def pair_screen_rows(n_candidates: int) -> int:
 
 
 PAIR_BLOCKS = 128
+"""The covariate pairs a pre-screened pair screen scores exactly (:func:`pair_screen_blocks`):
+about a tenth of the 1,378 pairs ``j <= l`` at ``p = 52``, where the rule starts, 2.5% at
+``p = 100``.
+The default fit chose the same tree with them as with every pair on 27 wide synthetic
+tables (BENCHMARKS.md, "Wide tables of a few thousand rows")."""
 
 
 def pair_screen_blocks(n_candidates: int) -> int:

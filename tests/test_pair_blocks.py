@@ -191,9 +191,16 @@ def test_the_rule_turns_the_pre_screen_on_above_the_exhaustive_floor():
     assert search.search_config("backfit", 5, 100 * 40).pair_blocks == 128
     assert search.search_config("backfit", 5, 20 * 40).pair_blocks == 0
     assert search.search_config("greedy", 5, 100 * 40).pair_blocks == 0
+    data = _problem(0)[3]
+    with pytest.raises(ValueError, match="blocks must be >= 0"):
+        moves.score_pairs(prog.empty_program(2, jnp.float64), data, SMALL, max_rows=1,
+                          blocks=-1)
     with pytest.raises(ValueError, match="blocks must be >= 1"):
-        moves.score_pairs(prog.empty_program(2, jnp.float64), _problem(0)[3], SMALL,
-                          max_rows=1, blocks=-1)
+        moves.pair_blocks(prog.empty_program(2, jnp.float64), data, SMALL, max_rows=1,
+                          blocks=0)
+    with pytest.raises(TypeError, match="blocks must be a Python int"):
+        moves.score_pairs(prog.empty_program(2, jnp.float64), data, SMALL, max_rows=1,
+                          blocks=2.0)
 
 
 def test_streamed_backfit_with_blocks_makes_the_in_memory_moves():

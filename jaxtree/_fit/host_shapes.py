@@ -604,7 +604,7 @@ compiled screen (:func:`jaxtree.shapes.screen_pairs`, the same pairs to float ro
 
 Decision (sixty-eighth session): the host's cost grows with every pair's blocks, the
 compiled screen's mostly with its compilation. At 1,000 rows (the default regressor, cache
-off, cd07e0d's code with the compiled screen patched in) the host screen's first fits were
+off, the compiled screen patched in) the host screen's first fits were
 shorter up to about 20,000 pairs (128 covariates, 8,128 pairs: 2.23 against 2.90 s; 180,
 16,110: 2.72 against 2.91 s) and longer beyond (300 covariates, 44,850 pairs: 4.23 against
 3.43 s; 500 rows of 1,000 covariates: 18.9 against 12.2 s, warm 11.6 against 6.0 s); warm

@@ -143,9 +143,11 @@ def selection_rows(n: int, p: int, q: int, rows=None):
     first fit compiled the backfit search's insertion and refinement twice (4.9 and 2.3 s
     each on the 2-core CPU) around a 1.8 s warm fit. Sharing costs the selection run no
     work on a CPU (its trailing chunks hold only padding rows, which
-    :func:`jaxtree.scoring.scan_live` skips): first fits 22.5 -> 13.0 s at 9,000 x 50 and
-    21.1 -> 12.5 s at 5,000 x 100, warm 1.73 -> 1.68 and 1.79 -> 1.69 s, the same k and
-    test RMSE (BENCHMARKS.md, "Wide tables of a few thousand rows")."""
+    :func:`jaxtree.scoring.scan_live` skips): first fits 20.5-21.3 -> 12.8-13.1 s at
+    9,000 x 50 and 20.4-21.9 -> 12.6-13.1 s at 5,000 x 100 (with the pair pre-screen there),
+    the same k and test RMSE; the 9,000 x 50 warm fit 1.61-1.65 -> 1.76-1.78 s in that
+    alternating run (1.73 -> 1.68 s in an earlier pair) (BENCHMARKS.md, "Wide tables of a
+    few thousand rows")."""
     if not (scoring.compiling_dominates(n, p, q) or n < SHARED_SELECTION_ROWS):
         return None
     return n if rows is None else rows
