@@ -21,12 +21,7 @@ N, P, CHUNK, MAX_K = 160, 9, 64, 4
 pairs_jit = jax.jit(moves.score_pairs, static_argnames=("basis", "max_rows", "blocks"))
 
 
-@pytest.fixture(autouse=True)
-def _x64():
-    old = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", old)
+pytestmark = pytest.mark.usefixtures("x64")  # conftest's: float64 oracles throughout
 
 
 def _problem(seed):
