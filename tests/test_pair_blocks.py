@@ -1,7 +1,7 @@
 """The pair screen's covariate pre-screen (``moves.score_pairs(blocks=K)``) against float64
 oracles: the exhaustive scores where the blocks hold every pair, a numpy screen and brute
 force restricted to its pairs, a planted interaction among many noise covariates, the rule
-that turns it on, and the streamed search's equality with the in-memory one."""
+that turns it on, and the streamed search and ``fit_batch`` making the in-memory fits' moves."""
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +19,6 @@ SIN2 = SMALL.names.index("sin(2πx)")
 N, P, CHUNK, MAX_K = 160, 9, 64, 4
 
 pairs_jit = jax.jit(moves.score_pairs, static_argnames=("basis", "max_rows", "blocks"))
-
 
 pytestmark = pytest.mark.usefixtures("x64")  # conftest's: float64 oracles throughout
 
@@ -50,8 +49,9 @@ def test_blocks_holding_every_pair_are_the_exhaustive_scores(kept):
     # K >= p*p keeps every covariate pair: the blocked scorer must return the exhaustive
     # scorer's choice, SSE, weight and intercept for each row (the '+' and '*' rows of the
     # leaf), the NaN column and the disallowed columns never chosen. Catches a swapped
-    # block (j, l), a block's columns read from the wrong covariate, a mask of the
-    # disallowed columns on one factor only, or a tie rule other than the lowest a*pq + b.
+    # block (j, l), a block's columns read from the wrong covariate, or a mask of the
+    # disallowed columns on one factor only (the data hold no exact ties, so the tie rule
+    # itself is not exercised here).
     # ``kept``: the basis values kept with the data (small tables' fits), read in the
     # function-major order the design has (compared with the scores from ``x``).
     _, _, _, data, program = _problem(0)
