@@ -112,6 +112,16 @@ MOVES_SCRIPT = PREAMBLE + textwrap.dedent("""
         out[name] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
         out[name + "_pred"] = [e.predict(X).tolist() for e in fits]
         out[name + "_pruned"] = [[list(r[:2]) for r in (e.pruned_ or [])] for e in fits]
+    # The pair screen's covariate pre-screen (two blocks of the ten pairs): its coarse sums
+    # over the sharded rows before each row's blocks are chosen.
+    from jaxtree import search
+    search.pair_screen_blocks = lambda n_candidates: 2
+    kw = dict(k=3, refine="coordinate", chunk_size=250, basis=b, search="backfit",
+              validation_fraction=0.2)
+    fits = [jaxtree.TreeRegressor(**kw).fit(X, y),
+            jaxtree.TreeRegressor(devices=4, **kw).fit(X, y)]
+    out["blocks"] = [[[c["flat_index"], c["move"]] for c in e.choices_] for e in fits]
+    out["blocks_pred"] = [e.predict(X).tolist() for e in fits]
     print("RESULT" + json.dumps(out))
 """)
 
@@ -125,7 +135,7 @@ def test_backfit_moves_sharded_make_the_one_device_choices():
     # run on rows sharded over 4 devices, in memory and streamed from a memmap, and choose
     # what one device chooses in memory.
     out = _run_on_four_devices(MOVES_SCRIPT)
-    for name in ("backfit", "stream"):
+    for name in ("backfit", "stream", "blocks"):
         one, four = out[name]
         assert one == four, name
         np.testing.assert_allclose(out[name + "_pred"][1], out[name + "_pred"][0], rtol=1e-5,
