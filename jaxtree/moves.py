@@ -165,13 +165,13 @@ def parents(program: prog.Program) -> jax.Array:
     return par.at[jnp.where(is_op, program.right, drop)].set(idx, mode="drop")
 
 
-def _check_rows(name: str, value) -> None:
-    """Static row counts are Python ints >= 1 (checked before tracing)."""
+def _check_rows(name: str, value, low: int = 1,
+                hint: str = "Use the program's max_k + 1 to score every leaf.") -> None:
+    """Static counts (rows, blocks) are Python ints >= ``low`` (checked before tracing)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be a Python int (static); got {type(value).__name__}.")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1; got {value}. Use the program's max_k + 1 to "
-                         "score every leaf.")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}; got {value}. {hint}")
 
 
 def _select_flat(sse, rss):
@@ -702,20 +702,9 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
     allowed = rows.allowed
     z0 = jnp.zeros((), dt)
 
-    def best(sse, fit, a, b, rss):
-        """The lowest flat index ``a*pq + b`` within the tie rule of the lowest SSE."""
-        sse = sse.reshape(-1)
-        near = sse <= jnp.min(sse) + scoring.tie_rtol(sse.dtype) * rss
-        top = jnp.iinfo(jnp.int32).max  # the lowest a, then the lowest b: no a*pq + b overflow
-        first = near & (a == jnp.min(jnp.where(near, a, top)))
-        pick = jnp.argmin(jnp.where(first, b, top))
-        return (sse[pick], fit.weight.reshape(-1)[pick],
-                fit.intercept.reshape(-1)[pick] + program.intercept, a[pick], b[pick], rss)
-
     if not blocks:
         upper = (jnp.arange(pq)[:, None] <= jnp.arange(pq)[None, :]) & allowed[:, None] \
             & allowed[None, :]
-        cols = jnp.arange(pq, dtype=jnp.int32)
 
         def one_row(row):
             def body(acc, ch):
@@ -728,9 +717,11 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
             mo, mo_e = rows.accumulate(body, scoring.Moments(z0, z0, z, z0, z, z))
             fit = scoring.closed_form(mo)
             sse = jnp.where(upper & rows.row_ok[row] & jnp.isfinite(fit.sse), fit.sse, jnp.inf)
-            return best(sse, fit, jnp.broadcast_to(cols[:, None], (pq, pq)).reshape(-1),
-                        jnp.broadcast_to(cols[None, :], (pq, pq)).reshape(-1),
-                        _rss(program, mo_e))
+            rss = _rss(program, mo_e)
+            idx = _select_flat(sse, rss)
+            a, b = idx // pq, idx % pq
+            return (sse[a, b], fit.weight[a, b], fit.intercept[a, b] + program.intercept,
+                    a, b, rss)
     else:
         screen = rows.screen(blocks, precision)
 
@@ -750,9 +741,17 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
             a = j[:, None, None] * q + i[None, :, None]
             b = l[:, None, None] * q + i[None, None, :]
             ok = ok[:, None, None] & (a <= b) & allowed[a] & allowed[b] & rows.row_ok[row]
-            sse = jnp.where(ok & jnp.isfinite(fit.sse), fit.sse, jnp.inf)
-            return best(sse, fit, jnp.broadcast_to(a, sse.shape).reshape(-1),
-                        jnp.broadcast_to(b, sse.shape).reshape(-1), _rss(program, mo_e))
+            sse = jnp.where(ok & jnp.isfinite(fit.sse), fit.sse, jnp.inf).reshape(-1)
+            a = jnp.broadcast_to(a, fit.sse.shape).reshape(-1)
+            b = jnp.broadcast_to(b, fit.sse.shape).reshape(-1)
+            # the exhaustive rule (_select_flat) on the kept pairs: the lowest a*pq + b within
+            # the tie rule, as the lowest a, then the lowest b (a*pq + b may pass int32)
+            rss = _rss(program, mo_e)
+            near = sse <= jnp.min(sse) + scoring.tie_rtol(sse.dtype) * rss
+            top = jnp.iinfo(jnp.int32).max
+            pick = jnp.argmin(jnp.where(near & (a == jnp.min(jnp.where(near, a, top))), b, top))
+            return (sse[pick], fit.weight.reshape(-1)[pick],
+                    fit.intercept.reshape(-1)[pick] + program.intercept, a[pick], b[pick], rss)
 
     sse, w, a0, ca, cb, rss = jax.lax.map(one_row, jnp.arange(2 * max_rows))
     return PairScores(sse, w, a0, ca, cb, rows.slots, rss[0])
@@ -778,14 +777,10 @@ def pair_blocks(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
 
 
 def _check_blocks(blocks, zero: bool) -> None:
-    """The pre-screen's static block count is a Python int, ``>= 1`` (or 0 where ``zero``:
-    every pair scored)."""
-    if isinstance(blocks, bool) or not isinstance(blocks, int):
-        raise TypeError(f"blocks must be a Python int (static); got {type(blocks).__name__}.")
-    if blocks < (0 if zero else 1):
-        raise ValueError(f"blocks must be >= {0 if zero else 1}; got {blocks}. It is the "
-                         "number of covariate pairs the pre-screen keeps"
-                         + (" (0: score every pair)." if zero else "."))
+    """The pre-screen's block count: ``>= 1``, or 0 where ``zero`` (every pair scored)."""
+    _check_rows("blocks", blocks, 0 if zero else 1,
+                "It is the number of covariate pairs the pre-screen keeps"
+                + (" (0: score every pair)." if zero else "."))
 
 
 class _PairRows:

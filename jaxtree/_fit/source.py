@@ -319,7 +319,7 @@ class InMemory(_Regression):
     def held_out(self, ys=None, max_train=None, shard: bool = True):
         """``(training data, held-out data, held-out row indices)`` of the deterministic split
         (:func:`jaxtree._fit.select.split`), both chunked as the fit chunks (the training
-        part as all rows where compiling dominates: :func:`jaxtree._fit.select.selection_rows`);
+        part as all rows where :func:`jaxtree._fit.select.selection_rows` says so);
         at most ``max_train`` training rows (a deterministic subset) when given; the training
         rows sharded as :meth:`data` shards them (``shard``)."""
         s, xs = self.spec, self.xs
