@@ -426,11 +426,7 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     and ``load``). Sets every learned attribute at once, at the end, so an interrupted or
     failed fit leaves the estimator as it was; warns about a degenerate search and a weight
     held by the box."""
-    model = result.model
-    if result.spec is not None:  # a fit (a loaded file keeps its own)
-        # y_bound: the formula's tolerance; clip_y: predictions within the training targets'
-        # range (jaxtree.model.predict; the pipeline's own predictions are not clipped)
-        model = dataclasses.replace(model, y_bound=result.spec.y_bound, clip_y=True)
+    model = pipeline.fitted_model(result)
     set_result(est, result, model, warn)
     est.k_ = prog_.n_ops(model.program)
     est.path_ = result.path

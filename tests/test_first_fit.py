@@ -290,9 +290,14 @@ def test_selection_run_and_refit_share_one_step(monkeypatch, estimator):
     from jaxtree import search
     from jaxtree._fit import classify
 
+    from jaxtree._fit import spec as spec_
+
     if estimator == "wide":
         monkeypatch.setattr(scoring, "BUCKET_MIN_WORK", 1)
         assert not scoring.compiling_dominates(300, 4, 40)
+    # one fit's programs: not the cross-validated choice of shapes="additive" after it,
+    # whose folds' fits are fits of their own rows
+    monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
     X, y = smooth_data(4, n=300)
     kw = dict(k=3, refine=None, validation_fraction=0.25)
     if estimator == "classifier":

@@ -169,13 +169,17 @@ def test_verbose_writes_a_progress_bar_to_stderr(capfd):
     # The default (below 10,000 rows): the held-out run to k, then a "refit" bar, then
     # (from 100 rows) the shape stage's phases, and below 2,000 rows the other order's
     # (these data keep the shapes first); each phase is drawn full before the next one
-    # starts (the refit is faster than tqdm's redraw interval).
+    # starts (the refit is faster than tqdm's redraw interval). Then the cross-validated
+    # choice of shapes="additive" says what it does and what it found (its fits are
+    # quiet), and the kept additive fit draws its tree's bar.
     X, y = make_data(n=120)
     e = est(verbose=1).fit(X, y)
     err = capfd.readouterr().err
     assert e.validation_fraction_ is not None and "mse=" in err
     assert re.search(r"mse=\S+ \| [-+*] \S+ at slot \d", err)  # the held-out run's last insertion
-    assert e.shape_order_ == "shapes first" and e.shape_path_ is not None
+    assert e.shape_order_ == "additive"
+    assert "by 5-fold cross-validation (10 fits)" in err
+    assert re.search(r"5-fold MSE default \S+, additive \S+", err)
     parts = re.split(r"jaxtree ([a-z ]+):", err)[1:]
     last = {}  # each phase's last drawing (tqdm redraws a line several times)
     names = []
@@ -183,8 +187,11 @@ def test_verbose_writes_a_progress_bar_to_stderr(capfd):
         if not names or names[-1] != what:
             names.append(what)
         last[len(names)] = (what, text)
+    # (the kept order's refit and the additive fit's are one "refit" phase here: the
+    # cross-validation's two lines fall between their bars)
     assert names == ["refit", "choosing shapes", "shapes", "choosing shapes",
                      "choosing the order", "shapes first", "refit"], names
+    assert err.index("cross-validation") > err.index("jaxtree shapes first:")
     for what, text in last.values():
         done, total = re.findall(r"(\d+)/(\d+)", text)[-1]
         assert done == total, (what, text)

@@ -58,6 +58,23 @@ def split(n: int, fraction, random_state, weights=None):
     return np.setdiff1d(np.arange(n), held), held
 
 
+def folds(n: int, k: int, random_state, weights=None) -> list:
+    """Deterministic ``k``-fold split: ``[(train_rows, held_rows), ...]``, every row of
+    positive weight held out exactly once (sorted rows; the folds' sizes differ by at most
+    one). Rows of weight 0 are never held out (they join every training part, where they
+    count for nothing), as :func:`split` treats them.
+
+    Raises:
+      ValueError: fewer than ``2 * k`` rows of positive weight."""
+    pos = np.arange(n) if weights is None else np.flatnonzero(np.asarray(weights) > 0)
+    if len(pos) < 2 * k:
+        raise ValueError(f"{k}-fold cross-validation needs at least {2 * k} rows of positive "
+                         f"weight; got {len(pos)}.")
+    rng = np.random.default_rng(0 if random_state is None else random_state)
+    parts = np.array_split(pos[rng.permutation(len(pos))], k)
+    return [(np.setdiff1d(np.arange(n), part), np.sort(part)) for part in parts]
+
+
 def subsample(n: int, m: int, random_state):
     """Sorted indices of a deterministic random subset of ``m`` of ``n`` rows (seeded by
     ``random_state``, None as 0), or None when ``n <= m`` (all rows)."""

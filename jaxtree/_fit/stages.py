@@ -381,6 +381,8 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
         src.shape_split(), spec, rep, scale, spec.shape_capacity, states=True,
         n_iter=min(spec.shape_capacity, spec.max_terms - 1), p=own, kernels=kernels)
     alone = float(select.held_mean(rows_s[n_shapes], w_s)) * scale  # the terms alone
+    if n_shapes:  # what the additive choice's gate reads (jaxtree._fit.pipeline)
+        scores["shape terms alone"] = alone
     if n_shapes == 0 or alone > spec_.SHAPES_FIRST_GATE * scores["tree first"]:
         return tree_first, ("tree first", scores)
     chosen = jax.device_get(sel.programs[n_shapes - 1]).shapes
@@ -391,7 +393,7 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
     if rows_b.shape != rows_a.shape:  # the same held-out rows, or no comparison
         return tree_first, ("tree first", scores)
     index, val, _ = select.choose_size_rows(np.stack([rows_a, rows_b]), w)
-    scores = dict(zip(scores, (float(v) * scale for v in val)))
+    scores.update(zip(("tree first", "shapes first"), (float(v) * scale for v in val)))
     if index == 0:
         return tree_first, ("tree first", scores)
     other = shapes_then_tree(src, given, spec, rep, (n_shapes, chosen, sel, sspec, shape_path),

@@ -1,0 +1,156 @@
+"""The default's cross-validated choice of ``shapes="additive"`` on small tables
+(:func:`jaxtree._fit.pipeline.additive_choice`) and its folds (:func:`jaxtree._fit.select.folds`).
+
+Oracles: the folds hold every row of positive weight out exactly once; each setting's
+cross-validated MSE equals the one computed here from separate estimators fitted on the same
+folds (so a fold misassigned, a weight dropped, or the two settings' scores swapped shows);
+the kept fit is the lower score's, and it is the plain fit of that setting (so a choice that
+never refits, or refits the other setting, shows); data of the tree's form close the gate
+and pay no cross-validation."""
+
+import numpy as np
+import pytest
+
+import jaxtree
+from jaxtree._fit import select
+from jaxtree._fit import spec as spec_
+
+SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
+FOLDS = spec_.ADDITIVE_CV_FOLDS  # the tests turn the choice off to compute it by hand
+
+
+def _smooth(n, seed, noise):
+    """Four covariates, three smooth main effects and one of noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 4))
+    f = np.sin(2 * np.pi * X[:, 0]) + 2 * X[:, 1] ** 2 + np.exp(X[:, 2])
+    return X, f + noise * rng.normal(size=n)
+
+
+def _cv_by_hand(X, y, w, random_state=None):
+    """Each setting's cross-validated MSE from separate estimators on select.folds' folds,
+    with the choice itself off."""
+    sse = {"default": 0.0, "additive": 0.0}
+    for train, held in select.folds(len(y), FOLDS, random_state, w):
+        for name, kw in (("default", {}), ("additive", {"shapes": "additive"})):
+            e = jaxtree.TreeRegressor(k=4, basis=SMALL, random_state=random_state, **kw)
+            e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
+            wh = np.ones(len(held)) if w is None else w[held]
+            sse[name] += float(np.sum(wh * (e.predict(X[held]) - y[held]) ** 2))
+    total = len(y) if w is None else float(np.sum(w))
+    return {f"cv {k}": v / total for k, v in sse.items()}
+
+
+def test_folds_hold_every_weighted_row_out_once():
+    w = np.ones(53)
+    w[[3, 10, 11]] = 0.0
+    for weights in (None, w):
+        parts = select.folds(53, 5, 7, weights)
+        held = np.concatenate([h for _, h in parts])
+        on = np.arange(53) if weights is None else np.flatnonzero(w > 0)
+        np.testing.assert_array_equal(np.sort(held), on)  # each such row exactly once
+        sizes = [len(h) for _, h in parts]
+        assert max(sizes) - min(sizes) <= 1 and len(parts) == 5
+        for train, h in parts:
+            assert np.all(np.diff(h) > 0) and not np.intersect1d(train, h).size
+            assert len(train) + len(h) == 53  # zero-weight rows always train
+    again = select.folds(53, 5, 7, w)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(parts, again))
+    other = select.folds(53, 5, 8, w)
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(parts, other))
+    with pytest.raises(ValueError, match="at least 10 rows of positive weight; got 9"):
+        select.folds(20, 5, 0, np.r_[np.ones(9), np.zeros(11)])
+
+
+@pytest.mark.parametrize("seed, noise, kept", [(1, 0.5, "additive"), (0, 0.3, "tree first")])
+def test_the_setting_cross_validation_prefers_is_kept(monkeypatch, seed, noise, kept):
+    X, y = _smooth(150, seed, noise)
+    est = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    scores = est.shape_order_scores_
+    assert est.shape_order_ == kept
+    # past the gate: the default's shape terms alone near its tree-first fit
+    assert scores["shape terms alone"] <= spec_.SHAPES_FIRST_GATE * scores["tree first"]
+    monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
+    hand = _cv_by_hand(X, y, None)
+    for key in ("cv default", "cv additive"):
+        np.testing.assert_allclose(scores[key], hand[key], rtol=1e-9)
+    lower = min(hand, key=hand.get)
+    assert (kept == "additive") == (lower == "cv additive")
+    assert abs(hand["cv additive"] / hand["cv default"] - 1) > 0.1  # not a near tie
+    kw = {"shapes": "additive"} if kept == "additive" else {}
+    plain = jaxtree.TreeRegressor(k=4, basis=SMALL, **kw).fit(X, y)
+    Xt, _ = _smooth(300, 9, 0.0)
+    np.testing.assert_array_equal(est.predict(Xt), plain.predict(Xt))
+    assert est.formula() == plain.formula()
+    if kept != "additive":  # the default's own order choice and scores, the CV's added
+        assert plain.shape_order_ == kept
+        own = {k: v for k, v in scores.items() if not k.startswith("cv")}
+        assert own.keys() == plain.shape_order_scores_.keys()
+        np.testing.assert_array_equal(list(own.values()),
+                                      list(plain.shape_order_scores_.values()))
+
+
+def test_weights_count_in_the_folds_and_the_scores(monkeypatch):
+    X, y = _smooth(150, 1, 0.5)
+    w = np.random.default_rng(3).uniform(0.5, 2.0, 150)
+    w[:7] = 0.0
+    est = jaxtree.TreeRegressor(k=4, basis=SMALL, random_state=4).fit(X, y, sample_weight=w)
+    assert "cv default" in est.shape_order_scores_
+    monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
+    hand = _cv_by_hand(X, y, w, random_state=4)
+    for key in hand:
+        np.testing.assert_allclose(est.shape_order_scores_[key], hand[key], rtol=1e-9)
+
+
+def test_data_of_the_tree_form_close_the_gate(monkeypatch):
+    """The paper's kind of data (a product): the shape terms alone are far behind the tree
+    first, so nothing is cross-validated and the fit is the one without the choice."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 6))
+    y = np.sin(2 * np.pi * X[:, 0]) * X[:, 1] ** 2 + 0.5 * X[:, 2] + 0.01 * rng.normal(size=200)
+    est = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    scores = est.shape_order_scores_
+    assert est.shape_order_ == "tree first" and "cv default" not in scores
+    assert scores["shape terms alone"] > spec_.SHAPES_FIRST_GATE * scores["tree first"]
+    monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
+    off = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), off.predict(X))
+    assert off.shape_order_scores_.keys() == scores.keys()
+    np.testing.assert_array_equal(list(off.shape_order_scores_.values()), list(scores.values()))
+    # with the gate open the choice runs and keeps the tree's fit here
+    monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", FOLDS)
+    monkeypatch.setattr(spec_, "SHAPES_FIRST_GATE", np.inf)
+    opened = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    assert opened.shape_order_ == "tree first"
+    assert opened.shape_order_scores_["cv default"] < opened.shape_order_scores_["cv additive"]
+
+
+def test_no_choice_where_the_default_chose_no_order():
+    """Above SHAPES_FIRST_MAX_ROWS, without held-out rows, or with shapes given, the fit has
+    no order choice and no cross-validation."""
+    X, y = _smooth(150, 1, 0.5)
+    for kw in ({"validation_fraction": None}, {"shapes": 2}, {"shapes": "additive"}):
+        e = jaxtree.TreeRegressor(k=4, basis=SMALL, **kw).fit(X, y)
+        assert e.shape_order_ is None and e.shape_order_scores_ is None
+
+
+def test_an_additive_fit_of_more_terms_than_max_terms_is_not_kept():
+    """The GCV fit keeps up to ``max_terms`` main shapes and its tree adds terms on top: the
+    choice keeps it only within ``max_terms`` in all (the default's bound). Six smooth main
+    effects: cross-validation prefers the additive fit of 7 terms, kept at ``max_terms=7``,
+    not at 6."""
+    from jaxtree._fit import pipeline
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(150, 6))
+    y = (np.sin(2 * np.pi * X[:, 0]) + 2 * X[:, 1] ** 2 + np.exp(X[:, 2])
+         + 3 * np.abs(X[:, 3] - 0.5) + np.cos(3 * X[:, 4]) + X[:, 5]
+         + 0.5 * rng.normal(size=150))
+    fits = {m: jaxtree.TreeRegressor(k=4, basis=SMALL, max_terms=m).fit(X, y) for m in (6, 7)}
+    for m, est in fits.items():
+        scores = est.shape_order_scores_
+        assert scores["cv additive"] < scores["cv default"]
+        alone = jaxtree.TreeRegressor(k=4, basis=SMALL, max_terms=m, shapes="additive").fit(X, y)
+        assert pipeline.n_terms(alone.model_) == 7
+        assert est.shape_order_ == ("additive" if m == 7 else "tree first")
+        assert pipeline.n_terms(est.model_) <= m
