@@ -387,6 +387,7 @@ def precision_message(model) -> Optional[str]:
 
 def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Status:
     """What both estimators' ``set_fitted`` set from a fit's result: ``model_`` (``model``),
+    ``shape_order_`` and ``shape_order_scores_`` (the fit's order or additive choice),
     ``history_``, ``choices_``, ``status_`` (returned), the resolved ``search_``,
     ``validation_fraction_`` and ``row_plan_`` (not for a loaded model: ``result.spec``
     None), the table's names and encoding (``encoding_``: the identity spec of the model's
@@ -397,6 +398,7 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
     if warn and bad:
         warnings.warn(f"{search.message(bad)}.", RuntimeWarning, stacklevel=4)
     est.model_ = model
+    est.shape_order_, est.shape_order_scores_ = result.order or (None, None)
     est.history_ = np.asarray(result.history, np.float64)
     est.choices_ = list(result.choices)
     est.status_ = status
@@ -431,7 +433,6 @@ def set_fitted(est, result: pipeline.FitResult, warn: bool = True):
     est.k_ = prog_.n_ops(model.program)
     est.path_ = result.path
     est.shape_path_ = result.shape_path
-    est.shape_order_, est.shape_order_scores_ = result.order or (None, None)
     est.target_transform_ = model.target_transform
     est.target_transform_scores_ = result.transform_scores
     est.pruned_ = result.pruned

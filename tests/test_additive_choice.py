@@ -136,9 +136,9 @@ def test_no_choice_where_the_default_chose_no_order():
 
 def test_an_additive_fit_of_more_terms_than_max_terms_is_not_kept():
     """The GCV fit keeps up to ``max_terms`` main shapes and its tree adds terms on top: the
-    choice keeps it only within ``max_terms`` in all (the default's bound). Six smooth main
-    effects: cross-validation prefers the additive fit of 7 terms, kept at ``max_terms=7``,
-    not at 6."""
+    choice keeps it only within ``max_terms`` in all (the default's bound), and past it fits
+    no folds. Six smooth main effects: cross-validation prefers the additive fit of 7 terms,
+    kept at ``max_terms=7``; at 6 it is not cross-validated."""
     from jaxtree._fit import pipeline
 
     rng = np.random.default_rng(2)
@@ -149,8 +149,83 @@ def test_an_additive_fit_of_more_terms_than_max_terms_is_not_kept():
     fits = {m: jaxtree.TreeRegressor(k=4, basis=SMALL, max_terms=m).fit(X, y) for m in (6, 7)}
     for m, est in fits.items():
         scores = est.shape_order_scores_
-        assert scores["cv additive"] < scores["cv default"]
         alone = jaxtree.TreeRegressor(k=4, basis=SMALL, max_terms=m, shapes="additive").fit(X, y)
         assert pipeline.n_terms(alone.model_) == 7
         assert est.shape_order_ == ("additive" if m == 7 else "tree first")
         assert pipeline.n_terms(est.model_) <= m
+        assert ("cv additive" in scores) == (m == 7)
+    assert fits[7].shape_order_scores_["cv additive"] < fits[7].shape_order_scores_["cv default"]
+
+
+# ------------------------------------------------------------------------- the classifier
+
+
+def _labels(n, seed, truth):
+    """Binary labels of a smooth additive logit (``"smooth"``) or of a product
+    (``"product"``: the tree's form)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 4))
+    if truth == "smooth":
+        logit = 2 * (np.sin(2 * np.pi * X[:, 0]) + 2 * (X[:, 1] - 0.5)
+                     + 1.5 * np.abs(X[:, 2] - 0.5) + 0.8 * np.cos(5 * X[:, 3]))
+    else:
+        logit = 12 * (X[:, 0] - 0.5) * (X[:, 1] - 0.5) * 4
+    return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int)
+
+
+def _cv_by_hand_classifier(X, y, w=None):
+    loss = {"default": 0.0, "additive": 0.0}
+    for train, held in select.folds(len(y), FOLDS, None, w, strata=y):
+        for name, kw in (("default", {}), ("additive", {"shapes": "additive"})):
+            e = jaxtree.TreeClassifier(k=4, basis=SMALL, **kw)
+            e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
+            f = e.decision_function(X[held])
+            wh = np.ones(len(held)) if w is None else w[held]
+            loss[name] += float(np.sum(wh * np.logaddexp(0.0, -np.where(y[held] == 1, f, -f))))
+    total = len(y) if w is None else float(np.sum(w))
+    return {f"cv {k}": v / total for k, v in loss.items()}
+
+
+def test_stratified_folds_keep_each_class_in_every_training_part():
+    y = np.r_[np.zeros(40, int), np.ones(13, int)]
+    parts = select.folds(53, 5, 0, strata=y)
+    held = np.concatenate([h for _, h in parts])
+    np.testing.assert_array_equal(np.sort(held), np.arange(53))
+    assert max(len(h) for _, h in parts) - min(len(h) for _, h in parts) <= 1
+    for train, h in parts:
+        assert sorted(np.bincount(y[h], minlength=2)) in ([2, 8], [3, 8])
+        assert set(y[train]) == {0, 1}
+    with pytest.raises(ValueError, match="at least 10 rows of positive weight of each label; "
+                                         "got 9"):
+        select.folds(50, 5, 0, strata=np.r_[np.zeros(41, int), np.ones(9, int)])
+
+
+@pytest.mark.parametrize("truth, seed", [("smooth", 1), ("product", 0)])
+def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(monkeypatch, truth,
+                                                                         seed):
+    X, y = _labels(300, seed, truth)
+    est = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
+    scores = est.shape_order_scores_
+    monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
+    hand = _cv_by_hand_classifier(X, y)
+    for key in hand:
+        np.testing.assert_allclose(scores[key], hand[key], rtol=1e-9)
+    additive = hand["cv additive"] < hand["cv default"]
+    assert additive == (truth == "smooth")
+    assert abs(hand["cv additive"] / hand["cv default"] - 1) > 0.05  # not a near tie
+    assert est.shape_order_ == ("additive" if additive else "tree first")
+    plain = jaxtree.TreeClassifier(k=4, basis=SMALL,
+                                   **({"shapes": "additive"} if additive else {})).fit(X, y)
+    Xt, _ = _labels(200, 9, truth)
+    np.testing.assert_array_equal(est.decision_function(Xt), plain.decision_function(Xt))
+    assert plain.shape_order_ is None
+
+
+def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
+    X, y = _labels(300, 0, "smooth")
+    three = np.where(X[:, 3] > 0.66, 2, y)
+    for e in (jaxtree.TreeClassifier(k=4, basis=SMALL, loss="margin").fit(X, y),
+              jaxtree.TreeClassifier(k=4, basis=SMALL, shapes=0).fit(X, y),
+              jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X[:90], y[:90]),
+              jaxtree.TreeClassifier(k=3, basis=SMALL).fit(X, three)):
+        assert e.shape_order_ is None and e.shape_order_scores_ is None

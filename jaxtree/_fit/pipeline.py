@@ -185,9 +185,10 @@ def additive_choice(table: table_.Table, hyper: dict, params: spec_.Params, tran
     pay nothing more). Then both settings are fitted on each of
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS` folds' training parts and scored on their
     held-out rows (each row held out once, weighted by ``sample_weight``); the additive fit
-    is kept, refitted on all rows, where its mean squared error is lower and its formula
-    has at most ``max_terms`` terms (:func:`n_terms`: the default's own bound; the GCV fit
-    keeps up to ``max_terms`` main shapes and its tree adds terms on top).
+    is kept, fitted on all rows, where its mean squared error is lower. Its fit on all rows
+    comes first: where its formula has more than ``max_terms`` terms (:func:`n_terms`: the
+    default's own bound; the GCV fit keeps up to ``max_terms`` main shapes and its tree adds
+    terms on top) it is never kept, and no folds are fitted.
 
     Decision (sixty-ninth session, issue 29): ``shapes="additive"`` beat the default on the
     small smooth tables (Boston, airquality, mtcars) and lost on others and on the paper's
@@ -208,6 +209,11 @@ def additive_choice(table: table_.Table, hyper: dict, params: spec_.Params, tran
     try:
         parts = select.folds(table.n, k, hyper.get("random_state"), sw)
     except ValueError:  # too few rows to cross-validate: the default's fit
+        return res
+    # the fit it would keep, first: one over max_terms terms is never kept, so its folds
+    # would be spent for nothing
+    kept = fit_table(table, {**hyper, "shapes": "additive"}, params, transform)
+    if n_terms(kept.model) > res.spec.max_terms:  # the default's formula stays this short
         return res
     if hyper.get("verbose", 0) > 0:
         print(f"[jaxtree] shapes='auto': weighing shapes='additive' against the default by "
@@ -233,9 +239,6 @@ def additive_choice(table: table_.Table, hyper: dict, params: spec_.Params, tran
         print(f"[jaxtree] shapes='auto': {k}-fold MSE default {cv['cv default']:.4g}, "
               f"additive {cv['cv additive']:.4g}", file=sys.stderr)
     if not cv["cv additive"] < cv["cv default"]:
-        return dataclasses.replace(res, order=(order[0], {**scores, **cv}))
-    kept = fit_table(table, {**hyper, "shapes": "additive"}, params, transform)
-    if n_terms(kept.model) > res.spec.max_terms:  # the default's formula stays this short
         return dataclasses.replace(res, order=(order[0], {**scores, **cv}))
     return dataclasses.replace(kept, order=("additive", {**scores, **cv}))
 

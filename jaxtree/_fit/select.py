@@ -58,21 +58,36 @@ def split(n: int, fraction, random_state, weights=None):
     return np.setdiff1d(np.arange(n), held), held
 
 
-def folds(n: int, k: int, random_state, weights=None) -> list:
+def folds(n: int, k: int, random_state, weights=None, strata=None) -> list:
     """Deterministic ``k``-fold split: ``[(train_rows, held_rows), ...]``, every row of
     positive weight held out exactly once (sorted rows; the folds' sizes differ by at most
     one). Rows of weight 0 are never held out (they join every training part, where they
-    count for nothing), as :func:`split` treats them.
+    count for nothing), as :func:`split` treats them. ``strata`` (``(n,)`` labels, or
+    None): each label's rows are dealt to the folds in turn, so that every fold holds out
+    each label's share (a classifier's folds: every training part keeps every class).
 
     Raises:
-      ValueError: fewer than ``2 * k`` rows of positive weight."""
+      ValueError: fewer than ``2 * k`` rows of positive weight (of some label, with
+        ``strata``)."""
     pos = np.arange(n) if weights is None else np.flatnonzero(np.asarray(weights) > 0)
-    if len(pos) < 2 * k:
+    groups = [pos] if strata is None else [pos[np.asarray(strata)[pos] == s]
+                                           for s in np.unique(np.asarray(strata)[pos])]
+    if min(len(g) for g in groups) < 2 * k:
         raise ValueError(f"{k}-fold cross-validation needs at least {2 * k} rows of positive "
-                         f"weight; got {len(pos)}.")
+                         f"weight{'' if strata is None else ' of each label'}; got "
+                         f"{min(len(g) for g in groups)}.")
     rng = np.random.default_rng(0 if random_state is None else random_state)
-    parts = np.array_split(pos[rng.permutation(len(pos))], k)
-    return [(np.setdiff1d(np.arange(n), part), np.sort(part)) for part in parts]
+    if strata is None:
+        parts = [np.sort(part) for part in np.array_split(pos[rng.permutation(len(pos))], k)]
+    else:
+        held = [[] for _ in range(k)]
+        start = 0
+        for g in groups:  # each label dealt on from where the last one stopped: even sizes
+            for i, row in enumerate(g[rng.permutation(len(g))]):
+                held[(start + i) % k].append(row)
+            start = (start + len(g)) % k
+        parts = [np.sort(np.asarray(h, np.int64)) for h in held]
+    return [(np.setdiff1d(np.arange(n), part), part) for part in parts]
 
 
 def subsample(n: int, m: int, random_state):
