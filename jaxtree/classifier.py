@@ -182,12 +182,7 @@ class TreeClassifier(Estimator):
         step of the log-loss from the tree's logit; in units of ``SHAPE_UNIT`` = 4 logits,
         since a term's knot values live in ``[-1, 1]``), as many as held-out rows support (the
         regressor's shape stage), then fitted on all rows by a few Newton steps with the tree
-        as offset (:meth:`jaxtree._fit.classify.Labels.backfit`); on two classes, in
-        memory, from 100 to 1,999 rows, ``"additive"``'s fit is weighed against that fit by
-        5-fold cross-validation on the training rows (folds stratified by class; ten more
-        fits) and kept where its mean log-loss is lower and its formula has at most
-        ``max_terms`` terms (``shape_order_``; :func:`jaxtree._fit.classify.additive_choice`);
-        ``0``: the tree alone;
+        as offset (:meth:`jaxtree._fit.classify.Labels.backfit`); ``0``: the tree alone;
         ``"additive"`` (two classes, rows in memory, the logistic loss): every covariate's
         main shape first (16 hats, a category of 3-15 covariates one term), fitted by a
         penalised logistic regression whose smoothness is chosen by UBRE and whose terms by
@@ -227,10 +222,11 @@ class TreeClassifier(Estimator):
       status_: the search's :class:`jaxtree.search.Status`.
       k_: operations of the (largest) tree.
       k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
-      shape_order_, shape_order_scores_: where ``shapes="auto"`` weighed ``"additive"``'s
-        fit by cross-validation (see ``shapes``), ``"additive"`` or ``"tree first"`` (the
-        fit kept) and each setting's 5-fold log-loss (``"cv default"``, ``"cv additive"``);
-        else None.
+      shape_order_, shape_order_scores_: None, unless the measured cross-validated choice
+        of ``"additive"`` is switched on (``jaxtree._fit.classify.ADDITIVE_CV``, off by
+        default): then, on two classes, 100-1,999 rows, ``"additive"`` or ``"tree first"``
+        (the fit kept) and each setting's 5-fold log-loss (``"cv default"``,
+        ``"cv additive"``).
       row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran (as the regressor's).
       path_: with ``validation_fraction``, the selection run: one dict per size with
         ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out

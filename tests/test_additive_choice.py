@@ -200,9 +200,17 @@ def test_stratified_folds_keep_each_class_in_every_training_part():
         select.folds(50, 5, 0, strata=np.r_[np.zeros(41, int), np.ones(9, int)])
 
 
+@pytest.fixture
+def classifier_cv(monkeypatch):
+    """The classifier's choice on (classify.ADDITIVE_CV: measured, off by default)."""
+    from jaxtree._fit import classify
+
+    monkeypatch.setattr(classify, "ADDITIVE_CV", True)
+
+
 @pytest.mark.parametrize("truth, seed", [("smooth", 1), ("product", 0)])
-def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(monkeypatch, truth,
-                                                                         seed):
+def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(
+        monkeypatch, classifier_cv, truth, seed):
     X, y = _labels(300, seed, truth)
     est = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
     scores = est.shape_order_scores_
@@ -221,8 +229,16 @@ def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(monkey
     assert plain.shape_order_ is None
 
 
-def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
-    X, y = _labels(300, 0, "smooth")
+def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits(monkeypatch):
+    """Off by default (classify.ADDITIVE_CV); on, only on two classes, the logistic loss,
+    shapes="auto" and 100-1,999 rows."""
+    from jaxtree._fit import classify
+
+    X, y = _labels(300, 1, "smooth")
+    off = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
+    assert off.shape_order_ is None and off.shape_order_scores_ is None
+    monkeypatch.setattr(classify, "ADDITIVE_CV", True)
+    assert jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y).shape_order_ == "additive"
     three = np.where(X[:, 3] > 0.66, 2, y)
     for e in (jaxtree.TreeClassifier(k=4, basis=SMALL, loss="margin").fit(X, y),
               jaxtree.TreeClassifier(k=4, basis=SMALL, shapes=0).fit(X, y),

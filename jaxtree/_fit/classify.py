@@ -1232,16 +1232,28 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
     return additive_choice(table, classes, idx, hyper, params, res)
 
 
+ADDITIVE_CV = False
+"""Whether the binary classifier's default weighs ``shapes="additive"`` by cross-validation
+(:func:`additive_choice`). Measured, not the default (sixty-ninth session, issue 29): on
+bench_accuracy's folds it lifted Pima 0.8490 -> 0.8569 AUC (above logistic regression) and
+left Titanic (0.8451) and breast cancer (0.9916 -> 0.9912) where they were, but with no gate
+every small two-class fit pays for it: fold 0's warm fits 0.05-0.14 -> 1.4-1.7 s and first
+fits 1.7-2.1 -> 5.0-9.0 s (Titanic: the additive fit's offset programs and the folds' row
+bucket compile), BENCHMARKS.md "The additive fit chosen by cross-validation". The
+regressor's twin has a gate (the order choice's) and is on."""
+
 ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 """The binary classifier's cross-validated choice of ``shapes="additive"``
-(:func:`additive_choice`) runs on in-memory fits of this many rows (where the default
-searches shape terms) up to :data:`jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` (exclusive)."""
+(:func:`additive_choice`, with :data:`ADDITIVE_CV`) runs on in-memory fits of this many rows
+(where the default searches shape terms) up to :data:`jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS`
+(exclusive)."""
 
 
 def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
                     res: pipeline.FitResult) -> pipeline.FitResult:
-    """The binary classifier's twin of :func:`jaxtree._fit.pipeline.additive_choice`:
-    ``res`` (the default's fit), or the fit of ``shapes="additive"`` where
+    """The binary classifier's twin of :func:`jaxtree._fit.pipeline.additive_choice`, where
+    :data:`ADDITIVE_CV` is on (off by default: measured, see there): ``res`` (the default's
+    fit), or the fit of ``shapes="additive"`` where
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS`-fold cross-validation on the training rows
     (folds stratified by class, :func:`jaxtree._fit.select.folds`) gives it a lower mean
     log-loss and its formula has at most ``max_terms`` terms (its fit on all rows comes
@@ -1254,16 +1266,16 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
     and from :data:`ADDITIVE_CV_MIN_ROWS` to fewer than
     :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows (the regressor's small tables).
     There is no gate: the classifier fits no other order whose held-out losses could open
-    one, so every such fit pays the ten more fits.
+    one, so every such fit pays the ten more fits (why it is off: :data:`ADDITIVE_CV`).
 
-    Decision (sixty-ninth session, issue 29): outside the library, the same choice on
+    Measured (sixty-ninth session, issue 29): outside the library, the same choice on
     bench_accuracy's stratified folds gave Pima 0.849 -> 0.857 AUC (above logistic
     regression, 0.852), Titanic 0.8451 -> 0.8455, breast cancer 0.9916 -> 0.9920 (BENCHMARKS.md,
     "The additive fit chosen by cross-validation"). Log-loss is the judge (a proper score,
     steadier than the AUC of a fold's ~100 rows)."""
     k = spec_.ADDITIVE_CV_FOLDS
     sw = table.sample_weight
-    if (k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
+    if (not ADDITIVE_CV or k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
             or hyper.get("loss", "logistic") != "logistic" or hyper.get("engine", "jax") != "jax"
             or not ADDITIVE_CV_MIN_ROWS <= table.n < spec_.SHAPES_FIRST_MAX_ROWS):
         return res
