@@ -165,38 +165,49 @@ def fit(X, y, sample_weight, hyper: dict) -> FitResult:
     scores = None
     if transform == "auto":
         transform, scores = _choose_transform(table, hyper, params)
-    res = additive_choice(table, hyper, params, transform, fit_table(table, hyper, params,
-                                                                       transform))
+    res = additive_choice(table, hyper, transform, fit_table(table, hyper, params, transform))
     return dataclasses.replace(res, transform_scores=scores, target_name=target_.name_of(y))
 
 
-def additive_choice(table: table_.Table, hyper: dict, params: spec_.Params, transform: str,
+ADDITIVE_SETTINGS = {"additive": {"shapes": "additive"},
+                     "additive alone": {"shapes": "additive", "k": 0}}
+"""The settings :func:`additive_choice` weighs against the default: ``shapes="additive"``
+(GCV main shapes, then the tree on their residual) and the GCV main shapes alone (``k=0``:
+no tree)."""
+
+
+def additive_choice(table: table_.Table, hyper: dict, transform: str,
                     res: FitResult) -> FitResult:
     """``res`` (the default's fit of a small table), or the fit of ``shapes="additive"``
-    where cross-validation on the training rows prefers it; ``res.order`` then holds the
-    choice (``"additive"``) and both fits' cross-validated MSE (``"cv default"``,
-    ``"cv additive"``, ``y``'s units).
+    (with its tree, or its main shapes alone: :data:`ADDITIVE_SETTINGS`) where
+    cross-validation on the training rows prefers it; ``res.order`` then holds the choice
+    (``"additive"`` or ``"additive alone"``) and each setting's cross-validated MSE
+    (``"cv default"``, ``"cv additive"``, ``"cv additive alone"``; ``y``'s units).
 
     It runs only where the default's fit chose between the orders of the tree and the shape
     terms (``res.order``: ``shapes="auto"``, in memory, fewer than
     :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows, held-out rows) and its shape
     terms alone came within :data:`~jaxtree._fit.spec.SHAPES_FIRST_GATE` of the tree first's
     held-out MSE (data of the tree's own form, such as the paper's, stay well above it and
-    pay nothing more). Then both settings are fitted on each of
+    pay nothing more). Each additive setting is fitted on all rows first: one whose formula
+    has more than ``max_terms`` terms (:func:`n_terms`: the default's own bound; the GCV fit
+    keeps up to ``max_terms`` main shapes and its tree adds terms on top) is never kept and
+    not cross-validated. Then the default and the others are fitted on each of
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS` folds' training parts and scored on their
-    held-out rows (each row held out once, weighted by ``sample_weight``); the additive fit
-    is kept, fitted on all rows, where its mean squared error is lower. Its fit on all rows
-    comes first: where its formula has more than ``max_terms`` terms (:func:`n_terms`: the
-    default's own bound; the GCV fit keeps up to ``max_terms`` main shapes and its tree adds
-    terms on top) it is never kept, and no folds are fitted.
+    held-out rows (each row held out once, weighted by ``sample_weight``, with the
+    predictions the estimator would give); the setting of the lowest mean squared error is
+    kept (ties to the default, then in the order above).
 
     Decision (sixty-ninth session, issue 29): ``shapes="additive"`` beat the default on the
     small smooth tables (Boston, airquality, mtcars) and lost on others and on the paper's
     function; one held-out split could not tell which (``ADDITIVE_ORDER``, measured in the
-    sixtieth session: 6-100 held-out rows), five folds of the training rows could
-    (BENCHMARKS.md, "The additive fit chosen by cross-validation"). The cost is ten more
-    fits of a table of fewer than 2,000 rows (warm, 0.1-0.3 s each), paid only past the
-    gate."""
+    sixtieth session: 6-100 held-out rows), five folds of the training rows could. Its tree,
+    sized on a fifth of a small table, can overfit (airquality: 22.14 RMSE with it, 19.49
+    without), so the main shapes alone are a third candidate: on two split seeds of the five
+    small regressions the three-way choice was better than the two-way one on 5 table-seeds
+    (airquality 22.14 -> 20.31 and 20.77 -> 18.24), level on 6, worse on one (mtcars seed 0,
+    3.188 -> 3.245) (BENCHMARKS.md, "The additive fit chosen by cross-validation"). The cost
+    is fifteen more fits of a table of fewer than 2,000 rows, paid only past the gate."""
     order = res.order
     k = spec_.ADDITIVE_CV_FOLDS
     if order is None or k < 2 or table.reader is not None:
@@ -210,16 +221,22 @@ def additive_choice(table: table_.Table, hyper: dict, params: spec_.Params, tran
         parts = select.folds(table.n, k, hyper.get("random_state"), sw)
     except ValueError:  # too few rows to cross-validate: the default's fit
         return res
-    # the fit it would keep, first: one over max_terms terms is never kept, so its folds
+    # the fits it would keep, first: one over max_terms terms is never kept, so its folds
     # would be spent for nothing
-    kept = fit_table(table, {**hyper, "shapes": "additive"}, params, transform)
-    if n_terms(kept.model) > res.spec.max_terms:  # the default's formula stays this short
+    # (each setting's own checked parameters: Params holds k)
+    kept = {name: fit_table(table, {**hyper, **kw}, spec_.check_params({**hyper, **kw}),
+                            transform)
+            for name, kw in ADDITIVE_SETTINGS.items()}
+    kept = {name: fit for name, fit in kept.items()
+            if n_terms(fit.model) <= res.spec.max_terms}  # the default's formula stays short
+    if not kept:
         return res
-    if hyper.get("verbose", 0) > 0:
-        print(f"[jaxtree] shapes='auto': weighing shapes='additive' against the default by "
-              f"{k}-fold cross-validation ({2 * k} fits)", file=sys.stderr)
     quiet = {**hyper, "verbose": 0, "callback": None}
-    settings = {"default": quiet, "additive": {**quiet, "shapes": "additive"}}
+    settings = {"default": quiet, **{name: {**quiet, **ADDITIVE_SETTINGS[name]} for name in kept}}
+    if hyper.get("verbose", 0) > 0:
+        print(f"[jaxtree] shapes='auto': weighing {', '.join(kept)} against the default by "
+              f"{k}-fold cross-validation ({len(settings) * k} fits)", file=sys.stderr)
+    checked = {name: spec_.check_params(h) for name, h in settings.items()}
     sse = dict.fromkeys(settings, 0.0)
     clip = hyper.get("clip", True)
     for train, held in parts:
@@ -230,17 +247,18 @@ def additive_choice(table: table_.Table, hyper: dict, params: spec_.Params, tran
         for name, h in settings.items():
             with warnings.catch_warnings():  # the fit on all rows says it, once
                 warnings.simplefilter("ignore", V.DataSizeWarning)
-                cand = fit_table(rows, h, params, transform)
+                cand = fit_table(rows, h, checked[name], transform)
             err = (predict_rows(fitted_model(cand), table.x[held], clip) - ya[held]) ** 2
             sse[name] += float(np.sum(w * err))
     total = float(table.n if sw is None else np.sum(sw))
     cv = {f"cv {name}": v / total for name, v in sse.items()}
+    best = min(sse, key=lambda name: (sse[name], list(sse).index(name)))
     if hyper.get("verbose", 0) > 0:
-        print(f"[jaxtree] shapes='auto': {k}-fold MSE default {cv['cv default']:.4g}, "
-              f"additive {cv['cv additive']:.4g}", file=sys.stderr)
-    if not cv["cv additive"] < cv["cv default"]:
+        said = ", ".join(f"{name} {v:.4g}" for name, v in zip(sse, cv.values()))
+        print(f"[jaxtree] shapes='auto': {k}-fold MSE {said}: kept {best}", file=sys.stderr)
+    if best == "default":
         return dataclasses.replace(res, order=(order[0], {**scores, **cv}))
-    return dataclasses.replace(kept, order=("additive", {**scores, **cv}))
+    return dataclasses.replace(kept[best], order=(best, {**scores, **cv}))
 
 
 def n_terms(model: model_.TreeModel) -> int:
