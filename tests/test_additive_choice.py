@@ -20,7 +20,7 @@ from jaxtree._fit import spec as spec_
 SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
 FOLDS = spec_.ADDITIVE_CV_FOLDS  # the tests turn the choice off to compute it by hand
 SETTINGS = {"default": {}, "additive": {"shapes": "additive"},
-            "additive alone": {"shapes": "additive", "k": 0}}
+            "additive k=0": {"shapes": "additive", "k": 0}}
 
 
 def _smooth(n, seed, noise):
@@ -97,13 +97,13 @@ def test_the_setting_cross_validation_prefers_is_kept(monkeypatch, seed, noise, 
 
 def test_the_lowest_of_three_settings_is_kept(monkeypatch):
     """Three distinct settings: the additive setting's tree grown to ``k`` without held-out
-    rows (so that it overfits these 150 noisy rows) against the main shapes alone and the
-    default. The lowest cross-validated MSE (the main shapes alone) is kept, and it is their
-    plain fit."""
+    rows (so that it overfits these 150 noisy rows) against the same with ``k=0`` (the main
+    shapes and one leaf) and the default. The lowest cross-validated MSE (``k=0``) is kept,
+    and it is that setting's plain fit."""
     from jaxtree._fit import pipeline
 
     grown = {"additive": {"shapes": "additive", "validation_fraction": None},
-             "additive alone": {"shapes": "additive", "k": 0}}
+             "additive k=0": {"shapes": "additive", "k": 0}}
     monkeypatch.setattr(pipeline, "ADDITIVE_SETTINGS", grown)
     monkeypatch.setattr(sys.modules[__name__], "SETTINGS", {"default": {}, **grown})
     X, y = _smooth(150, 1, 0.5)
@@ -113,8 +113,8 @@ def test_the_lowest_of_three_settings_is_kept(monkeypatch):
     hand = _cv_by_hand(X, y, None)
     for key in hand:
         np.testing.assert_allclose(scores[key], hand[key], rtol=1e-9)
-    assert hand["cv additive alone"] < 0.95 * min(hand["cv additive"], hand["cv default"])
-    assert est.shape_order_ == "additive alone"
+    assert hand["cv additive k=0"] < 0.95 * min(hand["cv additive"], hand["cv default"])
+    assert est.shape_order_ == "additive k=0"
     plain = jaxtree.TreeRegressor(basis=SMALL, shapes="additive", k=0).fit(X, y)
     np.testing.assert_array_equal(est.predict(X), plain.predict(X))
     assert est.k_ == 0 and est.formula() == plain.formula()

@@ -170,19 +170,19 @@ def fit(X, y, sample_weight, hyper: dict) -> FitResult:
 
 
 ADDITIVE_SETTINGS = {"additive": {"shapes": "additive"},
-                     "additive alone": {"shapes": "additive", "k": 0}}
+                     "additive k=0": {"shapes": "additive", "k": 0}}
 """The settings :func:`additive_choice` weighs against the default: ``shapes="additive"``
-(GCV main shapes, then the tree on their residual) and the GCV main shapes alone (``k=0``:
-no tree)."""
+(GCV main shapes, then the tree on their residual, its size chosen on held-out rows) and
+the same with ``k=0`` (the tree cut to its first leaf: the main shapes and one leaf)."""
 
 
 def additive_choice(table: table_.Table, hyper: dict, transform: str,
                     res: FitResult) -> FitResult:
     """``res`` (the default's fit of a small table), or the fit of ``shapes="additive"``
-    (with its tree, or its main shapes alone: :data:`ADDITIVE_SETTINGS`) where
+    (with its tree, or with ``k=0``: :data:`ADDITIVE_SETTINGS`) where
     cross-validation on the training rows prefers it; ``res.order`` then holds the choice
-    (``"additive"`` or ``"additive alone"``) and each setting's cross-validated MSE
-    (``"cv default"``, ``"cv additive"``, ``"cv additive alone"``; ``y``'s units).
+    (``"additive"`` or ``"additive k=0"``) and each setting's cross-validated MSE
+    (``"cv default"``, ``"cv additive"``, ``"cv additive k=0"``; ``y``'s units).
 
     It runs only where the default's fit chose between the orders of the tree and the shape
     terms (``res.order``: ``shapes="auto"``, in memory, fewer than
@@ -202,12 +202,13 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     small smooth tables (Boston, airquality, mtcars) and lost on others and on the paper's
     function; one held-out split could not tell which (``ADDITIVE_ORDER``, measured in the
     sixtieth session: 6-100 held-out rows), five folds of the training rows could. Its tree,
-    sized on a fifth of a small table, can overfit (airquality: 22.14 RMSE with it, 19.49
-    without), so the main shapes alone are a third candidate: on two split seeds of the five
-    small regressions the three-way choice was better than the two-way one on 5 table-seeds
-    (airquality 22.14 -> 20.31 and 20.77 -> 18.24), level on 6, worse on one (mtcars seed 0,
-    3.188 -> 3.245) (BENCHMARKS.md, "The additive fit chosen by cross-validation"). The cost
-    is fifteen more fits of a table of fewer than 2,000 rows, paid only past the gate."""
+    sized on a fifth of a small table, can overfit (airquality: 22.14 RMSE with
+    ``shapes="additive"``, 19.49 with ``k=0``), so ``k=0`` is a third candidate: on two
+    split seeds of the five small regressions the three-way choice was better than the
+    two-way one on 5 table-seeds (airquality 22.14 -> 20.31 and 20.77 -> 18.24), level on
+    6, worse on one (mtcars seed 0, 3.188 -> 3.245) (BENCHMARKS.md, "The additive fit chosen
+    by cross-validation"). The cost is seventeen more fits of a table of fewer than 2,000
+    rows (warm fits 9-11 times longer), paid only past the gate."""
     order = res.order
     k = spec_.ADDITIVE_CV_FOLDS
     if order is None or k < 2 or table.reader is not None:

@@ -75,13 +75,13 @@ SHAPES_FIRST_GATE = 3.0  # ... but only where the shape terms alone are at most 
 # times the tree-first fit's held-out MSE: the other order's tree is not searched where they
 # are more (twentieth session: over 75 folds of five small tables and the paper's data, no
 # fold with the terms alone above 1.43 times it kept the shapes first; the paper's data 7.9-13)
-ADDITIVE_CV_FOLDS = 5  # ... and where the shape terms alone passed that gate, the fit of
-# shapes="additive" (GCV main shapes, then the tree) is weighed against the default's by
-# this many folds of cross-validation on the training rows and kept where its mean loss is
-# lower (jaxtree._fit.pipeline.additive_choice; sixty-ninth session: on bench_accuracy's
-# folds Boston 4.33 -> 3.61, airquality 23.41 -> 22.06, mpg 1.77 -> 1.67, mtcars 3.35 ->
-# 3.29, diabetes 54.88 -> 54.69, the paper's data kept the default on every fold; a single
-# held-out split could not pick between them: ADDITIVE_ORDER). 0 turns the choice off.
+ADDITIVE_CV_FOLDS = 5  # ... and where the shape terms alone passed that gate, the fits of
+# shapes="additive" (GCV main shapes, then the tree; and with k=0) are weighed against the
+# default's by this many folds of cross-validation on the training rows, the lowest mean
+# squared error kept (jaxtree._fit.pipeline.additive_choice; sixty-ninth session, on
+# bench_accuracy's folds: Boston 4.33 -> 3.61, airquality 23.41 -> 20.31, mtcars 3.35 ->
+# 3.25, diabetes 54.88 -> 54.78, mpg 1.77 -> 1.80; the paper's data never pass the gate; a
+# single held-out split could not pick between them: ADDITIVE_ORDER). 0 turns it off.
 AUTO_PATIENCE = 3  # ... searched until this many terms in a row lower no held-out error
 AUTO_SMALL_MAX_ROWS = 10_000  # search="auto": "backfit" and a held-out size below
 AUTO_PAIR_MAX_CANDIDATES = 4096  # ... with at most this many basis columns p*q
