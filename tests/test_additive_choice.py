@@ -275,3 +275,20 @@ def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits(monkeypat
               jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X[:90], y[:90]),
               jaxtree.TreeClassifier(k=3, basis=SMALL).fit(X, three)):
         assert e.shape_order_ is None and e.shape_order_scores_ is None
+
+
+def test_a_fit_its_callback_stopped_runs_no_folds():
+    """A callback that stops the fit (here at the kept order's first shape term, after the
+    order choice ran) ends it: no cross-validation, no more fits."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(200, 6))
+    y = sum((j + 1) * np.abs(X[:, j] - 0.5) for j in range(6)) + 0.1 * rng.normal(size=200)
+
+    def stop(it, loss, info):
+        return it == 0 and info.get("move") == jaxtree.search.MOVE_SHAPE
+
+    full = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    assert full.shape_order_ == "shapes first" and "cv default" in full.shape_order_scores_
+    stopped = jaxtree.TreeRegressor(k=4, basis=SMALL, callback=stop).fit(X, y)
+    assert stopped.status_ & jaxtree.search.Status.STOPPED
+    assert "cv default" not in stopped.shape_order_scores_

@@ -211,7 +211,8 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     rows (warm fits 9-11 times longer), paid only past the gate."""
     order = res.order
     k = spec_.ADDITIVE_CV_FOLDS
-    if order is None or k < 2 or table.reader is not None:
+    if (order is None or k < 2 or table.reader is not None
+            or res.status & search.Status.STOPPED):  # a callback stopped the fit: no more fits
         return res
     scores = order[1]
     alone = scores.get("shape terms alone", np.inf)
@@ -222,22 +223,28 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
         parts = select.folds(table.n, k, hyper.get("random_state"), sw)
     except ValueError:  # too few rows to cross-validate: the default's fit
         return res
+    # Every fit from here on is quiet (no progress bars, no callback: the default's fit
+    # reported its own) and with each setting's own checked parameters (Params holds k).
+    quiet = {**hyper, "verbose": 0, "callback": None}
+    settings = {"default": quiet,
+                **{name: {**quiet, **kw} for name, kw in ADDITIVE_SETTINGS.items()}}
+    checked = {name: spec_.check_params(h) for name, h in settings.items()}
+
+    def fitted(rows, name):
+        with warnings.catch_warnings():  # the default's fit on all rows said it, once
+            warnings.simplefilter("ignore", V.DataSizeWarning)
+            return fit_table(rows, settings[name], checked[name], transform)
+
     # the fits it would keep, first: one over max_terms terms is never kept, so its folds
-    # would be spent for nothing
-    # (each setting's own checked parameters: Params holds k)
-    kept = {name: fit_table(table, {**hyper, **kw}, spec_.check_params({**hyper, **kw}),
-                            transform)
-            for name, kw in ADDITIVE_SETTINGS.items()}
-    kept = {name: fit for name, fit in kept.items()
-            if n_terms(fit.model) <= res.spec.max_terms}  # the default's formula stays short
+    # would be spent for nothing (the default's formula stays this short)
+    kept = {name: fitted(table, name) for name in ADDITIVE_SETTINGS}
+    kept = {name: fit for name, fit in kept.items() if n_terms(fit.model) <= res.spec.max_terms}
     if not kept:
         return res
-    quiet = {**hyper, "verbose": 0, "callback": None}
-    settings = {"default": quiet, **{name: {**quiet, **ADDITIVE_SETTINGS[name]} for name in kept}}
+    settings = {name: h for name, h in settings.items() if name == "default" or name in kept}
     if hyper.get("verbose", 0) > 0:
         print(f"[jaxtree] shapes='auto': weighing {', '.join(kept)} against the default by "
               f"{k}-fold cross-validation ({len(settings) * k} fits)", file=sys.stderr)
-    checked = {name: spec_.check_params(h) for name, h in settings.items()}
     sse = dict.fromkeys(settings, 0.0)
     clip = hyper.get("clip", True)
     for train, held in parts:
@@ -245,10 +252,8 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
                                    sample_weight=None if sw is None else sw[train],
                                    n_weighted=None if sw is None else int(np.sum(sw[train] > 0)))
         w = np.ones(len(held)) if sw is None else sw[held]
-        for name, h in settings.items():
-            with warnings.catch_warnings():  # the fit on all rows says it, once
-                warnings.simplefilter("ignore", V.DataSizeWarning)
-                cand = fit_table(rows, h, checked[name], transform)
+        for name in settings:
+            cand = fitted(rows, name)
             err = (predict_rows(fitted_model(cand), table.x[held], clip) - ya[held]) ** 2
             sse[name] += float(np.sum(w * err))
     total = float(table.n if sw is None else np.sum(sw))
