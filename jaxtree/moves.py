@@ -697,10 +697,9 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
     """
     _check_blocks(blocks, zero=True)
     rows = _PairRows(program, data, basis, max_rows, slots)
-    p, q, dt = rows.p, rows.q, rows.dt
+    p, q = rows.p, rows.q
     pq = p * q
     allowed = rows.allowed
-    z0 = jnp.zeros((), dt)
 
     if not blocks:
         upper = (jnp.arange(pq)[:, None] <= jnp.arange(pq)[None, :]) & allowed[:, None] \
@@ -713,8 +712,7 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
                                                            precision)),
                         scoring.merge(acc[1], scalar_moments(ch[2], e))), None
 
-            z = jnp.zeros((pq, pq), dt)
-            mo, mo_e = rows.accumulate(body, scoring.Moments(z0, z0, z, z0, z, z))
+            mo, mo_e = rows.accumulate(body, (pq, pq))
             fit = scoring.closed_form(mo)
             sse = jnp.where(upper & rows.row_ok[row] & jnp.isfinite(fit.sse), fit.sse, jnp.inf)
             rss = _rss(program, mo_e)
@@ -734,8 +732,7 @@ def score_pairs(program: prog.Program, data: scoring.Data, basis, *, max_rows: i
                 return (scoring.merge(acc[0], block_moments(u, r, ch[2], phi[:, j], phi[:, l],
                                                             precision)), acc[1]), None
 
-            z = jnp.zeros((j.shape[0], q, q), dt)
-            mo, _ = rows.accumulate(exact, scoring.Moments(z0, z0, z, z0, z, z))
+            mo, _ = rows.accumulate(exact, (j.shape[0], q, q))
             fit = scoring.closed_form(mo)
             i = jnp.arange(q, dtype=jnp.int32)
             a = j[:, None, None] * q + i[None, :, None]
@@ -820,10 +817,11 @@ class _PairRows:
         return scoring.to_feature_major(scoring.design(xb, self.basis) if phb is None else phb,
                                         self.q, self.p)
 
-    def accumulate(self, body, zeros):
-        """``(moments, residual moments)`` of ``body`` scanned over the live chunks."""
-        d = self.data
-        init = (zeros, _zero_scalar_moments((), self.dt))
+    def accumulate(self, body, shape):
+        """``(moments, residual moments)`` of ``body`` scanned over the live chunks, the
+        products' moments of ``shape`` starting at zero."""
+        d, z0, z = self.data, jnp.zeros((), self.dt), jnp.zeros(shape, self.dt)
+        init = (scoring.Moments(z0, z0, z, z0, z, z), _zero_scalar_moments((), self.dt))
         return scoring.scan_live(body, init, (d.x, d.y, d.w, d.phi), d.w)[0]
 
     def screen(self, blocks, precision):
@@ -849,8 +847,7 @@ class _PairRows:
                 return (scoring.merge(acc[0], gram_moments(u, r, ch[2], z, precision)),
                         scoring.merge(acc[1], scalar_moments(ch[2], e))), None
 
-            z = jnp.zeros((p * width, p * width), self.dt)
-            mo, mo_e = self.accumulate(coarse, scoring.Moments(z0, z0, z, z0, z, z))
+            mo, mo_e = self.accumulate(coarse, (p * width, p * width))
             return (*pair_blocks_screen(mo, feature_ok, kept), mo_e)
 
         return one_row
