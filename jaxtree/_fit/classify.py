@@ -1295,9 +1295,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
     loss = dict.fromkeys(settings, 0.0)
     ypm = np.where(idx == 1, 1.0, -1.0)
     for train, held in parts:
-        rows = dataclasses.replace(
-            table, x=table.x[train], sample_weight=None if sw is None else sw[train],
-            n_weighted=None if sw is None else int(np.sum(sw[train] > 0)))
+        rows = pipeline.table_rows(table, train)
         w = np.ones(len(held)) if sw is None else sw[held]
         for name, h in settings.items():
             cand = _fit_table(rows, classes, idx[train], h, params)

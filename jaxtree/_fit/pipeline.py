@@ -248,9 +248,7 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     sse = dict.fromkeys(settings, 0.0)
     clip = hyper.get("clip", True)
     for train, held in parts:
-        rows = dataclasses.replace(table, x=table.x[train], y=ya[train],
-                                   sample_weight=None if sw is None else sw[train],
-                                   n_weighted=None if sw is None else int(np.sum(sw[train] > 0)))
+        rows = table_rows(table, train)
         w = np.ones(len(held)) if sw is None else sw[held]
         for name in settings:
             cand = fitted(rows, name)
@@ -265,6 +263,16 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     if best == "default":
         return dataclasses.replace(res, order=(order[0], {**scores, **cv}))
     return dataclasses.replace(kept[best], order=(best, {**scores, **cv}))
+
+
+def table_rows(table: table_.Table, rows) -> table_.Table:
+    """The in-memory ``table``'s rows ``rows``: their covariates, targets (where the table
+    holds them) and weights, with its encoding (a fold's training part)."""
+    sw = table.sample_weight
+    return dataclasses.replace(table, x=table.x[rows],
+                               y=None if table.y is None else table.y[rows],
+                               sample_weight=None if sw is None else sw[rows],
+                               n_weighted=None if sw is None else int(np.sum(sw[rows] > 0)))
 
 
 def n_terms(model: model_.TreeModel) -> int:
