@@ -16,6 +16,7 @@ import pytest
 import jaxtree
 from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
+from jaxtree.debug import count_compilations
 
 SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
 FOLDS = spec_.ADDITIVE_CV_FOLDS  # the tests turn the choice off to compute it by hand
@@ -118,6 +119,32 @@ def test_the_lowest_of_three_settings_is_kept(monkeypatch):
     plain = jaxtree.TreeRegressor(basis=SMALL, shapes="additive", k=0).fit(X, y)
     np.testing.assert_array_equal(est.predict(X), plain.predict(X))
     assert est.k_ == 0 and est.formula() == plain.formula()
+
+
+def test_the_k0_setting_shares_the_default_step(monkeypatch):
+    """``k = 10`` compiles its step in capacity 12, ``k = 0`` alone in capacity 8: the
+    choice fits its ``k=0`` setting in the default's capacity (``FitSpec.bucket_k``), so once
+    the default's and the additive setting's programs exist the whole choice compiles
+    nothing, and the kept ``k=0`` fit is the plain one (its tree cut back to three slots)."""
+    from jaxtree._fit import pipeline
+
+    grown = {"additive": {"shapes": "additive", "validation_fraction": None},
+             "additive k=0": {"shapes": "additive", "k": 0}}
+    monkeypatch.setattr(pipeline, "ADDITIVE_SETTINGS", grown)
+    X, y = _smooth(150, 1, 0.5)
+    with monkeypatch.context() as m:  # the default's and the grown setting's programs
+        m.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
+        for rows in (slice(None), slice(120)):  # all rows, and a fold's training part
+            jaxtree.TreeRegressor(basis=SMALL).fit(X[rows], y[rows])
+        jaxtree.TreeRegressor(basis=SMALL, **grown["additive"]).fit(X, y)
+    with count_compilations() as count:
+        est = jaxtree.TreeRegressor(basis=SMALL).fit(X, y)
+    assert est.shape_order_ == "additive k=0"
+    assert count.compiles == 0 and count.lowerings == 0
+    plain = jaxtree.TreeRegressor(basis=SMALL, shapes="additive", k=0).fit(X, y)
+    assert est.k_ == 0 and est.model_.program.capacity == plain.model_.program.capacity == 3
+    assert est.formula() == plain.formula()
+    np.testing.assert_allclose(est.predict(X), plain.predict(X), rtol=1e-6)
 
 
 def test_weights_count_in_the_folds_and_the_scores(monkeypatch):

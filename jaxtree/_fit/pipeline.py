@@ -233,7 +233,9 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     def fitted(rows, name):
         with warnings.catch_warnings():  # the default's fit on all rows said it, once
             warnings.simplefilter("ignore", V.DataSizeWarning)
-            return fit_table(rows, settings[name], checked[name], transform)
+            # in the default's capacity bucket: the k=0 setting shares its compiled step
+            return fit_table(rows, settings[name], checked[name], transform,
+                             bucket_k=res.spec.k)
 
     # the fits it would keep, first: one over max_terms terms is never kept, so its folds
     # would be spent for nothing (the default's formula stays this short)
@@ -294,9 +296,10 @@ def read(X, y, sample_weight, hyper: dict, transform: str) -> table_.Table:
 
 
 def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
-              transform: str) -> FitResult:
+              transform: str, bucket_k: int = 0) -> FitResult:
     """The fit of a read table with a fixed target transform (``"identity"``, ``"log"``,
-    ``"square"``; a streamed table's is the identity).
+    ``"square"``; a streamed table's is the identity); ``bucket_k``: the search compiles for
+    at least that ``k``'s capacity (``FitSpec.bucket_k``).
 
     The one planning call of a regressor's fit (:func:`jaxtree._fit.spec.fit_spec`: the row
     plan, the bounded ``k``, the rest of the settings) comes here, once the encoded
@@ -308,7 +311,7 @@ def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
                           chunk_size=table.chunk_size, streamed=streamed is not None,
                           n_weighted=table.n_weighted)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
-                        filled=spec_.filled(enc))
+                        filled=spec_.filled(enc), bucket_k=bucket_k)
     yt = None if streamed is not None else target_.forward(table.y, transform, sw)  # y <= 0
     rows = streamed if streamed is not None else (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)

@@ -351,7 +351,8 @@ class InMemory(_Regression):
 
     def tree_config(self) -> search.Config:
         s = self.spec  # the capacity bucket (search.table_config)
-        return search.table_config(s.config(self.n, self.p), self.xs, s.basis, s.k)
+        return search.table_config(s.config(self.n, self.p), self.xs, s.basis,
+                                   max(s.k, s.bucket_k))
 
     def grow(self, k: int, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
         """The tree of ``k`` operations on all rows; ``chosen``: ``k`` was chosen on held-out

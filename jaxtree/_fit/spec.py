@@ -501,6 +501,11 @@ class FitSpec:
     columns each (:func:`jaxtree.scoring.indicator_columns`, set by :meth:`with_indicators`
     once the rows are scaled; ``()`` for none); ``indicator_rule``: whether that rule
     applies (a JAX fit, in memory or streamed).
+    ``bucket_k``: the search compiles for the capacity of ``max(k, bucket_k)``
+    (:meth:`jaxtree._fit.source.InMemory.tree_config`, where compiling dominates), so that a
+    fit of a smaller ``k`` shares a larger one's compiled step (the cross-validated choice's
+    ``k=0`` setting, :func:`jaxtree._fit.pipeline.additive_choice`); ``max_ops`` still stops
+    the tree at ``k`` operations.
     """
 
     k: int
@@ -547,6 +552,7 @@ class FitSpec:
     max_terms: int = AUTO_TERMS
     indicators: tuple = ()
     indicator_rule: bool = False
+    bucket_k: int = 0
 
     @property
     def shape_capacity(self) -> int:
