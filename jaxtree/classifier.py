@@ -191,6 +191,12 @@ class TreeClassifier(Estimator):
         ``offset + w0 + T(x)``); for small smooth tables, see docs/model.md.
       min_support, max_terms: as for :class:`jaxtree.TreeRegressor` (defaults ``0.02`` of
         the training rows, 20 terms).
+      additive_cv: the folds of a cross-validated choice between this fit and
+        ``shapes="additive"``'s on two classes with the logistic loss, ``shapes="auto"`` and
+        100 to 1,999 rows in memory (:func:`jaxtree._fit.classify.additive_choice`, judged by
+        log-loss): ``"auto"`` (default) none (``classify.ADDITIVE_CV`` off: measured, it
+        costs every such fit about ten more fits, for Pima's AUC 0.849 -> 0.857 and level
+        elsewhere, BENCHMARKS.md); an integer of at least 2 that many folds; 0 none.
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
@@ -254,7 +260,8 @@ class TreeClassifier(Estimator):
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
                  tol: Optional[float] = spec_.DEFAULT_TOL, shapes="auto",
-                 min_support=spec_.DEFAULT_MIN_SUPPORT, max_terms: int = spec_.AUTO_TERMS):
+                 min_support=spec_.DEFAULT_MIN_SUPPORT, max_terms: int = spec_.AUTO_TERMS,
+                 additive_cv="auto"):
         self.k = k
         self.loss = loss
         self.basis = basis
@@ -279,6 +286,7 @@ class TreeClassifier(Estimator):
         self.shapes = shapes
         self.min_support = min_support
         self.max_terms = max_terms
+        self.additive_cv = additive_cv
 
     # -------------------------------------------------------------- scikit-learn protocol
 

@@ -202,6 +202,18 @@ def _categorical(args, features, picked) -> list:
     return [features.index(w) for w in wanted]
 
 
+def _additive_cv_arg(text: str):
+    """``--additive-cv``: ``auto`` or a number of folds (0, or at least 2)."""
+    try:
+        value = text if text == "auto" else int(text)
+    except ValueError:
+        value = None
+    if value is None or (value != "auto" and value != 0 and value < 2):
+        raise argparse.ArgumentTypeError(
+            f"expected auto, 0 (no choice) or a number of folds of at least 2; got {text!r}")
+    return value
+
+
 def _shapes_arg(text: str):
     """``--shapes``: ``auto``, ``additive`` or an integer; anything else is a usage error
     naming them."""
@@ -426,7 +438,7 @@ def _fit(args) -> int:
                                 verbose=0 if args.quiet else 1, missing=args.missing,
                                 categorical_features=categorical, search=args.search,
                                 shapes=args.shapes, min_support=args.min_support,
-                                max_terms=args.max_terms)
+                                max_terms=args.max_terms, additive_cv=args.additive_cv)
     est.fit(X, y)
     _name_columns(est, features, args.target)
     print(est.formula())
@@ -507,7 +519,8 @@ def _fit_classifier(args, X, y, features, refine, categorical) -> int:
                                  chunk_size=args.chunk_size, verbose=0 if args.quiet else 1,
                                  missing=args.missing, categorical_features=categorical,
                                  search=args.search, shapes=args.shapes,
-                                 min_support=args.min_support, max_terms=args.max_terms)
+                                 min_support=args.min_support, max_terms=args.max_terms,
+                                 additive_cv=args.additive_cv)
     est.fit(X, y)
     _name_columns(est, features, args.target)
     formula = est.formula()  # labelled: logit P(target = class) = ...
@@ -783,6 +796,12 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--max-terms", type=int, default=20, metavar="N",
                    help="--shapes auto adds shape terms after the tree until the formula has N "
                         "terms (default 20); a larger N trades readability for accuracy")
+    f.add_argument("--additive-cv", type=_additive_cv_arg, default="auto", metavar="FOLDS",
+                   help="'auto' (default): on small tables (20-1,999 rows) a regression weighs "
+                        "--shapes additive against its own fit by 5-fold cross-validation where "
+                        "its gate opens (a classification does not); an integer of at least 2: "
+                        "that many folds (a two-class classification too); 0: no such choice "
+                        "(a faster fit)")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",

@@ -172,6 +172,12 @@ class TreeRegressor(Regressor):
         many terms (default 20; the tree's counted as in its sum of products): a larger
         value trades readability for accuracy (BENCHMARKS.md: the weather table's RMSE 8%
         lower at 40, with 32 terms).
+      additive_cv: the folds of the cross-validated choice of ``shapes="additive"`` on small
+        tables (``shapes``: past its gate, on in-memory fits of 20 to 1,999 rows): ``"auto"``
+        (default) ``ADDITIVE_CV_FOLDS`` (5); an integer of at least 2 that many folds; 0 no
+        choice: the default's own fit, without the choice's fits (where it runs, a warm fit
+        about ten times shorter, at the accuracy it buys on small smooth tables:
+        BENCHMARKS.md, "The additive fit chosen by cross-validation").
 
     Safety rails (:mod:`jaxtree._fit.limits`): ``k`` is bounded by the rows, at most one
     operation per 5 rows (``k <= n // 5``; the paper's Experiment 1 fits ``k = 10`` on 50
@@ -249,7 +255,7 @@ class TreeRegressor(Regressor):
                  max_categories: int = encoding_.DEFAULT_MAX_CATEGORIES,
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
                  tol: Optional[float] = DEFAULT_TOL, min_support=DEFAULT_MIN_SUPPORT,
-                 max_terms: int = AUTO_TERMS):
+                 max_terms: int = AUTO_TERMS, additive_cv="auto"):
         self.k = k
         self.basis = basis
         self.refine = refine
@@ -279,6 +285,7 @@ class TreeRegressor(Regressor):
         self.tol = tol
         self.min_support = min_support
         self.max_terms = max_terms
+        self.additive_cv = additive_cv
 
     @classmethod
     def for_laws(cls, k: int = 20, *, basis="default+physics", y_bound: float = 0.25,

@@ -32,11 +32,11 @@ def _smooth(n, seed, noise):
     return X, f + noise * rng.normal(size=n)
 
 
-def _cv_by_hand(X, y, w, random_state=None):
+def _cv_by_hand(X, y, w, random_state=None, folds=FOLDS):
     """Each setting's cross-validated MSE from separate estimators on select.folds' folds,
     with the choice itself off."""
     sse = {name: 0.0 for name in SETTINGS}
-    for train, held in select.folds(len(y), FOLDS, random_state, w):
+    for train, held in select.folds(len(y), folds, random_state, w):
         for name, kw in SETTINGS.items():
             e = jaxtree.TreeRegressor(**{"k": 4, "basis": SMALL, "random_state": random_state,
                                          **kw})
@@ -145,6 +145,30 @@ def test_the_k0_setting_shares_the_default_step(monkeypatch):
     assert est.k_ == 0 and est.model_.program.capacity == plain.model_.program.capacity == 3
     assert est.formula() == plain.formula()
     np.testing.assert_allclose(est.predict(X), plain.predict(X), rtol=1e-6)
+
+
+def test_additive_cv_sets_the_folds_or_turns_the_choice_off(monkeypatch):
+    """``additive_cv=3``: the scores of three folds (by hand, the choice off); ``0``: the
+    default's own fit, no folds (equal to the fit with the choice switched off)."""
+    X, y = _smooth(150, 1, 0.5)
+    three = jaxtree.TreeRegressor(k=4, basis=SMALL, additive_cv=3).fit(X, y)
+    none = jaxtree.TreeRegressor(k=4, basis=SMALL, additive_cv=0).fit(X, y)
+    monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
+    hand = _cv_by_hand(X, y, None, folds=3)
+    for key in hand:
+        np.testing.assert_allclose(three.shape_order_scores_[key], hand[key], rtol=1e-9)
+    plain = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
+    assert not any(k.startswith("cv") for k in none.shape_order_scores_)
+    assert none.shape_order_ == plain.shape_order_ in ("tree first", "shapes first")
+    np.testing.assert_array_equal(none.predict(X), plain.predict(X))
+
+
+@pytest.mark.parametrize("value", [1, -2, 2.0, True, "5", None])
+def test_additive_cv_refuses_other_values(value):
+    X, y = _smooth(60, 0, 0.1)
+    for est in (jaxtree.TreeRegressor(additive_cv=value), jaxtree.TreeClassifier(additive_cv=value)):
+        with pytest.raises(ValueError, match="additive_cv must be 'auto', 0 .* at least 2; got"):
+            est.fit(X, y if isinstance(est, jaxtree.TreeRegressor) else (y > 1).astype(int))
 
 
 def test_weights_count_in_the_folds_and_the_scores(monkeypatch):
@@ -285,6 +309,22 @@ def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(
     Xt, _ = _labels(200, 9, truth)
     np.testing.assert_array_equal(est.decision_function(Xt), plain.decision_function(Xt))
     assert plain.shape_order_ is None
+
+
+def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, classifier_cv):
+    """``additive_cv=5`` runs the twin with ``classify.ADDITIVE_CV`` off (as the switch
+    does: the same scores and fit); ``additive_cv=0`` turns it off with the switch on."""
+    from jaxtree._fit import classify
+
+    X, y = _labels(300, 1, "smooth")
+    on = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)  # the switch on (the fixture)
+    zero = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=0).fit(X, y)
+    monkeypatch.setattr(classify, "ADDITIVE_CV", False)
+    asked = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=5).fit(X, y)
+    assert asked.shape_order_ == on.shape_order_ == "additive"
+    assert asked.shape_order_scores_ == on.shape_order_scores_
+    np.testing.assert_array_equal(asked.decision_function(X), on.decision_function(X))
+    assert zero.shape_order_ is None and zero.shape_order_scores_ is None
 
 
 def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits(monkeypatch):

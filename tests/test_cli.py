@@ -403,6 +403,12 @@ def test_min_support_and_max_terms_reach_the_estimator(task, given, want, tmp_pa
     assert seen["kind"] == ("classifier" if task == "classify" else "regressor")
     assert seen["max_terms"] == 20  # --max-terms reaches it too
     assert cli.main(argv + ["--max-terms", "35"]) != 0 and seen["max_terms"] == 35
+    assert seen["additive_cv"] == "auto"  # --additive-cv too
+    assert cli.main(argv + ["--additive-cv", "0"]) != 0 and seen["additive_cv"] == 0
+    assert cli._additive_cv_arg("3") == 3 and cli._additive_cv_arg("auto") == "auto"
+    for bad in ("1", "-2", "five"):
+        with pytest.raises(argparse.ArgumentTypeError, match="at least 2; got"):
+            cli._additive_cv_arg(bad)
     assert cli._min_support_arg("3") == 3 and cli._min_support_arg("0.5") == 0.5
     with pytest.raises(ValueError):
         cli._min_support_arg("2%")

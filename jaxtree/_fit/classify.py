@@ -1252,7 +1252,8 @@ ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
                     res: pipeline.FitResult) -> pipeline.FitResult:
     """The binary classifier's twin of :func:`jaxtree._fit.pipeline.additive_choice`, where
-    :data:`ADDITIVE_CV` is on (off by default: measured, see there): ``res`` (the default's
+    the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on and
+    ``additive_cv`` is ``"auto"`` (off by default: measured, see there): ``res`` (the default's
     fit), or the fit of ``shapes="additive"`` where
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS`-fold cross-validation on the training rows
     (folds stratified by class, :func:`jaxtree._fit.select.folds`) gives it a lower mean
@@ -1273,9 +1274,9 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
     regression, 0.852), Titanic 0.8451 -> 0.8455, breast cancer 0.9916 -> 0.9920 (BENCHMARKS.md,
     "The additive fit chosen by cross-validation"). Log-loss is the judge (a proper score,
     steadier than the AUC of a fold's ~100 rows)."""
-    k = spec_.ADDITIVE_CV_FOLDS
+    k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS if ADDITIVE_CV else 0)
     sw = table.sample_weight
-    if (not ADDITIVE_CV or k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
+    if (k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
             or hyper.get("loss", "logistic") != "logistic" or hyper.get("engine", "jax") != "jax"
             or not ADDITIVE_CV_MIN_ROWS <= table.n < spec_.SHAPES_FIRST_MAX_ROWS):
         return res

@@ -210,7 +210,7 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     by cross-validation"). The cost is seventeen more fits of a table of fewer than 2,000
     rows (warm fits 9-11 times longer), paid only past the gate."""
     order = res.order
-    k = spec_.ADDITIVE_CV_FOLDS
+    k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS)  # additive_cv: 0 for none
     if (order is None or k < 2 or table.reader is not None
             or res.status & search.Status.STOPPED):  # a callback stopped the fit: no more fits
         return res

@@ -172,6 +172,24 @@ def _check_y_bound(value, name):
                          f"); got {value!r}.")
 
 
+def _check_additive_cv(value, name):
+    if isinstance(value, str) and value == "auto":
+        return
+    if (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+            and (value == 0 or value >= 2)):
+        return
+    raise ValueError(f"{name} must be 'auto', 0 (no cross-validated choice) or a number of "
+                     f"folds of at least 2; got {value!r}.")
+
+
+def additive_folds(hyper: dict, default: int) -> int:
+    """The folds of the cross-validated additive choice a fit asked for (``additive_cv``):
+    ``default`` for ``"auto"`` (the regressor's :data:`ADDITIVE_CV_FOLDS`, the classifier's 0
+    where its twin is off), else the integer (0: none)."""
+    value = hyper.get("additive_cv", "auto")
+    return default if isinstance(value, str) else int(value)
+
+
 def _check_prune_tol(value, name):
     if value is None:
         return
@@ -246,6 +264,7 @@ PARAMETER_CONSTRAINTS = {
     "tol": _check_tol,
     "min_support": check_min_support,
     "max_terms": lambda v, n: V.check_int(v, n, 1),
+    "additive_cv": _check_additive_cv,
     # Tables (issue 12): missing values and categories, encoded at the boundary.
     "missing": encoding_.check_missing,
     "categorical_features": encoding_.check_categorical_features,
