@@ -34,13 +34,17 @@ def _model_design(fit, xs):
     return np.column_stack(cols)
 
 
-def test_coefficients_and_gcv_choice_match_a_float64_reference(x64):
+@pytest.mark.parametrize("eliminate", [True, False])
+def test_coefficients_and_gcv_choice_match_a_float64_reference(x64, eliminate):
     """The coefficients at the chosen penalty equal the minimiser of the stated objective,
     built from the model's own evaluation and an explicit penalty (second differences of each
     term's full hat vector with its first coefficient 0, plus ``delta`` times a ridge); the
-    chosen ``(lam, delta)`` is the grid's least GCV computed from the explicit hat matrix."""
+    chosen ``(lam, delta)`` is the grid's least GCV computed from the explicit hat matrix.
+    Without the elimination every covariate's term is in that system."""
     xs, y, _ = _data(n=120, p=3, seed=1)
-    fit = A.fit(xs, y, None, dtype=np.float64)
+    fit = A.fit(xs, y, None, dtype=np.float64, eliminate=eliminate)
+    if not eliminate:
+        assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1, 2]
     X = _model_design(fit, xs)
     n1, t = fit.spec.n1, len(fit.terms.order)
     d2 = np.diff(np.eye(n1), 2, axis=0)[:, 1:]
@@ -77,6 +81,14 @@ def test_noise_covariates_leave_and_signal_ones_stay():
     fit = A.fit(xs, y, None)
     assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
     assert np.asarray(fit.terms.main_on).tolist() == [True, True, False, False, False]
+    # without the elimination every term stays, the noise ones small beside the signal
+    kept = A.fit(xs, y, None, eliminate=False)
+    assert sorted(np.asarray(kept.terms.order).tolist()) == [0, 1, 2, 3, 4]
+    n1, main = kept.spec.n1, np.asarray(kept.terms.main, np.float64)
+    X = A.design(xs, kept.spec, [(j, True) for j in range(5)])
+    each = np.array([np.std(X[:, 1 + j * (n1 - 1):1 + (j + 1) * (n1 - 1)] @ main[j, 1:])
+                     for j in range(5)])
+    assert np.all(each[2:] < 0.2 * each[:2].min()), each  # 0.1 of the weaker here
 
 
 def test_the_penalty_smooths_noise_and_follows_a_curve():

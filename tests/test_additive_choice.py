@@ -8,6 +8,7 @@ the kept fit is the lower score's, and it is the plain fit of that setting (so a
 never refits, or refits the other setting, shows); data of the tree's form close the gate
 and pay no cross-validation."""
 
+import contextlib
 import sys
 
 import numpy as np
@@ -21,7 +22,33 @@ from jaxtree.debug import count_compilations
 SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
 FOLDS = spec_.ADDITIVE_CV_FOLDS  # the tests turn the choice off to compute it by hand
 SETTINGS = {"default": {}, "additive": {"shapes": "additive"},
-            "additive k=0": {"shapes": "additive", "k": 0}}
+            "additive k=0": {"shapes": "additive", "k": 0},
+            "additive k=0 all terms": {"shapes": "additive", "k": 0}}
+
+
+@contextlib.contextmanager
+def _all_terms(name):
+    """The fits of setting ``name`` as the choice makes them: for pipeline.ALL_TERMS' the
+    GCV fit keeps every covariate's term (no elimination), through the source's own call."""
+    from jaxtree._fit import additive, pipeline, source
+
+    if name not in pipeline.ALL_TERMS:
+        yield
+        return
+    orig = source.InMemory.additive_fit
+    source.InMemory.additive_fit = lambda self, m, n1: additive.fit(
+        self.xs, self.ys, self.sw, self.spec.shape_groups, m, n1, np.dtype(self.spec.dtype),
+        eliminate=False)
+    try:
+        yield
+    finally:
+        source.InMemory.additive_fit = orig
+
+
+def _plain(name, X, y, **kw):
+    """The plain estimator of setting ``name`` fitted on ``(X, y)``."""
+    with _all_terms(name):
+        return jaxtree.TreeRegressor(**{**kw, **SETTINGS[name]}).fit(X, y)
 
 
 def _smooth(n, seed, noise):
@@ -40,7 +67,8 @@ def _cv_by_hand(X, y, w, random_state=None, folds=FOLDS):
         for name, kw in SETTINGS.items():
             e = jaxtree.TreeRegressor(**{"k": 4, "basis": SMALL, "random_state": random_state,
                                          **kw})
-            e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
+            with _all_terms(name):
+                e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
             wh = np.ones(len(held)) if w is None else w[held]
             sse[name] += float(np.sum(wh * (e.predict(X[held]) - y[held]) ** 2))
     total = len(y) if w is None else float(np.sum(w))
@@ -84,7 +112,7 @@ def test_the_setting_cross_validation_prefers_is_kept(monkeypatch, seed, noise, 
     assert est.shape_order_ == (kept if lowest == "default" else lowest)
     rival = min(hand["cv " + n] for n in names if (n == "default") != (lowest == "default"))
     assert rival / hand["cv " + lowest] - 1 > 0.05  # the default against the rest: no near tie
-    plain = jaxtree.TreeRegressor(**{"k": 4, "basis": SMALL, **SETTINGS[lowest]}).fit(X, y)
+    plain = _plain(lowest, X, y, k=4, basis=SMALL)
     Xt, _ = _smooth(300, 9, 0.0)
     np.testing.assert_array_equal(est.predict(Xt), plain.predict(Xt))
     assert est.formula() == plain.formula()

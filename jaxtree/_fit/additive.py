@@ -305,8 +305,10 @@ def _eliminate(G, b, yy, n, P, ridge, count, n1, lam, delta, score, gamma=GAMMA,
 
 
 def fit(xs, y, w, groups: tuple = (), max_terms: int = 20, n1: int = ADDITIVE_KNOTS[0],
-        dtype=np.float32) -> Additive:
-    """The GCV fit of every covariate's main shape (module docstring).
+        dtype=np.float32, eliminate: bool = True) -> Additive:
+    """The GCV fit of every covariate's main shape (module docstring); ``eliminate=False``
+    keeps every covariate's term (no backward elimination: the penalty's shrinkage alone,
+    the ``max_terms`` of largest variance where there are more).
 
     Args:
       xs: float ``(n, p)`` scaled covariates (the model's, in ``[0, 1]``).
@@ -315,6 +317,7 @@ def fit(xs, y, w, groups: tuple = (), max_terms: int = 20, n1: int = ADDITIVE_KN
       max_terms: at most this many terms (the largest by variance, refitted).
       n1: hats per main shape.
       dtype: the terms' dtype (the model's).
+      eliminate: drop terms by backward elimination on GCV (:func:`_eliminate`).
 
     Raises:
       ValueError: no covariate varies.
@@ -324,7 +327,8 @@ def fit(xs, y, w, groups: tuple = (), max_terms: int = 20, n1: int = ADDITIVE_KN
     P, ridge = _penalties(cand, n1)
     coef, lam, delta, edf, score = _solve(G, b, yy, n, P, ridge)
     kept = _kept(xs, w, spec, cand, coef, max_terms,
-                 _eliminate(G, b, yy, n, P, ridge, len(cand), n1, lam, delta, score))
+                 _eliminate(G, b, yy, n, P, ridge, len(cand), n1, lam, delta, score)
+                 if eliminate else list(range(len(cand))))
     if len(kept) < len(cand):  # refitted on the kept terms, the penalty chosen again
         cols = _columns(kept, n1)
         coef, lam, delta, edf, score = _solve(G[np.ix_(cols, cols)], b[cols], yy, n,

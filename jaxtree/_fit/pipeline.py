@@ -170,10 +170,28 @@ def fit(X, y, sample_weight, hyper: dict) -> FitResult:
 
 
 ADDITIVE_SETTINGS = {"additive": {"shapes": "additive"},
-                     "additive k=0": {"shapes": "additive", "k": 0}}
+                     "additive k=0": {"shapes": "additive", "k": 0},
+                     "additive k=0 all terms": {"shapes": "additive", "k": 0}}
 """The settings :func:`additive_choice` weighs against the default: ``shapes="additive"``
-(GCV main shapes, then the tree on their residual, its size chosen on held-out rows) and
-the same with ``k=0`` (the tree cut to its first leaf: the main shapes and one leaf)."""
+(GCV main shapes, then the tree on their residual, its size chosen on held-out rows), the
+same with ``k=0`` (the tree cut to its first leaf: the main shapes and one leaf), and that
+with every covariate's term (:data:`ALL_TERMS`)."""
+
+ALL_TERMS = frozenset({"additive k=0 all terms"})
+"""The settings of :data:`ADDITIVE_SETTINGS` whose GCV fit keeps every covariate's term: no
+backward elimination, the penalty's shrinkage alone (``FitSpec.additive_eliminate``).
+
+Decision (seventieth session, issue 29): measured on the five small regressions' folds at
+two split seeds, the GCV fit without its backward elimination was below the fit with it on
+8 of 10 table-seeds for both additive settings (mtcars -10 to -23%, airquality -3 to
+-14%, ggplot2 mpg -1 to -9%, diabetes to -0.5%) and above it on Boston's two (+1 to +2%):
+the elimination is a subset selection, and on small tables of correlated covariates
+shrinkage predicts better. Made the only fit, it cost Boston its target (3.609 -> 3.749
+RMSE with the choice); as a fourth setting of the choice (its fits of ``k=0`` are the
+cheapest, and compile nothing new) it lowered four of the five tables' errors and moved
+Boston by +0.7% (BENCHMARKS.md, "The additive fit without its elimination"). The option
+``shapes="additive"`` keeps the elimination (its formulas name only the covariates GCV
+supports)."""
 
 
 def additive_choice(table: table_.Table, hyper: dict, transform: str,
@@ -181,8 +199,8 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     """``res`` (the default's fit of a small table), or the fit of ``shapes="additive"``
     (with its tree, or with ``k=0``: :data:`ADDITIVE_SETTINGS`) where
     cross-validation on the training rows prefers it; ``res.order`` then holds the choice
-    (``"additive"`` or ``"additive k=0"``) and each setting's cross-validated MSE
-    (``"cv default"``, ``"cv additive"``, ``"cv additive k=0"``; ``y``'s units).
+    (``"additive"``, ``"additive k=0"`` or ``"additive k=0 all terms"``) and each setting's
+    cross-validated MSE (``"cv default"``, ``"cv additive"``, ...; ``y``'s units).
 
     It runs only where the default's fit chose between the orders of the tree and the shape
     terms (``res.order``: ``shapes="auto"``, in memory, fewer than
@@ -207,8 +225,10 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     split seeds of the five small regressions the three-way choice was better than the
     two-way one on 5 table-seeds (airquality 22.14 -> 20.31 and 20.77 -> 18.24), level on
     6, worse on one (mtcars seed 0, 3.188 -> 3.245) (BENCHMARKS.md, "The additive fit chosen
-    by cross-validation"). The cost is seventeen more fits of a table of fewer than 2,000
-    rows (warm fits 9-11 times longer), paid only past the gate."""
+    by cross-validation"). The fourth, ``k=0`` with every covariate's term, is
+    :data:`ALL_TERMS`' decision. The cost is twenty-three more fits of a table of fewer than
+    2,000 rows (warm fits about ten times longer; six of them the cheap ``k=0`` fits of the
+    fourth setting), paid only past the gate; ``additive_cv=0`` turns it off."""
     order = res.order
     k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS)  # additive_cv: 0 for none
     if (order is None or k < 2 or table.reader is not None
@@ -235,7 +255,7 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
             warnings.simplefilter("ignore", V.DataSizeWarning)
             # in the default's capacity bucket: the k=0 setting shares its compiled step
             return fit_table(rows, settings[name], checked[name], transform,
-                             bucket_k=res.spec.k)
+                             bucket_k=res.spec.k, eliminate=name not in ALL_TERMS)
 
     # the fits it would keep, first: one over max_terms terms is never kept, so its folds
     # would be spent for nothing (the default's formula stays this short)
@@ -296,10 +316,11 @@ def read(X, y, sample_weight, hyper: dict, transform: str) -> table_.Table:
 
 
 def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
-              transform: str, bucket_k: int = 0) -> FitResult:
+              transform: str, bucket_k: int = 0, eliminate: bool = True) -> FitResult:
     """The fit of a read table with a fixed target transform (``"identity"``, ``"log"``,
     ``"square"``; a streamed table's is the identity); ``bucket_k``: the search compiles for
-    at least that ``k``'s capacity (``FitSpec.bucket_k``).
+    at least that ``k``'s capacity (``FitSpec.bucket_k``); ``eliminate``: ``shapes="additive"``
+    drops terms by backward elimination (``FitSpec.additive_eliminate``).
 
     The one planning call of a regressor's fit (:func:`jaxtree._fit.spec.fit_spec`: the row
     plan, the bounded ``k``, the rest of the settings) comes here, once the encoded
@@ -311,7 +332,8 @@ def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
                           chunk_size=table.chunk_size, streamed=streamed is not None,
                           n_weighted=table.n_weighted)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
-                        filled=spec_.filled(enc), bucket_k=bucket_k)
+                        filled=spec_.filled(enc), bucket_k=bucket_k,
+                        additive_eliminate=eliminate)
     yt = None if streamed is not None else target_.forward(table.y, transform, sw)  # y <= 0
     rows = streamed if streamed is not None else (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)

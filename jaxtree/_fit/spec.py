@@ -524,7 +524,9 @@ class FitSpec:
     (:meth:`jaxtree._fit.source.InMemory.tree_config`, where compiling dominates), so that a
     fit of a smaller ``k`` shares a larger one's compiled step (the cross-validated choice's
     ``k=0`` setting, :func:`jaxtree._fit.pipeline.additive_choice`); ``max_ops`` still stops
-    the tree at ``k`` operations.
+    the tree at ``k`` operations. ``additive_eliminate``: ``shapes="additive"``'s GCV fit
+    drops terms by backward elimination (:func:`jaxtree._fit.additive.fit`; False: the
+    choice's ``"additive k=0 all terms"`` setting).
     """
 
     k: int
@@ -572,6 +574,7 @@ class FitSpec:
     indicators: tuple = ()
     indicator_rule: bool = False
     bucket_k: int = 0
+    additive_eliminate: bool = True
 
     @property
     def shape_capacity(self) -> int:
