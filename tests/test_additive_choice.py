@@ -28,8 +28,8 @@ SETTINGS = {"default": {}, "additive": {"shapes": "additive"},
 
 @contextlib.contextmanager
 def _all_terms(name):
-    """The fits of setting ``name`` as the choice makes them: for pipeline.ALL_TERMS' the
-    GCV fit keeps every covariate's term (no elimination), through the source's own call."""
+    """The fits of setting ``name`` as the choice makes them: for a setting of ALL_TERMS the
+    GCV fit keeps every covariate's term (no elimination; pipeline.ALL_TERMS)."""
     from jaxtree._fit import additive, pipeline, source
 
     if name not in pipeline.ALL_TERMS:
