@@ -1293,16 +1293,13 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
               f"{k}-fold cross-validation ({2 * k} fits)", file=sys.stderr)
     quiet = {**hyper, "verbose": 0, "callback": None}
     settings = {"default": quiet, "additive": {**quiet, "shapes": "additive"}}
-    loss = dict.fromkeys(settings, 0.0)
     ypm = np.where(idx == 1, 1.0, -1.0)
-    for train, held in parts:
-        rows = pipeline.table_rows(table, train)
-        w = np.ones(len(held)) if sw is None else sw[held]
-        for name, h in settings.items():
-            cand = _fit_table(rows, classes, idx[train], h, params)
-            f = decision_rows(cand.model, table.x[held], hyper.get("clip", True))
-            loss[name] += float(np.sum(w * row_losses("logistic", ypm[held], f)))
-    total = float(table.n if sw is None else np.sum(sw))
+    clip = hyper.get("clip", True)
+    loss, total = pipeline.cross_validated(
+        table, parts, list(settings),
+        lambda rows, train, name: _fit_table(rows, classes, idx[train], settings[name], params),
+        lambda cand, held: row_losses("logistic", ypm[held],
+                                      decision_rows(cand.model, table.x[held], clip)))
     cv = {f"cv {name}": v / total for name, v in loss.items()}
     if hyper.get("verbose", 0) > 0:
         print(f"[jaxtree] shapes='auto': {k}-fold log-loss default {cv['cv default']:.4g}, "

@@ -267,24 +267,35 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     if hyper.get("verbose", 0) > 0:
         print(f"[jaxtree] shapes='auto': weighing {', '.join(kept)} against the default by "
               f"{k}-fold cross-validation ({len(settings) * k} fits)", file=sys.stderr)
-    sse = dict.fromkeys(settings, 0.0)
     clip = hyper.get("clip", True)
-    for train, held in parts:
-        rows = table_rows(table, train)
-        w = np.ones(len(held)) if sw is None else sw[held]
-        for name in settings:
-            cand = fitted(rows, name)
-            err = (predict_rows(fitted_model(cand), table.x[held], clip) - ya[held]) ** 2
-            sse[name] += float(np.sum(w * err))
-    total = float(table.n if sw is None else np.sum(sw))
+    sse, total = cross_validated(
+        table, parts, list(settings), lambda rows, train, name: fitted(rows, name),
+        lambda cand, held: (predict_rows(fitted_model(cand), table.x[held], clip) - ya[held]) ** 2)
     cv = {f"cv {name}": v / total for name, v in sse.items()}
-    best = min(sse, key=lambda name: (sse[name], list(sse).index(name)))
+    best = min(sse, key=sse.get)  # ties to the earlier setting (the default first)
     if hyper.get("verbose", 0) > 0:
         said = ", ".join(f"{name} {v:.4g}" for name, v in zip(sse, cv.values()))
         print(f"[jaxtree] shapes='auto': {k}-fold MSE {said}: kept {best}", file=sys.stderr)
     if best == "default":
         return dataclasses.replace(res, order=(order[0], {**scores, **cv}))
     return dataclasses.replace(kept[best], order=(best, {**scores, **cv}))
+
+
+def cross_validated(table: table_.Table, parts, names, fit, row_losses) -> tuple:
+    """``({name: summed held-out loss}, total weight)`` of the settings ``names`` over the
+    folds ``parts`` (:func:`jaxtree._fit.select.folds`) of the in-memory ``table``:
+    ``fit(rows, train, name)`` fits a setting on a fold's training part (``rows``, the
+    :func:`table_rows` of the indices ``train``), ``row_losses(fit, held)`` gives its losses
+    on the held-out rows ``held``, weighted by ``sample_weight``. The one fold loop of the
+    regressor's and the classifier's additive choices."""
+    sw = table.sample_weight
+    loss = dict.fromkeys(names, 0.0)
+    for train, held in parts:
+        rows = table_rows(table, train)
+        w = np.ones(len(held)) if sw is None else sw[held]
+        for name in names:
+            loss[name] += float(np.sum(w * row_losses(fit(rows, train, name), held)))
+    return loss, float(table.n if sw is None else np.sum(sw))
 
 
 def table_rows(table: table_.Table, rows) -> table_.Table:
