@@ -192,11 +192,13 @@ class TreeClassifier(Estimator):
       min_support, max_terms: as for :class:`jaxtree.TreeRegressor` (defaults ``0.02`` of
         the training rows, 20 terms).
       additive_cv: the folds of a cross-validated choice between this fit and
-        ``shapes="additive"``'s on two classes with the logistic loss, ``shapes="auto"`` and
-        100 to 1,999 rows in memory (:func:`jaxtree._fit.classify.additive_choice`, judged by
-        log-loss): ``"auto"`` (default) none (``classify.ADDITIVE_CV`` off: measured, it
-        costs every such fit about ten more fits, for Pima's AUC 0.849 -> 0.857 and level
-        elsewhere, BENCHMARKS.md); an integer of at least 2 that many folds; 0 none.
+        ``shapes="additive", k=0``'s (the penalised logistic main shapes and one leaf, with
+        and without their backward elimination) on two classes with the logistic loss,
+        ``shapes="auto"``, 100 to 1,999 rows in memory and at most ``max_terms`` covariates
+        (:func:`jaxtree._fit.classify.additive_choice`, judged by log-loss): ``"auto"``
+        (default) 5 folds (``classify.ADDITIVE_CV``; it costs such a fit seventeen more fits,
+        for Pima's AUC 0.849 -> 0.858 and Titanic level, BENCHMARKS.md); an integer of at
+        least 2 that many folds; 0 none (the faster fit).
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
@@ -228,11 +230,11 @@ class TreeClassifier(Estimator):
       status_: the search's :class:`jaxtree.search.Status`.
       k_: operations of the (largest) tree.
       k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
-      shape_order_, shape_order_scores_: None, unless the measured cross-validated choice
-        of ``"additive"`` is switched on (``jaxtree._fit.classify.ADDITIVE_CV``, off by
-        default): then, on two classes, 100-1,999 rows, ``"additive"`` or ``"tree first"``
-        (the fit kept) and each setting's 5-fold log-loss (``"cv default"``,
-        ``"cv additive"``).
+      shape_order_, shape_order_scores_: where the cross-validated choice ran
+        (``additive_cv``): ``"additive k=0"``, ``"additive k=0 all terms"`` or
+        ``"tree first"`` (the fit kept) and each setting's log-loss over the folds
+        (``"cv default"``, ``"cv additive k=0"``, ``"cv additive k=0 all terms"``); else
+        None.
       row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran (as the regressor's).
       path_: with ``validation_fraction``, the selection run: one dict per size with
         ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out

@@ -799,9 +799,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--additive-cv", type=_additive_cv_arg, default="auto", metavar="FOLDS",
                    help="'auto' (default): on small tables (20-1,999 rows) a regression weighs "
                         "--shapes additive against its own fit by 5-fold cross-validation where "
-                        "its gate opens (a classification does not); an integer of at least 2: "
-                        "that many folds (a two-class classification too); 0: no such choice "
-                        "(a faster fit)")
+                        "its gate opens, a two-class classification (100-1,999 rows, at most "
+                        "--max-terms columns) --shapes additive with k=0; an integer of at "
+                        "least 2: that many folds; 0: no such choice (a faster fit)")
     f.add_argument("--out", metavar="MODEL.json", help="where to save the model (omit to only print)")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--missing", choices=("indicator", "error"), default="indicator",

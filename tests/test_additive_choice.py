@@ -281,12 +281,48 @@ def _labels(n, seed, truth):
     return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int)
 
 
+@contextlib.contextmanager
+def _all_terms_logistic(name):
+    """The classifier's fits of setting ``name`` as its choice makes them (``_all_terms``'s
+    twin: ``additive.fit_logistic`` without its elimination for a setting of ALL_TERMS)."""
+    from jaxtree._fit import additive, pipeline
+
+    if name not in pipeline.ALL_TERMS:
+        yield
+        return
+    orig = additive.fit_logistic
+    additive.fit_logistic = lambda *args, **kw: orig(*args, **{**kw, "eliminate": False})
+    try:
+        yield
+    finally:
+        additive.fit_logistic = orig
+
+
+def _classifier_settings():
+    """The classifier's choice's settings: the default and classify.ADDITIVE_CHOICES."""
+    from jaxtree._fit import classify, pipeline
+
+    return {"default": {}, **{name: pipeline.ADDITIVE_SETTINGS[name]
+                              for name in classify.ADDITIVE_CHOICES}}
+
+
+def _plain_classifier(name, X, y, **kw):
+    """The plain classifier of setting ``name`` fitted on ``(X, y)``, the choice off."""
+    with _all_terms_logistic(name):
+        return jaxtree.TreeClassifier(additive_cv=0, **{**kw, **_classifier_settings()[name]}
+                                      ).fit(X, y)
+
+
 def _cv_by_hand_classifier(X, y, w=None):
-    loss = {"default": 0.0, "additive": 0.0}
+    """Each setting's cross-validated log-loss from separate classifiers (the choice off) on
+    select.folds' stratified folds."""
+    settings = _classifier_settings()
+    loss = dict.fromkeys(settings, 0.0)
     for train, held in select.folds(len(y), FOLDS, None, w, strata=y):
-        for name, kw in (("default", {}), ("additive", {"shapes": "additive"})):
-            e = jaxtree.TreeClassifier(k=4, basis=SMALL, **kw)
-            e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
+        for name, kw in settings.items():
+            e = jaxtree.TreeClassifier(**{"k": 4, "basis": SMALL, "additive_cv": 0, **kw})
+            with _all_terms_logistic(name):
+                e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
             f = e.decision_function(X[held])
             wh = np.ones(len(held)) if w is None else w[held]
             loss[name] += float(np.sum(wh * np.logaddexp(0.0, -np.where(y[held] == 1, f, -f))))
@@ -317,45 +353,96 @@ def classifier_cv(monkeypatch):
 
 
 @pytest.mark.parametrize("truth, seed", [("smooth", 1), ("product", 0)])
-def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(
-        monkeypatch, classifier_cv, truth, seed):
+def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(classifier_cv, truth,
+                                                                          seed):
+    """Each setting's score equals the one from separate classifiers on the same folds; the
+    lowest is kept (an additive setting on smooth additive logits, the default on a product),
+    and the kept fit is that setting's plain fit."""
     X, y = _labels(300, seed, truth)
     est = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
     scores = est.shape_order_scores_
-    monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
     hand = _cv_by_hand_classifier(X, y)
+    assert scores.keys() == hand.keys() and len(hand) == 3
     for key in hand:
         np.testing.assert_allclose(scores[key], hand[key], rtol=1e-9)
-    additive = hand["cv additive"] < hand["cv default"]
-    assert additive == (truth == "smooth")
-    assert abs(hand["cv additive"] / hand["cv default"] - 1) > 0.05  # not a near tie
-    assert est.shape_order_ == ("additive" if additive else "tree first")
-    plain = jaxtree.TreeClassifier(k=4, basis=SMALL,
-                                   **({"shapes": "additive"} if additive else {})).fit(X, y)
+    best = min(hand, key=hand.get)[len("cv "):]
+    assert (best != "default") == (truth == "smooth")
+    others = [v for key, v in hand.items() if key != f"cv {best}"]
+    assert min(others) / hand[f"cv {best}"] - 1 > 1e-3  # not a tie
+    if truth == "smooth":  # the additive settings' own difference is not what this checks
+        assert hand["cv default"] / hand[f"cv {best}"] - 1 > 0.05
+    assert est.shape_order_ == ("tree first" if best == "default" else best)
+    plain = _plain_classifier(best, X, y, k=4, basis=SMALL)
     Xt, _ = _labels(200, 9, truth)
     np.testing.assert_array_equal(est.decision_function(Xt), plain.decision_function(Xt))
     assert plain.shape_order_ is None
 
 
+def test_the_classifiers_settings_differ_and_the_all_terms_one_keeps_every_covariate(
+        classifier_cv):
+    """Smooth logits of two covariates and two of noise: the ``k=0`` setting's elimination
+    drops noise terms that the all-terms setting keeps, so the two scores differ (a choice
+    that fitted both alike, or ignored the switch, fails here)."""
+    from jaxtree._fit import classify, pipeline
+
+    assert set(classify.ADDITIVE_CHOICES) == {"additive k=0", "additive k=0 all terms"}
+    X, y = _labels(300, 1, "smooth")
+    X[:, 2:] = np.random.default_rng(5).uniform(size=(300, 2))
+    elim = _plain_classifier("additive k=0", X, y, k=4, basis=SMALL)
+    every = _plain_classifier("additive k=0 all terms", X, y, k=4, basis=SMALL)
+    assert np.asarray(every.model_.shapes.n_terms) == 4
+    assert np.asarray(elim.model_.shapes.n_terms) < 4
+    est = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
+    s = est.shape_order_scores_
+    assert s["cv additive k=0"] != s["cv additive k=0 all terms"]
+    assert "additive k=0 all terms" in pipeline.ALL_TERMS
+
+
+def test_the_classifiers_k0_settings_share_the_default_step(classifier_cv):
+    """``k = 10`` compiles its step in capacity 12, ``k = 0`` alone in capacity 8: the
+    choice fits its ``k=0`` settings in the default's capacity (``FitSpec.bucket_k``), so
+    once the default's programs and those of a tree searched on the additive fit's offset
+    exist (``shapes="additive"`` with ``k = 10``), on all rows and on a fold's training
+    part, the whole choice compiles nothing; the kept fit is the plain ``k=0`` one."""
+    X, y = _labels(300, 1, "smooth")
+    grown = {"shapes": "additive"}
+    for rows in (slice(None), slice(240)):  # all rows, and a fold's training part
+        jaxtree.TreeClassifier(basis=SMALL, additive_cv=0).fit(X[rows], y[rows])
+        jaxtree.TreeClassifier(basis=SMALL, additive_cv=0, **grown).fit(X[rows], y[rows])
+    with count_compilations() as count:
+        est = jaxtree.TreeClassifier(basis=SMALL).fit(X, y)
+    assert est.shape_order_ in ("additive k=0", "additive k=0 all terms")
+    assert count.compiles == 0 and count.lowerings == 0
+    plain = _plain_classifier(est.shape_order_, X, y, basis=SMALL)
+    assert est.k_ == plain.k_ == 0 and est.formula() == plain.formula()
+    np.testing.assert_allclose(est.decision_function(X), plain.decision_function(X),
+                               rtol=1e-6, atol=1e-6)
+
+
 def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, classifier_cv):
-    """``additive_cv=5`` runs the twin with ``classify.ADDITIVE_CV`` off (as the switch
-    does: the same scores and fit); ``additive_cv=0`` turns it off with the switch on."""
+    """``"auto"`` runs the twin where classify.ADDITIVE_CV is on (the fixture);
+    ``additive_cv=5`` runs it with the switch off (the same scores and fit);
+    ``additive_cv=0`` turns it off, as the switch off does."""
     from jaxtree._fit import classify
 
     X, y = _labels(300, 1, "smooth")
-    on = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)  # the switch on (the fixture)
+    on = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
     zero = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=0).fit(X, y)
     monkeypatch.setattr(classify, "ADDITIVE_CV", False)
     asked = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=5).fit(X, y)
-    assert asked.shape_order_ == on.shape_order_ == "additive"
+    off = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
+    assert asked.shape_order_ == on.shape_order_ and on.shape_order_ != "tree first"
     assert asked.shape_order_scores_ == on.shape_order_scores_
     np.testing.assert_array_equal(asked.decision_function(X), on.decision_function(X))
-    assert zero.shape_order_ is None and zero.shape_order_scores_ is None
+    for e in (zero, off):
+        assert e.shape_order_ is None and e.shape_order_scores_ is None
+    np.testing.assert_array_equal(zero.decision_function(X), off.decision_function(X))
 
 
 def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits(monkeypatch):
-    """Off by default (classify.ADDITIVE_CV; the test above switches it on and sees it
-    run); on, only on two classes, the logistic loss, shapes="auto" and 100-1,999 rows."""
+    """Off by default (classify.ADDITIVE_CV; the tests above switch it on and see it run);
+    on, only on two classes, the logistic loss, shapes="auto", 100-1,999 rows and at most
+    ``max_terms`` covariates."""
     from jaxtree._fit import classify
 
     X, y = _labels(300, 1, "smooth")
@@ -368,6 +455,22 @@ def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits(monkeypat
               jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X[:90], y[:90]),
               jaxtree.TreeClassifier(k=3, basis=SMALL).fit(X, three)):
         assert e.shape_order_ is None and e.shape_order_scores_ is None
+    # four covariates, two of them noise: the eliminating setting's formula (two terms and
+    # a leaf) fits within max_terms=3, but the covariates do not: no choice
+    X[:, 2:] = np.random.default_rng(5).uniform(size=(300, 2))
+    assert jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=3).fit(X, y).shape_order_ is None
+    assert jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=4).fit(X, y).shape_order_
+
+
+def test_a_classifier_fit_its_callback_stopped_runs_no_folds(classifier_cv):
+    """A callback that stops the classifier's fit ends it: no cross-validation (the same
+    fit unstopped runs it)."""
+    X, y = _labels(300, 1, "smooth")
+    stopped = jaxtree.TreeClassifier(k=4, basis=SMALL,
+                                     callback=lambda it, loss, info: it == 1).fit(X, y)
+    assert stopped.status_ & jaxtree.search.Status.STOPPED
+    assert stopped.shape_order_ is None
+    assert jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y).shape_order_ is not None
 
 
 def test_a_fit_its_callback_stopped_runs_no_folds():

@@ -157,15 +157,18 @@ def _bump(xs):
     return 3 * np.exp(-((xs[:, 0] - 0.3) / 0.15) ** 2) + 3 * np.abs(xs[:, 1] - 0.6) - 1.5
 
 
-def test_logistic_fit_is_the_penalised_minimiser_of_least_ubre(x64):
+@pytest.mark.parametrize("eliminate", [True, False])
+def test_logistic_fit_is_the_penalised_minimiser_of_least_ubre(x64, eliminate):
     """At the chosen penalty the coefficients make the gradient of ``sum w loss + b' Q b / 2``
     vanish (``Q`` built here from the design, the penalty matrices and the fixed scale), and
     the pair is the grid's least UBRE of the converged fit's working model (its hat matrix
-    written out)."""
+    written out). Without the elimination every covariate's term is in that objective."""
     xs, y, _ = _logistic_truth(n=300, p=2, seed=1)
     w = np.random.default_rng(2).uniform(0.5, 1.5, size=len(y))
-    fit = A.fit_logistic(xs, y, w, dtype=np.float64)
+    fit = A.fit_logistic(xs, y, w, dtype=np.float64, eliminate=eliminate)
     order = [int(j) for j in np.asarray(fit.terms.order)]
+    if not eliminate:
+        assert sorted(order) == [0, 1]
     cand = [(j, True) for j in order]
     X = A.design(xs, fit.spec, cand)
     coef = np.concatenate([[float(fit.terms.intercept)]]
@@ -217,6 +220,14 @@ def test_logistic_fit_keeps_the_signal_and_drops_noise():
     fit = A.fit_logistic(xs, y, None)
     assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
     assert np.corrcoef(fit.values, eta)[0, 1] > 0.97
+    # without the elimination every term stays, the noise ones small beside the signal
+    kept = A.fit_logistic(xs, y, None, eliminate=False)
+    assert sorted(np.asarray(kept.terms.order).tolist()) == [0, 1, 2, 3, 4]
+    n1, main = kept.spec.n1, np.asarray(kept.terms.main, np.float64)
+    X = A.design(xs, kept.spec, [(j, True) for j in range(5)])
+    each = np.array([np.std(X[:, 1 + j * (n1 - 1):1 + (j + 1) * (n1 - 1)] @ main[j, 1:])
+                     for j in range(5)])
+    assert np.all(each[2:] < 0.2 * each[:2].min()), each
 
 
 @pytest.mark.parametrize("halvings", [A.HALVINGS, 1])

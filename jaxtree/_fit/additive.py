@@ -443,13 +443,15 @@ def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef) -> tuple:
 
 
 def fit_logistic(xs, y, w, groups: tuple = (), max_terms: int = 20,
-                 n1: int = ADDITIVE_KNOTS[0], dtype=np.float32) -> Additive:
+                 n1: int = ADDITIVE_KNOTS[0], dtype=np.float32,
+                 eliminate: bool = True) -> Additive:
     """The classifier's twin of :func:`fit`: every covariate's main shape in the logit of a
     binary label, by penalised iteratively reweighted least squares with the same design
     and double penalty, the penalty chosen by UBRE (the binomial's scale is known, so
     mgcv's choice is UBRE, with the same ``GAMMA``), the terms by backward elimination on
     the converged fit's working model, then the kept terms refitted. ``values`` are the
     fit's logits on the rows (the trees' offset); ``gcv`` holds the UBRE score.
+    ``eliminate=False`` keeps every covariate's term, as :func:`fit`'s.
 
     The penalty's scale is fixed once: the mean diagonal of the Gram with every row's
     curvature at 1/4 (the logit's at 0), so that the objective minimised at the chosen pair
@@ -459,7 +461,7 @@ def fit_logistic(xs, y, w, groups: tuple = (), max_terms: int = 20,
     Args:
       xs: float ``(n, p)`` scaled covariates (the model's, in ``[0, 1]``).
       y: ``(n,)`` binary labels: positive where ``y > 0`` (``+-1`` or ``0/1``).
-      w, groups, max_terms, n1, dtype: as :func:`fit`'s.
+      w, groups, max_terms, n1, dtype, eliminate: as :func:`fit`'s.
 
     Raises:
       ValueError: no covariate varies.
@@ -475,7 +477,8 @@ def fit_logistic(xs, y, w, groups: tuple = (), max_terms: int = 20,
                                                      start)
     kept = _kept(xs, w, spec, cand, coef, max_terms,
                  _eliminate(G, b, zz, n, P, ridge, len(cand), n1, lam, delta, score,
-                            scale=scale, criterion=_ubre))
+                            scale=scale, criterion=_ubre)
+                 if eliminate else list(range(len(cand))))
     if len(kept) < len(cand):  # refitted on the kept terms, the penalty chosen again
         cols = _columns(kept, n1)
         cand = [cand[t] for t in kept]

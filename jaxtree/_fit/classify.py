@@ -611,7 +611,7 @@ class Labels:
         ``values`` are the logits :meth:`given_values` takes as the tree's offset)."""
         s = self.spec
         return additive_.fit_logistic(self.xs, self.ypm[0], self.w, s.shape_groups, max_terms,
-                                      n1, np.dtype(s.dtype))
+                                      n1, np.dtype(s.dtype), eliminate=s.additive_eliminate)
 
     def given_values(self, values) -> "Labels":
         """These rows with the logits ``values (n,)`` as the offset of the tree's search
@@ -1233,14 +1233,41 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
 
 
 ADDITIVE_CV = False
-"""Whether the binary classifier's default weighs ``shapes="additive"`` by cross-validation
-(:func:`additive_choice`). Measured, not the default (sixty-ninth session, issue 29): on
-bench_accuracy's folds it lifted Pima 0.8490 -> 0.8569 AUC (above logistic regression) and
-left Titanic (0.8451) and breast cancer (0.9916 -> 0.9912) where they were, but with no gate
-every small two-class fit pays for it: fold 0's warm fits 0.05-0.14 -> 1.4-1.7 s and first
-fits 1.7-2.1 -> 5.0-9.0 s (Titanic: the additive fit's offset programs and the folds' row
-bucket compile), BENCHMARKS.md "The additive fit chosen by cross-validation". The
-regressor's twin has a gate (the order choice's) and is on."""
+"""Whether the binary classifier's default weighs the additive settings
+(:data:`ADDITIVE_CHOICES`) by cross-validation (:func:`additive_choice`); off:
+``additive_cv=5`` asks for it.
+
+Measured, not the default (sixty-ninth and seventy-first sessions, issue 29). The first
+build (``shapes="additive"`` with its tree against the default) lifted Pima 0.8490 ->
+0.8569 AUC and made every small two-class fit about 25 times longer. The seventy-first
+session's settings (:data:`ADDITIVE_CHOICES`, the cheaper ``k=0`` fits) and covariate
+bound (:func:`additive_choice`), on bench_accuracy's stratified folds at two split seeds
+(``benchmarks/results/ridge71/cls_choice.py``): Pima 0.8490 -> 0.8575 and 0.8336 -> 0.8571
+(above logistic regression's 0.8520, so on by default it would meet issue 29's targets
+there), Titanic 0.8451 -> 0.8451 and 0.8412 -> 0.8394, breast cancer (30 covariates) not
+run. The price on fold 0's training rows, a fresh process, alternating with the commit
+before (``ridge71/cost_cls.log``): Pima's first fit 2.5 -> 6.6-7.4 s and warm fit
+0.06 -> 1.8 s, Titanic's 2.5 -> 11.2-11.3 s and 0.15 -> 1.95 s. Most of the first fits'
+extra time is compiling two more pairs of the search step's programs: the ``k=0`` fits
+search their leaf on the additive fit's offset (a data layout the default's step does not
+have), and Titanic's folds (838 training rows) chunk in 1,024 rows where the table's 1,047
+rows chunk in 2,048. Until those share the default's programs, a small gain on one table
+of two does not pay for a first fit three to four times longer (BENCHMARKS.md, "The
+classifier's additive choice with the ``k=0`` settings")."""
+
+ADDITIVE_CHOICES = ("additive k=0", "additive k=0 all terms")
+"""The settings of :data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS` the binary classifier's
+choice (:func:`additive_choice`) weighs against the default: the penalised logistic main
+shapes and one leaf, with GCV's (UBRE's) backward elimination and without it.
+
+Decision (seventy-first session, issue 29): measured on bench_accuracy's stratified folds at
+two split seeds (``benchmarks/results/ridge71/cls_choice.py``, ``cls_choice.log``), these
+two against the sixty-ninth session's one (``"additive"``, its tree sized on held-out rows)
+and all three: Pima 0.8575 / 0.8571 AUC against 0.8569 / 0.8584 and 0.8575 / 0.8571, Titanic
+0.8451 / 0.8394 against 0.8423 / 0.8346 and 0.8423 / 0.8346, breast cancer 0.9915 against
+0.9912 and 0.9910 (seed 0); warm fits 1.3-1.4 s on Pima against 1.4-1.6 s and 2.2-2.5 s:
+the ``k=0`` fits are the cheap ones (no tree search past the first leaf, in the default's
+capacity bucket)."""
 
 ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 """The binary classifier's cross-validated choice of ``shapes="additive"``
@@ -1252,66 +1279,96 @@ ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
                     res: pipeline.FitResult) -> pipeline.FitResult:
     """The binary classifier's twin of :func:`jaxtree._fit.pipeline.additive_choice`, where
-    the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on and
-    ``additive_cv`` is ``"auto"`` (off by default: measured, see there): ``res`` (the default's
-    fit), or the fit of ``shapes="additive"`` where
+    the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on (off by
+    default: measured, see there) and ``additive_cv`` is ``"auto"``: ``res`` (the default's
+    fit), or the fit of
+    one of :data:`ADDITIVE_CHOICES` (``shapes="additive", k=0``, with GCV's backward
+    elimination and without it, :data:`jaxtree._fit.pipeline.ALL_TERMS`) where
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS`-fold cross-validation on the training rows
-    (folds stratified by class, :func:`jaxtree._fit.select.folds`) gives it a lower mean
-    log-loss and its formula has at most ``max_terms`` terms (its fit on all rows comes
-    first; past ``max_terms`` no folds are fitted); ``res.order`` then holds
-    ``("additive", scores)``, else ``("tree first", scores)`` where the folds ran (the
+    (folds stratified by class, :func:`jaxtree._fit.select.folds`) gives it the lowest mean
+    log-loss and its formula has at most ``max_terms`` terms (each setting's fit on all
+    rows comes first; past ``max_terms`` no folds are fitted for it); ``res.order`` then
+    holds ``(name, scores)``, else ``("tree first", scores)`` where the folds ran (the
     default's tree, then its shape terms; ``scores``: each setting's cross-validated
-    log-loss, ``"cv default"`` and ``"cv additive"``).
+    log-loss, ``"cv default"``, ``"cv additive k=0"``, ...). Ties go to the default.
 
-    It runs on two classes with the logistic loss, ``shapes="auto"``, the ``"jax"`` engine
-    and from :data:`ADDITIVE_CV_MIN_ROWS` to fewer than
-    :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows (the regressor's small tables).
-    There is no gate: the classifier fits no other order whose held-out losses could open
-    one, so every such fit pays the ten more fits (why it is off: :data:`ADDITIVE_CV`).
+    It runs on two classes with the logistic loss, ``shapes="auto"``, the ``"jax"`` engine,
+    from :data:`ADDITIVE_CV_MIN_ROWS` to fewer than
+    :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows (the regressor's small tables),
+    at most ``max_terms`` encoded covariates, and not after a callback stopped the fit.
+    There is no gate as the regressor's: the classifier fits no other order whose held-out
+    losses could open one, so every such fit pays the seventeen more fits. The settings' fits
+    run in the default's capacity bucket (``bucket_k``); their search on the additive fit's
+    offset compiles a step of its own (:data:`ADDITIVE_CV`).
 
-    Measured (sixty-ninth session, issue 29): outside the library, the same choice on
-    bench_accuracy's stratified folds gave Pima 0.849 -> 0.857 AUC (above logistic
-    regression, 0.852), Titanic 0.8451 -> 0.8455, breast cancer 0.9916 -> 0.9920 (BENCHMARKS.md,
-    "The additive fit chosen by cross-validation"). Log-loss is the judge (a proper score,
+    Decision (seventy-first session, issue 29): at most ``max_terms`` covariates. With more,
+    the additive fit must drop terms to stay within the formula's bound, and its logistic
+    fit is the slow part of the choice: breast cancer's 30 covariates (451 penalised
+    coefficients) made the warm fit 0.16 -> 12.2 s for an AUC level with the default's
+    (0.9915 against 0.9916; ``benchmarks/results/ridge71/cls_choice.log``).
+
+    Measured (sixty-ninth session, issue 29): outside the library, the first build's choice
+    (``"additive"`` with its tree) on bench_accuracy's stratified folds gave Pima 0.849 ->
+    0.857 AUC (above logistic regression, 0.852), Titanic 0.8451 -> 0.8455, breast cancer
+    0.9916 -> 0.9920 (BENCHMARKS.md, "The additive fit chosen by cross-validation"); the
+    settings now weighed: :data:`ADDITIVE_CHOICES`. Log-loss is the judge (a proper score,
     steadier than the AUC of a fold's ~100 rows)."""
     k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS if ADDITIVE_CV else 0)
     sw = table.sample_weight
     if (k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
             or hyper.get("loss", "logistic") != "logistic" or hyper.get("engine", "jax") != "jax"
-            or not ADDITIVE_CV_MIN_ROWS <= table.n < spec_.SHAPES_FIRST_MAX_ROWS):
+            or not ADDITIVE_CV_MIN_ROWS <= table.n < spec_.SHAPES_FIRST_MAX_ROWS
+            or table.x.shape[1] > res.spec.max_terms
+            or res.status & search.Status.STOPPED):  # a callback stopped the fit: no more fits
         return res
     try:
         parts = select.folds(table.n, k, hyper.get("random_state"), sw, strata=idx)
     except ValueError:  # too few rows of a class to cross-validate: the default's fit
         return res
-    # the fit it would keep, first: one over max_terms terms is never kept (no folds then)
-    kept = _fit_table(table, classes, idx, {**hyper, "shapes": "additive"}, params)
-    if pipeline.n_terms(kept.model) > kept.spec.max_terms:
-        return res
-    if hyper.get("verbose", 0) > 0:
-        print(f"[jaxtree] shapes='auto': weighing shapes='additive' against the default by "
-              f"{k}-fold cross-validation ({2 * k} fits)", file=sys.stderr)
+    # Every fit from here on is quiet and with each setting's own checked parameters
+    # (Params holds k), in the default's capacity bucket (the k=0 fits share its step).
     quiet = {**hyper, "verbose": 0, "callback": None}
-    settings = {"default": quiet, "additive": {**quiet, "shapes": "additive"}}
+    settings = {"default": quiet, **{name: {**quiet, **pipeline.ADDITIVE_SETTINGS[name]}
+                                     for name in ADDITIVE_CHOICES}}
+    checked = {name: spec_.check_classifier_params(h) for name, h in settings.items()}
+
+    def fitted(rows, rows_idx, name):
+        return _fit_table(rows, classes, rows_idx, settings[name], checked[name],
+                          bucket_k=res.spec.k, eliminate=name not in pipeline.ALL_TERMS)
+
+    # the fits it would keep, first: one over max_terms terms is never kept (no folds then)
+    kept = {name: fitted(table, idx, name) for name in ADDITIVE_CHOICES}
+    kept = {name: fit for name, fit in kept.items()
+            if pipeline.n_terms(fit.model) <= res.spec.max_terms}
+    if not kept:
+        return res
+    settings = {name: h for name, h in settings.items() if name == "default" or name in kept}
+    if hyper.get("verbose", 0) > 0:
+        print(f"[jaxtree] shapes='auto': weighing {', '.join(kept)} against the default by "
+              f"{k}-fold cross-validation ({len(settings) * k} fits)", file=sys.stderr)
     ypm = np.where(idx == 1, 1.0, -1.0)
     clip = hyper.get("clip", True)
     loss, total = pipeline.cross_validated(
-        table, parts, list(settings),
-        lambda rows, train, name: _fit_table(rows, classes, idx[train], settings[name], params),
+        table, parts, list(settings), lambda rows, train, name: fitted(rows, idx[train], name),
         lambda cand, held: row_losses("logistic", ypm[held],
                                       decision_rows(cand.model, table.x[held], clip)))
     cv = {f"cv {name}": v / total for name, v in loss.items()}
+    best = min(loss, key=loss.get)  # ties to the earlier setting (the default first)
     if hyper.get("verbose", 0) > 0:
-        print(f"[jaxtree] shapes='auto': {k}-fold log-loss default {cv['cv default']:.4g}, "
-              f"additive {cv['cv additive']:.4g}", file=sys.stderr)
-    if cv["cv additive"] < cv["cv default"]:
-        return dataclasses.replace(kept, order=("additive", cv))
-    return dataclasses.replace(res, order=("tree first", cv))
+        said = ", ".join(f"{name} {v:.4g}" for name, v in zip(loss, cv.values()))
+        print(f"[jaxtree] shapes='auto': {k}-fold log-loss {said}: kept {best}",
+              file=sys.stderr)
+    if best == "default":
+        return dataclasses.replace(res, order=("tree first", cv))
+    return dataclasses.replace(kept[best], order=(best, cv))
 
 
-def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params):
+def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
+               bucket_k: int = 0, eliminate: bool = True):
     """The in-memory fit of a read table with checked labels (``classes``, and ``idx`` each
-    row's class index)."""
+    row's class index); ``bucket_k`` and ``eliminate`` as
+    :func:`jaxtree._fit.pipeline.fit_table`'s (``FitSpec.bucket_k``,
+    ``FitSpec.additive_eliminate``)."""
     xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
     K = len(classes)
@@ -1323,14 +1380,15 @@ def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Par
     sc, two = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis))
     encoding_.refill(xa, spec_.filled(enc), sc.x_min)  # our encoded matrix, in place
     spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
-                                     filled=spec_.filled(enc))
+                                     filled=spec_.filled(enc), bucket_k=bucket_k,
+                                     additive_eliminate=eliminate)
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     # the regressor's indicator rule, on the scaled rows
     spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
     if spec.engine == "jax":  # the regressor's capacity bucket
-        cfg = search.table_config(cfg, xs, spec.basis, spec.k)
+        cfg = search.table_config(cfg, xs, spec.basis, max(spec.k, spec.bucket_k))
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)
