@@ -344,20 +344,12 @@ def test_stratified_folds_keep_each_class_in_every_training_part():
         select.folds(50, 5, 0, strata=np.r_[np.zeros(41, int), np.ones(9, int)])
 
 
-@pytest.fixture
-def classifier_cv(monkeypatch):
-    """The classifier's choice on (classify.ADDITIVE_CV: measured, off by default)."""
-    from jaxtree._fit import classify
-
-    monkeypatch.setattr(classify, "ADDITIVE_CV", True)
-
-
 @pytest.mark.parametrize("truth, seed", [("smooth", 1), ("product", 0)])
-def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(classifier_cv, truth,
-                                                                          seed):
-    """Each setting's score equals the one from separate classifiers on the same folds; the
-    lowest is kept (an additive setting on smooth additive logits, the default on a product),
-    and the kept fit is that setting's plain fit."""
+def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(truth, seed):
+    """Each setting's score equals the one from separate classifiers on the same folds (held-out
+    rows and no zero offset or row bucket there: the choice's shared steps change nothing);
+    the lowest is kept (an additive setting on smooth additive logits, the default on a
+    product), and the kept fit is that setting's plain fit, the default's to the bit."""
     X, y = _labels(300, seed, truth)
     est = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
     scores = est.shape_order_scores_
@@ -378,8 +370,7 @@ def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(classi
     assert plain.shape_order_ is None
 
 
-def test_the_classifiers_settings_differ_and_the_all_terms_one_keeps_every_covariate(
-        classifier_cv):
+def test_the_classifiers_settings_differ_and_the_all_terms_one_keeps_every_covariate():
     """Smooth logits of two covariates and two of noise: the ``k=0`` setting's elimination
     drops noise terms that the all-terms setting keeps, so the two scores differ (a choice
     that fitted both alike, or ignored the switch, fails here)."""
@@ -398,17 +389,15 @@ def test_the_classifiers_settings_differ_and_the_all_terms_one_keeps_every_covar
     assert "additive k=0 all terms" in pipeline.ALL_TERMS
 
 
-def test_the_classifiers_k0_settings_share_the_default_step(classifier_cv):
-    """``k = 10`` compiles its step in capacity 12, ``k = 0`` alone in capacity 8: the
-    choice fits its ``k=0`` settings in the default's capacity (``FitSpec.bucket_k``), so
-    once the default's programs and those of a tree searched on the additive fit's offset
-    exist (``shapes="additive"`` with ``k = 10``), on all rows and on a fold's training
-    part, the whole choice compiles nothing; the kept fit is the plain ``k=0`` one."""
+def test_the_classifiers_choice_compiles_no_step_of_its_own():
+    """Once ``shapes="additive"``'s programs exist (a tree of ``k = 10``, capacity 12,
+    searched on the additive fit's offset), the default's fit with its whole choice compiles
+    nothing: the default's search carries a zero offset (``FitSpec.zero_offset``), the folds
+    chunk their rows as the table (``bucket_rows``: 240 training rows would chunk in 256,
+    the table's 300 in 512) and the ``k=0`` settings run in the default's capacity
+    (``bucket_k``; alone in capacity 8). The kept fit is the plain ``k=0`` one."""
     X, y = _labels(300, 1, "smooth")
-    grown = {"shapes": "additive"}
-    for rows in (slice(None), slice(240)):  # all rows, and a fold's training part
-        jaxtree.TreeClassifier(basis=SMALL, additive_cv=0).fit(X[rows], y[rows])
-        jaxtree.TreeClassifier(basis=SMALL, additive_cv=0, **grown).fit(X[rows], y[rows])
+    jaxtree.TreeClassifier(basis=SMALL, shapes="additive", additive_cv=0).fit(X, y)
     with count_compilations() as count:
         est = jaxtree.TreeClassifier(basis=SMALL).fit(X, y)
     assert est.shape_order_ in ("additive k=0", "additive k=0 all terms")
@@ -419,10 +408,10 @@ def test_the_classifiers_k0_settings_share_the_default_step(classifier_cv):
                                rtol=1e-6, atol=1e-6)
 
 
-def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, classifier_cv):
-    """``"auto"`` runs the twin where classify.ADDITIVE_CV is on (the fixture);
-    ``additive_cv=5`` runs it with the switch off (the same scores and fit);
-    ``additive_cv=0`` turns it off, as the switch off does."""
+def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch):
+    """``"auto"`` runs the twin (classify.ADDITIVE_CV, on); ``additive_cv=5`` runs it with
+    the switch off (the same scores and fit); ``additive_cv=0`` turns it off, as the switch
+    off does."""
     from jaxtree._fit import classify
 
     X, y = _labels(300, 1, "smooth")
@@ -439,16 +428,10 @@ def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, classi
     np.testing.assert_array_equal(zero.decision_function(X), off.decision_function(X))
 
 
-def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits(monkeypatch):
-    """Off by default (classify.ADDITIVE_CV; the tests above switch it on and see it run);
-    on, only on two classes, the logistic loss, shapes="auto", 100-1,999 rows and at most
-    ``max_terms`` covariates."""
-    from jaxtree._fit import classify
-
+def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
+    """On by default (classify.ADDITIVE_CV; the tests above see it run), only on two classes,
+    the logistic loss, shapes="auto", 100-1,999 rows and at most ``max_terms`` covariates."""
     X, y = _labels(300, 1, "smooth")
-    off = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
-    assert off.shape_order_ is None and off.shape_order_scores_ is None
-    monkeypatch.setattr(classify, "ADDITIVE_CV", True)
     three = np.where(X[:, 3] > 0.66, 2, y)
     for e in (jaxtree.TreeClassifier(k=4, basis=SMALL, loss="margin").fit(X, y),
               jaxtree.TreeClassifier(k=4, basis=SMALL, shapes=0).fit(X, y),
@@ -462,7 +445,7 @@ def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits(monkeypat
     assert jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=4).fit(X, y).shape_order_
 
 
-def test_a_classifier_fit_its_callback_stopped_runs_no_folds(classifier_cv):
+def test_a_classifier_fit_its_callback_stopped_runs_no_folds():
     """A callback that stops the classifier's fit ends it: no cross-validation (the same
     fit unstopped runs it)."""
     X, y = _labels(300, 1, "smooth")

@@ -791,6 +791,10 @@ class Labels:
         start = self._start(ypm, w, offset)
         if self.spec.engine == "reference":
             return self._run(self._reference_step(xs, ypm, w), start, k, rep, keep_states, sizes)
+        if self.spec.bucket_rows:  # chunked as the whole table (FitSpec.bucket_rows)
+            rows = max(xs.shape[0] if rows is None else rows, self.spec.bucket_rows)
+        if offset is None and self.spec.zero_offset and ypm.shape[0] == 1:
+            offset = np.zeros(xs.shape[0])  # the offset's programs, the same values
         data, ys = self._data(xs, ypm, w, rows, offset)
         basis, cfg = self.spec.basis, self.cfg
         if ypm.shape[0] == 1:
@@ -1228,32 +1232,36 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
         raise ValueError(f"shapes='additive' fits a binary classifier; y has {K} classes. Use "
                          "shapes='auto' (each one-versus-rest tree gets its own shape terms) "
                          "or 0.")
-    res = _fit_table(table, classes, idx, hyper, params)
+    # where the cross-validated choice will run, the default's search carries a zero offset:
+    # the programs of the choice's searches on the additive fit's offset (the same values)
+    zero = _choice_folds(table, classes, hyper,
+                         int(hyper.get("max_terms", spec_.AUTO_TERMS))) >= 2
+    res = _fit_table(table, classes, idx, hyper, params, zero_offset=zero)
     return additive_choice(table, classes, idx, hyper, params, res)
 
 
-ADDITIVE_CV = False
+ADDITIVE_CV = True
 """Whether the binary classifier's default weighs the additive settings
-(:data:`ADDITIVE_CHOICES`) by cross-validation (:func:`additive_choice`); off:
-``additive_cv=5`` asks for it.
+(:data:`ADDITIVE_CHOICES`) by cross-validation (:func:`additive_choice`);
+``additive_cv=0`` turns it off for one estimator.
 
-Measured, not the default (sixty-ninth and seventy-first sessions, issue 29). The first
-build (``shapes="additive"`` with its tree against the default) lifted Pima 0.8490 ->
-0.8569 AUC and made every small two-class fit about 25 times longer. The seventy-first
-session's settings (:data:`ADDITIVE_CHOICES`, the cheaper ``k=0`` fits) and covariate
-bound (:func:`additive_choice`), on bench_accuracy's stratified folds at two split seeds
-(``benchmarks/results/ridge71/cls_choice.py``): Pima 0.8490 -> 0.8575 and 0.8336 -> 0.8571
-(above logistic regression's 0.8520, so on by default it would meet issue 29's targets
-there), Titanic 0.8451 -> 0.8451 and 0.8412 -> 0.8394, breast cancer (30 covariates) not
-run. The price on fold 0's training rows, a fresh process, alternating with the commit
-before (``ridge71/cost_cls.log``): Pima's first fit 2.5 -> 6.6-7.4 s and warm fit
-0.06 -> 1.8 s, Titanic's 2.5 -> 11.2-11.3 s and 0.15 -> 1.95 s. Most of the first fits'
-extra time is compiling two more pairs of the search step's programs: the ``k=0`` fits
-search their leaf on the additive fit's offset (a data layout the default's step does not
-have), and Titanic's folds (838 training rows) chunk in 1,024 rows where the table's 1,047
-rows chunk in 2,048. Until those share the default's programs, a small gain on one table
-of two does not pay for a first fit three to four times longer (BENCHMARKS.md, "The
-classifier's additive choice with the ``k=0`` settings")."""
+Decision (seventy-first session, issue 29): on. The sixty-ninth session's first build
+(``shapes="additive"`` with its tree against the default) lifted Pima 0.8490 -> 0.8569 AUC
+and was left off for its cost: every small two-class fit about 25 times longer, first fits
+1.7-2.1 -> 5.0-9.0 s. The seventy-first session's settings (:data:`ADDITIVE_CHOICES`, the
+cheap ``k=0`` fits) and covariate bound (:func:`additive_choice`), on bench_accuracy's
+stratified folds at two split seeds (``benchmarks/results/ridge71/cls_choice.py``): Pima
+0.8490 -> 0.8575 and 0.8336 -> 0.8571 (above logistic regression's 0.8520 on the
+benchmark's split), Titanic 0.8451 -> 0.8451 and 0.8412 -> 0.8394 (above logistic regression
+and HistGradientBoosting on both), breast cancer (30 covariates) not run. Its fits now share
+the default's compiled search steps (``FitSpec.zero_offset``, ``FitSpec.bucket_rows``):
+without that, the first fit compiled two more pairs of step programs (the ``k=0`` fits
+search on the additive fit's offset; Titanic's folds chunk in 1,024 rows where its table
+chunks in 2,048), Pima 2.5 -> 7.1 s and Titanic 2.6-3.1 -> 11-13 s; with it 4.6-4.8 s and
+5.0-5.5 s (fold 0's training rows, a fresh process, alternating;
+``ridge71/cost_cls_shared.log``). The warm fit is 0.06-0.18 -> about 2 s, the price of the
+fifteen fold fits, as the regressor's choice pays where its gate opens (BENCHMARKS.md,
+"The classifier's additive choice, on")."""
 
 ADDITIVE_CHOICES = ("additive k=0", "additive k=0 all terms")
 """The settings of :data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS` the binary classifier's
@@ -1276,12 +1284,39 @@ ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 (exclusive)."""
 
 
+def _setting(name: str) -> dict:
+    """The hyperparameters of the choice's setting ``name``
+    (:data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS`); a ``k=0`` one without held-out rows:
+    they would choose among one size, and the tree grown to ``k = 0`` on all rows is the
+    refit they lead to (the same fit to the bit on Pima, Titanic, airquality and Boston,
+    seventy-first session; ``tests/test_additive_choice.py`` holds the scores to separate
+    estimators with held-out rows), with no selection run and no held-out evaluation to
+    compute or compile."""
+    kw = pipeline.ADDITIVE_SETTINGS[name]
+    return {**kw, "validation_fraction": None} if kw.get("k") == 0 else dict(kw)
+
+
+def _choice_folds(table: table_.Table, classes, hyper: dict, max_terms: int) -> int:
+    """The folds of :func:`additive_choice` on this table (0: it does not run): the
+    estimator's ``additive_cv`` (``"auto"``: :data:`ADDITIVE_CV`'s), on two classes with
+    the logistic loss, ``shapes="auto"``, the ``"jax"`` engine, from
+    :data:`ADDITIVE_CV_MIN_ROWS` to fewer than :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS`
+    rows and at most ``max_terms`` encoded covariates. Known before the default's fit, which
+    then carries a zero offset (``FitSpec.zero_offset``) where the choice will run."""
+    k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS if ADDITIVE_CV else 0)
+    if (k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
+            or hyper.get("loss", "logistic") != "logistic" or hyper.get("engine", "jax") != "jax"
+            or not ADDITIVE_CV_MIN_ROWS <= table.n < spec_.SHAPES_FIRST_MAX_ROWS
+            or table.x.shape[1] > max_terms):
+        return 0
+    return k
+
+
 def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
                     res: pipeline.FitResult) -> pipeline.FitResult:
     """The binary classifier's twin of :func:`jaxtree._fit.pipeline.additive_choice`, where
-    the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on (off by
-    default: measured, see there) and ``additive_cv`` is ``"auto"``: ``res`` (the default's
-    fit), or the fit of
+    the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on (the
+    default) and ``additive_cv`` is ``"auto"``: ``res`` (the default's fit), or the fit of
     one of :data:`ADDITIVE_CHOICES` (``shapes="additive", k=0``, with GCV's backward
     elimination and without it, :data:`jaxtree._fit.pipeline.ALL_TERMS`) where
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS`-fold cross-validation on the training rows
@@ -1297,9 +1332,11 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
     :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows (the regressor's small tables),
     at most ``max_terms`` encoded covariates, and not after a callback stopped the fit.
     There is no gate as the regressor's: the classifier fits no other order whose held-out
-    losses could open one, so every such fit pays the seventeen more fits. The settings' fits
-    run in the default's capacity bucket (``bucket_k``); their search on the additive fit's
-    offset compiles a step of its own (:data:`ADDITIVE_CV`).
+    losses could open one, so every such fit pays the seventeen more fits. They compile no
+    search step of their own: they run in the default's capacity bucket (``bucket_k``) and
+    the whole table's row bucket (``bucket_rows``), and the default's fit carried a zero
+    offset (``zero_offset``, :func:`_fit_in_memory`), so its steps are those of a search on
+    the additive fit's offset; the ``k=0`` settings hold no rows out (:func:`_setting`).
 
     Decision (seventy-first session, issue 29): at most ``max_terms`` covariates. With more,
     the additive fit must drop terms to stay within the formula's bound, and its logistic
@@ -1313,13 +1350,9 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
     0.9916 -> 0.9920 (BENCHMARKS.md, "The additive fit chosen by cross-validation"); the
     settings now weighed: :data:`ADDITIVE_CHOICES`. Log-loss is the judge (a proper score,
     steadier than the AUC of a fold's ~100 rows)."""
-    k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS if ADDITIVE_CV else 0)
+    k = _choice_folds(table, classes, hyper, res.spec.max_terms)
     sw = table.sample_weight
-    if (k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
-            or hyper.get("loss", "logistic") != "logistic" or hyper.get("engine", "jax") != "jax"
-            or not ADDITIVE_CV_MIN_ROWS <= table.n < spec_.SHAPES_FIRST_MAX_ROWS
-            or table.x.shape[1] > res.spec.max_terms
-            or res.status & search.Status.STOPPED):  # a callback stopped the fit: no more fits
+    if k < 2 or res.status & search.Status.STOPPED:  # a callback stopped the fit: no more fits
         return res
     try:
         parts = select.folds(table.n, k, hyper.get("random_state"), sw, strata=idx)
@@ -1328,13 +1361,16 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
     # Every fit from here on is quiet and with each setting's own checked parameters
     # (Params holds k), in the default's capacity bucket (the k=0 fits share its step).
     quiet = {**hyper, "verbose": 0, "callback": None}
-    settings = {"default": quiet, **{name: {**quiet, **pipeline.ADDITIVE_SETTINGS[name]}
+    settings = {"default": quiet, **{name: {**quiet, **_setting(name)}
                                      for name in ADDITIVE_CHOICES}}
     checked = {name: spec_.check_classifier_params(h) for name, h in settings.items()}
 
     def fitted(rows, rows_idx, name):
+        # in the default's compiled steps: its capacity (bucket_k), the whole table's row
+        # bucket (bucket_rows) and an offset (zero_offset: the default's fit carried zeros)
         return _fit_table(rows, classes, rows_idx, settings[name], checked[name],
-                          bucket_k=res.spec.k, eliminate=name not in pipeline.ALL_TERMS)
+                          bucket_k=res.spec.k, eliminate=name not in pipeline.ALL_TERMS,
+                          bucket_rows=table.n, zero_offset=True)
 
     # the fits it would keep, first: one over max_terms terms is never kept (no folds then)
     kept = {name: fitted(table, idx, name) for name in ADDITIVE_CHOICES}
@@ -1364,11 +1400,13 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
 
 
 def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
-               bucket_k: int = 0, eliminate: bool = True):
+               bucket_k: int = 0, eliminate: bool = True, bucket_rows: int = 0,
+               zero_offset: bool = False):
     """The in-memory fit of a read table with checked labels (``classes``, and ``idx`` each
     row's class index); ``bucket_k`` and ``eliminate`` as
     :func:`jaxtree._fit.pipeline.fit_table`'s (``FitSpec.bucket_k``,
-    ``FitSpec.additive_eliminate``)."""
+    ``FitSpec.additive_eliminate``), ``bucket_rows`` and ``zero_offset``: the
+    :class:`~jaxtree._fit.spec.FitSpec`'s, for :func:`additive_choice`."""
     xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
     K = len(classes)
@@ -1381,7 +1419,8 @@ def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Par
     encoding_.refill(xa, spec_.filled(enc), sc.x_min)  # our encoded matrix, in place
     spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
                                      filled=spec_.filled(enc), bucket_k=bucket_k,
-                                     additive_eliminate=eliminate)
+                                     additive_eliminate=eliminate, bucket_rows=bucket_rows,
+                                     zero_offset=zero_offset)
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     # the regressor's indicator rule, on the scaled rows
     spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))

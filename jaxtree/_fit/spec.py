@@ -527,6 +527,12 @@ class FitSpec:
     the tree at ``k`` operations. ``additive_eliminate``: ``shapes="additive"``'s GCV fit
     drops terms by backward elimination (:func:`jaxtree._fit.additive.fit`; False: the
     choice's ``"additive k=0 all terms"`` setting).
+    ``bucket_rows``, ``zero_offset`` (the binary classifier's cross-validated choice,
+    :func:`jaxtree._fit.classify.additive_choice`, so that its fits share compiled steps):
+    the search chunks its training rows as at least ``bucket_rows`` rows (a fold's training
+    part as the whole table), and a search without an offset carries one of zeros (the
+    programs of a search on the additive fit's offset; ``0 + f`` is ``f``, so the results
+    are the same).
     """
 
     k: int
@@ -575,6 +581,8 @@ class FitSpec:
     indicator_rule: bool = False
     bucket_k: int = 0
     additive_eliminate: bool = True
+    bucket_rows: int = 0
+    zero_offset: bool = False
 
     @property
     def shape_capacity(self) -> int:
