@@ -1257,11 +1257,12 @@ and HistGradientBoosting on both), breast cancer (30 covariates) not run. Its fi
 the default's compiled search steps (``FitSpec.zero_offset``, ``FitSpec.bucket_rows``):
 without that, the first fit compiled two more pairs of step programs (the ``k=0`` fits
 search on the additive fit's offset; Titanic's folds chunk in 1,024 rows where its table
-chunks in 2,048), Pima 2.5 -> 7.1 s and Titanic 2.6-3.1 -> 11-13 s; with it 4.6-4.8 s and
-5.0-5.5 s (fold 0's training rows, a fresh process, alternating;
-``ridge71/cost_cls_shared.log``). The warm fit is 0.06-0.18 -> about 2 s, the price of the
-fifteen fold fits, as the regressor's choice pays where its gate opens (BENCHMARKS.md,
-"The classifier's additive choice, on")."""
+chunks in 2,048), Pima 2.5 -> 7.1 s and Titanic 2.6-3.1 -> 11-13 s; with it (and the
+``k=0`` settings without held-out rows) 2.5 -> 4.0-4.3 s and 2.6 -> 4.3-4.4 s (fold 0's
+training rows, a fresh process, alternating; ``ridge71/cost_cls_shared.log``,
+``cost_cls_final.log``). The warm fit is 0.06-0.14 -> 1.6-2.2 s, the price of the fifteen
+fold fits, as the regressor's choice pays where its gate opens (BENCHMARKS.md, "The
+classifier's additive choice, on")."""
 
 ADDITIVE_CHOICES = ("additive k=0", "additive k=0 all terms")
 """The settings of :data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS` the binary classifier's
