@@ -55,6 +55,24 @@ def pytest_xdist_auto_num_workers(config):
                       else (os.cpu_count() or 1)))
 
 
+@pytest.fixture(autouse=True)
+def _classifier_additive_choice(request, monkeypatch):
+    """The binary classifier's cross-validated additive choice
+    (``jaxtree._fit.classify.ADDITIVE_CV``, on for users since the seventy-first session) is
+    off in the suite's processes except in tests marked ``additive_choice``: its own tests
+    (tests/test_additive_choice.py) and the documentation's snippets (tests/test_readme.py)
+    run with it as a user's fit does. It has no gate: every two-class fit of 100-1,999 rows
+    and at most ``max_terms`` covariates would pay fifteen fold fits and could keep an
+    additive fit in place of the tree, so a test of another stage (the Newton round, the
+    kept basis values, a batch member against its separate fit) would pay for it and might
+    no longer see the stage it checks. Processes a test starts (tests/test_compilation_cache.py's
+    children, ``jaxtree warmup`` in tests/test_columns.py) keep the library's default."""
+    if request.node.get_closest_marker("additive_choice") is None:
+        from jaxtree._fit import classify
+
+        monkeypatch.setattr(classify, "ADDITIVE_CV", False)
+
+
 def _memory_maps() -> int:
     try:
         with open("/proc/self/maps") as f:

@@ -19,6 +19,8 @@ from jaxtree._fit import select
 from jaxtree._fit import spec as spec_
 from jaxtree.debug import count_compilations
 
+pytestmark = pytest.mark.additive_choice  # the classifier's choice as users have it (conftest)
+
 SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
 FOLDS = spec_.ADDITIVE_CV_FOLDS  # the tests turn the choice off to compute it by hand
 SETTINGS = {"default": {}, "additive": {"shapes": "additive"},
@@ -431,6 +433,9 @@ def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch):
 def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
     """On by default (classify.ADDITIVE_CV; the tests above see it run), only on two classes,
     the logistic loss, shapes="auto", 100-1,999 rows and at most ``max_terms`` covariates."""
+    from jaxtree._fit import classify
+
+    assert classify.ADDITIVE_CV is True  # the library's default (this module's marker)
     X, y = _labels(300, 1, "smooth")
     three = np.where(X[:, 3] > 0.66, 2, y)
     for e in (jaxtree.TreeClassifier(k=4, basis=SMALL, loss="margin").fit(X, y),

@@ -19,6 +19,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.additive_choice  # the snippets run with the library's defaults
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 

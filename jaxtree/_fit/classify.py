@@ -1285,16 +1285,20 @@ ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 (exclusive)."""
 
 
-def _setting(name: str) -> dict:
+def _setting(name: str, hyper: dict) -> dict:
     """The hyperparameters of the choice's setting ``name``
-    (:data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS`); a ``k=0`` one without held-out rows:
-    they would choose among one size, and the tree grown to ``k = 0`` on all rows is the
-    refit they lead to (the same fit to the bit on Pima, Titanic, airquality and Boston,
+    (:data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS`) for the estimator's ``hyper``; a
+    ``k=0`` one without held-out rows where ``validation_fraction`` is ``"auto"``: they
+    would choose among one size, and the tree grown to ``k = 0`` on all rows is the refit
+    they lead to (the same fit to the bit on Pima, Titanic, airquality and Boston,
     seventy-first session; ``tests/test_additive_choice.py`` holds the scores to separate
     estimators with held-out rows), with no selection run and no held-out evaluation to
-    compute or compile."""
+    compute or compile. A fraction the user gave is kept (the fit then has its size path,
+    ``path_``, as the user asked)."""
     kw = pipeline.ADDITIVE_SETTINGS[name]
-    return {**kw, "validation_fraction": None} if kw.get("k") == 0 else dict(kw)
+    if kw.get("k") == 0 and hyper.get("validation_fraction", "auto") == "auto":
+        return {**kw, "validation_fraction": None}
+    return dict(kw)
 
 
 def _choice_folds(table: table_.Table, classes, hyper: dict, max_terms: int) -> int:
@@ -1362,7 +1366,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
     # Every fit from here on is quiet and with each setting's own checked parameters
     # (Params holds k), in the default's capacity bucket (the k=0 fits share its step).
     quiet = {**hyper, "verbose": 0, "callback": None}
-    settings = {"default": quiet, **{name: {**quiet, **_setting(name)}
+    settings = {"default": quiet, **{name: {**quiet, **_setting(name, hyper)}
                                      for name in ADDITIVE_CHOICES}}
     checked = {name: spec_.check_classifier_params(h) for name, h in settings.items()}
 
