@@ -1290,11 +1290,13 @@ def _setting(name: str, hyper: dict) -> dict:
     (:data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS`) for the estimator's ``hyper``; a
     ``k=0`` one without held-out rows where ``validation_fraction`` is ``"auto"``: they
     would choose among one size, and the tree grown to ``k = 0`` on all rows is the refit
-    they lead to (the same fit to the bit on Pima, Titanic, airquality and Boston,
-    seventy-first session; ``tests/test_additive_choice.py`` holds the scores to separate
-    estimators with held-out rows), with no selection run and no held-out evaluation to
-    compute or compile. A fraction the user gave is kept (the fit then has its size path,
-    ``path_``, as the user asked)."""
+    they lead to (the same predictions to the bit on Pima, Titanic, airquality and Boston,
+    seventy-first session, its program cut back to one slot instead of the held-out path's
+    three; ``tests/test_additive_choice.py`` holds the scores to separate estimators with
+    held-out rows), with no selection run and no held-out evaluation to compute or compile.
+    A fraction the user gave is kept (the fit then has its size path, ``path_``, as the
+    user asked). The regressor's choice keeps its held-out rows (its test holds the kept
+    fit to the plain one's program)."""
     kw = pipeline.ADDITIVE_SETTINGS[name]
     if kw.get("k") == 0 and hyper.get("validation_fraction", "auto") == "auto":
         return {**kw, "validation_fraction": None}
