@@ -131,3 +131,16 @@ def jax_events(suffix: str):
         yield names
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def additive_term_spreads(fit, xs) -> np.ndarray:
+    """The standard deviation over the rows ``xs`` of each covariate's main shape in the
+    additive fit ``fit`` (:class:`jaxtree._fit.additive.Additive` keeping every covariate's
+    term, in covariate order): how much each term moves the prediction or the logit."""
+    from jaxtree._fit import additive as A
+
+    p, n1 = xs.shape[1], fit.spec.n1
+    main = np.asarray(fit.terms.main, np.float64)
+    X = A.design(xs, fit.spec, [(j, True) for j in range(p)])
+    return np.array([np.std(X[:, 1 + j * (n1 - 1):1 + (j + 1) * (n1 - 1)] @ main[j, 1:])
+                     for j in range(p)])

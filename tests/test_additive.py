@@ -9,6 +9,7 @@ import pytest
 import jaxtree
 from jaxtree import shapes as S
 from jaxtree._fit import additive as A
+from _shared import additive_term_spreads
 
 
 def _data(n=300, p=4, seed=0, noise=0.1):
@@ -84,10 +85,7 @@ def test_noise_covariates_leave_and_signal_ones_stay():
     # without the elimination every term stays, the noise ones small beside the signal
     kept = A.fit(xs, y, None, eliminate=False)
     assert sorted(np.asarray(kept.terms.order).tolist()) == [0, 1, 2, 3, 4]
-    n1, main = kept.spec.n1, np.asarray(kept.terms.main, np.float64)
-    X = A.design(xs, kept.spec, [(j, True) for j in range(5)])
-    each = np.array([np.std(X[:, 1 + j * (n1 - 1):1 + (j + 1) * (n1 - 1)] @ main[j, 1:])
-                     for j in range(5)])
+    each = additive_term_spreads(kept, xs)
     assert np.all(each[2:] < 0.2 * each[:2].min()), each  # 0.1 of the weaker here
 
 

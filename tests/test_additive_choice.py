@@ -29,20 +29,21 @@ SETTINGS = {"default": {}, "additive": {"shapes": "additive"},
 
 
 @contextlib.contextmanager
-def _all_terms(name):
+def _all_terms(name, fit="fit"):
     """The fits of setting ``name`` as the choice makes them: for a setting of ALL_TERMS the
-    GCV fit keeps every covariate's term (no elimination; pipeline.ALL_TERMS)."""
+    additive fit (``additive.fit``, or the classifier's ``fit="fit_logistic"``) keeps every
+    covariate's term (no elimination; pipeline.ALL_TERMS)."""
     from jaxtree._fit import additive, pipeline
 
     if name not in pipeline.ALL_TERMS:
         yield
         return
-    orig = additive.fit
-    additive.fit = lambda *args, **kw: orig(*args, **{**kw, "eliminate": False})
+    orig = getattr(additive, fit)
+    setattr(additive, fit, lambda *args, **kw: orig(*args, **{**kw, "eliminate": False}))
     try:
         yield
     finally:
-        additive.fit = orig
+        setattr(additive, fit, orig)
 
 
 def _plain(name, X, y, **kw):
@@ -283,23 +284,6 @@ def _labels(n, seed, truth):
     return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int)
 
 
-@contextlib.contextmanager
-def _all_terms_logistic(name):
-    """The classifier's fits of setting ``name`` as its choice makes them (``_all_terms``'s
-    twin: ``additive.fit_logistic`` without its elimination for a setting of ALL_TERMS)."""
-    from jaxtree._fit import additive, pipeline
-
-    if name not in pipeline.ALL_TERMS:
-        yield
-        return
-    orig = additive.fit_logistic
-    additive.fit_logistic = lambda *args, **kw: orig(*args, **{**kw, "eliminate": False})
-    try:
-        yield
-    finally:
-        additive.fit_logistic = orig
-
-
 def _classifier_settings():
     """The classifier's choice's settings: the default and classify.ADDITIVE_CHOICES."""
     from jaxtree._fit import classify, pipeline
@@ -310,7 +294,7 @@ def _classifier_settings():
 
 def _plain_classifier(name, X, y, **kw):
     """The plain classifier of setting ``name`` fitted on ``(X, y)``, the choice off."""
-    with _all_terms_logistic(name):
+    with _all_terms(name, "fit_logistic"):
         return jaxtree.TreeClassifier(additive_cv=0, **{**kw, **_classifier_settings()[name]}
                                       ).fit(X, y)
 
@@ -323,7 +307,7 @@ def _cv_by_hand_classifier(X, y, w=None):
     for train, held in select.folds(len(y), FOLDS, None, w, strata=y):
         for name, kw in settings.items():
             e = jaxtree.TreeClassifier(**{"k": 4, "basis": SMALL, "additive_cv": 0, **kw})
-            with _all_terms_logistic(name):
+            with _all_terms(name, "fit_logistic"):
                 e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
             f = e.decision_function(X[held])
             wh = np.ones(len(held)) if w is None else w[held]

@@ -16,6 +16,7 @@ import pytest
 import jaxtree
 from jaxtree import losses, program as prog, reference, refine, scoring, search
 from jaxtree._fit import additive as A
+from _shared import additive_term_spreads
 from test_classifier import BASIS, _newton_oracle, _ref_tree, _sigmoid, three_leaf_tree
 
 
@@ -223,10 +224,7 @@ def test_logistic_fit_keeps_the_signal_and_drops_noise():
     # without the elimination every term stays, the noise ones small beside the signal
     kept = A.fit_logistic(xs, y, None, eliminate=False)
     assert sorted(np.asarray(kept.terms.order).tolist()) == [0, 1, 2, 3, 4]
-    n1, main = kept.spec.n1, np.asarray(kept.terms.main, np.float64)
-    X = A.design(xs, kept.spec, [(j, True) for j in range(5)])
-    each = np.array([np.std(X[:, 1 + j * (n1 - 1):1 + (j + 1) * (n1 - 1)] @ main[j, 1:])
-                     for j in range(5)])
+    each = additive_term_spreads(kept, xs)
     assert np.all(each[2:] < 0.2 * each[:2].min()), each
 
 
