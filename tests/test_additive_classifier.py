@@ -228,6 +228,29 @@ def test_logistic_fit_keeps_the_signal_and_drops_noise():
     assert np.all(each[2:] < 0.2 * each[:2].min()), each
 
 
+def test_the_remembered_full_fit_is_the_fresh_one():
+    """fit_logistic remembers its fit of every candidate for the next call on the same rows
+    (the classifier's choice fits its two k=0 settings one after the other): each result
+    equals the one computed with nothing remembered, to the bit, whatever came before it
+    (the same rows, other weights, other covariates)."""
+    xs, y, _ = _logistic_truth(p=4, seed=0)
+    w = np.random.default_rng(3).uniform(0.5, 1.5, size=len(y))
+    calls = [(xs, None, False), (xs, None, True), (xs, w, False), (xs[:, :3], None, False),
+             (xs, None, True), (xs, w, True)]
+
+    def run(x, wt, elim):
+        return A.fit_logistic(x, y, wt, eliminate=elim, dtype=np.float64)
+
+    remembered = [run(*c) for c in calls]
+    for c, got in zip(calls, remembered):
+        A._LAST_FULL[:] = [None, None]
+        fresh = run(*c)
+        np.testing.assert_array_equal(got.values, fresh.values)
+        np.testing.assert_array_equal(np.asarray(got.terms.main), np.asarray(fresh.terms.main))
+        assert (got.lam, got.delta, got.gcv) == (fresh.lam, fresh.delta, fresh.gcv)
+    assert not np.array_equal(remembered[0].values, remembered[2].values)  # the weights count
+
+
 @pytest.mark.parametrize("halvings", [A.HALVINGS, 1])
 def test_logistic_fit_stays_finite_on_rare_nearly_separable_labels(monkeypatch, halvings):
     """3% positives that one covariate nearly separates (ISLR Default's case): the halved
