@@ -197,7 +197,7 @@ class TreeClassifier(Estimator):
         ``shapes="auto"``, 100 to 1,999 rows in memory and at most ``max_terms`` covariates
         (:func:`jaxtree._fit.classify.additive_choice`, judged by log-loss): ``"auto"``
         (default) 5 folds (``classify.ADDITIVE_CV``; it costs such a fit seventeen more fits,
-        a warm fit of about 2 s instead of 0.1 s, for Pima's AUC 0.849 -> 0.858 and Titanic
+        a warm fit of 1.2-2.2 s instead of 0.1 s, for Pima's AUC 0.849 -> 0.858 and Titanic
         level, BENCHMARKS.md); an integer of at least 2 that many folds; 0 none (the faster
         fit).
 

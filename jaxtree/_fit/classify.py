@@ -1260,7 +1260,9 @@ search on the additive fit's offset; Titanic's folds chunk in 1,024 rows where i
 chunks in 2,048), Pima 2.5 -> 7.1 s and Titanic 2.6-3.1 -> 11-13 s; with it (and the
 ``k=0`` settings without held-out rows) 2.5 -> 4.0-4.3 s and 2.6 -> 4.3-4.4 s (fold 0's
 training rows, a fresh process, alternating; ``ridge71/cost_cls_shared.log``,
-``cost_cls_final.log``). The warm fit is 0.06-0.14 -> 1.6-2.2 s, the price of the fifteen
+``cost_cls_final.log``), and with the fit of every candidate shared by the two ``k=0``
+settings (:func:`jaxtree._fit.additive.fit_logistic` remembers it) 3.5-3.8 s and 4.3-4.8 s
+(``cost_cls_memo.log``). The warm fit is 0.06-0.17 -> 1.2-2.2 s, the price of the fifteen
 fold fits, as the regressor's choice pays where its gate opens (BENCHMARKS.md, "The
 classifier's additive choice, on")."""
 
