@@ -1234,10 +1234,9 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
                          "or 0.")
     # where the cross-validated choice will run, the default's search carries a zero offset:
     # the programs of the choice's searches on the additive fit's offset (the same values)
-    zero = _choice_folds(table, classes, hyper,
-                         int(hyper.get("max_terms", spec_.AUTO_TERMS))) >= 2
-    res = _fit_table(table, classes, idx, hyper, params, zero_offset=zero)
-    return additive_choice(table, classes, idx, hyper, params, res)
+    folds = _choice_folds(table, classes, hyper, int(hyper.get("max_terms", spec_.AUTO_TERMS)))
+    res = _fit_table(table, classes, idx, hyper, params, zero_offset=folds >= 2)
+    return additive_choice(table, classes, idx, hyper, folds, res)
 
 
 ADDITIVE_CV = True
@@ -1321,7 +1320,7 @@ def _choice_folds(table: table_.Table, classes, hyper: dict, max_terms: int) -> 
     return k
 
 
-def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
+def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
                     res: pipeline.FitResult) -> pipeline.FitResult:
     """The binary classifier's twin of :func:`jaxtree._fit.pipeline.additive_choice`, where
     the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on (the
@@ -1359,8 +1358,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, params: spec
     0.9916 -> 0.9920 (BENCHMARKS.md, "The additive fit chosen by cross-validation"); the
     settings now weighed: :data:`ADDITIVE_CHOICES`. Log-loss is the judge (a proper score,
     steadier than the AUC of a fold's ~100 rows)."""
-    k = _choice_folds(table, classes, hyper, res.spec.max_terms)
-    sw = table.sample_weight
+    k, sw = folds, table.sample_weight  # folds: _choice_folds', from _fit_in_memory
     if k < 2 or res.status & search.Status.STOPPED:  # a callback stopped the fit: no more fits
         return res
     try:
