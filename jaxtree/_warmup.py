@@ -36,12 +36,23 @@ from jaxtree import _compilation_cache
 from jaxtree.classifier import TreeClassifier
 from jaxtree.estimator import TreeRegressor
 
-__all__ = ["DEFAULT_SIZES", "warmup"]  # jaxtree exports warmup
+__all__ = ["DEFAULT_SIZES", "WARMUP_FOLDS", "warmup"]  # jaxtree exports warmup
 
 DEFAULT_SIZES = ((500, 4), (1000, 6), (1000, 8), (1000, 10), (5000, 8), (5000, 10))
 """``(rows, covariates)`` of :func:`warmup`'s default: the buckets of small tables (below
 the default's 10,000-row switch to the greedy search; coarse shape terms below 2,000 rows,
 fine ones from 2,000)."""
+
+WARMUP_FOLDS = 2
+"""``additive_cv`` of warmup's classifier fits (unless ``params`` name one): the folds of the
+binary classifier's cross-validated additive choice (on every two-class table of 100 to
+1,999 rows). Its fold fits chunk as the whole table and run in the default's capacity
+(:class:`jaxtree._fit.spec.FitSpec`'s ``bucket_rows`` and ``bucket_k``), so two folds
+compile every program five do (seventy-second session: ``jaxtree warmup --classifier``'s
+fold fits 15 -> 6 a table, and a later fit with five folds still compiles nothing:
+tests/test_columns.py's warmup test). The regressor's fold fits chunk as their own rows (a
+fold of half the table may fall in another row bucket than one of four fifths), so its
+warmup keeps the estimator's folds."""
 
 
 def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool = True,
@@ -108,6 +119,7 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
                       "disable_compilation_cache(), or a JAX cache you configured): the "
                       "programs compiled now last only for this process.", UserWarning,
                       stacklevel=2)
+    folds = {"additive_cv": WARMUP_FOLDS} if classifier else {}
     out = []
     for i, (n, p) in enumerate(checked):
         rng = np.random.default_rng(i)
@@ -124,7 +136,7 @@ def warmup(sizes: Optional[Iterable[tuple]] = None, k: int = 10, progress: bool 
                   np.abs(X - 0.5) @ (1.0 + np.arange(p) % 3) + noise):
             if classifier:
                 y = np.digitize(y, np.quantile(y, np.arange(1, classes) / classes), right=True)
-            estimator(k=int(k), **params).fit(X, y)
+            estimator(k=int(k), **{**folds, **params}).fit(X, y)
         dt = time.perf_counter() - t0
         out.append({"rows": n, "covariates": p, "seconds": dt})
         if progress:

@@ -1217,43 +1217,56 @@ def test_cached_compiles_says_whether_ahead_would_start_a_compilation(tmp_path):
         ex._broken.clear()
 
 
-def test_the_small_binary_classifiers_step_in_two_programs_is_the_one_program_step(
-        tmp_path, monkeypatch):
-    """classify.binary_step (search.loss_insert_step, then loss_finish_step; the backfit
-    search with and without pair lookahead, and the greedy one) gives the one-program
-    step's trees and records (search.step_jit) over four iterations, in float64 to 1e-12,
-    and the one-versus-rest step in two programs (classify.ovr_step_two) the one-program
-    ovr_step's; from a filled executable cache (a new process) the binary step neither
-    traces nor compiles."""
-    from jaxtree import program as prog
+def _two_program_steps_data():
+    """300 rows of 3 covariates, their +-1 labels chunked, a small basis, the step's limit."""
     from jaxtree import scoring
-    from jaxtree import search
-    from jaxtree._fit import classify
-    from jaxtree.debug import count_compilations
 
     rng = np.random.default_rng(13)
     X = rng.uniform(size=(300, 3))
     ypm = np.where(np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] > 0.6, 1.0, -1.0)
     basis = basis_.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated_cubics=0)
-    data = scoring.chunk(X, ypm, chunk_size=512)
-    limit = np.int32(4)
+    return X, scoring.chunk(X, ypm, chunk_size=512), basis, np.int32(4)
+
+
+def _binary_steps_agree(data, basis, cfg, limit):
+    """classify.binary_step (search.loss_insert_step, then loss_finish_step) gives the
+    one-program step's trees and records (search.step_jit) over four iterations, in float64
+    to 1e-12."""
+    from jaxtree import program as prog
+    from jaxtree import search
+    from jaxtree._fit import classify
+
+    one = two = prog.empty_program(cfg.max_k, np.float64)
+    run_two = classify.binary_step(data, basis, cfg, limit)
+    for _ in range(4):
+        one, info_one = search.step_jit(one, data, basis, cfg, limit)
+        two, info_two = run_two(two)
+        for a, b in zip(jax.tree_util.tree_leaves((one, info_one)),
+                        jax.tree_util.tree_leaves((two, info_two))):
+            np.testing.assert_allclose(np.asarray(b, np.float64), np.asarray(a, np.float64),
+                                       rtol=1e-12, atol=1e-12)
+    assert int(prog.n_ops(two)) >= 2
+
+
+@pytest.mark.slow  # ~12 s; the default suite checks the classifier's own configuration
+# (the backfit search without pair lookahead) in the test below
+def test_the_two_program_steps_of_other_searches_and_one_versus_rest_are_the_one_program_steps():
+    """The binary step in two programs for the backfit search with pair lookahead and the
+    greedy one (:func:`_binary_steps_agree`), and the one-versus-rest step in two programs
+    (classify.ovr_step_two) as the one-program ovr_step."""
+    from jaxtree import program as prog
+    from jaxtree import scoring
+    from jaxtree import search
+    from jaxtree._fit import classify
+
+    X, data, basis, limit = _two_program_steps_data()
     backfit = search.search_config("backfit", 4, 3 * basis.q, loss="logistic")
-    for cfg in (backfit, backfit._replace(pair_leaves=0), search.Config(max_k=4, loss="logistic")):
-        one = two = prog.empty_program(cfg.max_k, np.float64)
-        run_two = classify.binary_step(data, basis, cfg, limit)
-        for _ in range(4):
-            one, info_one = search.step_jit(one, data, basis, cfg, limit)
-            two, info_two = run_two(two)
-            for a, b in zip(jax.tree_util.tree_leaves((one, info_one)),
-                            jax.tree_util.tree_leaves((two, info_two))):
-                np.testing.assert_allclose(np.asarray(b, np.float64), np.asarray(a, np.float64),
-                                           rtol=1e-12, atol=1e-12)
-        assert int(prog.n_ops(two)) >= 2
-    # the one-versus-rest step (classify.ovr_step_two) as the one-program ovr_step
+    for cfg in (backfit, search.Config(max_k=4, loss="logistic")):
+        _binary_steps_agree(data, basis, cfg, limit)
     cls = np.digitize(X[:, 0] + X[:, 1] * X[:, 2], [0.5, 0.9])
     ys = jnp.stack([scoring.chunk(X, np.where(cls == c, 1.0, -1.0), chunk_size=512).y
                     for c in range(3)])
-    cfg = search.search_config("backfit", 4, 3 * basis.q, loss="logistic")._replace(pair_leaves=0)
+    cfg = backfit._replace(pair_leaves=0)
     sizes = np.full(3, 4, np.int32)
     one = two = prog.stack_on_host([prog.empty_program(cfg.max_k, np.float64)] * 3)
     run_two = classify.ovr_step_two(data, ys, basis, cfg, sizes)
@@ -1265,6 +1278,23 @@ def test_the_small_binary_classifiers_step_in_two_programs_is_the_one_program_st
             np.testing.assert_allclose(np.asarray(b, np.float64), np.asarray(a, np.float64),
                                        rtol=1e-12, atol=1e-12)
     assert min(int(prog.n_ops(prog.member_on_host(two, c))) for c in range(3)) >= 2
+
+
+def test_the_small_binary_classifiers_step_in_two_programs_is_the_one_program_step(
+        tmp_path, monkeypatch):
+    """classify.binary_step gives the one-program step's trees and records in the
+    classifier's own configuration (the backfit search without pair lookahead:
+    :func:`_binary_steps_agree`; the other searches and the one-versus-rest step in the slow
+    test above); from a filled executable cache (a new process) the binary step neither
+    traces nor compiles."""
+    from jaxtree import program as prog
+    from jaxtree import search
+    from jaxtree._fit import classify
+    from jaxtree.debug import count_compilations
+
+    _, data, basis, limit = _two_program_steps_data()
+    backfit = search.search_config("backfit", 4, 3 * basis.q, loss="logistic")
+    _binary_steps_agree(data, basis, backfit._replace(pair_leaves=0), limit)
     # a new process on a filled cache: the step's programs load, nothing traced
     d = tmp_path / "exe"
     d.mkdir(mode=0o700)

@@ -198,6 +198,8 @@ def test_the_rule_turns_the_pre_screen_on_above_the_exhaustive_floor():
                           blocks=2.0)
 
 
+@pytest.mark.slow  # ~12 s; the default suite holds the blocks to the oracles above and the
+# streamed backfit search to the in-memory one's moves without blocks (test_stream_moves.py)
 def test_streamed_backfit_with_blocks_makes_the_in_memory_moves():
     # The streamed search scores its screen with the same blocks: the same moves. One block:
     # the coarse screen ranks cos(pi x5) cos(pi x6) (a product of its own functions) above
@@ -236,6 +238,8 @@ def _two_products(n_sets=2, n=500, p=12):
     return x, y
 
 
+@pytest.mark.slow  # ~19 s; the default suite holds the blocks to the oracles above and
+# fit_batch's members to their separate fits' moves without blocks (test_batch_moves.py)
 def test_fit_batch_members_with_blocks_make_the_separate_fits_moves(monkeypatch):
     # The blocked screen under vmap (batched gathers of each member's own blocks): every
     # member makes its separate fit's moves, and the blocks decide (the exhaustive screen's
