@@ -9,6 +9,7 @@ never refits, or refits the other setting, shows); data of the tree's form close
 and pay no cross-validation."""
 
 import contextlib
+import re
 import sys
 
 import numpy as np
@@ -394,14 +395,24 @@ def test_the_classifiers_choice_compiles_no_step_of_its_own():
                                rtol=1e-6, atol=1e-6)
 
 
-def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch):
-    """``"auto"`` runs the twin (classify.ADDITIVE_CV, on); ``additive_cv=5`` runs it with
-    the switch off (the same scores and fit); ``additive_cv=0`` turns it off, as the switch
-    off does."""
+def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, capfd):
+    """``"auto"`` runs the twin (classify.ADDITIVE_CV, on), saying with ``verbose`` what it
+    weighs and keeps; ``additive_cv=5`` runs it with the switch off (the same scores and
+    fit); ``additive_cv=0`` turns it off, as the switch off does."""
     from jaxtree._fit import classify
 
     X, y = _labels(300, 1, "smooth")
-    on = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
+    on = jaxtree.TreeClassifier(k=4, basis=SMALL, verbose=1).fit(X, y)
+    err = capfd.readouterr().err
+    assert ("weighing additive k=0, additive k=0 all terms against the default by 5-fold "
+            "cross-validation (15 fits)") in err
+    said = re.search(r"5-fold log-loss default (\S+), additive k=0 (\S+), additive k=0 all "
+                     r"terms (\S+): kept (.+)\n", err)
+    assert said and said.group(4) == on.shape_order_, err
+    scores = on.shape_order_scores_
+    np.testing.assert_allclose([float(v) for v in said.groups()[:3]],
+                               [scores["cv default"], scores["cv additive k=0"],
+                                scores["cv additive k=0 all terms"]], rtol=1e-3)
     zero = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=0).fit(X, y)
     monkeypatch.setattr(classify, "ADDITIVE_CV", False)
     asked = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=5).fit(X, y)

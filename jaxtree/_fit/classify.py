@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -1379,28 +1378,17 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
                           bucket_k=res.spec.k, eliminate=name not in pipeline.ALL_TERMS,
                           bucket_rows=table.n, zero_offset=True)
 
-    # the fits it would keep, first: one over max_terms terms is never kept (no folds then)
-    kept = {name: fitted(table, idx, name) for name in ADDITIVE_CHOICES}
-    kept = {name: fit for name, fit in kept.items()
-            if pipeline.n_terms(fit.model) <= res.spec.max_terms}
-    if not kept:
-        return res
-    settings = {name: h for name, h in settings.items() if name == "default" or name in kept}
-    if hyper.get("verbose", 0) > 0:
-        print(f"[jaxtree] shapes='auto': weighing {', '.join(kept)} against the default by "
-              f"{k}-fold cross-validation ({len(settings) * k} fits)", file=sys.stderr)
     ypm = np.where(idx == 1, 1.0, -1.0)
     clip = hyper.get("clip", True)
-    loss, total = pipeline.cross_validated(
-        table, parts, list(settings), lambda rows, train, name: fitted(rows, idx[train], name),
+    weighed = pipeline.weigh_settings(
+        table, parts, list(settings),
+        lambda rows, train, name: fitted(rows, idx if train is None else idx[train], name),
         lambda cand, held: row_losses("logistic", ypm[held],
-                                      decision_rows(cand.model, table.x[held], clip)))
-    cv = {f"cv {name}": v / total for name, v in loss.items()}
-    best = min(loss, key=loss.get)  # ties to the earlier setting (the default first)
-    if hyper.get("verbose", 0) > 0:
-        said = ", ".join(f"{name} {v:.4g}" for name, v in zip(loss, cv.values()))
-        print(f"[jaxtree] shapes='auto': {k}-fold log-loss {said}: kept {best}",
-              file=sys.stderr)
+                                      decision_rows(cand.model, table.x[held], clip)),
+        res.spec.max_terms, hyper.get("verbose", 0), "log-loss")
+    if weighed is None:  # every setting over max_terms terms: the default's fit
+        return res
+    best, kept, cv = weighed
     if best == "default":
         return dataclasses.replace(res, order=("tree first", cv))
     return dataclasses.replace(kept[best], order=(best, cv))

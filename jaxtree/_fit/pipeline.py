@@ -257,35 +257,59 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
             return fit_table(rows, settings[name], checked[name], transform,
                              bucket_k=res.spec.k, eliminate=name not in ALL_TERMS)
 
-    # the fits it would keep, first: one over max_terms terms is never kept, so its folds
-    # would be spent for nothing (the default's formula stays this short)
-    kept = {name: fitted(table, name) for name in ADDITIVE_SETTINGS}
-    kept = {name: fit for name, fit in kept.items() if n_terms(fit.model) <= res.spec.max_terms}
-    if not kept:
-        return res
-    settings = {name: h for name, h in settings.items() if name == "default" or name in kept}
-    if hyper.get("verbose", 0) > 0:
-        print(f"[jaxtree] shapes='auto': weighing {', '.join(kept)} against the default by "
-              f"{k}-fold cross-validation ({len(settings) * k} fits)", file=sys.stderr)
     clip = hyper.get("clip", True)
-    sse, total = cross_validated(
+    weighed = weigh_settings(
         table, parts, list(settings), lambda rows, train, name: fitted(rows, name),
-        lambda cand, held: (predict_rows(fitted_model(cand), table.x[held], clip) - ya[held]) ** 2)
-    cv = {f"cv {name}": v / total for name, v in sse.items()}
-    best = min(sse, key=sse.get)  # ties to the earlier setting (the default first)
-    if hyper.get("verbose", 0) > 0:
-        said = ", ".join(f"{name} {v:.4g}" for name, v in zip(sse, cv.values()))
-        print(f"[jaxtree] shapes='auto': {k}-fold MSE {said}: kept {best}", file=sys.stderr)
+        lambda cand, held: (predict_rows(fitted_model(cand), table.x[held], clip) - ya[held]) ** 2,
+        res.spec.max_terms, hyper.get("verbose", 0), "MSE")
+    if weighed is None:  # every setting over max_terms terms: the default's fit
+        return res
+    best, kept, cv = weighed
     if best == "default":
         return dataclasses.replace(res, order=(order[0], {**scores, **cv}))
     return dataclasses.replace(kept[best], order=(best, {**scores, **cv}))
+
+
+def weigh_settings(table: table_.Table, parts, names: list, fit, row_losses, max_terms: int,
+                   verbose: int, judge: str):
+    """The sequence the regressor's and the classifier's additive choices share. Each setting
+    of ``names`` but the first (the default, whose fit on all rows the caller holds) is
+    fitted on all rows first (``fit(table, None, name)``); one whose formula has more than
+    ``max_terms`` terms (:func:`n_terms`) is never kept, so no folds are fitted for it (the
+    default's formula stays this short). The default and the rest are then cross-validated
+    on the folds ``parts`` (:func:`cross_validated`, with ``fit`` and ``row_losses``).
+
+    Returns:
+      None where no setting is left; else ``(best, kept, cv)``: the name of the lowest mean
+      loss (ties to the earlier name, so to the default first), the all-row fits of the
+      other settings by name, and ``{"cv <name>": mean loss}`` of every weighed setting.
+      ``verbose > 0`` says what is weighed and kept (``judge`` names the loss)."""
+    default, *others = names
+    kept = {name: fit(table, None, name) for name in others}
+    kept = {name: one for name, one in kept.items() if n_terms(one.model) <= max_terms}
+    if not kept:
+        return None
+    names = [default, *kept]
+    if verbose > 0:
+        print(f"[jaxtree] shapes='auto': weighing {', '.join(kept)} against the default by "
+              f"{len(parts)}-fold cross-validation ({len(names) * len(parts)} fits)",
+              file=sys.stderr)
+    loss, total = cross_validated(table, parts, names, fit, row_losses)
+    cv = {f"cv {name}": v / total for name, v in loss.items()}
+    best = min(loss, key=loss.get)  # ties to the earlier setting (the default first)
+    if verbose > 0:
+        said = ", ".join(f"{name} {v:.4g}" for name, v in zip(loss, cv.values()))
+        print(f"[jaxtree] shapes='auto': {len(parts)}-fold {judge} {said}: kept {best}",
+              file=sys.stderr)
+    return best, kept, cv
 
 
 def cross_validated(table: table_.Table, parts, names, fit, row_losses) -> tuple:
     """``({name: summed held-out loss}, total weight)`` of the settings ``names`` over the
     folds ``parts`` (:func:`jaxtree._fit.select.folds`) of the in-memory ``table``:
     ``fit(rows, train, name)`` fits a setting on a fold's training part (``rows``, the
-    :func:`table_rows` of the indices ``train``), ``row_losses(fit, held)`` gives its losses
+    :func:`table_rows` of the indices ``train``; :func:`weigh_settings` passes the whole
+    table with ``train`` None), ``row_losses(fit, held)`` gives its losses
     on the held-out rows ``held``, weighted by ``sample_weight``. The one fold loop of the
     regressor's and the classifier's additive choices."""
     sw = table.sample_weight
