@@ -155,7 +155,9 @@ def test_the_k0_setting_shares_the_default_step(monkeypatch):
     """``k = 10`` compiles its step in capacity 12, ``k = 0`` alone in capacity 8: the
     choice fits its ``k=0`` setting in the default's capacity (``FitSpec.bucket_k``), so once
     the default's and the additive setting's programs exist the whole choice compiles
-    nothing, and the kept ``k=0`` fit is the plain one (its tree cut back to three slots)."""
+    nothing, and the kept ``k=0`` fit is the plain one: the same formula and predictions,
+    its tree cut back to one slot (it holds no rows out, pipeline.additive_setting: no size
+    path) where the plain fit's held-out path keeps three."""
     from jaxtree._fit import pipeline
 
     grown = {"additive": {"shapes": "additive", "validation_fraction": None},
@@ -172,7 +174,8 @@ def test_the_k0_setting_shares_the_default_step(monkeypatch):
     assert est.shape_order_ == "additive k=0"
     assert count.compiles == 0 and count.lowerings == 0
     plain = jaxtree.TreeRegressor(basis=SMALL, shapes="additive", k=0).fit(X, y)
-    assert est.k_ == 0 and est.model_.program.capacity == plain.model_.program.capacity == 3
+    assert est.k_ == 0 and est.model_.program.capacity == 1
+    assert plain.model_.program.capacity == 3 and plain.path_ is not None
     assert est.formula() == plain.formula()
     np.testing.assert_allclose(est.predict(X), plain.predict(X), rtol=1e-6)
 

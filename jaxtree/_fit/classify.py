@@ -1285,24 +1285,6 @@ ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 (exclusive)."""
 
 
-def _setting(name: str, hyper: dict) -> dict:
-    """The hyperparameters of the choice's setting ``name``
-    (:data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS`) for the estimator's ``hyper``; a
-    ``k=0`` one without held-out rows where ``validation_fraction`` is ``"auto"``: they
-    would choose among one size, and the tree grown to ``k = 0`` on all rows is the refit
-    they lead to (the same predictions to the bit on Pima, Titanic, airquality and Boston,
-    seventy-first session, its program cut back to one slot instead of the held-out path's
-    three; ``tests/test_additive_choice.py`` holds the scores to separate estimators with
-    held-out rows), with no selection run and no held-out evaluation to compute or compile.
-    A fraction the user gave is kept (the fit then has its size path, ``path_``, as the
-    user asked). The regressor's choice keeps its held-out rows (its test holds the kept
-    fit to the plain one's program)."""
-    kw = pipeline.ADDITIVE_SETTINGS[name]
-    if kw.get("k") == 0 and hyper.get("validation_fraction", "auto") == "auto":
-        return {**kw, "validation_fraction": None}
-    return dict(kw)
-
-
 def _choice_folds(table: table_.Table, classes, hyper: dict, max_terms: int) -> int:
     """The folds of :func:`additive_choice` on this table (0: it does not run): the
     estimator's ``additive_cv`` (``"auto"``: :data:`ADDITIVE_CV`'s), on two classes with
@@ -1367,7 +1349,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     # Every fit from here on is quiet and with each setting's own checked parameters
     # (Params holds k), in the default's capacity bucket (the k=0 fits share its step).
     quiet = {**hyper, "verbose": 0, "callback": None}
-    settings = {"default": quiet, **{name: {**quiet, **_setting(name, hyper)}
+    settings = {"default": quiet, **{name: {**quiet, **pipeline.additive_setting(name, hyper)}
                                      for name in ADDITIVE_CHOICES}}
     checked = {name: spec_.check_classifier_params(h) for name, h in settings.items()}
 

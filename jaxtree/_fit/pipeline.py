@@ -194,6 +194,30 @@ Boston by +0.7% (BENCHMARKS.md, "The additive fit without its elimination"). The
 supports)."""
 
 
+def additive_setting(name: str, hyper: dict) -> dict:
+    """The hyperparameters of the choice's setting ``name`` (:data:`ADDITIVE_SETTINGS`) for
+    the estimator's ``hyper``, in the regressor's and the classifier's choices; a ``k=0``
+    one without held-out rows where ``validation_fraction`` is ``"auto"``: they would choose
+    among one size, and the tree grown to ``k = 0`` on all rows is the refit they lead to,
+    with no selection run and no held-out evaluation to compute or compile (the same
+    predictions to the bit on Pima, Titanic, airquality and Boston, seventy-first session;
+    its program cut back to one slot instead of the held-out path's three;
+    ``tests/test_additive_choice.py`` holds the scores to separate estimators with held-out
+    rows). A fraction the user gave is kept (the fit then has its size path, ``path_``, as
+    the user asked).
+
+    Decision (seventy-second session): the regressor's choice too, which had kept its
+    held-out rows in the seventy-first: the same predictions to the bit on airquality,
+    mtcars, diabetes, Boston and ggplot2 mpg (whole tables), warm fits (medians of six,
+    alternating with the old code) diabetes 3.33 -> 3.02 s and Boston 5.21 -> 4.78 s, the
+    others level within the machine's noise (BENCHMARKS.md, "The regressor's ``k=0``
+    settings without held-out rows")."""
+    kw = ADDITIVE_SETTINGS[name]
+    if kw.get("k") == 0 and hyper.get("validation_fraction", "auto") == "auto":
+        return {**kw, "validation_fraction": None}
+    return dict(kw)
+
+
 def additive_choice(table: table_.Table, hyper: dict, transform: str,
                     res: FitResult) -> FitResult:
     """``res`` (the default's fit of a small table), or the fit of ``shapes="additive"``
@@ -247,7 +271,7 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     # reported its own) and with each setting's own checked parameters (Params holds k).
     quiet = {**hyper, "verbose": 0, "callback": None}
     settings = {"default": quiet,
-                **{name: {**quiet, **kw} for name, kw in ADDITIVE_SETTINGS.items()}}
+                **{name: {**quiet, **additive_setting(name, hyper)} for name in ADDITIVE_SETTINGS}}
     checked = {name: spec_.check_params(h) for name, h in settings.items()}
 
     def fitted(rows, name):
