@@ -1325,7 +1325,8 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     search step of their own: they run in the default's capacity bucket (``bucket_k``) and
     the whole table's row bucket (``bucket_rows``), and the default's fit carried a zero
     offset (``zero_offset``, :func:`_fit_in_memory`), so its steps are those of a search on
-    the additive fit's offset; the ``k=0`` settings hold no rows out (:func:`_setting`).
+    the additive fit's offset; the ``k=0`` settings hold no rows out
+    (:func:`jaxtree._fit.pipeline.additive_setting`).
 
     Decision (seventy-first session, issue 29): at most ``max_terms`` covariates. With more,
     the additive fit must drop terms to stay within the formula's bound, and its logistic
