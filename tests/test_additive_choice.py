@@ -98,6 +98,59 @@ def test_folds_hold_every_weighted_row_out_once():
         select.folds(20, 5, 0, np.r_[np.ones(9), np.zeros(11)])
 
 
+def test_weigh_settings_fits_all_rows_first_and_folds_only_the_settings_within_max_terms(
+        monkeypatch, capsys):
+    """pipeline.weigh_settings with stand-in fits and losses: every setting but the default
+    is fitted on all rows before any fold; one over ``max_terms`` terms (the lowest loss
+    here) is never cross-validated nor kept; the rest and the default are fitted once a
+    fold; the lowest mean loss wins, ties to the earlier setting (the default first); with
+    no setting within ``max_terms`` it returns None; ``verbose`` names the loss."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from jaxtree._fit import pipeline
+
+    @dataclasses.dataclass
+    class Rows:  # what cross_validated and table_rows read of a table
+        x: np.ndarray
+        y: np.ndarray
+        sample_weight: object = None
+        n_weighted: object = None
+
+        @property
+        def n(self):
+            return len(self.x)
+
+    table = Rows(np.arange(20.0)[:, None], np.arange(20.0))
+    terms = {"default": 3, "a": 5, "b": 30, "c": 4}
+    level = {"default": 1.0, "a": 0.5, "b": 0.1, "c": 0.5}
+    calls = []
+
+    def fit(rows, train, name):
+        calls.append((name, None if train is None else len(train)))
+        return SimpleNamespace(model=SimpleNamespace(terms=terms[name]), name=name, n=rows.n)
+
+    monkeypatch.setattr(pipeline, "n_terms", lambda model: model.terms)
+    parts = select.folds(20, 4, 0)
+    losses = lambda cand, held: np.full(len(held), level[cand.name])  # noqa: E731
+    best, kept, cv = pipeline.weigh_settings(table, parts, ["default", "a", "b", "c"], fit,
+                                             losses, 10, 1, "log-loss")
+    assert calls[:3] == [("a", None), ("b", None), ("c", None)]  # all rows, before any fold
+    assert sorted(calls[3:]) == sorted([(n, 15) for n in ("default", "a", "c")] * 4)
+    assert best == "a" and set(kept) == {"a", "c"} and kept["a"].n == 20
+    assert cv == {"cv default": 1.0, "cv a": 0.5, "cv c": 0.5}
+    err = capsys.readouterr().err
+    assert "weighing a, c against the default by 4-fold cross-validation (12 fits)" in err
+    assert "4-fold log-loss default 1, a 0.5, c 0.5: kept a" in err
+    level.update(a=1.0, c=1.0)  # a tie with the default: the default
+    assert pipeline.weigh_settings(table, parts, ["default", "a", "c"], fit, losses, 10, 0,
+                                   "MSE")[0] == "default"
+    calls.clear()
+    assert pipeline.weigh_settings(table, parts, ["default", "b"], fit, losses, 10, 0,
+                                   "MSE") is None
+    assert calls == [("b", None)]  # no fold fitted
+
+
 @pytest.mark.parametrize("seed, noise, kept", [(1, 0.5, "additive"), (0, 0.3, "tree first")])
 def test_the_setting_cross_validation_prefers_is_kept(monkeypatch, seed, noise, kept):
     X, y = _smooth(150, seed, noise)
