@@ -337,8 +337,14 @@ CASES = [
 
 CASE_NAMES = [c.name for c in CASES]
 assert len(set(CASE_NAMES)) == len(CASE_NAMES)
-TOLERANCES = {"batch": 1e-6, "batch_classifier": 1e-3}
-"""The float32 cases' relative tolerances (every other case is float64: 1e-9). ``batch``: float32's
+TOLERANCES = {"batch": 1e-6, "batch_classifier": 1e-3, "for_laws": 1e-8}
+"""The relative tolerances of the float32 cases and of one float64 case (every other case is
+float64: 1e-9). ``for_laws`` (float64, slow): one of its held-out errors, 0.0767775429, is
+0.0767775434 on an AMD EPYC without AVX-512 (6.7e-9 relative, 5e-10 absolute: XLA's CPU code
+for that instruction set rounds the fit's last bits differently; its sizes and predictions
+agree to 1e-9 there; seen at every commit from the seventieth session's to the
+seventy-second's on that machine, and passing on the week's AVX-512 machines), so its
+tolerance is 1e-8. ``batch``: float32's
 rounding. ``batch_classifier``: its logistic fits in float32 move by up to 3e-4 in probability
 when the covariates move by 2e-7 relative (measured: seeds 14-19 of its data, four random
 perturbations each, every ``k_`` unchanged), and a CPU of another kind rounds the same fit
