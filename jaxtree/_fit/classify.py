@@ -1340,11 +1340,11 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     0.9916 -> 0.9920 (BENCHMARKS.md, "The additive fit chosen by cross-validation"); the
     settings now weighed: :data:`ADDITIVE_CHOICES`. Log-loss is the judge (a proper score,
     steadier than the AUC of a fold's ~100 rows)."""
-    k, sw = folds, table.sample_weight  # folds: _choice_folds', from _fit_in_memory
-    if k < 2 or res.status & search.Status.STOPPED:  # a callback stopped the fit: no more fits
+    if folds < 2 or res.status & search.Status.STOPPED:  # a callback stopped the fit: no more fits
         return res
     try:
-        parts = select.folds(table.n, k, hyper.get("random_state"), sw, strata=idx)
+        parts = select.folds(table.n, folds, hyper.get("random_state"), table.sample_weight,
+                             strata=idx)
     except ValueError:  # too few rows of a class to cross-validate: the default's fit
         return res
     # Every fit from here on is quiet and with each setting's own checked parameters
@@ -1354,18 +1354,18 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
                                      for name in ADDITIVE_CHOICES}}
     checked = {name: spec_.check_classifier_params(h) for name, h in settings.items()}
 
-    def fitted(rows, rows_idx, name):
+    def fitted(rows, train, name):  # train: the rows' indices in the table (None: all)
         # in the default's compiled steps: its capacity (bucket_k), the whole table's row
         # bucket (bucket_rows) and an offset (zero_offset: the default's fit carried zeros)
-        return _fit_table(rows, classes, rows_idx, settings[name], checked[name],
+        return _fit_table(rows, classes, idx if train is None else idx[train],
+                          settings[name], checked[name],
                           bucket_k=res.spec.k, eliminate=name not in pipeline.ALL_TERMS,
                           bucket_rows=table.n, zero_offset=True)
 
     ypm = np.where(idx == 1, 1.0, -1.0)
     clip = hyper.get("clip", True)
     weighed = pipeline.weigh_settings(
-        table, parts, list(settings),
-        lambda rows, train, name: fitted(rows, idx if train is None else idx[train], name),
+        table, parts, list(settings), fitted,
         lambda cand, held: row_losses("logistic", ypm[held],
                                       decision_rows(cand.model, table.x[held], clip)),
         res.spec.max_terms, hyper.get("verbose", 0), "log-loss")

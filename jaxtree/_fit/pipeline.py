@@ -274,7 +274,7 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
                 **{name: {**quiet, **additive_setting(name, hyper)} for name in ADDITIVE_SETTINGS}}
     checked = {name: spec_.check_params(h) for name, h in settings.items()}
 
-    def fitted(rows, name):
+    def fitted(rows, train, name):  # train: the rows' indices in the table (unused here)
         with warnings.catch_warnings():  # the default's fit on all rows said it, once
             warnings.simplefilter("ignore", V.DataSizeWarning)
             # in the default's capacity bucket: the k=0 setting shares its compiled step
@@ -283,7 +283,7 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
 
     clip = hyper.get("clip", True)
     weighed = weigh_settings(
-        table, parts, list(settings), lambda rows, train, name: fitted(rows, name),
+        table, parts, list(settings), fitted,
         lambda cand, held: (predict_rows(fitted_model(cand), table.x[held], clip) - ya[held]) ** 2,
         res.spec.max_terms, hyper.get("verbose", 0), "MSE")
     if weighed is None:  # every setting over max_terms terms: the default's fit
