@@ -2,8 +2,9 @@
 
 A :class:`TreeModel` holds the program and the scaling that maps user units to the
 space the search works in: each covariate ``x_j`` is mapped to ``[0, 1]`` with its range
-(the training minimum and maximum, widened to round bounds by at most 1% of the span where
-the basis acts on the scaled covariate: :func:`jaxtree._scaling.round_bounds`), and ``y``
+(the training minimum and maximum, cut short of a far tail, :func:`jaxtree._scaling.far_tails`,
+and widened to round bounds by at most 1% of the span where the basis acts on the scaled
+covariate: :func:`jaxtree._scaling.round_bounds`), and ``y``
 to ``[-1, 1]`` with the training midpoint and half-range (the paper assumes
 ``Y = [-1, 1]`` and ``|phi| <= 1`` on ``[0, 1]``).
 Predictions are mapped back: ``yhat = y_center + y_scale * (w0 + T(x_scaled))``.
@@ -87,10 +88,12 @@ class TreeModel:
     Attributes:
       program: the :class:`jaxtree.program.Program` in the scaled space.
       x_min: float ``(p,)`` the low end of each covariate's range: its training minimum,
-        or the round number below it (:func:`jaxtree._scaling.round_bounds`).
+        or the round number below it (:func:`jaxtree._scaling.round_bounds`), or where a far
+        tail was cut (:func:`jaxtree._scaling.far_tails`).
       x_scale: float ``(p,)`` ``1 / (high - low)`` of each covariate's range (1 for
-        constants); the range is the training range, widened to round bounds by at most 1%
-        of its span where the basis acts on the scaled covariate.
+        constants); the range is the training range, cut short of a far tail (the rows
+        beyond it are clipped to it, in the fit as in ``predict``) and widened to round
+        bounds by at most 1% of its span where the basis acts on the scaled covariate.
       y_center: float ``()`` midpoint of the training targets.
       y_scale: float ``()`` half-range of the training targets (1 if constant).
       basis: the :class:`jaxtree.basis.Basis` (static).

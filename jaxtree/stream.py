@@ -322,6 +322,7 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
     hi = np.full(reader.p, -np.inf)
     ylo, yhi, wsum, start = np.inf, -np.inf, 0.0, 0
     values: list = [set() for _ in range(reader.p)]  # None once a column has three values
+    tail_x, tail_w = [], []  # the rows far_tails reads, as an in-memory fit's (tail_sample)
     for x, y, w in reader.raw_chunks():
         for name, a in (("X", x), ("y", y), ("sample_weight", w)):
             if a is not None and not np.isfinite(a).all():
@@ -348,10 +349,15 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
         lo, hi = np.minimum(lo, part[0]), np.maximum(hi, part[1])
         ylo, yhi = min(ylo, part[2]), max(yhi, part[3])
         scaling_.add_two_values(values, x, w, part[0], part[1])
+        xt, wt = scaling_.tail_sample(x, w, start, reader.n)
+        tail_x.append(np.array(xt, np.float64))
+        tail_w.append(None if wt is None else np.array(wt, np.float64))
         start += x.shape[0]
     if reader.sample_weight is not None and not wsum > 0:
         raise ValueError("sample_weight must have a positive sum.")
     two = np.array([v is not None and len(v) == 2 for v in values], bool)
+    lo, hi = scaling_.far_tails(np.concatenate(tail_x), None if reader.sample_weight is None
+                                else np.concatenate(tail_w), lo, hi, two)
     sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x, two_valued=two)
     return sc, scaling_.binary_after(sc, values), scaling_.positions(two)
 
