@@ -246,42 +246,70 @@ def far_tails(x, sw, lo, hi, two=None) -> tuple:
     far tails"). Below ``1 / TAIL_SHARE`` rows the quantile is the extreme: no cut."""
     lo, hi = np.asarray(lo, np.float64).copy(), np.asarray(hi, np.float64).copy()
     x = np.asarray(x)
+    two = np.zeros(lo.shape, bool) if two is None else np.asarray(two, bool)
     for idx in np.ndindex(*lo.shape[:-1]):  # each data set of a batch
+        cols = np.flatnonzero(~two[idx] & (hi[idx] > lo[idx]))
         xi = x[idx]
         wi = None if sw is None else np.asarray(sw, np.float64)[idx]
         if wi is not None:
             xi, wi = xi[wi > 0], wi[wi > 0]
-        if xi.shape[0] == 0:
+        if xi.shape[0] == 0 or not cols.size:
             continue
-        for j in range(lo.shape[-1]):
-            if (two is not None and np.asarray(two)[idx + (j,)]) or not hi[idx + (j,)] > lo[idx + (j,)]:
-                continue
-            a, b = _quantiles(xi[:, j], wi, TAIL_SHARE)
-            if not b > a:
-                continue
-            v = None
-            if hi[idx + (j,)] - b > TAIL_RATIO * (b - a):
-                v = np.sort(np.asarray(xi[:, j], np.float64))
-                hi[idx + (j,)] = v[np.searchsorted(v, b + TAIL_REACH * (b - a), "right") - 1]
-            if a - lo[idx + (j,)] > TAIL_RATIO * (b - a):
-                v = np.sort(np.asarray(xi[:, j], np.float64)) if v is None else v
-                lo[idx + (j,)] = v[np.searchsorted(v, a - TAIL_REACH * (b - a), "left")]
+        xc = np.asarray(xi.T[cols], np.float64)  # a column a row (one copy)
+        a, b = _column_quantiles(xc, wi, TAIL_SHARE)
+        span = b - a
+        up = (span > 0) & (hi[idx][cols] - b > TAIL_RATIO * span)
+        down = (span > 0) & (a - lo[idx][cols] > TAIL_RATIO * span)
+        for c in np.flatnonzero(up | down):  # the rare columns with a far tail
+            v = np.sort(xc[c])
+            if up[c]:
+                hi[idx + (cols[c],)] = v[np.searchsorted(v, b[c] + TAIL_REACH * span[c], "right") - 1]
+            if down[c]:
+                lo[idx + (cols[c],)] = v[np.searchsorted(v, a[c] - TAIL_REACH * span[c], "left")]
     return lo, hi
+
+
+def _positions(c: np.ndarray, share: float) -> tuple:
+    """The 0-based positions of the lower inverted-CDF quantiles at ``share`` from each end
+    of sorted values whose cumulative weights are ``c`` (increasing, ``c[-1]`` the total):
+    the first whose cumulative weight reaches ``share`` of the total, and the last whose
+    weight from above (its own included) reaches it."""
+    total = c[-1]
+    low = min(int(np.searchsorted(c, share * total, side="left")), c.shape[0] - 1)
+    above = total - np.concatenate([[0.0], c[:-1]])  # weight of the rows at or above each
+    high = max(int(np.searchsorted(-above, -share * total, side="right")) - 1, 0)
+    return low, high
 
 
 def _quantiles(v: np.ndarray, w, share: float) -> tuple:
     """The lower inverted-CDF quantiles at ``share`` and ``1 - share`` of ``v`` weighted by
     ``w`` (None: equal weights): the smallest value whose cumulative weight reaches
-    ``share`` of the total, and the largest whose weight from above reaches it."""
+    ``share`` of the total, and the largest whose weight from above reaches it (one column,
+    sorted: the reference :func:`_column_quantiles` is tested against)."""
     order = np.argsort(v, kind="stable")
     v = np.asarray(v, np.float64)[order]
     c = np.arange(1, v.shape[0] + 1, dtype=np.float64) if w is None else np.cumsum(w[order])
-    total = c[-1]
-    low = v[min(int(np.searchsorted(c, share * total, side="left")), v.shape[0] - 1)]
-    above = total - np.concatenate([[0.0], c[:-1]])  # weight of the rows at or above each
-    k = int(np.searchsorted(-above, -share * total, side="right")) - 1
-    high = v[max(k, 0)]
-    return float(low), float(high)
+    low, high = _positions(c, share)
+    return float(v[low]), float(v[high])
+
+
+def _column_quantiles(x: np.ndarray, w, share: float) -> tuple:
+    """:func:`_quantiles` of every column at once, the columns as the rows of ``x (q, m)``
+    (float64, contiguous): ``(low, high)`` arrays ``(q,)``. Without weights the two order
+    statistics of each column sorted (numpy's vectorised sort: 6.5·10⁴ × 100 values in
+    about 55 ms here, faster than a partition); with weights each column's order, its
+    cumulative weights searched."""
+    m = x.shape[1]
+    if w is None:
+        low, high = _positions(np.arange(1, m + 1, dtype=np.float64), share)
+        v = np.sort(x, axis=1)
+        return v[:, low], v[:, high]
+    order = np.argsort(x, axis=1)  # ties: equal values, the same quantile in any order
+    v = np.take_along_axis(x, order, axis=1)
+    c = np.cumsum(np.asarray(w, np.float64)[order], axis=1)
+    pos = np.array([_positions(c[j], share) for j in range(x.shape[0])]).reshape(-1, 2)
+    rows = np.arange(x.shape[0])
+    return v[rows, pos[:, 0]], v[rows, pos[:, 1]]
 
 
 TWO_VALUED_BLOCK = 1 << 16
