@@ -224,7 +224,11 @@ def far_tails(x, sw, lo, hi, two=None) -> tuple:
     :data:`TAIL_SHARE` quantile to the upper, inverted-CDF quantiles ``a`` and ``b``), the
     range ends at the largest value of the rows read up to ``b + TAIL_REACH * s`` (an
     observed value); the same for the lower tail. The rows beyond are clipped to it, in
-    the fit as ``jaxtree.predict`` clips rows beyond the range (:func:`scale_rows`).
+    the fit as ``jaxtree.predict`` clips rows beyond the range (:func:`scale_rows`). A
+    column whose rows read would keep fewer than three values within the cut is not cut
+    (clipped, it would scale to only 0 and 1: an indicator to the in-memory search's rule,
+    ``jaxtree.scoring.binary_columns``, and not to a streamed pass's, which reads the
+    values before the cut).
 
     Decision (seventy-third session, issue 29): the basis (and the shape terms' equally
     spaced knots) resolve the covariate's range evenly, so a few extreme rows decided where
@@ -262,10 +266,15 @@ def far_tails(x, sw, lo, hi, two=None) -> tuple:
         down = (span > 0) & (a - lo[idx][cols] > TAIL_RATIO * span)
         for c in np.flatnonzero(up | down):  # the rare columns with a far tail
             v = np.sort(xc[c])
+            i = np.searchsorted(v, a[c] - TAIL_REACH * span[c], "left") if down[c] else 0
+            k = (np.searchsorted(v, b[c] + TAIL_REACH * span[c], "right") - 1 if up[c]
+                 else v.shape[0] - 1)
+            if np.unique(v[i:k + 1]).shape[0] < 3:  # cut, it would read as a column of two
+                continue  # values (an indicator) in memory and not when streamed: kept whole
             if up[c]:
-                hi[idx + (cols[c],)] = v[np.searchsorted(v, b[c] + TAIL_REACH * span[c], "right") - 1]
+                hi[idx + (cols[c],)] = v[k]
             if down[c]:
-                lo[idx + (cols[c],)] = v[np.searchsorted(v, a[c] - TAIL_REACH * span[c], "left")]
+                lo[idx + (cols[c],)] = v[i]
     return lo, hi
 
 

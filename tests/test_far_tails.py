@@ -70,6 +70,17 @@ def test_a_planted_far_tail_is_cut_at_its_quantile_on_either_side():
     assert b[0] == 1.6
 
 
+def test_a_cut_that_would_leave_two_values_is_not_made():
+    # Catches: a count column {0, 1, rare 100} cut to [0, 1]: clipped, it scales to only 0
+    # and 1 (an indicator to the in-memory search, three values to a streamed pass).
+    x = np.r_[np.zeros(500), np.ones(497), [100.0, 100.0, 100.0]][:, None]
+    (lo, hi), (a, b) = _cut(x)
+    assert (a[0], b[0]) == (0.0, 100.0)
+    x[:3, 0] = 0.5  # a third value within the cut: cut
+    (lo, hi), (a, b) = _cut(x)
+    assert (a[0], b[0]) == (0.0, 1.0)
+
+
 @pytest.mark.parametrize("draw", ["normal", "exponential", "lognormal", "rare_flag", "short"])
 def test_ordinary_columns_keep_their_extremes(draw):
     # Catches: a rule that cuts every column (a fixed quantile): these tails are not far.
