@@ -155,7 +155,7 @@ def binary_after(s: Scaling, values: list) -> tuple:
     scaling ``s`` maps to only 0 and 1, computed as :func:`scale_rows` computes them: what
     ``jaxtree.scoring.binary_columns`` finds on the scaled rows of the same pass."""
     def binary(j: int, v) -> bool:
-        z = (np.asarray(sorted(v), np.float64) - s.x_min[j]) * s.x_scale[j]
+        z = np.clip((np.asarray(sorted(v), np.float64) - s.x_min[j]) * s.x_scale[j], 0.0, 1.0)
         return bool(np.all((z == 0) | (z == 1)))
 
     return tuple(j for j, v in enumerate(values) if v is not None and binary(j, v))
