@@ -412,6 +412,7 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
         encoding = encoding_.identity(model.n_features, names, x_min)
     est.encoding_ = encoding_.with_two_valued(encoding, result.two_valued)  # lines in formulas
     est.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
+    est.far_tails_ = {model.feature_names[j]: (low, high) for j, low, high in result.cut}
     # the target's name in every formula, clear of each covariate's (raw and encoded)
     est.target_name_ = _target.display_name(result.target_name,
                                             [*(names or ()), *model.feature_names])

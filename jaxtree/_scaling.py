@@ -172,11 +172,30 @@ def from_rows(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None, *,
     them, and formulas print it so, :func:`jaxtree._formula.indicator_labels`). A streamed
     fit finds the same columns and the same tails in its scaling pass
     (:func:`add_two_values`, :func:`tail_sample`'s rows of each block)."""
+    return from_rows_cut(x, y, sw, round_x=round_x)[:2]
+
+
+def from_rows_cut(x: np.ndarray, y: np.ndarray, sw: Optional[np.ndarray] = None, *,
+                  round_x: bool = False) -> tuple:
+    """``(scaling, two, cut)``: :func:`from_rows`' two, and ``cut`` (:func:`cut_columns`):
+    the columns whose range :func:`far_tails` cut, with their observed extremes."""
     lo, hi, y_min, y_max = extremes(x, y, sw)
     two = two_valued(x, sw, lo, hi)
     xt, wt = tail_sample(x, sw)
-    lo, hi = far_tails(xt, wt, lo, hi, two)
-    return from_extremes(lo, hi, y_min, y_max, round_x=round_x, two_valued=two), two
+    a, b = far_tails(xt, wt, lo, hi, two)
+    sc = from_extremes(a, b, y_min, y_max, round_x=round_x, two_valued=two)
+    return sc, two, cut_columns(lo, hi, a, b)
+
+
+def cut_columns(lo, hi, a, b) -> tuple:
+    """``((j, low, high), ...)``: the columns ``j`` (of one table: ``lo``, ``hi`` ``(p,)``)
+    whose range ``(a, b)`` :func:`far_tails` cut from their observed extremes ``(low,
+    high)`` (floats): what a fit reports (``far_tails_``)."""
+    lo, hi, a, b = (np.asarray(v, np.float64) for v in (lo, hi, a, b))
+    if lo.ndim != 1:
+        return ()
+    return tuple((int(j), float(lo[j]), float(hi[j]))
+                 for j in np.flatnonzero((a != lo) | (b != hi)))
 
 
 TAIL_SHARE = 0.005

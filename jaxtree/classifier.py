@@ -218,6 +218,8 @@ class TreeClassifier(Estimator):
         regressor's: numeric columns of two values marked ``two_valued``).
       encoded_feature_names_: the covariates the trees see (``"carrier=UA"``,
         ``"year missing"``, ...).
+      far_tails_: as for :class:`jaxtree.TreeRegressor`: the covariates whose range stops
+        short of a far tail, with their observed extremes.
       model_: the fitted :class:`jaxtree.model.TreeModel` whose prediction is the decision
         function (for ``K > 2`` classes every array has a leading class axis).
       history_: the training loss (mean log-loss, or the mean ramp loss for ``"margin"``)

@@ -228,6 +228,12 @@ class TreeRegressor(Regressor):
       encoded_feature_names_: the names of the covariates the tree sees (the
         model's ``feature_names``: ``"carrier=UA"``, ``"year missing"``, ...), equal to the
         raw names when ``X`` is numeric without missing values.
+      far_tails_: ``{covariate: (observed min, observed max)}`` for each covariate whose
+        range stops short of a far tail (where its extreme 0.5% of rows span more than twice
+        the rest; the model's range is ``model_.x_min`` to ``model_.x_min + 1 /
+        model_.x_scale``, and a value beyond it is clipped to it, in the fit as in
+        ``predict``: the fitted function is flat there; docs/decisions.md, "Scaling");
+        empty when no range was cut, and for a loaded model or ``fit_batch``'s members.
       target_transform_: ``"identity"``, ``"log"`` or ``"square"``: the model's transform.
       target_transform_scores_: with ``target_transform="auto"``, the held-out MSE of each
         candidate transform (``inf`` for one that does not apply to ``y``); else None.

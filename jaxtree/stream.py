@@ -297,7 +297,7 @@ def scaling(reader: ChunkReader, *, round_x: bool = False) -> scaling_.Scaling:
 
 
 def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tuple:
-    """``(scaling, indicators, two_valued)``: :func:`scaling`'s pass, which also finds the
+    """``(scaling, indicators, two_valued, cut)``: :func:`scaling`'s pass, which also finds the
     columns whose scaled values are only 0 and 1 on the rows of positive weight (what
     :func:`jaxtree.scoring.binary_columns` finds on the scaled rows of an in-memory fit; the
     streamed search sums their candidates from two columns each,
@@ -312,8 +312,9 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
       round_x: as :func:`scaling`'s.
 
     Returns:
-      The :class:`jaxtree._scaling.Scaling` and the increasing positions of each kind of
-      column.
+      The :class:`jaxtree._scaling.Scaling`, the increasing positions of each kind of
+      column, and the columns whose range stops short of a far tail with their observed
+      extremes (:func:`jaxtree._scaling.cut_columns`).
 
     Raises:
       ValueError: as :func:`scaling`.
@@ -356,10 +357,11 @@ def scaling_and_indicators(reader: ChunkReader, *, round_x: bool = False) -> tup
     if reader.sample_weight is not None and not wsum > 0:
         raise ValueError("sample_weight must have a positive sum.")
     two = np.array([v is not None and len(v) == 2 for v in values], bool)
-    lo, hi = scaling_.far_tails(np.concatenate(tail_x), None if reader.sample_weight is None
-                                else np.concatenate(tail_w), lo, hi, two)
-    sc = scaling_.from_extremes(lo, hi, ylo, yhi, round_x=round_x, two_valued=two)
-    return sc, scaling_.binary_after(sc, values), scaling_.positions(two)
+    a, b = scaling_.far_tails(np.concatenate(tail_x), None if reader.sample_weight is None
+                              else np.concatenate(tail_w), lo, hi, two)
+    sc = scaling_.from_extremes(a, b, ylo, yhi, round_x=round_x, two_valued=two)
+    return (sc, scaling_.binary_after(sc, values), scaling_.positions(two),
+            scaling_.cut_columns(lo, hi, a, b))
 
 
 READ_AHEAD = 8  # blocks of a ChunkReader read (and put on the device) ahead of the one in use

@@ -313,7 +313,7 @@ def test_the_streamed_scaling_pass_finds_what_the_scaled_rows_hold():
     y = rng.normal(size=n)
     for weights in (w, None):
         reader = stream.ChunkReader(x, y, weights, chunk_size=128)
-        sc, found, two_valued = stream.scaling_and_indicators(reader)
+        sc, found, two_valued, _ = stream.scaling_and_indicators(reader)
         want, mask = _scaling.from_rows(x, y, weights)
         np.testing.assert_array_equal(sc.x_min, want.x_min)
         np.testing.assert_array_equal(sc.x_scale, want.x_scale)

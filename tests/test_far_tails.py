@@ -175,6 +175,14 @@ def test_a_regressor_fits_the_rows_beyond_the_cut_as_it_predicts_them():
     row = X[7:8].copy()
     row[0, 0] = 1.0
     np.testing.assert_allclose(est.predict(X[7:8]), est.predict(row), rtol=1e-6)
+    assert est.far_tails_ == {"x1": (0.0, 60.0)}
+    # streamed, the same sample of rows read block by block: the same ranges and model
+    streamed = jaxtree.TreeRegressor(k=2, chunk_size=128, **GREEDY).fit(
+        stream.ChunkReader(X, y, chunk_size=128), None)
+    assert streamed.far_tails_ == est.far_tails_
+    np.testing.assert_array_equal(np.asarray(streamed.model_.x_scale),
+                                  np.asarray(est.model_.x_scale))
+    np.testing.assert_allclose(streamed.predict(X), est.predict(X), rtol=1e-5, atol=1e-6)
 
 
 def test_a_classifier_cuts_its_ranges_too():
@@ -183,3 +191,6 @@ def test_a_classifier_cuts_its_ranges_too():
     clf = jaxtree.TreeClassifier(k=2, **GREEDY).fit(X, y)
     np.testing.assert_allclose(1.0 / np.asarray(clf.model_.x_scale, np.float64), [1.0, 1.0],
                                rtol=1e-6)
+    assert clf.far_tails_ == {"x1": (0.0, 60.0)}
+    X[7, 0] = 0.5  # no far row: no range cut
+    assert jaxtree.TreeClassifier(k=2, **GREEDY).fit(X, y).far_tails_ == {}

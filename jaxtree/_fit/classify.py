@@ -1393,7 +1393,8 @@ def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Par
                                  n_weighted=table.n_weighted)
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=True)
     # y_center 0, y_scale 1: f is not scaled
-    sc, two = scaling_.from_rows(xa, np.zeros(n), sw, round_x=scaling_.rounds(spec.basis))
+    sc, two, cut = scaling_.from_rows_cut(xa, np.zeros(n), sw,
+                                          round_x=scaling_.rounds(spec.basis))
     encoding_.refill(xa, spec_.filled(enc), sc.x_min)  # our encoded matrix, in place
     spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
                                      filled=spec_.filled(enc), bucket_k=bucket_k,
@@ -1409,7 +1410,7 @@ def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Par
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)
-    return _searched(src, spec, sc, enc, table.names, scaling_.positions(two))
+    return _searched(src, spec, sc, enc, table.names, scaling_.positions(two), cut)
 
 
 def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
@@ -1453,8 +1454,8 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     readers = [stream_.ChunkReader(x, ypm[b], sw, chunk_size=chunk) for b in range(len(ypm))]
     # the covariates' range (the logit is not scaled) and their 0/1 columns
     spec = classifier_spec(hyper, params, n, p, dtype, plan, in_memory=False)
-    sc, found, flags = stream_.scaling_and_indicators(readers[0],
-                                                      round_x=scaling_.rounds(spec.basis))
+    sc, found, flags, cut = stream_.scaling_and_indicators(readers[0],
+                                                           round_x=scaling_.rounds(spec.basis))
     x = encoding_.refill(x, spec_.filled(enc), sc.x_min)
     readers = [r.with_x(x) for r in readers]
     sc = sc._replace(y_center=np.zeros(()), y_scale=np.ones(()))
@@ -1467,14 +1468,14 @@ def _fit_streamed(X, y, sample_weight, hyper: dict, params: spec_.Params):
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     src = Labels(spec, cfg, sc, classes, ypm, w, encoding_.names_out(enc, p), steps=steps,
                  raw=readers[0])
-    return _searched(src, spec, sc, enc, None, flags)
+    return _searched(src, spec, sc, enc, None, flags, cut)
 
 
 def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names,
-              two_valued: tuple) -> pipeline.FitResult:
+              two_valued: tuple, cut: tuple = ()) -> pipeline.FitResult:
     """The tree stage on ``src`` (:func:`jaxtree._fit.stages.search_model`) and its
     :class:`jaxtree._fit.pipeline.FitResult` (``two_valued``: the table's columns of two
-    values)."""
+    values; ``cut``: those whose range stops short of a far tail)."""
     feature_names = src.names
     loss_name = "log-loss" if spec.loss == "logistic" else "ramp"
     with progress.reporting(spec, feature_names, loss_name) as rep, \
@@ -1491,5 +1492,6 @@ def _searched(src: Labels, spec: spec_.FitSpec, sc, enc, names,
     return pipeline.FitResult(model=model, history=np.asarray(res.history, np.float64),
                               choices=list(res.choices), status=res.status, names=names,
                               encoding=encoding_.with_range_fills(enc, model.x_min), spec=spec,
-                              path=found.path, classes=src.classes, two_valued=two_valued)
+                              path=found.path, classes=src.classes, two_valued=two_valued,
+                              cut=cut)
 

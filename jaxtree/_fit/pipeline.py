@@ -126,6 +126,9 @@ class FitResult:
         scaling finds them: :func:`jaxtree._scaling.two_valued`, a streamed pass
         :func:`jaxtree._scaling.add_two_values`); the numeric ones are marked in the
         estimator's encoding (:func:`jaxtree._inputs.encoding.with_two_valued`).
+      cut: ``((j, low, high), ...)``: the covariates whose range stops short of a far tail
+        (:func:`jaxtree._scaling.far_tails`) with their observed extremes
+        (:func:`jaxtree._scaling.cut_columns`); the estimator's ``far_tails_``.
     """
 
     model: model_.TreeModel
@@ -143,6 +146,7 @@ class FitResult:
     classes: Optional[np.ndarray] = None
     order: Optional[tuple] = None
     two_valued: tuple = ()
+    cut: tuple = ()
 
 
 def fitted_model(result: FitResult) -> model_.TreeModel:
@@ -454,7 +458,7 @@ def _fit_rows(rows, spec: spec_.FitSpec, feature_names, enc, names) -> FitResult
     with progress.reporting(src.spec, feature_names) as rep, _executables.light_if(spec.light):
         found = stages.search_model(src, src.spec, rep)
     return _result(_model(found, src.sc, src.spec, feature_names), found, src.spec, enc, names,
-                   src.two_valued)
+                   src.two_valued, src.cut)
 
 
 def _model(found: stages.Searched, sc, spec: spec_.FitSpec, feature_names) -> model_.TreeModel:
@@ -465,13 +469,14 @@ def _model(found: stages.Searched, sc, spec: spec_.FitSpec, feature_names) -> mo
     return model
 
 
-def _result(model, found: stages.Searched, spec, enc, names, two_valued: tuple) -> FitResult:
+def _result(model, found: stages.Searched, spec, enc, names, two_valued: tuple,
+            cut: tuple = ()) -> FitResult:
     res = found.result
     return FitResult(model=model, history=np.asarray(res.history, np.float64),
                      choices=list(res.choices), status=search.Status(int(res.status)),
                      names=names, encoding=encoding_.with_range_fills(enc, model.x_min),
                      spec=spec, path=found.path, shape_path=found.shape_path,
-                     pruned=found.pruned, order=found.order, two_valued=two_valued)
+                     pruned=found.pruned, order=found.order, two_valued=two_valued, cut=cut)
 
 
 # ---------------------------------------------------------------------------- encode

@@ -126,13 +126,13 @@ def scaled(rows, spec: spec_.FitSpec):
     (:meth:`jaxtree._fit.spec.FitSpec.bound_to`)."""
     rows = _reader(rows, spec)
     if isinstance(rows, stream_.ChunkReader):  # the 0/1 columns found in the scaling pass
-        raw, found, flags = stream_.scaling_and_indicators(
+        raw, found, flags, cut = stream_.scaling_and_indicators(
             rows, round_x=scaling_.rounds(spec.basis))
         sc = scaling_.bounded(raw, spec.y_bound)
         rows = rows.with_x(encoding_.refill(rows.x, spec.filled, sc.x_min))
         return Streamed(rows, spec.bound_to(sc).with_indicators(rows.n, rows.p, lambda: found),
-                        sc, two_valued=flags)
-    raw, two = scaling_.from_rows(*rows, round_x=scaling_.rounds(spec.basis))
+                        sc, two_valued=flags, cut=cut)
+    raw, two, cut = scaling_.from_rows_cut(*rows, round_x=scaling_.rounds(spec.basis))
     sc = scaling_.bounded(raw, spec.y_bound)
     encoding_.refill(rows[0], spec.filled, sc.x_min)  # our encoded matrix, in place
     xs, ys = scaling_.scale_rows(sc, *rows)
@@ -140,7 +140,7 @@ def scaled(rows, spec: spec_.FitSpec):
     # clips zero-weight rows into range; the rule reads the rows of positive weight)
     spec = spec.bound_to(sc).with_indicators(
         *xs.shape, lambda: scoring.binary_columns(xs, rows[2]))
-    return InMemory(xs, ys, rows[2], spec, sc, two_valued=scaling_.positions(two))
+    return InMemory(xs, ys, rows[2], spec, sc, two_valued=scaling_.positions(two), cut=cut)
 
 
 def _reader(rows, spec: spec_.FitSpec):
@@ -171,6 +171,8 @@ class _Regression:
 
     two_valued: tuple = ()  # the columns of two values its scaling found (formulas read
     # them as lines: jaxtree._scaling.two_valued, or a streamed pass's add_two_values)
+    cut: tuple = ()  # the columns whose range stops short of a far tail, with their observed
+    # extremes (jaxtree._scaling.cut_columns; the fit's far_tails_)
 
     def size_path(self, sel, n_held: int, names) -> tuple:
         """``(k_best, path)`` of a selection run (:func:`jaxtree._fit.select.size_path`)."""
@@ -204,9 +206,9 @@ class InMemory(_Regression):
     in_memory = True
 
     def __init__(self, xs, ys, sw, spec: spec_.FitSpec, sc: scaling_.Scaling,
-                 two_valued: tuple = ()):
+                 two_valued: tuple = (), cut: tuple = ()):
         self.xs, self.ys, self.sw, self.spec, self.sc = xs, ys, sw, spec, sc
-        self.two_valued = two_valued
+        self.two_valued, self.cut = two_valued, cut
         self._one = None  # the unsharded chunked data, made once (shape stages)
         self._grown = None  # the tree search's rows of the last refit (grow), small fits
 
@@ -622,10 +624,11 @@ class Streamed(_Regression):
     in_memory = False
 
     def __init__(self, reader, spec: spec_.FitSpec, sc: scaling_.Scaling, shapes=None,
-                 two_valued: tuple = ()):
+                 two_valued: tuple = (), cut: tuple = ()):
         self.reader, self.spec, self.sc, self.shapes = reader, spec, sc, shapes
         self.scaled = reader.scaled(sc, spec.dtype)
         self.two_valued = two_valued  # the columns of two values its scaling pass found
+        self.cut = cut  # and those whose range it cut short of a far tail
 
     @property
     def n(self) -> int:
