@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 import warnings
 from typing import Optional
 
@@ -413,6 +414,8 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
     est.encoding_ = encoding_.with_two_valued(encoding, result.two_valued)  # lines in formulas
     est.encoded_feature_names_ = np.asarray(model.feature_names, dtype=object)
     est.far_tails_ = {model.feature_names[j]: (low, high) for j, low, high in result.cut}
+    if result.cut and getattr(est, "verbose", 0) > 0:
+        _say_far_tails(model, result.cut)
     # the target's name in every formula, clear of each covariate's (raw and encoded)
     est.target_name_ = _target.display_name(result.target_name,
                                             [*(names or ()), *model.feature_names])
@@ -422,6 +425,18 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
     elif hasattr(est, "feature_names_in_"):  # a refit on an array forgets a table's names
         del est.feature_names_in_
     return status
+
+
+def _say_far_tails(model, cut: tuple) -> None:
+    """The verbose line naming the covariates whose range a fit cut short of a far tail
+    (``far_tails_``): each one's range against its observed extremes."""
+    p = model.n_features
+    lo = np.asarray(model.x_min, np.float64).reshape(-1, p)[0]
+    hi = lo + 1.0 / np.asarray(model.x_scale, np.float64).reshape(-1, p)[0]
+    said = "; ".join(f"{model.feature_names[j]} on [{lo[j]:.4g}, {hi[j]:.4g}] (observed "
+                     f"[{a:.4g}, {b:.4g}])" for j, a, b in cut)
+    print(f"[jaxtree] ranges cut short of a far tail, the rows beyond clipped to them: {said}",
+          file=sys.stderr)
 
 
 def set_fitted(est, result: pipeline.FitResult, warn: bool = True):

@@ -185,10 +185,11 @@ def test_a_regressor_fits_the_rows_beyond_the_cut_as_it_predicts_them():
     np.testing.assert_allclose(streamed.predict(X), est.predict(X), rtol=1e-5, atol=1e-6)
 
 
-def test_a_classifier_cuts_its_ranges_too():
+def test_a_classifier_cuts_its_ranges_too(capfd):
     X, rng = _tailed(7)
     y = (X[:, 1] + 0.2 * rng.normal(size=len(X)) > 0.5).astype(int)
-    clf = jaxtree.TreeClassifier(k=2, **GREEDY).fit(X, y)
+    clf = jaxtree.TreeClassifier(k=2, verbose=1, **GREEDY).fit(X, y)
+    assert "x1 on [0, 1] (observed [0, 60])" in capfd.readouterr().err
     np.testing.assert_allclose(1.0 / np.asarray(clf.model_.x_scale, np.float64), [1.0, 1.0],
                                rtol=1e-6)
     assert clf.far_tails_ == {"x1": (0.0, 60.0)}
