@@ -258,15 +258,17 @@ def far_tails(x, sw, lo, hi, two=None) -> tuple:
     1,048), diamonds 0.09967 -> 0.09968 (``z``'s 31.8, ``table``'s 95); cut at the quantile
     itself (no reach) diamonds lost 0.5% (its largest stones' ``z`` clipped), spam7 0.9209,
     weather 2.610. Tables without such a tail (the rest of the benchmark) are untouched:
-    the rule reads the
-    tail's span against the rest, so a normal or exponential column of any size keeps its
-    extremes (a lognormal of σ = 1, or Student's t with 3 degrees of freedom, is cut from
-    about 10⁴ rows on). Beyond the cut a fitted function is flat, as HistGradientBoosting's
-    and EBM's are beyond their last quantile bin (255 bins: about the top 0.4%). Clipping every column at fixed quantiles instead (0.5%)
-    gave spam7 the same but Boston 3.64 -> 3.90 and Pima 0.858 -> 0.841; a log of the
-    skewed columns, spam7 0.9221 but Boston 3.96 and Pima 0.854; knots at quantiles (a
-    quantile transform), spam7 0.9202 but diamonds +6% (BENCHMARKS.md, "Ranges cut short of
-    far tails"). Below ``1 / TAIL_SHARE`` rows the quantile is the extreme: no cut."""
+    the rule reads the tail's span against the rest, so a normal or exponential column of
+    any size keeps its extremes (a lognormal of σ = 1, or Student's t with 3 degrees of
+    freedom, is cut from about 10⁴ rows on). Beyond the cut a fitted function is flat, as
+    HistGradientBoosting's and EBM's are beyond their last quantile bin (255 bins: about
+    the top 0.4%). Clipping every column at fixed quantiles instead (0.5%) gave spam7 the
+    same but Boston 3.64 -> 3.90 and Pima 0.858 -> 0.841; a log of the skewed columns,
+    spam7 0.9221 but Boston 3.96 and Pima 0.854; knots at quantiles (a quantile
+    transform), spam7 0.9202 but diamonds +6% (BENCHMARKS.md, "Ranges cut short of far
+    tails"). The reach (:data:`TAIL_REACH`) was chosen among 0, 0.25 and 1 on spam7,
+    weather and diamonds: a tuned constant. Below ``1 / TAIL_SHARE`` rows the quantile is
+    the extreme: no cut."""
     lo, hi = np.asarray(lo, np.float64).copy(), np.asarray(hi, np.float64).copy()
     x = np.asarray(x)
     two = np.zeros(lo.shape, bool) if two is None else np.asarray(two, bool)
