@@ -137,7 +137,7 @@ def scaled(rows, spec: spec_.FitSpec):
     encoding_.refill(rows[0], spec.filled, sc.x_min)  # our encoded matrix, in place
     xs, ys = scaling_.scale_rows(sc, *rows)
     # the tree search's indicator columns, read on the scaled rows (scaling_.scale_rows
-    # clips zero-weight rows into range; the rule reads the rows of positive weight)
+    # clips every row into range; the rule reads the rows of positive weight)
     spec = spec.bound_to(sc).with_indicators(
         *xs.shape, lambda: scoring.binary_columns(xs, rows[2]))
     return InMemory(xs, ys, rows[2], spec, sc, two_valued=scaling_.positions(two), cut=cut)
