@@ -281,21 +281,21 @@ def far_tails(x, sw, lo, hi, two=None) -> tuple:
         if xi.shape[0] == 0 or not cols.size:
             continue
         xc = np.asarray(xi.T[cols], np.float64)  # a column a row (one copy)
-        a, b = _column_quantiles(xc, wi, TAIL_SHARE)
+        a, b, v = _column_quantiles(xc, wi, TAIL_SHARE)
         span = b - a
         up = (span > 0) & (hi[idx][cols] - b > TAIL_RATIO * span)
         down = (span > 0) & (a - lo[idx][cols] > TAIL_RATIO * span)
         for c in np.flatnonzero(up | down):  # the rare columns with a far tail
-            v = np.sort(xc[c])
-            i = np.searchsorted(v, a[c] - TAIL_REACH * span[c], "left") if down[c] else 0
-            k = (np.searchsorted(v, b[c] + TAIL_REACH * span[c], "right") - 1 if up[c]
-                 else v.shape[0] - 1)
-            if np.unique(v[i:k + 1]).shape[0] < 3:  # cut, it would read as a column of two
+            vc = v[c]  # the column's values read, sorted
+            i = np.searchsorted(vc, a[c] - TAIL_REACH * span[c], "left") if down[c] else 0
+            k = (np.searchsorted(vc, b[c] + TAIL_REACH * span[c], "right") - 1 if up[c]
+                 else vc.shape[0] - 1)
+            if np.unique(vc[i:k + 1]).shape[0] < 3:  # cut, it would read as a column of two
                 continue  # values (an indicator) in memory and not when streamed: kept whole
             if up[c]:
-                hi[idx + (cols[c],)] = v[k]
+                hi[idx + (cols[c],)] = vc[k]
             if down[c]:
-                lo[idx + (cols[c],)] = v[i]
+                lo[idx + (cols[c],)] = vc[i]
     return lo, hi
 
 
@@ -325,21 +325,22 @@ def _quantiles(v: np.ndarray, w, share: float) -> tuple:
 
 def _column_quantiles(x: np.ndarray, w, share: float) -> tuple:
     """:func:`_quantiles` of every column at once, the columns as the rows of ``x (q, m)``
-    (float64, contiguous): ``(low, high)`` arrays ``(q,)``. Without weights the two order
-    statistics of each column sorted (numpy's vectorised sort: 6.5·10⁴ × 100 values in
-    about 55 ms here, faster than a partition); with weights each column's order, its
-    cumulative weights searched."""
+    (float64, contiguous): ``(low, high, sorted)``, arrays ``(q,)`` and each column's values
+    sorted ``(q, m)`` (where a tail is cut, :func:`far_tails` reads its reach there).
+    Without weights the two order statistics of each column sorted (numpy's vectorised
+    sort: 6.5·10⁴ × 100 values in about 55 ms here, faster than a partition); with weights
+    each column's order, its cumulative weights searched."""
     m = x.shape[1]
     if w is None:
         low, high = _positions(np.arange(1, m + 1, dtype=np.float64), share)
         v = np.sort(x, axis=1)
-        return v[:, low], v[:, high]
+        return v[:, low], v[:, high], v
     order = np.argsort(x, axis=1)  # ties: equal values, the same quantile in any order
     v = np.take_along_axis(x, order, axis=1)
     c = np.cumsum(np.asarray(w, np.float64)[order], axis=1)
     pos = np.array([_positions(c[j], share) for j in range(x.shape[0])]).reshape(-1, 2)
     rows = np.arange(x.shape[0])
-    return v[rows, pos[:, 0]], v[rows, pos[:, 1]]
+    return v[rows, pos[:, 0]], v[rows, pos[:, 1]], v
 
 
 TWO_VALUED_BLOCK = 1 << 16
