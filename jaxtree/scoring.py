@@ -110,7 +110,14 @@ __all__ = [
     "indicator_rule",
     "with_indicators",
     "score",
+    "screen_chunks",
+    "screen_for",
     "screen_stride",
+    "screened_score",
+    "candidate_moments",
+    "SCREEN_CANDIDATES",
+    "SCREEN_MIN_ROWS",
+    "SCREEN_ROWS",
     "Scores",
     "select",
     "tie_rtol",
@@ -1016,6 +1023,167 @@ def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
         idx = jnp.searchsorted(jnp.asarray(sizes), jnp.maximum(prog.n_leaves(program), 1))
         mo = jax.lax.switch(idx, [functools.partial(moments, b) for b in sizes])
     out = finish(program, prog.leaf_slots(program, max_leaves), mo)
+    return out._replace(sse=masked(out.sse, data.allowed))
+
+
+SCREEN_ROWS = 16_384
+"""The rows a screened insertion step scores every candidate on (:func:`screened_score`)."""
+
+SCREEN_CANDIDATES = 32
+"""The candidate insertions a screened insertion step scores exactly on every row
+(:func:`screened_score`)."""
+
+SCREEN_MIN_ROWS = 4 * SCREEN_ROWS
+"""The fewest padded rows on which an in-memory tree search screens its insertions
+(:func:`screen_for`)."""
+
+
+def screen_for(n: int) -> int:
+    """The rows the in-memory tree search screens its insertions on, for ``n`` training rows:
+    :data:`SCREEN_ROWS` from :data:`SCREEN_MIN_ROWS` rows on, else 0 (every candidate scored
+    on every row). The search's :attr:`jaxtree.search.Config.screen_rows`.
+
+    Decision (seventy-fourth session, issue 29's cost and issue 27's scale): an insertion
+    step's work is ``n * p*q * 2L`` multiply-adds (every candidate on every row), which is
+    what a warm fit of ``10⁵`` rows and more spends most of its time on (airline-like
+    ``10⁵`` rows: 11 insertion steps, 40-50 ms each, of a 1.25 s fit). From four times
+    :data:`SCREEN_ROWS` rows the step scores every candidate on that many evenly spaced
+    rows, then the :data:`SCREEN_COLUMNS` best columns (each column's best row) exactly on
+    all rows, and chooses among those by their exact scores (:func:`screened_score`). The
+    chosen insertion is the full scorer's wherever the full scorer's best column is among
+    the screen's best :data:`SCREEN_COLUMNS`; its weight and intercept are the exact
+    all-row fit either way. BENCHMARKS.md, "Screened insertions", has the measurements."""
+    return SCREEN_ROWS if n >= SCREEN_MIN_ROWS else 0
+
+
+def screen_chunks(data: Data, max_rows: int) -> Data:
+    """At most ``max_rows`` evenly spaced rows of ``data`` (every ``stride``-th of its padded
+    rows, :func:`screen_stride`), in chunks of ``data``'s rows per chunk (the last padded
+    with zero weight); ``data`` itself where it has no more rows. Static in the data's shape."""
+    c, m = data.x.shape[:2]
+    stride = screen_stride(c * m, max_rows)
+    if stride <= 1:
+        return data
+    count = -(-(c * m) // stride)
+    chunks = -(-count // m)
+
+    def take(a):
+        flat = a.reshape((-1,) + a.shape[2:])[::stride]
+        flat = jnp.pad(flat, [(0, chunks * m - count)] + [(0, 0)] * (flat.ndim - 1))
+        return flat.reshape((chunks, m) + a.shape[2:])
+
+    return map_rows(take, data)
+
+
+def candidate_moments(program: prog.Program, data: Data, basis, rows, columns,
+                      max_leaves: int) -> Moments:
+    """The centred moments of ``K`` given candidates over all of ``data``'s rows, and of the
+    current residual: :func:`score`'s moments of those candidates, summed row by row (one
+    basis function each, :meth:`jaxtree.basis.Basis.evaluate_at`) instead of through the
+    design's matrix products.
+
+    Args:
+      program: the current tree; data: chunked rows; basis: the basis.
+      rows: int32 ``(K,)`` candidate rows ``2*rank + op`` of :class:`Scores`.
+      columns: int32 ``(K,)`` their feature-major columns ``j*q + i``.
+      max_leaves: static number of leaf rows ``L``.
+
+    Returns:
+      :class:`Moments` of shape ``(K + 1,)``: the candidates', then the residual's
+      (:func:`leaf_terms`' ``e`` against a zero regressor: its ``rbar`` and ``mrr`` give the
+      current RSS as :func:`finish` takes it).
+    """
+    slots = prog.leaf_slots(program, max_leaves)
+    feat, fn = columns // basis.q, columns % basis.q
+
+    def body(acc, ch):
+        xb, yb, wb, phb = ch
+        u, r = _rows(program, slots, xb, yb, basis, phb)  # (2L, m)
+        phi = basis.evaluate_at(jnp.take(xb, feat, axis=1).T, fn[:, None],
+                                feature=feat[:, None])  # (K, m)
+        rk = jnp.concatenate([r[rows], r[:1]])
+        sk = jnp.concatenate([u[rows] * phi, jnp.zeros_like(r[:1])])
+        return merge(acc, pair_moments(wb, rk, sk)), None
+
+    z = jnp.zeros((rows.shape[0] + 1,), data.x.dtype)
+    init = Moments(jnp.zeros((), data.x.dtype), z, z, z, z, z)
+    mo, _ = scan_live(body, init, (data.x, data.y, data.w, data.phi), data.w)
+    return mo
+
+
+def _first_rows(program: prog.Program, slots) -> jax.Array:
+    """Whether each of the ``2L`` candidate rows is not the same function as a row before
+    it: a ``+`` insertion at a leaf whose nearest ancestor below a ``*`` (or the root),
+    through ``+`` nodes only, is that of an earlier leaf rank is the earlier one's
+    insertion (the leaves of one sum share their multiplier ``k_d`` to the bit), and
+    :func:`select` takes the first of equal scores. ``*`` rows are kept.
+
+    Args:
+      program: the tree; slots: int32 ``(L,)`` from :func:`jaxtree.program.leaf_slots`.
+    """
+    s = program.capacity
+    at = jnp.arange(s, dtype=jnp.int32)
+    is_op = (program.op == prog.ADD) | (program.op == prog.MUL)
+    hit = is_op[None, :] & ((program.left[None, :] == at[:, None])
+                            | (program.right[None, :] == at[:, None]))  # (child, parent)
+    parent = jnp.where(hit.any(axis=1), jnp.sum(jnp.where(hit, at[None, :], 0), axis=1), -1)
+    up = jnp.where((parent >= 0) & (program.op[jnp.maximum(parent, 0)] == prog.ADD), parent, at)
+    for _ in range(max(1, int(np.ceil(np.log2(s))))):  # pointer jumping: the sum's top
+        up = up[up]
+    top = jnp.where(slots >= 0, up[jnp.maximum(slots, 0)], -1 - jnp.arange(slots.shape[0]))
+    earlier = jnp.arange(slots.shape[0])[None, :] < jnp.arange(slots.shape[0])[:, None]
+    first = ~jnp.any((top[:, None] == top[None, :]) & earlier, axis=1)
+    return jnp.stack([first, jnp.ones_like(first)], 1).reshape(-1)
+
+
+def screened_score(program: prog.Program, data: Data, basis, *, max_leaves: int,
+                   screen_rows: int, candidates: int = SCREEN_CANDIDATES,
+                   precision=jax.lax.Precision.HIGHEST, buckets: tuple = ()) -> Scores:
+    """:func:`score` with the candidates screened on a sample of the rows.
+
+    Every candidate is scored on at most ``screen_rows`` evenly spaced rows
+    (:func:`screen_chunks`); the ``candidates`` that score lowest there (of the ``+`` insertions
+    that are one function, the first leaf's, :func:`_first_rows`) are then scored
+    exactly on all rows (:func:`candidate_moments`); every other candidate scores ``+inf``.
+    So :func:`select` chooses the best of the screened candidates by their exact scores,
+    and the chosen weight and intercept are the exact fit on all rows. The choice equals
+    :func:`score`'s wherever that one is among the screened; with ``candidates >= 2L*p*q``
+    (or data of no more than ``screen_rows`` rows) it is :func:`score`'s to rounding. The
+    RSS is the exact one.
+
+    Args:
+      program, data, basis, max_leaves, precision, buckets: as for :func:`score`.
+      screen_rows: the most rows the screen scores every candidate on.
+      candidates: how many candidates are scored on all rows (static).
+
+    Returns:
+      :class:`Scores` as :func:`score`'s.
+    """
+    sub = screen_chunks(data, screen_rows)
+    if sub is data:
+        return score(program, data, basis, max_leaves=max_leaves, precision=precision,
+                     buckets=buckets)
+    rough = score(program, sub, basis, max_leaves=max_leaves, precision=precision,
+                  buckets=buckets)
+    rows_n, pq = rough.sse.shape
+    flat = jnp.where(_first_rows(program, rough.leaf_slots)[:, None], rough.sse,
+                     jnp.inf).reshape(-1)
+    _, idx = jax.lax.top_k(-flat, min(candidates, flat.shape[0]))
+    idx = idx.astype(jnp.int32)
+    row, col = idx // pq, idx % pq
+    mo = candidate_moments(program, data, basis, row, col, max_leaves)
+    fit = closed_form(mo)
+    empty = program.n_slots == 0
+    ok = jnp.isfinite(flat[idx]) & jnp.where(empty, row == 0, rough.leaf_slots[row // 2] >= 0)
+    dt = fit.sse.dtype
+    sse = jnp.where(ok & jnp.isfinite(fit.sse[:-1]), fit.sse[:-1], jnp.inf)
+
+    def spread(vals, fill):  # the candidates' values in a (2L, p*q) table
+        return jnp.full((rows_n, pq), fill, dt).at[row, col].set(vals.astype(dt))
+
+    rss = jnp.where(empty, mo.mrr[-1], mo.mrr[-1] + mo.n * mo.rbar[-1] ** 2)
+    out = Scores(spread(sse, jnp.inf), spread(fit.weight[:-1], 0),
+                 spread(fit.intercept[:-1] + program.intercept, 0), rough.leaf_slots, rss)
     return out._replace(sse=masked(out.sse, data.allowed))
 
 

@@ -233,6 +233,11 @@ class Config(NamedTuple):
         loss's surrogate); the reported loss is :func:`jaxtree.losses.reported`. Pair and
         replacement moves are scored on the working data too and kept by the true loss
         (:func:`_loss_backfit`).
+      screen_rows: 0 (every candidate scored on every row), or the most rows the insertion
+        step scores every candidate on before it scores the best
+        :data:`jaxtree.scoring.SCREEN_COLUMNS` columns on all rows
+        (:func:`jaxtree.scoring.screened_score`; squared loss only). The in-memory
+        estimators set it from the table's size (:func:`jaxtree.scoring.screen_for`).
     """
 
     max_k: int
@@ -247,6 +252,7 @@ class Config(NamedTuple):
     pair_blocks: int = 0
     replace_moves: int = 0
     loss: str = "squared"
+    screen_rows: int = 0
 
 
 SEARCHES = ("greedy", "backfit", "beam")
@@ -663,8 +669,13 @@ def insert_step(program: prog.Program, data: scoring.Data, basis, config: Config
     """
     max_leaves = config.max_k + 1
     dt = data.x.dtype
-    scores = scoring.score(program, data, basis, max_leaves=max_leaves,
-                           precision=config.precision, buckets=config.buckets)
+    if config.screen_rows:
+        scores = scoring.screened_score(program, data, basis, max_leaves=max_leaves,
+                                        screen_rows=config.screen_rows,
+                                        precision=config.precision, buckets=config.buckets)
+    else:
+        scores = scoring.score(program, data, basis, max_leaves=max_leaves,
+                               precision=config.precision, buckets=config.buckets)
     choice = scoring.select(scores, basis.q)
     was_empty = program.n_slots == 0
     max_slots = program.capacity if max_ops is None else 2 * max_ops + 1

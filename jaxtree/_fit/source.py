@@ -353,8 +353,9 @@ class InMemory(_Regression):
 
     def tree_config(self) -> search.Config:
         s = self.spec  # the capacity bucket (search.table_config)
-        return search.table_config(s.config(self.n, self.p), self.xs, s.basis,
-                                   max(s.k, s.bucket_k))
+        cfg = search.table_config(s.config(self.n, self.p), self.xs, s.basis,
+                                  max(s.k, s.bucket_k))
+        return cfg._replace(screen_rows=s.screen_rows) if cfg.loss == "squared" else cfg
 
     def grow(self, k: int, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
         """The tree of ``k`` operations on all rows; ``chosen``: ``k`` was chosen on held-out

@@ -125,6 +125,16 @@ def _check_cache_basis(value, name):
     return value
 
 
+def _check_screen_rows(value, name):
+    if isinstance(value, str) and value == "auto":
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise (ValueError if isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+               else TypeError)(
+            f"{name} must be 'auto' or an integer >= 0 (the rows the insertion step screens "
+            f"its candidates on; 0 scores every candidate on every row); got {value!r}.")
+
+
 def _check_devices(value, name):
     if value is not None:
         sharding_.resolve_devices(value)  # ValueError naming the count available
@@ -251,6 +261,7 @@ PARAMETER_CONSTRAINTS = {
     "refine_steps": lambda v, n: V.check_int(v, n, 0),
     "clip": V.check_bool,
     "cache_basis": _check_cache_basis,
+    "screen_rows": _check_screen_rows,
     "callback": _check_callback,
     "devices": _check_devices,
     "search": lambda v, n: V.check_choice(v, n, ("auto",) + search.SEARCHES),
@@ -583,6 +594,7 @@ class FitSpec:
     additive_eliminate: bool = True
     bucket_rows: int = 0
     zero_offset: bool = False
+    screen_rows: int = 0
 
     @property
     def shape_capacity(self) -> int:
@@ -699,6 +711,19 @@ def resolve_auto(search_: str, validation_fraction, n: int, p: int, q: int, *,
     return search_, validation_fraction
 
 
+def screen_rows(hyper: dict, n: int, in_memory: bool, engine: str, devices) -> int:
+    """The rows the tree search screens its insertions on (:attr:`FitSpec.screen_rows`;
+    :attr:`jaxtree.search.Config.screen_rows`): the estimator's ``screen_rows`` (``"auto"``:
+    :func:`jaxtree.scoring.screen_for` of ``n``) on an in-memory fit with the squared loss,
+    engine ``"jax"`` and one device; else 0. A streamed fit and ``fit_batch`` score every
+    candidate on every row."""
+    asked = hyper.get("screen_rows", "auto")
+    if not (in_memory and engine == "jax" and devices is None
+            and hyper.get("loss", "squared") == "squared"):
+        return 0
+    return scoring.screen_for(n) if isinstance(asked, str) else int(asked)
+
+
 def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowPlan,
             in_memory: bool, transform: str = "identity") -> FitSpec:
     """The :class:`FitSpec` of a fit of ``n`` rows and ``p`` covariates (after encoding):
@@ -779,6 +804,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
         max_terms=int(hyper.get("max_terms", AUTO_TERMS)),
         indicator_rule=engine == "jax",
+        screen_rows=screen_rows(hyper, n, in_memory, engine, devices),
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
                      and fraction is not None and hyper.get("loss", "squared") == "squared"))
