@@ -200,6 +200,10 @@ class TreeClassifier(Estimator):
         a warm fit of 1.2-2.2 s instead of 0.1 s, for Pima's AUC 0.849 -> 0.858 and Titanic
         level, BENCHMARKS.md); an integer of at least 2 that many folds; 0 none (the faster
         fit).
+      screen_rows: as for :class:`jaxtree.TreeRegressor`: ``"auto"`` (default) screens each
+        insertion's candidates on 16,384 evenly spaced rows of the Newton working data on
+        in-memory fits of 65,536 rows and more, then scores the best 32 on every row; 0
+        scores every candidate on every row.
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a
     :class:`jaxtree.stream.ChunkReader` (its ``y`` the numeric labels; pass ``y=None``) reads
@@ -266,7 +270,7 @@ class TreeClassifier(Estimator):
                  min_frequency: int = encoding_.DEFAULT_MIN_FREQUENCY,
                  tol: Optional[float] = spec_.DEFAULT_TOL, shapes="auto",
                  min_support=spec_.DEFAULT_MIN_SUPPORT, max_terms: int = spec_.AUTO_TERMS,
-                 additive_cv="auto"):
+                 additive_cv="auto", screen_rows="auto"):
         self.k = k
         self.loss = loss
         self.basis = basis
@@ -292,6 +296,7 @@ class TreeClassifier(Estimator):
         self.min_support = min_support
         self.max_terms = max_terms
         self.additive_cv = additive_cv
+        self.screen_rows = screen_rows
 
     # -------------------------------------------------------------- scikit-learn protocol
 

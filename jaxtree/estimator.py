@@ -187,8 +187,8 @@ class TreeRegressor(Regressor):
         among the 32). 0 scores every candidate on every row (the paper's search, and
         ``paper()``'s setting). ``"auto"``: 16,384 rows on in-memory fits of 65,536 rows
         and more (``jaxtree.scoring.screen_for``; engine ``"jax"``, one device), else 0:
-        about 20% off a warm fit at 10⁵ rows, more on larger ones. Squared loss only (the
-        classifier scores every candidate on every row).
+        about 20% off a warm fit at 10⁵ rows, more on larger ones. ``TreeClassifier`` takes
+        the same setting (its insertions are scored on the Newton working data).
 
     Safety rails (:mod:`jaxtree._fit.limits`): ``k`` is bounded by the rows, at most one
     operation per 5 rows (``k <= n // 5``; the paper's Experiment 1 fits ``k = 10`` on 50

@@ -235,9 +235,10 @@ class Config(NamedTuple):
         (:func:`_loss_backfit`).
       screen_rows: 0 (every candidate scored on every row), or the most rows the insertion
         step scores every candidate on before it scores the best
-        :data:`jaxtree.scoring.SCREEN_COLUMNS` columns on all rows
-        (:func:`jaxtree.scoring.screened_score`; squared loss only). The in-memory
-        estimators set it from the table's size (:func:`jaxtree.scoring.screen_for`).
+        :data:`jaxtree.scoring.SCREEN_CANDIDATES` of them on all rows
+        (:func:`jaxtree.scoring.screened_score`; a classification loss's step scores its
+        Newton working data with it). The in-memory estimators set it from the table's size
+        (:func:`jaxtree.scoring.screen_for`).
     """
 
     max_k: int

@@ -1405,8 +1405,9 @@ def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Par
     spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))
     w = np.ones(n) if sw is None else np.asarray(sw, np.float64)
     cfg = config(hyper, params, n, p, spec.basis.q, K, spec.search)
-    if spec.engine == "jax":  # the regressor's capacity bucket
+    if spec.engine == "jax":  # the regressor's capacity bucket and screen
         cfg = search.table_config(cfg, xs, spec.basis, max(spec.k, spec.bucket_k))
+        cfg = cfg._replace(screen_rows=spec.screen_rows)
     # the covariates the trees see: the raw names when nothing was encoded
     src = Labels(spec, cfg, sc, classes, one_vs_rest(idx, K), w, table.feature_names,
                  xs=xs, xa=xa)
