@@ -114,7 +114,11 @@ __all__ = [
     "screen_for",
     "screen_stride",
     "screened_score",
+    "candidate_chunk_moments",
     "candidate_moments",
+    "screen_pick",
+    "screened_scores",
+    "zero_candidate_moments",
     "SCREEN_CANDIDATES",
     "SCREEN_MIN_ROWS",
     "SCREEN_ROWS",
@@ -1057,7 +1061,7 @@ def screen_for(n: int) -> int:
     -0.005%; the paper's function at 10⁵ rows, three seeds, lower error against the
     noiseless truth on all three (other late choices among the noise's). Where the screen
     starts (four times its rows) and its sizes are chosen, not tuned: 8,192 rows from
-    32,768 took 6% off diamonds at 32,000 rows.
+    32,768 took 6% off diamonds at 32,000 rows."""
     return SCREEN_ROWS if n >= SCREEN_MIN_ROWS else 0
 
 
@@ -1080,6 +1084,25 @@ def screen_chunks(data: Data, max_rows: int) -> Data:
     return map_rows(take, data)
 
 
+def candidate_chunk_moments(program: prog.Program, slots, rows, columns, xb, yb, wb, basis,
+                            phb=None) -> Moments:
+    """:func:`candidate_moments` of one chunk ``xb (m, p)``, ``yb, wb (m,)`` (``slots``:
+    :func:`jaxtree.program.leaf_slots`; ``phb``: its kept basis values, if any)."""
+    feat, fn = columns // basis.q, columns % basis.q
+    u, r = _rows(program, slots, xb, yb, basis, phb)  # (2L, m)
+    phi = basis.evaluate_at(jnp.take(xb, feat, axis=1).T, fn[:, None],
+                            feature=feat[:, None])  # (K, m)
+    rk = jnp.concatenate([r[rows], r[:1]])
+    sk = jnp.concatenate([u[rows] * phi, jnp.zeros_like(r[:1])])
+    return pair_moments(wb, rk, sk)
+
+
+def zero_candidate_moments(k: int, dtype) -> Moments:
+    """Empty accumulators of :func:`candidate_moments` for ``k`` candidates."""
+    z = jnp.zeros((k + 1,), dtype)
+    return Moments(jnp.zeros((), dtype), z, z, z, z, z)
+
+
 def candidate_moments(program: prog.Program, data: Data, basis, rows, columns,
                       max_leaves: int) -> Moments:
     """The centred moments of ``K`` given candidates over all of ``data``'s rows, and of the
@@ -1099,19 +1122,13 @@ def candidate_moments(program: prog.Program, data: Data, basis, rows, columns,
       current RSS as :func:`finish` takes it).
     """
     slots = prog.leaf_slots(program, max_leaves)
-    feat, fn = columns // basis.q, columns % basis.q
 
     def body(acc, ch):
         xb, yb, wb, phb = ch
-        u, r = _rows(program, slots, xb, yb, basis, phb)  # (2L, m)
-        phi = basis.evaluate_at(jnp.take(xb, feat, axis=1).T, fn[:, None],
-                                feature=feat[:, None])  # (K, m)
-        rk = jnp.concatenate([r[rows], r[:1]])
-        sk = jnp.concatenate([u[rows] * phi, jnp.zeros_like(r[:1])])
-        return merge(acc, pair_moments(wb, rk, sk)), None
+        return merge(acc, candidate_chunk_moments(program, slots, rows, columns, xb, yb, wb,
+                                                  basis, phb)), None
 
-    z = jnp.zeros((rows.shape[0] + 1,), data.x.dtype)
-    init = Moments(jnp.zeros((), data.x.dtype), z, z, z, z, z)
+    init = zero_candidate_moments(rows.shape[0], data.x.dtype)
     mo, _ = scan_live(body, init, (data.x, data.y, data.w, data.phi), data.w)
     return mo
 
@@ -1170,26 +1187,43 @@ def screened_score(program: prog.Program, data: Data, basis, *, max_leaves: int,
                      buckets=buckets)
     rough = score(program, sub, basis, max_leaves=max_leaves, precision=precision,
                   buckets=buckets)
-    rows_n, pq = rough.sse.shape
+    row, col, screened = screen_pick(program, rough, candidates)
+    mo = candidate_moments(program, data, basis, row, col, max_leaves)
+    return screened_scores(program, rough, row, col, screened, mo, data.allowed)
+
+
+def screen_pick(program: prog.Program, rough: Scores, candidates: int) -> tuple:
+    """``(rows, columns, screened)``: the ``candidates`` lowest of the screen's scores
+    ``rough`` (of the ``+`` rows that are one function, the first, :func:`_first_rows`), as
+    int32 ``(K,)`` rows and columns of :class:`Scores`, and whether each scored finite
+    there (a padding rank, a column not allowed or of a padding covariate did not)."""
+    pq = rough.sse.shape[1]
     flat = jnp.where(_first_rows(program, rough.leaf_slots)[:, None], rough.sse,
                      jnp.inf).reshape(-1)
     _, idx = jax.lax.top_k(-flat, min(candidates, flat.shape[0]))
     idx = idx.astype(jnp.int32)
-    row, col = idx // pq, idx % pq
-    mo = candidate_moments(program, data, basis, row, col, max_leaves)
+    return idx // pq, idx % pq, jnp.isfinite(flat[idx])
+
+
+def screened_scores(program: prog.Program, rough: Scores, rows, columns, screened,
+                    mo: Moments, allowed=None) -> Scores:
+    """The :class:`Scores` table of a screened step: the picked candidates' exact scores
+    from their moments ``mo`` (:func:`candidate_moments`, over all rows) at their places,
+    ``+inf`` elsewhere, with the exact RSS (:func:`screened_score`, and the streamed step's
+    :mod:`jaxtree.stream`)."""
     fit = closed_form(mo)
     empty = program.n_slots == 0
-    ok = jnp.isfinite(flat[idx]) & jnp.where(empty, row == 0, rough.leaf_slots[row // 2] >= 0)
-    dt = fit.sse.dtype
+    ok = screened & jnp.where(empty, rows == 0, rough.leaf_slots[rows // 2] >= 0)
     sse = jnp.where(ok & jnp.isfinite(fit.sse[:-1]), fit.sse[:-1], jnp.inf)
+    shape, dt = rough.sse.shape, fit.sse.dtype
 
     def spread(vals, fill):  # the candidates' values in a (2L, p*q) table
-        return jnp.full((rows_n, pq), fill, dt).at[row, col].set(vals.astype(dt))
+        return jnp.full(shape, fill, dt).at[rows, columns].set(vals.astype(dt))
 
     rss = jnp.where(empty, mo.mrr[-1], mo.mrr[-1] + mo.n * mo.rbar[-1] ** 2)
     out = Scores(spread(sse, jnp.inf), spread(fit.weight[:-1], 0),
                  spread(fit.intercept[:-1] + program.intercept, 0), rough.leaf_slots, rss)
-    return out._replace(sse=masked(out.sse, data.allowed))
+    return out._replace(sse=masked(out.sse, allowed))
 
 
 PRECISIONS = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
