@@ -573,6 +573,32 @@ def _choose(program, slots, mo, allowed, *, q):
     return new, choice, jnp.isfinite(choice.sse), scores.rss
 
 
+@functools.partial(jax.jit, static_argnames=("basis", "max_leaves", "precision", "buckets",
+                                             "candidates"))
+def _screen_pick(program, sample, *, basis, max_leaves, precision, buckets, candidates):
+    """The screen of a screened step (:func:`jaxtree.scoring.screened_score`) on the sample
+    rows held in memory: ``(rough scores, rows, columns, screened)``."""
+    rough = scoring.score(program, sample, basis, max_leaves=max_leaves, precision=precision,
+                          buckets=buckets)
+    return (rough,) + scoring.screen_pick(program, rough, candidates)
+
+
+@functools.partial(jax.jit, static_argnames=("basis",))
+def candidate_block(acc, program, slots, rows, cols, xb, yb, wb, *, basis):
+    """Merges the :func:`jaxtree.scoring.candidate_moments` of a block of chunks into
+    ``acc`` (the screened step's exact pass)."""
+    return _scan(lambda a, x, y, w: scoring.merge(a, scoring.candidate_chunk_moments(
+        program, slots, rows, cols, x, y, w, basis)), acc, xb, yb, wb)
+
+
+@functools.partial(jax.jit, static_argnames=("q",))
+def _choose_screened(program, rough, rows, cols, screened, mo, allowed, *, q):
+    scores = scoring.screened_scores(program, rough, rows, cols, screened, mo, allowed)
+    choice = scoring.select(scores, q)
+    new = scoring.apply(program, choice)
+    return new, choice, jnp.isfinite(choice.sse), scores.rss
+
+
 @functools.partial(jax.jit, static_argnames=("q",))
 def _choose_replace(program, slots, mo, allowed, *, q):
     rc = moves.finish_replace(program, slots, mo)
@@ -655,6 +681,16 @@ def screen_rows(source, max_rows: int, dtype) -> scoring.Data:
     return scoring.Data(*(jnp.asarray(np.concatenate(p))[None] for p in parts))
 
 
+def _screens(source, max_rows: int) -> bool:
+    """Whether a screen of ``max_rows`` rows takes fewer than ``source``'s padded rows (as
+    :func:`jaxtree.scoring.screen_chunks` decides it in memory)."""
+    n_chunks = getattr(source, "n_chunks", None)
+    if n_chunks is None:
+        n_chunks = sum(1 for _ in source)
+    m = next(iter(source))[0].shape[0]
+    return scoring.screen_stride(n_chunks * m, max_rows) > 1
+
+
 _coordinate_update = jax.jit(refine_.coordinate_update)
 _leaf_slots = jax.jit(prog.leaf_slots, static_argnums=1)
 
@@ -699,6 +735,13 @@ class _Passes:
         for xb, yb, wb in self.blocks():
             acc = score_block(acc, program, slots, xb, yb, wb, self.binary, basis=self.basis,
                               precision=precision, buckets=buckets)
+        return acc
+
+    def candidates(self, program, slots, rows, cols, dtype):
+        """The screened step's exact pass: the picked candidates' moments over all rows."""
+        acc = scoring.zero_candidate_moments(rows.shape[0], dtype)
+        for xb, yb, wb in self.blocks():
+            acc = candidate_block(acc, program, slots, rows, cols, xb, yb, wb, basis=self.basis)
         return acc
 
     def coordinate(self, program, d, dtype):
@@ -822,6 +865,12 @@ class _Step:
         self.screen = passes.screen(config.pair_rows, dtype) if config.pair_leaves else None
         if self.screen is not None:
             self.screen = self.screen._replace(allowed=allowed)
+        # the screened insertions' sample (config.screen_rows; None: every row scored): the
+        # rows the in-memory step's screen takes (scoring.screen_chunks), read once
+        self.sample = None
+        if config.screen_rows and _screens(passes.source, config.screen_rows):
+            self.sample = passes.screen(config.screen_rows, dtype)._replace(
+                allowed=allowed, binary=passes.binary)
 
     def _refine(self, new, loss):
         """The configured refinement of ``new`` by streamed passes: ``(program, loss)``."""
@@ -864,10 +913,20 @@ class _Step:
     def __call__(self, program):
         cfg, passes, dtype = self.config, self.passes, self.dtype
         slots = _leaf_slots(program, self.max_leaves)
-        mo = passes.scores(program, slots, self.rows, self.cols, dtype, cfg.precision, cfg.buckets)
         was_empty = int(program.n_slots) == 0
         room = was_empty or int(program.n_slots) + 2 <= program.capacity
-        new, choice, ok, rss = _choose(program, slots, mo, self.allowed, q=passes.basis.q)
+        if self.sample is None:
+            mo = passes.scores(program, slots, self.rows, self.cols, dtype, cfg.precision,
+                               cfg.buckets)
+            new, choice, ok, rss = _choose(program, slots, mo, self.allowed, q=passes.basis.q)
+        else:  # screened (scoring.screened_score): the sample's best, exactly on every row
+            rough, rows, cols, screened = _screen_pick(
+                program, self.sample, basis=passes.basis, max_leaves=self.max_leaves,
+                precision=cfg.precision, buckets=cfg.buckets,
+                candidates=scoring.SCREEN_CANDIDATES)
+            mo = passes.candidates(program, slots, rows, cols, dtype)
+            new, choice, ok, rss = _choose_screened(program, rough, rows, cols, screened, mo,
+                                                    self.allowed, q=passes.basis.q)
         i32 = lambda v: jnp.asarray(v, jnp.int32)  # noqa: E731
         record = search.Choice(*choice, i32(search.MOVE_INSERT), i32(-1), i32(-1), i32(0))
         ok = bool(ok) and room

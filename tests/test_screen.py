@@ -175,7 +175,8 @@ def test_screen_for_and_the_estimators_setting(monkeypatch):
     assert spec_.screen_rows({}, big, True, "jax", None) == scoring.SCREEN_ROWS
     assert spec_.screen_rows({"screen_rows": 0}, big, True, "jax", None) == 0
     assert spec_.screen_rows({"screen_rows": 500}, 1000, True, "jax", None) == 500
-    assert spec_.screen_rows({}, big, False, "jax", None) == 0  # streamed
+    assert spec_.screen_rows({}, big, False, "jax", None) == scoring.SCREEN_ROWS  # streamed
+    assert spec_.screen_rows({"loss": "logistic"}, big, False, "jax", None) == 0
     assert spec_.screen_rows({}, big, True, "reference", None) == 0
     # a classifier's insertions: the same scorer on its Newton working data
     assert spec_.screen_rows({"loss": "logistic"}, big, True, "jax", None) == scoring.SCREEN_ROWS
@@ -228,3 +229,34 @@ def test_a_screened_classifier_finds_the_full_fits_tree():
         return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
 
     assert log_loss(got) == pytest.approx(log_loss(full), rel=1e-3)
+
+
+def test_a_streamed_screened_fit_is_the_in_memory_one(tmp_path, monkeypatch):
+    # The streamed step reads the in-memory screen's rows once and scores the picked
+    # candidates exactly pass by pass: the same tree as the in-memory screened fit, on a
+    # memmap and on a ChunkReader.
+    from jaxtree import stream
+
+    rng = np.random.default_rng(7)
+    x = rng.uniform(size=(6000, 4)).astype(np.float32)
+    y = (np.sin(3 * np.pi * x[:, 0]) + 2 * x[:, 1] * np.cos(2 * np.pi * x[:, 2])
+         + 0.05 * rng.standard_normal(6000)).astype(np.float32)
+    mx = np.memmap(tmp_path / "x.dat", dtype=np.float32, mode="w+", shape=x.shape)
+    mx[:] = x
+    mx.flush()
+    calls = []
+    block = stream.candidate_block
+    monkeypatch.setattr(stream, "candidate_block", lambda *a, **k: calls.append(1) or block(*a, **k))
+    kw = dict(k=4, search="greedy", shapes=0, validation_fraction=None, chunk_size=512,
+              screen_rows=1000)
+    a = jaxtree.TreeRegressor(**kw).fit(x, y)
+    assert not calls
+    b = jaxtree.TreeRegressor(**kw).fit(mx, y)
+    assert calls  # the streamed step screened (its exact pass ran)
+    c = jaxtree.TreeRegressor(**kw).fit(stream.ChunkReader(mx, y, chunk_size=512), None)
+    assert choice_key(b.choices_) == choice_key(a.choices_)
+    assert choice_key(c.choices_) == choice_key(a.choices_)
+    np.testing.assert_allclose(b.predict(x), a.predict(x), rtol=1e-4, atol=1e-4)
+    calls.clear()
+    jaxtree.TreeRegressor(**dict(kw, screen_rows=0)).fit(mx, y)
+    assert not calls

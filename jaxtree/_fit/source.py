@@ -667,7 +667,7 @@ class Streamed(_Regression):
     # ------------------------------------------------------------------------ tree
 
     def tree_config(self) -> search.Config:
-        return self.spec.config(self.n, self.p)
+        return self.spec.config(self.n, self.p)._replace(screen_rows=self.spec.screen_rows)
 
     def grow(self, k: int, cfg: search.Config, rep, chosen: bool = False) -> search.SearchResult:
         if chosen and cfg.pair_leaves:  # a pair uses two operations: the capacity bounds the size

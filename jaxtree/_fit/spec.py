@@ -714,12 +714,15 @@ def resolve_auto(search_: str, validation_fraction, n: int, p: int, q: int, *,
 def screen_rows(hyper: dict, n: int, in_memory: bool, engine: str, devices) -> int:
     """The rows the tree search screens its insertions on (:attr:`FitSpec.screen_rows`;
     :attr:`jaxtree.search.Config.screen_rows`): the estimator's ``screen_rows`` (``"auto"``:
-    :func:`jaxtree.scoring.screen_for` of ``n``) on an in-memory fit with engine ``"jax"``
-    and one device (a classifier's insertions are scored on its Newton working data by the
-    same scorer); else 0. A streamed fit and ``fit_batch`` score every candidate on every
-    row."""
+    :func:`jaxtree.scoring.screen_for` of ``n``) on a fit with engine ``"jax"`` and one
+    device: in memory (a classifier's insertions are scored on its Newton working data by
+    the same scorer) or a regression streamed block by block (the sample's rows read into
+    memory once, :class:`jaxtree.stream._Step`); else 0. A streamed classifier and
+    ``fit_batch`` score every candidate on every row. ``in_memory`` False with a
+    classification loss: 0."""
     asked = hyper.get("screen_rows", "auto")
-    if not (in_memory and engine == "jax" and devices is None):
+    if not (engine == "jax" and devices is None
+            and (in_memory or hyper.get("loss", "squared") == "squared")):
         return 0
     return scoring.screen_for(n) if isinstance(asked, str) else int(asked)
 
