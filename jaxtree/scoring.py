@@ -1086,8 +1086,16 @@ def screen_chunks(data: Data, max_rows: int) -> Data:
 
 def candidate_chunk_moments(program: prog.Program, slots, rows, columns, xb, yb, wb, basis,
                             phb=None) -> Moments:
-    """:func:`candidate_moments` of one chunk ``xb (m, p)``, ``yb, wb (m,)`` (``slots``:
-    :func:`jaxtree.program.leaf_slots`; ``phb``: its kept basis values, if any)."""
+    """:func:`candidate_moments` of one chunk.
+
+    Args:
+      program: the current tree; slots: int32 ``(L,)`` from
+        :func:`jaxtree.program.leaf_slots`.
+      rows, columns: int32 ``(K,)`` the candidates' rows and columns, as for
+        :func:`candidate_moments`.
+      xb: float ``(m, p)``; yb, wb: float ``(m,)`` the chunk's targets and weights.
+      basis: the basis; phb: the chunk's kept basis values, if any.
+    """
     feat, fn = columns // basis.q, columns % basis.q
     u, r = _rows(program, slots, xb, yb, basis, phb)  # (2L, m)
     phi = basis.evaluate_at(jnp.take(xb, feat, axis=1).T, fn[:, None],
@@ -1098,7 +1106,8 @@ def candidate_chunk_moments(program: prog.Program, slots, rows, columns, xb, yb,
 
 
 def zero_candidate_moments(k: int, dtype) -> Moments:
-    """Empty accumulators of :func:`candidate_moments` for ``k`` candidates."""
+    """Empty accumulators of :func:`candidate_moments` for ``k`` candidates of float
+    ``dtype``."""
     z = jnp.zeros((k + 1,), dtype)
     return Moments(jnp.zeros((), dtype), z, z, z, z, z)
 
@@ -1194,9 +1203,10 @@ def screened_score(program: prog.Program, data: Data, basis, *, max_leaves: int,
 
 def screen_pick(program: prog.Program, rough: Scores, candidates: int) -> tuple:
     """``(rows, columns, screened)``: the ``candidates`` lowest of the screen's scores
-    ``rough`` (of the ``+`` rows that are one function, the first, :func:`_first_rows`), as
-    int32 ``(K,)`` rows and columns of :class:`Scores`, and whether each scored finite
-    there (a padding rank, a column not allowed or of a padding covariate did not)."""
+    ``rough`` of ``program``'s candidates (of the ``+`` rows that are one function, the
+    first, :func:`_first_rows`), as int32 ``(K,)`` rows and columns of :class:`Scores`, and
+    whether each scored finite there (a padding rank, a column not allowed or of a padding
+    covariate did not)."""
     pq = rough.sse.shape[1]
     flat = jnp.where(_first_rows(program, rough.leaf_slots)[:, None], rough.sse,
                      jnp.inf).reshape(-1)
@@ -1207,10 +1217,17 @@ def screen_pick(program: prog.Program, rough: Scores, candidates: int) -> tuple:
 
 def screened_scores(program: prog.Program, rough: Scores, rows, columns, screened,
                     mo: Moments, allowed=None) -> Scores:
-    """The :class:`Scores` table of a screened step: the picked candidates' exact scores
-    from their moments ``mo`` (:func:`candidate_moments`, over all rows) at their places,
-    ``+inf`` elsewhere, with the exact RSS (:func:`screened_score`, and the streamed step's
-    :mod:`jaxtree.stream`)."""
+    """The :class:`Scores` table of a screened step (:func:`screened_score`, and the
+    streamed step's, :mod:`jaxtree.stream`): the picked candidates' exact scores at their
+    places, ``+inf`` elsewhere, with the exact RSS.
+
+    Args:
+      program: the current tree.
+      rough: the screen's :class:`Scores` (its ``leaf_slots`` and shape are the table's).
+      rows, columns, screened: :func:`screen_pick`'s.
+      mo: the candidates' :class:`Moments` over all rows (:func:`candidate_moments`).
+      allowed: the data's allowed columns (:attr:`Data.allowed`), or None.
+    """
     fit = closed_form(mo)
     empty = program.n_slots == 0
     ok = screened & jnp.where(empty, rows == 0, rough.leaf_slots[rows // 2] >= 0)
