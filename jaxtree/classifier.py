@@ -201,8 +201,8 @@ class TreeClassifier(Estimator):
         level, BENCHMARKS.md); an integer of at least 2 that many folds; 0 none (the faster
         fit).
       screen_rows: as for :class:`jaxtree.TreeRegressor`: ``"auto"`` (default) screens each
-        insertion's candidates on 16,384 evenly spaced rows of the Newton working data on
-        in-memory fits of 65,536 rows and more, then scores the best 32 on every row; 0
+        insertion's candidates on 8,192 evenly spaced rows of the Newton working data on
+        in-memory fits of 32,768 rows and more (16,384 from 65,536), then scores the best 32 on every row; 0
         scores every candidate on every row.
 
     Streaming: ``fit`` of a ``numpy.memmap`` (with ``y`` the labels in memory) or of a

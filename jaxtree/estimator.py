@@ -185,7 +185,7 @@ class TreeRegressor(Regressor):
         inserts the best of those (:func:`jaxtree.scoring.screened_score`: the weight is
         the exact fit on all rows; the choice is the full scorer's wherever that one is
         among the 32). 0 scores every candidate on every row (the paper's search, and
-        ``paper()``'s setting). ``"auto"``: 16,384 rows on fits of 65,536 rows and more
+        ``paper()``'s setting). ``"auto"``: 8,192 rows on fits of 32,768 rows and more, 16,384 from 65,536
         (``jaxtree.scoring.screen_for``; engine ``"jax"``, one device; in memory or
         streamed block by block, where the sample is read into memory once), else 0:
         about 20% off a warm fit at 10⁵ rows, more on larger ones. ``TreeClassifier`` takes

