@@ -237,8 +237,9 @@ class Config(NamedTuple):
         step scores every candidate on before it scores the best
         :data:`jaxtree.scoring.SCREEN_CANDIDATES` of them on all rows
         (:func:`jaxtree.scoring.screened_score`; a classification loss's step scores its
-        Newton working data with it). The in-memory estimators set it from the table's size
-        (:func:`jaxtree.scoring.screen_for`).
+        Newton working data with it). The estimators set it from the table's size
+        (:func:`jaxtree.scoring.screen_for`; in memory, and a regression streamed block by
+        block, whose step, :class:`jaxtree.stream._Step`, reads the sample once).
     """
 
     max_k: int
