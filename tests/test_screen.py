@@ -20,7 +20,7 @@ from jaxtree import scoring
 
 from _shared import choice_key
 
-P, Q = 5, None  # Q: the default basis's
+P = 5  # covariates of the test tables
 
 
 def _data(rng, n=3000, chunk=256, dtype=np.float64, noise=0.3):
