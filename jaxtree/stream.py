@@ -674,8 +674,8 @@ def screen_rows(source, max_rows: int, dtype) -> scoring.Data:
         else:
             start = (-(c * m)) % stride  # the first row of this chunk on the stride
             keep = slice(start, m, stride)
-        for part, a in zip(parts, chunk):
-            part.append(np.asarray(a, dtype)[keep])
+        for part, a in zip(parts, chunk):  # a copy of the kept rows: a view would hold the
+            part.append(np.array(np.asarray(a, dtype)[keep]))  # whole chunk until the end
     if stride <= 1:
         return scoring.Data(*(jnp.asarray(np.stack(p)) for p in parts))
     return scoring.Data(*(jnp.asarray(np.concatenate(p))[None] for p in parts))
