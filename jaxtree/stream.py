@@ -661,12 +661,7 @@ def screen_rows(source, max_rows: int, dtype) -> scoring.Data:
       max_rows: the most rows the screen reads.
       dtype: float dtype of the gathered rows.
     """
-    n_chunks = getattr(source, "n_chunks", None)
-    if n_chunks is None:
-        n_chunks = sum(1 for _ in source)
-    first = next(iter(source))
-    m = first[0].shape[0]
-    stride = scoring.screen_stride(n_chunks * m, max_rows)
+    stride, m = _screen_stride(source, max_rows)
     parts = ([], [], [])
     for c, chunk in enumerate(source):
         if stride <= 1:
@@ -681,14 +676,20 @@ def screen_rows(source, max_rows: int, dtype) -> scoring.Data:
     return scoring.Data(*(jnp.asarray(np.concatenate(p))[None] for p in parts))
 
 
-def _screens(source, max_rows: int) -> bool:
-    """Whether a screen of ``max_rows`` rows takes fewer than ``source``'s padded rows (as
-    :func:`jaxtree.scoring.screen_chunks` decides it in memory)."""
+def _screen_stride(source, max_rows: int) -> tuple:
+    """``(stride, rows per chunk)`` of a screen of at most ``max_rows`` rows of ``source``
+    (:func:`jaxtree.scoring.screen_stride` of its padded rows; stride 1: every row)."""
     n_chunks = getattr(source, "n_chunks", None)
     if n_chunks is None:
         n_chunks = sum(1 for _ in source)
     m = next(iter(source))[0].shape[0]
-    return scoring.screen_stride(n_chunks * m, max_rows) > 1
+    return scoring.screen_stride(n_chunks * m, max_rows), m
+
+
+def _screens(source, max_rows: int) -> bool:
+    """Whether a screen of ``max_rows`` rows takes fewer than ``source``'s padded rows (as
+    :func:`jaxtree.scoring.screen_chunks` decides it in memory)."""
+    return _screen_stride(source, max_rows)[0] > 1
 
 
 _coordinate_update = jax.jit(refine_.coordinate_update)
