@@ -517,11 +517,31 @@ class InMemory(_Regression):
         fit = shapes_.evaluate_chunks_jit(shapes, self.data(shard=False).x, sspec)
         return np.asarray(fit, np.float64).reshape(-1)[: self.n]
 
-    def backfit(self, program, terms, sspec, fit: Optional[ShapeFit] = None) -> tuple:
+    def split_grams(self, grams, held_data, held, sspec):
+        """All rows' Grams of the shape terms of ``sspec`` (:func:`jaxtree.shapes.grams`) from
+        the parts of :meth:`shape_split`: the training part's ``grams`` (compacted to
+        ``sspec``, :func:`jaxtree.shapes.compact`) plus the held-out rows' (``held_data``,
+        ``held`` their indices), for :meth:`backfit`. None where the training part is a
+        subset of its rows (more than ``shapes.SEARCH_ROWS``) or where the round runs on
+        the host (``host_backfit``: no Grams).
+
+        Why (seventy-fifth session, issue 29's cost): a Gram is a weighted sum over rows of
+        the covariates alone, so the training part's (computed for the selection run) and
+        the held-out part's add up to all rows'; the round's own pass over all rows cost
+        94 ms of a 1.5 s warm fit (flights, 10^5 rows), the held-out part's a fifth of it.
+        The sums differ from one pass's by float32 rounding (another order)."""
+        if self.spec.host_backfit or self.n - len(held) > shapes_.SEARCH_ROWS:
+            return None
+        return shapes_.grams_sum_jit(grams[:5], shapes_.grams_jit(held_data, sspec), sspec)
+
+    def backfit(self, program, terms, sspec, fit: Optional[ShapeFit] = None,
+                grams=None) -> tuple:
         """The backfitting round: the shapes refitted given the tree (one sweep), then with
         ``refine="optax"`` the tree's weights refined given the shapes. Returns ``(terms,
         program, mse of the model on all rows)`` (scaled space). ``fit``: the shapes of
-        ``shapes=S`` (their state and Grams), else ``terms`` were chosen after the tree."""
+        ``shapes=S`` (their state and Grams), else ``terms`` were chosen after the tree;
+        ``grams``: then their Grams on all rows where the caller has them
+        (:meth:`split_grams`), else computed here."""
         s = self.spec
         data = self.data(shard=False)
         values = select.host_tree_values(program, self.xs, s.basis) \
@@ -535,7 +555,8 @@ class InMemory(_Regression):
             if fit is not None:
                 state = shapes_.finish_jit(fit.state, rdata, fit.grams, sspec, 1)
             else:
-                state = shapes_.refit(terms, rdata, sspec, 1, gr=shapes_.grams_jit(rdata, sspec))
+                gr = shapes_.grams_jit(rdata, sspec) if grams is None else grams
+                state = shapes_.refit(terms, rdata, sspec, 1, gr=gr)
             resid = data._replace(y=select.minus(data.y, state.fit))  # the tree's target
         if s.refine == "optax":
             # the refined program's weighted MSE on resid comes with it: no second pass, and

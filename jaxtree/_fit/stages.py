@@ -173,7 +173,7 @@ def shapes_first(src, spec: spec_.FitSpec, rep) -> tuple:
     n_shapes, screened, shape_path = spec.shapes, None, None
     own = bucket(src)
     if spec.validation_fraction is not None:
-        n_shapes, screened, _, _, shape_path, _ = choose_shapes(
+        n_shapes, screened, _, _, shape_path, _, _ = choose_shapes(
             src.shape_split(), spec, rep, scale, spec.shapes, p=own, kernels=kernels)
         # the chosen terms, then the tree's first leaf and k insertions
         rep.phase(int(np.max(n_shapes)) + spec.k + 1, "refit")
@@ -261,8 +261,9 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     if room <= 0:
         return found_tree, None, None, None
     after = len(found_tree.history)
-    n_shapes, _, sel, sspec, shape_path, (rows, w) = choose_shapes(
-        src.shape_split(program), spec, rep, scale, spec.shape_capacity, states=True, n_iter=room,
+    split = src.shape_split(program)
+    n_shapes, _, sel, sspec, shape_path, (rows, w), train_grams = choose_shapes(
+        split, spec, rep, scale, spec.shape_capacity, states=True, n_iter=room,
         p=bucket(src), kernels=after_kernels(spec))
     rep.phase(after + n_shapes, "shapes", done=after)  # the tree's iterations, then the terms
     held = (rows[n_shapes], w)
@@ -276,7 +277,8 @@ def shapes_after(src, spec: spec_.FitSpec, rep, found_tree) -> tuple:
     if n_shapes == 0:
         return found_tree, None, shape_path, held
     terms, sspec, program, mse = _backfitted(
-        src, spec, program, jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec)
+        src, spec, program, jax.device_get(sel.programs[n_shapes - 1]).shapes, sspec,
+        (train_grams,) + tuple(split[1:]))
     history = list(found_tree.history) + list(losses[:n_shapes])
     history[-1] = mse * scale
     res = search.SearchResult(program, np.asarray(history, np.float64),
@@ -377,7 +379,7 @@ def order_choice(src, spec: spec_.FitSpec, rep, tree_first: tuple, held: tuple) 
     if spec_.ADDITIVE_ORDER:
         return _additive_order(src, spec, rep, tree_first, held, scores)
     kernels = after_kernels(spec)
-    n_shapes, _, sel, sspec, shape_path, (rows_s, w_s) = choose_shapes(
+    n_shapes, _, sel, sspec, shape_path, (rows_s, w_s), _ = choose_shapes(
         src.shape_split(), spec, rep, scale, spec.shape_capacity, states=True,
         n_iter=min(spec.shape_capacity, spec.max_terms - 1), p=own, kernels=kernels)
     alone = float(select.held_mean(rows_s[n_shapes], w_s)) * scale  # the terms alone
@@ -469,13 +471,20 @@ def shapes_then_tree(src, given, spec: spec_.FitSpec, rep, shapes: tuple, select
         shape_path
 
 
-def _backfitted(src, spec: spec_.FitSpec, program, found, sspec) -> tuple:
+def _backfitted(src, spec: spec_.FitSpec, program, found, sspec, parts=None) -> tuple:
     """``(terms, spec, program, mse)``: the backfitting round (the source's ``backfit``) of
     the tree ``program`` and the shape terms ``found`` of a count's selection run (spec
     ``sspec``), compacted to the chosen terms first and the result in the table's own term
-    ids (:func:`jaxtree.shapes.unslot`)."""
-    found, sspec, _ = shapes_.compact(found, sspec)
-    terms, program, mse = src.backfit(program, found, sspec)
+    ids (:func:`jaxtree.shapes.unslot`). ``parts``: ``(Grams of the selection run's
+    training rows or None, held-out data, held-out rows)``, from which a source that can
+    (``split_grams``: an in-memory regression whose split holds every row) sums all rows'
+    Grams of the chosen terms instead of a pass over all rows (seventy-fifth session)."""
+    found, sspec, gr = shapes_.compact(found, sspec, None if parts is None else parts[0])
+    grams = None
+    if gr is not None and hasattr(src, "split_grams"):
+        grams = src.split_grams(gr, parts[1], parts[2], sspec)
+    terms, program, mse = src.backfit(program, found, sspec) if grams is None else \
+        src.backfit(program, found, sspec, grams=grams)
     terms, sspec = shapes_.unslot(terms, sspec, bucket(src), spec.shape_groups)
     return terms, sspec, program, mse
 
@@ -671,7 +680,9 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     (``shapes="auto"``); ``n_iter``: at most this many terms (default ``max_terms``, the
     selection run's capacity); ``p``: the table's covariates when the split is bucketed
     (:func:`bucket`; the spec returned is then a :class:`jaxtree.shapes.SlotSpec`);
-    ``kernels``: :class:`OneFit` or a batch's (then the count and the path are per member)."""
+    ``kernels``: :class:`OneFit` or a batch's (then the count and the path are per member).
+    The seventh entry: the training part's Grams (:func:`jaxtree.shapes.grams`) with
+    :class:`OneFit`, else None."""
     n_iter = max_terms if n_iter is None else n_iter
     data, held_data, held = split
     pairs, allowed = kernels.screen_terms(data, spec, p)
@@ -691,7 +702,8 @@ def choose_shapes(split, spec: spec_.FitSpec, rep, scale: float, max_terms: int,
     w = select.held_weights(held_data, len(held))
     n_best, path = kernels.counted(rows, w, sel, data, np.asarray(empty, np.float64) * scale,
                                    sspec, scale, rep.names)
-    return n_best, (pairs, allowed), sel, sspec, path, (rows, w)
+    return n_best, (pairs, allowed), sel, sspec, path, (rows, w), \
+        fgr[:5] if kernels is OneFit else None
 
 
 def _with_shapes(path, terms, sspec):
