@@ -770,6 +770,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
                          "(a memmap, a ChunkReader or a matrix of more than 2**24 values). "
                          "Use shapes='auto' or an integer for such data.")
     knots = knots_for(hyper.get("shape_knots", "auto"), shapes, n)
+    screen = screen_rows(hyper, n, in_memory, engine, devices)
     columns = rows = 0
     small = False  # compiling dominates an in-memory JAX fit (the buckets, the kept basis)
     if in_memory and engine == "jax":  # the buckets: a streamed fit is large
@@ -807,7 +808,7 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
         max_terms=int(hyper.get("max_terms", AUTO_TERMS)),
         indicator_rule=engine == "jax",
-        screen_rows=screen_rows(hyper, n, in_memory, engine, devices),
+        screen_rows=screen,
         both_orders=(shapes == "auto" and engine == "jax" and in_memory
                      and AUTO_VALIDATION_MIN_ROWS <= n < SHAPES_FIRST_MAX_ROWS
                      and fraction is not None and hyper.get("loss", "squared") == "squared"))
