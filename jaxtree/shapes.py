@@ -704,24 +704,53 @@ def _term_hats(views, tid, p: int, spec: ShapeSpec):
     return tid < p, a1, a2, b
 
 
+def _on_term(views, tid, p: int, spec: ShapeSpec, fn):
+    """``fn(hats)`` of term ``tid``'s dense factors on a chunk (:func:`_term_hats`), computing
+    only its own kind's: a ``lax.cond`` between a main's (``(True, A1, None, None)``) and a
+    pair's (``(False, None, A2, B)``); :func:`_apply_hats` and :func:`_accumulate_hats` take
+    either. Under ``vmap`` (a batch's members) both branches run, as both kinds' factors did.
+
+    Why (seventy-fifth session, issue 29's cost): the sweep's passes (:func:`_sweep`) formed
+    both kinds' factors and products for every term and kept one; a pair's are most of the
+    work (``n2^2`` products a row against a main's ``n1``)."""
+    if not _n_pairs(spec):
+        return fn(_term_hats(views, tid, p, spec))
+    x1, x2 = views
+
+    def main(_):
+        return fn((True, _hats(jnp.clip(x1[:, jnp.clip(tid, 0, p - 1)], 0.0, 1.0), spec.n1),
+                   None, None))
+
+    def pair(_):
+        ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
+        c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
+        return fn((False, None, _hats(jnp.clip(x2[:, ia[c]], 0.0, 1.0), spec.n2),
+                   _hats(jnp.clip(x2[:, ib[c]], 0.0, 1.0), spec.n2)))
+
+    return jax.lax.cond(tid < p, main, pair, None)
+
+
 def _apply_hats(hats, coef, spec: ShapeSpec):
-    """``Phi @ coef`` of a term from its dense factors (:func:`_term_hats`): ``(m,)``."""
+    """``Phi @ coef`` of a term from its dense factors (:func:`_term_hats`, or one kind's,
+    :func:`_on_term`): ``(m,)``."""
     main, a1, a2, b = hats
-    v1 = a1 @ coef[:spec.n1]
+    v1 = None if a1 is None else a1 @ coef[:spec.n1]
     if a2 is None:
         return v1
     v2 = jnp.sum((a2 @ coef[:spec.n2 * spec.n2].reshape(spec.n2, spec.n2)) * b, -1)
-    return jnp.where(main, v1, v2)
+    return v2 if a1 is None else jnp.where(main, v1, v2)
 
 
 def _accumulate_hats(hats, weights, spec: ShapeSpec, size: int):
-    """``Phi^T weights`` of a term from its dense factors, padded to ``(size,)``."""
+    """``Phi^T weights`` of a term from its dense factors (:func:`_term_hats`, or one
+    kind's, :func:`_on_term`), padded to ``(size,)``."""
     main, a1, a2, b = hats
-    g1 = jnp.pad(weights @ a1, (0, size - spec.n1))
+    g1 = None if a1 is None else jnp.pad(weights @ a1, (0, size - spec.n1))
     if a2 is None:
         return g1
     g2 = ((a2 * weights[:, None]).T @ b).reshape(-1)
-    return jnp.where(main, g1, jnp.pad(g2, (0, size - g2.shape[0])))
+    g2 = jnp.pad(g2, (0, size - g2.shape[0]))
+    return g2 if a1 is None else jnp.where(main, g1, g2)
 
 
 def _block_system(g, s, n, size=None, ridge=RIDGE):
@@ -1168,10 +1197,15 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
             xb, yb, wb, fb = ch
             views = _views(xb, spec)
             # the previous block's change, applied in this block's pass (one pass per update)
-            fb = fb + _apply_hats(_term_hats(views, prev, p, spec), prev_delta, spec) + prev_shift
-            hats = _term_hats(views, tid, p, spec)
-            e = wb * (yb - fb + _apply_hats(hats, old, spec))
-            return (acc[0] + _accumulate_hats(hats, e, spec, mm), acc[1] + jnp.sum(e)), fb
+            fb = fb + _on_term(views, prev, p, spec,
+                               lambda h: _apply_hats(h, prev_delta, spec)) + prev_shift
+
+            def own(hats):
+                e = wb * (yb - fb + _apply_hats(hats, old, spec))
+                return _accumulate_hats(hats, e, spec, mm), jnp.sum(e)
+
+            b, esum = _on_term(views, tid, p, spec, own)
+            return (acc[0] + b, acc[1] + esum), fb
 
         (b, esum), fit = scoring.scan_live(
             body, (jnp.zeros((mm,), fit.dtype), jnp.zeros((), fit.dtype)),
@@ -1184,8 +1218,8 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     init = (coef, state.fit, shapes.intercept, jnp.zeros((), jnp.int32),
             jnp.zeros((mm,), state.fit.dtype), zero)
     coef, fit, icpt, last, delta, shift = jax.lax.fori_loop(start, start + n_up, update, init)
-    fit = fit + jax.vmap(lambda xb: _apply_hats(_term_hats(_views(xb, spec), last, p, spec),
-                                                delta, spec))(data.x) + shift
+    fit = fit + jax.vmap(lambda xb: _on_term(_views(xb, spec), last, p, spec,
+                                             lambda h: _apply_hats(h, delta, spec)))(data.x) + shift
     return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit)
 
 
