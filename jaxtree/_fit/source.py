@@ -536,27 +536,29 @@ class InMemory(_Regression):
 
     def backfit(self, program, terms, sspec, fit: Optional[ShapeFit] = None,
                 grams=None) -> tuple:
-        """The backfitting round: the shapes refitted given the tree (one sweep), then with
-        ``refine="optax"`` the tree's weights refined given the shapes. Returns ``(terms,
-        program, mse of the model on all rows)`` (scaled space). ``fit``: the shapes of
-        ``shapes=S`` (their state and Grams), else ``terms`` were chosen after the tree;
-        ``grams``: then their Grams on all rows where the caller has them
+        """The backfitting round: the shapes refitted given the tree (one sweep with
+        ``shapes=S``, :data:`~jaxtree._fit.spec.BACKFIT_SWEEPS` for terms chosen after the
+        tree), then with ``refine="optax"`` the tree's weights refined given the shapes.
+        Returns ``(terms, program, mse of the model on all rows)`` (scaled space). ``fit``:
+        the shapes of ``shapes=S`` (their state and Grams), else ``terms`` were chosen after
+        the tree; ``grams``: then their Grams on all rows where the caller has them
         (:meth:`split_grams`), else computed here."""
         s = self.spec
         data = self.data(shard=False)
+        sweeps = spec_.BACKFIT_SWEEPS
         values = select.host_tree_values(program, self.xs, s.basis) \
             if fit is None and s.host_backfit else None
         if values is not None:
-            state, resid = self._host_backfit(data, values, terms, sspec)
+            state, resid = self._host_backfit(data, values, terms, sspec, sweeps)
         else:
             if fit is None:
-                shapes_.refit_ahead(terms, data, sspec, 1)
+                shapes_.refit_ahead(terms, data, sspec, sweeps)
             rdata = data._replace(y=select.minus(data.y, self._tree_fit(program)))
             if fit is not None:
                 state = shapes_.finish_jit(fit.state, rdata, fit.grams, sspec, 1)
             else:
                 gr = shapes_.grams_jit(rdata, sspec) if grams is None else grams
-                state = shapes_.refit(terms, rdata, sspec, 1, gr=gr)
+                state = shapes_.refit(terms, rdata, sspec, sweeps, gr=gr)
             resid = data._replace(y=select.minus(data.y, state.fit))  # the tree's target
         if s.refine == "optax":
             # the refined program's weighted MSE on resid comes with it: no second pass, and
@@ -565,9 +567,9 @@ class InMemory(_Regression):
             return state.shapes, program, float(mse)
         return state.shapes, program, float(select.held_out_mse(program, resid, s.basis))
 
-    def _host_backfit(self, data, values, terms, sspec) -> tuple:
-        """``(state, resid)``: :meth:`backfit`'s sweep of the shapes on the host, given the
-        tree's values ``values (n,)`` (float64, :func:`jaxtree._fit.select.host_tree_values`),
+    def _host_backfit(self, data, values, terms, sspec, sweeps: int) -> tuple:
+        """``(state, resid)``: :meth:`backfit`'s ``sweeps`` sweeps of the shapes on the host,
+        given the tree's values ``values (n,)`` (float64, :func:`jaxtree._fit.select.host_tree_values`),
         and the tree's target (the rows ``data`` with ``y`` minus the shapes' values, on the
         device) (:attr:`jaxtree._fit.spec.FitSpec.host_backfit`).
 
@@ -582,7 +584,7 @@ class InMemory(_Regression):
         tree[: self.n] = values
         dt = np.dtype(data.x.dtype)
         host = scoring.Data(np.asarray(data.x), y - tree.reshape(y.shape), np.asarray(data.w))
-        state = host_shapes.refit(terms, host, sspec, 1)
+        state = host_shapes.refit(terms, host, sspec, sweeps)
         resid = data._replace(y=jax.device_put((y - np.asarray(state.fit, np.float64)).astype(dt)))
         return state, resid
 
@@ -757,14 +759,17 @@ class Streamed(_Regression):
         return out
 
     def backfit(self, program, terms, sspec, fit: Optional[ShapeFit] = None) -> tuple:
-        """One sweep of the shapes given the tree (:func:`jaxtree.stream.refit_shapes`), then
+        """The sweeps of the shapes given the tree (:func:`jaxtree.stream.refit_shapes`; one
+        with ``shapes=S``, else :data:`~jaxtree._fit.spec.BACKFIT_SWEEPS`), then
         with ``refine="optax"`` the tree's weights refined given the shapes
         (:func:`jaxtree.stream.refine_given_shapes`)."""
         s = self.spec
         kw = dict(devices=s.devices, dtype=s.dtype, chunks_per_block=s.block)
         program = jax.tree_util.tree_map(jnp.asarray, program)
-        terms, _ = stream_.refit_shapes(self.scaled, program, s.basis, terms, sspec, sweeps=1,
-                                        gr=None if fit is None else fit.grams, **kw)
+        sweeps = 1 if fit is not None else spec_.BACKFIT_SWEEPS  # as the in-memory round's
+        terms, _ = stream_.refit_shapes(self.scaled, program, s.basis, terms, sspec,
+                                        sweeps=sweeps, gr=None if fit is None else fit.grams,
+                                        **kw)
         steps = s.steps if s.refine == "optax" else 0
         program, mse = stream_.refine_given_shapes(self.scaled, program, s.basis, terms, sspec,
                                                    steps=steps, **kw)

@@ -35,6 +35,13 @@ million rows of 8 columns, 128 MiB as float64) is fitted chunk by chunk (read th
 # The defaults' "auto" rules (see the TreeRegressor docstring and resolve()).
 SHAPE_SWEEPS_ALL_ROWS = 2  # shapes=S: backfitting sweeps after a search on all rows ...
 SHAPE_SWEEPS_SUBSET = 1  # ... and after one on a subset (a close start; each sweep S passes)
+BACKFIT_SWEEPS = 4  # shapes="auto" (the terms chosen after the tree): the backfitting round's
+# sweeps of the chosen terms given the tree, before the tree's weights are refined given them
+# (seventy-fifth session, issue 29: the terms were fitted on the selection run's training
+# part, and one sweep on all rows left overlapping terms (a pair and its covariates' mains)
+# short of their fit: flights, 40,000 training rows, test RMSE 35.520 -> 35.442 at 4 sweeps,
+# 35.433 at 8 and 16; two whole rounds of one sweep each 35.451; BENCHMARKS.md, "The
+# backfitting round's sweeps")
 AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
 AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all:
 # the estimators' default max_terms (a larger one adds its excess to AUTO_SHAPES)
