@@ -380,6 +380,31 @@ def test_the_backfitting_round_runs_on_the_host(monkeypatch):
     np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-4, atol=1e-4)
 
 
+def test_the_round_sweeps_the_terms_chosen_after_the_tree_backfit_sweeps_times(monkeypatch):
+    """The backfitting round of ``shapes="auto"`` sweeps its terms
+    :data:`~jaxtree._fit.spec.BACKFIT_SWEEPS` times given the tree, and on a table of
+    overlapping terms (a pair and its covariates' mains) the later sweeps still lower the
+    training loss: a round that swept once would leave it higher (seventy-fifth session)."""
+    from jaxtree._fit import spec as spec_
+
+    seen, real = [], H.refit
+    monkeypatch.setattr(H, "refit",
+                        lambda t, d, s, sweeps=1: seen.append((t, d, s, sweeps)) or
+                        real(t, d, s, sweeps))
+    X, f, rng = _round_table(8)
+    est = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, f + 0.05 * rng.standard_normal(len(f)))
+    assert est.model_.shapes is not None
+    assert [c[3] for c in seen] == [spec_.BACKFIT_SWEEPS] and spec_.BACKFIT_SWEEPS > 1
+    terms, data, sspec, _ = seen[0]
+    w, y = np.asarray(data.w, np.float64), np.asarray(data.y, np.float64)
+
+    def loss(sweeps):
+        return float(np.sum(w * (y - np.asarray(real(terms, data, sspec, sweeps).fit)) ** 2))
+
+    once, rounds = loss(1), loss(spec_.BACKFIT_SWEEPS)
+    assert rounds < once * (1 - 1e-4), (once, rounds)
+
+
 def _round_table(seed, n=2100):
     """``(X, f, rng)``: rows with fine knots (32, 16), pair blocks of 256 coefficients, and
     an additive truth with a pair, for the backfitting round's fits."""
