@@ -65,11 +65,7 @@ def coarse(data: scoring.Data, max_rows: int = REFINE_ROWS) -> scoring.Data:
     A cached ``Phi`` (``data.phi``) is regrouped with the rows: these passes read the leaves'
     columns from it (:func:`jaxtree.program.leaf_basis`).
     """
-    nc, m = data.y.shape
-    r = max([d for d in range(1, nc + 1) if nc % d == 0 and d * m <= max(max_rows, m)])
-    if r == 1:
-        return data
-    return scoring.map_rows(lambda a: a.reshape((nc // r, r * m) + a.shape[2:]), data)
+    return scoring.regroup(data, max_rows)
 
 
 LEAF_CACHE_BYTES = 512 * 2**20

@@ -63,6 +63,7 @@ __all__ = [
     "safe_div",
     "apply",
     "map_rows",
+    "regroup",
     "masked",
     "support_counts",
     "support_rows",
@@ -174,6 +175,19 @@ def map_rows(fn, data: Data) -> Data:
     return data._replace(x=fn(data.x), y=fn(data.y), w=fn(data.w),
                          phi=None if data.phi is None else fn(data.phi),
                          offset=None if data.offset is None else fn(data.offset))
+
+
+def regroup(data: Data, max_rows: int) -> Data:
+    """``data`` with every ``r`` consecutive chunks as one (a free reshape): ``r`` the
+    largest divisor of the chunk count with ``r * m <= max_rows`` (at least 1: then
+    ``data`` itself). For passes whose per-row work is small, where the loop's per-chunk
+    overhead dominates at the scorer's chunk size (:func:`jaxtree.refine.coarse`,
+    :func:`jaxtree.shapes.finish`)."""
+    nc, m = data.y.shape
+    r = max([d for d in range(1, nc + 1) if nc % d == 0 and d * m <= max(max_rows, m)])
+    if r == 1:
+        return data
+    return map_rows(lambda a: a.reshape((nc // r, r * m) + a.shape[2:]), data)
 
 
 def chunk(x, y, sample_weight=None, chunk_size: int = 2048, rows: Optional[int] = None,

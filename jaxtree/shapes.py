@@ -1176,17 +1176,35 @@ def two_valued_linear(coef, sums, n, main, spec: ShapeSpec):
     return out
 
 
+SWEEP_ROWS = 65_536
+"""Rows per chunk of the backfitting sweep's passes (:func:`_sweep`; the data's chunks
+regrouped where their count allows it).
+
+Why (seventy-fifth session, issue 29's cost): a block update's pass does a few small
+products per row (a term's hats and its coefficients), so at the scorer's 2,048-row chunks
+the loop's per-chunk overhead dominated: four sweeps of 10 terms over flights' 100,000 rows
+(49 chunks) took 378-413 ms, regrouped as 7 chunks of 14,336 rows 232-248 ms; 9 terms over
+diamonds' 40,960 rows 270-316 ms, as one chunk 100 ms (``benchmarks/results/sums75/
+sweep_chunks.py``)."""
+
+
 def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=0):
     """Block backfitting (Gauss-Seidel) over the chosen terms, ``sweeps`` times. Each block
     update is one pass over the data: the previous block's change is applied to the fitted
     values while this block's right-hand side is accumulated. ``gr``: as :func:`fit_step`'s
-    (the padded blocks of :func:`with_table` where it has them)."""
+    (the padded blocks of :func:`with_table` where it has them).
+
+    The passes read the rows in chunks of up to :data:`SWEEP_ROWS` (the data's chunks
+    regrouped, :func:`jaxtree.scoring.regroup`); the fitted values keep the data's chunks."""
     n = gr[4]
     p = data.x.shape[-1]
     mm = max(spec.n1, spec.n2 * spec.n2)
     table = gr[6] if len(gr) > 6 else _padded_grams(gr, spec, p)
     shapes = state.shapes
     coef = _flat(shapes, spec)
+    chunks = state.fit.shape
+    data = scoring.regroup(data._replace(phi=None), SWEEP_ROWS)
+    state = state._replace(fit=state.fit.reshape(data.y.shape))
 
     def update(t, carry):
         coef, fit, icpt, prev, prev_delta, prev_shift = carry
@@ -1220,7 +1238,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     coef, fit, icpt, last, delta, shift = jax.lax.fori_loop(start, start + n_up, update, init)
     fit = fit + jax.vmap(lambda xb: _on_term(_views(xb, spec), last, p, spec,
                                              lambda h: _apply_hats(h, delta, spec)))(data.x) + shift
-    return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit)
+    return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit.reshape(chunks))
 
 
 def term_rhs(shapes: Shapes, tid, x, r, w, spec: ShapeSpec):
