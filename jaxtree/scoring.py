@@ -181,8 +181,8 @@ def regroup(data: Data, max_rows: int) -> Data:
     """``data`` with every ``r`` consecutive chunks as one (a free reshape): ``r`` the
     largest divisor of the chunk count with ``r * m <= max_rows`` (at least 1: then
     ``data`` itself). For passes whose per-row work is small, where the loop's per-chunk
-    overhead dominates at the scorer's chunk size (:func:`jaxtree.refine.coarse`,
-    :func:`jaxtree.shapes.finish`)."""
+    overhead dominates at the scorer's chunk size (:func:`jaxtree.refine.coarse`; the shape
+    terms' backfitting sweeps, :data:`jaxtree.shapes.SWEEP_ROWS`)."""
     nc, m = data.y.shape
     r = max([d for d in range(1, nc + 1) if nc % d == 0 and d * m <= max(max_rows, m)])
     if r == 1:
