@@ -89,8 +89,8 @@ def test_backfit_grams_from_the_split_are_all_rows_grams(bucketed, monkeypatch, 
         return real(self, program, terms, sspec, fit, grams)
 
     monkeypatch.setattr(source.InMemory, "backfit", spy)
-    X, y, sw = _table(4_000, 7, 5)
-    est = jaxtree.TreeRegressor(k=4).fit(X, y, sample_weight=sw)
+    X, y, sw = _table(2_500, 5, 5)
+    est = jaxtree.TreeRegressor(k=2).fit(X, y, sample_weight=sw)
     assert est.model_.shapes is not None and len(seen) == 1  # the round ran once
     got, ref, sspec = seen[0]
     assert isinstance(sspec, shapes_.SlotSpec) == bucketed
