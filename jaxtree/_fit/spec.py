@@ -40,7 +40,7 @@ BACKFIT_SWEEPS = 4  # shapes="auto" (the terms chosen after the tree): the backf
 # (seventy-fifth session, issue 29: the terms were fitted on the selection run's training
 # part, and one sweep on all rows left overlapping terms (a pair and its covariates' mains)
 # short of their fit: flights, 40,000 training rows, test RMSE 35.520 -> 35.442 at 4 sweeps,
-# 35.433 at 8 and 16; two whole rounds of one sweep each 35.451; BENCHMARKS.md, "The
+# 35.433 at 8 and 16; three whole rounds of one sweep each 35.451; BENCHMARKS.md, "The
 # backfitting round's four sweeps")
 AUTO_SHAPES = 16  # shapes="auto": at most this many shape terms after the tree
 AUTO_TERMS = 20  # ... and with the tree's terms (program.n_terms) at most this many in all:
