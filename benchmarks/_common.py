@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pathlib
 import subprocess
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    # The checkout's jaxtree, not the installed one: a script run from another checkout (a
+    # worktree of an old commit) measured the installed package when only benchmarks/ was
+    # on the path (seventy-fourth session: bench_memory.py measured one commit twice).
+    sys.path.insert(0, str(ROOT))
 
 
 def git_commit(path=ROOT) -> str:
