@@ -1176,6 +1176,20 @@ def two_valued_linear(coef, sums, n, main, spec: ShapeSpec):
     return out
 
 
+def _partial_sums(views, tid, p: int, spec: ShapeSpec, coef, resid, w, size: int) -> tuple:
+    """``(Phi_t^T e (size,), sum e)`` of term ``tid`` on a chunk (its :func:`_views`), with
+    ``e = w * (resid + Phi_t coef)`` its weighted partial residual: ``resid`` the rows'
+    residual of the whole model, ``coef`` the term's current coefficients. The right-hand
+    side of its block update, in :func:`_sweep`'s passes and :func:`term_rhs`; one kind of
+    hats only (:func:`_on_term`)."""
+
+    def sums(hats):
+        e = w * (resid + _apply_hats(hats, coef, spec))
+        return _accumulate_hats(hats, e, spec, size), jnp.sum(e)
+
+    return _on_term(views, tid, p, spec, sums)
+
+
 SWEEP_ROWS = 65_536
 """Rows per chunk of the backfitting sweep's passes (:func:`_sweep`; the data's chunks
 regrouped where their count allows it).
@@ -1217,12 +1231,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
             # the previous block's change, applied in this block's pass (one pass per update)
             fb = fb + _on_term(views, prev, p, spec,
                                lambda h: _apply_hats(h, prev_delta, spec)) + prev_shift
-
-            def own(hats):
-                e = wb * (yb - fb + _apply_hats(hats, old, spec))
-                return _accumulate_hats(hats, e, spec, mm), jnp.sum(e)
-
-            b, esum = _on_term(views, tid, p, spec, own)
+            b, esum = _partial_sums(views, tid, p, spec, old, yb - fb, wb, mm)
             return (acc[0] + b, acc[1] + esum), fb
 
         (b, esum), fit = scoring.scan_live(
@@ -1253,11 +1262,8 @@ def term_rhs(shapes: Shapes, tid, x, r, w, spec: ShapeSpec):
       x: float ``(m, p)`` scaled covariates; r: float ``(m,)`` the target of the shapes
         (e.g. ``y`` minus a tree); w: float ``(m,)`` row weights.
     """
-    p = x.shape[-1]
-    mm = max(spec.n1, spec.n2 * spec.n2)
-    hats = _term_hats(_views(x, spec), tid, p, spec)
-    e = w * (r - evaluate(shapes, x, spec) + _apply_hats(hats, _flat(shapes, spec)[tid], spec))
-    return _accumulate_hats(hats, e, spec, mm), jnp.sum(e)
+    return _partial_sums(_views(x, spec), tid, x.shape[-1], spec, _flat(shapes, spec)[tid],
+                         r - evaluate(shapes, x, spec), w, max(spec.n1, spec.n2 * spec.n2))
 
 
 def update_term(shapes: Shapes, tid, gr, b, esum, spec: ShapeSpec) -> Shapes:
