@@ -120,6 +120,24 @@ def test_box_solve_satisfies_kkt_and_equals_the_compiled_solve(x64):
         _close(H._box_solve(a, c), compiled(a, c), 1e-10)
 
 
+def test_a_blocks_own_system_solves_as_its_padded_system(x64):
+    """A term's block is solved at its own size (host_shapes.Design.solve), where the compiled
+    sweep solves it padded to the largest block with the identity (jaxtree.shapes._solve_block):
+    the same solution, the polish's step set by the identity's rows where the block's own
+    rows sum to less than 1 (small weights; a planted step from the block's rows alone fails).
+    """
+    rng = np.random.default_rng(7)
+    compiled = jax.jit(S._box_solve)
+    for _ in range(300):
+        k, pad = int(rng.choice([4, 8])), 16
+        m = rng.standard_normal((k, k))
+        a = 0.02 * (m @ m.T + 0.01 * np.eye(k))  # row sums of |A| mostly below 1
+        c = 0.02 * rng.standard_normal(k) * rng.choice([1, 5, 50])
+        big, cb = np.eye(pad), np.zeros(pad)
+        big[:k, :k], cb[:k] = a, c
+        _close(H._box_solve(a, c, 1.0), np.asarray(compiled(big, cb))[:k], 1e-10)
+
+
 def test_host_screen_keeps_the_compiled_screens_pairs(x64, pair_form):
     rng = np.random.default_rng(4)
     n, p = 400, 13  # 78 pairs: more than MAX_PAIRS, so the screen ranks them
@@ -279,7 +297,7 @@ def test_sparse_hats_are_the_dense_hats_bit_for_bit(x64, n):
 
 
 @pytest.mark.parametrize("n2", [2, 3, 4])
-def test_pair_products_equal_the_sparse_pair_blocks(x64, n2):
+def test_pair_products_equal_the_sparse_pair_blocks(x64, n2, monkeypatch):
     """The pair blocks' statistics as matrix products of the covariates' hats
     (host_shapes._PairProducts) against the sparse per-row count (host_shapes._Blocks), on
     rows with a NaN padding column, a covariate NaN on some rows, rows at the knots and
@@ -314,6 +332,16 @@ def test_pair_products_equal_the_sparse_pair_blocks(x64, n2):
     # the products are used where the size rule says so, the sparse form elsewhere
     assert H._by_products(2016, 64, 3) and not H._by_products(5, 10, 16)
     assert isinstance(H._pair_blocks(x, first, second, n2), H._PairProducts)
+    # the sparse form as the design makes it (each row's cell and its four corners' hats)
+    monkeypatch.setattr(H, "PRODUCTS", False)
+    cells = H._pair_blocks(x, first, second, n2)
+    assert isinstance(cells, H._Blocks) and cells.offsets.tolist() == [0, 1, n2, n2 + 1]
+    np.testing.assert_array_equal(cells.nan, sparse.nan)
+    _close(cells.sums(r), sparse.sums(r), 1e-12)
+    _close(cells.grams(w), prods.grams(w), 1e-12)
+    coef = rng.standard_normal(n2 * n2)
+    _close(cells.times(2, coef), prods.times(2, coef), 1e-12)
+    _close(cells.project(2, r), prods.project(2, r), 1e-12)
 
 
 def test_a_wide_tables_pair_screen_by_products(x64):

@@ -59,10 +59,10 @@ def applies(knots: tuple) -> bool:
 
 
 GRAM_ENTRIES = 1 << 18
-"""The most row-and-bin entries one weighted count of :meth:`_Blocks.grams` forms (2 MB of
-products and as much of bin indices): small blocks are counted many at a time (a Python
-loop over 64 blocks cost more than their counts), a large one alone (one count over a few
-blocks of 10⁴ rows ran 10-40% slower than a count per block, its products out of cache)."""
+"""The most row-and-hat entries of the blocks :meth:`_Blocks.grams` counts at a time (2 MB of
+weighted hats): small blocks are counted many at a time (a Python loop over 64 blocks cost
+more than their counts), a large one alone (one count over a few blocks of 10⁴ rows ran
+10-40% slower than a count per block, its products out of cache)."""
 
 
 def _sparse_hats(z, n: int) -> tuple:
@@ -99,17 +99,38 @@ def _sparse_pair_hats(hats2, first, second, n2: int) -> tuple:
 
 
 class _Blocks:
-    """Sparse hats of one kind of block (the main shapes', or the pairs'): ``index``,
-    ``value`` ``(B, N, J)`` (the ``J`` hats of each block that may be nonzero on a row, of
-    ``size`` columns each), and which blocks have a NaN on some row (a padding column, a
-    group's member): such a block's statistics are NaN throughout, as the dense products
-    make them."""
+    """Sparse hats of one kind of block (the main shapes', or the pairs'): ``value``
+    ``(B, N, J)``, the ``J`` hats of each block that may be nonzero on a row, of ``size``
+    columns each, at columns ``base + offsets`` (``base (B, N)`` each row's first hat,
+    ``offsets (J,)`` the same on every row: a main shape's two hats are neighbours, a pair's
+    four the corners of its cell); and which blocks have a NaN on some row (a padding
+    column, a group's member): such a block's statistics are NaN throughout, as the dense
+    products make them.
 
-    def __init__(self, index, value, size: int):
-        self.index, self.value, self.size = index, value, size
+    ``index`` may be the full ``(B, N, J)`` columns (:func:`_sparse_hats`,
+    :func:`_sparse_pair_hats`, whose offsets are the same on every row) or, with
+    ``offsets`` given, the bases ``(B, N)``.
+
+    Why bases and offsets (seventy-sixth session, issue 29's cost): a block's Gram is then
+    ``J (J + 1) / 2`` weighted counts of each row's cell (one product of two of its hats
+    each; 10 for a pair) instead of one count of ``J²`` entries with a bin index each (16
+    for a pair); the right-hand sides ``J`` counts of the cell without an index array of
+    ``J`` entries a row. On the weather table's backfitting round (24,576 rows, 10 pairs
+    of ``16 x 16`` hats) the pairs' Grams took 40 ms as one count (BENCHMARKS.md, "The
+    host backfitting round's counts by cell")."""
+
+    def __init__(self, index, value, size: int, offsets=None):
+        index = np.asarray(index)
+        if offsets is None:  # the offsets of the first row hold on every row
+            offsets = (index[0, 0] - index[0, 0, 0] if index.size
+                       else np.zeros(value.shape[-1], np.int64))
+            index = index[..., 0]
+        self.value, self.size = value, size
+        self.offsets = np.asarray(offsets, np.int64)
         self.nan = np.isnan(value).any((1, 2))
-        b = index.shape[0]
-        self._flat = (index + (np.arange(b) * size)[:, None, None]).reshape(-1)
+        b = value.shape[0]
+        self.base = index
+        self._flat = index + (np.arange(b) * size)[:, None]  # (B, N): block and cell
 
     @staticmethod
     def _sum(weights, flat, length):
@@ -117,40 +138,68 @@ class _Blocks:
         out = np.bincount(flat.reshape(-1), weights.reshape(-1), minlength=length)
         return out.astype(np.float64, copy=False)  # (an empty bincount is int64)
 
+    def _cells(self, weights):
+        """``(B, size)``: ``weights (B, N)`` summed by block and cell (each row's base)."""
+        b = self.value.shape[0]
+        return self._sum(weights, self._flat, b * self.size).reshape(b, self.size)
+
+    def _spread(self, cells, j: int, out):
+        """Adds the cells' sums ``(B, size)`` of hat ``j`` at its columns ``base + offsets[j]``
+        (the cells past the last whose hat ``j`` fits hold no row: their sums are 0)."""
+        o = int(self.offsets[j])
+        out[:, o:] += cells[:, : self.size - o]
+
     def sums(self, r):
         """``sum_n r_n h(x_n)`` of every block, ``(B, size)``; ``r (N,)``."""
-        b = self.index.shape[0]
+        out = np.zeros((self.value.shape[0], self.size))
         with np.errstate(invalid="ignore"):
-            out = self._sum(self.value * r[None, :, None], self._flat, b * self.size)
-        out = out.reshape(b, self.size)
+            for j in range(self.value.shape[-1]):
+                self._spread(self._cells(self.value[..., j] * r[None, :]), j, out)
         out[self.nan] = np.nan
         return out
 
     def grams(self, w):
-        """``sum_n w_n h(x_n) h(x_n)'`` of every block, ``(B, size, size)``: one weighted
-        count into every block's ``size²`` bins (the blocks' bins apart, so each block's sums
-        are those of a count of its own)."""
-        b, (n, j), k = self.index.shape[0], self.index.shape[1:], self.size
+        """``sum_n w_n h(x_n) h(x_n)'`` of every block, ``(B, size, size)``: for each two hats
+        ``j <= l`` of a row, one weighted count of the rows' cells, added at the two hats'
+        columns (and the transposed entries)."""
+        (b, n, n_hats), k = self.value.shape, self.size
         out = np.zeros((b, k, k))
-        step = max(1, GRAM_ENTRIES // max(n * j * j, 1))  # blocks a count, for the memory
+        flat = out.reshape(b, k * k)
+        step = max(1, GRAM_ENTRIES // max(n * n_hats, 1))  # blocks a count, for the memory
         for lo in range(0, b, step):
-            ix, v = self.index[lo:lo + step], self.value[lo:lo + step]
-            m = len(ix)
+            v = self.value[lo:lo + step]
+            m = len(v)
+            cell = self._flat[lo:lo + m] - lo * k  # (m, N): block and cell of each row
             with np.errstate(invalid="ignore"):
-                prod = (w[None, :, None] * v)[..., :, None] * v[..., None, :]  # (m, N, J, J)
-            flat = (ix[..., :, None] * k + ix[..., None, :]
-                    + (np.arange(m) * (k * k))[:, None, None, None])
-            out[lo:lo + m] = self._sum(prod, flat, m * k * k).reshape(m, k, k)
+                wv = v * w[None, :, None]
+            for j in range(n_hats):
+                for l in range(j, n_hats):
+                    with np.errstate(invalid="ignore"):
+                        cells = self._sum(wv[..., j] * v[..., l], cell, m * k).reshape(m, k)
+                    oj, ol = int(self.offsets[j]), int(self.offsets[l])
+                    c = np.arange(k - max(oj, ol))  # the cells whose two hats fit
+                    flat[lo:lo + m, (c + oj) * k + c + ol] += cells[:, c]
+                    if j != l:
+                        flat[lo:lo + m, (c + ol) * k + c + oj] += cells[:, c]
         out[self.nan] = np.nan
         return out
 
     def times(self, i: int, coef):
         """Block ``i``'s values ``h(x_n)' coef`` on every row, ``(N,)``."""
-        return np.sum(self.value[i] * coef[self.index[i]], -1)
+        base, v = self.base[i], self.value[i]
+        out = v[:, 0] * coef[base + self.offsets[0]]
+        for j in range(1, v.shape[-1]):
+            out += v[:, j] * coef[base + self.offsets[j]]
+        return out
 
     def project(self, i: int, r):
         """``sum_n r_n h(x_n)`` of block ``i``, ``(size,)``."""
-        return self._sum(self.value[i] * r[:, None], self.index[i], self.size)
+        out = np.zeros(self.size)
+        for j in range(self.value.shape[-1]):
+            o = int(self.offsets[j])
+            cells = self._sum(self.value[i, :, j] * r, self.base[i], self.size)
+            out[o:] += cells[: self.size - o]
+        return out
 
 
 def _dense_hats(z, n: int):
@@ -255,8 +304,12 @@ def _pair_blocks(x2, first, second, n2: int):
     """The pair blocks ``(first, second)`` of the pair view ``x2 (N, columns)``."""
     if len(first) and _by_products(len(first), len(np.union1d(first, second)), n2):
         return _PairProducts(_dense_hats(x2.T, n2), first, second, n2)
-    return _Blocks(*_sparse_pair_hats(_sparse_hats(x2.T, n2), first, second, n2),
-                   n2 * n2)  # (P, N, 4)
+    idx, val = _sparse_hats(x2.T, n2)  # (columns, N, 2)
+    o = 1 if n2 > 1 else 0  # a covariate's two hats: neighbours (one hat: the same twice)
+    value = (val[first][..., :, None] * val[second][..., None, :]).reshape(
+        (len(first), x2.shape[0], 4))  # as _sparse_pair_hats: (a, b) row-major
+    return _Blocks(idx[first, :, 0] * n2 + idx[second, :, 0], value, n2 * n2,
+                   offsets=(0, o, o * n2, o * n2 + o))  # a row's cell and its four corners
 
 
 def _system(g, s, n):
@@ -388,9 +441,12 @@ class Design:
         """Term ``tid``'s block update (:func:`jaxtree.shapes._solve_block`) for its right-hand
         side ``(b (K,), esum)``: ``(coefficients (M,), the intercept's shift)``."""
         size, sums = self.size[tid], self.sums[tid]
-        c = np.zeros(self.mm)
-        c[:size] = b - sums[:size] * esum / self.n
-        new = _box_solve(self.table[tid], c)
+        c = b - sums[:size] * esum / self.n
+        # The block's own system: the padded one's other rows are the identity's, its other
+        # coefficients 0 (its polish's step is the padded system's, at least the identity's).
+        new = np.zeros(self.mm)
+        new[:size] = _box_solve(self.table[tid, :size, :size], c,
+                                1.0 if size < self.mm else 1e-30)
         new = _two_valued(new, sums, self.n, tid < self.p, self.spec, len(self.first))
         return new, (esum - sums @ new) / self.n
 
@@ -400,9 +456,11 @@ def _held_at(a, b, c):
     return ((b >= 1) & (g <= 0)) | ((b <= -1) & (g >= 0))
 
 
-def _box_solve(a, c):
+def _box_solve(a, c, least: float = 1e-30):
     """``argmin 0.5 b'Ab - c'b`` subject to ``|b| <= 1`` (:func:`jaxtree.shapes._box_solve`:
-    the same active-set iterations and projected-gradient polish)."""
+    the same active-set iterations and projected-gradient polish). ``least``: the least row
+    sum of ``|A|`` that sets the polish's step (1 for a block solved without its padding,
+    whose identity rows sum to 1: the padded system's step)."""
     n = a.shape[-1]
     b = np.clip(np.linalg.solve(a, c), -1.0, 1.0)
     held = _held_at(a, b, c)
@@ -414,7 +472,7 @@ def _box_solve(a, c):
         b = np.clip(np.linalg.solve(a_ff, rhs), -1.0, 1.0)
         new_held = _held_at(a, b, c)
         i, changed, held = i + 1, bool(np.any(new_held != held)), new_held
-    step = 1.0 / max(np.max(np.sum(np.abs(a), -1)), 1e-30)
+    step = 1.0 / max(np.max(np.sum(np.abs(a), -1)), least)
     for _ in range(shapes_.PG_STEPS):
         b = np.clip(b - step * (a @ b - c), -1.0, 1.0)
     return b
@@ -451,18 +509,29 @@ def _flat(shapes, mm: int):
 
 
 def _sweep(design: Design, coef, fit, intercept: float, order, n_terms: int, n_up: int,
-           first: int) -> tuple:
+           first: int, values=None) -> tuple:
     """Block backfitting over the chosen terms (:func:`jaxtree.shapes._sweep`): updates
     ``first .. first + n_up - 1`` of the terms in ``order``, cyclically; ``coef`` and
-    ``fit`` change in place. Returns the intercept."""
+    ``fit`` change in place. Returns the intercept.
+
+    ``values``: a dict of terms' values on the rows at ``coef`` (``(N,)`` float64, by term
+    id), kept up to date here; a term not in it is evaluated at its first update. Each
+    update then evaluates its term once (at the new coefficients) instead of twice (at the
+    old ones for the partial residual, at the change for the fit): the same partial
+    residuals, the fit's update to float64 rounding."""
     d = design
+    values = {} if values is None else values
     for t in range(first, first + n_up):
         tid = int(order[t % max(n_terms, 1)])
         k = int(d.size[tid])
-        old = coef[tid, :k].copy()
-        e = d.w * (d.y - fit + d.times(tid, old))
+        v_old = values.get(tid)
+        if v_old is None:
+            v_old = d.times(tid, coef[tid, :k])
+        e = d.w * (d.y - fit + v_old)
         new, shift = d.solve(tid, d.project(tid, e), e.sum())
-        fit += d.times(tid, new[:k] - old) + shift
+        v_new = d.times(tid, new[:k])
+        fit += (v_new - v_old) + shift
+        values[tid] = v_new
         intercept += shift
         coef[tid] = new
     return intercept
@@ -554,10 +623,13 @@ def refit(shapes, data, spec, sweeps: int = 1) -> shapes_.State:
     d = Design(data, spec, terms=sorted({int(t) for t in np.asarray(shapes.order)[:n_terms]}))
     coef = _flat(shapes, d.mm)
     fit = np.full(d.y.shape, float(shapes.intercept))  # the terms' values (as evaluate's)
+    values = {}
     for tid in np.asarray(shapes.order)[:n_terms]:
-        fit += d.times(int(tid), coef[int(tid), :int(d.size[int(tid)])])
+        tid = int(tid)
+        values[tid] = d.times(tid, coef[tid, :int(d.size[tid])])
+        fit += values[tid]
     icpt = _sweep(d, coef, fit, float(shapes.intercept), np.asarray(shapes.order), n_terms,
-                  sweeps * n_terms, 0)
+                  sweeps * n_terms, 0, values)
     return _state(shapes, coef, fit, icpt, d.dtype, d.chunks)
 
 
