@@ -566,6 +566,7 @@ class Labels:
         self.raw = raw  # streamed: the covariates' reader (unscaled)
         self.stop = spec.stop  # the stop on negligible progress (y_bound 1: not scaled)
         self._chunked = self._flat = None  # the rows in the shape stage's layout (_rows)
+        self._views = {}  # host: their views by the shapes' spec (host_shapes.row_views)
         self._subset = None  # streamed: the shape stage's rows read into memory (_sub)
         self._sub_source = None  # streamed: those rows as this tree's in-memory source
 
@@ -892,15 +893,30 @@ class Labels:
         if self.raw is not None:
             return self._streamed_values(lambda x: shapes_.evaluate_jit(
                 terms, x.reshape(-1, x.shape[-1]), sspec))
-        if self._flat is None:  # the chunked rows as one block, on the host (nothing compiled)
+        if self.spec.host_values:
+            return host_shapes.evaluate(terms, self._block(), sspec,
+                                        self._host_views(sspec))[: self.xs.shape[0]]
+        g = shapes_.evaluate_jit(terms, self._block(), sspec)
+        return np.asarray(g, np.float64)[: self.xs.shape[0]]
+
+    def _block(self):
+        """The chunked rows as one block ``(rows, columns)``, made once: on the host where
+        the stage or its Newton round runs there (nothing compiled), else on the device."""
+        if self._flat is None:
             x = np.asarray(self._rows().data(shard=False).x)
             x = x.reshape(-1, x.shape[-1])
-            # read on the host where the stage or its Newton round runs there
             self._flat = x if self.spec.host_values else jax.device_put(x)
-        if self.spec.host_values:
-            return host_shapes.evaluate(terms, self._flat, sspec)[: self.xs.shape[0]]
-        g = shapes_.evaluate_jit(terms, self._flat, sspec)
-        return np.asarray(g, np.float64)[: self.xs.shape[0]]
+        return self._flat
+
+    def _host_views(self, sspec):
+        """:func:`jaxtree._fit.host_shapes.row_views` of :meth:`_block` for the shapes'
+        spec, made once: every shape-count loss and Newton round of a fit reads them (the
+        working data of a Newton step chunk the same rows in the same layout)."""
+        seen = self._views.get(id(sspec))  # (a SlotSpec holds arrays: keyed by identity)
+        if seen is None or seen[0] is not sspec:
+            seen = self._views[id(sspec)] = (sspec, host_shapes.row_views(
+                np.asarray(self._block(), np.float64), sspec))
+        return seen[1]
 
     def shape_split(self, program=None):
         """The regressor's shape-count split (:meth:`jaxtree._fit.source.InMemory.shape_split`)
@@ -980,7 +996,7 @@ class Labels:
         data = source.InMemory(self.xs, z, wz, self.spec, self.sc).data(shard=False)
         if self.spec.host_backfit:  # on the host (the regressor's round: InMemory._host_backfit)
             state = host_shapes.refit(terms, scoring.Data(*(np.asarray(a) for a in (
-                data.x, data.y, data.w))), sspec, 1)
+                data.x, data.y, data.w))), sspec, 1, self._host_views(sspec))
             return state.shapes, SHAPE_UNIT * np.asarray(state.fit, np.float64).reshape(-1)[: len(f)]
         if first:  # compiled side by side, not one after the other at their calls
             shapes_.refit_ahead(terms, data, sspec, 1)
