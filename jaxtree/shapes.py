@@ -833,11 +833,13 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
     cols, ia, ib, cross = _pair_axes(spec, p)
     q = len(cols)
     plan = _cross_plan(ia, ib) if cross else None
+    mains = _main_columns(spec, p)
 
     def body(acc, ch):
         xb, yb, wb, fb = ch
         x1, x2 = _views(xb, spec)
         we = wb * (yb - fb)
+        x1 = x1 if mains is None else x1[:, mains]
         b1 = acc[0] + jnp.einsum("m,mpk->pk", we, _main_design(x1, n1))
         b2 = acc[1]
         if n_pairs:
@@ -857,13 +859,33 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
     b2 = (tuple(jnp.zeros((n2, (hi - lo + 1) * n2), dt) for _, lo, hi in plan.groups)
           if plan is not None else
           jnp.zeros((q * n2, q * n2) if cross else (n_pairs, n2 * n2), dt))
-    init_ = (jnp.zeros((p, n1), dt), b2, jnp.zeros((), dt))
+    init_ = (jnp.zeros((p if mains is None else len(mains), n1), dt), b2, jnp.zeros((), dt))
     (b1, b2, esum), _ = scoring.scan_live(body, init_, (data.x, data.y, data.w, fit), data.w)
+    if mains is not None:  # a group's other members: NaN, as their NaN views' hats sum
+        b1 = jnp.full((p, n1), jnp.nan, dt).at[mains].set(b1)
     if plan is not None:
         b2 = _cross_blocks(plan, b2, n2).reshape(n_pairs, n2 * n2)
     elif cross:  # pair c's block: the rows of its first covariate, the columns of its second
         b2 = b2.reshape(q, n2, q, n2)[ia, :, ib, :].reshape(n_pairs, n2 * n2)
     return b1, b2, esum
+
+
+def _main_columns(spec, p: int):
+    """The covariates :func:`_rhs` forms main-shape hats of: None for all ``p``, else the
+    static columns (int ``(k,)``) left when a :class:`ShapeSpec`'s groups' other members are
+    set apart (:func:`view` makes them NaN on every row: no main shape of their own; a
+    :class:`SlotSpec`'s groups are traced, so its fits form every column's).
+
+    Why (seventy-sixth session, issue 29's cost): the right-hand sides' dense main hats
+    (``(m, p, n1)`` a chunk) were most of a shape step's time on tables with categorical
+    columns, and most of those columns are a group's other members: diamonds' 26 encoded
+    columns hold 9 main-shape candidates (``benchmarks/results/host76/rhs_split.py``: the
+    mains' part 27 of a 42 ms right-hand side at 32,768 rows)."""
+    if isinstance(spec, SlotSpec) or not getattr(spec, "groups", ()):
+        return None
+    others = {int(j) for _, members in spec.groups for j in members[1:]}
+    live = [j for j in range(p) if j not in others]
+    return None if len(live) == p else np.asarray(live, np.int32)
 
 
 def _pair_axes(spec, p: int) -> tuple:

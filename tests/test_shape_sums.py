@@ -115,3 +115,29 @@ def test_split_grams_declines_a_subsampled_training_part(monkeypatch):
     src.xs, src.spec = X, types.SimpleNamespace(host_backfit=False)
     monkeypatch.setattr(shapes_, "SEARCH_ROWS", 100)
     assert src.split_grams(None, None, np.arange(60), None) is None  # 240 training rows
+
+
+def test_right_hand_sides_skip_a_groups_other_members(monkeypatch, x64):
+    """:func:`jaxtree.shapes._rhs` forms main hats only of the covariates that can have a main
+    shape (:func:`jaxtree.shapes._main_columns`: a group's other members are NaN in the
+    view); its sums equal those over every column (float64, under jit): the same numbers
+    on the others, NaN on the members, so no member's main shape is ever a candidate."""
+    rng = np.random.default_rng(11)
+    n, p = 3_000, 8
+    x = rng.uniform(size=(n, p))
+    level = rng.integers(0, 4, n)  # a categorical of three levels (0: none) in columns 2-4
+    x[:, 2:5] = level[:, None] == np.arange(1, 4)[None, :]
+    y, w = rng.normal(size=n), rng.uniform(size=n)
+    data = scoring.chunk(x, y, w, chunk_size=1024)
+    spec = shapes_.ShapeSpec(n1=8, n2=5, max_terms=5, groups=(("g", (2, 3, 4)),),
+                             pairs=((0, 2), (1, 5), (6, 7)))
+    assert shapes_._main_columns(spec, p).tolist() == [0, 1, 2, 5, 6, 7]
+    fit = data.y * 0.3 + 0.1
+    some = jax.jit(lambda d, f: shapes_._rhs(d, f, spec))(data, fit)
+    monkeypatch.setattr(shapes_, "_main_columns", lambda spec, p: None)
+    every = jax.jit(lambda d, f: shapes_._rhs(d, f, spec))(data, fit)
+    for a, b in zip(some, every):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+    b1 = np.asarray(some[0])
+    assert np.isnan(b1[[3, 4]]).all() and np.isfinite(np.delete(b1, [3, 4], 0)).all()
+    assert np.abs(b1[2]).max() > 0  # the group's own term: its levels' codes
