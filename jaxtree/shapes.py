@@ -730,6 +730,39 @@ def _on_term(views, tid, p: int, spec: ShapeSpec, fn):
     return jax.lax.cond(tid < p, main, pair, None)
 
 
+def _corner_values(views, tid, p: int, spec: ShapeSpec, coef):
+    """Term ``tid``'s values ``Phi_t coef`` on a chunk (its :func:`_views`), ``(m,)``, from
+    the 2 (main) or 4 (pair) nonzero hats of each row (:func:`corners`, as :func:`evaluate`
+    reads them) instead of its dense hats: a ``lax.cond`` between the two kinds, as
+    :func:`_on_term`. The same values as :func:`_apply_hats` of the dense hats to float
+    rounding (the zero hats' products are not added).
+
+    Why (seventy-sixth session, issue 29's cost): each pass of the backfitting sweep
+    (:func:`_sweep`) applies the previous block's change to the fitted values; from the
+    dense hats a pair's change cost a ``(m, n2) @ (n2, n2)`` product and the hats of both
+    axes a row, where the corners cost four reads of the coefficients."""
+    x1, x2 = views
+
+    def main(_):
+        i0, f = corners(x1[:, jnp.clip(tid, 0, p - 1)], spec.n1)
+        return (1 - f) * coef[i0] + f * coef[i0 + 1]
+
+    if not _n_pairs(spec):
+        return main(None)
+
+    def pair(_):
+        ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
+        c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
+        n2 = spec.n2
+        a0, fa = corners(x2[:, ia[c]], n2)
+        b0, fb = corners(x2[:, ib[c]], n2)
+        base = a0 * n2 + b0
+        return ((1 - fa) * (1 - fb) * coef[base] + (1 - fa) * fb * coef[base + 1]
+                + fa * (1 - fb) * coef[base + n2] + fa * fb * coef[base + n2 + 1])
+
+    return jax.lax.cond(tid < p, main, pair, None)
+
+
 def _apply_hats(hats, coef, spec: ShapeSpec):
     """``Phi @ coef`` of a term from its dense factors (:func:`_term_hats`, or one kind's,
     :func:`_on_term`): ``(m,)``."""
@@ -1251,8 +1284,7 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
             xb, yb, wb, fb = ch
             views = _views(xb, spec)
             # the previous block's change, applied in this block's pass (one pass per update)
-            fb = fb + _on_term(views, prev, p, spec,
-                               lambda h: _apply_hats(h, prev_delta, spec)) + prev_shift
+            fb = fb + _corner_values(views, prev, p, spec, prev_delta) + prev_shift
             b, esum = _partial_sums(views, tid, p, spec, old, yb - fb, wb, mm)
             return (acc[0] + b, acc[1] + esum), fb
 
@@ -1267,8 +1299,8 @@ def _sweep(state: State, data: scoring.Data, gr, spec: ShapeSpec, sweeps, start=
     init = (coef, state.fit, shapes.intercept, jnp.zeros((), jnp.int32),
             jnp.zeros((mm,), state.fit.dtype), zero)
     coef, fit, icpt, last, delta, shift = jax.lax.fori_loop(start, start + n_up, update, init)
-    fit = fit + jax.vmap(lambda xb: _on_term(_views(xb, spec), last, p, spec,
-                                             lambda h: _apply_hats(h, delta, spec)))(data.x) + shift
+    fit = fit + jax.vmap(lambda xb: _corner_values(_views(xb, spec), last, p, spec,
+                                                   delta))(data.x) + shift
     return State(_unflat(shapes, coef, spec)._replace(intercept=icpt), fit.reshape(chunks))
 
 

@@ -1,5 +1,5 @@
-"""The device backfitting round (shapes.finish, 4 sweeps) of a bench_cost case timed on its captured
-arguments, with the views of every column (as built) and, for timing only, without views (x itself)."""
+"""The device backfitting round (shapes._sweep, the fit's sweeps) of a bench_cost case timed on its captured
+arguments, median of 15, then (timing only, wrong numbers) without the views: ROOT=<checkout> python sweep_round.py CASE"""
 import pathlib, sys, time, warnings, os
 ROOT = pathlib.Path(os.environ.get("ROOT", "/work/main"))
 sys.path.insert(0, str(ROOT / "benchmarks")); sys.path.insert(0, str(ROOT))
@@ -22,7 +22,7 @@ print("captured", len(cap))
 a, k = cap[-1]
 state, data, gr, spec = a[:4]; sweeps = a[4] if len(a) > 4 else k.get("sweeps")
 print("data", data.x.shape, type(spec).__name__, "terms", int(state.shapes.n_terms), "sweeps", sweeps, "groups", bool(getattr(spec, "groups", ())))
-def t(f, *args, reps=7):
+def t(f, *args, reps=15):
     jax.block_until_ready(f(*args)); ts = []
     for _ in range(reps):
         t0 = time.perf_counter(); jax.block_until_ready(f(*args)); ts.append(time.perf_counter() - t0)
