@@ -707,7 +707,7 @@ def _term_hats(views, tid, p: int, spec: ShapeSpec):
 def _on_term(views, tid, p: int, spec: ShapeSpec, fn):
     """``fn(hats)`` of term ``tid``'s dense factors on a chunk (:func:`_term_hats`), computing
     only its own kind's: a ``lax.cond`` between a main's (``(True, A1, None, None)``) and a
-    pair's (``(False, None, A2, B)``); :func:`_apply_hats` and :func:`_accumulate_hats` take
+    pair's (``(False, None, A2, B)``); :func:`_accumulate_hats` takes
     either. Under ``vmap`` (a batch's members) both branches run, as both kinds' factors did.
 
     Why (seventy-fifth session, issue 29's cost): the sweep's passes (:func:`_sweep`) formed
@@ -734,13 +734,14 @@ def _corner_values(views, tid, p: int, spec: ShapeSpec, coef):
     """Term ``tid``'s values ``Phi_t coef`` on a chunk (its :func:`_views`), ``(m,)``, from
     the 2 (main) or 4 (pair) nonzero hats of each row (:func:`corners`, as :func:`evaluate`
     reads them) instead of its dense hats: a ``lax.cond`` between the two kinds, as
-    :func:`_on_term`. The same values as :func:`_apply_hats` of the dense hats to float
+    :func:`_on_term`. The same values as the dense hats' product ``Phi_t coef`` to float
     rounding (the zero hats' products are not added).
 
     Why (seventy-sixth session, issue 29's cost): each pass of the backfitting sweep
-    (:func:`_sweep`) applies the previous block's change to the fitted values; from the
-    dense hats a pair's change cost a ``(m, n2) @ (n2, n2)`` product and the hats of both
-    axes a row, where the corners cost four reads of the coefficients."""
+    (:func:`_sweep`) applies the previous block's change to the fitted values and forms the
+    current block's partial residual (:func:`_partial_sums`); from the dense hats each cost a
+    pair a ``(m, n2) @ (n2, n2)`` product (and the change the hats of both axes) a row, where
+    the corners cost four reads of the coefficients."""
     x1, x2 = views
 
     def main(_):
@@ -761,17 +762,6 @@ def _corner_values(views, tid, p: int, spec: ShapeSpec, coef):
                 + fa * (1 - fb) * coef[base + n2] + fa * fb * coef[base + n2 + 1])
 
     return jax.lax.cond(tid < p, main, pair, None)
-
-
-def _apply_hats(hats, coef, spec: ShapeSpec):
-    """``Phi @ coef`` of a term from its dense factors (:func:`_term_hats`, or one kind's,
-    :func:`_on_term`): ``(m,)``."""
-    main, a1, a2, b = hats
-    v1 = None if a1 is None else a1 @ coef[:spec.n1]
-    if a2 is None:
-        return v1
-    v2 = jnp.sum((a2 @ coef[:spec.n2 * spec.n2].reshape(spec.n2, spec.n2)) * b, -1)
-    return v2 if a1 is None else jnp.where(main, v1, v2)
 
 
 def _accumulate_hats(hats, weights, spec: ShapeSpec, size: int):
@@ -1236,13 +1226,11 @@ def _partial_sums(views, tid, p: int, spec: ShapeSpec, coef, resid, w, size: int
     ``e = w * (resid + Phi_t coef)`` its weighted partial residual: ``resid`` the rows'
     residual of the whole model, ``coef`` the term's current coefficients. The right-hand
     side of its block update, in :func:`_sweep`'s passes and :func:`term_rhs`; one kind of
-    hats only (:func:`_on_term`)."""
-
-    def sums(hats):
-        e = w * (resid + _apply_hats(hats, coef, spec))
-        return _accumulate_hats(hats, e, spec, size), jnp.sum(e)
-
-    return _on_term(views, tid, p, spec, sums)
+    hats only (:func:`_on_term`), the term's values from its corners
+    (:func:`_corner_values`)."""
+    e = w * (resid + _corner_values(views, tid, p, spec, coef))
+    return _on_term(views, tid, p, spec,
+                    lambda hats: (_accumulate_hats(hats, e, spec, size), jnp.sum(e)))
 
 
 SWEEP_ROWS = 65_536
