@@ -576,20 +576,23 @@ def grams(data: scoring.Data, spec: ShapeSpec):
     # The C nonzeros of each row of a block sit at knots (i0 + da) [* n2 + (j0 + db)].
     off1 = np.array([0, 1])
     off2 = np.array([0, 1, n2, n2 + 1])
+    mains = _main_columns(spec, p)
+    pm = p if mains is None else len(mains)  # the mains counted
 
     def body(acc, ch):
         g1, s1, g2, s2, n = acc
         xb, wb = ch
         x1, x2 = _views(xb, spec)
-        i0, f = corners(x1, n1)  # (m, p)
+        x1 = x1 if mains is None else x1[:, mains]
+        i0, f = corners(x1, n1)  # (m, pm)
         v1 = jnp.stack([1 - f, f], -1) * wb[:, None, None]  # weighted values (m, p, 2)
         u1 = jnp.stack([1 - f, f], -1)
         idx1 = i0[..., None] + off1  # (m, p, 2)
         loc = (v1[..., :, None] * u1[..., None, :])  # (m, p, 2, 2)
-        rows = idx1[..., :, None] * n1 + idx1[..., None, :] + (jnp.arange(p) * n1 * n1)[None, :, None, None]
-        g1 = g1 + jax.ops.segment_sum(loc.reshape(-1), rows.reshape(-1), p * n1 * n1)
-        s1 = s1 + jax.ops.segment_sum(v1.reshape(-1), (idx1 + (jnp.arange(p) * n1)[None, :, None]).reshape(-1),
-                                      p * n1)
+        rows = idx1[..., :, None] * n1 + idx1[..., None, :] + (jnp.arange(pm) * n1 * n1)[None, :, None, None]
+        g1 = g1 + jax.ops.segment_sum(loc.reshape(-1), rows.reshape(-1), pm * n1 * n1)
+        s1 = s1 + jax.ops.segment_sum(v1.reshape(-1), (idx1 + (jnp.arange(pm) * n1)[None, :, None]).reshape(-1),
+                                      pm * n1)
         if cross:
             u = _band(_paired_hats(x2, cols, n2))  # (m, q, 2 n2)
             u = u.reshape(u.shape[0], q * 2 * n2)
@@ -621,10 +624,15 @@ def grams(data: scoring.Data, spec: ShapeSpec):
     g2 = (tuple(jnp.zeros((2 * n2, (hi - lo + 1) * 2 * n2), dt) for _, lo, hi in plan.groups)
           if plan is not None else
           jnp.zeros((q * 2 * n2,) * 2 if cross else (n_pairs * m2 * m2,), dt))
-    init_ = (jnp.zeros((p * n1 * n1,), dt), jnp.zeros((p * n1,), dt), g2,
+    init_ = (jnp.zeros((pm * n1 * n1,), dt), jnp.zeros((pm * n1,), dt), g2,
              jnp.zeros((0 if cross else n_pairs * m2,), dt),  # cross: the Grams' row sums
              jnp.zeros((), dt))
     (g1, s1, g2, s2, n), _ = scoring.scan_live(body, init_, (data.x, data.w), data.w)
+    if mains is not None:  # a group's other members: what their NaN views' corners counted
+        # (every row at knots 0 and 1 with NaN values: NaN there, 0 elsewhere)
+        g1 = jnp.zeros((p, n1, n1), dt).at[:, :2, :2].set(jnp.nan).at[mains].set(
+            g1.reshape(pm, n1, n1))
+        s1 = jnp.zeros((p, n1), dt).at[:, :2].set(jnp.nan).at[mains].set(s1.reshape(pm, n1))
     if plan is not None:
         g2 = _pair_gram(_cross_blocks(plan, g2, 2 * n2), n2)
         s2 = jnp.sum(g2, -1)
@@ -894,16 +902,17 @@ def _rhs(data: scoring.Data, fit, spec: ShapeSpec):
 
 
 def _main_columns(spec, p: int):
-    """The covariates :func:`_rhs` forms main-shape hats of: None for all ``p``, else the
-    static columns (int ``(k,)``) left when a :class:`ShapeSpec`'s groups' other members are
-    set apart (:func:`view` makes them NaN on every row: no main shape of their own; a
+    """The covariates :func:`_rhs` and :func:`grams` form main-shape hats of: None for all
+    ``p``, else the static columns (int ``(k,)``) left when a :class:`ShapeSpec`'s groups'
+    other members are set apart (:func:`view` makes them NaN on every row: no main shape of their own; a
     :class:`SlotSpec`'s groups are traced, so its fits form every column's).
 
     Why (seventy-sixth session, issue 29's cost): the right-hand sides' dense main hats
     (``(m, p, n1)`` a chunk) were most of a shape step's time on tables with categorical
     columns, and most of those columns are a group's other members: diamonds' 26 encoded
     columns hold 9 main-shape candidates (``benchmarks/results/host76/rhs_split.py``: the
-    mains' part 27 of a 42 ms right-hand side at 32,768 rows)."""
+    mains' part 27 of a 42 ms right-hand side at 32,768 rows). :func:`grams` counts the
+    same columns' corners (the classifier's Newton rounds form Grams of all rows each)."""
     if isinstance(spec, SlotSpec) or not getattr(spec, "groups", ()):
         return None
     others = {int(j) for _, members in spec.groups for j in members[1:]}

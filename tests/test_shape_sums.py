@@ -118,10 +118,11 @@ def test_split_grams_declines_a_subsampled_training_part(monkeypatch):
 
 
 def test_right_hand_sides_skip_a_groups_other_members(monkeypatch, x64):
-    """:func:`jaxtree.shapes._rhs` forms main hats only of the covariates that can have a main
-    shape (:func:`jaxtree.shapes._main_columns`: a group's other members are NaN in the
-    view); its sums equal those over every column (float64, under jit): the same numbers
-    on the others, NaN on the members, so no member's main shape is ever a candidate."""
+    """:func:`jaxtree.shapes._rhs` and :func:`jaxtree.shapes.grams` form main hats only of the
+    covariates that can have a main shape (:func:`jaxtree.shapes._main_columns`: a group's
+    other members are NaN in the view); their sums equal those over every column (float64,
+    under jit): the same numbers on the others, NaN on the members where the count over
+    every column put it, so no member's main shape is ever a candidate."""
     rng = np.random.default_rng(11)
     n, p = 3_000, 8
     x = rng.uniform(size=(n, p))
@@ -134,9 +135,11 @@ def test_right_hand_sides_skip_a_groups_other_members(monkeypatch, x64):
     assert shapes_._main_columns(spec, p).tolist() == [0, 1, 2, 5, 6, 7]
     fit = data.y * 0.3 + 0.1
     some = jax.jit(lambda d, f: shapes_._rhs(d, f, spec))(data, fit)
+    some_grams = jax.jit(lambda d: shapes_.grams(d, spec))(data)
     monkeypatch.setattr(shapes_, "_main_columns", lambda spec, p: None)
     every = jax.jit(lambda d, f: shapes_._rhs(d, f, spec))(data, fit)
-    for a, b in zip(some, every):
+    every_grams = jax.jit(lambda d: shapes_.grams(d, spec))(data)
+    for a, b in zip(some + some_grams, every + every_grams):  # NaN where the other has NaN
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
     b1 = np.asarray(some[0])
     assert np.isnan(b1[[3, 4]]).all() and np.isfinite(np.delete(b1, [3, 4], 0)).all()
