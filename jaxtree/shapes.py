@@ -515,16 +515,10 @@ def evaluate(shapes: Shapes, x, spec: ShapeSpec):
     def term(t, out):
         tid = jnp.clip(shapes.order[t], 0, coef.shape[0] - 1)
         c = coef[tid]
-        i0, f = corners(x1[jnp.clip(tid, 0, p - 1)], spec.n1)
-        val = (1 - f) * c[i0] + f * c[i0 + 1]
+        val = _main_value(x1[jnp.clip(tid, 0, p - 1)], c, spec.n1)
         if n_pairs:
             k = jnp.clip(tid - p, 0, n_pairs - 1)
-            a0, fa = corners(x2[ia[k]], spec.n2)
-            b0, fb = corners(x2[ib[k]], spec.n2)
-            base = a0 * spec.n2 + b0
-            pair = ((1 - fa) * (1 - fb) * c[base] + (1 - fa) * fb * c[base + 1]
-                    + fa * (1 - fb) * c[base + spec.n2] + fa * fb * c[base + spec.n2 + 1])
-            val = jnp.where(tid < p, val, pair)
+            val = jnp.where(tid < p, val, _pair_value(x2[ia[k]], x2[ib[k]], c, spec.n2))
         return out + jnp.where(t < shapes.n_terms, val, 0)
 
     out = jnp.broadcast_to(shapes.intercept, x.shape[:1]).astype(coef.dtype)
@@ -753,8 +747,7 @@ def _corner_values(views, tid, p: int, spec: ShapeSpec, coef):
     x1, x2 = views
 
     def main(_):
-        i0, f = corners(x1[:, jnp.clip(tid, 0, p - 1)], spec.n1)
-        return (1 - f) * coef[i0] + f * coef[i0 + 1]
+        return _main_value(x1[:, jnp.clip(tid, 0, p - 1)], coef, spec.n1)
 
     if not _n_pairs(spec):
         return main(None)
@@ -762,14 +755,26 @@ def _corner_values(views, tid, p: int, spec: ShapeSpec, coef):
     def pair(_):
         ia, ib = (jnp.asarray(a) for a in pair_index(spec)[:2])
         c = jnp.clip(tid - p, 0, _n_pairs(spec) - 1)
-        n2 = spec.n2
-        a0, fa = corners(x2[:, ia[c]], n2)
-        b0, fb = corners(x2[:, ib[c]], n2)
-        base = a0 * n2 + b0
-        return ((1 - fa) * (1 - fb) * coef[base] + (1 - fa) * fb * coef[base + 1]
-                + fa * (1 - fb) * coef[base + n2] + fa * fb * coef[base + n2 + 1])
+        return _pair_value(x2[:, ia[c]], x2[:, ib[c]], coef, spec.n2)
 
     return jax.lax.cond(tid < p, main, pair, None)
+
+
+def _main_value(z, coef, n1: int):
+    """A main shape's values at one covariate's view ``z`` from its two nonzero hats
+    (:func:`corners`): :func:`evaluate`'s and :func:`_corner_values`' arithmetic."""
+    i0, f = corners(z, n1)
+    return (1 - f) * coef[i0] + f * coef[i0 + 1]
+
+
+def _pair_value(za, zb, coef, n2: int):
+    """A pair shape's values at its two covariates' views from its four nonzero hats (the
+    corners of each row's cell; ``coef`` row-major in ``(a, b)``)."""
+    a0, fa = corners(za, n2)
+    b0, fb = corners(zb, n2)
+    base = a0 * n2 + b0
+    return ((1 - fa) * (1 - fb) * coef[base] + (1 - fa) * fb * coef[base + 1]
+            + fa * (1 - fb) * coef[base + n2] + fa * fb * coef[base + n2 + 1])
 
 
 def _accumulate_hats(hats, weights, spec: ShapeSpec, size: int):

@@ -148,10 +148,11 @@ class _Blocks:
         return self._sum(weights, self._flat, b * self.size).reshape(b, self.size)
 
     def _spread(self, cells, j: int, out):
-        """Adds the cells' sums ``(B, size)`` of hat ``j`` at its columns ``base + offsets[j]``
-        (the cells past the last whose hat ``j`` fits hold no row: their sums are 0)."""
+        """Adds the cells' sums ``(..., size)`` of hat ``j`` at its columns ``base +
+        offsets[j]`` (the cells past the last whose hat ``j`` fits hold no row: their sums
+        are 0)."""
         o = int(self.offsets[j])
-        out[:, o:] += cells[:, : self.size - o]
+        out[..., o:] += cells[..., : self.size - o]
 
     def sums(self, r):
         """``sum_n r_n h(x_n)`` of every block, ``(B, size)``; ``r (N,)``."""
@@ -200,9 +201,7 @@ class _Blocks:
         """``sum_n r_n h(x_n)`` of block ``i``, ``(size,)``."""
         out = np.zeros(self.size)
         for j in range(self.value.shape[-1]):
-            o = int(self.offsets[j])
-            cells = self._sum(self.value[i, :, j] * r, self.base[i], self.size)
-            out[o:] += cells[: self.size - o]
+            self._spread(self._sum(self.value[i, :, j] * r, self.base[i], self.size), j, out)
         return out
 
 
