@@ -97,9 +97,14 @@ def _sparse_pair_hats(hats2, first, second, n2: int) -> tuple:
     ``(columns, N, 2)``)."""
     (ia, va), (ib, vb) = ((h[first] for h in hats2), (h[second] for h in hats2))
     idx = ia[..., :, None] * n2 + ib[..., None, :]
+    return idx.reshape(idx.shape[:-2] + (4,)), _corner_products(va, vb)
+
+
+def _corner_products(va, vb):
+    """``(..., 4)``: the products of two covariates' two hats ``(..., 2)`` each, row-major in
+    ``(a, b)`` (a pair's four corner hats)."""
     val = va[..., :, None] * vb[..., None, :]
-    lead = idx.shape[:-2]
-    return idx.reshape(lead + (4,)), val.reshape(lead + (4,))
+    return val.reshape(val.shape[:-2] + (4,))
 
 
 class _Blocks:
@@ -309,8 +314,7 @@ def _pair_blocks(x2, first, second, n2: int):
         return _PairProducts(_dense_hats(x2.T, n2), first, second, n2)
     idx, val = _sparse_hats(x2.T, n2)  # (columns, N, 2)
     o = 1 if n2 > 1 else 0  # a covariate's two hats: neighbours (one hat: the same twice)
-    value = (val[first][..., :, None] * val[second][..., None, :]).reshape(
-        (len(first), x2.shape[0], 4))  # as _sparse_pair_hats: (a, b) row-major
+    value = _corner_products(val[first], val[second])  # (P, N, 4)
     return _Blocks(idx[first, :, 0] * n2 + idx[second, :, 0], value, n2 * n2,
                    offsets=(0, o, o * n2, o * n2 + o))  # a row's cell and its four corners
 
