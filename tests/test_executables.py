@@ -488,13 +488,15 @@ def test_a_small_tables_shape_stage_compiles_quick_and_equals_the_default(compil
     one with the rule off (float64: the same terms, predictions to 1e-10). shapes=S
     compiles as always (fit_batch's members)."""
     import jaxtree
+    from jaxtree._fit import host_shapes
     from jaxtree._fit import spec as spec_
 
     rng = np.random.default_rng(3)
     X = rng.uniform(size=(600, 3))
     y = np.sin(5 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=600)
-    # (8, 5) hats: pair blocks of 25 coefficients, above what the host stage takes
+    # (8, 5) hats: pair blocks of 25 coefficients; the host stage is off
     # (jaxtree._fit.host_shapes.applies), so the shape stage compiles
+    monkeypatch.setattr(host_shapes, "MAX_BLOCK", 0)
     kw = dict(k=1, search="greedy", validation_fraction=None, shape_knots=(8, 5))
     quick = jaxtree.TreeRegressor(**kw).fit(X, y)
     assert quick.model_.shapes is not None  # the stage chose terms
@@ -1086,10 +1088,12 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     equals it bit for bit. The shape stage's programs are named ahead by the task that runs
     while the search waits for its step, the backfitting round's at its start."""
     import jaxtree
+    from jaxtree._fit import host_shapes
     from jaxtree._fit import spec as spec_
 
     tasks_run = _count_waiting_tasks(monkeypatch)
     monkeypatch.setattr(spec_, "HOST_BACKFIT", False)  # the compiled backfitting round
+    monkeypatch.setattr(host_shapes, "MAX_BLOCK", 0)  # and the compiled shape stage
     # one fit's programs: not the cross-validated choice of shapes="additive" after it,
     # whose folds' fits are fits of their own rows
     monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
@@ -1099,7 +1103,7 @@ def test_a_fit_compiles_its_programs_ahead_once_each_and_equals_the_fit_without(
     y = np.abs(X - 0.3) @ np.array([3.0, 1.0, 2.0]) + 0.05 * rng.normal(size=400)
 
     def fit(home):
-        # (8, 5) hats: blocks too large for the host stage, so the shape stage compiles
+        # (8, 5) hats, the shape stage compiled
         return _fit_in_cache(tmp_path / home,
                              lambda: jaxtree.TreeRegressor(k=3, shape_knots=(8, 5)).fit(X, y))
 

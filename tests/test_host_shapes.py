@@ -208,7 +208,8 @@ def test_a_small_tables_shape_stage_runs_on_the_host_and_compiles_nothing(monkey
 def test_the_host_stage_only_where_its_blocks_are_small():
     from jaxtree._fit import spec as spec_
     assert H.applies(spec_.SMALL_SHAPE_KNOTS)
-    assert not H.applies(spec_.AUTO_SHAPE_KNOTS)
+    assert H.applies(spec_.AUTO_SHAPE_KNOTS)  # pairs of 256 coefficients
+    assert not H.applies((8, 17)) and not H.applies((257, 2))
     assert stages.after_kernels(type("S", (), {"host_shapes": True})) is stages.HostFit
     assert stages.after_kernels(type("S", (), {"host_shapes": False})) is stages.OneFit
 
@@ -479,3 +480,103 @@ def test_the_classifiers_newton_round_runs_on_the_host(monkeypatch, classes):
         monkeypatch, lambda: jaxtree.TreeClassifier(k=3, random_state=0), X, y)
     assert est.model_.shapes is not None
     np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("n2", [1, 2, 3, 16])
+def test_factored_gains_are_the_dense_quadratic_forms(x64, n2):
+    """host_shapes._Factors (a block Cholesky of a pair's block-tridiagonal Gram and the
+    centring by Sherman-Morrison) against ``c' A^{-1} c`` of the dense centred system in
+    float64, on pair blocks with a NaN padding column, zero-weight rows, rows at the knots
+    and at both ends, and a block whose hats see few rows; the main shapes' blocks
+    factored whole. A non-finite block or right-hand side gives NaN."""
+    rng = np.random.default_rng(n2)
+    n, cols = 700, 5
+    x = rng.uniform(size=(n, cols))
+    x[:40, 1] = np.round(x[:40, 1] * (n2 - 1) + 0.0) / max(n2 - 1, 1)  # on the knots
+    x[:5, 2], x[5:10, 2] = 0.0, 1.0
+    x[:, 3] = 0.9 + 0.1 * x[:, 3]  # its hats past the first few see no row
+    x[:, 4] = np.nan  # a padding column
+    w = rng.uniform(0.0, 2.0, n)
+    w[::7] = 0.0
+    first, second = np.array([0, 0, 1, 2, 3, 0]), np.array([1, 2, 3, 3, 2, 4])
+    blocks = H._pair_blocks(x, first, second, n2)
+    s, g = blocks.sums(w), blocks.grams(w)
+    nw = float(w.sum())
+    f = H._Factors(g, s, nw, n2)
+    c = rng.standard_normal(s.shape) * rng.choice([1.0, 30.0], size=(len(s), 1))
+    got = f.quadratic(c)
+    for i in range(len(s)):
+        if not np.isfinite(g[i]).all():
+            assert np.isnan(got[i])
+            continue
+        a = H._system(g[i].copy(), s[i], nw)
+        want = c[i] @ np.linalg.solve(a, c[i])
+        np.testing.assert_allclose(got[i], want, rtol=1e-10)
+    assert np.isnan(got[-1]) and np.isfinite(got[:-1]).all()
+    c[0, 0] = np.nan
+    assert np.isnan(f.quadratic(c)[0]) and np.isfinite(f.quadratic(c)[1:-1]).all()
+    # the main shapes: one block each, factored whole
+    n1 = 2 * n2 + 1
+    idx, val = H._sparse_hats(x.T[:4], n1)
+    mains = H._Blocks(idx, val, n1)
+    s1, g1 = mains.sums(w), mains.grams(w)
+    c1 = rng.standard_normal(s1.shape)
+    got1 = H._Factors(g1, s1, nw, 1).quadratic(c1)
+    for i in range(4):
+        a = H._system(g1[i].copy(), s1[i], nw)
+        np.testing.assert_allclose(got1[i], c1[i] @ np.linalg.solve(a, c1[i]), rtol=1e-10)
+
+
+def test_a_search_design_keeps_only_its_live_pair_slots(x64):
+    """A slotted search's padding pair slots are not formed (host_shapes.Design keeps the
+    live ones): their gains are -inf and the live ones' are those of a design of the live
+    pairs alone."""
+    x, y, w, data = _table(4)
+    p, cols = 5, data.x.shape[-1]
+    spec = _specs(p, cols, (4, 3))[1]
+    first, second, live = S.pair_index(spec)
+    live = np.asarray(live, bool)
+    assert (~live).any() and live.any()
+    d = H.Design(data, spec)
+    fit = np.asarray(H.start(data, spec).fit, np.float64).reshape(-1) + 0.1 * np.sin(
+        7 * np.arange(d.y.size))
+    gains = d.gains(*d.rhs(fit))
+    assert gains.shape == (cols + len(live),)  # the design's mains: every column
+    assert np.all(gains[cols:][~live] == -np.inf)
+    plain = S.ShapeSpec(n1=4, n2=3, max_terms=7, pairs=tuple(
+        (int(a), int(b)) for a, b in zip(np.asarray(first)[live], np.asarray(second)[live])))
+    ref = H.Design(data, plain)
+    want = ref.gains(*ref.rhs(fit))
+    assert np.isfinite(want[cols:]).all()
+    _close(gains[cols:][live], want[cols:], 1e-10)
+    np.testing.assert_array_equal(np.isnan(gains[:cols]), np.isnan(want[:cols]))
+    _close(np.nan_to_num(gains[:cols]), np.nan_to_num(want[:cols]), 1e-10)
+
+
+def test_a_fine_knot_shape_stage_runs_on_the_host_where_compiling_dominates(monkeypatch):
+    """From 2,000 rows (knots (32, 16): pairs of 256 coefficients) the stage runs on the host
+    where compiling dominates an in-memory CPU fit (spec.HOST_SHAPES): the compiled stage's
+    kernels raise, and the terms, held-out errors and predictions are those of the fit
+    through the compiled stage (HOST_SHAPES off) to float32 rounding."""
+    from jaxtree._fit import spec as spec_
+
+    X, f, rng = _round_table(3)
+    y = f + 0.1 * rng.standard_normal(len(f))
+    ref = jaxtree.TreeRegressor(k=4, random_state=0)
+    with monkeypatch.context() as m:
+        m.setattr(spec_, "HOST_SHAPES", False)
+        ref.fit(X, y)
+
+    def refuse(*_a, **_k):
+        raise AssertionError("the compiled shape stage ran")
+
+    for name in ("term_grams", "factored", "add_term", "held_errors", "empty_model",
+                 "compile_ahead", "shape_values"):
+        monkeypatch.setattr(stages.OneFit, name, staticmethod(refuse))
+    est = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
+    assert est.model_.shapes is not None
+    assert [r["terms"] for r in est.shape_path_] == [r["terms"] for r in ref.shape_path_]
+    assert len(est.shape_path_) > 2
+    np.testing.assert_allclose([r["val_mse"] for r in est.shape_path_],
+                               [r["val_mse"] for r in ref.shape_path_], rtol=1e-4)
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-4, atol=1e-4)

@@ -13,7 +13,7 @@ import pytest
 import jaxtree
 from jaxtree import scoring
 from jaxtree import shapes as shapes_
-from jaxtree._fit import source
+from jaxtree._fit import host_shapes, source
 from jaxtree._fit import spec as spec_
 
 PAIR_SETS = [
@@ -78,8 +78,10 @@ def test_backfit_grams_from_the_split_are_all_rows_grams(bucketed, monkeypatch, 
     device (``HOST_BACKFIT`` off, as on tables where compiling does not dominate): the Grams
     the round receives from the split's parts equal one pass over all rows (float64, the
     chosen terms' spec), on the table's own columns (a static spec) and in the buckets (a
-    :class:`jaxtree.shapes.SlotSpec`)."""
+    :class:`jaxtree.shapes.SlotSpec`); the shape stage compiled too (the host stage's design
+    is not the Grams the round takes)."""
     monkeypatch.setattr(spec_, "HOST_BACKFIT", False)
+    monkeypatch.setattr(host_shapes, "MAX_BLOCK", 0)
     if not bucketed:
         monkeypatch.setattr(source.InMemory, "shape_bucket", property(lambda self: None))
     seen, real = [], source.InMemory.backfit

@@ -1,4 +1,4 @@
-"""A small table's shape stage on the host: the shape search's kernels in numpy.
+"""The shape stage on the host where compiling dominates: the shape search's kernels in numpy.
 
 The same algorithm as :mod:`jaxtree.shapes` (the Grams, the ridge gains of every candidate
 block, the greedy step with its hierarchy rule, the box-constrained block backfitting with
@@ -22,10 +22,24 @@ in float64 on random tables (with padding rows and columns, pair slots, a two-va
 covariate and the pair screen) and finds the same terms, coefficients and losses to
 1e-9; in float32 the two differ by float rounding only (float64 here), which can break a
 near-tie between two candidates' gains or two counts' held-out errors differently.
-Larger blocks (``(32, 16)`` hats from 2,000 rows: pairs of 256 coefficients) keep the
-compiled search: on the host it ran 0.9 s longer warm on a 20,000 x 10 table (every pair
-slot's Grams, right-hand sides and inverted systems on the fit's thread, where the compiled
-stage's ran beside the search's compilations) and its first fit was no shorter.
+Larger blocks (``(32, 16)`` hats from 2,000 rows: pairs of 256 coefficients) kept the
+compiled search then: on the host it ran 0.9 s longer warm on a 20,000 x 10 table (every
+pair slot's dense Grams, right-hand sides and inverted systems on the fit's thread, where
+the compiled stage's ran beside the search's compilations) and its first fit was no
+shorter.
+
+Decision (seventy-seventh session, issue 27): the stage runs here at those knots too,
+wherever compiling dominates an in-memory CPU fit on one device
+(:data:`jaxtree._fit.spec.HOST_SHAPES`). Since the seventy-sixth session's counts by cell
+(:class:`_Blocks`) the Grams and right-hand sides cost ``O(N)`` a block; what was left
+was inverting every pair slot's 256 x 256 system (0.12 s of the stage). Now the padding
+pair slots are skipped and the live ones' systems factored by a block Cholesky of their
+block-tridiagonal Grams (:class:`_Factors`). On the 20,000 x 10 table with a category
+(14 encoded columns, 45 live pairs of 64 slots) the stage takes 275-285 ms warm against
+the compiled one's 281-309 ms, and the first fit no longer compiles the stage's five
+programs (about 3.6 s of compiling on the two cores and 1.1 s of tracing and lowering on
+the fit's thread): 4.9-5.2 -> 2.9-3.1 s, the same predictions, warm fits level
+(BENCHMARKS.md, "The fine-knot shape stage on the host").
 
 Decision (sixty-third session, issue 27): the backfitting round after the stage (one
 sweep of the chosen terms: :func:`refit`; the regressor's round and the classifier's
@@ -47,9 +61,10 @@ from jaxtree import scoring
 from jaxtree import search
 from jaxtree import shapes as shapes_
 
-MAX_BLOCK = 16
+MAX_BLOCK = 256
 """The largest block (coefficients of a main shape or a pair, ``max(n1, n2²)``) a shape
-stage may have to run on the host (:func:`applies`)."""
+stage may have to run on the host (:func:`applies`): the default's fine knots ``(32, 16)``
+(16 until the seventy-seventh session: the small tables' ``(3, 2)`` only)."""
 
 
 def applies(knots: tuple) -> bool:
@@ -323,30 +338,85 @@ def _system(g, s, n):
     """The blocks' centred ridge systems (:func:`jaxtree.shapes._block_system`), batched;
     computed in ``g``'s memory."""
     k = g.shape[-1]
-    lam = shapes_.RIDGE * np.maximum(np.trace(g, axis1=-2, axis2=-1) / k, 1e-30)
+    lam = _ridge(g)
     g -= s[..., :, None] * (s[..., None, :] / max(n, 1e-30))
     diag = g.reshape(g.shape[:-2] + (k * k,))[..., :: k + 1]  # a view of the diagonals
     diag += lam[..., None]
     return g
 
 
-def _inverses(a):
-    """``(A^{-1} of each block, which blocks are finite)``: the gains' systems inverted once
-    per design (each step then forms ``c' A^{-1} c`` by products: the systems do not change
-    between steps); a block that is not finite (a padding column's) gets the identity."""
-    ok = np.isfinite(a).all((-2, -1))
-    a = np.where(ok[:, None, None], a, np.eye(a.shape[-1]))
-    return (np.linalg.inv(a) if len(a) else a), ok
+def _ridge(g):
+    """Each block's ridge ``lambda = RIDGE * trace / k`` (:func:`_system`'s)."""
+    return shapes_.RIDGE * np.maximum(np.trace(g, axis1=-2, axis2=-1) / g.shape[-1], 1e-30)
 
 
-def _quadratic(inv, ok, c):
-    """``c' A^{-1} c`` of each block ``(B,)`` from :func:`_inverses`' ``(inv, ok)``; NaN
-    where a block or its ``c`` is not finite."""
-    if not len(inv):
-        return np.zeros(0)
-    ok = ok & np.isfinite(c).all(-1)
-    c = np.where(ok[:, None], c, 0.0)
-    return np.where(ok, np.einsum("bk,bkl,bl->b", c, inv, c), np.nan)
+class _Factors:
+    """The gains' systems ``A = G + lambda I - s s' / n`` of some blocks (:func:`_system`),
+    factored once per design, for ``c' A^{-1} c`` of each block at every step.
+
+    ``B = G + lambda I`` is factored by a block Cholesky ``B = L L'`` in ``m x m`` blocks
+    (``m`` the second covariate's hats of a pair, the whole block of a main shape), and the
+    centring by Sherman-Morrison: with ``y = L^{-1} c`` and ``z = L^{-1} s``,
+    ``c' A^{-1} c = y'y + (y'z)^2 / (n - z'z)``. A pair's hats at rows ``(a, b)`` and
+    ``(a', b')`` share a row only where ``|a - a'| <= 1`` (their covariates' hats are
+    neighbours or the same), so its ``B`` is block-tridiagonal in blocks of ``m = n2``
+    (exact zeros elsewhere: the hats are products of clipped hats, exactly 0 past their
+    neighbours): ``L`` is too, and a factorisation is ``n2`` Cholesky factorisations and
+    products of ``n2 x n2`` blocks (``nb = n2``) instead of a dense one of ``n2^2``.
+    A block that is not finite (a padding column's, a group member's) is factored as the
+    identity and its gain is NaN (as the compiled gains make it).
+
+    Why (seventy-seventh session, issue 27): the host stage's systems were inverted once
+    per design (``np.linalg.inv``): at ``(32, 16)`` knots 45 pair blocks of 256
+    coefficients took 75 ms of a 0.5 s stage on a 20,000 x 14 table, where the blocked
+    factorisation takes a few milliseconds and a step's ``c' A^{-1} c`` about a millisecond
+    (the inverse's products took 3-6 ms)."""
+
+    def __init__(self, g, s, n: float, nb: int):
+        b, k = g.shape[0], g.shape[-1]
+        self.ok = np.isfinite(g).all((-2, -1)) & np.isfinite(s).all(-1)
+        lam = _ridge(np.where(self.ok[:, None, None], g, 0.0))
+        self.m = m = k // max(nb, 1)
+        self.nb = nb if m * nb == k else 1
+        if self.nb == 1:
+            self.m = m = k
+        self.n = max(n, 1e-30)
+        inv, sub = [], []
+        eye = np.eye(m)
+        for a in range(self.nb):
+            lo, hi = a * m, (a + 1) * m
+            d = np.where(self.ok[:, None, None], g[:, lo:hi, lo:hi], eye)
+            d = d + lam[:, None, None] * eye
+            if a:
+                d = d - sub[-1] @ np.swapaxes(sub[-1], -1, -2)  # B_aa - L_a,a-1 L_a,a-1'
+            inv.append(np.linalg.inv(np.linalg.cholesky(d)) if b else d)
+            if a + 1 < self.nb:  # L_a+1,a = B_a+1,a L_aa^{-T}
+                below = np.where(self.ok[:, None, None], g[:, hi:hi + m, lo:hi], 0.0)
+                sub.append(below @ np.swapaxes(inv[-1], -1, -2))
+        self.inv, self.sub = inv, sub
+        self.z = self._forward(np.where(self.ok[:, None], s, 0.0))
+        self.denom = self.n - np.sum(self.z * self.z, -1)
+
+    def _forward(self, c):
+        """``L^{-1} c`` of each block, ``(B, k)``."""
+        y = np.empty_like(c)
+        m = self.m
+        for a in range(self.nb):
+            r = c[:, a * m:(a + 1) * m]
+            if a:
+                r = r - (self.sub[a - 1] @ y[:, (a - 1) * m:a * m, None])[..., 0]
+            y[:, a * m:(a + 1) * m] = (self.inv[a] @ r[..., None])[..., 0]
+        return y
+
+    def quadratic(self, c):
+        """``c' A^{-1} c`` of each block ``(B,)``; NaN where a block or its ``c`` is not
+        finite."""
+        if not len(c):
+            return np.zeros(0)
+        ok = self.ok & np.isfinite(c).all(-1)
+        y = self._forward(np.where(ok[:, None], c, 0.0))
+        q = np.sum(y * y, -1) + np.sum(y * self.z, -1) ** 2 / self.denom
+        return np.where(ok, q, np.nan)
 
 
 class Design:
@@ -362,7 +432,8 @@ class Design:
     The hats are kept sparse (:class:`_Blocks`: on each row at most 2 hats of a main shape
     and 4 of a pair are nonzero), so the Grams, the right-hand sides and a term's values
     cost ``O(N)`` per block at any number of knots (dense ``(N, 256)`` products per pair at
-    ``(32, 16)`` knots would be ~64x the work), and the gains' systems are inverted once."""
+    ``(32, 16)`` knots would be ~64x the work), and the gains' systems are factored once
+    (:class:`_Factors`). A search keeps its live pair slots only."""
 
     def __init__(self, data, spec, terms=None, views=None):
         x = np.asarray(data.x, np.float64)
@@ -383,33 +454,33 @@ class Design:
         # the blocks whose hats are kept (all, or the chosen terms of a refit), and where
         mains = np.arange(p) if terms is None else np.asarray([t for t in terms if t < p],
                                                                np.int64)
-        pairs = np.arange(n_pairs) if terms is None else np.asarray(
+        # (a search's padding pair slots are never chosen: their gains are -inf)
+        pairs = np.flatnonzero(self.live) if terms is None else np.asarray(
             [t - p for t in terms if t >= p], np.int64)
+        self._mains, self._pairs = mains, pairs
         self._row = np.full(p + n_pairs, -1)
         self._row[mains], self._row[p + pairs] = np.arange(len(mains)), np.arange(len(pairs))
         self.h1 = _Blocks(*_sparse_hats(x1.T[mains], n1), n1)  # (p, N, 2)
         self.h2 = _pair_blocks(x2, self.first[pairs], self.second[pairs], n2)
         self.n = float(np.sum(self.w))
-        self.s1, self.s2 = np.zeros((p, n1)), np.zeros((n_pairs, n2 * n2))
-        self.s1[mains], self.s2[pairs] = self.h1.sums(self.w), self.h2.sums(self.w)
-        a1, a2 = np.zeros((p, n1, n1)), np.zeros((n_pairs, n2 * n2, n2 * n2))
-        a1[mains] = _system(self.h1.grams(self.w), self.s1[mains], self.n)
-        a2[pairs] = _system(self.h2.grams(self.w), self.s2[pairs], self.n)
-        # each block's system at its own size (the compiled search pads every block to M
-        # columns with the identity, jaxtree.shapes._solve_block; solve() solves as it does)
-        self.a1, self.a2 = a1, a2
+        self.s1, self.s2 = self.h1.sums(self.w), self.h2.sums(self.w)  # kept blocks'
+        # the kept blocks' Grams; a block's centred ridge system (_system) is formed where
+        # it is solved, at its own size (the compiled search pads every block to M columns
+        # with the identity, jaxtree.shapes._solve_block; solve() solves as it does)
+        self.g1, self.g2 = self.h1.grams(self.w), self.h2.grams(self.w)
         mm = self.mm = max(n1, n2 * n2)
         self.size = np.array([n1] * p + [n2 * n2] * n_pairs)
         self.sums = np.zeros((p + n_pairs, mm))
-        self.sums[:p, :n1], self.sums[p:, :n2 * n2] = self.s1, self.s2
-        self._inverted = None  # the gains' systems inverted, at the first gains
+        self.sums[mains, :n1], self.sums[p + pairs, :n2 * n2] = self.s1, self.s2
+        self._factored = None  # the gains' systems factored, at the first gains
 
     def _systems(self) -> tuple:
-        """The gains' systems of each block at its own size, inverted once (:func:`_inverses`;
-        a backfitting round asks for no gains and inverts nothing)."""
-        if self._inverted is None:
-            self._inverted = (_inverses(self.a1), _inverses(self.a2))
-        return self._inverted
+        """The gains' systems of the kept blocks, factored once (:class:`_Factors`; a
+        backfitting round asks for no gains and factors nothing)."""
+        if self._factored is None:
+            self._factored = (_Factors(self.g1, self.s1, self.n, 1),
+                              _Factors(self.g2, self.s2, self.n, self.spec.n2))
+        return self._factored
 
     def _blocks(self, tid: int) -> tuple:
         return (self.h1 if tid < self.p else self.h2), int(self._row[tid])
@@ -434,12 +505,14 @@ class Design:
 
     def gains(self, b1, b2, esum):
         """Every candidate's ridge gain (:func:`jaxtree.shapes.candidate_gains`): ``(p + P,)``,
-        a padding pair slot's ``-inf``."""
+        a padding pair slot's ``-inf``; ``(b1, b2, esum)``: :meth:`rhs`'s (the kept
+        blocks')."""
         ebar = esum / max(self.n, 1e-30)
-        a1, a2 = self._systems()
-        main = _quadratic(*a1, b1 - self.s1 * ebar)
-        pair = np.where(self.live, _quadratic(*a2, b2 - self.s2 * ebar), -np.inf)
-        return np.concatenate([main, pair])
+        f1, f2 = self._systems()
+        out = np.full(self.p + len(self.first), -np.inf)
+        out[self._mains] = f1.quadratic(b1 - self.s1 * ebar)
+        out[self.p + self._pairs] = f2.quadratic(b2 - self.s2 * ebar)
+        return out
 
     def solve(self, tid: int, b, esum):
         """Term ``tid``'s block update (:func:`jaxtree.shapes._solve_block`) for its right-hand
@@ -449,7 +522,8 @@ class Design:
         # The block's own system: the padded one's other rows are the identity's, its other
         # coefficients 0 (its polish's step is the padded system's, at least the identity's).
         new = np.zeros(self.mm)
-        a = self.a1[tid] if tid < self.p else self.a2[tid - self.p]
+        g = (self.g1 if tid < self.p else self.g2)[self._row[tid]]
+        a = _system(g.copy(), sums[:size], self.n)
         new[:size] = _box_solve(a, c, 1.0 if size < self.mm else 1e-30)
         new = _two_valued(new, sums, self.n, tid < self.p, self.spec, len(self.first))
         return new, (esum - sums @ new) / self.n

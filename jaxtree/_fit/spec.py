@@ -67,6 +67,11 @@ QUICK_SHAPES_MAX_ROWS = 4_096  # in-memory fits whose row bucket (scoring.rows_f
 # warm fit +0.22 s (the shape step's run time grows with the rows, its compile time does not;
 # BENCHMARKS.md, "A quick shape stage on small tables"). By the bucket, not the rows, so that
 # the tables of one bucket share its programs.
+HOST_SHAPES = True  # where compiling dominates an in-memory CPU fit on one device, the
+# shape stage after the tree runs on the host at the default's fine knots too (FitSpec.host_shapes;
+# seventy-seventh session, issue 27: a 20,000 x 10 first fit with a category 4.9-5.2 ->
+# 2.9-3.1 s, its warm fit level; jaxtree._fit.host_shapes says why). False keeps the
+# compiled stage there (small tables' quick stage runs on the host either way).
 HOST_BACKFIT = True  # where compiling dominates an in-memory CPU fit, the backfitting round
 # after the shape stage (the regressor's sweep, the classifier's Newton sweeps) and the tree's
 # values on those rows run on the host (FitSpec.host_backfit; sixty-third session, issue 27:
@@ -517,9 +522,11 @@ class FitSpec:
     :func:`jaxtree._fit.stages.search_model`); on a CPU only, where the options were
     measured (an accelerator's compiler is not asked to skip its optimisations).
     ``host_shapes``: that stage runs on the host instead, nothing compiled
-    (:class:`jaxtree._fit.stages.HostFit`), where it is quick and its blocks are small
-    (:func:`jaxtree._fit.host_shapes.applies`: the knots of fewer than
-    :data:`FINE_KNOTS_MIN_ROWS` rows). ``host_backfit``: where compiling dominates an
+    (:class:`jaxtree._fit.stages.HostFit`), where it is quick, or where compiling
+    dominates an in-memory CPU fit on one device (``host_backfit``'s rule), and its blocks
+    are at most :data:`jaxtree._fit.host_shapes.MAX_BLOCK` coefficients
+    (:func:`jaxtree._fit.host_shapes.applies`: both default knots; seventy-seventh
+    session, the module's docstring says why). ``host_backfit``: where compiling dominates an
     in-memory JAX fit on a CPU (``light``'s rule, one device), the tree's values on the
     shape stage's rows and the backfitting round's sweep of the chosen terms run on the
     host (:func:`jaxtree._fit.select.host_tree_values`,
@@ -809,7 +816,8 @@ def resolve(hyper: dict, params: Params, n: int, p: int, dtype, plan: plan_.RowP
         tol=None if hyper.get("tol", DEFAULT_TOL) is None else float(hyper.get("tol", DEFAULT_TOL)),
         loss=hyper.get("loss", "squared"), clip=bool(hyper.get("clip", True)),
         streamed=not in_memory,
-        quick_shapes=quick, host_shapes=quick and host_shapes.applies(knots),
+        quick_shapes=quick, host_shapes=(quick or (HOST_SHAPES and small and cpu and devices is None))
+        and host_shapes.applies(knots),
         host_backfit=HOST_BACKFIT and small and cpu and devices is None, light=small and cpu,
         missing=hyper.get("missing", "indicator"),
         min_support=hyper.get("min_support", DEFAULT_MIN_SUPPORT),
