@@ -54,6 +54,8 @@ BENCHMARKS.md, "The backfitting round on the host").
 from __future__ import annotations
 
 
+import weakref
+
 import numpy as np
 
 from jaxtree import program as prog
@@ -124,7 +126,7 @@ def _corner_products(va, vb):
 
 class _Blocks:
     """Sparse hats of one kind of block (the main shapes', or the pairs'): ``value``
-    ``(B, N, J)``, the ``J`` hats of each block that may be nonzero on a row, of ``size``
+    ``(J, B, N)``, the ``J`` hats of each block that may be nonzero on a row, of ``size``
     columns each, at columns ``base + offsets`` (``base (B, N)`` each row's first hat,
     ``offsets (J,)`` the same on every row: a main shape's two hats are neighbours, a pair's
     four the corners of its cell); and which blocks have a NaN on some row (a padding
@@ -133,7 +135,14 @@ class _Blocks:
 
     ``index`` may be the full ``(B, N, J)`` columns (:func:`_sparse_hats`,
     :func:`_sparse_pair_hats`, whose offsets are the same on every row) or, with
-    ``offsets`` given, the bases ``(B, N)``.
+    ``offsets`` given, the bases ``(B, N)``; ``value`` is ``(B, N, J)`` as they give it, or
+    ``(J, B, N)`` with ``offsets`` and ``hat_major``.
+
+    Why hat-major (seventy-seventh session): each right-hand side and Gram multiplies one
+    hat's values on every row of every block by the residual or another hat's; read from
+    ``(B, N, J)`` those products strode over ``J`` values and ran 4 times slower than from
+    contiguous rows (64 pairs of 20,480 rows: 12.4 against 3.0 ms for a pair step's four),
+    a third of the host shape stage's step.
 
     Why bases and offsets (seventy-sixth session, issue 29's cost): a block's Gram is then
     ``J (J + 1) / 2`` weighted counts of each row's cell (one product of two of its hats
@@ -143,16 +152,18 @@ class _Blocks:
     of ``16 x 16`` hats) the pairs' Grams took 40 ms as one count (BENCHMARKS.md, "The
     host backfitting round's counts by cell")."""
 
-    def __init__(self, index, value, size: int, offsets=None):
+    def __init__(self, index, value, size: int, offsets=None, hat_major: bool = False):
         index = np.asarray(index)
         if offsets is None:  # the offsets of the first row hold on every row
             offsets = (index[0, 0] - index[0, 0, 0] if index.size
                        else np.zeros(value.shape[-1], np.int64))
             index = index[..., 0]
-        self.value, self.size = value, size
+        if not hat_major:
+            value = np.ascontiguousarray(np.moveaxis(value, -1, 0))
+        self.value, self.size = value, size  # (J, B, N)
         self.offsets = np.asarray(offsets, np.int64)
-        self.nan = np.isnan(value).any((1, 2))
-        b = value.shape[0]
+        self.nan = np.isnan(value).any((0, 2))
+        b = value.shape[1]
         self.base = index
         self._flat = index + (np.arange(b) * size)[:, None]  # (B, N): block and cell
 
@@ -164,7 +175,7 @@ class _Blocks:
 
     def _cells(self, weights):
         """``(B, size)``: ``weights (B, N)`` summed by block and cell (each row's base)."""
-        b = self.value.shape[0]
+        b = self.value.shape[1]
         return self._sum(weights, self._flat, b * self.size).reshape(b, self.size)
 
     def _spread(self, cells, j: int, out):
@@ -176,10 +187,10 @@ class _Blocks:
 
     def sums(self, r):
         """``sum_n r_n h(x_n)`` of every block, ``(B, size)``; ``r (N,)``."""
-        out = np.zeros((self.value.shape[0], self.size))
+        out = np.zeros((self.value.shape[1], self.size))
         with np.errstate(invalid="ignore"):
-            for j in range(self.value.shape[-1]):
-                self._spread(self._cells(self.value[..., j] * r[None, :]), j, out)
+            for j in range(self.value.shape[0]):
+                self._spread(self._cells(self.value[j] * r[None, :]), j, out)
         out[self.nan] = np.nan
         return out
 
@@ -187,20 +198,20 @@ class _Blocks:
         """``sum_n w_n h(x_n) h(x_n)'`` of every block, ``(B, size, size)``: for each two hats
         ``j <= l`` of a row, one weighted count of the rows' cells, added at the two hats'
         columns (and the transposed entries)."""
-        (b, n, n_hats), k = self.value.shape, self.size
+        (n_hats, b, n), k = self.value.shape, self.size
         out = np.zeros((b, k, k))
         flat = out.reshape(b, k * k)
         step = max(1, GRAM_ENTRIES // max(n * n_hats, 1))  # blocks a count, for the memory
         for lo in range(0, b, step):
-            v = self.value[lo:lo + step]
-            m = len(v)
+            v = self.value[:, lo:lo + step]
+            m = v.shape[1]
             cell = self._flat[lo:lo + m] - lo * k  # (m, N): block and cell of each row
             with np.errstate(invalid="ignore"):
-                wv = v * w[None, :, None]
+                wv = v * w[None, None, :]
             for j in range(n_hats):
                 for l in range(j, n_hats):
                     with np.errstate(invalid="ignore"):
-                        cells = self._sum(wv[..., j] * v[..., l], cell, m * k).reshape(m, k)
+                        cells = self._sum(wv[j] * v[l], cell, m * k).reshape(m, k)
                     oj, ol = int(self.offsets[j]), int(self.offsets[l])
                     c = np.arange(k - max(oj, ol))  # the cells whose two hats fit
                     flat[lo:lo + m, (c + oj) * k + c + ol] += cells[:, c]
@@ -211,17 +222,17 @@ class _Blocks:
 
     def times(self, i: int, coef):
         """Block ``i``'s values ``h(x_n)' coef`` on every row, ``(N,)``."""
-        base, v = self.base[i], self.value[i]
-        out = v[:, 0] * coef[base + self.offsets[0]]
-        for j in range(1, v.shape[-1]):
-            out += v[:, j] * coef[base + self.offsets[j]]
+        base, v = self.base[i], self.value[:, i]
+        out = v[0] * coef[base + self.offsets[0]]
+        for j in range(1, v.shape[0]):
+            out += v[j] * coef[base + self.offsets[j]]
         return out
 
     def project(self, i: int, r):
         """``sum_n r_n h(x_n)`` of block ``i``, ``(size,)``."""
         out = np.zeros(self.size)
-        for j in range(self.value.shape[-1]):
-            self._spread(self._sum(self.value[i, :, j] * r, self.base[i], self.size), j, out)
+        for j in range(self.value.shape[0]):
+            self._spread(self._sum(self.value[j, i] * r, self.base[i], self.size), j, out)
         return out
 
 
@@ -329,9 +340,15 @@ def _pair_blocks(x2, first, second, n2: int):
         return _PairProducts(_dense_hats(x2.T, n2), first, second, n2)
     idx, val = _sparse_hats(x2.T, n2)  # (columns, N, 2)
     o = 1 if n2 > 1 else 0  # a covariate's two hats: neighbours (one hat: the same twice)
-    value = _corner_products(val[first], val[second])  # (P, N, 4)
+    # the corners' products, as _corner_products forms them, one corner after the other
+    # (_Blocks' hat-major layout: (4, P, N))
+    hat = np.moveaxis(val, -1, 0)  # (2, columns, N)
+    value = np.empty((4, len(first), val.shape[1]))
+    for i in range(2):
+        for j in range(2):
+            np.multiply(hat[i][first], hat[j][second], out=value[2 * i + j])
     return _Blocks(idx[first, :, 0] * n2 + idx[second, :, 0], value, n2 * n2,
-                   offsets=(0, o, o * n2, o * n2 + o))  # a row's cell and its four corners
+                   offsets=(0, o, o * n2, o * n2 + o), hat_major=True)  # cells and corners
 
 
 def _system(g, s, n):
@@ -713,35 +730,61 @@ def refit(shapes, data, spec, sweeps: int = 1, views=None) -> shapes_.State:
     return _state(shapes, coef, fit, icpt, d.dtype, d.chunks)
 
 
-def evaluate(shapes, x, spec, views=None):
+def evaluate(shapes, x, spec, views=None, hats=None):
     """The terms' values ``(N,)`` float64 at rows ``x (N, columns)``
-    (:func:`jaxtree.shapes.evaluate`); ``views``: :func:`row_views` of ``x``, or None."""
+    (:func:`jaxtree.shapes.evaluate`); ``views``: :func:`row_views` of ``x``, or None;
+    ``hats``: a dict of each term's sparse hats on these rows, by term id, that this fills
+    and reads (the same rows evaluated again), or None."""
     p = np.shape(shapes.main)[0]
     x1, x2 = row_views(np.asarray(x, np.float64), spec) if views is None else views
     first, second, _ = shapes_.pair_index(spec)
     out = np.full(x1.shape[0], float(shapes.intercept))
     main, pair = np.asarray(shapes.main, np.float64), np.asarray(shapes.pair, np.float64)
+    hats = {} if hats is None else hats
     for tid in np.asarray(shapes.order)[:int(shapes.n_terms)]:
         tid = int(tid)
-        if tid < p:
-            idx, val = _sparse_hats(x1[:, tid], spec.n1)
-            out += np.sum(val * main[tid][idx], -1)
-        else:
-            c = tid - p
-            cols = np.asarray([first[c], second[c]])
-            idx, val = _sparse_pair_hats(_sparse_hats(x2[:, cols].T, spec.n2), [0], [1], spec.n2)
-            out += np.sum(val[0] * pair[c][idx[0]], -1)
+        got = hats.get(tid)
+        if got is None:
+            if tid < p:
+                got = _sparse_hats(x1[:, tid], spec.n1)
+            else:
+                cols = np.asarray([first[tid - p], second[tid - p]])
+                idx, val = _sparse_pair_hats(_sparse_hats(x2[:, cols].T, spec.n2), [0], [1],
+                                             spec.n2)
+                got = idx[0], val[0]
+            hats[tid] = got
+        idx, val = got
+        out += np.sum(val * (main[tid] if tid < p else pair[tid - p])[idx], -1)
     return out
+
+
+_held = ((), None, None)
+"""The last held-out rows :func:`held_errors` read: ``(weak references to their arrays
+(x, y, w), the spec, (x, y, w, views, hats))``. Weak: the rows are not kept alive past
+their fit."""
 
 
 def held_errors(shapes, data, spec) -> tuple:
     """``(mse, errors (n_chunks, m))`` of the terms on chunked held-out ``data``
-    (:func:`jaxtree._fit.select.shape_mse_and_errors`)."""
-    x = np.asarray(data.x, np.float64)
-    y, w = np.asarray(data.y, np.float64), np.asarray(data.w, np.float64)
-    err = (y.reshape(-1) - evaluate(shapes, x.reshape(-1, x.shape[-1]), spec)) ** 2
+    (:func:`jaxtree._fit.select.shape_mse_and_errors`). A search calls it after every step
+    on the same rows: their float64 copies, views and each term's hats are kept for the
+    next call on the same arrays and ``spec`` (the last rows only; on the weather table
+    forming them again took 35 ms of a 480 ms stage, 11 calls)."""
+    global _held
+    refs, last_spec, kept = _held
+    if (len(refs) == 3 and last_spec is spec
+            and all(r() is a for r, a in zip(refs, (data.x, data.y, data.w)))):
+        x, y, w, views, hats = kept
+    else:
+        x = np.asarray(data.x, np.float64)
+        x = x.reshape(-1, x.shape[-1])
+        y, w = (np.asarray(a, np.float64).reshape(-1) for a in (data.y, data.w))
+        views, hats = row_views(x, spec), {}
+        _held = (tuple(weakref.ref(a) for a in (data.x, data.y, data.w)), spec,
+                 (x, y, w, views, hats))
+    err = (y - evaluate(shapes, x, spec, views, hats)) ** 2
     dt = np.dtype(data.x.dtype)
-    return np.asarray(np.sum(w.reshape(-1) * err) / np.sum(w), dt), err.reshape(y.shape)
+    return np.asarray(np.sum(w * err) / np.sum(w), dt), err.reshape(np.shape(data.y))
 
 
 def values(shapes, data, spec):
