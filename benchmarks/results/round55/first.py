@@ -3,8 +3,12 @@ with a category; prints the fit's seconds, whether the backfitting round's progr
 named while the shape count compiled, and a checksum of the predictions.
 
     python first.py demo|cat
+
+It imports the jaxtree of the checkout it lies in (before the seventy-seventh session it
+imported the installed one, so running it "from each checkout" timed one code twice).
 """
-import os, sys, time
+import os, pathlib, sys, time
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3]))
 os.environ["JAXTREE_COMPILATION_CACHE"] = "0"
 import numpy as np, pandas as pd, warnings
 import jaxtree
