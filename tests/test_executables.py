@@ -718,8 +718,9 @@ def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
     emitters on: its search step's two programs (classify.binary_step: the step's rows at
     most LIGHT_STEP_MAX_ROWS) and kept basis values compile at LIGHT_LLVM1 in the fit's
     light block; with the rule at 0 rows the step is the regressor's one-program
-    search.step_cached (XLA's defaults); the probabilities agree to 1e-6 (other LLVM levels
-    round otherwise)."""
+    search.step_cached (XLA's defaults) where classify.SPLIT_LARGE_STEP is off, and else two
+    programs, the finish at LIGHT (classify.binary_finish_large_cached); the probabilities
+    agree to 1e-6 (other LLVM levels round otherwise)."""
     import jaxtree
     from jaxtree import search
     from jaxtree._fit import classify, source
@@ -737,8 +738,21 @@ def test_a_small_binary_classifiers_step_compiles_light_and_equals_the_default(
     assert {"jit(loss_insert_step)", "jit(loss_finish_step)", "jit(designs)"} <= set(lit), (
         named_compiles)
     assert "jit(step)" not in dict(named_compiles), named_compiles
-    monkeypatch.setenv("XLA_FLAGS", suite_flags)
+    # above the rule, in a light fit: the insertion at LIGHT_LLVM1, the finish at LIGHT
     monkeypatch.setattr(classify, "LIGHT_STEP_MAX_ROWS", 0)
+    del named_compiles[:]
+    large = jaxtree.TreeClassifier(**kw).fit(X, y)
+    compiled = dict(named_compiles)
+    # (the insertion is the light fit's program, the same key: not compiled again)
+    assert compiled.get("jit(loss_insert_step)", {**ex._MARK, **ex.LIGHT_LLVM1}) == {
+        **ex._MARK, **ex.LIGHT_LLVM1}, compiled
+    assert compiled.get("jit(loss_finish_step)") == {**ex._MARK, **ex.LIGHT}, compiled
+    assert "jit(step)" not in compiled
+    assert light.formula() == large.formula()
+    np.testing.assert_allclose(light.predict_proba(X), large.predict_proba(X), rtol=1e-6,
+                               atol=1e-9)
+    monkeypatch.setenv("XLA_FLAGS", suite_flags)
+    monkeypatch.setattr(classify, "SPLIT_LARGE_STEP", False)
     used = []
     shared = search.step_cached
 

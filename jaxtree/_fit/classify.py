@@ -275,6 +275,22 @@ classifier's step in two programs"). The thirty-sixth session measured the parts
 after the other (more than the whole: not adopted then)."""
 
 
+binary_finish_large_cached = _executables.cached(
+    jax.jit(search.loss_finish_step, static_argnames=("basis", "config")),
+    static_argnums=(5, 6), light=_executables.LIGHT,
+    name="jaxtree._fit.classify.binary_finish_large")
+""":data:`binary_finish_cached` for the binary step on more than :data:`LIGHT_STEP_MAX_ROWS`
+rows where compiling dominates (a :func:`jaxtree._executables.light` block): compiled with
+:data:`jaxtree._executables.LIGHT` (XLA's older fusion emitters, LLVM's level as always),
+not at level 1, whose L-BFGS loop ran slower on those rows (:data:`LIGHT_STEP_MAX_ROWS`);
+the insertion (:data:`binary_insert_cached`) at level 1, which runs as fast.
+
+Decision (seventy-seventh session, issue 27): since the shape stage runs on the host at
+these sizes (:data:`jaxtree._fit.spec.HOST_SHAPES`) the step's one program compiled on one
+core with nothing beside it; as two programs they compile side by side (BENCHMARKS.md,
+"The classifier's larger step in two programs")."""
+
+
 def binary_step(data: scoring.Data, basis, cfg: search.Config, limit):
     """``program -> (program, StepInfo)``: the small binary classifier's step on ``data``
     (labels ``+-1``) as :data:`binary_insert_cached` then :data:`binary_finish_cached`
@@ -306,6 +322,12 @@ ms a call at 500 rows, 11.9-13.6 against 7.5-11.1 ms at 2,000, 25-47 against 14-
 above 2,048 rows it keeps XLA's defaults. :data:`jaxtree._executables.LIGHT` alone compiled
 no faster. Whole first fits: breast cancer 6.7-7.0 -> 5.6-5.9 s, 2,000 x 8 rows 6.9-7.8 ->
 5.6-5.9 s, warm fits level to 10% (``benchmarks/results/clflight44/``)."""
+
+
+SPLIT_LARGE_STEP = True
+"""Where compiling dominates (``FitSpec.light``), the binary step on more than
+:data:`LIGHT_STEP_MAX_ROWS` rows runs as two programs (:data:`binary_finish_large_cached`);
+False keeps its one program at XLA's defaults there."""
 
 
 def _shard(data: scoring.Data, ys, devices):
@@ -802,6 +824,9 @@ class Labels:
             limit = np.int32(k)
             if one.y.size <= LIGHT_STEP_MAX_ROWS:  # two programs, compiled ahead at once
                 run_step = binary_step(one, basis, cfg, limit)
+            elif self.spec.light and SPLIT_LARGE_STEP:  # two, the finish at LLVM's level
+                run_step = two_programs(binary_insert_cached, binary_finish_large_cached,
+                                        one, basis, cfg, limit)
             else:
                 # compiled on a background thread: the fit's thread meanwhile runs the shape
                 # stage's task (jaxtree._executables.while_waiting), as the regressor's does
