@@ -555,12 +555,13 @@ def test_a_search_design_keeps_only_its_live_pair_slots(x64):
 
 def test_a_fine_knot_shape_stage_runs_on_the_host_where_compiling_dominates(monkeypatch):
     """From 2,000 rows (knots (32, 16): pairs of 256 coefficients) the stage runs on the host
-    where compiling dominates an in-memory CPU fit (spec.HOST_SHAPES): the compiled stage's
-    kernels raise, and the terms, held-out errors and predictions are those of the fit
-    through the compiled stage (HOST_SHAPES off) to float32 rounding."""
+    where compiling dominates an in-memory CPU fit (spec.HOST_SHAPES; 5,000 rows, above the
+    quick stage's row bucket, so the rule itself decides): the compiled stage's kernels
+    raise, and the terms, held-out errors and predictions are those of the fit through the
+    compiled stage (HOST_SHAPES off) to float32 rounding."""
     from jaxtree._fit import spec as spec_
 
-    X, f, rng = _round_table(3)
+    X, f, rng = _round_table(3, n=5_000)
     y = f + 0.1 * rng.standard_normal(len(f))
     ref = jaxtree.TreeRegressor(k=4, random_state=0)
     with monkeypatch.context() as m:
@@ -573,7 +574,11 @@ def test_a_fine_knot_shape_stage_runs_on_the_host_where_compiling_dominates(monk
     for name in ("term_grams", "factored", "add_term", "held_errors", "empty_model",
                  "compile_ahead", "shape_values"):
         monkeypatch.setattr(stages.OneFit, name, staticmethod(refuse))
+    specs, real = [], stages.shapes_after
+    monkeypatch.setattr(stages, "shapes_after",
+                        lambda src, spec, *a: specs.append(spec) or real(src, spec, *a))
     est = jaxtree.TreeRegressor(k=4, random_state=0).fit(X, y)
+    assert specs and all(s.host_shapes and not s.quick_shapes for s in specs)
     assert est.model_.shapes is not None
     assert [r["terms"] for r in est.shape_path_] == [r["terms"] for r in ref.shape_path_]
     assert len(est.shape_path_) > 2

@@ -407,11 +407,11 @@ class InMemory(_Regression):
                 lambda a: jnp.broadcast_to(a, (s.beam_width,) + a.shape), empty)
         else:
             best = lambda p: p  # noqa: E731
-            # a small table's on the host (nothing compiled), as its shape stage; not where
-            # the stage runs there only for compiling dominating (fine knots): each call
-            # reads the search's tree back, and on the weather table's 23,000 rows that
-            # wait made a warm fit 0.1 s longer than the compiled errors (seventy-seventh
-            # session)
+            # a small table's on the host (nothing compiled), as its shape stage (a row
+            # bucket of at most QUICK_SHAPES_MAX_ROWS); not on the larger tables whose stage
+            # runs there because compiling dominates: each call reads the search's tree
+            # back, and on the weather table's 23,000 rows that wait made a warm fit 0.1 s
+            # longer than the compiled errors (seventy-seventh session)
             errors = (select.host_held_out_errors(held_data, s.basis)
                       if s.host_shapes and s.quick_shapes else None)
             if errors is None:
