@@ -35,8 +35,8 @@ wherever compiling dominates an in-memory CPU fit on one device
 was inverting every pair slot's 256 x 256 system (0.12 s of the stage). Now the padding
 pair slots are skipped and the live ones' systems factored by a block Cholesky of their
 block-tridiagonal Grams (:class:`_Factors`). On the 20,000 x 10 table with a category
-(14 encoded columns, 45 live pairs of 64 slots) the stage takes 275-285 ms warm against
-the compiled one's 281-309 ms, and the first fit no longer compiles the stage's five
+(14 encoded columns, 45 live pairs of 64 slots) the stage takes 273-311 ms warm against
+the compiled one's 287-309 ms, and the first fit no longer compiles the stage's five
 programs (about 3.6 s of compiling on the two cores and 1.1 s of tracing and lowering on
 the fit's thread): 4.9-5.2 -> 2.9-3.1 s, the same predictions, warm fits level
 (BENCHMARKS.md, "The fine-knot shape stage on the host").
