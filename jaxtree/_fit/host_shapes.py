@@ -340,13 +340,12 @@ def _pair_blocks(x2, first, second, n2: int):
         return _PairProducts(_dense_hats(x2.T, n2), first, second, n2)
     idx, val = _sparse_hats(x2.T, n2)  # (columns, N, 2)
     o = 1 if n2 > 1 else 0  # a covariate's two hats: neighbours (one hat: the same twice)
-    # the corners' products, as _corner_products forms them, one corner after the other
-    # (_Blocks' hat-major layout: (4, P, N))
-    hat = np.moveaxis(val, -1, 0)  # (2, columns, N)
-    value = np.empty((4, len(first), val.shape[1]))
-    for i in range(2):
-        for j in range(2):
-            np.multiply(hat[i][first], hat[j][second], out=value[2 * i + j])
+    # the corners' products, as _corner_products forms them, in _Blocks' hat-major layout:
+    # (2, 2, P, N) -> (4, P, N), corner 2 i + j the first covariate's hat i times the
+    # second's hat j
+    hat = np.ascontiguousarray(np.moveaxis(val, -1, 0))  # (2, columns, N)
+    value = np.multiply(hat[:, None, first], hat[None, :, second], order="C")
+    value = value.reshape((4,) + value.shape[2:])
     return _Blocks(idx[first, :, 0] * n2 + idx[second, :, 0], value, n2 * n2,
                    offsets=(0, o, o * n2, o * n2 + o), hat_major=True)  # cells and corners
 
@@ -393,10 +392,10 @@ class _Factors:
         b, k = g.shape[0], g.shape[-1]
         self.ok = np.isfinite(g).all((-2, -1)) & np.isfinite(s).all(-1)
         lam = _ridge(np.where(self.ok[:, None, None], g, 0.0))
-        self.m = m = k // max(nb, 1)
-        self.nb = nb if m * nb == k else 1
-        if self.nb == 1:
-            self.m = m = k
+        if nb < 1 or k % nb:  # not blocks of equal size: one block
+            nb = 1
+        self.nb, self.m = nb, k // nb
+        m = self.m
         self.n = max(n, 1e-30)
         inv, sub = [], []
         eye = np.eye(m)
