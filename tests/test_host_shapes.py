@@ -177,6 +177,16 @@ def _smooth_table(seed=0, n=500):
     return x, y
 
 
+def _refuse_compiled_stage(monkeypatch):
+    """The compiled shape stage's kernels (jaxtree._fit.stages.OneFit) raise from here on."""
+    def refuse(*_a, **_k):
+        raise AssertionError("the compiled shape stage ran")
+
+    for name in ("term_grams", "factored", "add_term", "held_errors", "empty_model",
+                 "compile_ahead", "shape_values"):
+        monkeypatch.setattr(stages.OneFit, name, staticmethod(refuse))
+
+
 def test_a_small_tables_shape_stage_runs_on_the_host_and_compiles_nothing(monkeypatch):
     """The compiled stage's kernels raise here: the fit (the count chosen on held-out rows
     and the order choice) runs on the host. Its shape terms and predictions are the compiled
@@ -191,12 +201,7 @@ def test_a_small_tables_shape_stage_runs_on_the_host_and_compiles_nothing(monkey
         m.setattr(H, "MAX_BLOCK", 0)  # the compiled stage
         ref.fit(x, y)
 
-    def refuse(*_a, **_k):
-        raise AssertionError("the compiled shape stage ran")
-
-    for name in ("term_grams", "factored", "add_term", "held_errors", "empty_model",
-                 "compile_ahead", "shape_values"):
-        monkeypatch.setattr(stages.OneFit, name, staticmethod(refuse))
+    _refuse_compiled_stage(monkeypatch)
     est = jaxtree.TreeRegressor(k=6, random_state=0).fit(x, y)
     assert [r["terms"] for r in est.shape_path_] == [r["terms"] for r in ref.shape_path_]
     assert len(est.shape_path_) > 1
@@ -568,12 +573,7 @@ def test_a_fine_knot_shape_stage_runs_on_the_host_where_compiling_dominates(monk
         m.setattr(spec_, "HOST_SHAPES", False)
         ref.fit(X, y)
 
-    def refuse(*_a, **_k):
-        raise AssertionError("the compiled shape stage ran")
-
-    for name in ("term_grams", "factored", "add_term", "held_errors", "empty_model",
-                 "compile_ahead", "shape_values"):
-        monkeypatch.setattr(stages.OneFit, name, staticmethod(refuse))
+    _refuse_compiled_stage(monkeypatch)
     specs, real = [], stages.shapes_after
     monkeypatch.setattr(stages, "shapes_after",
                         lambda src, spec, *a: specs.append(spec) or real(src, spec, *a))
