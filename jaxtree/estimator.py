@@ -83,11 +83,12 @@ class TreeRegressor(Regressor):
         first, is fitted too and kept where held-out rows prefer it (``shape_order_``);
         there, where the shape terms alone came within ``SHAPES_FIRST_GATE`` (3) times the
         tree first's held-out MSE, ``"additive"``'s fit, with its tree and without it
-        (``k=0``: its main shapes and one leaf), and the latter with every covariate's term
-        (no backward elimination), is weighed against that fit by 5-fold cross-validation
-        on the training rows (``additive_cv``; twenty-three more fits) and the setting of
-        the lowest mean squared error is kept (``shape_order_`` then ``"additive"``,
-        ``"additive k=0"`` or ``"additive k=0 all terms"``; data of the tree's form, such as the
+        (``k=0``: its main shapes and one leaf), the latter with every covariate's term
+        (no backward elimination), and with every term a line (a ridge regression), is
+        weighed against that fit by 5-fold cross-validation on the training rows
+        (``additive_cv``; twenty-nine more fits) and the setting of the lowest mean squared
+        error is kept (``shape_order_`` then ``"additive"``, ``"additive k=0"``,
+        ``"additive k=0 all terms"`` or ``"additive k=0 lines"``; data of the tree's form, such as the
         paper's, stay above the gate and pay nothing). ``S``: ``S`` terms before the tree, then one backfitting round. ``"additive"``
         (rows in memory): every covariate's main shape first (16 hats), all penalised
         together and their smoothness chosen by GCV on the training rows, terms that GCV
@@ -219,9 +220,10 @@ class TreeRegressor(Regressor):
         None.
       shape_order_: ``"tree first"`` or ``"shapes first"`` where the fit tried both
         orders (``shapes="auto"``, fewer than 2,000 rows, see ``shapes``), ``"additive"``,
-        ``"additive k=0"`` or ``"additive k=0 all terms"`` where cross-validation then kept
-        ``shapes="additive"``'s fit (with its tree, with ``k=0``, or with ``k=0`` and every
-        covariate's term); else None.
+        ``"additive k=0"``, ``"additive k=0 all terms"`` or ``"additive k=0 lines"`` where
+        cross-validation then kept ``shapes="additive"``'s fit (with its tree, with ``k=0``,
+        with ``k=0`` and every covariate's term, or with ``k=0`` and every term a line);
+        else None.
       shape_order_scores_: then the held-out MSE of each order (a dict; ``"shapes first"``
         nan where its tree was not searched: no shape term accepted first, or the terms alone
         over ``SHAPES_FIRST_GATE`` times the tree first's), ``"shape terms alone"`` (the

@@ -141,6 +141,77 @@ def test_max_terms_keeps_the_largest():
     assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
 
 
+
+def test_lines_are_the_ridge_regression_of_least_gcv(x64):
+    """``lines=True``: every numeric term is a line on its scaled range and a category keeps
+    its levels; the coefficients are the weighted ridge regression on those columns with
+    the penalty ``n lam sum_c var_c beta_c^2`` (each column's weighted variance: the ridge
+    of standardised columns; intercept free), and ``lam`` is the grid's least GCV from the
+    explicit hat matrix. Built here from the covariates themselves and the model's own
+    level indicators (so knots off by one, the variances dropped, or GCV's inflation
+    changed, each fails)."""
+    rng = np.random.default_rng(11)
+    n = 80
+    codes = rng.integers(0, 3, n)
+    x = rng.uniform(size=(n, 3))
+    x[:, 2] = 0.5 * x[:, 0] + 0.5 * x[:, 2] ** 3  # correlated, and of a smaller spread
+    xs = np.column_stack([x] + [(codes == c).astype(float) for c in range(3)])
+    y = 2 * x[:, 0] - x[:, 1] + 3 * x[:, 2] + np.array([0.0, 0.5, -0.3])[codes] \
+        + 0.4 * rng.normal(size=n)
+    w = rng.uniform(0.5, 2.0, n)
+    groups = (("c", (3, 4, 5)),)
+    fit = A.fit(xs, y, w, groups=groups, dtype=np.float64, lines=True)
+    assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1, 2, 3]
+    main = np.asarray(fit.terms.main)
+    knots = np.arange(fit.spec.n1) / (fit.spec.n1 - 1)
+    for j in range(3):  # each numeric term a line through 0 at its first knot
+        np.testing.assert_allclose(main[j], main[j, -1] * knots, rtol=1e-9, atol=1e-12)
+    hats = slice(1 + 3 * (fit.spec.n1 - 1), None)  # the category's columns of the model's design
+    seen = np.any(_model_design(fit, xs)[:, hats] != 0, axis=0)  # its levels' hats
+
+    def design(rows):
+        return np.column_stack([np.ones(len(rows)), rows[:, :3],
+                                _model_design(fit, rows)[:, hats][:, seen]])
+
+    Z = design(xs)
+    wn = w * n / w.sum()
+    var = wn @ Z ** 2 / n - (wn @ Z / n) ** 2
+    var[0] = 0.0
+    free = np.r_[0.0, np.ones(Z.shape[1] - 1)]
+    G = Z.T @ (wn[:, None] * Z)
+
+    def solve(lam):
+        M = G + n * np.diag(lam * var + A._TINY * free)
+        coef = np.linalg.solve(M, Z.T @ (wn * y))
+        H = Z @ np.linalg.solve(M, Z.T * wn)
+        rss = np.sum(wn * (y - Z @ coef) ** 2)
+        return coef, n * rss / (n - A.GAMMA * np.trace(H)) ** 2
+
+    scores = {lam: solve(lam)[1] for lam in A.LAMBDAS}
+    assert min(scores, key=scores.get) == fit.lam and fit.delta == 0.0
+    assert A.LAMBDAS[0] < fit.lam < A.LAMBDAS[-1]  # an interior choice: the grid is not the limit
+    np.testing.assert_allclose(fit.gcv, scores[fit.lam], rtol=1e-8)
+    coef = solve(fit.lam)[0]
+    np.testing.assert_allclose(fit.values, Z @ coef, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(main[:3, -1], coef[1:4], rtol=1e-7)  # the slopes
+    xt = rng.uniform(-0.2, 1.2, size=(50, 3))  # beyond the range: the line is held flat
+    at = np.column_stack([xt, np.eye(3)[rng.integers(0, 3, 50)]])
+    np.testing.assert_allclose(A.values(fit.terms, fit.spec, at),
+                               design(np.column_stack([np.clip(xt, 0, 1), at[:, 3:]])) @ coef,
+                               rtol=1e-8, atol=1e-8)
+
+def test_lines_keep_max_terms_of_largest_variance_refitted():
+    """Of more covariates than ``max_terms``, the lines of largest variance stay, and the
+    fit is the lines fit of those covariates alone (refitted, its penalty chosen again)."""
+    rng = np.random.default_rng(6)
+    xs = rng.uniform(size=(200, 4))
+    y = 3 * xs[:, 0] + 0.3 * xs[:, 1] + 2 * xs[:, 2] + 0.5 * xs[:, 3] + 0.1 * rng.normal(size=200)
+    fit = A.fit(xs, y, None, max_terms=2, lines=True, dtype=np.float64)
+    assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 2]
+    alone = A.fit(xs[:, [0, 2]], y, None, lines=True, dtype=np.float64)
+    np.testing.assert_allclose(fit.values, alone.values, rtol=1e-9, atol=1e-9)
+    assert fit.lam == alone.lam
+
 def test_constant_columns_are_refused():
     with pytest.raises(ValueError, match="needs a covariate that varies"):
         A.fit(np.ones((20, 2)), np.arange(20.0), None)

@@ -26,21 +26,27 @@ SMALL = jaxtree.basis.make_basis(hats=2, sines=2, cosines=0, powers=2, truncated
 FOLDS = spec_.ADDITIVE_CV_FOLDS  # the tests turn the choice off to compute it by hand
 SETTINGS = {"default": {}, "additive": {"shapes": "additive"},
             "additive k=0": {"shapes": "additive", "k": 0},
-            "additive k=0 all terms": {"shapes": "additive", "k": 0}}
+            "additive k=0 all terms": {"shapes": "additive", "k": 0},
+            "additive k=0 lines": {"shapes": "additive", "k": 0}}
 
 
 @contextlib.contextmanager
 def _all_terms(name, fit="fit"):
     """The fits of setting ``name`` as the choice makes them: for a setting of ALL_TERMS the
     additive fit (``additive.fit``, or the classifier's ``fit="fit_logistic"``) keeps every
-    covariate's term (no elimination; pipeline.ALL_TERMS)."""
+    covariate's term (no elimination; pipeline.ALL_TERMS), for one of LINES its terms are
+    lines (pipeline.LINES)."""
     from jaxtree._fit import additive, pipeline
 
-    if name not in pipeline.ALL_TERMS:
+    if name in pipeline.ALL_TERMS:
+        extra = {"eliminate": False}
+    elif name in pipeline.LINES:
+        extra = {"lines": True}
+    else:
         yield
         return
     orig = getattr(additive, fit)
-    setattr(additive, fit, lambda *args, **kw: orig(*args, **{**kw, "eliminate": False}))
+    setattr(additive, fit, lambda *args, **kw: orig(*args, **{**kw, **extra}))
     try:
         yield
     finally:
@@ -151,24 +157,42 @@ def test_weigh_settings_fits_all_rows_first_and_folds_only_the_settings_within_m
     assert calls == [("b", None)]  # no fold fitted
 
 
-@pytest.mark.parametrize("seed, noise, kept", [(1, 0.5, "additive"), (0, 0.3, "tree first")])
-def test_the_setting_cross_validation_prefers_is_kept(monkeypatch, seed, noise, kept):
-    X, y = _smooth(150, seed, noise)
+def _linear(n, seed, noise):
+    """Six covariates sharing one factor (correlation about 0.8), a linear truth: few rows
+    of it are what a ridge regression predicts best (pipeline.LINES)."""
+    rng = np.random.default_rng(seed)
+    X = 0.9 * rng.normal(size=(n, 1)) + 0.45 * rng.normal(size=(n, 6))
+    return X, X @ np.array([1.0, -0.5, 0.8, 0.3, 0.2, 0.6]) + noise * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("data, seed, noise, kept", [
+    (_smooth, 1, 0.5, "additive"), (_smooth, 0, 0.3, "tree first"),
+    (_linear, 0, 1.0, "tree first")])
+def test_the_setting_cross_validation_prefers_is_kept(monkeypatch, data, seed, noise, kept):
+    """Each setting's score is the one computed by hand from separate fits; the lowest
+    setting is kept as its plain fit: here the additive fit with its tree (150 smooth rows),
+    the default (less noise), and the lines (60 rows of correlated linear covariates)."""
+    n = 60 if data is _linear else 150
+    X, y = data(n, seed, noise)
     est = jaxtree.TreeRegressor(k=4, basis=SMALL).fit(X, y)
     scores = est.shape_order_scores_
     # past the gate: the default's shape terms alone near its tree-first fit
     assert scores["shape terms alone"] <= spec_.SHAPES_FIRST_GATE * scores["tree first"]
     monkeypatch.setattr(spec_, "ADDITIVE_CV_FOLDS", 0)
     hand = _cv_by_hand(X, y, None)
+    assert {key for key in scores if key.startswith("cv")} == set(hand)  # every setting weighed
     for key in hand:
         np.testing.assert_allclose(scores[key], hand[key], rtol=1e-9)
     names = list(SETTINGS)  # ties go to the earlier setting
     lowest = min(names, key=lambda n: (hand["cv " + n], names.index(n)))
     assert est.shape_order_ == (kept if lowest == "default" else lowest)
+    assert (lowest == "additive k=0 lines") == (data is _linear)
+    if data is _linear:  # the lines print as coefficients on the covariates
+        assert "f(" not in est.formula() and re.search(r"\d·x1 ", est.formula())
     rival = min(hand["cv " + n] for n in names if (n == "default") != (lowest == "default"))
     assert rival / hand["cv " + lowest] - 1 > 0.05  # the default against the rest: no near tie
     plain = _plain(lowest, X, y, k=4, basis=SMALL)
-    Xt, _ = _smooth(300, 9, 0.0)
+    Xt, _ = data(300, 9, 0.0)
     np.testing.assert_array_equal(est.predict(Xt), plain.predict(Xt))
     assert est.formula() == plain.formula()
     if lowest == "default":  # the default's own order choice and scores, the CV's added

@@ -178,10 +178,10 @@ def test_verbose_writes_a_progress_bar_to_stderr(capfd):
     assert e.validation_fraction_ is not None and "mse=" in err
     assert re.search(r"mse=\S+ \| [-+*] \S+ at slot \d", err)  # the held-out run's last insertion
     assert e.shape_order_ == "additive"
-    assert "weighing additive, additive k=0, additive k=0 all terms against the default by " \
-           "5-fold cross-validation (20 fits)" in err
+    assert "weighing additive, additive k=0, additive k=0 all terms, additive k=0 lines against " \
+           "the default by 5-fold cross-validation (25 fits)" in err
     assert re.search(r"5-fold MSE default \S+, additive \S+, additive k=0 \S+, additive k=0 "
-                     r"all terms \S+: kept additive", err)
+                     r"all terms \S+, additive k=0 lines \S+: kept additive", err)
     parts = re.split(r"jaxtree ([a-z ]+):", err)[1:]
     last = {}  # each phase's last drawing (tqdm redraws a line several times)
     names = []

@@ -175,11 +175,13 @@ def fit(X, y, sample_weight, hyper: dict) -> FitResult:
 
 ADDITIVE_SETTINGS = {"additive": {"shapes": "additive"},
                      "additive k=0": {"shapes": "additive", "k": 0},
-                     "additive k=0 all terms": {"shapes": "additive", "k": 0}}
+                     "additive k=0 all terms": {"shapes": "additive", "k": 0},
+                     "additive k=0 lines": {"shapes": "additive", "k": 0}}
 """The settings :func:`additive_choice` weighs against the default: ``shapes="additive"``
 (GCV main shapes, then the tree on their residual, its size chosen on held-out rows), the
-same with ``k=0`` (the tree cut to its first leaf: the main shapes and one leaf), and that
-with every covariate's term (:data:`ALL_TERMS`)."""
+same with ``k=0`` (the tree cut to its first leaf: the main shapes and one leaf), that
+with every covariate's term (:data:`ALL_TERMS`), and that with every term a line, a ridge
+regression (:data:`LINES`)."""
 
 ALL_TERMS = frozenset({"additive k=0 all terms"})
 """The settings of :data:`ADDITIVE_SETTINGS` whose GCV fit keeps every covariate's term: no
@@ -197,6 +199,19 @@ Boston by +0.7% (BENCHMARKS.md, "The additive fit without its elimination"). The
 ``shapes="additive"`` keeps the elimination (its formulas name only the covariates GCV
 supports)."""
 
+
+LINES = frozenset({"additive k=0 lines"})
+"""The settings of :data:`ADDITIVE_SETTINGS` whose terms are lines: a ridge regression on the
+covariates, its penalty chosen by GCV (``FitSpec.additive_lines``,
+:func:`jaxtree._fit.additive.fit`'s ``lines``), and one leaf.
+
+Decision (seventy-eighth session, issue 29): issue 29 asks that the default never be worse
+than a linear model, and on mtcars and diabetes a ridge regression on standardised
+covariates was below every setting the choice weighed (BENCHMARKS.md, "Lines in the
+regressor's choice"). A linear model is in jaxtree's model class (a main shape on a line
+prints as ``w * x``), so the choice weighs it as a fifth setting: its fits are the cheapest
+of all (a ridge solve on the host and the one-leaf tree of the ``k=0`` settings' compiled
+step), and cross-validation keeps it only where it predicts better."""
 
 def additive_setting(name: str, hyper: dict) -> dict:
     """The hyperparameters of the choice's setting ``name`` (:data:`ADDITIVE_SETTINGS`) for
@@ -227,7 +242,8 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     """``res`` (the default's fit of a small table), or the fit of ``shapes="additive"``
     (with its tree, or with ``k=0``: :data:`ADDITIVE_SETTINGS`) where
     cross-validation on the training rows prefers it; ``res.order`` then holds the choice
-    (``"additive"``, ``"additive k=0"`` or ``"additive k=0 all terms"``) and each setting's
+    (``"additive"``, ``"additive k=0"``, ``"additive k=0 all terms"`` or ``"additive k=0
+    lines"``) and each setting's
     cross-validated MSE (``"cv default"``, ``"cv additive"``, ...; ``y``'s units).
 
     It runs only where the default's fit chose between the orders of the tree and the shape
@@ -254,9 +270,10 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
     two-way one on 5 table-seeds (airquality 22.14 -> 20.31 and 20.77 -> 18.24), level on
     6, worse on one (mtcars seed 0, 3.188 -> 3.245) (BENCHMARKS.md, "The additive fit chosen
     by cross-validation"). The fourth, ``k=0`` with every covariate's term, is
-    :data:`ALL_TERMS`' decision. The cost is twenty-three more fits of a table of fewer than
-    2,000 rows (warm fits about ten times longer; six of them the cheap ``k=0`` fits of the
-    fourth setting), paid only past the gate; ``additive_cv=0`` turns it off."""
+    :data:`ALL_TERMS`' decision, the fifth, ``k=0`` with lines, :data:`LINES`'. The cost is
+    twenty-nine more fits of a table of fewer than 2,000 rows (warm fits about ten times
+    longer; twelve of them the cheap ``k=0`` fits of the fourth and fifth settings), paid
+    only past the gate; ``additive_cv=0`` turns it off."""
     order = res.order
     k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS)  # additive_cv: 0 for none
     if (order is None or k < 2 or table.reader is not None
@@ -283,7 +300,8 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
             warnings.simplefilter("ignore", V.DataSizeWarning)
             # in the default's capacity bucket: the k=0 setting shares its compiled step
             return fit_table(rows, settings[name], checked[name], transform,
-                             bucket_k=res.spec.k, eliminate=name not in ALL_TERMS)
+                             bucket_k=res.spec.k, eliminate=name not in ALL_TERMS,
+                             lines=name in LINES)
 
     clip = hyper.get("clip", True)
     weighed = weigh_settings(
@@ -379,11 +397,13 @@ def read(X, y, sample_weight, hyper: dict, transform: str) -> table_.Table:
 
 
 def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
-              transform: str, bucket_k: int = 0, eliminate: bool = True) -> FitResult:
+              transform: str, bucket_k: int = 0, eliminate: bool = True,
+              lines: bool = False) -> FitResult:
     """The fit of a read table with a fixed target transform (``"identity"``, ``"log"``,
     ``"square"``; a streamed table's is the identity); ``bucket_k``: the search compiles for
     at least that ``k``'s capacity (``FitSpec.bucket_k``); ``eliminate``: ``shapes="additive"``
-    drops terms by backward elimination (``FitSpec.additive_eliminate``).
+    drops terms by backward elimination (``FitSpec.additive_eliminate``); ``lines``: its
+    terms are lines (``FitSpec.additive_lines``).
 
     The one planning call of a regressor's fit (:func:`jaxtree._fit.spec.fit_spec`: the row
     plan, the bounded ``k``, the rest of the settings) comes here, once the encoded
@@ -396,7 +416,7 @@ def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
                           n_weighted=table.n_weighted)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
                         filled=spec_.filled(enc), bucket_k=bucket_k,
-                        additive_eliminate=eliminate)
+                        additive_eliminate=eliminate, additive_lines=lines)
     yt = None if streamed is not None else target_.forward(table.y, transform, sw)  # y <= 0
     rows = streamed if streamed is not None else (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)

@@ -551,7 +551,8 @@ class FitSpec:
     ``k=0`` setting, :func:`jaxtree._fit.pipeline.additive_choice`); ``max_ops`` still stops
     the tree at ``k`` operations. ``additive_eliminate``: ``shapes="additive"``'s GCV fit
     drops terms by backward elimination (:func:`jaxtree._fit.additive.fit`; False: the
-    choice's ``"additive k=0 all terms"`` setting).
+    choice's ``"additive k=0 all terms"`` setting); ``additive_lines``: its terms are lines,
+    a ridge regression (the choice's ``"additive k=0 lines"``).
     ``bucket_rows``, ``zero_offset`` (the binary classifier's cross-validated choice,
     :func:`jaxtree._fit.classify.additive_choice`, so that its fits share compiled steps):
     the search chunks its training rows as at least ``bucket_rows`` rows (a fold's training
@@ -606,6 +607,7 @@ class FitSpec:
     indicator_rule: bool = False
     bucket_k: int = 0
     additive_eliminate: bool = True
+    additive_lines: bool = False
     bucket_rows: int = 0
     zero_offset: bool = False
     screen_rows: int = 0
