@@ -345,11 +345,12 @@ def fit(xs, y, w, groups: tuple = (), max_terms: int = 20, n1: int = ADDITIVE_KN
 
 
 def _lines(cand: list, n1: int) -> np.ndarray:
-    """``T (m, 1 + len(cand) ...)``: the hats' coefficients (the design's columns, intercept
-    first) from a line model's. A numeric term's hats carry ``s * u_h`` with ``u_h = h / (n1
-    - 1)`` the hat's knot, which interpolates to ``s * z`` on its scaled range (the hats are
-    piecewise linear and sum to one), so one column ``u`` serves it; a category's levels keep
-    their own coefficients (their hats are indicators)."""
+    """``T``, ``(m, 1 + c)``: the hats' coefficients (the design's ``m`` columns, intercept
+    first) from a line model's ``1 + c`` (the intercept, one slope a numeric term, one
+    coefficient a level of a category). A numeric term's hats carry ``s * u_h``, ``u_h = h /
+    (n1 - 1)`` the hat's knot, which interpolates to ``s * z`` on its scaled range (the hats
+    are piecewise linear and sum to one), so one column ``u`` serves it; a category's levels
+    keep their own coefficients (their hats are indicators)."""
     m = 1 + (n1 - 1) * len(cand)
     cols = [np.eye(m, 1)]
     knots = np.arange(1, n1) / (n1 - 1)
