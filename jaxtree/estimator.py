@@ -88,8 +88,8 @@ class TreeRegressor(Regressor):
         weighed against that fit by 5-fold cross-validation on the training rows
         (``additive_cv``; twenty-nine more fits) and the setting of the lowest mean squared
         error is kept (``shape_order_`` then ``"additive"``, ``"additive k=0"``,
-        ``"additive k=0 all terms"`` or ``"additive k=0 lines"``; data of the tree's form, such as the
-        paper's, stay above the gate and pay nothing). ``S``: ``S`` terms before the tree, then one backfitting round. ``"additive"``
+        ``"additive k=0 all terms"`` or ``"additive k=0 lines"``; data of the tree's form,
+        such as the paper's, stay above the gate and pay nothing). ``S``: ``S`` terms before the tree, then one backfitting round. ``"additive"``
         (rows in memory): every covariate's main shape first (16 hats), all penalised
         together and their smoothness chosen by GCV on the training rows, terms that GCV
         does not support dropped, then the tree on their residual

@@ -141,7 +141,6 @@ def test_max_terms_keeps_the_largest():
     assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
 
 
-
 def test_lines_are_the_ridge_regression_of_least_gcv(x64):
     """``lines=True``: every numeric term is a line on its scaled range and a category keeps
     its levels; the coefficients are the weighted ridge regression on those columns with
@@ -200,6 +199,7 @@ def test_lines_are_the_ridge_regression_of_least_gcv(x64):
                                design(np.column_stack([np.clip(xt, 0, 1), at[:, 3:]])) @ coef,
                                rtol=1e-8, atol=1e-8)
 
+
 def test_lines_keep_max_terms_of_largest_variance_refitted():
     """Of more covariates than ``max_terms``, the lines of largest variance stay, and the
     fit is the lines fit of those covariates alone (refitted, its penalty chosen again)."""
@@ -211,6 +211,7 @@ def test_lines_keep_max_terms_of_largest_variance_refitted():
     alone = A.fit(xs[:, [0, 2]], y, None, lines=True, dtype=np.float64)
     np.testing.assert_allclose(fit.values, alone.values, rtol=1e-9, atol=1e-9)
     assert fit.lam == alone.lam
+
 
 def test_constant_columns_are_refused():
     with pytest.raises(ValueError, match="needs a covariate that varies"):

@@ -216,6 +216,7 @@ benchmark's split (below ridge), airquality 18.84 -> 20.27 on one seed (its fold
 cross-validation preferred the lines by chance), the other table-seeds within 2% or
 unchanged (BENCHMARKS.md, "Lines in the regressor's choice")."""
 
+
 def additive_setting(name: str, hyper: dict) -> dict:
     """The hyperparameters of the choice's setting ``name`` (:data:`ADDITIVE_SETTINGS`) for
     the estimator's ``hyper``, in the regressor's and the classifier's choices; a ``k=0``
