@@ -146,9 +146,9 @@ def test_lines_are_the_ridge_regression_of_least_gcv(x64):
     its levels; the coefficients are the weighted ridge regression on those columns with
     the penalty ``n lam sum_c var_c beta_c^2`` (each column's weighted variance: the ridge
     of standardised columns; intercept free), and ``lam`` is the grid's least GCV from the
-    explicit hat matrix. Built here from the covariates themselves and the model's own
-    level indicators (so knots off by one, the variances dropped, or GCV's inflation
-    changed, each fails)."""
+    explicit hat matrix. Built here from the covariates and the levels' indicators (so knots
+    off by one, the variances dropped, or GCV's inflation changed, each fails); the model's
+    own evaluation gives the same predictions, beyond the training range too."""
     rng = np.random.default_rng(11)
     n = 80
     codes = rng.integers(0, 3, n)
@@ -165,12 +165,9 @@ def test_lines_are_the_ridge_regression_of_least_gcv(x64):
     knots = np.arange(fit.spec.n1) / (fit.spec.n1 - 1)
     for j in range(3):  # each numeric term a line through 0 at its first knot
         np.testing.assert_allclose(main[j], main[j, -1] * knots, rtol=1e-9, atol=1e-12)
-    hats = slice(1 + 3 * (fit.spec.n1 - 1), None)  # the category's columns of the model's design
-    seen = np.any(_model_design(fit, xs)[:, hats] != 0, axis=0)  # its levels' hats
 
-    def design(rows):
-        return np.column_stack([np.ones(len(rows)), rows[:, :3],
-                                _model_design(fit, rows)[:, hats][:, seen]])
+    def design(rows):  # each of the category's three levels an indicator (on its own hat)
+        return np.column_stack([np.ones(len(rows)), rows[:, :3], rows[:, 3:6]])
 
     Z = design(xs)
     wn = w * n / w.sum()
@@ -195,7 +192,7 @@ def test_lines_are_the_ridge_regression_of_least_gcv(x64):
     np.testing.assert_allclose(main[:3, -1], coef[1:4], rtol=1e-7)  # the slopes
     xt = rng.uniform(-0.2, 1.2, size=(50, 3))  # beyond the range: the line is held flat
     at = np.column_stack([xt, np.eye(3)[rng.integers(0, 3, 50)]])
-    np.testing.assert_allclose(A.values(fit.terms, fit.spec, at),
+    np.testing.assert_allclose(A.values(fit.terms, fit.spec, at),  # the model's own evaluation
                                design(np.column_stack([np.clip(xt, 0, 1), at[:, 3:]])) @ coef,
                                rtol=1e-8, atol=1e-8)
 
