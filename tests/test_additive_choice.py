@@ -31,7 +31,7 @@ SETTINGS = {"default": {}, "additive": {"shapes": "additive"},
 
 
 @contextlib.contextmanager
-def _all_terms(name, fit="fit"):
+def _as_chosen(name, fit="fit"):
     """The fits of setting ``name`` as the choice makes them: for a setting of ALL_TERMS the
     additive fit (``additive.fit``, or the classifier's ``fit="fit_logistic"``) keeps every
     covariate's term (no elimination; pipeline.ALL_TERMS), for one of LINES its terms are
@@ -55,7 +55,7 @@ def _all_terms(name, fit="fit"):
 
 def _plain(name, X, y, **kw):
     """The plain estimator of setting ``name`` fitted on ``(X, y)``."""
-    with _all_terms(name):
+    with _as_chosen(name):
         return jaxtree.TreeRegressor(**{**kw, **SETTINGS[name]}).fit(X, y)
 
 
@@ -75,7 +75,7 @@ def _cv_by_hand(X, y, w, random_state=None, folds=FOLDS):
         for name, kw in SETTINGS.items():
             e = jaxtree.TreeRegressor(**{"k": 4, "basis": SMALL, "random_state": random_state,
                                          **kw})
-            with _all_terms(name):
+            with _as_chosen(name):
                 e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
             wh = np.ones(len(held)) if w is None else w[held]
             sse[name] += float(np.sum(wh * (e.predict(X[held]) - y[held]) ** 2))
@@ -375,7 +375,7 @@ def _classifier_settings():
 
 def _plain_classifier(name, X, y, **kw):
     """The plain classifier of setting ``name`` fitted on ``(X, y)``, the choice off."""
-    with _all_terms(name, "fit_logistic"):
+    with _as_chosen(name, "fit_logistic"):
         return jaxtree.TreeClassifier(additive_cv=0, **{**kw, **_classifier_settings()[name]}
                                       ).fit(X, y)
 
@@ -388,7 +388,7 @@ def _cv_by_hand_classifier(X, y, w=None):
     for train, held in select.folds(len(y), FOLDS, None, w, strata=y):
         for name, kw in settings.items():
             e = jaxtree.TreeClassifier(**{"k": 4, "basis": SMALL, "additive_cv": 0, **kw})
-            with _all_terms(name, "fit_logistic"):
+            with _as_chosen(name, "fit_logistic"):
                 e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
             f = e.decision_function(X[held])
             wh = np.ones(len(held)) if w is None else w[held]
