@@ -43,7 +43,7 @@ def test_coefficients_and_gcv_choice_match_a_float64_reference(x64, eliminate):
     chosen ``(lam, delta)`` is the grid's least GCV computed from the explicit hat matrix.
     Without the elimination every covariate's term is in that system."""
     xs, y, _ = _data(n=120, p=3, seed=1)
-    fit = A.fit(xs, y, None, dtype=np.float64, eliminate=eliminate)
+    fit = A.fit(xs, y, None, dtype=np.float64, terms="eliminate" if eliminate else "all")
     if not eliminate:
         assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1, 2]
     X = _model_design(fit, xs)
@@ -83,7 +83,7 @@ def test_noise_covariates_leave_and_signal_ones_stay():
     assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
     assert np.asarray(fit.terms.main_on).tolist() == [True, True, False, False, False]
     # without the elimination every term stays, the noise ones small beside the signal
-    kept = A.fit(xs, y, None, eliminate=False)
+    kept = A.fit(xs, y, None, terms="all")
     assert sorted(np.asarray(kept.terms.order).tolist()) == [0, 1, 2, 3, 4]
     each = additive_term_spreads(kept, xs)
     assert np.all(each[2:] < 0.2 * each[:2].min()), each  # 0.1 of the weaker here
@@ -142,7 +142,7 @@ def test_max_terms_keeps_the_largest():
 
 
 def test_lines_are_the_ridge_regression_of_least_gcv(x64):
-    """``lines=True``: every numeric term is a line on its scaled range and a category keeps
+    """``terms="lines"``: every numeric term is a line on its scaled range and a category keeps
     its levels; the coefficients are the weighted ridge regression on those columns with
     the penalty ``n lam sum_c var_c beta_c^2`` (each column's weighted variance: the ridge
     of standardised columns; intercept free), and ``lam`` is the grid's least GCV from the
@@ -159,7 +159,7 @@ def test_lines_are_the_ridge_regression_of_least_gcv(x64):
         + 0.4 * rng.normal(size=n)
     w = rng.uniform(0.5, 2.0, n)
     groups = (("c", (3, 4, 5)),)
-    fit = A.fit(xs, y, w, groups=groups, dtype=np.float64, lines=True)
+    fit = A.fit(xs, y, w, groups=groups, dtype=np.float64, terms="lines")
     assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1, 2, 3]
     main = np.asarray(fit.terms.main)
     knots = np.arange(fit.spec.n1) / (fit.spec.n1 - 1)
@@ -203,9 +203,9 @@ def test_lines_keep_max_terms_of_largest_variance_refitted():
     rng = np.random.default_rng(6)
     xs = rng.uniform(size=(200, 4))
     y = 3 * xs[:, 0] + 0.3 * xs[:, 1] + 2 * xs[:, 2] + 0.5 * xs[:, 3] + 0.1 * rng.normal(size=200)
-    fit = A.fit(xs, y, None, max_terms=2, lines=True, dtype=np.float64)
+    fit = A.fit(xs, y, None, max_terms=2, terms="lines", dtype=np.float64)
     assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 2]
-    alone = A.fit(xs[:, [0, 2]], y, None, lines=True, dtype=np.float64)
+    alone = A.fit(xs[:, [0, 2]], y, None, terms="lines", dtype=np.float64)
     np.testing.assert_allclose(fit.values, alone.values, rtol=1e-9, atol=1e-9)
     assert fit.lam == alone.lam
 

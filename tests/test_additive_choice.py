@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import jaxtree
-from jaxtree._fit import select
+from jaxtree._fit import pipeline, select
 from jaxtree._fit import spec as spec_
 from jaxtree.debug import count_compilations
 
@@ -38,13 +38,10 @@ def _as_chosen(name, fit="fit"):
     lines (pipeline.LINES)."""
     from jaxtree._fit import additive, pipeline
 
-    if name in pipeline.ALL_TERMS:
-        extra = {"eliminate": False}
-    elif name in pipeline.LINES:
-        extra = {"lines": True}
-    else:
+    if name not in pipeline.ALL_TERMS | pipeline.LINES:
         yield
         return
+    extra = {"terms": pipeline.terms_of(name)}
     orig = getattr(additive, fit)
     setattr(additive, fit, lambda *args, **kw: orig(*args, **{**kw, **extra}))
     try:
@@ -329,8 +326,9 @@ def test_an_additive_fit_of_more_terms_than_max_terms_is_not_kept():
     """The GCV fit keeps up to ``max_terms`` main shapes and its tree adds terms on top: the
     choice keeps it only within ``max_terms`` in all (the default's bound), and past it fits
     no folds. Six smooth main effects: cross-validation prefers the additive fit of 7 terms,
-    kept at ``max_terms=7``; at 6 neither additive setting (both of 7 terms here) is
-    cross-validated."""
+    kept at ``max_terms=7``; at 6 the ``"additive"`` setting (7 terms here) is not
+    cross-validated, while the ``k=0`` settings keep ``max_terms - 1`` shapes (their one
+    leaf is the last term) and are."""
     from jaxtree._fit import pipeline
 
     rng = np.random.default_rng(2)
@@ -343,9 +341,10 @@ def test_an_additive_fit_of_more_terms_than_max_terms_is_not_kept():
         scores = est.shape_order_scores_
         alone = jaxtree.TreeRegressor(k=4, basis=SMALL, max_terms=m, shapes="additive").fit(X, y)
         assert pipeline.n_terms(alone.model_) == 7
-        assert est.shape_order_ == ("additive" if m == 7 else "tree first")
+        assert (est.shape_order_ == "additive") == (m == 7)
         assert pipeline.n_terms(est.model_) <= m
         assert ("cv additive" in scores) == (m == 7)
+        assert "cv additive k=0" in scores and "cv additive k=0 lines" in scores
     assert fits[7].shape_order_scores_["cv additive"] < fits[7].shape_order_scores_["cv default"]
 
 
@@ -365,12 +364,13 @@ def _labels(n, seed, truth):
     return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int)
 
 
-def _classifier_settings():
-    """The classifier's choice's settings: the default and classify.ADDITIVE_CHOICES."""
+def _classifier_settings(wide=False):
+    """The classifier's choice's settings: the default and classify.ADDITIVE_CHOICES (of more
+    covariates than max_terms, ``wide``: classify.WIDE_CHOICES)."""
     from jaxtree._fit import classify, pipeline
 
-    return {"default": {}, **{name: pipeline.ADDITIVE_SETTINGS[name]
-                              for name in classify.ADDITIVE_CHOICES}}
+    names = classify.WIDE_CHOICES if wide else classify.ADDITIVE_CHOICES
+    return {"default": {}, **{name: pipeline.ADDITIVE_SETTINGS[name] for name in names}}
 
 
 def _plain_classifier(name, X, y, **kw):
@@ -380,14 +380,15 @@ def _plain_classifier(name, X, y, **kw):
                                       ).fit(X, y)
 
 
-def _cv_by_hand_classifier(X, y, w=None):
+def _cv_by_hand_classifier(X, y, w=None, wide=False, **extra):
     """Each setting's cross-validated log-loss from separate classifiers (the choice off) on
-    select.folds' stratified folds."""
-    settings = _classifier_settings()
+    select.folds' stratified folds; ``extra``: more parameters of every classifier."""
+    settings = _classifier_settings(wide)
     loss = dict.fromkeys(settings, 0.0)
     for train, held in select.folds(len(y), FOLDS, None, w, strata=y):
         for name, kw in settings.items():
-            e = jaxtree.TreeClassifier(**{"k": 4, "basis": SMALL, "additive_cv": 0, **kw})
+            e = jaxtree.TreeClassifier(**{"k": 4, "basis": SMALL, "additive_cv": 0, **extra,
+                                          **kw})
             with _as_chosen(name, "fit_logistic"):
                 e.fit(X[train], y[train], sample_weight=None if w is None else w[train])
             f = e.decision_function(X[held])
@@ -421,7 +422,7 @@ def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(truth,
     est = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
     scores = est.shape_order_scores_
     hand = _cv_by_hand_classifier(X, y)
-    assert scores.keys() == hand.keys() and len(hand) == 3
+    assert scores.keys() == hand.keys() and len(hand) == 4
     for key in hand:
         np.testing.assert_allclose(scores[key], hand[key], rtol=1e-9)
     best = min(hand, key=hand.get)[len("cv "):]
@@ -443,7 +444,8 @@ def test_the_classifiers_settings_differ_and_the_all_terms_one_keeps_every_covar
     that fitted both alike, or ignored the switch, fails here)."""
     from jaxtree._fit import classify, pipeline
 
-    assert set(classify.ADDITIVE_CHOICES) == {"additive k=0", "additive k=0 all terms"}
+    assert set(classify.ADDITIVE_CHOICES) == {"additive k=0", "additive k=0 all terms",
+                                              "additive k=0 lines"}
     X, y = _labels(300, 1, "smooth")
     X[:, 2:] = np.random.default_rng(5).uniform(size=(300, 2))
     elim = _plain_classifier("additive k=0", X, y, k=4, basis=SMALL)
@@ -467,7 +469,7 @@ def test_the_classifiers_choice_compiles_no_step_of_its_own():
     jaxtree.TreeClassifier(basis=SMALL, shapes="additive", additive_cv=0).fit(X, y)
     with count_compilations() as count:
         est = jaxtree.TreeClassifier(basis=SMALL).fit(X, y)
-    assert est.shape_order_ in ("additive k=0", "additive k=0 all terms")
+    assert est.shape_order_ in ("additive k=0", "additive k=0 all terms", "additive k=0 lines")
     assert count.compiles == 0 and count.lowerings == 0
     plain = _plain_classifier(est.shape_order_, X, y, basis=SMALL)
     assert est.k_ == plain.k_ == 0 and est.formula() == plain.formula()
@@ -484,15 +486,16 @@ def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, capfd)
     X, y = _labels(300, 1, "smooth")
     on = jaxtree.TreeClassifier(k=4, basis=SMALL, verbose=1).fit(X, y)
     err = capfd.readouterr().err
-    assert ("weighing additive k=0, additive k=0 all terms against the default by 5-fold "
-            "cross-validation (15 fits)") in err
+    assert ("weighing additive k=0, additive k=0 all terms, additive k=0 lines against the "
+            "default by 5-fold cross-validation (20 fits)") in err
     said = re.search(r"5-fold log-loss default (\S+), additive k=0 (\S+), additive k=0 all "
-                     r"terms (\S+): kept (.+)\n", err)
-    assert said and said.group(4) == on.shape_order_, err
+                     r"terms (\S+), additive k=0 lines (\S+): kept (.+)\n", err)
+    assert said and said.group(5) == on.shape_order_, err
     scores = on.shape_order_scores_
-    np.testing.assert_allclose([float(v) for v in said.groups()[:3]],
+    np.testing.assert_allclose([float(v) for v in said.groups()[:4]],
                                [scores["cv default"], scores["cv additive k=0"],
-                                scores["cv additive k=0 all terms"]], rtol=1e-3)
+                                scores["cv additive k=0 all terms"],
+                                scores["cv additive k=0 lines"]], rtol=1e-3)
     zero = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=0).fit(X, y)
     monkeypatch.setattr(classify, "ADDITIVE_CV", False)
     asked = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=5).fit(X, y)
@@ -507,7 +510,8 @@ def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, capfd)
 
 def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
     """On by default (classify.ADDITIVE_CV; the tests above see it run), only on two classes,
-    the logistic loss, shapes="auto", 100-1,999 rows and at most ``max_terms`` covariates."""
+    the logistic loss, shapes="auto" and 100-1,999 rows; of more covariates than
+    ``max_terms`` it weighs the lines alone (classify.WIDE_CHOICES)."""
     from jaxtree._fit import classify
 
     assert classify.ADDITIVE_CV is True  # the library's default (this module's marker)
@@ -518,11 +522,39 @@ def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
               jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X[:90], y[:90]),
               jaxtree.TreeClassifier(k=3, basis=SMALL).fit(X, three)):
         assert e.shape_order_ is None and e.shape_order_scores_ is None
-    # four covariates, two of them noise: the eliminating setting's formula (two terms and
-    # a leaf) fits within max_terms=3, but the covariates do not: no choice
+    # four covariates, two of them noise: at max_terms=4 every setting is weighed, at
+    # max_terms=3 (fewer than the covariates) the lines alone
     X[:, 2:] = np.random.default_rng(5).uniform(size=(300, 2))
-    assert jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=3).fit(X, y).shape_order_ is None
-    assert jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=4).fit(X, y).shape_order_
+    every = jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=4).fit(X, y)
+    assert set(every.shape_order_scores_) == {"cv default", "cv additive k=0",
+                                              "cv additive k=0 all terms",
+                                              "cv additive k=0 lines"}
+    wide = jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=3).fit(X, y)
+    assert set(wide.shape_order_scores_) == {"cv default", "cv additive k=0 lines"}
+
+
+def test_a_wide_tables_choice_weighs_the_lines_of_largest_variance():
+    """Of more covariates than ``max_terms``, the classifier's choice weighs the lines alone
+    (classify.WIDE_CHOICES), each score the one of separate classifiers on the same folds;
+    on logits linear in four covariates it keeps them: ``max_terms - 1`` lines (the leaf is
+    the last term), those of the covariates of largest effect, the plain lines fit's
+    decision function. Before the seventy-ninth session no choice ran here, and a ``k=0``
+    fit of ``max_terms`` terms and a leaf was over the bound."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(400, 5))
+    logit = 5 * X[:, 0] - 4 * X[:, 1] + 3 * X[:, 2] + 0.3 * X[:, 3] - 0.1 * X[:, 4] - 1.5
+    y = (rng.uniform(size=400) < 1 / (1 + np.exp(-logit))).astype(int)
+    est = jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=4).fit(X, y)
+    hand = _cv_by_hand_classifier(X, y, wide=True, max_terms=4)
+    assert est.shape_order_scores_.keys() == hand.keys() == {"cv default",
+                                                            "cv additive k=0 lines"}
+    for key in hand:
+        np.testing.assert_allclose(est.shape_order_scores_[key], hand[key], rtol=1e-9)
+    assert est.shape_order_ == "additive k=0 lines" == min(hand, key=hand.get)[len("cv "):]
+    assert sorted(np.asarray(est.model_.shapes.order).tolist()) == [0, 1, 2]
+    assert pipeline.n_terms(est.model_) <= 4
+    plain = _plain_classifier("additive k=0 lines", X, y, k=4, basis=SMALL, max_terms=4)
+    np.testing.assert_array_equal(est.decision_function(X), plain.decision_function(X))
 
 
 def test_a_classifier_fit_its_callback_stopped_runs_no_folds():

@@ -166,7 +166,7 @@ def test_logistic_fit_is_the_penalised_minimiser_of_least_ubre(x64, eliminate):
     written out). Without the elimination every covariate's term is in that objective."""
     xs, y, _ = _logistic_truth(n=300, p=2, seed=1)
     w = np.random.default_rng(2).uniform(0.5, 1.5, size=len(y))
-    fit = A.fit_logistic(xs, y, w, dtype=np.float64, eliminate=eliminate)
+    fit = A.fit_logistic(xs, y, w, dtype=np.float64, terms="eliminate" if eliminate else "all")
     order = [int(j) for j in np.asarray(fit.terms.order)]
     if not eliminate:
         assert sorted(order) == [0, 1]
@@ -212,6 +212,84 @@ def test_logistic_fit_is_the_penalised_minimiser_of_least_ubre(x64, eliminate):
     assert min(scores, key=scores.get) == (fit.lam, fit.delta)
 
 
+def test_logistic_lines_are_the_ridge_logistic_regression_of_least_ubre(x64):
+    """``terms="lines"``: every numeric term is a line on its scaled range and a category
+    keeps its levels; the coefficients minimise ``sum w log(1 + exp(-y' eta)) + (n / 4) lam
+    sum_c var_c beta_c^2 / 2`` (each column's weighted variance, intercept free: the ridge
+    of standardised columns), and ``lam`` is the grid's least UBRE of the converged fit's
+    working model. Built here from the covariates and the levels' indicators (knots off by
+    one, the variances dropped, the gradient's sign flipped or the UBRE's inflation changed
+    each fails); the model's own evaluation gives the fit's logits."""
+    rng = np.random.default_rng(5)
+    n = 400
+    codes = rng.integers(0, 3, n)
+    x = rng.uniform(size=(n, 3))
+    x[:, 2] = 0.5 * x[:, 0] + 0.5 * x[:, 2] ** 3  # correlated, and of a smaller spread
+    eta = -0.5 + 2 * x[:, 0] - 1.5 * x[:, 1] + 2 * x[:, 2] + np.array([0.0, 0.6, -0.4])[codes]
+    y = (rng.uniform(size=n) < _sigmoid(eta)).astype(float)
+    w = rng.uniform(0.5, 2.0, n)
+    xs = np.column_stack([x] + [(codes == c).astype(float) for c in range(3)])
+    fit = A.fit_logistic(xs, y, w, groups=(("c", (3, 4, 5)),), dtype=np.float64,
+                         terms="lines")
+    assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1, 2, 3]
+    main = np.asarray(fit.terms.main)
+    knots = np.arange(fit.spec.n1) / (fit.spec.n1 - 1)
+    for j in range(3):  # each numeric term a line through 0 at its first knot
+        np.testing.assert_allclose(main[j], main[j, -1] * knots, rtol=1e-9, atol=1e-12)
+    Z = np.column_stack([np.ones(n), xs])  # the slopes, then the levels' indicators
+    wn = w * n / w.sum()
+    var = wn @ Z ** 2 / n - (wn @ Z / n) ** 2
+    var[0] = 0.0
+    free = np.r_[0.0, np.ones(Z.shape[1] - 1)]
+
+    def Q(lam):
+        return 0.25 * n * np.diag(lam * var + A._TINY * free)
+
+    # the fit's coefficients in these columns: the intercept, the slopes, the levels'
+    coef = np.concatenate([[float(fit.terms.intercept)], main[:3, -1], main[3, 1:4]])
+    np.testing.assert_allclose(fit.values, Z @ coef, rtol=1e-9, atol=1e-9)
+    mu = _sigmoid(Z @ coef)
+    grad = Z.T @ (wn * (mu - y)) + Q(fit.lam) @ coef
+    assert np.max(np.abs(grad)) < 1e-7 * n
+    h = np.maximum(mu * (1 - mu), 1e-6)
+    z = Z @ coef + (y - mu) / h
+    Wh = wn * h
+
+    def ubre(lam):
+        M = Z.T @ (Z * Wh[:, None]) + Q(lam)
+        b = np.linalg.solve(M, Z.T @ (Wh * z))
+        H = np.linalg.solve(M, Z.T @ (Z * Wh[:, None]))
+        return np.sum(Wh * (z - Z @ b) ** 2) / n - 1 + 2 * A.GAMMA * np.trace(H) / n
+
+    scores = {lam: ubre(lam) for lam in A.LAMBDAS}
+    assert min(scores, key=scores.get) == fit.lam and fit.delta == 0.0
+    assert A.LAMBDAS[0] < fit.lam < A.LAMBDAS[-1]  # an interior choice: the grid is not the limit
+    np.testing.assert_allclose(fit.gcv, scores[fit.lam], rtol=1e-6)
+
+
+def test_logistic_lines_keep_max_terms_of_largest_variance_refitted():
+    """Of more covariates than ``max_terms``, the lines of largest variance stay, and the
+    fit is the lines fit of those covariates alone (refitted, its penalty chosen again)."""
+    rng = np.random.default_rng(6)
+    xs = rng.uniform(size=(400, 4))
+    eta = 4 * xs[:, 0] + 0.3 * xs[:, 1] - 3 * xs[:, 2] + 0.5 * xs[:, 3] - 0.5
+    y = (rng.uniform(size=400) < _sigmoid(eta)).astype(float)
+    fit = A.fit_logistic(xs, y, None, max_terms=2, terms="lines", dtype=np.float64)
+    assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 2]
+    alone = A.fit_logistic(xs[:, [0, 2]], y, None, terms="lines", dtype=np.float64)
+    np.testing.assert_allclose(fit.values, alone.values, rtol=1e-9, atol=1e-9)
+    assert fit.lam == alone.lam
+
+
+def test_an_unknown_terms_mode_is_refused():
+    with pytest.raises(ValueError, match="terms must be one of"):
+        A.fit_logistic(np.random.default_rng(0).uniform(size=(30, 2)), np.arange(30) % 2,
+                       None, terms="line")
+    with pytest.raises(ValueError, match="terms must be one of"):
+        A.fit(np.random.default_rng(0).uniform(size=(30, 2)), np.arange(30.0), None,
+              terms="none")
+
+
 def test_logistic_fit_keeps_the_signal_and_drops_noise():
     """The logit's two signal covariates stay, the noise ones leave; the fitted logit
     follows the truth. (A statistical rule: at 1,500 rows, 3 of 8 seeds kept one or two
@@ -222,7 +300,7 @@ def test_logistic_fit_keeps_the_signal_and_drops_noise():
     assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 1]
     assert np.corrcoef(fit.values, eta)[0, 1] > 0.97
     # without the elimination every term stays, the noise ones small beside the signal
-    kept = A.fit_logistic(xs, y, None, eliminate=False)
+    kept = A.fit_logistic(xs, y, None, terms="all")
     assert sorted(np.asarray(kept.terms.order).tolist()) == [0, 1, 2, 3, 4]
     each = additive_term_spreads(kept, xs)
     assert np.all(each[2:] < 0.2 * each[:2].min()), each
@@ -239,7 +317,7 @@ def test_the_remembered_full_fit_is_the_fresh_one():
              (xs, None, True), (xs, w, True)]
 
     def run(x, wt, elim):
-        return A.fit_logistic(x, y, wt, eliminate=elim, dtype=np.float64)
+        return A.fit_logistic(x, y, wt, terms="eliminate" if elim else "all", dtype=np.float64)
 
     remembered = [run(*c) for c in calls]
     for c, got in zip(calls, remembered):

@@ -633,7 +633,7 @@ class Labels:
         ``values`` are the logits :meth:`given_values` takes as the tree's offset)."""
         s = self.spec
         return additive_.fit_logistic(self.xs, self.ypm[0], self.w, s.shape_groups, max_terms,
-                                      n1, np.dtype(s.dtype), eliminate=s.additive_eliminate)
+                                      n1, np.dtype(s.dtype), terms=s.additive_terms)
 
     def given_values(self, values) -> "Labels":
         """These rows with the logits ``values (n,)`` as the offset of the tree's search
@@ -1274,7 +1274,7 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
                          "or 0.")
     # where the cross-validated choice will run, the default's search carries a zero offset:
     # the programs of the choice's searches on the additive fit's offset (the same values)
-    folds = _choice_folds(table, classes, hyper, int(hyper.get("max_terms", spec_.AUTO_TERMS)))
+    folds = _choice_folds(table, classes, hyper)
     res = _fit_table(table, classes, idx, hyper, params, zero_offset=folds >= 2)
     return additive_choice(table, classes, idx, hyper, folds, res)
 
@@ -1305,10 +1305,12 @@ settings (:func:`jaxtree._fit.additive.fit_logistic` remembers it) 3.5-3.8 s and
 fold fits, as the regressor's choice pays where its gate opens (BENCHMARKS.md, "The
 classifier's additive choice, on")."""
 
-ADDITIVE_CHOICES = ("additive k=0", "additive k=0 all terms")
+ADDITIVE_CHOICES = ("additive k=0", "additive k=0 all terms", "additive k=0 lines")
 """The settings of :data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS` the binary classifier's
 choice (:func:`additive_choice`) weighs against the default: the penalised logistic main
-shapes and one leaf, with GCV's (UBRE's) backward elimination and without it.
+shapes and one leaf, with GCV's (UBRE's) backward elimination and without it, and a ridge
+logistic regression and one leaf (:data:`jaxtree._fit.pipeline.LINES`). Of more than
+``max_terms`` covariates, :data:`WIDE_CHOICES` alone.
 
 Decision (seventy-first session, issue 29): measured on bench_accuracy's stratified folds at
 two split seeds (``benchmarks/results/ridge71/cls_choice.py``, ``cls_choice.log``), these
@@ -1317,7 +1319,27 @@ and all three: Pima 0.8575 / 0.8571 AUC against 0.8569 / 0.8584 and 0.8575 / 0.8
 0.8451 / 0.8394 against 0.8423 / 0.8346 and 0.8423 / 0.8346, breast cancer 0.9915 against
 0.9912 and 0.9910 (seed 0); warm fits 1.3-1.4 s on Pima against 1.4-1.6 s and 2.2-2.5 s:
 the ``k=0`` fits are the cheap ones (no tree search past the first leaf, in the default's
-capacity bucket)."""
+capacity bucket).
+
+Decision (seventy-ninth session, issue 29): the third, the lines
+(:func:`jaxtree._fit.additive.fit_logistic`'s ``terms="lines"``), as the regressor's choice
+weighs a ridge regression: issue 29 asks for the AUC of logistic regression. On the two
+tables of the benchmark where this choice ran it changed little (Pima 0.8575 -> 0.8573,
+Titanic 0.8451 -> 0.8451 on the benchmark's split); its six more fits are cheap ones (a
+ridge logistic fit on the host, the one-leaf tree)."""
+
+WIDE_CHOICES = ("additive k=0 lines",)
+"""The settings the binary classifier's choice weighs against the default where the table has
+more encoded covariates than ``max_terms``: the lines alone, the ``max_terms - 1`` of
+largest variance refitted (one term is the leaf).
+
+Decision (seventy-ninth session, issue 29): the choice did not run there (the penalised
+logistic shapes of breast cancer's 30 covariates, 451 coefficients, made the warm fit 0.16
+-> 12.2 s for a level AUC), and breast cancer was 0.004 below logistic regression's AUC. A
+ridge logistic fit of 31 coefficients is cheap (the warm fit 0.3 -> 1.4 s), and
+cross-validation kept it on most folds: breast cancer 0.9916 -> 0.9930, 0.9927 -> 0.9954,
+0.9906 -> 0.9954 AUC at three split seeds, against logistic regression's (all 30
+covariates) 0.9955, 0.9954, 0.9957 (BENCHMARKS.md, "Lines in the classifier's choice")."""
 
 ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 """The binary classifier's cross-validated choice of ``shapes="additive"``
@@ -1326,18 +1348,18 @@ ADDITIVE_CV_MIN_ROWS = spec_.AUTO_SHAPES_MIN_ROWS
 (exclusive)."""
 
 
-def _choice_folds(table: table_.Table, classes, hyper: dict, max_terms: int) -> int:
+def _choice_folds(table: table_.Table, classes, hyper: dict) -> int:
     """The folds of :func:`additive_choice` on this table (0: it does not run): the
     estimator's ``additive_cv`` (``"auto"``: :data:`ADDITIVE_CV`'s), on two classes with
     the logistic loss, ``shapes="auto"``, the ``"jax"`` engine, from
     :data:`ADDITIVE_CV_MIN_ROWS` to fewer than :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS`
-    rows and at most ``max_terms`` encoded covariates. Known before the default's fit, which
-    then carries a zero offset (``FitSpec.zero_offset``) where the choice will run."""
+    rows (of more than ``max_terms`` encoded covariates it weighs :data:`WIDE_CHOICES`).
+    Known before the default's fit, which then carries a zero offset
+    (``FitSpec.zero_offset``) where the choice will run."""
     k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS if ADDITIVE_CV else 0)
     if (k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
             or hyper.get("loss", "logistic") != "logistic" or hyper.get("engine", "jax") != "jax"
-            or not ADDITIVE_CV_MIN_ROWS <= table.n < spec_.SHAPES_FIRST_MAX_ROWS
-            or table.x.shape[1] > max_terms):
+            or not ADDITIVE_CV_MIN_ROWS <= table.n < spec_.SHAPES_FIRST_MAX_ROWS):
         return 0
     return k
 
@@ -1348,7 +1370,9 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on (the
     default) and ``additive_cv`` is ``"auto"``: ``res`` (the default's fit), or the fit of
     one of :data:`ADDITIVE_CHOICES` (``shapes="additive", k=0``, with GCV's backward
-    elimination and without it, :data:`jaxtree._fit.pipeline.ALL_TERMS`) where
+    elimination, without it (:data:`jaxtree._fit.pipeline.ALL_TERMS`) and with lines
+    (:data:`jaxtree._fit.pipeline.LINES`); of more than ``max_terms`` covariates
+    :data:`WIDE_CHOICES`) where
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS`-fold cross-validation on the training rows
     (folds stratified by class, :func:`jaxtree._fit.select.folds`) gives it the lowest mean
     log-loss and its formula has at most ``max_terms`` terms (each setting's fit on all
@@ -1360,7 +1384,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     It runs on two classes with the logistic loss, ``shapes="auto"``, the ``"jax"`` engine,
     from :data:`ADDITIVE_CV_MIN_ROWS` to fewer than
     :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows (the regressor's small tables),
-    at most ``max_terms`` encoded covariates, and not after a callback stopped the fit.
+    and not after a callback stopped the fit.
     There is no gate as the regressor's: the classifier fits no other order whose held-out
     losses could open one, so every such fit pays the seventeen more fits. They compile no
     search step of their own: they run in the default's capacity bucket (``bucket_k``) and
@@ -1369,11 +1393,13 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     the additive fit's offset; the ``k=0`` settings hold no rows out
     (:func:`jaxtree._fit.pipeline.additive_setting`).
 
-    Decision (seventy-first session, issue 29): at most ``max_terms`` covariates. With more,
-    the additive fit must drop terms to stay within the formula's bound, and its logistic
-    fit is the slow part of the choice: breast cancer's 30 covariates (451 penalised
-    coefficients) made the warm fit 0.16 -> 12.2 s for an AUC level with the default's
-    (0.9915 against 0.9916; ``benchmarks/results/ridge71/cls_choice.log``).
+    Decision (seventy-first session, issue 29): the shapes' settings at most ``max_terms``
+    covariates. With more, the additive fit must drop terms to stay within the formula's
+    bound, and its logistic fit is the slow part of the choice: breast cancer's 30
+    covariates (451 penalised coefficients) made the warm fit 0.16 -> 12.2 s for an AUC
+    level with the default's (0.9915 against 0.9916;
+    ``benchmarks/results/ridge71/cls_choice.log``). Since the seventy-ninth session the
+    lines alone run there (:data:`WIDE_CHOICES`).
 
     Measured (sixty-ninth session, issue 29): outside the library, the first build's choice
     (``"additive"`` with its tree) on bench_accuracy's stratified folds gave Pima 0.849 ->
@@ -1391,8 +1417,9 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     # Every fit from here on is quiet and with each setting's own checked parameters
     # (Params holds k), in the default's capacity bucket (the k=0 fits share its step).
     quiet = {**hyper, "verbose": 0, "callback": None}
+    wide = table.x.shape[1] > int(hyper.get("max_terms", spec_.AUTO_TERMS))
     settings = {"default": quiet, **{name: {**quiet, **pipeline.additive_setting(name, hyper)}
-                                     for name in ADDITIVE_CHOICES}}
+                                     for name in (WIDE_CHOICES if wide else ADDITIVE_CHOICES)}}
     checked = {name: spec_.check_classifier_params(h) for name, h in settings.items()}
 
     def fitted(rows, train, name):  # train: the rows' indices in the table (None: all)
@@ -1400,7 +1427,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
         # bucket (bucket_rows) and an offset (zero_offset: the default's fit carried zeros)
         return _fit_table(rows, classes, idx if train is None else idx[train],
                           settings[name], checked[name],
-                          bucket_k=res.spec.k, eliminate=name not in pipeline.ALL_TERMS,
+                          bucket_k=res.spec.k, terms=pipeline.terms_of(name),
                           bucket_rows=table.n, zero_offset=True)
 
     ypm = np.where(idx == 1, 1.0, -1.0)
@@ -1419,12 +1446,12 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
 
 
 def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
-               bucket_k: int = 0, eliminate: bool = True, bucket_rows: int = 0,
+               bucket_k: int = 0, terms: str = "eliminate", bucket_rows: int = 0,
                zero_offset: bool = False):
     """The in-memory fit of a read table with checked labels (``classes``, and ``idx`` each
-    row's class index); ``bucket_k`` and ``eliminate`` as
+    row's class index); ``bucket_k`` and ``terms`` as
     :func:`jaxtree._fit.pipeline.fit_table`'s (``FitSpec.bucket_k``,
-    ``FitSpec.additive_eliminate``), ``bucket_rows`` and ``zero_offset``: the
+    ``FitSpec.additive_terms``), ``bucket_rows`` and ``zero_offset``: the
     :class:`~jaxtree._fit.spec.FitSpec`'s, for :func:`additive_choice`."""
     xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
@@ -1439,7 +1466,7 @@ def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Par
     encoding_.refill(xa, spec_.filled(enc), sc.x_min)  # our encoded matrix, in place
     spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
                                      filled=spec_.filled(enc), bucket_k=bucket_k,
-                                     additive_eliminate=eliminate, bucket_rows=bucket_rows,
+                                     additive_terms=terms, bucket_rows=bucket_rows,
                                      zero_offset=zero_offset)
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     # the regressor's indicator rule, on the scaled rows

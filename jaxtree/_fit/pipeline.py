@@ -185,7 +185,7 @@ regression (:data:`LINES`)."""
 
 ALL_TERMS = frozenset({"additive k=0 all terms"})
 """The settings of :data:`ADDITIVE_SETTINGS` whose GCV fit keeps every covariate's term: no
-backward elimination, the penalty's shrinkage alone (``FitSpec.additive_eliminate``).
+backward elimination, the penalty's shrinkage alone (``FitSpec.additive_terms``).
 
 Decision (seventieth session, issue 29): measured on the five small regressions' folds at
 two split seeds, the GCV fit without its backward elimination was below the fit with it on
@@ -202,8 +202,9 @@ supports)."""
 
 LINES = frozenset({"additive k=0 lines"})
 """The settings of :data:`ADDITIVE_SETTINGS` whose terms are lines: a ridge regression on the
-covariates, its penalty chosen by GCV (``FitSpec.additive_lines``,
-:func:`jaxtree._fit.additive.fit`'s ``lines``), and one leaf.
+covariates, its penalty chosen by GCV (``FitSpec.additive_terms``,
+:func:`jaxtree._fit.additive.fit`'s ``terms="lines"``), and one leaf; the classifier's a ridge
+logistic regression (:func:`jaxtree._fit.additive.fit_logistic`).
 
 Decision (seventy-eighth session, issue 29): issue 29 asks that the default never be worse
 than a linear model, and on mtcars and diabetes a ridge regression on standardised
@@ -215,6 +216,13 @@ mtcars 10-20% lower on each (below ridge on two), diabetes 54.75 -> 54.47 on the
 benchmark's split (below ridge), airquality 18.84 -> 20.27 on one seed (its folds'
 cross-validation preferred the lines by chance), the other table-seeds within 2% or
 unchanged (BENCHMARKS.md, "Lines in the regressor's choice")."""
+
+
+def terms_of(name: str) -> str:
+    """How the choice's setting ``name`` (:data:`ADDITIVE_SETTINGS`) makes its additive terms
+    (``FitSpec.additive_terms``): ``"all"`` for :data:`ALL_TERMS`, ``"lines"`` for
+    :data:`LINES`, else ``"eliminate"``."""
+    return "all" if name in ALL_TERMS else "lines" if name in LINES else "eliminate"
 
 
 def additive_setting(name: str, hyper: dict) -> dict:
@@ -304,8 +312,7 @@ def additive_choice(table: table_.Table, hyper: dict, transform: str,
             warnings.simplefilter("ignore", V.DataSizeWarning)
             # in the default's capacity bucket: the k=0 setting shares its compiled step
             return fit_table(rows, settings[name], checked[name], transform,
-                             bucket_k=res.spec.k, eliminate=name not in ALL_TERMS,
-                             lines=name in LINES)
+                             bucket_k=res.spec.k, terms=terms_of(name))
 
     clip = hyper.get("clip", True)
     weighed = weigh_settings(
@@ -401,13 +408,12 @@ def read(X, y, sample_weight, hyper: dict, transform: str) -> table_.Table:
 
 
 def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
-              transform: str, bucket_k: int = 0, eliminate: bool = True,
-              lines: bool = False) -> FitResult:
+              transform: str, bucket_k: int = 0, terms: str = "eliminate") -> FitResult:
     """The fit of a read table with a fixed target transform (``"identity"``, ``"log"``,
     ``"square"``; a streamed table's is the identity); ``bucket_k``: the search compiles for
-    at least that ``k``'s capacity (``FitSpec.bucket_k``); ``eliminate``: ``shapes="additive"``
-    drops terms by backward elimination (``FitSpec.additive_eliminate``); ``lines``: its
-    terms are lines (``FitSpec.additive_lines``).
+    at least that ``k``'s capacity (``FitSpec.bucket_k``); ``terms``: how
+    ``shapes="additive"`` makes its terms (``FitSpec.additive_terms``,
+    :data:`jaxtree._fit.additive.TERMS`).
 
     The one planning call of a regressor's fit (:func:`jaxtree._fit.spec.fit_spec`: the row
     plan, the bounded ``k``, the rest of the settings) comes here, once the encoded
@@ -420,7 +426,7 @@ def fit_table(table: table_.Table, hyper: dict, params: spec_.Params,
                           n_weighted=table.n_weighted)
     spec = spec.replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
                         filled=spec_.filled(enc), bucket_k=bucket_k,
-                        additive_eliminate=eliminate, additive_lines=lines)
+                        additive_terms=terms)
     yt = None if streamed is not None else target_.forward(table.y, transform, sw)  # y <= 0
     rows = streamed if streamed is not None else (xa, yt, sw)
     res = _fit_rows(rows, spec, table.feature_names, enc, table.names)

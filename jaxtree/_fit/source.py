@@ -514,8 +514,7 @@ class InMemory(_Regression):
         takes)."""
         s = self.spec
         return additive_.fit(self.xs, self.ys, self.sw, s.shape_groups, max_terms, n1,
-                             np.dtype(s.dtype), eliminate=s.additive_eliminate,
-                             lines=s.additive_lines)
+                             np.dtype(s.dtype), terms=s.additive_terms)
 
     def shape_values(self, shapes, sspec) -> np.ndarray:
         """Shape terms' values on every row, ``(n,)`` float64 (scaled space; ``sspec``: the

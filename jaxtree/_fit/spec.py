@@ -549,10 +549,11 @@ class FitSpec:
     (:meth:`jaxtree._fit.source.InMemory.tree_config`, where compiling dominates), so that a
     fit of a smaller ``k`` shares a larger one's compiled step (the cross-validated choice's
     ``k=0`` setting, :func:`jaxtree._fit.pipeline.additive_choice`); ``max_ops`` still stops
-    the tree at ``k`` operations. ``additive_eliminate``: ``shapes="additive"``'s GCV fit
-    drops terms by backward elimination (:func:`jaxtree._fit.additive.fit`; False: the
-    choice's ``"additive k=0 all terms"`` setting); ``additive_lines``: its terms are lines,
-    a ridge regression (the choice's ``"additive k=0 lines"``).
+    the tree at ``k`` operations. ``additive_terms``: how ``shapes="additive"``'s fit makes
+    its terms (:data:`jaxtree._fit.additive.TERMS`): ``"eliminate"`` drops terms by backward
+    elimination (:func:`jaxtree._fit.additive.fit`), ``"all"`` keeps every covariate's (the
+    choice's ``"additive k=0 all terms"`` setting), ``"lines"`` fits lines, a ridge regression
+    (the choice's ``"additive k=0 lines"``).
     ``bucket_rows``, ``zero_offset`` (the binary classifier's cross-validated choice,
     :func:`jaxtree._fit.classify.additive_choice`, so that its fits share compiled steps):
     the search chunks its training rows as at least ``bucket_rows`` rows (a fold's training
@@ -606,8 +607,7 @@ class FitSpec:
     indicators: tuple = ()
     indicator_rule: bool = False
     bucket_k: int = 0
-    additive_eliminate: bool = True
-    additive_lines: bool = False
+    additive_terms: str = "eliminate"
     bucket_rows: int = 0
     zero_offset: bool = False
     screen_rows: int = 0

@@ -203,8 +203,13 @@ def additive_first(src, spec: spec_.FitSpec, rep) -> tuple:
     unpenalised). Returns ``(search result, (terms, spec), size path)``; the result's
     history and choices are the tree's (its losses the whole model's: the tree is fitted
     to the terms' residual). Only in memory (:func:`jaxtree._fit.spec.resolve` refuses a
-    streamed fit)."""
-    gam = src.additive_fit(spec.max_terms, _additive_hats(spec))
+    streamed fit).
+
+    With ``k=0`` the terms are at most ``max_terms - 1``: the tree's one leaf is a term of
+    the formula too. Before the seventy-ninth session such a fit of more covariates than
+    ``max_terms`` had ``max_terms + 1`` terms, so the cross-validated choices never kept
+    their ``k=0`` settings there (:func:`jaxtree._fit.pipeline.weigh_settings`)."""
+    gam = src.additive_fit(max(spec.max_terms - (spec.k == 0), 1), _additive_hats(spec))
     terms = additive_.on_device(gam.terms)
     found_tree, path, _ = tree(src.given_values(gam.values), spec, rep)
     path = OneFit.with_shapes(path, terms, gam.spec)
