@@ -238,11 +238,11 @@ class TreeClassifier(Estimator):
       k_: operations of the (largest) tree.
       k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
       shape_order_, shape_order_scores_: where the cross-validated choice ran
-        (``additive_cv``): ``"additive k=0"``, ``"additive k=0 all terms"``, ``"additive
-        k=0 lines"`` or ``"tree first"`` (the fit kept) and each setting's log-loss over the
-        folds (``"cv default"``, ``"cv additive k=0"``, ``"cv additive k=0 all terms"``,
-        ``"cv additive k=0 lines"``; of more covariates than ``max_terms`` the default and
-        the lines only); else None.
+        (``additive_cv``): ``"additive k=0"``, ``"additive k=0 all terms"`` or ``"tree
+        first"`` (the fit kept) and each setting's log-loss over the folds (``"cv
+        default"``, ``"cv additive k=0"``, ``"cv additive k=0 all terms"``); of more
+        covariates than ``max_terms``, ``"additive k=0 lines"`` or ``"tree first"`` (``"cv
+        default"``, ``"cv additive k=0 lines"``); else None.
       row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran (as the regressor's).
       path_: with ``validation_fraction``, the selection run: one dict per size with
         ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out

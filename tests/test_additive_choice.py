@@ -376,8 +376,8 @@ def _classifier_settings(wide=False):
 def _plain_classifier(name, X, y, **kw):
     """The plain classifier of setting ``name`` fitted on ``(X, y)``, the choice off."""
     with _as_chosen(name, "fit_logistic"):
-        return jaxtree.TreeClassifier(additive_cv=0, **{**kw, **_classifier_settings()[name]}
-                                      ).fit(X, y)
+        setting = {"default": {}, **pipeline.ADDITIVE_SETTINGS}[name]
+        return jaxtree.TreeClassifier(additive_cv=0, **{**kw, **setting}).fit(X, y)
 
 
 def _cv_by_hand_classifier(X, y, w=None, wide=False, **extra):
@@ -422,7 +422,7 @@ def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(truth,
     est = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
     scores = est.shape_order_scores_
     hand = _cv_by_hand_classifier(X, y)
-    assert scores.keys() == hand.keys() and len(hand) == 4
+    assert scores.keys() == hand.keys() and len(hand) == 3
     for key in hand:
         np.testing.assert_allclose(scores[key], hand[key], rtol=1e-9)
     best = min(hand, key=hand.get)[len("cv "):]
@@ -444,8 +444,7 @@ def test_the_classifiers_settings_differ_and_the_all_terms_one_keeps_every_covar
     that fitted both alike, or ignored the switch, fails here)."""
     from jaxtree._fit import classify, pipeline
 
-    assert set(classify.ADDITIVE_CHOICES) == {"additive k=0", "additive k=0 all terms",
-                                              "additive k=0 lines"}
+    assert set(classify.ADDITIVE_CHOICES) == {"additive k=0", "additive k=0 all terms"}
     X, y = _labels(300, 1, "smooth")
     X[:, 2:] = np.random.default_rng(5).uniform(size=(300, 2))
     elim = _plain_classifier("additive k=0", X, y, k=4, basis=SMALL)
@@ -469,7 +468,7 @@ def test_the_classifiers_choice_compiles_no_step_of_its_own():
     jaxtree.TreeClassifier(basis=SMALL, shapes="additive", additive_cv=0).fit(X, y)
     with count_compilations() as count:
         est = jaxtree.TreeClassifier(basis=SMALL).fit(X, y)
-    assert est.shape_order_ in ("additive k=0", "additive k=0 all terms", "additive k=0 lines")
+    assert est.shape_order_ in ("additive k=0", "additive k=0 all terms")
     assert count.compiles == 0 and count.lowerings == 0
     plain = _plain_classifier(est.shape_order_, X, y, basis=SMALL)
     assert est.k_ == plain.k_ == 0 and est.formula() == plain.formula()
@@ -486,16 +485,15 @@ def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, capfd)
     X, y = _labels(300, 1, "smooth")
     on = jaxtree.TreeClassifier(k=4, basis=SMALL, verbose=1).fit(X, y)
     err = capfd.readouterr().err
-    assert ("weighing additive k=0, additive k=0 all terms, additive k=0 lines against the "
-            "default by 5-fold cross-validation (20 fits)") in err
+    assert ("weighing additive k=0, additive k=0 all terms against the default by 5-fold "
+            "cross-validation (15 fits)") in err
     said = re.search(r"5-fold log-loss default (\S+), additive k=0 (\S+), additive k=0 all "
-                     r"terms (\S+), additive k=0 lines (\S+): kept (.+)\n", err)
-    assert said and said.group(5) == on.shape_order_, err
+                     r"terms (\S+): kept (.+)\n", err)
+    assert said and said.group(4) == on.shape_order_, err
     scores = on.shape_order_scores_
-    np.testing.assert_allclose([float(v) for v in said.groups()[:4]],
+    np.testing.assert_allclose([float(v) for v in said.groups()[:3]],
                                [scores["cv default"], scores["cv additive k=0"],
-                                scores["cv additive k=0 all terms"],
-                                scores["cv additive k=0 lines"]], rtol=1e-3)
+                                scores["cv additive k=0 all terms"]], rtol=1e-3)
     zero = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=0).fit(X, y)
     monkeypatch.setattr(classify, "ADDITIVE_CV", False)
     asked = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=5).fit(X, y)
@@ -511,7 +509,7 @@ def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, capfd)
 def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
     """On by default (classify.ADDITIVE_CV; the tests above see it run), only on two classes,
     the logistic loss, shapes="auto" and 100-1,999 rows; of more covariates than
-    ``max_terms`` it weighs the lines alone (classify.WIDE_CHOICES)."""
+    ``max_terms`` it weighs the lines instead (classify.WIDE_CHOICES)."""
     from jaxtree._fit import classify
 
     assert classify.ADDITIVE_CV is True  # the library's default (this module's marker)
@@ -522,13 +520,12 @@ def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
               jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X[:90], y[:90]),
               jaxtree.TreeClassifier(k=3, basis=SMALL).fit(X, three)):
         assert e.shape_order_ is None and e.shape_order_scores_ is None
-    # four covariates, two of them noise: at max_terms=4 every setting is weighed, at
-    # max_terms=3 (fewer than the covariates) the lines alone
+    # four covariates, two of them noise: at max_terms=4 the shapes' settings are weighed,
+    # at max_terms=3 (fewer than the covariates) the lines instead
     X[:, 2:] = np.random.default_rng(5).uniform(size=(300, 2))
     every = jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=4).fit(X, y)
     assert set(every.shape_order_scores_) == {"cv default", "cv additive k=0",
-                                              "cv additive k=0 all terms",
-                                              "cv additive k=0 lines"}
+                                              "cv additive k=0 all terms"}
     wide = jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=3).fit(X, y)
     assert set(wide.shape_order_scores_) == {"cv default", "cv additive k=0 lines"}
 

@@ -1305,12 +1305,11 @@ settings (:func:`jaxtree._fit.additive.fit_logistic` remembers it) 3.5-3.8 s and
 fold fits, as the regressor's choice pays where its gate opens (BENCHMARKS.md, "The
 classifier's additive choice, on")."""
 
-ADDITIVE_CHOICES = ("additive k=0", "additive k=0 all terms", "additive k=0 lines")
+ADDITIVE_CHOICES = ("additive k=0", "additive k=0 all terms")
 """The settings of :data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS` the binary classifier's
 choice (:func:`additive_choice`) weighs against the default: the penalised logistic main
-shapes and one leaf, with GCV's (UBRE's) backward elimination and without it, and a ridge
-logistic regression and one leaf (:data:`jaxtree._fit.pipeline.LINES`). Of more than
-``max_terms`` covariates, :data:`WIDE_CHOICES` alone.
+shapes and one leaf, with GCV's (UBRE's) backward elimination and without it. Of more than
+``max_terms`` covariates, :data:`WIDE_CHOICES` instead.
 
 Decision (seventy-first session, issue 29): measured on bench_accuracy's stratified folds at
 two split seeds (``benchmarks/results/ridge71/cls_choice.py``, ``cls_choice.log``), these
@@ -1321,17 +1320,20 @@ and all three: Pima 0.8575 / 0.8571 AUC against 0.8569 / 0.8584 and 0.8575 / 0.8
 the ``k=0`` fits are the cheap ones (no tree search past the first leaf, in the default's
 capacity bucket).
 
-Decision (seventy-ninth session, issue 29): the third, the lines
-(:func:`jaxtree._fit.additive.fit_logistic`'s ``terms="lines"``), as the regressor's choice
-weighs a ridge regression: issue 29 asks for the AUC of logistic regression. On the two
-tables of the benchmark where this choice ran it changed little (Pima 0.8575 -> 0.8573,
-Titanic 0.8451 -> 0.8451 on the benchmark's split); its six more fits are cheap ones (a
-ridge logistic fit on the host, the one-leaf tree)."""
+Measured, not adopted (seventy-ninth session, issue 29): the lines (a ridge logistic
+regression, :data:`WIDE_CHOICES`) as a third setting here, as the regressor's choice weighs
+a ridge regression. On bench_accuracy's stratified folds at three split seeds Pima went
+0.8575 -> 0.8573, 0.8571 -> 0.8535 and 0.8462 -> 0.8419 AUC (the last two below logistic
+regression's 0.8567 and 0.8442: some folds' log-loss preferred the lines where their AUC was
+lower), Titanic 0.8451 -> 0.8451, 0.8393 -> 0.8384, 0.8445 -> 0.8445
+(``benchmarks/results/lines79/``)."""
 
 WIDE_CHOICES = ("additive k=0 lines",)
 """The settings the binary classifier's choice weighs against the default where the table has
-more encoded covariates than ``max_terms``: the lines alone, the ``max_terms - 1`` of
-largest variance refitted (one term is the leaf).
+more encoded covariates than ``max_terms``: a ridge logistic regression
+(:func:`jaxtree._fit.additive.fit_logistic`'s ``terms="lines"``, the classifier's twin of
+:data:`jaxtree._fit.pipeline.LINES`) and one leaf, the ``max_terms - 1`` lines of largest
+variance refitted (the leaf is the last term).
 
 Decision (seventy-ninth session, issue 29): the choice did not run there (the penalised
 logistic shapes of breast cancer's 30 covariates, 451 coefficients, made the warm fit 0.16
@@ -1370,9 +1372,8 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on (the
     default) and ``additive_cv`` is ``"auto"``: ``res`` (the default's fit), or the fit of
     one of :data:`ADDITIVE_CHOICES` (``shapes="additive", k=0``, with GCV's backward
-    elimination, without it (:data:`jaxtree._fit.pipeline.ALL_TERMS`) and with lines
-    (:data:`jaxtree._fit.pipeline.LINES`); of more than ``max_terms`` covariates
-    :data:`WIDE_CHOICES`) where
+    elimination and without it, :data:`jaxtree._fit.pipeline.ALL_TERMS`; of more than
+    ``max_terms`` covariates :data:`WIDE_CHOICES`, the lines) where
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS`-fold cross-validation on the training rows
     (folds stratified by class, :func:`jaxtree._fit.select.folds`) gives it the lowest mean
     log-loss and its formula has at most ``max_terms`` terms (each setting's fit on all
