@@ -583,8 +583,9 @@ def _fit_logistic_lines(xs, y, w, n, spec, cand, max_terms: int, dtype) -> Addit
     Decision (seventy-ninth session, issue 29): the regressor's choice weighs a ridge
     regression since the seventy-eighth session (:data:`jaxtree._fit.pipeline.LINES`); a
     logistic regression is the classifier's linear model, and issue 29 asks that its AUC
-    be reached, so the classifier's choice weighs this fit
-    (:data:`jaxtree._fit.classify.ADDITIVE_CHOICES`)."""
+    be reached, so the classifier's choice weighs this fit where the table has more
+    covariates than ``max_terms`` (:data:`jaxtree._fit.classify.WIDE_CHOICES`, whose
+    decision says why only there)."""
     T = _lines(cand, spec.n1)
     G, _, _ = _gram(xs, np.zeros_like(y), w, spec, cand)
     pen, free = _line_penalty(T.T @ G @ T, n)
