@@ -346,6 +346,9 @@ def test_an_additive_fit_of_more_terms_than_max_terms_is_not_kept():
         assert ("cv additive" in scores) == (m == 7)
         assert "cv additive k=0" in scores and "cv additive k=0 lines" in scores
     assert fits[7].shape_order_scores_["cv additive"] < fits[7].shape_order_scores_["cv default"]
+    # a plain k=0 fit keeps max_terms - 1 shapes: its one leaf is the last term of the bound
+    k0 = jaxtree.TreeRegressor(k=0, basis=SMALL, max_terms=6, shapes="additive").fit(X, y)
+    assert int(np.asarray(k0.model_.shapes.n_terms)) == 5 and pipeline.n_terms(k0.model_) == 6
 
 
 # ------------------------------------------------------------------------- the classifier
