@@ -467,26 +467,37 @@ def _working_gram(xs, y, w, spec, cand, coef) -> tuple:
     m = coef.shape[0]
     G, b, zz = np.zeros((m, m)), np.zeros(m), 0.0
     for a in range(0, xs.shape[0], _CHUNK):
-        X = design(xs[a:a + _CHUNK], spec, cand)
-        eta = X @ coef
-        mu = 0.5 * (1.0 + np.tanh(0.5 * eta))
-        h = np.maximum(mu * (1.0 - mu), _H_MIN)
-        z = eta + (y[a:a + _CHUNK] - mu) / h
-        wh = w[a:a + _CHUNK] * h
-        Xw = X * wh[:, None]
-        G += Xw.T @ X
-        b += Xw.T @ z
-        zz += float(np.sum(wh * z * z))
+        g, bb, z2 = _newton_sums(design(xs[a:a + _CHUNK], spec, cand), y[a:a + _CHUNK],
+                                 w[a:a + _CHUNK], coef)
+        G += g
+        b += bb
+        zz += z2
     return G, b, zz
+
+
+def _newton_sums(X, y, w, coef) -> tuple:
+    """:func:`_working_gram`'s ``(G, b, zz)`` of the rows of design ``X``."""
+    eta = X @ coef
+    mu = 0.5 * (1.0 + np.tanh(0.5 * eta))
+    h = np.maximum(mu * (1.0 - mu), _H_MIN)
+    z = eta + (y - mu) / h
+    wh = w * h
+    Xw = X * wh[:, None]
+    return Xw.T @ X, Xw.T @ z, float(np.sum(wh * z * z))
+
+
+def _loss_at(eta, y, w) -> float:
+    """``sum w log(1 + exp(-y' eta))`` at logits ``eta`` (``y' = +-1``)."""
+    return float(np.sum(w * np.logaddexp(0.0, np.where(y > 0, -eta, eta))))
 
 
 def _log_loss(xs, y, w, spec, cand, coef) -> float:
     """``sum w log(1 + exp(-y' eta))`` of the fit ``coef`` (``y' = +-1``), block by block."""
-    eta = _evaluate(xs, spec, cand, coef)
-    return float(np.sum(w * np.logaddexp(0.0, np.where(y > 0, -eta, eta))))
+    return _loss_at(_evaluate(xs, spec, cand, coef), y, w)
 
 
-def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef, T=None, deltas=DELTAS) -> tuple:
+def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef, T=None, Z=None,
+          deltas=DELTAS) -> tuple:
     """The penalised logistic fit from ``coef``: first the penalty chosen afresh on every
     Newton step's working model by UBRE (Gu's performance iteration, mgcv's default for a
     known scale), then Newton steps at the last chosen ``(lam, delta)`` until the
@@ -497,23 +508,34 @@ def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef, T=None, deltas=DELTAS)
     1e5 without it). Returns ``(coef, lam, delta, edf, ubre, (G, b, zz))``, the last
     working model's Gram (the elimination's).
 
-    ``T``: the fit's coefficients are ``T @ c`` for a smaller ``c`` (the lines of
-    :func:`_lines`); ``coef``, ``P``, ``ridge`` and the returned Gram are then ``c``'s, the
-    returned ``coef`` the design's (``T @ c``). ``deltas``: the ridge shares tried."""
+    ``T`` and ``Z``: the fit's coefficients are ``T @ c`` for a smaller ``c`` (the lines of
+    :func:`_lines`), and ``Z = design @ T`` the rows' design in ``c`` (``(n, len(c))``,
+    small: the fit runs on it instead of the design); ``coef``, ``P``, ``ridge`` and the
+    returned Gram are then ``c``'s, the returned ``coef`` the design's (``T @ c``).
+    ``deltas``: the ridge shares tried."""
     grids = (LAMBDAS, deltas)
-    full = (lambda c: c) if T is None else (lambda c: T @ c)
-    loss = _log_loss(xs, y, w, spec, cand, full(coef))
+    if T is None:
+        def gram(c):
+            return _working_gram(xs, y, w, spec, cand, c)
+
+        def log_loss(c):
+            return _log_loss(xs, y, w, spec, cand, c)
+    else:
+        def gram(c):
+            return _newton_sums(Z, y, w, c)
+
+        def log_loss(c):
+            return _loss_at(Z @ c, y, w)
+    loss = log_loss(coef)
     for final in (False, True):
         for _ in range(IRLS_ITERATIONS):
-            G, b, zz = _working_gram(xs, y, w, spec, cand, full(coef))
-            if T is not None:
-                G, b = T.T @ G @ T, T.T @ b
+            G, b, zz = gram(coef)
             new, lam, delta, edf, score = _solve(G, b, zz, n, P, ridge, *grids, scale=scale,
                                                  criterion=_ubre)
             Q = scale * (lam * (P + delta * ridge) + _TINY * ridge)
             before = loss + 0.5 * coef @ Q @ coef
             for _ in range(HALVINGS):
-                new_loss = _log_loss(xs, y, w, spec, cand, full(new))
+                new_loss = log_loss(new)
                 if new_loss + 0.5 * new @ Q @ new <= before * (1 + 1e-12):
                     break
                 new = 0.5 * (coef + new)
@@ -522,7 +544,7 @@ def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef, T=None, deltas=DELTAS)
             if step < (IRLS_TOL if final else PERFORMANCE_TOL) * (1.0 + np.max(np.abs(coef))):
                 break
         grids = ((lam,), (delta,))
-    return full(coef), lam, delta, edf, score, (G, b, zz)
+    return (coef if T is None else T @ coef), lam, delta, edf, score, (G, b, zz)
 
 
 def fit_logistic(xs, y, w, groups: tuple = (), max_terms: int = 20,
@@ -587,13 +609,17 @@ def _fit_logistic_lines(xs, y, w, n, spec, cand, max_terms: int, dtype) -> Addit
     covariates than ``max_terms`` (:data:`jaxtree._fit.classify.WIDE_CHOICES`, whose
     decision says why only there)."""
     T = _lines(cand, spec.n1)
-    G, _, _ = _gram(xs, np.zeros_like(y), w, spec, cand)
-    pen, free = _line_penalty(T.T @ G @ T, n)
+    # the rows' design in the lines' coefficients, (n, 1 + c): the fit's Newton steps read
+    # it, not the hats' (n, 1 + 15 c) design (breast cancer's 30 covariates: 31 columns
+    # against 451)
+    Z = np.concatenate([design(xs[a:a + _CHUNK], spec, cand) @ T
+                        for a in range(0, xs.shape[0], _CHUNK)])
+    pen, free = _line_penalty(Z.T @ (Z * w[:, None]), n)
     prior = np.clip(np.sum(w * y) / np.sum(w), 1e-6, 1 - 1e-6)
     start = np.zeros(T.shape[1])
     start[0] = np.log(prior / (1 - prior))
     coef, lam, delta, edf, score, _ = _irls(xs, y, w, spec, cand, pen, free, 0.25 * n, n,
-                                            start, T=T, deltas=(0.0,))
+                                            start, T=T, Z=Z, deltas=(0.0,))
     kept = _kept(xs, w, spec, cand, coef, max_terms, list(range(len(cand))))
     if len(kept) < len(cand):
         return _fit_logistic_lines(xs, y, w, n, spec, [cand[t] for t in kept], max_terms,
