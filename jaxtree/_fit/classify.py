@@ -1388,7 +1388,8 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS` rows (the regressor's small tables),
     and not after a callback stopped the fit.
     There is no gate as the regressor's: the classifier fits no other order whose held-out
-    losses could open one, so every such fit pays the seventeen more fits. They compile no
+    losses could open one, so every such fit pays the seventeen more fits (eleven past
+    ``max_terms`` covariates: one setting, :data:`WIDE_CHOICES`). They compile no
     search step of their own: they run in the default's capacity bucket (``bucket_k``) and
     the whole table's row bucket (``bucket_rows``), and the default's fit carried a zero
     offset (``zero_offset``, :func:`_fit_in_memory`), so its steps are those of a search on
