@@ -144,3 +144,15 @@ def additive_term_spreads(fit, xs) -> np.ndarray:
     X = A.design(xs, fit.spec, [(j, True) for j in range(p)])
     return np.array([np.std(X[:, 1 + j * (n1 - 1):1 + (j + 1) * (n1 - 1)] @ main[j, 1:])
                      for j in range(p)])
+
+
+def assert_lines_keep_largest(fit, xs, y, kept: list) -> None:
+    """``fit`` (:func:`jaxtree._fit.additive.fit` or ``fit_logistic``) with ``terms="lines"``
+    and ``max_terms=len(kept)`` keeps the lines of the covariates ``kept`` (those of largest
+    variance), and its fit is the lines fit of those covariates alone: refitted, its
+    penalty chosen again (the same values and ``lam``)."""
+    got = fit(xs, y, None, max_terms=len(kept), terms="lines", dtype=np.float64)
+    assert sorted(np.asarray(got.terms.order).tolist()) == kept
+    alone = fit(xs[:, kept], y, None, terms="lines", dtype=np.float64)
+    np.testing.assert_allclose(got.values, alone.values, rtol=1e-9, atol=1e-9)
+    assert got.lam == alone.lam

@@ -16,7 +16,7 @@ import pytest
 import jaxtree
 from jaxtree import losses, program as prog, reference, refine, scoring, search
 from jaxtree._fit import additive as A
-from _shared import additive_term_spreads
+from _shared import additive_term_spreads, assert_lines_keep_largest
 from test_classifier import BASIS, _newton_oracle, _ref_tree, _sigmoid, three_leaf_tree
 
 
@@ -274,11 +274,7 @@ def test_logistic_lines_keep_max_terms_of_largest_variance_refitted():
     xs = rng.uniform(size=(400, 4))
     eta = 4 * xs[:, 0] + 0.3 * xs[:, 1] - 3 * xs[:, 2] + 0.5 * xs[:, 3] - 0.5
     y = (rng.uniform(size=400) < _sigmoid(eta)).astype(float)
-    fit = A.fit_logistic(xs, y, None, max_terms=2, terms="lines", dtype=np.float64)
-    assert sorted(np.asarray(fit.terms.order).tolist()) == [0, 2]
-    alone = A.fit_logistic(xs[:, [0, 2]], y, None, terms="lines", dtype=np.float64)
-    np.testing.assert_allclose(fit.values, alone.values, rtol=1e-9, atol=1e-9)
-    assert fit.lam == alone.lam
+    assert_lines_keep_largest(A.fit_logistic, xs, y, [0, 2])
 
 
 def test_an_unknown_terms_mode_is_refused():
