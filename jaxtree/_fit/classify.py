@@ -1420,7 +1420,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     # Every fit from here on is quiet and with each setting's own checked parameters
     # (Params holds k), in the default's capacity bucket (the k=0 fits share its step).
     quiet = {**hyper, "verbose": 0, "callback": None}
-    wide = table.x.shape[1] > int(hyper.get("max_terms", spec_.AUTO_TERMS))
+    wide = table.x.shape[1] > res.spec.max_terms  # the bound weigh_settings holds the fits to
     settings = {"default": quiet, **{name: {**quiet, **pipeline.additive_setting(name, hyper)}
                                      for name in (WIDE_CHOICES if wide else ADDITIVE_CHOICES)}}
     checked = {name: spec_.check_classifier_params(h) for name, h in settings.items()}
