@@ -124,8 +124,9 @@ def _penalties(cand: list, n1: int) -> tuple:
 
 
 def _evaluate(xs, spec, cand, coef, per_term: bool = False) -> np.ndarray:
-    """The fit's values at ``xs`` (the design times ``coef``, block by block of rows), or
-    with ``per_term`` each term's own values ``(n, len(cand))`` (no intercept)."""
+    """The fit's values at ``xs`` (the design times ``coef``, block by block of rows; a
+    matrix ``coef (m, k)`` gives ``(n, k)``), or with ``per_term`` each term's own values
+    ``(n, len(cand))`` (no intercept)."""
     n1 = spec.n1
     out = []
     for a in range(0, xs.shape[0], _CHUNK):
@@ -496,8 +497,7 @@ def _log_loss(xs, y, w, spec, cand, coef) -> float:
     return _loss_at(_evaluate(xs, spec, cand, coef), y, w)
 
 
-def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef, T=None, Z=None,
-          deltas=DELTAS) -> tuple:
+def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef, Z=None, deltas=DELTAS) -> tuple:
     """The penalised logistic fit from ``coef``: first the penalty chosen afresh on every
     Newton step's working model by UBRE (Gu's performance iteration, mgcv's default for a
     known scale), then Newton steps at the last chosen ``(lam, delta)`` until the
@@ -508,13 +508,12 @@ def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef, T=None, Z=None,
     1e5 without it). Returns ``(coef, lam, delta, edf, ubre, (G, b, zz))``, the last
     working model's Gram (the elimination's).
 
-    ``T`` and ``Z``: the fit's coefficients are ``T @ c`` for a smaller ``c`` (the lines of
-    :func:`_lines`), and ``Z = design @ T`` the rows' design in ``c`` (``(n, len(c))``,
-    small: the fit runs on it instead of the design); ``coef``, ``P``, ``ridge`` and the
-    returned Gram are then ``c``'s, the returned ``coef`` the design's (``T @ c``).
-    ``deltas``: the ridge shares tried."""
+    ``Z``: the rows' design in other coefficients ``c`` (``(n, len(c))``: the lines'
+    ``design @ T``, :func:`_lines`), on which the fit runs instead of the hats' design;
+    ``coef``, ``P``, ``ridge`` and everything returned are then ``c``'s. ``deltas``: the
+    ridge shares tried."""
     grids = (LAMBDAS, deltas)
-    if T is None:
+    if Z is None:
         def gram(c):
             return _working_gram(xs, y, w, spec, cand, c)
 
@@ -544,7 +543,7 @@ def _irls(xs, y, w, spec, cand, P, ridge, scale, n, coef, T=None, Z=None,
             if step < (IRLS_TOL if final else PERFORMANCE_TOL) * (1.0 + np.max(np.abs(coef))):
                 break
         grids = ((lam,), (delta,))
-    return (coef if T is None else T @ coef), lam, delta, edf, score, (G, b, zz)
+    return coef, lam, delta, edf, score, (G, b, zz)
 
 
 def fit_logistic(xs, y, w, groups: tuple = (), max_terms: int = 20,
@@ -612,20 +611,19 @@ def _fit_logistic_lines(xs, y, w, n, spec, cand, max_terms: int, dtype) -> Addit
     # the rows' design in the lines' coefficients, (n, 1 + c): the fit's Newton steps read
     # it, not the hats' (n, 1 + 15 c) design (breast cancer's 30 covariates: 31 columns
     # against 451)
-    Z = np.concatenate([design(xs[a:a + _CHUNK], spec, cand) @ T
-                        for a in range(0, xs.shape[0], _CHUNK)])
+    Z = _evaluate(xs, spec, cand, T)
     pen, free = _line_penalty(Z.T @ (Z * w[:, None]), n)
     prior = np.clip(np.sum(w * y) / np.sum(w), 1e-6, 1 - 1e-6)
     start = np.zeros(T.shape[1])
     start[0] = np.log(prior / (1 - prior))
-    coef, lam, delta, edf, score, _ = _irls(xs, y, w, spec, cand, pen, free, 0.25 * n, n,
-                                            start, T=T, Z=Z, deltas=(0.0,))
+    c, lam, delta, edf, score, _ = _irls(xs, y, w, spec, cand, pen, free, 0.25 * n, n, start,
+                                         Z=Z, deltas=(0.0,))
+    coef = T @ c
     kept = _kept(xs, w, spec, cand, coef, max_terms, list(range(len(cand))))
     if len(kept) < len(cand):
         return _fit_logistic_lines(xs, y, w, n, spec, [cand[t] for t in kept], max_terms,
                                    dtype)
-    return _result(xs, spec, cand, coef, dtype, _evaluate(xs, spec, cand, coef), lam, delta,
-                   edf, score)
+    return _result(xs, spec, cand, coef, dtype, Z @ c, lam, delta, edf, score)
 
 
 _LAST_FULL: list = [None, None]  # [key, (scale, irls)]: the last call's, see _full_logistic
