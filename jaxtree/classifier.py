@@ -192,8 +192,8 @@ class TreeClassifier(Estimator):
       min_support, max_terms: as for :class:`jaxtree.TreeRegressor` (defaults ``0.02`` of
         the training rows, 20 terms).
       additive_cv: the folds of a cross-validated choice between this fit and
-        ``shapes="additive", k=0``'s (the penalised logistic main shapes and one leaf, with
-        and without their backward elimination) on two classes with the logistic loss,
+        ``shapes="additive"``'s terms alone (the penalised logistic main shapes, no tree,
+        with and without their backward elimination) on two classes with the logistic loss,
         ``shapes="auto"``, 100 to 1,999 rows in memory and at most ``max_terms`` covariates
         (:func:`jaxtree._fit.classify.additive_choice`, judged by log-loss): ``"auto"``
         (default) 5 folds (``classify.ADDITIVE_CV``; it costs such a fit seventeen more fits,
@@ -238,11 +238,12 @@ class TreeClassifier(Estimator):
       k_: operations of the (largest) tree.
       k_per_class_: ``(K,)`` operations of each tree for ``K > 2``, else None.
       shape_order_, shape_order_scores_: where the cross-validated choice ran
-        (``additive_cv``): ``"additive k=0"``, ``"additive k=0 all terms"`` or ``"tree
+        (``additive_cv``): ``"additive terms"``, ``"all additive terms"`` or ``"tree
         first"`` (the fit kept) and each setting's log-loss over the folds (``"cv
-        default"``, ``"cv additive k=0"``, ``"cv additive k=0 all terms"``); of more
-        covariates than ``max_terms``, ``"additive k=0 lines"`` or ``"tree first"`` (``"cv
-        default"``, ``"cv additive k=0 lines"``); else None.
+        default"``, ``"cv additive terms"``, ``"cv all additive terms"``); of more
+        covariates than ``max_terms``, ``"additive lines"`` or ``"tree first"`` (``"cv
+        default"``, ``"cv additive lines"``); else None. The additive settings' model is
+        their terms alone: an empty tree (``k_ = 0``).
       row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran (as the regressor's).
       path_: with ``validation_fraction``, the selection run: one dict per size with
         ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out

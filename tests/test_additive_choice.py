@@ -35,19 +35,25 @@ def _as_chosen(name, fit="fit"):
     """The fits of setting ``name`` as the choice makes them: for a setting of ALL_TERMS the
     additive fit (``additive.fit``, or the classifier's ``fit="fit_logistic"``) keeps every
     covariate's term (no elimination; pipeline.ALL_TERMS), for one of LINES its terms are
-    lines (pipeline.LINES)."""
-    from jaxtree._fit import additive, pipeline
+    lines (pipeline.LINES), and for one of the classifier's TERMS_ALONE no tree follows
+    them (``FitSpec.additive_tree``)."""
+    from jaxtree._fit import additive, classify, pipeline
 
-    if name not in pipeline.ALL_TERMS | pipeline.LINES:
-        yield
-        return
-    extra = {"terms": pipeline.terms_of(name)}
-    orig = getattr(additive, fit)
-    setattr(additive, fit, lambda *args, **kw: orig(*args, **{**kw, **extra}))
+    patched = []
+    if name in pipeline.ALL_TERMS | pipeline.LINES:
+        extra = {"terms": pipeline.terms_of(name)}
+        orig = getattr(additive, fit)
+        patched.append((additive, fit, orig))
+        setattr(additive, fit, lambda *args, **kw: orig(*args, **{**kw, **extra}))
+    if not pipeline.tree_of(name):  # the classifier's terms alone: no tree after them
+        table_fit = classify._fit_table
+        patched.append((classify, "_fit_table", table_fit))
+        classify._fit_table = lambda *args, **kw: table_fit(*args, **{**kw, "tree": False})
     try:
         yield
     finally:
-        setattr(additive, fit, orig)
+        for module, attr, orig in patched:
+            setattr(module, attr, orig)
 
 
 def _plain(name, X, y, **kw):
@@ -373,13 +379,13 @@ def _classifier_settings(wide=False):
     from jaxtree._fit import classify, pipeline
 
     names = classify.WIDE_CHOICES if wide else classify.ADDITIVE_CHOICES
-    return {"default": {}, **{name: pipeline.ADDITIVE_SETTINGS[name] for name in names}}
+    return {"default": {}, **{name: pipeline.TERMS_ALONE[name] for name in names}}
 
 
 def _plain_classifier(name, X, y, **kw):
     """The plain classifier of setting ``name`` fitted on ``(X, y)``, the choice off."""
     with _as_chosen(name, "fit_logistic"):
-        setting = {"default": {}, **pipeline.ADDITIVE_SETTINGS}[name]
+        setting = {"default": {}, **pipeline.TERMS_ALONE}[name]
         return jaxtree.TreeClassifier(additive_cv=0, **{**kw, **setting}).fit(X, y)
 
 
@@ -442,22 +448,22 @@ def test_the_binary_classifier_keeps_the_setting_cross_validation_prefers(truth,
 
 
 def test_the_classifiers_settings_differ_and_the_all_terms_one_keeps_every_covariate():
-    """Smooth logits of two covariates and two of noise: the ``k=0`` setting's elimination
+    """Smooth logits of two covariates and two of noise: the terms setting's elimination
     drops noise terms that the all-terms setting keeps, so the two scores differ (a choice
     that fitted both alike, or ignored the switch, fails here)."""
     from jaxtree._fit import classify, pipeline
 
-    assert set(classify.ADDITIVE_CHOICES) == {"additive k=0", "additive k=0 all terms"}
+    assert set(classify.ADDITIVE_CHOICES) == {"additive terms", "all additive terms"}
     X, y = _labels(300, 1, "smooth")
     X[:, 2:] = np.random.default_rng(5).uniform(size=(300, 2))
-    elim = _plain_classifier("additive k=0", X, y, k=4, basis=SMALL)
-    every = _plain_classifier("additive k=0 all terms", X, y, k=4, basis=SMALL)
+    elim = _plain_classifier("additive terms", X, y, k=4, basis=SMALL)
+    every = _plain_classifier("all additive terms", X, y, k=4, basis=SMALL)
     assert np.asarray(every.model_.shapes.n_terms) == 4
     assert np.asarray(elim.model_.shapes.n_terms) < 4
     est = jaxtree.TreeClassifier(k=4, basis=SMALL).fit(X, y)
     s = est.shape_order_scores_
-    assert s["cv additive k=0"] != s["cv additive k=0 all terms"]
-    assert "additive k=0 all terms" in pipeline.ALL_TERMS
+    assert s["cv additive terms"] != s["cv all additive terms"]
+    assert "all additive terms" in pipeline.ALL_TERMS
 
 
 def test_the_classifiers_choice_compiles_no_step_of_its_own():
@@ -465,13 +471,13 @@ def test_the_classifiers_choice_compiles_no_step_of_its_own():
     searched on the additive fit's offset), the default's fit with its whole choice compiles
     nothing: the default's search carries a zero offset (``FitSpec.zero_offset``), the folds
     chunk their rows as the table (``bucket_rows``: 240 training rows would chunk in 256,
-    the table's 300 in 512) and the ``k=0`` settings run in the default's capacity
-    (``bucket_k``; alone in capacity 8). The kept fit is the plain ``k=0`` one."""
+    the table's 300 in 512) and the additive settings search no tree (``TERMS_ALONE``).
+    The kept fit is the plain one of its setting, an empty tree."""
     X, y = _labels(300, 1, "smooth")
     jaxtree.TreeClassifier(basis=SMALL, shapes="additive", additive_cv=0).fit(X, y)
     with count_compilations() as count:
         est = jaxtree.TreeClassifier(basis=SMALL).fit(X, y)
-    assert est.shape_order_ in ("additive k=0", "additive k=0 all terms")
+    assert est.shape_order_ in ("additive terms", "all additive terms")
     assert count.compiles == 0 and count.lowerings == 0
     plain = _plain_classifier(est.shape_order_, X, y, basis=SMALL)
     assert est.k_ == plain.k_ == 0 and est.formula() == plain.formula()
@@ -488,15 +494,15 @@ def test_the_classifier_asks_for_the_choice_with_additive_cv(monkeypatch, capfd)
     X, y = _labels(300, 1, "smooth")
     on = jaxtree.TreeClassifier(k=4, basis=SMALL, verbose=1).fit(X, y)
     err = capfd.readouterr().err
-    assert ("weighing additive k=0, additive k=0 all terms against the default by 5-fold "
+    assert ("weighing additive terms, all additive terms against the default by 5-fold "
             "cross-validation (15 fits)") in err
-    said = re.search(r"5-fold log-loss default (\S+), additive k=0 (\S+), additive k=0 all "
+    said = re.search(r"5-fold log-loss default (\S+), additive terms (\S+), all additive "
                      r"terms (\S+): kept (.+)\n", err)
     assert said and said.group(4) == on.shape_order_, err
     scores = on.shape_order_scores_
     np.testing.assert_allclose([float(v) for v in said.groups()[:3]],
-                               [scores["cv default"], scores["cv additive k=0"],
-                                scores["cv additive k=0 all terms"]], rtol=1e-3)
+                               [scores["cv default"], scores["cv additive terms"],
+                                scores["cv all additive terms"]], rtol=1e-3)
     zero = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=0).fit(X, y)
     monkeypatch.setattr(classify, "ADDITIVE_CV", False)
     asked = jaxtree.TreeClassifier(k=4, basis=SMALL, additive_cv=5).fit(X, y)
@@ -527,17 +533,17 @@ def test_the_classifier_choice_runs_only_on_small_binary_logistic_fits():
     # at max_terms=3 (fewer than the covariates) the lines instead
     X[:, 2:] = np.random.default_rng(5).uniform(size=(300, 2))
     every = jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=4).fit(X, y)
-    assert set(every.shape_order_scores_) == {"cv default", "cv additive k=0",
-                                              "cv additive k=0 all terms"}
+    assert set(every.shape_order_scores_) == {"cv default", "cv additive terms",
+                                              "cv all additive terms"}
     wide = jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=3).fit(X, y)
-    assert set(wide.shape_order_scores_) == {"cv default", "cv additive k=0 lines"}
+    assert set(wide.shape_order_scores_) == {"cv default", "cv additive lines"}
 
 
 def test_a_wide_tables_choice_weighs_the_lines_of_largest_variance():
     """Of more covariates than ``max_terms``, the classifier's choice weighs the lines alone
     (classify.WIDE_CHOICES), each score the one of separate classifiers on the same folds;
-    on logits linear in four covariates it keeps them: ``max_terms - 1`` lines (the leaf is
-    the last term), those of the covariates of largest effect, the plain lines fit's
+    on logits linear in four covariates it keeps them: ``max_terms`` lines and no leaf
+    (pipeline.TERMS_ALONE), those of the covariates of largest effect, the plain lines fit's
     decision function. Before the seventy-ninth session no choice ran here, and a ``k=0``
     fit of ``max_terms`` terms and a leaf was over the bound."""
     rng = np.random.default_rng(3)
@@ -547,14 +553,39 @@ def test_a_wide_tables_choice_weighs_the_lines_of_largest_variance():
     est = jaxtree.TreeClassifier(k=4, basis=SMALL, max_terms=4).fit(X, y)
     hand = _cv_by_hand_classifier(X, y, wide=True, max_terms=4)
     assert est.shape_order_scores_.keys() == hand.keys() == {"cv default",
-                                                            "cv additive k=0 lines"}
+                                                            "cv additive lines"}
     for key in hand:
         np.testing.assert_allclose(est.shape_order_scores_[key], hand[key], rtol=1e-9)
-    assert est.shape_order_ == "additive k=0 lines" == min(hand, key=hand.get)[len("cv "):]
-    assert sorted(np.asarray(est.model_.shapes.order).tolist()) == [0, 1, 2]
-    assert pipeline.n_terms(est.model_) <= 4
-    plain = _plain_classifier("additive k=0 lines", X, y, k=4, basis=SMALL, max_terms=4)
+    assert est.shape_order_ == "additive lines" == min(hand, key=hand.get)[len("cv "):]
+    assert sorted(np.asarray(est.model_.shapes.order).tolist()) == [0, 1, 2, 3]
+    assert pipeline.n_terms(est.model_) == 4 and est.k_ == 0
+    plain = _plain_classifier("additive lines", X, y, k=4, basis=SMALL, max_terms=4)
     np.testing.assert_array_equal(est.decision_function(X), plain.decision_function(X))
+
+
+@pytest.mark.parametrize("name", ["additive terms", "all additive terms", "additive lines"])
+def test_the_classifiers_settings_are_the_additive_fit_alone(name):
+    """A setting of pipeline.TERMS_ALONE (the classifier's choice) is the penalised logistic
+    fit of its terms and nothing else: its decision function on the training rows is
+    ``additive.fit_logistic``'s logits (its own oracle, float64, on the model's scaled
+    rows), its tree is empty (no leaf, ``k_ = 0``), its formula names the terms alone and
+    its history is their training log-loss. A setting that kept the leaf, searched a tree
+    after the terms or dropped the terms fails here."""
+    from jaxtree._fit import additive
+
+    X, y = _labels(300, 1, "smooth")
+    est = _plain_classifier(name, X, y, k=4, basis=SMALL)
+    assert est.k_ == 0 and int(est.model_.program.n_slots) == 0
+    xs = np.clip((X - np.asarray(est.model_.x_min)) * np.asarray(est.model_.x_scale), 0, 1)
+    gam = additive.fit_logistic(xs, y, np.ones(len(y)), (), 20, additive.ADDITIVE_KNOTS[0],
+                                np.float64, terms=pipeline.terms_of(name))
+    f = est.decision_function(X)
+    np.testing.assert_allclose(f, gam.values, rtol=2e-4, atol=2e-4)
+    loss = np.mean(np.logaddexp(0.0, -np.where(y == 1, gam.values, -gam.values)))
+    np.testing.assert_allclose(est.history_, [loss], rtol=1e-4)
+    formula = est.formula()
+    assert formula.count("f(x") + formula.count("·x") == int(est.model_.shapes.n_terms) >= 2
+    assert "sin" not in formula and "cos" not in formula and "hat" not in formula
 
 
 def test_a_classifier_fit_its_callback_stopped_runs_no_folds():

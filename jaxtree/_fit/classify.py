@@ -635,6 +635,11 @@ class Labels:
         return additive_.fit_logistic(self.xs, self.ypm[0], self.w, s.shape_groups, max_terms,
                                       n1, np.dtype(s.dtype), terms=s.additive_terms)
 
+    def terms_loss(self, values) -> float:
+        """The training log-loss of the logits ``values (n,)`` alone (the additive terms
+        without a tree, :func:`jaxtree._fit.stages.additive_first`)."""
+        return self._loss(np.asarray(values, np.float64))
+
     def given_values(self, values) -> "Labels":
         """These rows with the logits ``values (n,)`` as the offset of the tree's search
         (:attr:`jaxtree.scoring.Data.offset`): every loss of the search, its refinement and
@@ -1305,11 +1310,14 @@ settings (:func:`jaxtree._fit.additive.fit_logistic` remembers it) 3.5-3.8 s and
 fold fits, as the regressor's choice pays where its gate opens (BENCHMARKS.md, "The
 classifier's additive choice, on")."""
 
-ADDITIVE_CHOICES = ("additive k=0", "additive k=0 all terms")
-"""The settings of :data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS` the binary classifier's
+ADDITIVE_CHOICES = ("additive terms", "all additive terms")
+"""The settings of :data:`jaxtree._fit.pipeline.TERMS_ALONE` the binary classifier's
 choice (:func:`additive_choice`) weighs against the default: the penalised logistic main
-shapes and one leaf, with GCV's (UBRE's) backward elimination and without it. Of more than
-``max_terms`` covariates, :data:`WIDE_CHOICES` instead.
+shapes alone, with GCV's (UBRE's) backward elimination and without it. Of more than
+``max_terms`` covariates, :data:`WIDE_CHOICES` instead. Until the eightieth session each
+had one leaf after its terms (the ``k=0`` settings of
+:data:`jaxtree._fit.pipeline.ADDITIVE_SETTINGS`, whose names they bore); the leaf is gone
+(:data:`jaxtree._fit.pipeline.TERMS_ALONE` says why).
 
 Decision (seventy-first session, issue 29): measured on bench_accuracy's stratified folds at
 two split seeds (``benchmarks/results/ridge71/cls_choice.py``, ``cls_choice.log``), these
@@ -1328,12 +1336,13 @@ regression's 0.8567 and 0.8442: some folds' log-loss preferred the lines where t
 lower), Titanic 0.8451 -> 0.8451, 0.8393 -> 0.8384, 0.8445 -> 0.8445
 (``benchmarks/results/lines79/``)."""
 
-WIDE_CHOICES = ("additive k=0 lines",)
+WIDE_CHOICES = ("additive lines",)
 """The settings the binary classifier's choice weighs against the default where the table has
 more encoded covariates than ``max_terms``: a ridge logistic regression
 (:func:`jaxtree._fit.additive.fit_logistic`'s ``terms="lines"``, the classifier's twin of
-:data:`jaxtree._fit.pipeline.LINES`) and one leaf, the ``max_terms - 1`` lines of largest
-variance refitted (the leaf is the last term).
+:data:`jaxtree._fit.pipeline.LINES`) alone, the ``max_terms`` lines of largest variance
+refitted (until the eightieth session ``max_terms - 1`` and a leaf:
+:data:`jaxtree._fit.pipeline.TERMS_ALONE`).
 
 Decision (seventy-ninth session, issue 29): the choice did not run there (the penalised
 logistic shapes of breast cancer's 30 covariates, 451 coefficients, made the warm fit 0.16
@@ -1372,7 +1381,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     """The binary classifier's twin of :func:`jaxtree._fit.pipeline.additive_choice`, where
     the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on (the
     default) and ``additive_cv`` is ``"auto"``: ``res`` (the default's fit), or the fit of
-    one of :data:`ADDITIVE_CHOICES` (``shapes="additive", k=0``, with GCV's backward
+    one of :data:`ADDITIVE_CHOICES` (``shapes="additive"``'s terms alone, with GCV's backward
     elimination and without it, :data:`jaxtree._fit.pipeline.ALL_TERMS`; of more than
     ``max_terms`` covariates :data:`WIDE_CHOICES`, the lines) where
     :data:`~jaxtree._fit.spec.ADDITIVE_CV_FOLDS`-fold cross-validation on the training rows
@@ -1381,7 +1390,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     rows comes first; past ``max_terms`` no folds are fitted for it); ``res.order`` then
     holds ``(name, scores)``, else ``("tree first", scores)`` where the folds ran (the
     default's tree, then its shape terms; ``scores``: each setting's cross-validated
-    log-loss, ``"cv default"``, ``"cv additive k=0"``, ...). Ties go to the default.
+    log-loss, ``"cv default"``, ``"cv additive terms"``, ...). Ties go to the default.
 
     It runs on two classes with the logistic loss, ``shapes="auto"``, the ``"jax"`` engine,
     from :data:`ADDITIVE_CV_MIN_ROWS` to fewer than
@@ -1431,7 +1440,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
         return _fit_table(rows, classes, idx if train is None else idx[train],
                           settings[name], checked[name],
                           bucket_k=res.spec.k, terms=pipeline.terms_of(name),
-                          bucket_rows=table.n, zero_offset=True)
+                          bucket_rows=table.n, zero_offset=True, tree=pipeline.tree_of(name))
 
     ypm = np.where(idx == 1, 1.0, -1.0)
     clip = hyper.get("clip", True)
@@ -1450,12 +1459,13 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
 
 def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
                bucket_k: int = 0, terms: str = "eliminate", bucket_rows: int = 0,
-               zero_offset: bool = False):
+               zero_offset: bool = False, tree: bool = True):
     """The in-memory fit of a read table with checked labels (``classes``, and ``idx`` each
     row's class index); ``bucket_k`` and ``terms`` as
     :func:`jaxtree._fit.pipeline.fit_table`'s (``FitSpec.bucket_k``,
-    ``FitSpec.additive_terms``), ``bucket_rows`` and ``zero_offset``: the
-    :class:`~jaxtree._fit.spec.FitSpec`'s, for :func:`additive_choice`."""
+    ``FitSpec.additive_terms``), ``bucket_rows``, ``zero_offset`` and ``tree``
+    (``FitSpec.additive_tree``): the :class:`~jaxtree._fit.spec.FitSpec`'s, for
+    :func:`additive_choice`."""
     xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
     K = len(classes)
@@ -1470,7 +1480,7 @@ def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Par
     spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
                                      filled=spec_.filled(enc), bucket_k=bucket_k,
                                      additive_terms=terms, bucket_rows=bucket_rows,
-                                     zero_offset=zero_offset)
+                                     zero_offset=zero_offset, additive_tree=tree)
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     # the regressor's indicator rule, on the scaled rows
     spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))

@@ -553,7 +553,9 @@ class FitSpec:
     its terms (:data:`jaxtree._fit.additive.TERMS`): ``"eliminate"`` drops terms by backward
     elimination (:func:`jaxtree._fit.additive.fit`), ``"all"`` keeps every covariate's (the
     choice's ``"additive k=0 all terms"`` setting), ``"lines"`` fits lines, a ridge regression
-    (the choice's ``"additive k=0 lines"``).
+    (the choice's ``"additive k=0 lines"``). ``additive_tree``: False fits
+    ``shapes="additive"``'s terms alone, no tree searched after them (the binary
+    classifier's choice's settings, :data:`jaxtree._fit.pipeline.TERMS_ALONE`).
     ``bucket_rows``, ``zero_offset`` (the binary classifier's cross-validated choice,
     :func:`jaxtree._fit.classify.additive_choice`, so that its fits share compiled steps):
     the search chunks its training rows as at least ``bucket_rows`` rows (a fold's training
@@ -608,6 +610,7 @@ class FitSpec:
     indicator_rule: bool = False
     bucket_k: int = 0
     additive_terms: str = "eliminate"
+    additive_tree: bool = True
     bucket_rows: int = 0
     zero_offset: bool = False
     screen_rows: int = 0

@@ -208,10 +208,22 @@ def additive_first(src, spec: spec_.FitSpec, rep) -> tuple:
     With ``k=0`` the terms are at most ``max_terms - 1``: the tree's one leaf is a term of
     the formula too. Before the seventy-ninth session such a fit of more covariates than
     ``max_terms`` had ``max_terms + 1`` terms, so the cross-validated choices never kept
-    their ``k=0`` settings there (:func:`jaxtree._fit.pipeline.weigh_settings`)."""
-    gam = src.additive_fit(max(spec.max_terms - (spec.k == 0), 1), _additive_hats(spec))
+    their ``k=0`` settings there (:func:`jaxtree._fit.pipeline.weigh_settings`).
+
+    Without ``spec.additive_tree`` the terms are the model (up to ``max_terms`` of them): the
+    tree is empty and no search runs; the result's history is the terms' training loss
+    (the source's ``terms_loss``), with no choices (the binary classifier's choice,
+    :data:`jaxtree._fit.pipeline.TERMS_ALONE`)."""
+    leaf = spec.additive_tree and spec.k == 0
+    gam = src.additive_fit(max(spec.max_terms - leaf, 1), _additive_hats(spec))
     terms = additive_.on_device(gam.terms)
-    found_tree, path, _ = tree(src.given_values(gam.values), spec, rep)
+    if spec.additive_tree:
+        found_tree, path, _ = tree(src.given_values(gam.values), spec, rep)
+    else:
+        empty = prog.empty_program(src.tree_config().max_k, spec.dtype)
+        found_tree = search.SearchResult(empty, np.asarray([src.terms_loss(gam.values)]), [],
+                                         search.Status.OK)
+        path = None
     path = OneFit.with_shapes(path, terms, gam.spec)
     return found_tree._replace(program=src.tree_program(found_tree.program)), \
         (terms, gam.spec), path
