@@ -249,7 +249,9 @@ class TreeClassifier(Estimator):
         ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out
         rows), ``formula`` and ``model`` (the decision function's
         :class:`jaxtree.model.TreeModel` at that size, taking the encoded matrix); for
-        ``K > 2`` a list of such paths, one per class in the order of ``classes_``. Else None.
+        ``K > 2`` a list of such paths, one per class in the order of ``classes_``. Else
+        None, and None where the cross-validated choice kept an additive setting (no tree,
+        no size chosen: ``shape_order_``).
 
     Examples:
       >>> import numpy as np, jaxtree
