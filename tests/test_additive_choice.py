@@ -467,14 +467,14 @@ def test_the_classifiers_settings_differ_and_the_all_terms_one_keeps_every_covar
 
 
 def test_the_classifiers_choice_compiles_no_step_of_its_own():
-    """Once ``shapes="additive"``'s programs exist (a tree of ``k = 10``, capacity 12,
-    searched on the additive fit's offset), the default's fit with its whole choice compiles
-    nothing: the default's search carries a zero offset (``FitSpec.zero_offset``), the folds
-    chunk their rows as the table (``bucket_rows``: 240 training rows would chunk in 256,
-    the table's 300 in 512) and the additive settings search no tree (``TERMS_ALONE``).
-    The kept fit is the plain one of its setting, an empty tree."""
+    """Once the default's own programs exist (its fit with the choice off), its fit with the
+    whole choice compiles nothing: the folds chunk their rows as the table (``bucket_rows``:
+    240 training rows would chunk in 256, the table's 300 in 512) and the additive settings
+    search no tree (``TERMS_ALONE``; until the eightieth session their leaf's search ran
+    on the additive fit's offset, and the default's search carried an offset of zeros to
+    share those programs). The kept fit is the plain one of its setting, an empty tree."""
     X, y = _labels(300, 1, "smooth")
-    jaxtree.TreeClassifier(basis=SMALL, shapes="additive", additive_cv=0).fit(X, y)
+    jaxtree.TreeClassifier(basis=SMALL, additive_cv=0).fit(X, y)
     with count_compilations() as count:
         est = jaxtree.TreeClassifier(basis=SMALL).fit(X, y)
     assert est.shape_order_ in ("additive terms", "all additive terms")

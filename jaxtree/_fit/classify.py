@@ -820,8 +820,6 @@ class Labels:
             return self._run(self._reference_step(xs, ypm, w), start, k, rep, keep_states, sizes)
         if self.spec.bucket_rows:  # chunked as the whole table (FitSpec.bucket_rows)
             rows = max(xs.shape[0] if rows is None else rows, self.spec.bucket_rows)
-        if offset is None and self.spec.zero_offset and ypm.shape[0] == 1:
-            offset = np.zeros(xs.shape[0])  # the offset's programs, the same values
         data, ys = self._data(xs, ypm, w, rows, offset)
         basis, cfg = self.spec.basis, self.cfg
         if ypm.shape[0] == 1:
@@ -1277,10 +1275,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
         raise ValueError(f"shapes='additive' fits a binary classifier; y has {K} classes. Use "
                          "shapes='auto' (each one-versus-rest tree gets its own shape terms) "
                          "or 0.")
-    # where the cross-validated choice will run, the default's search carries a zero offset:
-    # the programs of the choice's searches on the additive fit's offset (the same values)
     folds = _choice_folds(table, classes, hyper)
-    res = _fit_table(table, classes, idx, hyper, params, zero_offset=folds >= 2)
+    res = _fit_table(table, classes, idx, hyper, params)
     return additive_choice(table, classes, idx, hyper, folds, res)
 
 
@@ -1298,7 +1294,8 @@ stratified folds at two split seeds (``benchmarks/results/ridge71/cls_choice.py`
 0.8490 -> 0.8575 and 0.8336 -> 0.8571 (above logistic regression's 0.8520 on the
 benchmark's split), Titanic 0.8451 -> 0.8451 and 0.8412 -> 0.8394 (above logistic regression
 and HistGradientBoosting on both), breast cancer (30 covariates) not run. Its fits now share
-the default's compiled search steps (``FitSpec.zero_offset``, ``FitSpec.bucket_rows``):
+the default's compiled search steps (``FitSpec.zero_offset``, until the eightieth session,
+and ``FitSpec.bucket_rows``):
 without that, the first fit compiled two more pairs of step programs (the ``k=0`` fits
 search on the additive fit's offset; Titanic's folds chunk in 1,024 rows where its table
 chunks in 2,048), Pima 2.5 -> 7.1 s and Titanic 2.6-3.1 -> 11-13 s; with it (and the
@@ -1366,8 +1363,7 @@ def _choice_folds(table: table_.Table, classes, hyper: dict) -> int:
     the logistic loss, ``shapes="auto"``, the ``"jax"`` engine, from
     :data:`ADDITIVE_CV_MIN_ROWS` to fewer than :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS`
     rows (of more than ``max_terms`` encoded covariates it weighs :data:`WIDE_CHOICES`).
-    Known before the default's fit, which then carries a zero offset
-    (``FitSpec.zero_offset``) where the choice will run."""
+    Known before the default's fit."""
     k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS if ADDITIVE_CV else 0)
     if (k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
             or hyper.get("loss", "logistic") != "logistic" or hyper.get("engine", "jax") != "jax"
@@ -1399,11 +1395,11 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     There is no gate as the regressor's: the classifier fits no other order whose held-out
     losses could open one, so every such fit pays the seventeen more fits (eleven past
     ``max_terms`` covariates: one setting, :data:`WIDE_CHOICES`). They compile no
-    search step of their own: they run in the default's capacity bucket (``bucket_k``) and
-    the whole table's row bucket (``bucket_rows``), and the default's fit carried a zero
-    offset (``zero_offset``, :func:`_fit_in_memory`), so its steps are those of a search on
-    the additive fit's offset; the ``k=0`` settings hold no rows out
-    (:func:`jaxtree._fit.pipeline.additive_setting`).
+    search step of their own: the additive settings search no tree
+    (:data:`jaxtree._fit.pipeline.TERMS_ALONE`) and the default's folds run in the whole
+    table's row bucket (``bucket_rows``). Until the eightieth session the settings' leaf
+    was searched on the additive fit's offset, and the default's fit carried an offset of
+    zeros so that they shared its programs (``FitSpec.zero_offset``, removed).
 
     Decision (seventy-first session, issue 29): the shapes' settings at most ``max_terms``
     covariates. With more, the additive fit must drop terms to stay within the formula's
@@ -1435,12 +1431,12 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     checked = {name: spec_.check_classifier_params(h) for name, h in settings.items()}
 
     def fitted(rows, train, name):  # train: the rows' indices in the table (None: all)
-        # in the default's compiled steps: its capacity (bucket_k), the whole table's row
-        # bucket (bucket_rows) and an offset (zero_offset: the default's fit carried zeros)
+        # in the default's compiled steps: the whole table's row bucket (bucket_rows); the
+        # additive settings search no tree (TERMS_ALONE)
         return _fit_table(rows, classes, idx if train is None else idx[train],
                           settings[name], checked[name],
-                          bucket_k=res.spec.k, terms=pipeline.terms_of(name),
-                          bucket_rows=table.n, zero_offset=True, tree=pipeline.tree_of(name))
+                          terms=pipeline.terms_of(name),
+                          bucket_rows=table.n, tree=pipeline.tree_of(name))
 
     ypm = np.where(idx == 1, 1.0, -1.0)
     clip = hyper.get("clip", True)
@@ -1458,14 +1454,11 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
 
 
 def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Params,
-               bucket_k: int = 0, terms: str = "eliminate", bucket_rows: int = 0,
-               zero_offset: bool = False, tree: bool = True):
+               terms: str = "eliminate", bucket_rows: int = 0, tree: bool = True):
     """The in-memory fit of a read table with checked labels (``classes``, and ``idx`` each
-    row's class index); ``bucket_k`` and ``terms`` as
-    :func:`jaxtree._fit.pipeline.fit_table`'s (``FitSpec.bucket_k``,
-    ``FitSpec.additive_terms``), ``bucket_rows``, ``zero_offset`` and ``tree``
-    (``FitSpec.additive_tree``): the :class:`~jaxtree._fit.spec.FitSpec`'s, for
-    :func:`additive_choice`."""
+    row's class index); ``terms`` as :func:`jaxtree._fit.pipeline.fit_table`'s
+    (``FitSpec.additive_terms``), ``bucket_rows`` and ``tree`` (``FitSpec.additive_tree``):
+    the :class:`~jaxtree._fit.spec.FitSpec`'s, for :func:`additive_choice`."""
     xa, sw, enc, dtype = table.x, table.sample_weight, table.encoding, table.dtype
     n, p = xa.shape
     K = len(classes)
@@ -1478,9 +1471,9 @@ def _fit_table(table: table_.Table, classes, idx, hyper: dict, params: spec_.Par
                                           round_x=scaling_.rounds(spec.basis))
     encoding_.refill(xa, spec_.filled(enc), sc.x_min)  # our encoded matrix, in place
     spec = spec.bound_to(sc).replace(shape_groups=spec_.shape_groups(enc, spec.shape_knots),
-                                     filled=spec_.filled(enc), bucket_k=bucket_k,
+                                     filled=spec_.filled(enc),
                                      additive_terms=terms, bucket_rows=bucket_rows,
-                                     zero_offset=zero_offset, additive_tree=tree)
+                                     additive_tree=tree)
     xs, _ = scaling_.scale_rows(sc, xa, np.zeros(n), sw)
     # the regressor's indicator rule, on the scaled rows
     spec = spec.with_indicators(n, p, lambda: scoring.binary_columns(xs, sw))

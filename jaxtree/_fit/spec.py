@@ -556,12 +556,10 @@ class FitSpec:
     (the choice's ``"additive k=0 lines"``). ``additive_tree``: False fits
     ``shapes="additive"``'s terms alone, no tree searched after them (the binary
     classifier's choice's settings, :data:`jaxtree._fit.pipeline.TERMS_ALONE`).
-    ``bucket_rows``, ``zero_offset`` (the binary classifier's cross-validated choice,
+    ``bucket_rows`` (the binary classifier's cross-validated choice,
     :func:`jaxtree._fit.classify.additive_choice`, so that its fits share compiled steps):
     the search chunks its training rows as at least ``bucket_rows`` rows (a fold's training
-    part as the whole table), and a search without an offset carries one of zeros (the
-    programs of a search on the additive fit's offset; ``0 + f`` is ``f``, so the results
-    are the same).
+    part as the whole table).
     """
 
     k: int
@@ -612,7 +610,6 @@ class FitSpec:
     additive_terms: str = "eliminate"
     additive_tree: bool = True
     bucket_rows: int = 0
-    zero_offset: bool = False
     screen_rows: int = 0
 
     @property
