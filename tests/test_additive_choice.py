@@ -12,6 +12,8 @@ import contextlib
 import re
 import sys
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -586,6 +588,28 @@ def test_the_classifiers_settings_are_the_additive_fit_alone(name):
     formula = est.formula()
     assert formula.count("f(x") + formula.count("·x") == int(est.model_.shapes.n_terms) >= 2
     assert "sin" not in formula and "cos" not in formula and "hat" not in formula
+
+
+def test_a_classifier_of_additive_terms_alone_saves_loads_and_differentiates(tmp_path):
+    """The additive terms alone (an empty tree, TERMS_ALONE) are a whole model: saved and
+    loaded it gives the same decision function, and ``jaxtree.predict`` of its model is the
+    decision function under ``jit``, ``vmap`` and ``grad`` (a finite-difference check)."""
+    X, y = _labels(300, 1, "smooth")
+    est = _plain_classifier("additive terms", X, y, k=4, basis=SMALL)
+    assert est.k_ == 0
+    path = tmp_path / "terms.json"
+    est.save(path)
+    back = jaxtree.load(path)
+    np.testing.assert_array_equal(back.decision_function(X[:20]), est.decision_function(X[:20]))
+    f = jax.jit(lambda x: jaxtree.predict(est.model_, x))
+    np.testing.assert_allclose(f(X[:20]), est.decision_function(X[:20]), rtol=1e-5, atol=1e-5)
+    one = lambda r: jaxtree.predict(est.model_, r[None])[0]  # noqa: E731
+    np.testing.assert_allclose(jax.vmap(one)(jnp.asarray(X[:5])), f(X[:5]), rtol=1e-6)
+    x0, h = np.array([0.31, 0.62, 0.43, 0.23]), 1e-3  # between the hats' knots
+    g = np.asarray(jax.grad(one)(jnp.asarray(x0)))
+    fd = [(float(one(jnp.asarray(x0 + h * e))) - float(one(jnp.asarray(x0 - h * e)))) / (2 * h)
+          for e in np.eye(4)]
+    np.testing.assert_allclose(g, fd, rtol=2e-2, atol=2e-2)
 
 
 def test_a_classifier_fit_its_callback_stopped_runs_no_folds():
