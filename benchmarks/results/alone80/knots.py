@@ -1,0 +1,20 @@
+import sys, os, time, numpy as np, warnings
+sys.path.insert(0, "/work/main"); sys.path.insert(0, "/work/main/benchmarks")
+import jaxtree
+import jaxtree._fit.spec as S, jaxtree._fit.host_shapes as HS
+if os.environ.get("KN"): S.AUTO_SHAPE_KNOTS = tuple(int(v) for v in os.environ["KN"].split(","))
+if os.environ.get("MB"): HS.MAX_BLOCK = int(os.environ["MB"])
+import bench_accuracy as B
+from sklearn.model_selection import StratifiedKFold, KFold
+from sklearn.metrics import roc_auc_score, mean_squared_error
+warnings.simplefilter("ignore")
+for name in sys.argv[1:]:
+    task, X, y, desc = B.load_table(name, B.TABLES[name][2])
+    yv = y.to_numpy(); res = []; ts = []
+    cv = (StratifiedKFold if task == "classification" else KFold)(5, shuffle=True, random_state=B.SEED)
+    for f, (tr, te) in enumerate(cv.split(X, yv)):
+        Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
+        E = jaxtree.TreeClassifier if task == "classification" else jaxtree.TreeRegressor
+        t = time.time(); e = E().fit(Xtr, yv[tr]); ts.append(time.time() - t)
+        res.append(roc_auc_score(yv[te], e.predict_proba(Xte)[:, 1]) if task == "classification" else mean_squared_error(yv[te], e.predict(Xte)) ** 0.5)
+    print(os.environ.get("KN", "default"), name, round(float(np.mean(res)), 5), [round(r, 5) for r in res], "fit s", [round(t, 1) for t in ts], flush=True)
