@@ -54,8 +54,8 @@ def _as_chosen(name, fit="fit"):
     try:
         yield
     finally:
-        for module, attr, orig in patched:
-            setattr(module, attr, orig)
+        for module, attr, original in patched:
+            setattr(module, attr, original)
 
 
 def _plain(name, X, y, **kw):

@@ -201,9 +201,9 @@ seeds, the classifier's choice with these settings instead of the leaf's: breast
 0.9930 -> 0.9951, 0.9954 -> 0.9956, 0.9954 -> 0.9961 AUC (logistic regression 0.9955,
 0.9954, 0.9957; the lines are ``max_terms`` now, 19 and a leaf before), Pima 0.8575 ->
 0.8586, 0.8571 -> 0.8574, 0.8462 -> 0.8454, Titanic level (BENCHMARKS.md, "The
-classifier's additive fits without their leaf"). The regressor keeps its leaf: without it mtcars went 2.675 -> 3.116
-RMSE on the benchmark's split (above ridge regression's 2.925), diabetes 54.47 -> 54.09,
-the other three small tables within 1%."""
+classifier's additive fits without their leaf"). The regressor keeps its leaf: without it
+mtcars went 2.675 -> 3.116 RMSE on the benchmark's split (above ridge regression's 2.925),
+diabetes 54.47 -> 54.09, the other three small tables within 1%."""
 
 ALL_TERMS = frozenset({"additive k=0 all terms", "all additive terms"})
 """The settings of :data:`ADDITIVE_SETTINGS` whose GCV fit keeps every covariate's term: no
@@ -241,9 +241,9 @@ unchanged (BENCHMARKS.md, "Lines in the regressor's choice")."""
 
 
 def terms_of(name: str) -> str:
-    """How the choice's setting ``name`` (:data:`ADDITIVE_SETTINGS`, :data:`TERMS_ALONE`) makes its additive terms
-    (``FitSpec.additive_terms``): ``"all"`` for :data:`ALL_TERMS`, ``"lines"`` for
-    :data:`LINES`, else ``"eliminate"``."""
+    """How the choice's setting ``name`` (:data:`ADDITIVE_SETTINGS`, :data:`TERMS_ALONE`)
+    makes its additive terms (``FitSpec.additive_terms``): ``"all"`` for :data:`ALL_TERMS`,
+    ``"lines"`` for :data:`LINES`, else ``"eliminate"``."""
     return "all" if name in ALL_TERMS else "lines" if name in LINES else "eliminate"
 
 
@@ -255,16 +255,16 @@ def tree_of(name: str) -> bool:
 
 def additive_setting(name: str, hyper: dict) -> dict:
     """The hyperparameters of the choice's setting ``name`` (:data:`ADDITIVE_SETTINGS`,
-    :data:`TERMS_ALONE`) for
-    the estimator's ``hyper``, in the regressor's and the classifier's choices; a ``k=0``
-    one without held-out rows where ``validation_fraction`` is ``"auto"``: they would choose
+    :data:`TERMS_ALONE`) for the estimator's ``hyper``, in the regressor's and the
+    classifier's choices; a ``k=0`` one without held-out rows where
+    ``validation_fraction`` is ``"auto"``: they would choose
     among one size, and the tree grown to ``k = 0`` on all rows is the refit they lead to,
     with no selection run and no held-out evaluation to compute or compile (the same
     predictions to the bit on Pima, Titanic, airquality and Boston, seventy-first session;
     its program cut back to one slot instead of the held-out path's three;
     ``tests/test_additive_choice.py`` holds the scores to separate estimators with held-out
     rows). A fraction the user gave is kept (the fit then has its size path, ``path_``, as
-    the user asked).
+    the user asked; a setting of :data:`TERMS_ALONE` searches no tree and has none).
 
     Decision (seventy-second session): the regressor's choice too, which had kept its
     held-out rows in the seventy-first: the same predictions to the bit on airquality,
