@@ -1,5 +1,5 @@
 import sys, os, time, numpy as np, warnings
-sys.path.insert(0, "/work/main"); sys.path.insert(0, "/work/main/benchmarks")
+sys.path.insert(0, os.environ.get("ROOT", "/work/main")); sys.path.insert(0, "/work/main/benchmarks")
 import jaxtree
 import jaxtree._fit.spec as S, jaxtree._fit.host_shapes as HS
 if os.environ.get("KN"): S.AUTO_SHAPE_KNOTS = tuple(int(v) for v in os.environ["KN"].split(","))
