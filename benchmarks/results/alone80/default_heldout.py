@@ -1,7 +1,9 @@
 """ISLR Default (eightieth session): an inner 80/20 split of each outer training fold; held-out log-loss of the
 default (fit on inner train) vs the lines alone (fit on inner train), paired difference and SE."""
 import os, sys, numpy as np, warnings, time
-sys.path.insert(0, "/work/main"); sys.path.insert(0, "/work/main/benchmarks")
+import pathlib
+_HERE = pathlib.Path(__file__).resolve().parents[3]  # the checkout this lies in
+sys.path.insert(0, str(_HERE)); sys.path.insert(0, str(_HERE / "benchmarks"))
 import jaxtree, bench_accuracy as B
 from jaxtree._fit import classify as C, spec as S, pipeline
 from sklearn.model_selection import StratifiedKFold, train_test_split

@@ -1,5 +1,7 @@
 import sys, numpy as np, warnings, time
-sys.path.insert(0, "/work/main"); sys.path.insert(0, "/work/main/benchmarks")
+import pathlib
+_HERE = pathlib.Path(__file__).resolve().parents[3]  # the checkout this lies in
+sys.path.insert(0, str(_HERE)); sys.path.insert(0, str(_HERE / "benchmarks"))
 import jaxtree, bench_accuracy as B
 from sklearn.model_selection import StratifiedKFold
 from sklearn.metrics import roc_auc_score

@@ -1,5 +1,7 @@
 import sys, os, time, numpy as np, warnings
-sys.path.insert(0, os.environ.get("ROOT", "/work/main")); sys.path.insert(0, "/work/main/benchmarks")
+import pathlib
+_HERE = pathlib.Path(__file__).resolve().parents[3]  # the checkout this lies in
+sys.path.insert(0, os.environ.get("ROOT", str(_HERE))); sys.path.insert(0, str(_HERE / "benchmarks"))
 import jaxtree
 import jaxtree._fit.spec as S, jaxtree._fit.host_shapes as HS
 if os.environ.get("KN"): S.AUTO_SHAPE_KNOTS = tuple(int(v) for v in os.environ["KN"].split(","))
