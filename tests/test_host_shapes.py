@@ -487,6 +487,32 @@ def test_the_classifiers_newton_round_runs_on_the_host(monkeypatch, classes):
     np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), atol=1e-4)
 
 
+def test_the_classifiers_kept_hats_change_no_value(monkeypatch):
+    """The classifier keeps each shape term's sparse hats on its training rows between the
+    evaluations of one fit, per spec (``Labels._host_rows``: the shape count's losses under
+    the selection run's spec, the Newton sweeps under the compacted one); a fit that forms
+    them afresh at every evaluation has the same probabilities, history and terms bit for
+    bit. Two pairs are chosen, (x1, x3) and (x2, x3), whose ids the compacted spec
+    renumbers (1 and 3 among the candidates, 0 and 1 after it): hats kept under a term id
+    across the two specs would give the second pair the first's."""
+    from jaxtree._fit import classify
+
+    rng = np.random.default_rng(9)
+    X = rng.uniform(size=(2100, 4))
+    c = X - 0.5
+    f = 2 * np.abs(c[:, 0]) + 24 * c[:, 0] * c[:, 2] + 24 * c[:, 1] * c[:, 2] + np.sin(3 * X[:, 3])
+    y = (f + 0.3 * rng.standard_normal(len(f)) > np.median(f)).astype(int)
+    kept = jaxtree.TreeClassifier(k=1, random_state=0).fit(X, y)
+    assert kept.model_.shape_spec.pairs == ((0, 2), (1, 2))
+    rows = classify.Labels._host_rows
+    monkeypatch.setattr(classify.Labels, "_host_rows",
+                        lambda self, sspec: (rows(self, sspec)[0], {}))  # no hats kept
+    fresh = jaxtree.TreeClassifier(k=1, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(kept.predict_proba(X), fresh.predict_proba(X))
+    np.testing.assert_array_equal(kept.history_, fresh.history_)
+    assert kept.formula() == fresh.formula()
+
+
 @pytest.mark.parametrize("n2", [1, 2, 3, 16])
 def test_factored_gains_are_the_dense_quadratic_forms(x64, n2):
     """host_shapes._Factors (a block Cholesky of a pair's block-tridiagonal Gram and the

