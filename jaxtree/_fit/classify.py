@@ -1290,9 +1290,8 @@ def _fit_in_memory(X, y, sample_weight, hyper: dict, params: spec_.Params):
         raise ValueError(f"shapes='additive' fits a binary classifier; y has {K} classes. Use "
                          "shapes='auto' (each one-versus-rest tree gets its own shape terms) "
                          "or 0.")
-    folds = _choice_folds(table, classes, hyper)
     res = _fit_table(table, classes, idx, hyper, params)
-    return additive_choice(table, classes, idx, hyper, folds, res)
+    return additive_choice(table, classes, idx, hyper, res)
 
 
 ADDITIVE_CV = True
@@ -1377,8 +1376,7 @@ def _choice_folds(table: table_.Table, classes, hyper: dict) -> int:
     estimator's ``additive_cv`` (``"auto"``: :data:`ADDITIVE_CV`'s), on two classes with
     the logistic loss, ``shapes="auto"``, the ``"jax"`` engine, from
     :data:`ADDITIVE_CV_MIN_ROWS` to fewer than :data:`~jaxtree._fit.spec.SHAPES_FIRST_MAX_ROWS`
-    rows (of more than ``max_terms`` encoded covariates it weighs :data:`WIDE_CHOICES`).
-    Known before the default's fit."""
+    rows (of more than ``max_terms`` encoded covariates it weighs :data:`WIDE_CHOICES`)."""
     k = spec_.additive_folds(hyper, spec_.ADDITIVE_CV_FOLDS if ADDITIVE_CV else 0)
     if (k < 2 or len(classes) != 2 or hyper.get("shapes", "auto") != "auto"
             or hyper.get("loss", "logistic") != "logistic" or hyper.get("engine", "jax") != "jax"
@@ -1387,7 +1385,7 @@ def _choice_folds(table: table_.Table, classes, hyper: dict) -> int:
     return k
 
 
-def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
+def additive_choice(table: table_.Table, classes, idx, hyper: dict,
                     res: pipeline.FitResult) -> pipeline.FitResult:
     """The binary classifier's twin of :func:`jaxtree._fit.pipeline.additive_choice`, where
     the estimator's ``additive_cv`` asks for folds, or :data:`ADDITIVE_CV` is on (the
@@ -1430,6 +1428,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     0.9916 -> 0.9920 (BENCHMARKS.md, "The additive fit chosen by cross-validation"); the
     settings now weighed: :data:`ADDITIVE_CHOICES`. Log-loss is the judge (a proper score,
     steadier than the AUC of a fold's ~100 rows)."""
+    folds = _choice_folds(table, classes, hyper)
     if folds < 2 or res.status & search.Status.STOPPED:  # a callback stopped the fit: no more fits
         return res
     try:
@@ -1438,7 +1437,7 @@ def additive_choice(table: table_.Table, classes, idx, hyper: dict, folds: int,
     except ValueError:  # too few rows of a class to cross-validate: the default's fit
         return res
     # Every fit from here on is quiet and with each setting's own checked parameters
-    # (Params holds k), in the default's capacity bucket (the k=0 fits share its step).
+    # (Params holds k).
     quiet = {**hyper, "verbose": 0, "callback": None}
     wide = table.x.shape[1] > res.spec.max_terms  # the bound weigh_settings holds the fits to
     settings = {"default": quiet, **{name: {**quiet, **pipeline.additive_setting(name, hyper)}
