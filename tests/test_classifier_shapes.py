@@ -258,3 +258,20 @@ def test_a_shape_term_moves_the_logit_by_more_than_its_box(fits):
     pair = np.asarray(sh.pair, np.float64)[on[0]]
     assert np.ptp(pair) > 2.0
     assert np.max(np.abs(pair)) <= classify.SHAPE_UNIT * (1 + 1e-6)
+
+
+def test_shape_knots_reach_the_classifiers_shapes(fits):
+    """``shape_knots`` (the regressor's parameter, on the classifier since the eighty-first
+    session) sets the hats of the fitted terms; ``"auto"`` keeps the knots by size, and the
+    recorded loss is still the model's own log-loss. A value outside ``[2, 64]`` is refused
+    with the parameter's name."""
+    X, y, auto, _, _, _ = fits
+    est = jaxtree.TreeClassifier(shape_knots=(8, 4), **K).fit(X, y)
+    assert est.model_.shapes is not None
+    assert (est.model_.shape_spec.n1, est.model_.shape_spec.n2) == (8, 4)
+    assert (auto.model_.shape_spec.n1, auto.model_.shape_spec.n2) == (32, 16)
+    assert est.history_[-1] == pytest.approx(_log_loss(y, est.predict_proba(X)[:, 1]), rel=1e-5)
+    assert not np.allclose(est.decision_function(X), auto.decision_function(X))
+    assert est.get_params()["shape_knots"] == (8, 4)
+    with pytest.raises(ValueError, match="shape_knots"):
+        jaxtree.TreeClassifier(shape_knots=(1, 4)).fit(X, y)
