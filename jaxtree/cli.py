@@ -225,6 +225,20 @@ def _shapes_arg(text: str):
         ) from None
 
 
+def _shape_knots_arg(text: str):
+    """``--shape-knots``: ``auto`` or ``N1,N2`` (hats per main shape, per axis of a pair);
+    argparse reports a text of another form, the estimator a number out of range."""
+    if text == "auto":
+        return text
+    try:
+        n1, n2 = (int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected auto or N1,N2 (hats per one-covariate shape, per axis of a "
+            f"two-covariate shape, e.g. 64,16); got {text!r}") from None
+    return (n1, n2)
+
+
 def _min_support_arg(text: str):
     """``--min-support``: a share of the training rows (``0.02``) or a row count (``10``);
     argparse reports a text that is neither, the estimator a value out of range."""
@@ -437,7 +451,8 @@ def _fit(args) -> int:
     est = jaxtree.TreeRegressor(k=args.k, basis=args.basis, refine=refine, chunk_size=args.chunk_size,
                                 verbose=0 if args.quiet else 1, missing=args.missing,
                                 categorical_features=categorical, search=args.search,
-                                shapes=args.shapes, min_support=args.min_support,
+                                shapes=args.shapes, shape_knots=args.shape_knots,
+                                min_support=args.min_support,
                                 max_terms=args.max_terms, additive_cv=args.additive_cv)
     est.fit(X, y)
     _name_columns(est, features, args.target)
@@ -519,6 +534,7 @@ def _fit_classifier(args, X, y, features, refine, categorical) -> int:
                                  chunk_size=args.chunk_size, verbose=0 if args.quiet else 1,
                                  missing=args.missing, categorical_features=categorical,
                                  search=args.search, shapes=args.shapes,
+                                 shape_knots=args.shape_knots,
                                  min_support=args.min_support, max_terms=args.max_terms,
                                  additive_cv=args.additive_cv)
     est.fit(X, y)
@@ -789,6 +805,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "shape first, penalised and chosen by GCV (a two-class "
                         "classification: UBRE), then the tree; see docs/model.md, 'Shape "
                         "terms'")
+    f.add_argument("--shape-knots", type=_shape_knots_arg, default="auto", metavar="N1,N2",
+                   help="hats per one-covariate shape and per axis of a two-covariate shape "
+                        "(integers in [2, 64]); 'auto' (default): 3,2 below 2,000 rows, 32,16 "
+                        "from them (24,12 for --shapes S, 16,2 for additive); finer main "
+                        "shapes resolve a column whose values act as identifiers")
     f.add_argument("--min-support", type=_min_support_arg, default=0.02, metavar="SHARE|ROWS",
                    help="a basis function enters the tree only where it is nonzero on this "
                         "share of the training rows (default 0.02) or this many rows (an "

@@ -409,6 +409,12 @@ def test_min_support_and_max_terms_reach_the_estimator(task, given, want, tmp_pa
     for bad in ("1", "-2", "five"):
         with pytest.raises(argparse.ArgumentTypeError, match="at least 2; got"):
             cli._additive_cv_arg(bad)
+    assert seen["shape_knots"] == "auto"  # --shape-knots too
+    assert cli.main(argv + ["--shape-knots", "64,16"]) != 0 and seen["shape_knots"] == (64, 16)
+    assert cli._shape_knots_arg("auto") == "auto"
+    for bad in ("64", "64,16,8", "a,b"):
+        with pytest.raises(argparse.ArgumentTypeError, match="N1,N2"):
+            cli._shape_knots_arg(bad)
     assert cli._min_support_arg("3") == 3 and cli._min_support_arg("0.5") == 0.5
     with pytest.raises(ValueError):
         cli._min_support_arg("2%")
