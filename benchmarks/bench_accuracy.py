@@ -340,7 +340,7 @@ def run_table(name: str, folds: int, max_rows, with_hgb1000: bool, with_ebm: boo
     fit_s = {m: [] for m in makers}
     terms, formula, k_used = [], None, []
     jt_first = jt_warm = hgb_same = None
-    jt_warms = hgb_sames = []
+    jt_warms, hgb_sames = [], []
     for f, (tr, te) in enumerate(cv.split(X, yv)):
         Xtr, Xte = X.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True)
         ytr, yte = yv[tr], yv[te]

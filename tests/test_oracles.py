@@ -189,7 +189,8 @@ def test_joint_in_float32_stops_near_the_float64_optimum():
     # float32's stop (refine.lbfgs_rtol: 1e-7 relative, its rounding level) lets a stalled
     # run restart until it reaches L-BFGS-B's float64 optimum: measured gaps under the
     # suite's flags 6e-9 to 6e-8 on seeds 1-5; seed 0, whose leaves are nearly collinear,
-    # 4.6e-4. The eighty-first session measured a stop at 1e-6 (the loss's own precision:
+    # 4.6e-4 (1.6e-8 under XLA's default flags). The bounds leave room for another CPU's
+    # rounding. The eighty-first session measured a stop at 1e-6 (the loss's own precision:
     # warm fits 4-17% shorter at 40,000 rows, the accuracy tables level) and kept 1e-7,
     # because here seed 4 then ended 0.93% above the optimum: two slow steps in a row
     # stopped it before a restart could resume (BENCHMARKS.md, "The search's refinement: a
@@ -202,7 +203,7 @@ def test_joint_in_float32_stops_near_the_float64_optimum():
         out = _as(out, jnp.float64)
         plain = float(_plain_loss(out.weight, out.intercept, out, *xyw))
         np.testing.assert_allclose(float(loss), plain, rtol=2e-6)  # the reported loss
-        assert best * (1 - 1e-6) <= plain <= best * (1 + (1e-3 if seed == 0 else 1e-6)), seed
+        assert best * (1 - 1e-6) <= plain <= best * (1 + (1e-2 if seed == 0 else 1e-4)), seed
 
 
 def test_joint_stays_in_box_and_never_increases_loss_with_active_bounds():
