@@ -390,7 +390,7 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
     """What both estimators' ``set_fitted`` set from a fit's result: ``model_`` (``model``),
     ``shape_order_`` and ``shape_order_scores_`` (the fit's order or additive choice),
     ``history_``, ``choices_``, ``status_`` (returned), the resolved ``search_``,
-    ``validation_fraction_`` and ``row_plan_`` (not for a loaded model: ``result.spec``
+    ``validation_fraction_``, ``row_plan_`` and ``refine_steps_`` (not for a loaded model: ``result.spec``
     None), the table's names and encoding (``encoding_``: the identity spec of the model's
     covariates when the result has none) and the target's name; warns about a degenerate
     search (``warn``; ``FULL``, the tree at ``k`` operations, is no warning)."""
@@ -407,6 +407,7 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
         est.search_ = result.spec.search
         est.validation_fraction_ = result.spec.validation_fraction
         est.row_plan_ = result.spec.plan
+        est.refine_steps_ = result.spec.steps
     names, encoding = result.names, result.encoding
     if encoding is None:  # numeric columns as they are; a missing value takes the minimum
         x_min = np.asarray(model.x_min, np.float64).reshape(-1, model.n_features)[0]

@@ -255,6 +255,8 @@ class TreeClassifier(Estimator):
         default"``, ``"cv additive lines"``); else None. The additive settings' model is
         their terms alone: an empty tree (``k_ = 0``).
       row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran (as the regressor's).
+      refine_steps_: the L-BFGS steps of the joint refinement the fit ran (as the
+        regressor's).
       path_: with ``validation_fraction``, the selection run: one dict per size with
         ``n_ops``, ``train_loss`` (on the training part), ``val_loss`` (on the held-out
         rows), ``formula`` and ``model`` (the decision function's
@@ -274,7 +276,7 @@ class TreeClassifier(Estimator):
 
     def __init__(self, k: int = 10, *, loss: str = "logistic", basis=None,
                  refine: Optional[str] = "optax", engine: str = "jax", chunk_size="auto",
-                 coordinate_sweeps: int = 3, refine_steps: int = 20, precision: str = "highest",
+                 coordinate_sweeps: int = 3, refine_steps="auto", precision: str = "highest",
                  clip: bool = True, verbose: int = 0, callback: Optional[Callable] = None,
                  random_state=None, search: str = "auto",
                  validation_fraction="auto", devices=None,

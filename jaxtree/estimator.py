@@ -56,7 +56,12 @@ class TreeRegressor(Regressor):
         on a CPU and up to about a million on a GPU (one large step instead of hundreds of
         small ones); an integer wins. The plan that ran is ``row_plan_``.
       coordinate_sweeps: passes over the leaves for ``refine="coordinate"``.
-      refine_steps: L-BFGS iterations for ``refine="optax"``.
+      refine_steps: L-BFGS iterations of the joint refinement after each insertion
+        (``refine="optax"``): ``"auto"`` (default) 20, and 10 on fits of 32,768 rows and
+        more, where each step is a pass over many rows and the later ones moved no test
+        score measured (``jaxtree._fit.spec.refine_steps_for``; BENCHMARKS.md, "Ten
+        refinement steps on large tables"); an integer ``>= 0`` is used as given
+        (``paper()`` sets 20).
       precision: matmul precision of the scorer: ``"highest"`` (default; keeps float32
         out of TF32 on GPUs), ``"high"`` or ``"default"``.
       clip: policy for covariates outside the training range at predict time. True
@@ -254,6 +259,8 @@ class TreeRegressor(Regressor):
       row_plan_: the :class:`jaxtree.plan.RowPlan` the fit ran: platform, rows per step,
         sequential steps per pass, streamed block size, whether the rows were held on the
         device (``chunk_size``).
+      refine_steps_: the L-BFGS steps of the joint refinement the fit ran (``refine_steps``
+        resolved for its rows).
 
     Examples:
       >>> import jaxtree
@@ -265,7 +272,7 @@ class TreeRegressor(Regressor):
 
     def __init__(self, k: int = 10, *, basis=None, refine: Optional[str] = "optax",
                  engine: str = "jax", chunk_size="auto", coordinate_sweeps: int = 3,
-                 refine_steps: int = 20, precision: str = "highest", clip: bool = True,
+                 refine_steps="auto", precision: str = "highest", clip: bool = True,
                  verbose: int = 0, callback: Optional[Callable] = None, random_state=None,
                  devices=None, cache_basis="auto",
                  validation_fraction="auto", search: str = "auto",
@@ -343,12 +350,13 @@ class TreeRegressor(Regressor):
         ``k`` operations, no shape terms (``search="greedy"``, ``validation_fraction=None``,
         ``shapes=0``) on the paper's scaling ``Y = [-1, 1]`` (``y_bound=1``), with no early
         stop (``tol=None``; ``k`` is still bounded by the rows) and every candidate scored
-        (``min_support=0``); the weights are still refined jointly (``refine="optax"``;
-        ``refine="coordinate"`` is the paper's coordinate descent). Every setting can be
-        overridden. The reproduction scripts and the races against the numpy reference use it.
+        (``min_support=0``); the weights are still refined jointly (``refine="optax"``,
+        ``refine_steps=20`` at every size; ``refine="coordinate"`` is the paper's coordinate
+        descent). Every setting can be overridden. The reproduction scripts and the races against the numpy reference use it.
         """
         kwargs = {"search": "greedy", "validation_fraction": None, "shapes": 0,
-                  "y_bound": 1.0, "tol": None, "min_support": 0, "screen_rows": 0, **kwargs}
+                  "y_bound": 1.0, "tol": None, "min_support": 0, "screen_rows": 0,
+                  "refine_steps": 20, **kwargs}
         return cls(k, **kwargs)
 
     def __sklearn_tags__(self):

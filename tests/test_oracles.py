@@ -30,6 +30,7 @@ from jaxtree import basis as B  # noqa: E402
 from jaxtree import program as prog  # noqa: E402
 from jaxtree import refine, scoring, search  # noqa: E402
 from jaxtree import reference as R  # noqa: E402
+from jaxtree._fit import spec as spec_  # noqa: E402
 
 from _shared import GREEDY, evaluate_jit, score_jit  # noqa: E402
 
@@ -262,7 +263,7 @@ def test_joint_improves_the_unrefined_tree_on_paper_data():
     before = float(refine.mse(start, data, SMALL))
     np.testing.assert_allclose(before * float(est.model_.y_scale) ** 2, est.history_[-1],
                                rtol=1e-10)
-    steps = jaxtree.TreeRegressor().refine_steps
+    steps = spec_.refine_steps_for(jaxtree.TreeRegressor().refine_steps, len(y))
     out, loss = refine.joint(start, data, SMALL, steps=steps)
     w = np.asarray(out.weight)
     assert np.all(np.abs(w) <= 1 + 1e-12)
