@@ -749,7 +749,7 @@ class _Selection:
 
 def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
               sample_weight=None, chunk_size="auto", coordinate_sweeps: int = 3,
-              refine_steps: int = 20, precision: str = "highest",
+              refine_steps="auto", precision: str = "highest",
               feature_names: Optional[Sequence[str]] = None, search: str = "greedy",
               beam_width: int = 4, validation_fraction: Optional[float] = None,
               random_state=None, shapes: int = 0, shape_knots: tuple = spec_.SHAPE_KNOTS,
@@ -773,7 +773,9 @@ def fit_batch(X, y, *, k: int = 10, basis=None, refine: Optional[str] = "optax",
         :class:`jaxtree.TreeRegressor`: ``"auto"`` (default) is the row plan
         (:func:`jaxtree.plan.row_plan` with ``batch=B``), an integer wins.
       coordinate_sweeps: passes over the leaves for ``refine="coordinate"``.
-      refine_steps: L-BFGS iterations for ``refine="optax"``.
+      refine_steps: L-BFGS iterations for ``refine="optax"``, as for
+        :class:`jaxtree.TreeRegressor`: ``"auto"`` (default) 20, and 10 where the data sets
+        have 32,768 rows or more; an integer wins.
       precision: matmul precision: ``"highest"``, ``"high"`` or ``"default"``.
       feature_names: optional ``p`` names of the covariates (default ``x1..xp``).
       search: ``"greedy"`` (default: the paper's search), ``"backfit"`` (pair lookahead and
@@ -1054,7 +1056,7 @@ def _check_batch_labels(y, B: int, n: int):
 def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=None,
                          refine: Optional[str] = "optax", sample_weight=None,
                          chunk_size="auto", coordinate_sweeps: int = 3,
-                         refine_steps: int = 20, precision: str = "highest",
+                         refine_steps="auto", precision: str = "highest",
                          feature_names: Optional[Sequence[str]] = None,
                          min_support=0) -> BatchResult:
     """Fits ``B`` classification data sets of the same shape with one batched compiled step

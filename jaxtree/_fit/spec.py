@@ -178,7 +178,9 @@ def refine_steps_for(asked, n: int) -> int:
     relative-decrease stop ends most refinements earlier). Below, the weather table's 16,000
     rows lost 0.24% RMSE at 10 steps: small tables keep 20, where a step is cheap.
     ``TreeRegressor.paper()`` sets 20 (the paper's setting, which the races and the GPU
-    targets time, is unchanged at every size)."""
+    targets time, is unchanged at every size); :func:`jaxtree.fit_batch` and
+    :func:`jaxtree.fit_batch_classifier` take the same ``"auto"`` (their members equal
+    separate fits), resolved on each data set's rows."""
     if asked is None or isinstance(asked, str):
         return LARGE_REFINE_STEPS if n >= LARGE_REFINE_MIN_ROWS else REFINE_STEPS
     return int(asked)
