@@ -126,7 +126,8 @@ def test_gain_is_the_drop_of_the_penalised_least_squares_objective(x64, factored
     for t in range(x.shape[1] + len(spec.pairs)):
         phi = _block_np(x, t, spec)
         g = phi.T @ (w[:, None] * phi)
-        lam = S.RIDGE * np.trace(g) / g.shape[0]
+        # the mains' ridge weight and the pairs' (a pair's cells are many and thinly filled)
+        lam = (S.RIDGE if t < x.shape[1] else S.PAIR_RIDGE) * np.trace(g) / g.shape[0]
         a = np.vstack([np.c_[sw, sw[:, None] * phi], np.c_[np.zeros(len(g)), np.sqrt(lam) * np.eye(len(g))]])
         rhs = np.r_[sw * y, np.zeros(len(g))]
         coef, *_ = np.linalg.lstsq(a, rhs, rcond=None)
@@ -244,7 +245,8 @@ def test_term_update_is_the_blocks_ridge_solution_for_mains_and_pairs(x64, knots
         k = phi.shape[1]
         g, sums, n = phi.T @ (w[:, None] * phi), phi.T @ w, w.sum()
         b, esum = phi.T @ (w * e), np.sum(w * e)
-        a = g - np.outer(sums, sums) / n + S.RIDGE * np.trace(g) / k * np.eye(k)
+        ridge = S.RIDGE if tid < p else S.PAIR_RIDGE  # the mains' weight, the pairs'
+        a = g - np.outer(sums, sums) / n + ridge * np.trace(g) / k * np.eye(k)
         coef = np.linalg.solve(a, b - sums * esum / n)
         assert np.abs(coef).max() < 1
         new, shift = _term_update(gr, jnp.int32(tid), jnp.asarray(np.pad(b, (0, mm - k))),

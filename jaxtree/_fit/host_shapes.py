@@ -350,20 +350,21 @@ def _pair_blocks(x2, first, second, n2: int):
                    offsets=(0, o, o * n2, o * n2 + o), hat_major=True)  # cells and corners
 
 
-def _system(g, s, n):
+def _system(g, s, n, weight: float = shapes_.RIDGE):
     """The blocks' centred ridge systems (:func:`jaxtree.shapes._block_system`), batched;
-    computed in ``g``'s memory."""
+    computed in ``g``'s memory; ``weight``: the mains' ``RIDGE`` or the pairs'
+    ``PAIR_RIDGE``."""
     k = g.shape[-1]
-    lam = _ridge(g)
+    lam = _ridge(g, weight)
     g -= s[..., :, None] * (s[..., None, :] / max(n, 1e-30))
     diag = g.reshape(g.shape[:-2] + (k * k,))[..., :: k + 1]  # a view of the diagonals
     diag += lam[..., None]
     return g
 
 
-def _ridge(g):
-    """Each block's ridge ``lambda = RIDGE * trace / k`` (:func:`_system`'s)."""
-    return shapes_.RIDGE * np.maximum(np.trace(g, axis1=-2, axis2=-1) / g.shape[-1], 1e-30)
+def _ridge(g, weight: float = shapes_.RIDGE):
+    """Each block's ridge ``lambda = weight * trace / k`` (:func:`_system`'s)."""
+    return weight * np.maximum(np.trace(g, axis1=-2, axis2=-1) / g.shape[-1], 1e-30)
 
 
 class _Factors:
@@ -388,10 +389,10 @@ class _Factors:
     factorisation takes a few milliseconds and a step's ``c' A^{-1} c`` about a millisecond
     (the inverse's products took 3-6 ms)."""
 
-    def __init__(self, g, s, n: float, nb: int):
+    def __init__(self, g, s, n: float, nb: int, weight: float = shapes_.RIDGE):
         b, k = g.shape[0], g.shape[-1]
         self.ok = np.isfinite(g).all((-2, -1)) & np.isfinite(s).all(-1)
-        lam = _ridge(np.where(self.ok[:, None, None], g, 0.0))
+        lam = _ridge(np.where(self.ok[:, None, None], g, 0.0), weight)
         if nb < 1 or k % nb:  # not blocks of equal size: one block
             nb = 1
         self.nb, self.m = nb, k // nb
@@ -495,7 +496,8 @@ class Design:
         backfitting round asks for no gains and factors nothing)."""
         if self._factored is None:
             self._factored = (_Factors(self.g1, self.s1, self.n, 1),
-                              _Factors(self.g2, self.s2, self.n, self.spec.n2))
+                              _Factors(self.g2, self.s2, self.n, self.spec.n2,
+                                       shapes_.PAIR_RIDGE))
         return self._factored
 
     def _blocks(self, tid: int) -> tuple:
@@ -539,7 +541,8 @@ class Design:
         # coefficients 0 (its polish's step is the padded system's, at least the identity's).
         new = np.zeros(self.mm)
         g = (self.g1 if tid < self.p else self.g2)[self._row[tid]]
-        a = _system(g.copy(), sums[:size], self.n)
+        a = _system(g.copy(), sums[:size], self.n,
+                    shapes_.RIDGE if tid < self.p else shapes_.PAIR_RIDGE)
         new[:size] = _box_solve(a, c, 1.0 if size < self.mm else 1e-30)
         new = _two_valued(new, sums, self.n, tid < self.p, self.spec, len(self.first))
         return new, (esum - sums @ new) / self.n
