@@ -390,10 +390,10 @@ def set_result(est, result: pipeline.FitResult, model, warn: bool) -> search.Sta
     """What both estimators' ``set_fitted`` set from a fit's result: ``model_`` (``model``),
     ``shape_order_`` and ``shape_order_scores_`` (the fit's order or additive choice),
     ``history_``, ``choices_``, ``status_`` (returned), the resolved ``search_``,
-    ``validation_fraction_``, ``row_plan_`` and ``refine_steps_`` (not for a loaded model: ``result.spec``
-    None), the table's names and encoding (``encoding_``: the identity spec of the model's
-    covariates when the result has none) and the target's name; warns about a degenerate
-    search (``warn``; ``FULL``, the tree at ``k`` operations, is no warning)."""
+    ``validation_fraction_``, ``row_plan_`` and ``refine_steps_`` (not for a loaded model:
+    ``result.spec`` None), the table's names and encoding (``encoding_``: the identity spec
+    of the model's covariates when the result has none) and the target's name; warns about
+    a degenerate search (``warn``; ``FULL``, the tree at ``k`` operations, is no warning)."""
     status = search.Status(int(result.status))
     bad = status & search.Status.NO_CANDIDATE
     if warn and bad:

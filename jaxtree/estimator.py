@@ -352,7 +352,8 @@ class TreeRegressor(Regressor):
         stop (``tol=None``; ``k`` is still bounded by the rows) and every candidate scored
         (``min_support=0``); the weights are still refined jointly (``refine="optax"``,
         ``refine_steps=20`` at every size; ``refine="coordinate"`` is the paper's coordinate
-        descent). Every setting can be overridden. The reproduction scripts and the races against the numpy reference use it.
+        descent). Every setting can be overridden. The reproduction scripts and the races
+        against the numpy reference use it.
         """
         kwargs = {"search": "greedy", "validation_fraction": None, "shapes": 0,
                   "y_bound": 1.0, "tol": None, "min_support": 0, "screen_rows": 0,
