@@ -140,24 +140,27 @@ def _check_cache_basis(value, name):
     return value
 
 
-def _check_screen_rows(value, name):
-    if isinstance(value, str) and value == "auto":
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise (ValueError if isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-               else TypeError)(
-            f"{name} must be 'auto' or an integer >= 0 (the rows the insertion step screens "
-            f"its candidates on; 0 scores every candidate on every row); got {value!r}.")
+def _auto_or_count(meaning: str):
+    """A check of ``"auto"`` or an integer ``>= 0`` (bools refused): a ``TypeError`` for
+    another type, a ``ValueError`` for a negative integer, each saying ``meaning``."""
+
+    def check(value, name):
+        if isinstance(value, str) and value == "auto":
+            return
+        integer = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        if not integer or value < 0:
+            raise (ValueError if integer else TypeError)(
+                f"{name} must be 'auto' or an integer >= 0 ({meaning}); got {value!r}.")
+
+    return check
 
 
-def _check_refine_steps(value, name):
-    if isinstance(value, str) and value == "auto":
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise (ValueError if isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-               else TypeError)(
-            f"{name} must be 'auto' or an integer >= 0 (the L-BFGS steps of the joint "
-            f"refinement after each insertion; 0 keeps the inserted weights); got {value!r}.")
+_check_screen_rows = _auto_or_count(
+    "the rows the insertion step screens its candidates on; 0 scores every candidate on "
+    "every row")
+_check_refine_steps = _auto_or_count(
+    "the L-BFGS steps of the joint refinement after each insertion; 0 keeps the inserted "
+    "weights")
 
 
 def refine_steps_for(asked, n: int) -> int:
