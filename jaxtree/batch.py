@@ -1062,9 +1062,10 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     """Fits ``B`` classification data sets of the same shape with one batched compiled step
     per iteration: the classification counterpart of :func:`fit_batch`.
 
-    Member ``b`` is the :class:`jaxtree.TreeClassifier` with these settings fitted to
-    ``(X[b], y[b])``: the same scaling, starting intercept, Newton-step scoring and
-    refinement (:mod:`jaxtree.losses`), so the same choices. Each data set has its own labels
+    Member ``b`` is the :class:`jaxtree.TreeClassifier` with these settings (and
+    ``tol=None``: every tree grown to ``k``) fitted to ``(X[b], y[b])``: the same scaling,
+    starting intercept, Newton-step scoring and refinement (:mod:`jaxtree.losses`), so the
+    same choices. Each data set has its own labels
     and its own ``classes_``; all must have the same *number* of classes ``K`` (the labels
     themselves may differ). ``K = 2``: one tree per data set (``classes_[1]`` positive).
     ``K > 2``: one-versus-rest, the ``K`` trees of every data set flattened into the batch
@@ -1110,7 +1111,8 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     settings = dict(k=k, loss=loss, basis=basis, refine=refine, chunk_size=chunk_size,
                     coordinate_sweeps=coordinate_sweeps, refine_steps=refine_steps,
                     precision=precision, search="greedy", validation_fraction=None, shapes=0,
-                    min_support=min_support)
+                    min_support=min_support, tol=None)  # every tree grown to k: no stop
+    # (the default's tol and, from 2,000 rows, its BIC stop, jaxtree._fit.classify.bic_gain)
     est0 = classifier_.TreeClassifier(**settings)
     params = spec_.check_classifier_params(est0.get_params())
     if params.basis.per_feature:  # each problem has its own ranges; one static basis cannot

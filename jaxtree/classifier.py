@@ -144,7 +144,7 @@ class TreeClassifier(Estimator):
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
       validation_fraction: ``"auto"`` (default) is None: every tree grows to ``k``
-        operations (``tol`` may stop it earlier). Unlike the regressor's, which holds out 0.2
+        operations (``tol`` and, from 2,000 rows, BIC may stop it earlier). Unlike the regressor's, which holds out 0.2
         of a small table: measured, the held-out log-loss picked too small trees and cost
         AUC (:func:`jaxtree._fit.classify.classifier_spec`). The value used is
         ``validation_fraction_``. A float in ``(0, 1)``: the regressor's split (not
@@ -167,11 +167,14 @@ class TreeClassifier(Estimator):
         every prediction and ``score``, and saved with the model.
       tol: as for :class:`jaxtree.TreeRegressor`: a tree's search stops once no candidate
         lowers the training loss by this relative amount (default ``1e-6``) or the loss
-        reaches the float precision's floor (``status_`` has ``Status.CONVERGED``); None or
-        0: grow to ``k``. For more than two classes each one-versus-rest tree stops on its
-        own (its last move undone; the batch goes on for the others, and a stopped tree
-        repeats its final loss in ``history_``). ``k`` is bounded by the rows, as the
-        regressor's.
+        reaches the float precision's floor (``status_`` has ``Status.CONVERGED``). With
+        the logistic loss, no ``validation_fraction`` and at least 2,000 training rows ``n``,
+        it also stops once an insertion no longer lowers the BIC: its drop of the deviance
+        ``2 n Δ`` (``Δ`` of the mean log-loss) is below ``log n`` (that move undone;
+        :func:`jaxtree._fit.classify.bic_gain`). None or 0: grow to ``k``. For more than two
+        classes each one-versus-rest tree stops on its own (its last move undone; the batch
+        goes on for the others, and a stopped tree repeats its final loss in
+        ``history_``). ``k`` is bounded by the rows, as the regressor's.
       shapes: ``"auto"`` (default): on fits with the logistic loss (for more than two
         classes each one-versus-rest tree gets its own terms, as the binary fit of its class
         against the rest; streamed rows search them on at most 200,000 rows read into

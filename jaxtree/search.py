@@ -170,10 +170,15 @@ class Stop(NamedTuple):
         lowered the loss by that relative amount. 0: off.
       atol: once the loss is at most ``atol`` (the step's units) the search ends after that
         iteration: the fit is exact to the float precision. 0: off.
+      gain: an iteration after the first whose loss is not below the previous loss minus
+        ``gain`` (the step's units) ends the search as ``rtol``'s does: the least absolute
+        decrease an insertion must make (the classifier's BIC stop,
+        :func:`jaxtree._fit.classify.bic_gain`). 0: off.
     """
 
     rtol: float = 0.0
     atol: float = 0.0
+    gain: float = 0.0
 
     def judge(self, raw, judged, last, it: int, n_iter: int):
         """The stop's decision after iteration ``it`` of ``n_iter``, one tree or a batch
@@ -182,14 +187,16 @@ class Stop(NamedTuple):
         (the tree's search has not ended and its step reports ``Status.OK``), ``last`` the
         previous judged loss (NaN: none). Float64 comparisons on the host.
 
-        Returns ``(undo, floor, last)``: ``undo`` where the loss is not below
-        ``(1 - rtol) * last`` (the move is undone and the search ends, not recorded);
+        Returns ``(undo, floor, last)``: ``undo`` where the loss is not below both
+        ``(1 - rtol) * last`` and ``last - gain`` (the move is undone and the search ends, not
+        recorded);
         ``floor`` where the kept loss is at most ``atol`` with iterations left (the move is
         kept and the search ends after it); ``last`` the losses the next iteration is judged
         against (NaN where none)."""
         raw = np.asarray(raw, np.float64)
         judged = np.asarray(judged, bool)
-        undo = judged & np.isfinite(last) & ~(raw < last * (1.0 - self.rtol))
+        undo = judged & np.isfinite(last) & ~(raw < np.minimum(last * (1.0 - self.rtol),
+                                                             last - self.gain))
         kept = judged & ~undo
         floor = kept & (raw <= self.atol) & (it + 1 < n_iter)
         return undo, floor, np.where(kept, raw, np.nan)

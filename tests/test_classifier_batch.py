@@ -37,10 +37,11 @@ def _check_equal(res, X, y, sample_weight=None, **kw):
     settings = {**KW, "min_support": 0, **kw}  # the batch's default: every candidate scored
     for b, got in enumerate(res):
         sw = None if sample_weight is None else sample_weight[b]
-        # fit_batch_classifier runs the greedy search grown to k, no shape terms (it has no
-        # search, validation_fraction or shapes): its member is that fit and says so
-        want = jaxtree.TreeClassifier(**settings, **GREEDY).fit(X[b], y[b],
-                                                                         sample_weight=sw)
+        # fit_batch_classifier runs the greedy search grown to k (no stop: tol=None), no shape
+        # terms (it has no search, validation_fraction, shapes or tol): its member is that
+        # fit and says so
+        want = jaxtree.TreeClassifier(**settings, **GREEDY, tol=None).fit(
+            X[b], y[b], sample_weight=sw)
         assert isinstance(got, jaxtree.TreeClassifier)
         assert got.get_params() == want.get_params()
         assert (got.search_, got.validation_fraction_) == ("greedy", None)

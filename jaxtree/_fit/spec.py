@@ -638,6 +638,8 @@ class FitSpec:
     shape_groups: tuple = ()
     filled: tuple = ()
     tol: Optional[float] = None
+    stop_gain: float = 0.0  # the least absolute decrease of the search's loss an iteration
+    # must make (search.Stop.gain; the classifier's BIC stop), 0: none; only with a tol
     loss: str = "squared"
     clip: bool = True
     streamed: bool = False
@@ -697,8 +699,11 @@ class FitSpec:
     @property
     def stop(self) -> Optional[search.Stop]:
         """The search's stop on negligible progress (``tol``; :func:`jaxtree.search.stop_rule`
-        in the fit's dtype and ``y_bound``), or None."""
-        return search.stop_rule(self.tol, self.dtype, self.y_bound)
+        in the fit's dtype and ``y_bound``) with :attr:`stop_gain` (the classifier's BIC
+        stop, :func:`jaxtree._fit.classify.bic_gain`), or None (``tol=None``: neither)."""
+        rule = search.stop_rule(self.tol, self.dtype, self.y_bound)
+        return rule._replace(gain=self.stop_gain) if rule is not None and self.stop_gain \
+            else rule
 
     def replace(self, **changes) -> "FitSpec":
         return dataclasses.replace(self, **changes)
