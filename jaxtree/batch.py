@@ -1065,11 +1065,11 @@ def fit_batch_classifier(X, y, *, k: int = 10, loss: str = "logistic", basis=Non
     Member ``b`` is the :class:`jaxtree.TreeClassifier` with these settings (and
     ``tol=None``: every tree grown to ``k``) fitted to ``(X[b], y[b])``: the same scaling,
     starting intercept, Newton-step scoring and refinement (:mod:`jaxtree.losses`), so the
-    same choices. Each data set has its own labels
-    and its own ``classes_``; all must have the same *number* of classes ``K`` (the labels
-    themselves may differ). ``K = 2``: one tree per data set (``classes_[1]`` positive).
-    ``K > 2``: one-versus-rest, the ``K`` trees of every data set flattened into the batch
-    axis (``B * K`` searches in one call, each data set's covariates shared by its trees).
+    same choices. Each data set has its own labels and its own ``classes_``; all must have
+    the same *number* of classes ``K`` (the labels themselves may differ). ``K = 2``: one
+    tree per data set (``classes_[1]`` positive). ``K > 2``: one-versus-rest, the ``K``
+    trees of every data set flattened into the batch axis (``B * K`` searches in one call,
+    each data set's covariates shared by its trees).
 
     Args:
       X: float ``(B, n, p)``: ``B`` data sets of ``n`` rows and ``p`` covariates.

@@ -144,9 +144,10 @@ class TreeClassifier(Estimator):
       random_state: seed of the held-out split when ``validation_fraction`` is set (None
         means 0: fits are deterministic); the search itself uses no randomness.
       validation_fraction: ``"auto"`` (default) is None: every tree grows to ``k``
-        operations (``tol`` and, from 2,000 rows, BIC may stop it earlier). Unlike the regressor's, which holds out 0.2
-        of a small table: measured, the held-out log-loss picked too small trees and cost
-        AUC (:func:`jaxtree._fit.classify.classifier_spec`). The value used is
+        operations (``tol`` and, from 2,000 rows, BIC may stop it earlier; see ``tol``).
+        Unlike the regressor's, which holds out 0.2 of a small table: measured, the
+        held-out log-loss picked too small trees and cost AUC
+        (:func:`jaxtree._fit.classify.classifier_spec`). The value used is
         ``validation_fraction_``. A float in ``(0, 1)``: the regressor's split (not
         stratified) holds out that share of rows, the search runs to ``k`` on the rest, and
         each tree takes the smallest size whose held-out loss (mean log-loss, or ramp loss;

@@ -1,7 +1,7 @@
-"""The classifier's BIC stop (:func:`jaxtree._fit.classify.bic_gain`, :attr:`jaxtree.search.Stop.gain`):
-from :data:`~jaxtree._fit.classify.BIC_STOP_MIN_ROWS` training rows a tree's search ends at the
-first insertion whose deviance drop ``2 n Δ`` is below ``log n`` (that move undone), and below
-them only ``tol``'s relative rule stops it."""
+"""The classifier's BIC stop (:func:`jaxtree._fit.classify.bic_gain`,
+:attr:`jaxtree.search.Stop.gain`): from :data:`~jaxtree._fit.classify.BIC_STOP_MIN_ROWS`
+training rows a tree's search ends at the first insertion whose deviance drop ``2 n Δ`` is
+below ``log n`` (that move undone), and below them only ``tol``'s relative rule stops it."""
 
 import numpy as np
 import pytest

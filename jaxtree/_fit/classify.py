@@ -1287,9 +1287,10 @@ def bic_gain(n: int) -> float:
     the search undoes it and ends, as ``tol``'s stop does), else 0 (grown to ``k``, or to
     ``tol``'s stop). It applies with a ``tol`` (the default's; ``tol=None`` grows every tree
     to ``k``), the logistic loss and no held-out size (``validation_fraction`` sizes the
-    tree instead); every path of the classifier (in memory, streamed, one-versus-rest,
-    :func:`jaxtree.fit_batch_classifier`) reads it from the fit's spec
-    (:attr:`jaxtree._fit.spec.FitSpec.stop`).
+    tree instead); every path of the estimator (in memory, streamed, one-versus-rest)
+    reads it from the fit's spec (:attr:`jaxtree._fit.spec.FitSpec.stop`).
+    :func:`jaxtree.fit_batch_classifier` grows every tree to ``k`` (its members'
+    ``tol=None``).
 
     Decision (eighty-third session, issue 29): the classifier grows every tree to ``k``; it
     holds no rows out to size it (:func:`classifier_spec`'s decision). On ISLR Default
