@@ -212,14 +212,15 @@ training R² is 1 to within about 50 ``eps`` (float64: ``3.6e-15 * y_bound**2``;
 rounded to ``tol=1e-3`` shows)."""
 
 
-def stop_rule(tol, dtype, y_bound: float = 1.0) -> Optional[Stop]:
+def stop_rule(tol, dtype, y_bound: float = 1.0, gain: float = 0.0) -> Optional[Stop]:
     """The :class:`Stop` of an estimator's ``tol`` (None or 0: no stop, the tree grows to
-    ``k``) in ``dtype``, on a target scaled into ``[-y_bound, y_bound]``: ``rtol = tol`` and
-    the floor ``atol = FLOOR_EPS * eps(dtype) * y_bound**2``."""
+    ``k``) in ``dtype``, on a target scaled into ``[-y_bound, y_bound]``: ``rtol = tol``, the
+    floor ``atol = FLOOR_EPS * eps(dtype) * y_bound**2`` and ``gain`` (:attr:`Stop.gain`,
+    the classifier's BIC stop; only with a ``tol``)."""
     if tol is None or not tol > 0:
         return None
     eps = float(np.finfo(np.dtype(dtype)).eps)
-    return Stop(float(tol), FLOOR_EPS * eps * float(y_bound) ** 2)
+    return Stop(float(tol), FLOOR_EPS * eps * float(y_bound) ** 2, float(gain))
 
 
 class Config(NamedTuple):

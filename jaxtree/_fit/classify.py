@@ -1267,11 +1267,16 @@ def classifier_spec(hyper: dict, params: spec_.Params, n: int, p: int, dtype, pl
     if isinstance(fraction, str) and shapes != "additive":
         fraction = None  # "auto": grown to k
     # shapes="additive": "auto" is the regressor's rule (a fifth held out below 10,000 rows)
-    spec = spec_.resolve(dict(hyper, shapes=shapes, y_bound=1.0, prune_tol=None,
-                              validation_fraction=fraction, cache_basis=False), params, n, p,
-                         dtype, plan, in_memory=in_memory)
-    gain = bic_gain(n) if hyper.get("loss") == "logistic" and spec.validation_fraction is None \
-        else 0.0
+    return _with_bic_stop(spec_.resolve(dict(hyper, shapes=shapes, y_bound=1.0, prune_tol=None,
+                                             validation_fraction=fraction, cache_basis=False),
+                                        params, n, p, dtype, plan, in_memory=in_memory), n)
+
+
+def _with_bic_stop(spec: spec_.FitSpec, n: int) -> spec_.FitSpec:
+    """``spec`` with the BIC stop's :attr:`~jaxtree._fit.spec.FitSpec.stop_gain` of ``n``
+    training rows (:func:`bic_gain`) where it applies: the logistic loss, no held-out
+    size."""
+    gain = bic_gain(n) if spec.loss == "logistic" and spec.validation_fraction is None else 0.0
     return spec.replace(stop_gain=gain) if gain else spec
 
 

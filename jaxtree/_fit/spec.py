@@ -701,9 +701,7 @@ class FitSpec:
         """The search's stop on negligible progress (``tol``; :func:`jaxtree.search.stop_rule`
         in the fit's dtype and ``y_bound``) with :attr:`stop_gain` (the classifier's BIC
         stop, :func:`jaxtree._fit.classify.bic_gain`), or None (``tol=None``: neither)."""
-        rule = search.stop_rule(self.tol, self.dtype, self.y_bound)
-        return rule._replace(gain=self.stop_gain) if rule is not None and self.stop_gain \
-            else rule
+        return search.stop_rule(self.tol, self.dtype, self.y_bound, self.stop_gain)
 
     def replace(self, **changes) -> "FitSpec":
         return dataclasses.replace(self, **changes)
